@@ -1,0 +1,99 @@
+# kjoin — see README.md. `make` builds build/kjoin; `make test` and `make demo`
+# install what is missing from Debian first.
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+CC ?= cc
+
+WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes
+DEFS := -D_GNU_SOURCE -DOPENSSL_API_COMPAT=30000 -DOPENSSL_NO_DEPRECATED -DKJOIN_VERSION='"$(VERSION)"'
+OPT ?= -O2 -g
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+KJOIN_CFLAGS := $(WARN) $(DEFS) $(OPT) -Iinclude $(if $(SANITIZE),$(SAN_FLAGS)) $(CFLAGS)
+KJOIN_LDFLAGS := $(if $(SANITIZE),$(SAN_FLAGS)) $(LDFLAGS)
+LIBS := -lssl -lcrypto -lcurl -lyaml -ljson-c -luuid
+
+PKG_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard pkg/*/*.c))
+CMD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cmd/kjoin/*.c))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+REPLAY_BIN := $(patsubst %,$(BUILD)/fuzz/%-replay,$(FUZZ_NAMES))
+TOOL_BIN := $(BUILD)/tools/freeport $(BUILD)/tools/measure
+HEADERS := $(wildcard include/kjoin/*.h)
+
+.PHONY: all deps test check unit fuzz-replay headers integration demo bench fuzz install clean
+
+all: $(BUILD)/kjoin
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(KJOIN_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libkjoin.a: $(PKG_OBJ)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/kjoin: $(CMD_OBJ) $(BUILD)/libkjoin.a
+	$(CC) $(KJOIN_LDFLAGS) $^ $(LIBS) -o $@
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/testutil.c tests/unit/testutil.h $(BUILD)/libkjoin.a
+	@mkdir -p $(@D)
+	$(CC) $(KJOIN_CFLAGS) -Itests/unit $(KJOIN_LDFLAGS) $(filter %.c,$^) $(BUILD)/libkjoin.a $(LIBS) -lcmocka -o $@
+
+$(BUILD)/fuzz/%-replay: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libkjoin.a
+	@mkdir -p $(@D)
+	$(CC) $(KJOIN_CFLAGS) $(KJOIN_LDFLAGS) $(filter %.c,$^) $(BUILD)/libkjoin.a $(LIBS) -o $@
+
+$(BUILD)/tools/%: tests/tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(KJOIN_CFLAGS) $(KJOIN_LDFLAGS) $< -o $@
+
+deps:
+	@scripts/deps.sh
+
+# Everything, under ASan and UBSan, plus the plain build the README promises.
+test: deps
+	$(MAKE) all
+	$(MAKE) BUILD=build/asan SANITIZE=1 OPT="-O1 -g" check
+
+check: unit fuzz-replay headers integration
+	@echo "make test: all suites passed"
+
+unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+fuzz-replay: $(REPLAY_BIN)
+	@set -e; for n in $(FUZZ_NAMES); do $(BUILD)/fuzz/$$n-replay testdata/fuzz/$${n#fuzz_}; done
+
+headers:
+	@set -e; for h in $(HEADERS); do \
+	  printf '#include <kjoin/%s>\n' $${h##*/} | $(CC) -std=c11 -pedantic -Wall -Wextra -Werror -Iinclude -x c -fsyntax-only -; \
+	  echo "header $$h compiles alone"; done
+
+integration: $(BUILD)/kjoin $(TOOL_BIN)
+	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/integration/run.sh
+
+demo: deps all $(BUILD)/tools/freeport
+	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash scripts/demo.sh
+
+bench: deps all $(TOOL_BIN)
+	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/bench/bench.sh
+
+# Coverage-guided fuzzing with libFuzzer (clang); FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@set -e; mkdir -p build/libfuzzer; for n in $(FUZZ_NAMES); do \
+	  clang $(WARN) $(DEFS) -Iinclude -g -O1 -fsanitize=fuzzer,address,undefined \
+	    tests/fuzz/$$n.c $(wildcard pkg/*/*.c) $(LIBS) -o build/libfuzzer/$$n; \
+	  mkdir -p build/libfuzzer/corpus-$$n; \
+	  build/libfuzzer/$$n -max_total_time=$(FUZZ_SECONDS) build/libfuzzer/corpus-$$n testdata/fuzz/$${n#fuzz_}; done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BUILD)/kjoin $(DESTDIR)$(PREFIX)/bin/kjoin
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

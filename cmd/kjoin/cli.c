@@ -1,0 +1,141 @@
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_OPTS 32
+#define ID_HELP -1
+
+static void print_help(const cli_verb *v)
+{
+    printf("Usage: %s\n\n%s\n", v->usage, v->summary);
+    if (v->n_opts)
+        printf("\nFlags:\n");
+    for (size_t i = 0; i < v->n_opts; i++) {
+        const cli_opt *o = &v->opts[i];
+        char left[96];
+        int n = o->short_name ? snprintf(left, sizeof(left), "  -%c, --%s", o->short_name, o->name)
+                              : snprintf(left, sizeof(left), "      --%s", o->name);
+        if (o->takes_arg)
+            snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->metavar ? o->metavar : "VALUE");
+        printf("%-48s %s\n", left, o->help);
+    }
+    printf("%-48s %s\n", "  -h, --help", "show this help");
+}
+
+int cli_parse(const cli_verb *v, int argc, char **argv, cli_handler handler, void *ctx,
+              int *first_arg, kjoin_err *err)
+{
+    struct option longs[MAX_OPTS + 2];
+    char shorts[3 * MAX_OPTS + 4] = "+h";
+    size_t ns = strlen(shorts), n = v->n_opts < MAX_OPTS ? v->n_opts : MAX_OPTS;
+    for (size_t i = 0; i < n; i++) {
+        const cli_opt *o = &v->opts[i];
+        longs[i] = (struct option){o->name, o->takes_arg ? required_argument : no_argument, NULL,
+                                   256 + (int)i};
+        if (o->short_name) {
+            shorts[ns++] = o->short_name;
+            if (o->takes_arg)
+                shorts[ns++] = ':';
+        }
+    }
+    shorts[ns] = '\0';
+    longs[n] = (struct option){"help", no_argument, NULL, 'h'};
+    longs[n + 1] = (struct option){0};
+
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int c = getopt_long(argc, argv, shorts, longs, NULL);
+        if (c == -1)
+            break;
+        if (c == 'h') {
+            print_help(v);
+            return ID_HELP;
+        }
+        if (c == '?' || c == ':') {
+            const char *bad = argv[optind - 1];
+            if (optopt && optopt < 256)
+                return kjoin_err_set(err, KJOIN_E_USAGE, "unknown or incomplete flag -%c; see --help", optopt);
+            return kjoin_err_set(err, KJOIN_E_USAGE, "unknown or incomplete flag %s; see --help", bad);
+        }
+        const cli_opt *o = NULL;
+        if (c >= 256)
+            o = &v->opts[c - 256];
+        for (size_t i = 0; !o && i < n; i++)
+            if (v->opts[i].short_name == c)
+                o = &v->opts[i];
+        kjoin_code rc = handler(ctx, o->id, optarg, err);
+        if (rc)
+            return rc;
+    }
+    int args = argc - optind;
+    if (args < v->min_args || (v->max_args >= 0 && args > v->max_args))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "wrong number of arguments; usage: %s", v->usage);
+    *first_arg = optind;
+    return KJOIN_OK;
+}
+
+int cli_exit_code(kjoin_code code)
+{
+    switch (code) {
+    case KJOIN_OK: return 0;
+    case KJOIN_E_USAGE: return 2;
+    case KJOIN_E_TIMEOUT: return 3;
+    case KJOIN_E_TRUST: return 4;
+    case KJOIN_E_OUTPUT: return 5;
+    case KJOIN_E_OTHER:
+    case KJOIN_E_TRANSIENT: break;
+    }
+    return 1;
+}
+
+kjoin_code cli_parse_format(const char *arg, cli_format *out, kjoin_err *err)
+{
+    if (strcmp(arg, "json") == 0)
+        *out = CLI_JSON;
+    else if (strcmp(arg, "text") == 0)
+        *out = CLI_TEXT;
+    else
+        return kjoin_err_set(err, KJOIN_E_USAGE, "unknown output format \"%s\" (use text or json)", arg);
+    return KJOIN_OK;
+}
+
+void cli_print_json(json_object *obj)
+{
+    puts(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    fflush(stdout);
+    json_object_put(obj);
+}
+
+int cli_fail(cli_format format, const kjoin_err *err)
+{
+    int exit_code = cli_exit_code(err->code);
+    fprintf(stderr, "kjoin: %s\n", err->msg);
+    if (format == CLI_JSON) {
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "code", json_object_new_int(exit_code));
+        json_object_object_add(e, "reason", json_object_new_string(kjoin_code_reason(err->code)));
+        json_object_object_add(e, "message", json_object_new_string(err->msg));
+        json_object *root = json_object_new_object();
+        json_object_object_add(root, "error", e);
+        cli_print_json(root);
+    }
+    return exit_code;
+}
+
+kjoin_code cli_parse_long(const char *flag, const char *arg, long min, long max, long *out,
+                          kjoin_err *err)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || v < min || v > max)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s takes a whole number from %ld to %ld, not \"%s\"",
+                             flag, min, max, arg);
+    *out = v;
+    return KJOIN_OK;
+}

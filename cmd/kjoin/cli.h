@@ -1,0 +1,57 @@
+/* What the verbs share: option tables that drive both parsing and --help,
+ * the exit-code table, and output in text or JSON. */
+#ifndef KJOIN_CMD_CLI_H
+#define KJOIN_CMD_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include <kjoin/err.h>
+
+typedef struct cli_opt {
+    int id;              /* passed to the handler */
+    const char *name;    /* long name, without "--" */
+    char short_name;     /* 0 for none */
+    bool takes_arg;
+    const char *metavar; /* shown in --help */
+    const char *help;
+} cli_opt;
+
+typedef struct cli_verb {
+    const char *usage;   /* "kjoin join [ENDPOINT...] [flags]" */
+    const char *summary;
+    const cli_opt *opts;
+    size_t n_opts;
+    int min_args, max_args; /* positional arguments; max -1 for any */
+} cli_verb;
+
+/* Receives one option; returns KJOIN_OK or a code with err set. */
+typedef kjoin_code (*cli_handler)(void *ctx, int id, const char *arg, kjoin_err *err);
+
+/* Parses argv (argv[0] is the verb) with the verb's table. On success
+ * *first_arg is the index of the first positional argument. Returns
+ * KJOIN_OK, KJOIN_E_USAGE with err set, or -1 when --help was printed. */
+int cli_parse(const cli_verb *verb, int argc, char **argv, cli_handler handler, void *ctx,
+              int *first_arg, kjoin_err *err);
+
+/* The exit code for an error code (docs/exit-codes.md). */
+int cli_exit_code(kjoin_code code);
+
+/* Output format chosen with -o. */
+typedef enum cli_format { CLI_TEXT, CLI_JSON } cli_format;
+kjoin_code cli_parse_format(const char *arg, cli_format *out, kjoin_err *err);
+
+/* Prints "kjoin: <msg>" on stderr and, for JSON, {"error": {...}} on stdout.
+ * Returns the exit code. */
+int cli_fail(cli_format format, const kjoin_err *err);
+
+/* Prints obj as one line of JSON on stdout and drops the reference. */
+void cli_print_json(json_object *obj);
+
+/* Parses a whole decimal number in [min, max]. Errors: KJOIN_E_USAGE. */
+kjoin_code cli_parse_long(const char *flag, const char *arg, long min, long max, long *out,
+                          kjoin_err *err);
+
+#endif

@@ -1,0 +1,93 @@
+/* kjoin cluster-info sign: the ConfigMap the bootstrap signer would publish. */
+#include <stdio.h>
+#include <string.h>
+
+#include <kjoin/discovery.h>
+#include <kjoin/kubeconfig.h>
+#include <kjoin/util.h>
+
+#include "cli.h"
+#include "verbs.h"
+
+#define MAX_TOKENS 64
+
+enum { OPT_KUBECONFIG, OPT_TOKEN, OPT_TOKEN_FILE };
+
+static const cli_opt sign_opts[] = {
+    {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE", "the kubeconfig to publish (its bytes are kept verbatim)"},
+    {OPT_TOKEN, "token", 0, true, "TOKEN", "a token to sign for; repeatable"},
+    {OPT_TOKEN_FILE, "token-file", 0, true, "FILE", "read a token from the first line of FILE; repeatable"},
+};
+
+static const cli_verb sign_verb = {
+    .usage = "kjoin cluster-info sign --kubeconfig FILE --token TOKEN [--token TOKEN...]",
+    .summary = "Print the kube-public/cluster-info ConfigMap as the API server returns it, with\n"
+               "a jws-kubeconfig-<id> signature for each token, byte-identical to the control\n"
+               "plane's bootstrap signer.",
+    .opts = sign_opts,
+    .n_opts = 3,
+    .min_args = 0,
+    .max_args = 0,
+};
+
+typedef struct sign_args {
+    const char *kubeconfig;
+    kjoin_token tokens[MAX_TOKENS];
+    size_t n;
+} sign_args;
+
+static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
+{
+    sign_args *a = ctx;
+    if (id == OPT_KUBECONFIG) {
+        a->kubeconfig = arg;
+        return KJOIN_OK;
+    }
+    if (a->n == MAX_TOKENS)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "at most %d tokens", MAX_TOKENS);
+    kjoin_code rc = id == OPT_TOKEN ? kjoin_token_parse(arg, &a->tokens[a->n], err)
+                                    : kjoin_token_read_file(arg, &a->tokens[a->n], err);
+    a->n += rc == KJOIN_OK;
+    return rc;
+}
+
+int cmd_cluster_info(int argc, char **argv)
+{
+    kjoin_err err;
+    if (argc < 2 || strcmp(argv[1], "sign") != 0) {
+        kjoin_err_set(&err, KJOIN_E_USAGE, "usage: %s", sign_verb.usage);
+        return cli_fail(CLI_TEXT, &err);
+    }
+    sign_args a = {0};
+    char *kubeconfig = NULL, *json = NULL;
+    size_t len = 0;
+    int first;
+    int p = cli_parse(&sign_verb, argc - 1, argv + 1, on_opt, &a, &first, &err);
+    if (p < 0)
+        return 0;
+    kjoin_code rc = (kjoin_code)p;
+    if (!rc && !a.kubeconfig)
+        rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--kubeconfig is required");
+    if (!rc && a.n == 0)
+        rc = kjoin_err_set(&err, KJOIN_E_USAGE, "give at least one --token or --token-file");
+    if (!rc)
+        rc = kjoin_file_read(a.kubeconfig, KJOIN_KUBECONFIG_MAX, &kubeconfig, &len, &err);
+    if (!rc) {
+        /* Refuse to publish what a joining node would reject. */
+        kjoin_cluster c;
+        kjoin_err inner;
+        if (kjoin_kubeconfig_parse_cluster(kubeconfig, len, &c, &inner))
+            rc = kjoin_err_set(&err, KJOIN_E_USAGE, "%s: %s", a.kubeconfig, inner.msg);
+        else
+            kjoin_cluster_release(&c);
+    }
+    if (!rc)
+        rc = kjoin_cluster_info_sign(kubeconfig, len, a.tokens, a.n, &json, &err);
+    if (!rc)
+        fputs(json, stdout);
+    for (size_t i = 0; i < a.n; i++)
+        kjoin_token_clear(&a.tokens[i]);
+    free(kubeconfig);
+    free(json);
+    return rc ? cli_fail(CLI_TEXT, &err) : 0;
+}

@@ -1,0 +1,60 @@
+/* kjoin: the command table. Verbs live in cmd_<verb>.c; the work in pkg/. */
+#include <stdio.h>
+#include <string.h>
+
+#include <kjoin/transport.h>
+
+#include "cli.h"
+#include "verbs.h"
+
+#ifndef KJOIN_VERSION
+#define KJOIN_VERSION "dev"
+#endif
+
+static const struct verb {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} verbs[] = {
+    {"join", cmd_join, "discover a cluster from a bootstrap token and write a TLS-bootstrap kubeconfig"},
+    {"token", cmd_token, "token generate: make a new bootstrap token"},
+    {"ca-hash", cmd_ca_hash, "print the pins of each certificate of a CA bundle"},
+    {"cluster-info", cmd_cluster_info, "cluster-info sign: build a signed cluster-info ConfigMap"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: kjoin COMMAND [flags]\n\nCommands:\n");
+    for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+        fprintf(f, "  %-14s %s\n", verbs[i].name, verbs[i].help);
+    fprintf(f, "  %-14s %s\n", "version", "print the version");
+    fprintf(f, "\nRun 'kjoin COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 other,\n"
+               "2 usage or bad input, 3 discovery timed out, 4 trust verification failed,\n"
+               "5 output not written.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        printf("kjoin %s\n", KJOIN_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+        if (strcmp(argv[1], verbs[i].name) != 0)
+            continue;
+        kjoin_err err;
+        if (kjoin_http_global_init(&err))
+            return cli_fail(CLI_TEXT, &err);
+        int rc = verbs[i].run(argc - 1, argv + 1);
+        kjoin_http_global_cleanup();
+        return rc;
+    }
+    fprintf(stderr, "kjoin: unknown command \"%s\"\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

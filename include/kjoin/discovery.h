@@ -1,0 +1,91 @@
+/* Discovery: API server endpoints, the cluster-info ConfigMap, and the one
+ * engine that turns a source into a verified TLS-bootstrap kubeconfig. */
+#ifndef KJOIN_DISCOVERY_H
+#define KJOIN_DISCOVERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kjoin/err.h>
+#include <kjoin/pin.h>
+#include <kjoin/token.h>
+
+/* ---- endpoints ---------------------------------------------------------- */
+
+typedef struct kjoin_endpoint {
+    char host[254];     /* name or address, IPv6 without brackets */
+    unsigned port;
+    char authority[264]; /* host:port, IPv6 in brackets */
+} kjoin_endpoint;
+
+/* Parses "host:port", "ipv4:port" or "[ipv6]:port", optionally prefixed by
+ * "https://" and followed by one "/". *out is written only on success.
+ * Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_endpoint_parse(const char *s, kjoin_endpoint *out, kjoin_err *err);
+
+/* ---- the cluster-info ConfigMap ----------------------------------------- */
+
+#define KJOIN_CLUSTER_INFO_PATH "/api/v1/namespaces/kube-public/configmaps/cluster-info"
+
+typedef struct kjoin_cluster_info {
+    char *kubeconfig;    /* data.kubeconfig, exact bytes */
+    size_t kubeconfig_len;
+    char *jws;           /* data["jws-kubeconfig-<id>"], NULL when the key is absent */
+} kjoin_cluster_info;
+
+/* Parses the ConfigMap JSON the API server returns. token_id may be NULL
+ * (no signature wanted). *out is written only on success; release it with
+ * kjoin_cluster_info_release(). Errors: KJOIN_E_TRUST (not a ConfigMap, no
+ * data.kubeconfig, values not strings). */
+kjoin_code kjoin_cluster_info_parse(const char *json, size_t len, const char *token_id,
+                                    kjoin_cluster_info *out, kjoin_err *err);
+void kjoin_cluster_info_release(kjoin_cluster_info *ci);
+
+/* Builds the cluster-info ConfigMap as the API server returns it, with
+ * kubeconfig verbatim and one jws-kubeconfig-<id> per token, signed as the
+ * control plane's bootstrap signer does. *out is newly-allocated JSON.
+ * Errors: KJOIN_E_USAGE (duplicate token ids), KJOIN_E_OTHER. */
+kjoin_code kjoin_cluster_info_sign(const char *kubeconfig, size_t len, const kjoin_token *tokens,
+                                   size_t n_tokens, char **out, kjoin_err *err);
+
+/* ---- token discovery ---------------------------------------------------- */
+
+/* Receives one log line (no trailing newline). level 0 is a step, 1 detail. */
+typedef void (*kjoin_log_fn)(void *ctx, int level, const char *line);
+
+#define KJOIN_MAX_ENDPOINTS 16
+
+typedef struct kjoin_token_discovery {
+    const kjoin_endpoint *endpoints; /* 1 to KJOIN_MAX_ENDPOINTS, tried in turn; the first that passes every check wins */
+    size_t n_endpoints;
+    const kjoin_token *discovery_token;
+    const kjoin_token *tls_bootstrap_token; /* written into the kubeconfig */
+    const kjoin_pinset *pins;               /* empty only with unsafe_skip_ca_verification */
+    bool unsafe_skip_ca_verification;
+    int64_t timeout_ms;       /* one deadline for the whole join */
+    const char *cluster_name; /* NULL: "kubernetes" */
+    const char *audit_id;     /* sent with every request; may be NULL */
+    kjoin_log_fn log;         /* may be NULL */
+    void *log_ctx;
+} kjoin_token_discovery;
+
+typedef struct kjoin_join_result {
+    char *kubeconfig; /* the TLS-bootstrap kubeconfig: holds the token, wipe before freeing */
+    size_t kubeconfig_len;
+    char *server;     /* from cluster-info */
+    char *endpoint;   /* the endpoint that passed */
+    kjoin_bundle *bundle; /* with trust decided for every certificate */
+    unsigned attempts;
+    int64_t elapsed_ms;
+} kjoin_join_result;
+
+/* Runs kubeadm's token discovery with kjoin's stricter checks (see
+ * docs/trust-model.md). *out is written only on success; release it with
+ * kjoin_join_result_release(). Errors: KJOIN_E_USAGE (no pins and not unsafe),
+ * KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OTHER. */
+kjoin_code kjoin_discover_token(const kjoin_token_discovery *opts, kjoin_join_result *out,
+                                kjoin_err *err);
+void kjoin_join_result_release(kjoin_join_result *r);
+
+#endif

@@ -1,0 +1,45 @@
+/* Kubeconfig documents: reading the one cluster of a discovery kubeconfig
+ * and writing the TLS-bootstrap kubeconfig that kubelet and kubectl use. */
+#ifndef KJOIN_KUBECONFIG_H
+#define KJOIN_KUBECONFIG_H
+
+#include <stddef.h>
+
+#include <kjoin/err.h>
+
+#define KJOIN_KUBECONFIG_MAX (1024 * 1024)
+
+/* The one cluster of a discovery kubeconfig. Fields are newly-allocated and
+ * released by kjoin_cluster_release(). */
+typedef struct kjoin_cluster {
+    char *name;           /* may be "" (kubeadm's cluster-info uses an unnamed cluster) */
+    char *server;         /* https://host:port */
+    unsigned char *ca_pem; /* decoded certificate-authority-data, NUL-terminated */
+    size_t ca_len;
+} kjoin_cluster;
+
+/* Parses a kubeconfig (YAML or JSON) that must hold exactly one cluster with
+ * a server and certificate-authority-data. Mapping keys must be unique.
+ * *out is written only on success. Errors: KJOIN_E_TRUST (the document is
+ * discovery data). */
+kjoin_code kjoin_kubeconfig_parse_cluster(const char *yaml, size_t len, kjoin_cluster *out,
+                                          kjoin_err *err);
+void kjoin_cluster_release(kjoin_cluster *c);
+
+/* What the TLS-bootstrap kubeconfig holds. */
+typedef struct kjoin_bootstrap_config {
+    const char *cluster_name; /* "kubernetes" when NULL */
+    const char *server;
+    const char *ca_pem;
+    size_t ca_len;
+    const char *user;  /* "tls-bootstrap-token-user" when NULL */
+    const char *token; /* bearer token "<id>.<secret>": a secret */
+} kjoin_bootstrap_config;
+
+/* Emits a kubeconfig shaped as kubeadm's bootstrap-kubelet.conf, context
+ * "<user>@<cluster>" as current-context. *out is newly-allocated, NUL-terminated,
+ * and holds the secret: wipe it before freeing. Errors: KJOIN_E_OTHER. */
+kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, char **out,
+                                           size_t *out_len, kjoin_err *err);
+
+#endif

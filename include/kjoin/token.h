@@ -1,0 +1,44 @@
+/* Bootstrap tokens: "<id>.<secret>", id [a-z0-9]{6}, secret [a-z0-9]{16}. */
+#ifndef KJOIN_TOKEN_H
+#define KJOIN_TOKEN_H
+
+#include <stdbool.h>
+
+#include <kjoin/err.h>
+
+#define KJOIN_TOKEN_ID_LEN 6
+#define KJOIN_TOKEN_SECRET_LEN 16
+#define KJOIN_TOKEN_STR_MAX (KJOIN_TOKEN_ID_LEN + 1 + KJOIN_TOKEN_SECRET_LEN + 1)
+
+/* Plain value type. The secret is sensitive: wipe with kjoin_token_clear()
+ * and show it only through kjoin_token_masked(). */
+typedef struct kjoin_token {
+    char id[KJOIN_TOKEN_ID_LEN + 1];
+    char secret[KJOIN_TOKEN_SECRET_LEN + 1];
+} kjoin_token;
+
+/* True when s is a token id ([a-z0-9]{6}). */
+bool kjoin_token_id_valid(const char *s);
+
+/* Parses "<id>.<secret>". *out is written only on success. The message of a
+ * failure never repeats the input. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_token_parse(const char *s, kjoin_token *out, kjoin_err *err);
+
+/* Reads a token from the first line of a file ("-" for standard input);
+ * surrounding white space is ignored. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_token_read_file(const char *path, kjoin_token *out, kjoin_err *err);
+
+/* Draws a new token from OpenSSL's CSPRNG, uniform over [a-z0-9]
+ * (rejection sampling, so no modulo bias). Errors: KJOIN_E_OTHER. */
+kjoin_code kjoin_token_generate(kjoin_token *out, kjoin_err *err);
+
+/* Writes "<id>.<secret>" into buf (KJOIN_TOKEN_STR_MAX bytes). Secret! */
+void kjoin_token_format(const kjoin_token *t, char buf[KJOIN_TOKEN_STR_MAX]);
+
+/* Writes "<id>.****************" into buf, safe for logs. */
+void kjoin_token_masked(const kjoin_token *t, char buf[KJOIN_TOKEN_STR_MAX]);
+
+/* Wipes the token. */
+void kjoin_token_clear(kjoin_token *t);
+
+#endif

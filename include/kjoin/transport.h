@@ -1,0 +1,48 @@
+/* HTTPS GET with a body cap, a deadline and one of three trust modes. */
+#ifndef KJOIN_TRANSPORT_H
+#define KJOIN_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kjoin/err.h>
+
+#define KJOIN_HTTP_MAX_BODY (1024 * 1024)
+
+typedef enum kjoin_tls_mode {
+    KJOIN_TLS_INSECURE, /* no server verification at all (first discovery fetch) */
+    KJOIN_TLS_PINNED,   /* chain must end at one of anchors_pem; host checked against SANs */
+    KJOIN_TLS_SYSTEM    /* OpenSSL's default trust store (honours SSL_CERT_FILE, SSL_CERT_DIR) */
+} kjoin_tls_mode;
+
+typedef struct kjoin_http_request {
+    const char *url;        /* https:// only */
+    kjoin_tls_mode tls;
+    const char *anchors_pem; /* KJOIN_TLS_PINNED: the only trust anchors (need not be self-signed) */
+    size_t anchors_len;
+    const char *intermediates_pem; /* KJOIN_TLS_PINNED: extra untrusted chain certificates; may be NULL */
+    size_t intermediates_len;
+    int64_t timeout_ms;     /* whole request, connect included; > 0 */
+    size_t max_body;        /* 0 means KJOIN_HTTP_MAX_BODY */
+    const char *audit_id;   /* sent as Audit-ID when not NULL */
+} kjoin_http_request;
+
+typedef struct kjoin_http_response {
+    long status;
+    char *body; /* newly-allocated, NUL-terminated */
+    size_t len;
+} kjoin_http_response;
+
+/* Must be called once before any request, before threads start.
+ * Errors: KJOIN_E_OTHER. */
+kjoin_code kjoin_http_global_init(kjoin_err *err);
+void kjoin_http_global_cleanup(void);
+
+/* Performs one GET. Any HTTP status is success; *out is written only on
+ * success. Errors: KJOIN_E_TRANSIENT (connection, DNS, timeout, TLS handshake
+ * in insecure mode), KJOIN_E_TRUST (server verification failed, body over the
+ * cap), KJOIN_E_USAGE (bad anchors), KJOIN_E_OTHER. */
+kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err);
+void kjoin_http_response_release(kjoin_http_response *resp);
+
+#endif

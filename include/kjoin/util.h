@@ -1,0 +1,71 @@
+/* Small shared helpers: cleanup idioms, base64, durations, capped reads and
+ * atomic writes. */
+#ifndef KJOIN_UTIL_H
+#define KJOIN_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <kjoin/err.h>
+
+/* Frees *p when the variable leaves scope; hand ownership off with KJOIN_TAKE. */
+static inline void kjoin_freep(void *p) { free(*(void **)p); }
+#define KJOIN_AUTO_FREE __attribute__((cleanup(kjoin_freep)))
+#define KJOIN_TAKE(p)                          \
+    __extension__({                            \
+        __typeof__(p) kjoin_take_tmp_ = (p);   \
+        (p) = NULL;                            \
+        kjoin_take_tmp_;                       \
+    })
+
+/* Base64 (RFC 4648). url selects the URL-safe alphabet without padding;
+ * otherwise the standard alphabet with padding. Returns a newly-allocated
+ * NUL-terminated string, or NULL when out of memory. */
+char *kjoin_b64_encode(const void *data, size_t len, bool url);
+
+/* Decodes base64. url: URL-safe alphabet, no padding, no whitespace.
+ * Otherwise: standard alphabet, padding required, line breaks allowed.
+ * On success *out is newly-allocated (NUL-terminated for convenience) and
+ * *out_len its length. Errors: KJOIN_E_TRUST for malformed input. */
+kjoin_code kjoin_b64_decode(const char *in, size_t len, bool url, unsigned char **out,
+                            size_t *out_len, kjoin_err *err);
+
+/* Parses a Go duration ("300ms", "30s", "1h30m", "1.5h"). Only positive
+ * values are accepted. *out_ms is rounded up to whole milliseconds.
+ * Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_duration_parse(const char *s, int64_t *out_ms, kjoin_err *err);
+
+/* Formats milliseconds the way Go prints durations ("5m0s", "1.5s", "300ms")
+ * into buf. Returns buf. */
+char *kjoin_duration_format(int64_t ms, char *buf, size_t buflen);
+
+/* Monotonic clock in milliseconds. */
+int64_t kjoin_now_ms(void);
+
+/* Reads a whole file, or standard input when path is "-", refusing more than
+ * cap bytes. *out is newly-allocated and NUL-terminated.
+ * Errors: KJOIN_E_USAGE (missing, unreadable or too large). */
+kjoin_code kjoin_file_read(const char *path, size_t cap, char **out, size_t *out_len,
+                           kjoin_err *err);
+
+typedef enum kjoin_write_result {
+    KJOIN_WRITE_CREATED,
+    KJOIN_WRITE_REPLACED,
+    KJOIN_WRITE_UNCHANGED
+} kjoin_write_result;
+
+/* Writes data to path atomically: parent directories are created (0700),
+ * a temporary file in the same directory is written with mode 0600, fsynced
+ * and renamed over path, and the directory is fsynced. An existing file with
+ * identical bytes is left alone (its mode tightened to 0600); a different one
+ * is refused unless force. Errors: KJOIN_E_OUTPUT. */
+kjoin_code kjoin_file_write_atomic(const char *path, const void *data, size_t len, bool force,
+                                   kjoin_write_result *result, kjoin_err *err);
+
+/* Fills buf with len cryptographically random bytes (OpenSSL's CSPRNG).
+ * Errors: KJOIN_E_OTHER. */
+kjoin_code kjoin_random_bytes(void *buf, size_t len, kjoin_err *err);
+
+#endif

@@ -1,0 +1,140 @@
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include <kjoin/jws.h>
+#include <kjoin/util.h>
+
+#define MAC_LEN 32
+#define MAX_HEADER_B64 4096
+
+/* HMAC-SHA256 over "<header_b64>.<b64url(content)>" keyed with the secret. */
+static kjoin_code mac_over(const char *header_b64, size_t header_len, const char *content,
+                           size_t content_len, const kjoin_token *tok, unsigned char mac[MAC_LEN],
+                           kjoin_err *err)
+{
+    KJOIN_AUTO_FREE char *payload = kjoin_b64_encode(content, content_len, true);
+    if (!payload)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    size_t payload_len = strlen(payload);
+    KJOIN_AUTO_FREE char *input = malloc(header_len + 1 + payload_len);
+    if (!input)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    memcpy(input, header_b64, header_len);
+    input[header_len] = '.';
+    memcpy(input + header_len + 1, payload, payload_len);
+
+    size_t mac_len = 0;
+    if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, tok->secret, strlen(tok->secret),
+                   (unsigned char *)input, header_len + 1 + payload_len, mac, MAC_LEN, &mac_len) ||
+        mac_len != MAC_LEN)
+        return kjoin_err_ossl(err, KJOIN_E_OTHER, "HMAC-SHA256 failed");
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_jws_sign(const char *content, size_t content_len, const kjoin_token *tok,
+                          char **out, kjoin_err *err)
+{
+    char header[64];
+    snprintf(header, sizeof(header), "{\"alg\":\"HS256\",\"kid\":\"%s\"}", tok->id);
+    KJOIN_AUTO_FREE char *header_b64 = kjoin_b64_encode(header, strlen(header), true);
+    if (!header_b64)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    unsigned char mac[MAC_LEN];
+    kjoin_code rc = mac_over(header_b64, strlen(header_b64), content, content_len, tok, mac, err);
+    if (rc)
+        return rc;
+    KJOIN_AUTO_FREE char *sig = kjoin_b64_encode(mac, MAC_LEN, true);
+    if (!sig)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    size_t n = strlen(header_b64) + 2 + strlen(sig) + 1;
+    char *jws = malloc(n);
+    if (!jws)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    snprintf(jws, n, "%s..%s", header_b64, sig);
+    *out = jws;
+    return KJOIN_OK;
+}
+
+/* Checks the decoded protected header against what HS256 with this token
+ * allows. */
+static kjoin_code check_header(const unsigned char *json, size_t len, const kjoin_token *tok,
+                               kjoin_err *err)
+{
+    json_tokener *tk = json_tokener_new();
+    if (!tk)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    json_tokener_set_flags(tk, JSON_TOKENER_STRICT);
+    json_object *hdr = json_tokener_parse_ex(tk, (const char *)json, (int)len);
+    bool complete = hdr && json_tokener_get_parse_end(tk) == len;
+    json_tokener_free(tk);
+    kjoin_code rc = KJOIN_OK;
+    json_object *v = NULL;
+    if (!complete || !json_object_is_type(hdr, json_type_object))
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "JWS header is not a JSON object");
+    else if (!json_object_object_get_ex(hdr, "alg", &v) || !json_object_is_type(v, json_type_string))
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "JWS header has no \"alg\"");
+    else if (strcmp(json_object_get_string(v), "HS256") != 0 ||
+             (size_t)json_object_get_string_len(v) != 5)
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "JWS algorithm \"%.32s\" is not allowed; only HS256 is",
+                           json_object_get_string(v));
+    else if (json_object_object_get_ex(hdr, "kid", &v) &&
+             (!json_object_is_type(v, json_type_string) ||
+              strcmp(json_object_get_string(v), tok->id) != 0))
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "JWS key id \"%.32s\" is not the token id \"%s\"",
+                           json_object_get_string(v), tok->id);
+    else if (json_object_object_get_ex(hdr, "crit", NULL))
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "JWS header lists critical extensions; none are supported");
+    else if (json_object_object_get_ex(hdr, "b64", &v) && !json_object_get_boolean(v))
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "JWS with an unencoded payload (\"b64\": false) is not supported");
+    json_object_put(hdr);
+    return rc;
+}
+
+kjoin_code kjoin_jws_verify(const char *jws, const char *content, size_t content_len,
+                            const kjoin_token *tok, kjoin_err *err)
+{
+    if (!jws || !*jws)
+        return kjoin_err_set(err, KJOIN_E_TRUST,
+                             "empty signature for token id \"%s\": the token is invalid for this "
+                             "cluster or has expired",
+                             tok->id);
+    const char *dots = strstr(jws, "..");
+    if (!dots || strchr(dots + 2, '.') || memchr(jws, '.', (size_t)(dots - jws)))
+        return kjoin_err_set(err, KJOIN_E_TRUST,
+                             "signature for token id \"%s\" is not a detached JWS (header..signature)",
+                             tok->id);
+    size_t header_len = (size_t)(dots - jws);
+    if (header_len == 0 || header_len > MAX_HEADER_B64)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "JWS header has an invalid length (%zu)", header_len);
+
+    unsigned char *header = NULL, *sig = NULL;
+    size_t hlen = 0, slen = 0;
+    kjoin_err inner;
+    kjoin_code rc = kjoin_b64_decode(jws, header_len, true, &header, &hlen, &inner);
+    if (rc) {
+        return kjoin_err_set(err, KJOIN_E_TRUST, "JWS header: %s", inner.msg);
+    }
+    rc = check_header(header, hlen, tok, err);
+    free(header);
+    if (rc)
+        return rc;
+    const char *sig_b64 = dots + 2;
+    rc = kjoin_b64_decode(sig_b64, strlen(sig_b64), true, &sig, &slen, &inner);
+    if (rc)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "JWS signature: %s", inner.msg);
+
+    unsigned char mac[MAC_LEN];
+    rc = mac_over(jws, header_len, content, content_len, tok, mac, err);
+    if (!rc && (slen != MAC_LEN || CRYPTO_memcmp(mac, sig, MAC_LEN) != 0))
+        rc = kjoin_err_set(err, KJOIN_E_TRUST,
+                           "JWS signature for token id \"%s\" does not match the cluster-info "
+                           "kubeconfig: wrong token secret or tampered data",
+                           tok->id);
+    OPENSSL_cleanse(mac, sizeof(mac));
+    free(sig);
+    return rc;
+}

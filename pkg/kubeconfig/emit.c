@@ -1,0 +1,161 @@
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/crypto.h>
+
+#include <kjoin/kubeconfig.h>
+#include <kjoin/util.h>
+
+#include "internal.h"
+
+/* Output buffer for the emitter. It will hold a token, so every copy left
+ * behind by growth is wiped. */
+typedef struct sink {
+    char *buf;
+    size_t len, cap;
+    bool failed;
+} sink;
+
+static int sink_write(void *data, unsigned char *bytes, size_t n)
+{
+    sink *s = data;
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = (s->len + n + 1) * 2;
+        char *bigger = malloc(cap);
+        if (!bigger) {
+            s->failed = true;
+            return 0;
+        }
+        if (s->len) {
+            memcpy(bigger, s->buf, s->len);
+            OPENSSL_cleanse(s->buf, s->len);
+        }
+        free(s->buf);
+        s->buf = bigger;
+        s->cap = cap;
+    }
+    memcpy(s->buf + s->len, bytes, n);
+    s->len += n;
+    s->buf[s->len] = '\0';
+    return 1;
+}
+
+/* Plain scalars that a YAML 1.1 reader would take for a non-string get quotes. */
+static bool needs_quotes(const char *v)
+{
+    static const char *const special[] = {"y", "n", "yes", "no", "on", "off", "true", "false",
+                                          "null", "~"};
+    if (!*v || !isalpha((unsigned char)v[0]))
+        return true;
+    for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+        if (strcasecmp(v, special[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool scalar(yaml_emitter_t *e, const char *v)
+{
+    yaml_event_t ev;
+    yaml_scalar_style_t style =
+        needs_quotes(v) ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE;
+    return yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)v, (int)strlen(v), 1, 1,
+                                        style) &&
+           yaml_emitter_emit(e, &ev);
+}
+
+static bool map_start(yaml_emitter_t *e, bool flow)
+{
+    yaml_event_t ev;
+    return yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+                                               flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE) &&
+           yaml_emitter_emit(e, &ev);
+}
+
+static bool map_end(yaml_emitter_t *e)
+{
+    yaml_event_t ev;
+    return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev);
+}
+
+static bool seq_start(yaml_emitter_t *e)
+{
+    yaml_event_t ev;
+    return yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) &&
+           yaml_emitter_emit(e, &ev);
+}
+
+static bool seq_end(yaml_emitter_t *e)
+{
+    yaml_event_t ev;
+    return yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev);
+}
+
+static bool pair(yaml_emitter_t *e, const char *k, const char *v) { return scalar(e, k) && scalar(e, v); }
+
+static bool inner_map(yaml_emitter_t *e, const char *kind, const char *const *kv, size_t nkv)
+{
+    bool ok = scalar(e, kind) && map_start(e, false);
+    for (size_t i = 0; ok && i < nkv; i += 2)
+        ok = pair(e, kv[i], kv[i + 1]);
+    return ok && map_end(e);
+}
+
+/* "<key>:" with a list of one entry holding "name" and a "<kind>" mapping,
+ * keys in sorted order as kubectl writes them. */
+static bool named_list(yaml_emitter_t *e, const char *key, const char *kind, const char *name,
+                       const char *const *kv, size_t nkv)
+{
+    bool kind_first = strcmp(kind, "name") < 0;
+    return scalar(e, key) && seq_start(e) && map_start(e, false) &&
+           (!kind_first || inner_map(e, kind, kv, nkv)) && pair(e, "name", name) &&
+           (kind_first || inner_map(e, kind, kv, nkv)) && map_end(e) && seq_end(e);
+}
+
+kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, char **out,
+                                           size_t *out_len, kjoin_err *err)
+{
+    const char *cluster = cfg->cluster_name ? cfg->cluster_name : "kubernetes";
+    const char *user = cfg->user ? cfg->user : "tls-bootstrap-token-user";
+    size_t ctx_len = strlen(user) + 1 + strlen(cluster) + 1;
+    KJOIN_AUTO_FREE char *context = malloc(ctx_len);
+    KJOIN_AUTO_FREE char *ca_b64 = kjoin_b64_encode(cfg->ca_pem, cfg->ca_len, false);
+    if (!context || !ca_b64)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    snprintf(context, ctx_len, "%s@%s", user, cluster);
+
+    sink s = {0};
+    yaml_emitter_t e;
+    yaml_event_t ev;
+    if (!yaml_emitter_initialize(&e))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    yaml_emitter_set_output(&e, sink_write, &s);
+    yaml_emitter_set_width(&e, -1);
+    yaml_emitter_set_unicode(&e, 1);
+
+    const char *cluster_kv[] = {"certificate-authority-data", ca_b64, "server", cfg->server};
+    const char *context_kv[] = {"cluster", cluster, "user", user};
+    const char *user_kv[] = {"token", cfg->token};
+    bool ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&e, &ev) &&
+              yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&e, &ev) &&
+              map_start(&e, false) && pair(&e, "apiVersion", "v1") &&
+              named_list(&e, "clusters", "cluster", cluster, cluster_kv, 4) &&
+              named_list(&e, "contexts", "context", context, context_kv, 4) &&
+              pair(&e, "current-context", context) && pair(&e, "kind", "Config") &&
+              scalar(&e, "preferences") && map_start(&e, true) && map_end(&e) &&
+              named_list(&e, "users", "user", user, user_kv, 2) && map_end(&e) &&
+              yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&e, &ev) &&
+              yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev);
+    yaml_emitter_delete(&e);
+    if (!ok || s.failed) {
+        if (s.buf)
+            OPENSSL_cleanse(s.buf, s.len);
+        free(s.buf);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot emit the kubeconfig YAML");
+    }
+    *out = s.buf;
+    if (out_len)
+        *out_len = s.len;
+    return KJOIN_OK;
+}

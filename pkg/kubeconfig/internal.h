@@ -1,0 +1,35 @@
+#ifndef KJOIN_KUBECONFIG_INTERNAL_H
+#define KJOIN_KUBECONFIG_INTERNAL_H
+
+#include <stdbool.h>
+
+#include <yaml.h>
+
+#include <kjoin/err.h>
+
+/* A loaded YAML document and lookups that refuse ambiguity. */
+typedef struct kjoin_yaml {
+    yaml_document_t doc;
+    bool loaded;
+} kjoin_yaml;
+
+/* Loads the single YAML document in buf. Errors (with line and column):
+ * code as given. */
+kjoin_code kjoin_yaml__load(kjoin_yaml *y, const char *buf, size_t len, kjoin_code code,
+                            kjoin_err *err);
+void kjoin_yaml__release(kjoin_yaml *y);
+yaml_node_t *kjoin_yaml__root(kjoin_yaml *y);
+
+/* Looks key up in a mapping. *out is NULL when the key is absent.
+ * Errors: code when node is not a mapping or the key appears twice. */
+kjoin_code kjoin_yaml__get(kjoin_yaml *y, yaml_node_t *map, const char *key, yaml_node_t **out,
+                           kjoin_code code, kjoin_err *err);
+
+/* The string of a scalar node (NULL when node is not a scalar or holds a NUL
+ * byte); borrowed from the document. */
+const char *kjoin_yaml__str(yaml_node_t *node);
+
+/* Whether a scalar is YAML's null ("", "~", "null"). */
+bool kjoin_yaml__is_null(yaml_node_t *node);
+
+#endif

@@ -1,0 +1,304 @@
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <kjoin/transport.h>
+#include <kjoin/util.h>
+
+#ifndef KJOIN_VERSION
+#define KJOIN_VERSION "dev"
+#endif
+
+kjoin_code kjoin_http_global_init(kjoin_err *err)
+{
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot initialise libcurl");
+    return KJOIN_OK;
+}
+
+void kjoin_http_global_cleanup(void) { curl_global_cleanup(); }
+
+void kjoin_http_response_release(kjoin_http_response *resp)
+{
+    if (resp)
+        free(resp->body);
+    if (resp)
+        memset(resp, 0, sizeof(*resp));
+}
+
+/* Body collected under a cap. */
+typedef struct body {
+    char *buf;
+    size_t len, cap, max;
+    bool overflow;
+} body;
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    body *b = userdata;
+    size_t n = size * nmemb;
+    if (n > b->max - b->len) {
+        b->overflow = true;
+        return 0; /* aborts the transfer */
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 16384;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *bigger = realloc(b->buf, cap);
+        if (!bigger)
+            return 0;
+        b->buf = bigger;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, ptr, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+    return n;
+}
+
+/* State of pinned verification, read by OpenSSL's callbacks. */
+typedef struct pinned {
+    X509_STORE *anchors;
+    STACK_OF(X509) *intermediates;
+    char host[256];
+    bool failed;
+    char reason[256];
+} pinned;
+
+static kjoin_code load_pem_certs(const char *pem, size_t len, STACK_OF(X509) *into, kjoin_err *err)
+{
+    BIO *bio = BIO_new_mem_buf(pem, (int)len);
+    STACK_OF(X509_INFO) *infos = bio ? PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL) : NULL;
+    BIO_free(bio);
+    if (!infos)
+        return kjoin_err_ossl(err, KJOIN_E_USAGE, "cannot read trust anchors");
+    for (int i = 0; i < sk_X509_INFO_num(infos); i++) {
+        X509_INFO *info = sk_X509_INFO_value(infos, i);
+        if (info->x509 && sk_X509_push(into, info->x509))
+            info->x509 = NULL; /* moved */
+    }
+    sk_X509_INFO_pop_free(infos, X509_INFO_free);
+    return KJOIN_OK;
+}
+
+static kjoin_code pinned_init(pinned *p, const kjoin_http_request *req, const char *host,
+                              kjoin_err *err)
+{
+    memset(p, 0, sizeof(*p));
+    snprintf(p->host, sizeof(p->host), "%s", host);
+    STACK_OF(X509) *anchors = sk_X509_new_null();
+    p->intermediates = sk_X509_new_null();
+    p->anchors = X509_STORE_new();
+    if (!anchors || !p->intermediates || !p->anchors) {
+        sk_X509_free(anchors);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
+    kjoin_code rc = load_pem_certs(req->anchors_pem, req->anchors_len, anchors, err);
+    if (!rc && req->intermediates_pem)
+        rc = load_pem_certs(req->intermediates_pem, req->intermediates_len, p->intermediates, err);
+    for (int i = 0; !rc && i < sk_X509_num(anchors); i++)
+        if (X509_STORE_add_cert(p->anchors, sk_X509_value(anchors, i)) != 1)
+            rc = kjoin_err_ossl(err, KJOIN_E_OTHER, "cannot add a trust anchor");
+    if (!rc && sk_X509_num(anchors) == 0)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "no trust anchor given for pinned TLS");
+    sk_X509_pop_free(anchors, X509_free);
+    /* Anchors need not be self-signed: a pinned intermediate ends the chain. */
+    if (!rc && X509_STORE_set_flags(p->anchors, X509_V_FLAG_PARTIAL_CHAIN) != 1)
+        rc = kjoin_err_ossl(err, KJOIN_E_OTHER, "cannot configure the trust store");
+    return rc;
+}
+
+static void pinned_release(pinned *p)
+{
+    X509_STORE_free(p->anchors);
+    sk_X509_pop_free(p->intermediates, X509_free);
+}
+
+/* Replaces OpenSSL's chain check for the handshake: the peer's chain plus our
+ * intermediates, verified against the anchors alone, and the host name or IP
+ * against the leaf's SANs. */
+static int verify_chain(X509_STORE_CTX *xs, void *arg)
+{
+    pinned *p = arg;
+    STACK_OF(X509) *peer = X509_STORE_CTX_get0_untrusted(xs);
+    STACK_OF(X509) *all = peer ? sk_X509_dup(peer) : sk_X509_new_null();
+    if (!all)
+        return 0;
+    for (int i = 0; i < sk_X509_num(p->intermediates); i++)
+        sk_X509_push(all, sk_X509_value(p->intermediates, i));
+    X509_STORE_CTX_set0_untrusted(xs, all);
+
+    X509_VERIFY_PARAM *param = X509_STORE_CTX_get0_param(xs);
+    unsigned char ip[16];
+    bool is_ip = inet_pton(AF_INET, p->host, ip) == 1 || inet_pton(AF_INET6, p->host, ip) == 1;
+    int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(param, p->host)
+                   : X509_VERIFY_PARAM_set1_host(param, p->host, 0);
+    ok = ok == 1 && X509_verify_cert(xs) == 1;
+    if (!ok && !p->failed) {
+        p->failed = true;
+        int e = X509_STORE_CTX_get_error(xs);
+        X509 *bad = X509_STORE_CTX_get_current_cert(xs);
+        char subject[160] = "";
+        if (bad)
+            X509_NAME_oneline(X509_get_subject_name(bad), subject, sizeof(subject));
+        snprintf(p->reason, sizeof(p->reason), "%s%s%s", X509_verify_cert_error_string(e),
+                 *subject ? " at " : "", subject);
+    }
+    X509_STORE_CTX_set0_untrusted(xs, peer);
+    sk_X509_free(all);
+    return ok;
+}
+
+static CURLcode on_ssl_ctx(CURL *curl, void *ssl_ctx, void *arg)
+{
+    (void)curl;
+    pinned *p = arg;
+    if (X509_STORE_up_ref(p->anchors) != 1)
+        return CURLE_OUT_OF_MEMORY;
+    SSL_CTX_set_cert_store(ssl_ctx, p->anchors); /* replaces whatever libcurl loaded */
+    SSL_CTX_set_cert_verify_callback(ssl_ctx, verify_chain, p);
+    return CURLE_OK;
+}
+
+static CURLcode use_system_roots(CURL *curl, void *ssl_ctx, void *arg)
+{
+    (void)curl;
+    (void)arg;
+    /* OpenSSL's default paths honour SSL_CERT_FILE and SSL_CERT_DIR. */
+    return SSL_CTX_set_default_verify_paths(ssl_ctx) == 1 ? CURLE_OK : CURLE_SSL_CACERT_BADFILE;
+}
+
+/* Host part of an https URL, without brackets, for the SAN check. */
+static void url_host(const char *url, char *out, size_t cap)
+{
+    out[0] = '\0';
+    CURLU *u = curl_url();
+    char *host = NULL;
+    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+        size_t n = strlen(host);
+        if (n >= 2 && host[0] == '[' && host[n - 1] == ']')
+            snprintf(out, cap, "%.*s", (int)(n - 2), host + 1);
+        else
+            snprintf(out, cap, "%s", host);
+    }
+    curl_free(host);
+    curl_url_cleanup(u);
+}
+
+static kjoin_code classify(CURLcode cc, const body *b, const pinned *p, const char *errbuf,
+                           const kjoin_http_request *req, kjoin_err *err)
+{
+    const char *why = *errbuf ? errbuf : curl_easy_strerror(cc);
+    if (b->overflow || cc == CURLE_FILESIZE_EXCEEDED)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "response from %s exceeds %zu bytes; aborted",
+                             req->url, b->max);
+    if (req->tls == KJOIN_TLS_PINNED && p->failed)
+        return kjoin_err_set(err, KJOIN_E_TRUST,
+                             "TLS verification of %s against the pinned CA failed: %s", req->url,
+                             p->reason);
+    if (cc == CURLE_PEER_FAILED_VERIFICATION)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "TLS verification of %s failed: %s", req->url, why);
+    switch (cc) {
+    case CURLE_OUT_OF_MEMORY:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_INITFAILED:
+        return kjoin_err_set(err, KJOIN_E_OTHER, "GET %s: %s", req->url, why);
+    default:
+        return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: %s", req->url, why);
+    }
+}
+
+kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err)
+{
+    body b = {.max = req->max_body ? req->max_body : KJOIN_HTTP_MAX_BODY};
+    pinned p = {0};
+    bool have_pinned = false;
+    char errbuf[CURL_ERROR_SIZE] = "";
+    struct curl_slist *headers = NULL;
+    kjoin_code rc = KJOIN_OK;
+
+    CURL *curl = curl_easy_init();
+    if (!curl)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot create a libcurl handle");
+    if (req->tls == KJOIN_TLS_PINNED) {
+        char host[256];
+        url_host(req->url, host, sizeof(host));
+        rc = pinned_init(&p, req, host, err);
+        have_pinned = true;
+        if (rc)
+            goto out;
+    }
+    char audit[128];
+    headers = curl_slist_append(headers, "Accept: application/json");
+    if (req->audit_id) {
+        snprintf(audit, sizeof(audit), "Audit-ID: %s", req->audit_id);
+        headers = curl_slist_append(headers, audit);
+    }
+    long connect_ms = req->timeout_ms < 10000 ? (long)req->timeout_ms : 10000;
+    curl_easy_setopt(curl, CURLOPT_URL, req->url);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)req->timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "kjoin/" KJOIN_VERSION);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)b.max);
+    curl_easy_setopt(curl, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+    /* Only the trust the mode names: never libcurl's compiled-in CA bundle. */
+    curl_easy_setopt(curl, CURLOPT_CAINFO, NULL);
+    curl_easy_setopt(curl, CURLOPT_CAPATH, NULL);
+    switch (req->tls) {
+    case KJOIN_TLS_INSECURE:
+        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+        break;
+    case KJOIN_TLS_PINNED:
+        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+        curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
+        curl_easy_setopt(curl, CURLOPT_SSL_CTX_DATA, &p);
+        break;
+    case KJOIN_TLS_SYSTEM:
+        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+        curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, use_system_roots);
+        break;
+    }
+
+    CURLcode cc = curl_easy_perform(curl);
+    if (cc != CURLE_OK) {
+        rc = classify(cc, &b, &p, errbuf, req, err);
+        goto out;
+    }
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    if (!b.buf && !(b.buf = calloc(1, 1))) {
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        goto out;
+    }
+    out->status = status;
+    out->body = KJOIN_TAKE(b.buf);
+    out->len = b.len;
+out:
+    ERR_clear_error();
+    free(b.buf);
+    if (have_pinned)
+        pinned_release(&p);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+    return rc;
+}

@@ -1,0 +1,56 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/err.h>
+
+#include <kjoin/err.h>
+
+static void vset(kjoin_err *err, kjoin_code code, const char *fmt, va_list ap)
+{
+    err->code = code;
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+}
+
+kjoin_code kjoin_err_set(kjoin_err *err, kjoin_code code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vset(err, code, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+kjoin_code kjoin_err_ossl(kjoin_err *err, kjoin_code code, const char *fmt, ...)
+{
+    unsigned long e = ERR_peek_last_error();
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vset(err, code, fmt, ap);
+        va_end(ap);
+        const char *reason = e ? ERR_reason_error_string(e) : NULL;
+        if (reason) {
+            size_t used = strlen(err->msg);
+            snprintf(err->msg + used, sizeof(err->msg) - used, ": %s", reason);
+        }
+    }
+    ERR_clear_error();
+    return code;
+}
+
+const char *kjoin_code_reason(kjoin_code code)
+{
+    switch (code) {
+    case KJOIN_OK: return "OK";
+    case KJOIN_E_USAGE: return "InvalidInput";
+    case KJOIN_E_TIMEOUT: return "DiscoveryTimeout";
+    case KJOIN_E_TRUST: return "TrustVerificationFailed";
+    case KJOIN_E_OUTPUT: return "OutputNotWritten";
+    case KJOIN_E_TRANSIENT: return "Transient";
+    case KJOIN_E_OTHER: break;
+    }
+    return "Failed";
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs from Debian whatever kjoin's build, tests and demo need and the
+# machine lacks. Quiet when nothing is missing.
+set -euo pipefail
+
+packages=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev
+          uuid-dev libcmocka-dev nginx-light openssl curl clang)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+# kubectl: the machine's own if it has one, else Debian's kubernetes-client.
+command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "deps: installing ${missing[*]}" >&2
+sudo=()
+[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
