@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev
-          uuid-dev libcmocka-dev nginx-light openssl curl clang)
+          uuid-dev libcmocka-dev nginx-light openssl curl jq clang)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

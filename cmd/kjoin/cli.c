@@ -30,7 +30,7 @@ int cli_parse(const cli_verb *v, int argc, char **argv, cli_handler handler, voi
               int *first_arg, kjoin_err *err)
 {
     struct option longs[MAX_OPTS + 2];
-    char shorts[3 * MAX_OPTS + 4] = "+h";
+    char shorts[3 * MAX_OPTS + 4] = "h";
     size_t ns = strlen(shorts), n = v->n_opts < MAX_OPTS ? v->n_opts : MAX_OPTS;
     for (size_t i = 0; i < n; i++) {
         const cli_opt *o = &v->opts[i];

@@ -209,7 +209,7 @@ static kjoin_code attempt(run *r, const kjoin_endpoint *ep, stage *st, kjoin_joi
     kjoin_http_request insecure = {.tls = KJOIN_TLS_INSECURE};
     *st = STAGE_OTHER;
     r->attempts++;
-    logf_(r, 1, "[discovery] Requesting cluster-info from %s (server not verified yet)", ep->authority);
+    logf_(r, 0, "[discovery] Requesting cluster-info from %s (server not verified yet)", ep->authority);
     kjoin_code rc = fetch(r, ep, &insecure, &resp, err);
     if (!rc)
         rc = check_and_build(r, ep, resp.body, resp.len, st, out, err);

@@ -1,0 +1,125 @@
+# Helpers for the integration tests: certificates made with openssl, Debian's
+# nginx on a free loopback port, cluster-info signed by kjoin itself, and a
+# tiny assertion vocabulary. Sourced by run.sh, demo.sh and bench.sh.
+
+: "${KJOIN:?set KJOIN to the kjoin binary}"
+: "${TOOLS:?set TOOLS to the folder of freeport}"
+KJOIN=$(realpath "$KJOIN")
+TOOLS=$(realpath "$TOOLS")
+NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
+CLUSTER_INFO_PATH=/api/v1/namespaces/kube-public/configmaps/cluster-info
+
+need() {
+  local t
+  for t in "$@"; do
+    command -v "$t" >/dev/null 2>&1 || [ -x "$t" ] || { echo "missing required tool: $t (run 'make deps')" >&2; exit 1; }
+  done
+}
+need openssl "$NGINX" kubectl
+
+# mkca DIR NAME [ISSUER_NAME]: DIR/NAME.crt and .key, a CA; self-signed, or
+# issued by ISSUER_NAME (an intermediate).
+mkca() {
+  local d=$1 n=$2 issuer=${3:-}
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$d/$n.key" 2>/dev/null
+  if [ -z "$issuer" ]; then
+    openssl req -x509 -new -key "$d/$n.key" -subj "/CN=$n" -days 3650 -out "$d/$n.crt" \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+  else
+    openssl req -new -key "$d/$n.key" -subj "/CN=$n" -out "$d/$n.csr" 2>/dev/null
+    printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n' >"$d/$n.ext"
+    openssl x509 -req -in "$d/$n.csr" -CA "$d/$issuer.crt" -CAkey "$d/$issuer.key" -CAcreateserial \
+      -days 3650 -extfile "$d/$n.ext" -out "$d/$n.crt" 2>/dev/null
+  fi
+}
+
+# mkleaf DIR NAME ISSUER [SAN]: a serving certificate for 127.0.0.1, ::1 and localhost.
+mkleaf() {
+  local d=$1 n=$2 issuer=$3 san=${4:-IP:127.0.0.1,IP:::1,DNS:localhost}
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$d/$n.key" 2>/dev/null
+  openssl req -new -key "$d/$n.key" -subj "/CN=$n" -out "$d/$n.csr" 2>/dev/null
+  printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n' "$san" >"$d/$n.ext"
+  openssl x509 -req -in "$d/$n.csr" -CA "$d/$issuer.crt" -CAkey "$d/$issuer.key" -CAcreateserial \
+    -days 365 -extfile "$d/$n.ext" -out "$d/$n.crt" 2>/dev/null
+}
+
+# spki_pin CERT: kubeadm's sha256: pin, computed with openssl alone.
+spki_pin() {
+  echo "sha256:$(openssl x509 -in "$1" -pubkey -noout | openssl pkey -pubin -outform der | sha256sum | cut -d' ' -f1)"
+}
+
+# root_pin CERT: root-sha256: over the certificate's DER, computed with openssl alone.
+root_pin() {
+  echo "root-sha256:$(openssl x509 -in "$1" -outform der | sha256sum | cut -d' ' -f1)"
+}
+
+# cluster_kubeconfig SERVER CA_BUNDLE [SECOND_CLUSTER]: cluster-info's kubeconfig on stdout,
+# laid out as kubeadm writes it (one unnamed cluster, no users).
+cluster_kubeconfig() {
+  local server=$1 ca=$2 two=${3:-}
+  local data; data=$(base64 -w0 <"$ca")
+  printf 'apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: %s\n    server: %s\n  name: ""\n' "$data" "$server"
+  [ -n "$two" ] && printf -- '- cluster:\n    certificate-authority-data: %s\n    server: %s\n  name: other\n' "$data" "$server"
+  printf 'contexts: null\ncurrent-context: ""\nkind: Config\npreferences: {}\nusers: null\n'
+}
+
+# start_nginx DIR PORT CERT_CHAIN KEY: serves DIR/www/cluster-info at the
+# cluster-info path over TLS on 127.0.0.1:PORT and [::1]:PORT.
+start_nginx() {
+  local d=$1 port=$2 crt=$3 key=$4
+  mkdir -p "$d/nginx/tmp" "$d/www"
+  local user=""
+  [ "$(id -u)" -eq 0 ] && user="user root;"
+  cat >"$d/nginx/nginx.conf" <<CONF
+$user
+daemon on;
+master_process off;
+pid $d/nginx/nginx.pid;
+error_log $d/nginx/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path $d/nginx/tmp; proxy_temp_path $d/nginx/tmp; fastcgi_temp_path $d/nginx/tmp;
+  uwsgi_temp_path $d/nginx/tmp; scgi_temp_path $d/nginx/tmp;
+  server {
+    listen 127.0.0.1:$port ssl;
+    listen [::1]:$port ssl;
+    ssl_certificate $crt;
+    ssl_certificate_key $key;
+    location = $CLUSTER_INFO_PATH { default_type application/json; alias $d/www/cluster-info; }
+    location = /cacerts { default_type text/plain; alias $d/www/cacerts; }
+    location = /status/403 { return 403; }
+  }
+}
+CONF
+  "$NGINX" -p "$d/nginx" -c "$d/nginx/nginx.conf" -e "$d/nginx/error.log" || { cat "$d/nginx/error.log" >&2; return 1; }
+}
+
+stop_nginx() {
+  local d=$1
+  [ -f "$d/nginx/nginx.pid" ] || return 0
+  kill "$(cat "$d/nginx/nginx.pid")" 2>/dev/null || true
+  local i
+  for i in $(seq 50); do [ -f "$d/nginx/nginx.pid" ] || break; sleep 0.05; done
+  rm -f "$d/nginx/nginx.pid"
+}
+
+# setup_cluster DIR: a CA, a serving certificate, a token and a signed
+# cluster-info served by nginx. Sets PORT, TOKEN, PIN, ROOT_PIN, SERVER.
+setup_cluster() {
+  local d=$1
+  mkdir -p "$d"
+  mkca "$d" ca
+  mkleaf "$d" server ca
+  PORT=$("$TOOLS/freeport")
+  SERVER="https://127.0.0.1:$PORT"
+  TOKEN=$("$KJOIN" token generate)
+  PIN=$(spki_pin "$d/ca.crt")
+  ROOT_PIN=$(root_pin "$d/ca.crt")
+  echo "$TOKEN" >"$d/token"
+  chmod 600 "$d/token"
+  cluster_kubeconfig "$SERVER" "$d/ca.crt" >"$d/cluster.kubeconfig"
+  mkdir -p "$d/www"
+  "$KJOIN" cluster-info sign --kubeconfig "$d/cluster.kubeconfig" --token-file "$d/token" >"$d/www/cluster-info"
+  start_nginx "$d" "$PORT" "$d/server.crt" "$d/server.key"
+}
