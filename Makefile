@@ -71,7 +71,7 @@ headers:
 	  printf '#include <kjoin/%s>\n' $${h##*/} | $(CC) -std=c11 -pedantic -Wall -Wextra -Werror -Iinclude -x c -fsyntax-only -; \
 	  echo "header $$h compiles alone"; done
 
-integration: $(BUILD)/kjoin $(TOOL_BIN)
+integration: $(BUILD)/kjoin $(BUILD)/tools/freeport
 	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/integration/run.sh
 
 demo: deps all $(BUILD)/tools/freeport

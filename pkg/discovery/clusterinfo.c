@@ -50,11 +50,9 @@ kjoin_code kjoin_cluster_info_parse(const char *json, size_t len, const char *to
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     json_tokener_set_flags(tk, JSON_TOKENER_STRICT);
     json_object *root = json_tokener_parse_ex(tk, json, (int)len);
+    /* Strict mode also refuses anything but white space after the object. */
     enum json_tokener_error jerr = json_tokener_get_error(tk);
-    size_t end = json_tokener_get_parse_end(tk);
     json_tokener_free(tk);
-    while (root && end < len && (json[end] == ' ' || json[end] == '\n' || json[end] == '\r' || json[end] == '\t'))
-        end++;
 
     kjoin_code rc = KJOIN_OK;
     kjoin_cluster_info ci = {0};
@@ -64,8 +62,6 @@ kjoin_code kjoin_cluster_info_parse(const char *json, size_t len, const char *to
         rc = kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info is not valid JSON: %s",
                            jerr == json_tokener_continue ? "unexpected end of input"
                                                          : json_tokener_error_desc(jerr));
-    else if (end != len)
-        rc = kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info has trailing data after the JSON object");
     else if (!json_object_is_type(root, json_type_object) ||
              !json_object_object_get_ex(root, "kind", &kind) ||
              !json_object_is_type(kind, json_type_string) ||
@@ -130,7 +126,8 @@ kjoin_code kjoin_cluster_info_sign(const char *kubeconfig, size_t len, const kjo
             break;
         }
         char *sig = NULL;
-        rc = kjoin_jws_sign(kubeconfig, len, &sorted[i], &sig, err);
+        rc = kjoin_jws_sign(kubeconfig, len, sorted[i].id, sorted[i].secret, KJOIN_TOKEN_SECRET_LEN,
+                            &sig, err);
         if (rc)
             break;
         char key[sizeof(JWS_KEY_PREFIX) + 16];

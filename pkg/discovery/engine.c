@@ -132,7 +132,9 @@ static kjoin_code check_and_build(run *r, const kjoin_endpoint *ep, const char *
         goto out;
     }
     *st = STAGE_SIGNATURE;
-    rc = kjoin_jws_verify(first.jws, first.kubeconfig, first.kubeconfig_len, o->discovery_token, err);
+    const kjoin_token *tok = o->discovery_token;
+    rc = kjoin_jws_verify(first.jws, first.kubeconfig, first.kubeconfig_len, tok->id, tok->secret,
+                          KJOIN_TOKEN_SECRET_LEN, err);
     if (rc)
         goto out;
     *st = STAGE_OTHER;

@@ -11,10 +11,14 @@
 #define MAC_LEN 32
 #define MAX_HEADER_B64 4096
 
-/* HMAC-SHA256 over "<header_b64>.<b64url(content)>" keyed with the secret. */
+typedef struct hs256_key {
+    const void *bytes;
+    size_t len;
+} hs256_key;
+
+/* HMAC-SHA256 over "<header_b64>.<b64url(content)>". */
 static kjoin_code mac_over(const char *header_b64, size_t header_len, const char *content,
-                           size_t content_len, const kjoin_token *tok, unsigned char mac[MAC_LEN],
-                           kjoin_err *err)
+                           size_t content_len, hs256_key key, unsigned char mac[MAC_LEN], kjoin_err *err)
 {
     KJOIN_AUTO_FREE char *payload = kjoin_b64_encode(content, content_len, true);
     if (!payload)
@@ -28,23 +32,39 @@ static kjoin_code mac_over(const char *header_b64, size_t header_len, const char
     memcpy(input + header_len + 1, payload, payload_len);
 
     size_t mac_len = 0;
-    if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, tok->secret, strlen(tok->secret),
+    /* OpenSSL refuses a NULL key even when it is empty. */
+    static const unsigned char no_key[1];
+    if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key.len ? key.bytes : no_key, key.len,
                    (unsigned char *)input, header_len + 1 + payload_len, mac, MAC_LEN, &mac_len) ||
         mac_len != MAC_LEN)
         return kjoin_err_ossl(err, KJOIN_E_OTHER, "HMAC-SHA256 failed");
     return KJOIN_OK;
 }
 
-kjoin_code kjoin_jws_sign(const char *content, size_t content_len, const kjoin_token *tok,
-                          char **out, kjoin_err *err)
+static bool valid_kid(const char *kid)
 {
-    char header[64];
-    snprintf(header, sizeof(header), "{\"alg\":\"HS256\",\"kid\":\"%s\"}", tok->id);
+    size_t n = strlen(kid);
+    if (n == 0 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((kid[i] >= 'a' && kid[i] <= 'z') || (kid[i] >= '0' && kid[i] <= '9')))
+            return false;
+    return true;
+}
+
+kjoin_code kjoin_jws_sign(const char *content, size_t content_len, const char *kid, const void *key,
+                          size_t key_len, char **out, kjoin_err *err)
+{
+    if (!valid_kid(kid))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "JWS key id must be 1-64 characters of [a-z0-9]");
+    char header[96];
+    snprintf(header, sizeof(header), "{\"alg\":\"HS256\",\"kid\":\"%s\"}", kid);
     KJOIN_AUTO_FREE char *header_b64 = kjoin_b64_encode(header, strlen(header), true);
     if (!header_b64)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     unsigned char mac[MAC_LEN];
-    kjoin_code rc = mac_over(header_b64, strlen(header_b64), content, content_len, tok, mac, err);
+    kjoin_code rc = mac_over(header_b64, strlen(header_b64), content, content_len,
+                             (hs256_key){key, key_len}, mac, err);
     if (rc)
         return rc;
     KJOIN_AUTO_FREE char *sig = kjoin_b64_encode(mac, MAC_LEN, true);
@@ -61,15 +81,14 @@ kjoin_code kjoin_jws_sign(const char *content, size_t content_len, const kjoin_t
 
 /* Checks the decoded protected header against what HS256 with this token
  * allows. */
-static kjoin_code check_header(const unsigned char *json, size_t len, const kjoin_token *tok,
-                               kjoin_err *err)
+static kjoin_code check_header(const unsigned char *json, size_t len, const char *kid, kjoin_err *err)
 {
     json_tokener *tk = json_tokener_new();
     if (!tk)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     json_tokener_set_flags(tk, JSON_TOKENER_STRICT);
     json_object *hdr = json_tokener_parse_ex(tk, (const char *)json, (int)len);
-    bool complete = hdr && json_tokener_get_parse_end(tk) == len;
+    bool complete = hdr != NULL; /* strict mode refuses trailing data */
     json_tokener_free(tk);
     kjoin_code rc = KJOIN_OK;
     json_object *v = NULL;
@@ -83,9 +102,9 @@ static kjoin_code check_header(const unsigned char *json, size_t len, const kjoi
                            json_object_get_string(v));
     else if (json_object_object_get_ex(hdr, "kid", &v) &&
              (!json_object_is_type(v, json_type_string) ||
-              strcmp(json_object_get_string(v), tok->id) != 0))
+              strcmp(json_object_get_string(v), kid) != 0))
         rc = kjoin_err_set(err, KJOIN_E_TRUST, "JWS key id \"%.32s\" is not the token id \"%s\"",
-                           json_object_get_string(v), tok->id);
+                           json_object_get_string(v), kid);
     else if (json_object_object_get_ex(hdr, "crit", NULL))
         rc = kjoin_err_set(err, KJOIN_E_TRUST, "JWS header lists critical extensions; none are supported");
     else if (json_object_object_get_ex(hdr, "b64", &v) && !json_object_get_boolean(v))
@@ -94,19 +113,21 @@ static kjoin_code check_header(const unsigned char *json, size_t len, const kjoi
     return rc;
 }
 
-kjoin_code kjoin_jws_verify(const char *jws, const char *content, size_t content_len,
-                            const kjoin_token *tok, kjoin_err *err)
+kjoin_code kjoin_jws_verify(const char *jws, const char *content, size_t content_len, const char *kid,
+                            const void *key, size_t key_len, kjoin_err *err)
 {
+    if (key_len == 0)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "refusing to verify a JWS with an empty key");
     if (!jws || !*jws)
         return kjoin_err_set(err, KJOIN_E_TRUST,
                              "empty signature for token id \"%s\": the token is invalid for this "
                              "cluster or has expired",
-                             tok->id);
+                             kid);
     const char *dots = strstr(jws, "..");
     if (!dots || strchr(dots + 2, '.') || memchr(jws, '.', (size_t)(dots - jws)))
         return kjoin_err_set(err, KJOIN_E_TRUST,
                              "signature for token id \"%s\" is not a detached JWS (header..signature)",
-                             tok->id);
+                             kid);
     size_t header_len = (size_t)(dots - jws);
     if (header_len == 0 || header_len > MAX_HEADER_B64)
         return kjoin_err_set(err, KJOIN_E_TRUST, "JWS header has an invalid length (%zu)", header_len);
@@ -118,7 +139,7 @@ kjoin_code kjoin_jws_verify(const char *jws, const char *content, size_t content
     if (rc) {
         return kjoin_err_set(err, KJOIN_E_TRUST, "JWS header: %s", inner.msg);
     }
-    rc = check_header(header, hlen, tok, err);
+    rc = check_header(header, hlen, kid, err);
     free(header);
     if (rc)
         return rc;
@@ -128,12 +149,12 @@ kjoin_code kjoin_jws_verify(const char *jws, const char *content, size_t content
         return kjoin_err_set(err, KJOIN_E_TRUST, "JWS signature: %s", inner.msg);
 
     unsigned char mac[MAC_LEN];
-    rc = mac_over(jws, header_len, content, content_len, tok, mac, err);
+    rc = mac_over(jws, header_len, content, content_len, (hs256_key){key, key_len}, mac, err);
     if (!rc && (slen != MAC_LEN || CRYPTO_memcmp(mac, sig, MAC_LEN) != 0))
         rc = kjoin_err_set(err, KJOIN_E_TRUST,
                            "JWS signature for token id \"%s\" does not match the cluster-info "
                            "kubeconfig: wrong token secret or tampered data",
-                           tok->id);
+                           kid);
     OPENSSL_cleanse(mac, sizeof(mac));
     free(sig);
     return rc;

@@ -35,13 +35,23 @@ static bool is_url_char(char c)
            c == '-' || c == '_';
 }
 
-/* Decodes the standard alphabet (whitespace tolerated, padding as OpenSSL
- * requires) into a fresh buffer. */
+static bool is_std_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '/' || c == '=' || c == '\n' || c == '\r' || c == ' ' || c == '\t';
+}
+
+/* Decodes the standard alphabet (white space tolerated, padding as OpenSSL
+ * requires) into a fresh buffer. OpenSSL's decoder is lenient about some
+ * characters, so the alphabet is checked first. */
 static kjoin_code decode_std(const char *in, size_t len, unsigned char **out, size_t *out_len,
                              kjoin_err *err)
 {
     if (len > INT_MAX)
         return kjoin_err_set(err, KJOIN_E_TRUST, "base64 input too large");
+    for (size_t i = 0; i < len; i++)
+        if (!is_std_char(in[i]))
+            return kjoin_err_set(err, KJOIN_E_TRUST, "invalid base64 character at offset %zu", i);
     unsigned char *buf = malloc(len / 4 * 3 + 4);
     if (!buf)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");

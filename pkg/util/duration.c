@@ -37,9 +37,10 @@ kjoin_code kjoin_duration_parse(const char *s, int64_t *out_ms, kjoin_err *err)
         int64_t whole = 0;
         const char *start = s;
         while (*s >= '0' && *s <= '9') {
-            if (whole > (MAX_NS - 9) / 10)
+            int digit = *s++ - '0';
+            if (whole > (MAX_NS - digit) / 10)
                 return kjoin_err_set(err, KJOIN_E_USAGE, "invalid duration \"%s\": overflow", orig);
-            whole = whole * 10 + (*s++ - '0');
+            whole = whole * 10 + digit;
         }
         int64_t frac = 0, scale = 1;
         bool has_frac_digits = false;

@@ -1,0 +1,28 @@
+/* A detached JWS and its content, split at the first newline. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kjoin/jws.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    if (!s)
+        return 0;
+    memcpy(s, data, size);
+    s[size] = '\0';
+    char *content = strchr(s, '\n');
+    size_t content_len = 0;
+    if (content) {
+        *content++ = '\0';
+        content_len = size - (size_t)(content - s);
+    } else {
+        content = s + size;
+    }
+    kjoin_jws_verify(s, content, content_len, "joshua", "my voice is my passcode", 23, NULL);
+    free(s);
+    return 0;
+}

@@ -1,0 +1,192 @@
+#include <stdio.h>
+#include <string.h>
+
+#include <kjoin/discovery.h>
+#include <kjoin/jws.h>
+
+#include "testutil.h"
+
+static void test_endpoints(void **state)
+{
+    (void)state;
+    struct {
+        const char *in, *host, *authority;
+        unsigned port;
+    } good[] = {
+        {"10.0.0.1:6443", "10.0.0.1", "10.0.0.1:6443", 6443},
+        {"[::1]:6443", "::1", "[::1]:6443", 6443},
+        {"https://api.example.com:443", "api.example.com", "api.example.com:443", 443},
+        {"HTTPS://[fe80::1]:6443/", "fe80::1", "[fe80::1]:6443", 6443},
+        {"localhost:1", "localhost", "localhost:1", 1},
+        {"k8s-api.internal:65535", "k8s-api.internal", "k8s-api.internal:65535", 65535},
+    };
+    for (size_t i = 0; i < TU_LEN(good); i++) {
+        kjoin_endpoint ep;
+        kjoin_err err;
+        if (kjoin_endpoint_parse(good[i].in, &ep, &err) != KJOIN_OK)
+            fail_msg("\"%s\": %s", good[i].in, err.msg);
+        assert_string_equal(ep.host, good[i].host);
+        assert_string_equal(ep.authority, good[i].authority);
+        assert_int_equal(ep.port, good[i].port);
+    }
+    const char *bad[] = {"", "::1:6443", "host", "host:", "host:0", "host:65536", "host:6443x", "http://h:1",
+                         "ftp://h:1", "[::1]6443", "[zz]:1", "[::1]:", "-bad-:1", "a..b:1", ":6443",
+                         "host:6443/path", "1.2.3.4:-1", "host name:1", "[10.0.0.1]:1", "host:0006443",
+                         "https://", "h_st:1"};
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        kjoin_endpoint ep = {.port = 7};
+        if (kjoin_endpoint_parse(bad[i], &ep, NULL) != KJOIN_E_USAGE)
+            fail_msg("accepted endpoint \"%s\"", bad[i]);
+        assert_int_equal(ep.port, 7);
+    }
+}
+
+/* The real API server's bodies (compact, and pretty-printed for curl's user
+ * agent) parse alike; every signed token verifies; unsigned ones have no key. */
+static void test_real_cluster_info(void **state)
+{
+    (void)state;
+    size_t compact_len, pretty_len, content_len;
+    char *compact = tu_read("testdata/real-apiserver/cluster-info.anon.body", &compact_len);
+    char *pretty = tu_read("testdata/real-apiserver/cluster-info.anon.http1.1.curl-ua.body", &pretty_len);
+    char *content = tu_read("testdata/real-apiserver/cluster-info.kubeconfig-content.txt", &content_len);
+    json_object *root = tu_json("testdata/real-apiserver/tokens.json");
+    json_object *tokens = json_object_object_get(root, "tokens");
+    for (size_t i = 0; i < json_object_array_length(tokens); i++) {
+        json_object *t = json_object_array_get_idx(tokens, i);
+        const char *id = tu_str(t, "id"), *secret = tu_str(t, "secret"), *want = tu_str(t, "jws_in_cluster_info");
+        kjoin_cluster_info a, b;
+        assert_int_equal(kjoin_cluster_info_parse(compact, compact_len, id, &a, NULL), KJOIN_OK);
+        assert_int_equal(kjoin_cluster_info_parse(pretty, pretty_len, id, &b, NULL), KJOIN_OK);
+        assert_int_equal(a.kubeconfig_len, content_len);
+        assert_memory_equal(a.kubeconfig, content, content_len);
+        assert_int_equal(b.kubeconfig_len, content_len);
+        assert_memory_equal(b.kubeconfig, content, content_len);
+        if (want) {
+            assert_string_equal(a.jws, want);
+            assert_string_equal(b.jws, want);
+            assert_int_equal(kjoin_jws_verify(a.jws, a.kubeconfig, a.kubeconfig_len, id, secret, strlen(secret), NULL),
+                             KJOIN_OK);
+        } else {
+            assert_null(a.jws);
+            assert_null(b.jws);
+        }
+        kjoin_cluster_info_release(&a);
+        kjoin_cluster_info_release(&b);
+    }
+    json_object_put(root);
+    free(compact);
+    free(pretty);
+    free(content);
+}
+
+/* cluster-info sign reproduces the real ConfigMap's signatures byte for byte. */
+static void test_sign_reproduces_control_plane(void **state)
+{
+    (void)state;
+    size_t len, body_len;
+    char *content = tu_read("testdata/real-apiserver/cluster-info.kubeconfig-content.txt", &len);
+    char *body = tu_read("testdata/real-apiserver/cluster-info.anon.body", &body_len);
+    kjoin_token toks[3];
+    const char *given[] = {"cig1fj.t385dkb58bnqdjfr", "abcdef.0123456789abcdef", "07401b.f395accd246ae52d"};
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(kjoin_token_parse(given[i], &toks[i], NULL), KJOIN_OK);
+    char *json = NULL;
+    assert_int_equal(kjoin_cluster_info_sign(content, len, toks, 3, &json, NULL), KJOIN_OK);
+    json_object *ours = json_tokener_parse(json), *real = json_tokener_parse(body);
+    json_object *od = json_object_object_get(ours, "data"), *rd = json_object_object_get(real, "data");
+    assert_int_equal(json_object_object_length(od), json_object_object_length(rd));
+    json_object_object_foreach(rd, key, val)
+    {
+        json_object *mine = NULL;
+        assert_true(json_object_object_get_ex(od, key, &mine));
+        assert_string_equal(json_object_get_string(mine), json_object_get_string(val));
+    }
+    assert_string_equal(tu_str(ours, "kind"), "ConfigMap");
+    assert_string_equal(tu_str(json_object_object_get(ours, "metadata"), "namespace"), "kube-public");
+    /* keys come out sorted by token id, as Go marshals maps */
+    assert_true(strstr(json, "jws-kubeconfig-07401b") < strstr(json, "jws-kubeconfig-abcdef"));
+    json_object_put(ours);
+    json_object_put(real);
+    free(json);
+    toks[1] = toks[0];
+    assert_int_equal(kjoin_cluster_info_sign(content, len, toks, 2, &json, NULL), KJOIN_E_USAGE);
+    free(content);
+    free(body);
+}
+
+static void test_malformed_cluster_info(void **state)
+{
+    (void)state;
+    struct {
+        const char *body, *why;
+    } bad[] = {
+        {"", "not valid JSON"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"x\"}", "not valid JSON"},
+        {"[1,2]", "not a ConfigMap"},
+        {"{\"kind\":\"Status\",\"code\":403}", "not a ConfigMap"},
+        {"{\"data\":{\"kubeconfig\":\"x\"}}", "not a ConfigMap"},
+        {"{\"kind\":\"ConfigMap\"}", "has no data"},
+        {"{\"kind\":\"ConfigMap\",\"data\":[]}", "has no data"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{}}", "no kubeconfig"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"\"}}", "no kubeconfig"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":7}}", "not a string"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"a\\u0000b\"}}", "NUL"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"x\",\"jws-kubeconfig-abcdef\":null}}", "not a string"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"x\"}} {}", "not valid JSON"},
+        {"{'kind':'ConfigMap'}", "not valid JSON"},
+    };
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        kjoin_cluster_info ci = {.jws = (char *)"untouched"};
+        kjoin_err err;
+        assert_int_equal(kjoin_cluster_info_parse(bad[i].body, strlen(bad[i].body), "abcdef", &ci, &err), KJOIN_E_TRUST);
+        if (!strstr(err.msg, bad[i].why))
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, bad[i].why);
+        assert_string_equal(ci.jws, "untouched");
+    }
+    size_t len;
+    char *forbidden = tu_read("testdata/real-apiserver/configmap-missing.kube-public.anon.body", &len);
+    kjoin_cluster_info ci;
+    assert_int_equal(kjoin_cluster_info_parse(forbidden, len, "abcdef", &ci, NULL), KJOIN_E_TRUST);
+    free(forbidden);
+}
+
+/* Checks the engine makes before any network access. */
+static void test_engine_input_checks(void **state)
+{
+    (void)state;
+    kjoin_token tok;
+    kjoin_token_parse("abcdef.0123456789abcdef", &tok, NULL);
+    kjoin_endpoint ep;
+    kjoin_endpoint_parse("127.0.0.1:1", &ep, NULL);
+    kjoin_pinset *none = kjoin_pinset_new();
+    kjoin_token_discovery o = {.endpoints = &ep, .n_endpoints = 1, .discovery_token = &tok,
+                               .tls_bootstrap_token = &tok, .pins = none, .timeout_ms = 300};
+    kjoin_join_result r = {0};
+    kjoin_err err;
+    assert_int_equal(kjoin_discover_token(&o, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "unsafe"));
+    o.unsafe_skip_ca_verification = true;
+    o.n_endpoints = 0;
+    assert_int_equal(kjoin_discover_token(&o, &r, &err), KJOIN_E_USAGE);
+    o.n_endpoints = KJOIN_MAX_ENDPOINTS + 1;
+    assert_int_equal(kjoin_discover_token(&o, &r, &err), KJOIN_E_USAGE);
+    /* nothing listens on port 1: retried until the deadline, then a timeout */
+    o.n_endpoints = 1;
+    assert_int_equal(kjoin_discover_token(&o, &r, &err), KJOIN_E_TIMEOUT);
+    assert_non_null(strstr(err.msg, "timed out after 300ms"));
+    assert_null(r.kubeconfig);
+    kjoin_pinset_free(none);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_endpoints),
+        cmocka_unit_test(test_real_cluster_info),
+        cmocka_unit_test(test_sign_reproduces_control_plane),
+        cmocka_unit_test(test_malformed_cluster_info),
+        cmocka_unit_test(test_engine_input_checks),
+    };
+    return cmocka_run_group_tests_name("discovery", tests, NULL, NULL);
+}

@@ -1,0 +1,145 @@
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kjoin/token.h>
+
+#include "testutil.h"
+
+/* Upstream IsValidBootstrapToken and kubeadm discovery vectors. */
+static void test_upstream_vectors(void **state)
+{
+    (void)state;
+    json_object *root = tu_json("testdata/token/token.json");
+    const char *sets[] = {"is_valid_bootstrap_token", "kubeadm_discovery"};
+    size_t checked = 0;
+    for (size_t s = 0; s < TU_LEN(sets); s++) {
+        json_object *list = json_object_object_get(root, sets[s]);
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+            json_object *v = json_object_array_get_idx(list, i);
+            const char *tok = tu_str(v, "token");
+            bool valid = json_object_get_boolean(json_object_object_get(v, "valid"));
+            kjoin_token t;
+            kjoin_err err;
+            kjoin_code rc = kjoin_token_parse(tok, &t, &err);
+            if ((rc == KJOIN_OK) != valid)
+                fail_msg("token \"%s\": parse gave %d, upstream says valid=%d", tok, rc, valid);
+            if (!valid)
+                assert_int_equal(rc, KJOIN_E_USAGE);
+            checked++;
+        }
+    }
+    json_object *ids = json_object_object_get(root, "is_valid_bootstrap_token_id");
+    for (size_t i = 0; i < json_object_array_length(ids); i++) {
+        json_object *v = json_object_array_get_idx(ids, i);
+        assert_int_equal(kjoin_token_id_valid(tu_str(v, "token_id")),
+                         json_object_get_boolean(json_object_object_get(v, "valid")));
+        checked++;
+    }
+    assert_true(checked >= 25);
+    json_object_put(root);
+}
+
+static void test_parse_splits_id_and_secret(void **state)
+{
+    (void)state;
+    kjoin_token t;
+    assert_int_equal(kjoin_token_parse("abcdef.0123456789abcdef", &t, NULL), KJOIN_OK);
+    assert_string_equal(t.id, "abcdef");
+    assert_string_equal(t.secret, "0123456789abcdef");
+    char buf[KJOIN_TOKEN_STR_MAX];
+    kjoin_token_format(&t, buf);
+    assert_string_equal(buf, "abcdef.0123456789abcdef");
+    kjoin_token_masked(&t, buf);
+    assert_string_equal(buf, "abcdef.****************");
+    kjoin_token_clear(&t);
+    assert_int_equal(t.secret[0], 0);
+}
+
+static void test_parse_rejects_without_echoing_secret(void **state)
+{
+    (void)state;
+    const char *bad[] = {"abcdef.0123456789ABCDEF", "abcdef.0123456789abcde!", "abcdef.0123456789abcdef0",
+                         "abcdef:0123456789abcdef", "ABCDEF.0123456789abcdef", " abcdef.0123456789abcdef",
+                         "abcdef.0123456789abcde", "", "abcdef0123456789abcdefg"};
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        kjoin_token t = {.id = "keep"};
+        kjoin_err err;
+        assert_int_equal(kjoin_token_parse(bad[i], &t, &err), KJOIN_E_USAGE);
+        assert_string_equal(t.id, "keep"); /* out untouched on failure */
+        const char *dot = strchr(bad[i], '.');
+        if (dot && strlen(dot + 1) > 4)
+            assert_null(strstr(err.msg, dot + 1));
+    }
+}
+
+static void test_generate_is_well_formed_and_spread(void **state)
+{
+    (void)state;
+    unsigned seen[36] = {0};
+    for (int n = 0; n < 2000; n++) {
+        kjoin_token t;
+        assert_int_equal(kjoin_token_generate(&t, NULL), KJOIN_OK);
+        char s[KJOIN_TOKEN_STR_MAX];
+        kjoin_token_format(&t, s);
+        kjoin_token back;
+        assert_int_equal(kjoin_token_parse(s, &back, NULL), KJOIN_OK);
+        for (const char *p = s; *p; p++)
+            if (*p != '.')
+                seen[*p <= '9' ? *p - '0' : *p - 'a' + 10]++;
+    }
+    /* 44000 draws over 36 symbols: about 1222 each. A biased or broken
+     * generator (say, modulo of a byte, or a missing letter) falls outside. */
+    for (int i = 0; i < 36; i++)
+        if (seen[i] < 1000 || seen[i] > 1450)
+            fail_msg("symbol %d drawn %u times out of 44000", i, seen[i]);
+}
+
+static void test_read_file_first_line(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir();
+    char path[256];
+    snprintf(path, sizeof(path), "%s/token", dir);
+    struct {
+        const char *content;
+        kjoin_code want;
+    } cases[] = {
+        {"abcdef.0123456789abcdef\n", KJOIN_OK},
+        {"  abcdef.0123456789abcdef \r\nsecond line\n", KJOIN_OK},
+        {"abcdef.0123456789abcdef", KJOIN_OK},
+        {"\nabcdef.0123456789abcdef\n", KJOIN_E_USAGE},
+        {"abcdef.0123456789abcdeX\n", KJOIN_E_USAGE},
+        {"", KJOIN_E_USAGE},
+    };
+    for (size_t i = 0; i < TU_LEN(cases); i++) {
+        FILE *f = fopen(path, "w");
+        fputs(cases[i].content, f);
+        fclose(f);
+        kjoin_token t;
+        kjoin_err err;
+        assert_int_equal(kjoin_token_read_file(path, &t, &err), cases[i].want);
+        if (cases[i].want == KJOIN_OK)
+            assert_string_equal(t.secret, "0123456789abcdef");
+        else
+            assert_null(strstr(err.msg, "0123456789abcde"));
+    }
+    kjoin_token t;
+    kjoin_err err;
+    assert_int_equal(kjoin_token_read_file("/nonexistent/token", &t, &err), KJOIN_E_USAGE);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_upstream_vectors),
+        cmocka_unit_test(test_parse_splits_id_and_secret),
+        cmocka_unit_test(test_parse_rejects_without_echoing_secret),
+        cmocka_unit_test(test_generate_is_well_formed_and_spread),
+        cmocka_unit_test(test_read_file_first_line),
+    };
+    return cmocka_run_group_tests_name("token", tests, NULL, NULL);
+}

@@ -1,0 +1,166 @@
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kjoin/util.h>
+
+#include "testutil.h"
+
+/* Go's time.ParseDuration cases (in milliseconds, rounded up), plus our
+ * rule that a timeout must be positive. */
+static void test_duration_parse(void **state)
+{
+    (void)state;
+    struct {
+        const char *in;
+        int64_t ms;
+    } good[] = {
+        {"5s", 5000}, {"30s", 30000}, {"1478s", 1478000}, {"5.0s", 5000}, {"5.6s", 5600}, {"5.s", 5000},
+        {".5s", 500}, {"1.004s", 1004}, {"100.00100s", 100001}, {"10ns", 1}, {"11us", 1},
+        {"12\xc2\xb5s", 1}, {"12\xce\xbcs", 1}, {"13ms", 13}, {"15m", 900000}, {"16h", 57600000},
+        {"3h30m", 12600000}, {"10.5s4m", 250500}, {"1h2m3s4ms5us6ns", 3723005},
+        {"39h9m14.425s", 140954425}, {"52763797000ns", 52764}, {"300ms", 300}, {"5m", 300000},
+        {"1h30m", 5400000}, {"0.5h", 1800000}, {"9223372036854775807ns", 9223372036855},
+    };
+    for (size_t i = 0; i < TU_LEN(good); i++) {
+        int64_t ms = -1;
+        kjoin_err err;
+        if (kjoin_duration_parse(good[i].in, &ms, &err) != KJOIN_OK)
+            fail_msg("\"%s\": %s", good[i].in, err.msg);
+        if (ms != good[i].ms)
+            fail_msg("\"%s\": %lld ms, want %lld", good[i].in, (long long)ms, (long long)good[i].ms);
+    }
+    const char *bad[] = {"", "0", "0s", "3", "-5s", "+5s", "-", "s", ".", ".s", "+.s", "1d", "5 s", "5s ",
+                         "9223372036854775808ns", "3000000h", "1.5", "5sm", "ms"};
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        int64_t ms = 42;
+        if (kjoin_duration_parse(bad[i], &ms, NULL) != KJOIN_E_USAGE)
+            fail_msg("accepted \"%s\"", bad[i]);
+        assert_int_equal(ms, 42);
+    }
+}
+
+static void test_duration_format(void **state)
+{
+    (void)state;
+    struct {
+        int64_t ms;
+        const char *out;
+    } cases[] = {{300000, "5m0s"}, {1500, "1.5s"}, {300, "300ms"}, {5400000, "1h30m0s"},
+                 {2000, "2s"}, {3723005, "1h2m3.005s"}, {0, "0ms"}};
+    char buf[32];
+    for (size_t i = 0; i < TU_LEN(cases); i++)
+        assert_string_equal(kjoin_duration_format(cases[i].ms, buf, sizeof(buf)), cases[i].out);
+}
+
+static void test_base64(void **state)
+{
+    (void)state;
+    const unsigned char bytes[] = {0xfb, 0xff, 0xbf, 0x00, 0x61};
+    char *url = kjoin_b64_encode(bytes, sizeof(bytes), true);
+    char *std = kjoin_b64_encode(bytes, sizeof(bytes), false);
+    assert_string_equal(url, "-_-_AGE");
+    assert_string_equal(std, "+/+/AGE=");
+    unsigned char *back = NULL;
+    size_t n = 0;
+    assert_int_equal(kjoin_b64_decode(url, strlen(url), true, &back, &n, NULL), KJOIN_OK);
+    assert_int_equal(n, sizeof(bytes));
+    assert_memory_equal(back, bytes, n);
+    free(back);
+    assert_int_equal(kjoin_b64_decode("+/+/\nAGE=\n", 10, false, &back, &n, NULL), KJOIN_OK);
+    assert_memory_equal(back, bytes, n);
+    free(back);
+    const char *bad_url[] = {"-_-_AGE=", "+/+/AGE", "-_-_AG", "-_-_AGF", "-_ -_AGE", "A"};
+    for (size_t i = 0; i < TU_LEN(bad_url); i++)
+        if (kjoin_b64_decode(bad_url[i], strlen(bad_url[i]), true, &back, &n, NULL) != KJOIN_E_TRUST)
+            fail_msg("url decode accepted \"%s\"", bad_url[i]);
+    const char *bad_std[] = {"!!!!", "-_-_AGE=", "AG=E"};
+    for (size_t i = 0; i < TU_LEN(bad_std); i++)
+        if (kjoin_b64_decode(bad_std[i], strlen(bad_std[i]), false, &back, &n, NULL) != KJOIN_E_TRUST)
+            fail_msg("std decode accepted \"%s\"", bad_std[i]);
+    free(url);
+    free(std);
+}
+
+static void test_atomic_write(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir();
+    char path[256], nested[256];
+    snprintf(path, sizeof(path), "%s/out.conf", dir);
+    snprintf(nested, sizeof(nested), "%s/a/b/out.conf", dir);
+    kjoin_write_result wr;
+    kjoin_err err;
+    struct stat st;
+
+    assert_int_equal(kjoin_file_write_atomic(path, "one", 3, false, &wr, NULL), KJOIN_OK);
+    assert_int_equal(wr, KJOIN_WRITE_CREATED);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    ino_t ino = st.st_ino;
+
+    chmod(path, 0644);
+    assert_int_equal(kjoin_file_write_atomic(path, "one", 3, false, &wr, NULL), KJOIN_OK);
+    assert_int_equal(wr, KJOIN_WRITE_UNCHANGED);
+    stat(path, &st);
+    assert_int_equal(st.st_ino, ino);
+    assert_int_equal(st.st_mode & 0777, 0600);
+
+    assert_int_equal(kjoin_file_write_atomic(path, "two", 3, false, &wr, &err), KJOIN_E_OUTPUT);
+    assert_non_null(strstr(err.msg, "--force"));
+    char *now = tu_read(path, NULL);
+    assert_string_equal(now, "one");
+    free(now);
+
+    assert_int_equal(kjoin_file_write_atomic(path, "two", 3, true, &wr, NULL), KJOIN_OK);
+    assert_int_equal(wr, KJOIN_WRITE_REPLACED);
+    now = tu_read(path, NULL);
+    assert_string_equal(now, "two");
+    free(now);
+
+    assert_int_equal(kjoin_file_write_atomic(nested, "x", 1, false, &wr, NULL), KJOIN_OK);
+    assert_int_equal(kjoin_file_write_atomic(dir, "x", 1, true, &wr, &err), KJOIN_E_OUTPUT);
+    assert_int_equal(kjoin_file_write_atomic("/proc/kjoin/x", "x", 1, false, &wr, NULL), KJOIN_E_OUTPUT);
+
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "test -z \"$(find %s -name '*.kjoin-*')\"", dir);
+    assert_int_equal(system(cmd), 0); /* no temporary file left */
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+}
+
+static void test_read_cap(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir();
+    char path[256];
+    snprintf(path, sizeof(path), "%s/f", dir);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 10000; i++)
+        fputc('x', f);
+    fclose(f);
+    char *buf = NULL;
+    size_t n = 0;
+    kjoin_err err;
+    assert_int_equal(kjoin_file_read(path, 9999, &buf, &n, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "larger than"));
+    assert_int_equal(kjoin_file_read(path, 10000, &buf, &n, NULL), KJOIN_OK);
+    assert_int_equal(n, 10000);
+    free(buf);
+    assert_int_equal(kjoin_file_read("/nonexistent", 10, &buf, &n, NULL), KJOIN_E_USAGE);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_duration_parse), cmocka_unit_test(test_duration_format),
+        cmocka_unit_test(test_base64),         cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_read_cap),
+    };
+    return cmocka_run_group_tests_name("util", tests, NULL, NULL);
+}

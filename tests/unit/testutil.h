@@ -1,0 +1,24 @@
+/* Shared by the cmocka unit tests; run from the repository root. */
+#ifndef KJOIN_TESTUTIL_H
+#define KJOIN_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <json-c/json.h>
+
+/* The whole file, NUL-terminated; fails the test when unreadable. */
+char *tu_read(const char *path, size_t *len);
+/* A parsed JSON file; fails the test when unreadable. Drop with json_object_put. */
+json_object *tu_json(const char *path);
+/* obj[key] as a string, or NULL. */
+const char *tu_str(json_object *obj, const char *key);
+/* Fresh empty directory under /tmp; newly-allocated path. */
+char *tu_tmpdir(void);
+
+#define TU_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif
