@@ -133,6 +133,15 @@ static kjoin_code resolve_tokens(const join_args *a, kjoin_token *disc, kjoin_to
     return rc;
 }
 
+/* Overwrites the secret of a token given on the command line, so that it
+ * does not stay visible in ps (it was visible until now: prefer --token-file). */
+static void scrub_argv_token(const char *arg)
+{
+    char *dot = arg ? strchr(arg, '.') : NULL;
+    if (dot)
+        memset(dot + 1, '*', strlen(dot + 1));
+}
+
 static void log_line(void *ctx, int level, const char *line)
 {
     if (level <= *(const long *)ctx)
@@ -209,6 +218,9 @@ int cmd_join(int argc, char **argv)
         rc = kjoin_endpoint_parse(argv[first + (int)i], &endpoints[i], &err);
     if (!rc)
         rc = resolve_tokens(&a, &disc, &tls, &err);
+    scrub_argv_token(a.token);
+    scrub_argv_token(a.discovery_token);
+    scrub_argv_token(a.tls_token);
     if (!rc && a.cluster_name && !valid_cluster_name(a.cluster_name))
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "invalid --cluster-name \"%s\": use letters, digits, '-', '.', '_'",
                            a.cluster_name);

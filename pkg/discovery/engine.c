@@ -131,8 +131,16 @@ static kjoin_code check_and_build(run *r, const kjoin_endpoint *ep, const char *
                            o->discovery_token->id);
         goto out;
     }
-    *st = STAGE_SIGNATURE;
     const kjoin_token *tok = o->discovery_token;
+    if (!*first.jws) {
+        /* The signer leaves the key empty for a token it will not sign: final. */
+        rc = kjoin_err_set(err, KJOIN_E_TRUST,
+                           "token id \"%s\" is invalid for this cluster or has expired (its signature is "
+                           "empty); create a new token on a control-plane node",
+                           tok->id);
+        goto out;
+    }
+    *st = STAGE_SIGNATURE;
     rc = kjoin_jws_verify(first.jws, first.kubeconfig, first.kubeconfig_len, tok->id, tok->secret,
                           KJOIN_TOKEN_SECRET_LEN, err);
     if (rc)
