@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <kjoin/pin.h>
+
 #include "cli.h"
 
 #define MAX_OPTS 32
@@ -138,4 +140,24 @@ kjoin_code cli_parse_long(const char *flag, const char *arg, long min, long max,
                              flag, min, max, arg);
     *out = v;
     return KJOIN_OK;
+}
+
+json_object *cli_cert_json(const kjoin_cert_info *c, bool detail)
+{
+    json_object *o = json_object_new_object(), *pins = json_object_new_array();
+    json_object_object_add(o, "subject", json_object_new_string(c->subject));
+    if (detail) {
+        json_object_object_add(o, "issuer", json_object_new_string(c->issuer));
+        json_object_object_add(o, "notBefore", json_object_new_string(c->not_before));
+    }
+    json_object_object_add(o, "notAfter", json_object_new_string(c->not_after));
+    if (detail) {
+        json_object_object_add(o, "role", json_object_new_string(kjoin_cert_role_name(c->role)));
+        json_object_object_add(o, "selfSigned", json_object_new_boolean(c->self_signed));
+    }
+    json_object_array_add(pins, json_object_new_string(c->spki_pin));
+    if (*c->root_pin)
+        json_object_array_add(pins, json_object_new_string(c->root_pin));
+    json_object_object_add(o, "pins", pins);
+    return o;
 }

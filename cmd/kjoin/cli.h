@@ -50,6 +50,11 @@ int cli_fail(cli_format format, const kjoin_err *err);
 /* Prints obj as one line of JSON on stdout and drops the reference. */
 void cli_print_json(json_object *obj);
 
+struct kjoin_cert_info;
+/* A certificate as JSON: subject, notAfter and pins; with detail also
+ * issuer, notBefore, role and selfSigned. New reference. */
+json_object *cli_cert_json(const struct kjoin_cert_info *c, bool detail);
+
 /* Parses a whole decimal number in [min, max]. Errors: KJOIN_E_USAGE. */
 kjoin_code cli_parse_long(const char *flag, const char *arg, long min, long max, long *out,
                           kjoin_err *err);

@@ -54,22 +54,6 @@ static void print_text(const kjoin_cert_info *c, size_t i)
         printf("    %s\n", c->root_pin);
 }
 
-static json_object *cert_json(const kjoin_cert_info *c)
-{
-    json_object *o = json_object_new_object(), *pins = json_object_new_array();
-    json_object_object_add(o, "subject", json_object_new_string(c->subject));
-    json_object_object_add(o, "issuer", json_object_new_string(c->issuer));
-    json_object_object_add(o, "notBefore", json_object_new_string(c->not_before));
-    json_object_object_add(o, "notAfter", json_object_new_string(c->not_after));
-    json_object_object_add(o, "role", json_object_new_string(kjoin_cert_role_name(c->role)));
-    json_object_object_add(o, "selfSigned", json_object_new_boolean(c->self_signed));
-    json_object_array_add(pins, json_object_new_string(c->spki_pin));
-    if (*c->root_pin)
-        json_object_array_add(pins, json_object_new_string(c->root_pin));
-    json_object_object_add(o, "pins", pins);
-    return o;
-}
-
 int cmd_ca_hash(int argc, char **argv)
 {
     ca_hash_args a = {.format = CLI_TEXT};
@@ -100,7 +84,7 @@ int cmd_ca_hash(int argc, char **argv)
             if (*pin)
                 printf("%s\n", pin);
         } else if (certs) {
-            json_object_array_add(certs, cert_json(c));
+            json_object_array_add(certs, cli_cert_json(c, true));
         } else {
             print_text(c, i);
         }

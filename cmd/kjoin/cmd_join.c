@@ -148,18 +148,6 @@ static void log_line(void *ctx, int level, const char *line)
         fprintf(stderr, "%s\n", line);
 }
 
-static json_object *cert_json(const kjoin_cert_info *c)
-{
-    json_object *o = json_object_new_object(), *pins = json_object_new_array();
-    json_object_object_add(o, "subject", json_object_new_string(c->subject));
-    json_object_object_add(o, "notAfter", json_object_new_string(c->not_after));
-    json_object_array_add(pins, json_object_new_string(c->spki_pin));
-    if (*c->root_pin)
-        json_object_array_add(pins, json_object_new_string(c->root_pin));
-    json_object_object_add(o, "pins", pins);
-    return o;
-}
-
 static void print_result(const join_args *a, const kjoin_join_result *r, const kjoin_token *disc,
                          const char *join_id)
 {
@@ -174,7 +162,7 @@ static void print_result(const join_args *a, const kjoin_join_result *r, const k
     for (size_t i = 0; i < kjoin_bundle_count(r->bundle); i++) {
         const kjoin_cert_info *c = kjoin_bundle_cert(r->bundle, i);
         if (c->trust == KJOIN_TRUST_ANCHOR || c->trust == KJOIN_TRUST_CHAINED)
-            json_object_array_add(certs, cert_json(c));
+            json_object_array_add(certs, cli_cert_json(c, false));
     }
     json_object_object_add(root, "caCertificates", certs);
     json_object_object_add(root, "attempts", json_object_new_int((int)r->attempts));

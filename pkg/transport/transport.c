@@ -267,15 +267,17 @@ kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *ou
         curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
         break;
     case KJOIN_TLS_PINNED:
-        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-        curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
-        curl_easy_setopt(curl, CURLOPT_SSL_CTX_DATA, &p);
-        break;
     case KJOIN_TLS_SYSTEM:
         curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
         curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-        curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, use_system_roots);
+        curl_easy_setopt(curl, CURLOPT_SSL_CTX_DATA, &p);
+        /* Only libcurl's OpenSSL backend runs this hook; without it, refuse. */
+        if (curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION,
+                             req->tls == KJOIN_TLS_PINNED ? on_ssl_ctx : use_system_roots) != CURLE_OK) {
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "libcurl is not built with OpenSSL; cannot verify %s",
+                               req->url);
+            goto out;
+        }
         break;
     }
 

@@ -2,9 +2,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include <kjoin/pin.h>
+#include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include <kjoin/pin.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,20 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
+
 #include <kjoin/discovery.h>
 #include <kjoin/pin.h>
 #include <kjoin/token.h>
 #include <kjoin/util.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *s = malloc(size + 1);
+    char *s = fuzz_string(data, size);
     if (!s)
         return 0;
-    memcpy(s, data, size);
-    s[size] = '\0';
     kjoin_endpoint ep;
     kjoin_endpoint_parse(s, &ep, NULL);
     kjoin_pinset *pins = kjoin_pinset_new();

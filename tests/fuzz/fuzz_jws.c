@@ -3,17 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <kjoin/jws.h>
+#include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include <kjoin/jws.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *s = malloc(size + 1);
+    char *s = fuzz_string(data, size);
     if (!s)
         return 0;
-    memcpy(s, data, size);
-    s[size] = '\0';
     char *content = strchr(s, '\n');
     size_t content_len = 0;
     if (content) {

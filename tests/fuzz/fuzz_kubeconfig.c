@@ -2,10 +2,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "fuzz.h"
+
 #include <kjoin/kubeconfig.h>
 #include <kjoin/pin.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
