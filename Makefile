@@ -32,7 +32,7 @@ $(BUILD)/obj/%.o: %.c
 
 $(BUILD)/libkjoin.a: $(PKG_OBJ)
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/kjoin: $(CMD_OBJ) $(BUILD)/libkjoin.a
 	$(CC) $(KJOIN_LDFLAGS) $^ $(LIBS) -o $@

@@ -14,7 +14,7 @@
 typedef struct kjoin_cluster {
     char *name;           /* may be "" (kubeadm's cluster-info uses an unnamed cluster) */
     char *server;         /* https://host:port */
-    unsigned char *ca_pem; /* decoded certificate-authority-data, NUL-terminated */
+    unsigned char *ca_pem; /* PEM bundle, NUL-terminated; NULL when a discovery file has no CA */
     size_t ca_len;
 } kjoin_cluster;
 
@@ -26,11 +26,22 @@ kjoin_code kjoin_kubeconfig_parse_cluster(const char *yaml, size_t len, kjoin_cl
                                           kjoin_err *err);
 void kjoin_cluster_release(kjoin_cluster *c);
 
+/* Parses a --discovery-file document (YAML or JSON). Its cluster is the
+ * unnamed one, else the current context's (as kubeadm chooses); no user entry
+ * may carry client credentials (token, tokenFile, client-certificate(-data),
+ * client-key(-data), username, password, exec, auth-provider). The CA comes
+ * from certificate-authority-data, or from a certificate-authority path
+ * relative to dir; dir NULL (standard input, URLs) refuses paths. The CA may
+ * be absent: ca_pem NULL. Errors: KJOIN_E_TRUST (malformed or refused
+ * document), KJOIN_E_USAGE (unreadable certificate-authority file). */
+kjoin_code kjoin_kubeconfig_parse_discovery(const char *yaml, size_t len, const char *dir,
+                                            kjoin_cluster *out, kjoin_err *err);
+
 /* What the TLS-bootstrap kubeconfig holds. */
 typedef struct kjoin_bootstrap_config {
     const char *cluster_name; /* "kubernetes" when NULL */
     const char *server;
-    const char *ca_pem;
+    const char *ca_pem; /* certificate-authority-data is left out when ca_len is 0 */
     size_t ca_len;
     const char *user;  /* "tls-bootstrap-token-user" when NULL */
     const char *token; /* bearer token "<id>.<secret>": a secret */

@@ -8,7 +8,7 @@
 #include <kjoin/kubeconfig.h>
 #include <kjoin/util.h>
 
-#include "internal.h"
+#include "../yamldoc/yamldoc.h"
 
 /* Output buffer for the emitter. It will hold a token, so every copy left
  * behind by growth is wiped. */
@@ -135,12 +135,13 @@ kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, ch
     yaml_emitter_set_unicode(&e, 1);
 
     const char *cluster_kv[] = {"certificate-authority-data", ca_b64, "server", cfg->server};
+    size_t skip_ca = cfg->ca_len ? 0 : 2; /* no CA: kubelet and kubectl use the system roots */
     const char *context_kv[] = {"cluster", cluster, "user", user};
     const char *user_kv[] = {"token", cfg->token};
     bool ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&e, &ev) &&
               yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&e, &ev) &&
               map_start(&e, false) && pair(&e, "apiVersion", "v1") &&
-              named_list(&e, "clusters", "cluster", cluster, cluster_kv, 4) &&
+              named_list(&e, "clusters", "cluster", cluster, cluster_kv + skip_ca, 4 - skip_ca) &&
               named_list(&e, "contexts", "context", context, context_kv, 4) &&
               pair(&e, "current-context", context) && pair(&e, "kind", "Config") &&
               scalar(&e, "preferences") && map_start(&e, true) && map_end(&e) &&

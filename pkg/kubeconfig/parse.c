@@ -1,9 +1,12 @@
+#include <stdio.h>
 #include <string.h>
 
 #include <kjoin/kubeconfig.h>
 #include <kjoin/util.h>
 
-#include "internal.h"
+#include "../yamldoc/yamldoc.h"
+
+#define BAD KJOIN_E_TRUST /* a malformed discovery document is discovery data gone wrong */
 
 void kjoin_cluster_release(kjoin_cluster *c)
 {
@@ -15,44 +18,77 @@ void kjoin_cluster_release(kjoin_cluster *c)
     memset(c, 0, sizeof(*c));
 }
 
-/* Reads the one entry of "clusters" into out. */
-static kjoin_code read_cluster(kjoin_yaml *y, kjoin_cluster *out, kjoin_err *err)
+/* Reads the CA that a certificate-authority path names, relative to dir. */
+static kjoin_code read_ca_file(const char *path, const char *dir, kjoin_cluster *c, kjoin_err *err)
 {
-    const kjoin_code bad = KJOIN_E_TRUST;
-    yaml_node_t *clusters = NULL, *entry, *name, *cluster = NULL, *server = NULL, *ca = NULL;
-    kjoin_code rc = kjoin_yaml__get(y, kjoin_yaml__root(y), "clusters", &clusters, bad, err);
+    if (!dir)
+        return kjoin_err_set(err, BAD,
+                             "certificate-authority \"%s\" is a path, which only a local discovery file may "
+                             "use; embed the CA as certificate-authority-data",
+                             path);
+    char full[4096];
+    bool absolute = path[0] == '/';
+    snprintf(full, sizeof(full), "%s%s%s", absolute ? "" : dir, absolute ? "" : "/", path);
+    char *pem = NULL;
+    size_t len = 0;
+    kjoin_err inner;
+    if (kjoin_file_read(full, KJOIN_KUBECONFIG_MAX, &pem, &len, &inner))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "certificate-authority: %s", inner.msg);
+    c->ca_pem = (unsigned char *)pem;
+    c->ca_len = len;
+    return KJOIN_OK;
+}
+
+/* A string value that may be absent or null (*out NULL then). */
+static kjoin_code opt_string(kjoin_yaml *y, yaml_node_t *map, const char *key, const char **out,
+                             kjoin_err *err)
+{
+    yaml_node_t *n = NULL;
+    kjoin_code rc = kjoin_yaml__get(y, map, key, &n, BAD, err);
     if (rc)
         return rc;
-    if (!clusters || clusters->type != YAML_SEQUENCE_NODE)
-        return kjoin_err_set(err, bad, "kubeconfig has no list of clusters");
-    size_t n = (size_t)(clusters->data.sequence.items.top - clusters->data.sequence.items.start);
-    if (n != 1)
-        return kjoin_err_set(err, bad, "kubeconfig must hold exactly one cluster, it holds %zu", n);
-    entry = yaml_document_get_node(&y->doc, clusters->data.sequence.items.start[0]);
-    if ((rc = kjoin_yaml__get(y, entry, "name", &name, bad, err)) ||
-        (rc = kjoin_yaml__get(y, entry, "cluster", &cluster, bad, err)))
+    *out = kjoin_yaml__is_null(n) ? NULL : kjoin_yaml__str(n);
+    if (!kjoin_yaml__is_null(n) && !*out)
+        return kjoin_err_set(err, BAD, "\"%s\" at line %zu is not a string", key, KJOIN_YAML_LINE(n));
+    return KJOIN_OK;
+}
+
+/* Reads one entry of "clusters". The CA comes from certificate-authority-data
+ * or, when dir is set, from a certificate-authority path; without require_ca
+ * it may be absent. */
+static kjoin_code read_cluster_entry(kjoin_yaml *y, yaml_node_t *entry, const char *dir, bool require_ca,
+                                     kjoin_cluster *out, kjoin_err *err)
+{
+    yaml_node_t *cluster = NULL;
+    const char *name = NULL, *server = NULL, *ca = NULL, *ca_file = NULL, *insecure = NULL;
+    kjoin_code rc;
+    if ((rc = kjoin_yaml__get(y, entry, "cluster", &cluster, BAD, err)) ||
+        (rc = opt_string(y, entry, "name", &name, err)))
         return rc;
     if (!cluster)
-        return kjoin_err_set(err, bad, "kubeconfig cluster entry has no \"cluster\"");
-    if ((rc = kjoin_yaml__get(y, cluster, "server", &server, bad, err)) ||
-        (rc = kjoin_yaml__get(y, cluster, "certificate-authority-data", &ca, bad, err)))
+        return kjoin_err_set(err, BAD, "kubeconfig cluster entry has no \"cluster\"");
+    if ((rc = opt_string(y, cluster, "server", &server, err)) ||
+        (rc = opt_string(y, cluster, "certificate-authority-data", &ca, err)) ||
+        (rc = opt_string(y, cluster, "certificate-authority", &ca_file, err)) ||
+        (rc = opt_string(y, cluster, "insecure-skip-tls-verify", &insecure, err)))
         return rc;
-    const char *name_s = kjoin_yaml__is_null(name) ? "" : kjoin_yaml__str(name);
-    const char *server_s = kjoin_yaml__str(server);
-    const char *ca_s = kjoin_yaml__str(ca);
-    if (!name_s)
-        return kjoin_err_set(err, bad, "kubeconfig cluster name is not a string");
-    if (!server_s || strncmp(server_s, "https://", 8) != 0 || !server_s[8])
-        return kjoin_err_set(err, bad, "kubeconfig cluster has no https server");
-    if (!ca_s || !*ca_s)
-        return kjoin_err_set(err, bad, "kubeconfig cluster has no certificate-authority-data");
+    if (!server || strncmp(server, "https://", 8) != 0 || !server[8])
+        return kjoin_err_set(err, BAD, "kubeconfig cluster has no https server");
+    if (insecure && strcmp(insecure, "true") == 0)
+        return kjoin_err_set(err, BAD, "kubeconfig cluster sets insecure-skip-tls-verify, which kjoin refuses");
+    if (ca && ca_file)
+        return kjoin_err_set(err, BAD, "kubeconfig cluster sets both certificate-authority-data and certificate-authority");
+    if (require_ca && (!ca || !*ca))
+        return kjoin_err_set(err, BAD, "kubeconfig cluster has no certificate-authority-data");
 
     kjoin_cluster c = {0};
     kjoin_err inner;
-    if (kjoin_b64_decode(ca_s, strlen(ca_s), false, &c.ca_pem, &c.ca_len, &inner))
-        return kjoin_err_set(err, bad, "certificate-authority-data: %s", inner.msg);
-    c.name = strdup(name_s);
-    c.server = strdup(server_s);
+    if (ca && *ca && kjoin_b64_decode(ca, strlen(ca), false, &c.ca_pem, &c.ca_len, &inner))
+        return kjoin_err_set(err, BAD, "certificate-authority-data: %s", inner.msg);
+    if (ca_file && (rc = read_ca_file(ca_file, dir, &c, err)))
+        return rc;
+    c.name = strdup(name ? name : "");
+    c.server = strdup(server);
     if (!c.name || !c.server) {
         kjoin_cluster_release(&c);
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
@@ -61,18 +97,128 @@ static kjoin_code read_cluster(kjoin_yaml *y, kjoin_cluster *out, kjoin_err *err
     return KJOIN_OK;
 }
 
-kjoin_code kjoin_kubeconfig_parse_cluster(const char *yaml, size_t len, kjoin_cluster *out,
-                                          kjoin_err *err)
+static kjoin_code clusters_of(kjoin_yaml *y, yaml_node_t **out, kjoin_err *err)
+{
+    kjoin_code rc = kjoin_yaml__get(y, kjoin_yaml__root(y), "clusters", out, BAD, err);
+    if (!rc && (!*out || (*out)->type != YAML_SEQUENCE_NODE))
+        rc = kjoin_err_set(err, BAD, "kubeconfig has no list of clusters");
+    return rc;
+}
+
+/* The entry of seq whose "name" is name (NULL or "" for the unnamed one). */
+static yaml_node_t *find_named(kjoin_yaml *y, yaml_node_t *seq, const char *name)
+{
+    for (size_t i = 0; i < kjoin_yaml__len(seq); i++) {
+        yaml_node_t *entry = kjoin_yaml__item(y, seq, i), *n = NULL;
+        if (kjoin_yaml__get(y, entry, "name", &n, BAD, NULL))
+            continue;
+        const char *s = kjoin_yaml__is_null(n) ? "" : kjoin_yaml__str(n);
+        if (s && strcmp(s, name ? name : "") == 0)
+            return entry;
+    }
+    return NULL;
+}
+
+typedef struct parse_job {
+    const char *dir; /* for certificate-authority paths; NULL forbids them */
+    kjoin_cluster *out;
+} parse_job;
+
+/* cluster-info's kubeconfig: exactly one cluster, with its CA embedded. */
+static kjoin_code pick_only_cluster(kjoin_yaml *y, parse_job *job, kjoin_err *err)
+{
+    yaml_node_t *clusters = NULL;
+    kjoin_code rc = clusters_of(y, &clusters, err);
+    if (rc)
+        return rc;
+    size_t n = kjoin_yaml__len(clusters);
+    if (n != 1)
+        return kjoin_err_set(err, BAD, "kubeconfig must hold exactly one cluster, it holds %zu", n);
+    return read_cluster_entry(y, kjoin_yaml__item(y, clusters, 0), NULL, true, job->out, err);
+}
+
+/* Client credentials a discovery document must not carry. */
+static const char *const credential_fields[] = {
+    "token", "tokenFile", "client-certificate", "client-certificate-data", "client-key",
+    "client-key-data", "username", "password", "exec", "auth-provider",
+};
+
+static kjoin_code reject_credentials(kjoin_yaml *y, kjoin_err *err)
+{
+    yaml_node_t *users = NULL;
+    kjoin_code rc = kjoin_yaml__get(y, kjoin_yaml__root(y), "users", &users, BAD, err);
+    for (size_t i = 0; !rc && i < kjoin_yaml__len(users); i++) {
+        yaml_node_t *entry = kjoin_yaml__item(y, users, i), *user = NULL, *field = NULL;
+        if ((rc = kjoin_yaml__get(y, entry, "user", &user, BAD, err)) || kjoin_yaml__is_null(user))
+            continue;
+        for (size_t f = 0; !rc && f < sizeof(credential_fields) / sizeof(credential_fields[0]); f++) {
+            rc = kjoin_yaml__get(y, user, credential_fields[f], &field, BAD, err);
+            if (!rc && field && !kjoin_yaml__is_null(field))
+                rc = kjoin_err_set(err, BAD,
+                                   "the discovery file carries client credentials (users[%zu].user.%s at line "
+                                   "%zu): the bootstrap discovery design forbids them in discovery documents "
+                                   "(kubeadm accepts them); remove them and pass --tls-bootstrap-token",
+                                   i, credential_fields[f], KJOIN_YAML_LINE(field));
+        }
+    }
+    return rc;
+}
+
+/* A --discovery-file document: the unnamed cluster, else the current
+ * context's, as kubeadm chooses. */
+static kjoin_code pick_discovery_cluster(kjoin_yaml *y, parse_job *job, kjoin_err *err)
+{
+    yaml_node_t *clusters = NULL, *contexts = NULL;
+    const char *current = NULL;
+    kjoin_code rc;
+    if ((rc = reject_credentials(y, err)) || (rc = clusters_of(y, &clusters, err)) ||
+        (rc = kjoin_yaml__get(y, kjoin_yaml__root(y), "contexts", &contexts, BAD, err)) ||
+        (rc = opt_string(y, kjoin_yaml__root(y), "current-context", &current, err)))
+        return rc;
+    if (kjoin_yaml__len(clusters) == 0)
+        return kjoin_err_set(err, BAD, "the discovery file defines no cluster");
+    yaml_node_t *entry = find_named(y, clusters, "");
+    if (!entry && current && *current) {
+        yaml_node_t *ctx_entry = find_named(y, contexts, current), *ctx = NULL;
+        const char *cluster_name = NULL;
+        if (ctx_entry && !kjoin_yaml__get(y, ctx_entry, "context", &ctx, BAD, NULL) && ctx &&
+            !opt_string(y, ctx, "cluster", &cluster_name, NULL) && cluster_name)
+            entry = find_named(y, clusters, cluster_name);
+    }
+    if (!entry)
+        return kjoin_err_set(err, BAD,
+                             "the discovery file has %zu clusters but no unnamed one and no current-context "
+                             "that names one: kjoin cannot tell which to use",
+                             kjoin_yaml__len(clusters));
+    return read_cluster_entry(y, entry, job->dir, false, job->out, err);
+}
+
+/* Loads the document and runs pick on it; malformed documents say so. */
+static kjoin_code parse_with(const char *yaml, size_t len, kjoin_code (*pick)(kjoin_yaml *, parse_job *, kjoin_err *),
+                             parse_job *job, kjoin_err *err)
 {
     if (len > KJOIN_KUBECONFIG_MAX)
-        return kjoin_err_set(err, KJOIN_E_TRUST, "kubeconfig larger than %d bytes", KJOIN_KUBECONFIG_MAX);
+        return kjoin_err_set(err, BAD, "kubeconfig larger than %d bytes", KJOIN_KUBECONFIG_MAX);
     kjoin_yaml y;
     kjoin_err inner;
-    kjoin_code rc = kjoin_yaml__load(&y, yaml, len, KJOIN_E_TRUST, &inner);
+    kjoin_code rc = kjoin_yaml__load(&y, yaml, len, BAD, &inner);
     if (!rc)
-        rc = read_cluster(&y, out, &inner);
+        rc = pick(&y, job, &inner);
     kjoin_yaml__release(&y);
     if (rc)
-        return kjoin_err_set(err, rc, "malformed kubeconfig: %s", inner.msg);
+        return kjoin_err_set(err, rc, "%s%s", rc == BAD ? "malformed kubeconfig: " : "", inner.msg);
     return KJOIN_OK;
+}
+
+kjoin_code kjoin_kubeconfig_parse_cluster(const char *yaml, size_t len, kjoin_cluster *out, kjoin_err *err)
+{
+    parse_job job = {.out = out};
+    return parse_with(yaml, len, pick_only_cluster, &job, err);
+}
+
+kjoin_code kjoin_kubeconfig_parse_discovery(const char *yaml, size_t len, const char *dir, kjoin_cluster *out,
+                                            kjoin_err *err)
+{
+    parse_job job = {.dir = dir, .out = out};
+    return parse_with(yaml, len, pick_discovery_cluster, &job, err);
 }

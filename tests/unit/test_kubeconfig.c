@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <kjoin/kubeconfig.h>
 
@@ -70,7 +71,7 @@ static void test_rejected_forms(void **state)
         {"clusters:\n- name: x", "no \"cluster\""},
         {"clusters:\n- cluster: {certificate-authority-data: UEVNCg==}", "no https server"},
         {"clusters:\n- cluster: {server: http://a:1, certificate-authority-data: UEVNCg==}", "no https server"},
-        {"clusters:\n- cluster: {server: [https://a:1], certificate-authority-data: UEVNCg==}", "no https server"},
+        {"clusters:\n- cluster: {server: [https://a:1], certificate-authority-data: UEVNCg==}", "not a string"},
         {"clusters:\n- cluster: {server: https://a:1}", "no certificate-authority-data"},
         {"clusters:\n- cluster: {server: https://a:1, certificate-authority-data: '!!!!'}", "base64"},
         {"clusters:\n- cluster: {server: https://a:1, server: https://b:1, certificate-authority-data: UEVNCg==}",
@@ -79,7 +80,7 @@ static void test_rejected_forms(void **state)
          "duplicate key \"clusters\""},
         {"clusters:\n- cluster: [server]", "expected a mapping"},
         {"clusters:\n- cluster: {server: https://a:1, certificate-authority-data: UEVNCg==}\n  name: [x]",
-         "name is not a string"},
+         "\"name\" at line 4 is not a string"},
         {"clusters: {\n", "YAML error at line"},
     };
     for (size_t i = 0; i < TU_LEN(bad); i++) {
@@ -136,6 +137,100 @@ static void test_emit_round_trip(void **state)
     }
 }
 
+static kjoin_code parse_file(const char *y, const char *dir, kjoin_cluster *c, kjoin_err *err)
+{
+    return kjoin_kubeconfig_parse_discovery(y, strlen(y), dir, c, err);
+}
+
+static void test_discovery_file_choice(void **state)
+{
+    (void)state;
+    struct {
+        const char *doc, *server; /* server NULL: refused */
+    } cases[] = {
+        /* the unnamed cluster wins over current-context */
+        {"clusters:\n- {name: a, cluster: {server: https://a:1}}\n- {name: '', cluster: {server: https://u:1}}\n"
+         "contexts: [{name: c, context: {cluster: a}}]\ncurrent-context: c\n", "https://u:1"},
+        /* else the current context's cluster */
+        {"clusters:\n- {name: a, cluster: {server: https://a:1}}\n- {name: b, cluster: {server: https://b:1}}\n"
+         "contexts: [{name: c, context: {cluster: b, user: nobody}}]\ncurrent-context: c\n", "https://b:1"},
+        /* a single named cluster with no context: kubeadm refuses it too */
+        {"clusters:\n- {name: a, cluster: {server: https://a:1}}\n", NULL},
+        /* two named clusters and no current-context */
+        {"clusters:\n- {name: a, cluster: {server: https://a:1}}\n- {name: b, cluster: {server: https://b:1}}\n", NULL},
+        /* current-context names a missing context */
+        {"clusters:\n- {name: a, cluster: {server: https://a:1}}\ncurrent-context: gone\n", NULL},
+        {"clusters: []\n", NULL},
+        {"clusters:\n- {name: '', cluster: {server: https://a:1, insecure-skip-tls-verify: true}}\n", NULL},
+        {"clusters:\n- {name: '', cluster: {server: https://a:1, certificate-authority-data: UEVNCg==, "
+         "certificate-authority: ca.crt}}\n", NULL},
+    };
+    for (size_t i = 0; i < TU_LEN(cases); i++) {
+        kjoin_cluster c = {0};
+        kjoin_err err;
+        kjoin_code rc = parse_file(cases[i].doc, "/nonexistent", &c, &err);
+        if (cases[i].server) {
+            if (rc != KJOIN_OK)
+                fail_msg("case %zu: %s", i, err.msg);
+            assert_string_equal(c.server, cases[i].server);
+            assert_null(c.ca_pem);
+        } else if (rc != KJOIN_E_TRUST) {
+            fail_msg("case %zu accepted", i);
+        }
+        kjoin_cluster_release(&c);
+    }
+}
+
+static void test_discovery_file_credentials_refused(void **state)
+{
+    (void)state;
+    const char *fields[] = {"token: x", "tokenFile: /t", "client-certificate: /c", "client-certificate-data: UEVNCg==",
+                            "client-key: /k", "client-key-data: UEVNCg==", "username: u", "password: p",
+                            "exec: {command: x}", "auth-provider: {name: oidc}"};
+    for (size_t i = 0; i < TU_LEN(fields); i++) {
+        char doc[512];
+        snprintf(doc, sizeof(doc),
+                 "clusters:\n- {name: '', cluster: {server: https://a:1}}\nusers:\n- name: u\n  user:\n    %s\n",
+                 fields[i]);
+        kjoin_cluster c = {0};
+        kjoin_err err;
+        assert_int_equal(parse_file(doc, NULL, &c, &err), KJOIN_E_TRUST);
+        char field[32];
+        snprintf(field, sizeof(field), "user.%.*s:", (int)strcspn(fields[i], ":"), fields[i]);
+        field[strlen(field) - 1] = ' ';
+        if (!strstr(err.msg, field) || !strstr(err.msg, "--tls-bootstrap-token"))
+            fail_msg("%s: \"%s\"", fields[i], err.msg);
+    }
+    /* a user without credentials is fine */
+    const char *ok = "clusters:\n- {name: '', cluster: {server: https://a:1}}\nusers:\n- {name: u, user: {}}\n";
+    kjoin_cluster c = {0};
+    assert_int_equal(parse_file(ok, NULL, &c, NULL), KJOIN_OK);
+    kjoin_cluster_release(&c);
+}
+
+static void test_discovery_file_ca_path(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir();
+    char path[256];
+    snprintf(path, sizeof(path), "%s/ca.crt", dir);
+    FILE *f = fopen(path, "w");
+    fputs("PEM\n", f);
+    fclose(f);
+    const char *doc = "clusters:\n- {name: '', cluster: {server: https://a:1, certificate-authority: ca.crt}}\n";
+    kjoin_cluster c = {0};
+    assert_int_equal(parse_file(doc, dir, &c, NULL), KJOIN_OK);
+    assert_string_equal((char *)c.ca_pem, "PEM\n");
+    kjoin_cluster_release(&c);
+    kjoin_err err;
+    assert_int_equal(parse_file(doc, NULL, &c, &err), KJOIN_E_TRUST); /* stdin or URL */
+    assert_non_null(strstr(err.msg, "certificate-authority-data"));
+    assert_int_equal(parse_file(doc, "/nonexistent", &c, NULL), KJOIN_E_USAGE);
+    unlink(path);
+    rmdir(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -144,6 +239,9 @@ int main(void)
         cmocka_unit_test(test_rejected_forms),
         cmocka_unit_test(test_emit_matches_kubeadm_layout),
         cmocka_unit_test(test_emit_round_trip),
+        cmocka_unit_test(test_discovery_file_choice),
+        cmocka_unit_test(test_discovery_file_credentials_refused),
+        cmocka_unit_test(test_discovery_file_ca_path),
     };
     return cmocka_run_group_tests_name("kubeconfig", tests, NULL, NULL);
 }

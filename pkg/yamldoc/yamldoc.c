@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "internal.h"
+#include "yamldoc.h"
 
 kjoin_code kjoin_yaml__load(kjoin_yaml *y, const char *buf, size_t len, kjoin_code code,
                             kjoin_err *err)
@@ -73,4 +73,16 @@ bool kjoin_yaml__is_null(yaml_node_t *node)
     const char *s = (const char *)node->data.scalar.value;
     return !*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
            strcmp(s, "NULL") == 0;
+}
+
+size_t kjoin_yaml__len(yaml_node_t *seq)
+{
+    if (!seq || seq->type != YAML_SEQUENCE_NODE)
+        return 0;
+    return (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start);
+}
+
+yaml_node_t *kjoin_yaml__item(kjoin_yaml *y, yaml_node_t *seq, size_t i)
+{
+    return yaml_document_get_node(&y->doc, seq->data.sequence.items.start[i]);
 }

@@ -1,5 +1,5 @@
-#ifndef KJOIN_KUBECONFIG_INTERNAL_H
-#define KJOIN_KUBECONFIG_INTERNAL_H
+#ifndef KJOIN_YAMLDOC_H
+#define KJOIN_YAMLDOC_H
 
 #include <stdbool.h>
 
@@ -7,7 +7,8 @@
 
 #include <kjoin/err.h>
 
-/* A loaded YAML document and lookups that refuse ambiguity. */
+/* Private to pkg/: a loaded YAML document and lookups that refuse
+ * ambiguity, shared by the kubeconfig and config modules. */
 typedef struct kjoin_yaml {
     yaml_document_t doc;
     bool loaded;
@@ -31,5 +32,13 @@ const char *kjoin_yaml__str(yaml_node_t *node);
 
 /* Whether a scalar is YAML's null ("", "~", "null"). */
 bool kjoin_yaml__is_null(yaml_node_t *node);
+
+/* Number of items of a sequence node (0 for anything else). */
+size_t kjoin_yaml__len(yaml_node_t *seq);
+/* Item i of a sequence node. */
+yaml_node_t *kjoin_yaml__item(kjoin_yaml *y, yaml_node_t *seq, size_t i);
+/* 1-based line and column of a node, for messages. */
+#define KJOIN_YAML_LINE(n) ((n)->start_mark.line + 1)
+#define KJOIN_YAML_COL(n) ((n)->start_mark.column + 1)
 
 #endif
