@@ -1,13 +1,15 @@
-/* kjoin join: token discovery, then the TLS-bootstrap kubeconfig written
- * atomically. Flags follow kubeadm join. */
+/* kjoin join: token or file discovery, then the TLS-bootstrap kubeconfig
+ * written atomically. Flags follow kubeadm join; --config reads a kubeadm
+ * JoinConfiguration instead. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
 #include <uuid/uuid.h>
 
+#include <kjoin/config.h>
 #include <kjoin/discovery.h>
+#include <kjoin/kubeconfig.h>
 #include <kjoin/util.h>
 
 #include "cli.h"
@@ -20,6 +22,8 @@ enum {
     OPT_TOKEN_FILE,
     OPT_PIN,
     OPT_UNSAFE,
+    OPT_DISCOVERY_FILE,
+    OPT_CONFIG,
     OPT_TIMEOUT,
     OPT_OUT,
     OPT_CLUSTER_NAME,
@@ -37,7 +41,9 @@ static const cli_opt join_opts[] = {
     {OPT_PIN, "discovery-token-ca-cert-hash", 0, true, "PIN",
      "sha256:<hex> (SPKI) or root-sha256:<hex> (root DER); repeatable, comma-separated"},
     {OPT_UNSAFE, "discovery-token-unsafe-skip-ca-verification", 0, false, NULL,
-     "join without CA pinning (unsafe: trusts whoever answers)"},
+     "token discovery without CA pinning (unsafe: trusts whoever answers)"},
+    {OPT_DISCOVERY_FILE, "discovery-file", 0, true, "SOURCE", "discover from a kubeconfig: a path, - or an https:// URL"},
+    {OPT_CONFIG, "config", 0, true, "FILE", "a kubeadm JoinConfiguration (v1beta3 or v1beta4)"},
     {OPT_TIMEOUT, "discovery-timeout", 0, true, "DURATION", "deadline for the whole discovery (default 5m)"},
     {OPT_OUT, "kubeconfig-out", 0, true, "FILE", "where to write (default /etc/kubernetes/bootstrap-kubelet.conf)"},
     {OPT_CLUSTER_NAME, "cluster-name", 0, true, "NAME", "cluster name in the kubeconfig (default kubernetes)"},
@@ -48,25 +54,38 @@ static const cli_opt join_opts[] = {
 };
 
 static const cli_verb join_verb = {
-    .usage = "kjoin join ENDPOINT... [flags]",
-    .summary = "Discover a cluster from a bootstrap token and a CA pin, verify it, and write a\n"
-               "TLS-bootstrap kubeconfig. ENDPOINT is host:port, ipv4:port or [ipv6]:port,\n"
-               "optionally with https://; several are tried in turn (HA control planes).",
+    .usage = "kjoin join ENDPOINT... [flags] | kjoin join --discovery-file SOURCE [flags] | kjoin join --config FILE",
+    .summary = "Discover a cluster and write a TLS-bootstrap kubeconfig. With ENDPOINTs (host:port,\n"
+               "ipv4:port or [ipv6]:port, optionally with https://; several are tried in turn) it\n"
+               "runs token discovery with a CA pin; with --discovery-file it trusts a kubeconfig\n"
+               "distributed out of band; --config reads both from a kubeadm JoinConfiguration.",
     .opts = join_opts,
     .n_opts = sizeof(join_opts) / sizeof(join_opts[0]),
-    .min_args = 1,
+    .min_args = 0,
     .max_args = KJOIN_MAX_ENDPOINTS,
 };
 
 typedef struct join_args {
-    const char *token, *discovery_token, *tls_token, *token_file;
+    const char *token, *discovery_token, *tls_token, *token_file, *discovery_file, *config;
     kjoin_pinset *pins;
-    bool unsafe, force, dry_run;
+    bool unsafe, force, dry_run, has_timeout;
     int64_t timeout_ms;
     const char *out_path, *cluster_name;
     cli_format format;
     long verbosity;
 } join_args;
+
+/* What to run, from flags or from --config. */
+typedef struct join_plan {
+    const char *discovery_file;     /* file discovery when set */
+    kjoin_endpoint endpoints[KJOIN_MAX_ENDPOINTS];
+    size_t n_endpoints;
+    kjoin_token disc, tls;
+    bool have_disc, have_tls;
+    const kjoin_pinset *pins;
+    bool unsafe;
+    int64_t timeout_ms;
+} join_plan;
 
 static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
 {
@@ -78,7 +97,9 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_TOKEN_FILE: a->token_file = arg; break;
     case OPT_PIN: return kjoin_pinset_add(a->pins, arg, err);
     case OPT_UNSAFE: a->unsafe = true; break;
-    case OPT_TIMEOUT: return kjoin_duration_parse(arg, &a->timeout_ms, err);
+    case OPT_DISCOVERY_FILE: a->discovery_file = arg; return kjoin_discovery_source_check(arg, err);
+    case OPT_CONFIG: a->config = arg; break;
+    case OPT_TIMEOUT: a->has_timeout = true; return kjoin_duration_parse(arg, &a->timeout_ms, err);
     case OPT_OUT: a->out_path = arg; break;
     case OPT_CLUSTER_NAME: a->cluster_name = arg; break;
     case OPT_FORCE: a->force = true; break;
@@ -113,22 +134,19 @@ static kjoin_code shared_token(const join_args *a, kjoin_token *out, bool *found
 
 /* kubeadm's precedence: a specific flag wins over the shared token, and the
  * TLS-bootstrap token defaults to the discovery token. */
-static kjoin_code resolve_tokens(const join_args *a, kjoin_token *disc, kjoin_token *tls, kjoin_err *err)
+static kjoin_code resolve_tokens(const join_args *a, join_plan *p, kjoin_err *err)
 {
     kjoin_token shared = {0};
     bool have_shared = false;
     kjoin_code rc = shared_token(a, &shared, &have_shared, err);
     if (!rc && a->discovery_token)
-        rc = kjoin_token_parse(a->discovery_token, disc, err);
+        rc = kjoin_token_parse(a->discovery_token, &p->disc, err), p->have_disc = !rc;
     else if (!rc && have_shared)
-        *disc = shared;
-    else if (!rc)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE,
-                           "no bootstrap token: pass --token-file FILE, --token, --discovery-token or set KJOIN_TOKEN");
+        p->disc = shared, p->have_disc = true;
     if (!rc && a->tls_token)
-        rc = kjoin_token_parse(a->tls_token, tls, err);
-    else if (!rc)
-        *tls = have_shared ? shared : *disc;
+        rc = kjoin_token_parse(a->tls_token, &p->tls, err), p->have_tls = !rc;
+    else if (!rc && (have_shared || p->have_disc))
+        p->tls = have_shared ? shared : p->disc, p->have_tls = true;
     kjoin_token_clear(&shared);
     return rc;
 }
@@ -142,23 +160,98 @@ static void scrub_argv_token(const char *arg)
         memset(dot + 1, '*', strlen(dot + 1));
 }
 
+/* The plan from flags and positional endpoints. */
+static kjoin_code plan_from_flags(const join_args *a, char **endpoints, size_t n, join_plan *p, kjoin_err *err)
+{
+    kjoin_code rc = KJOIN_OK;
+    if (n && a->discovery_file)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "give ENDPOINTs (token discovery) or --discovery-file, not both");
+    if (!n && !a->discovery_file)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "give an API server ENDPOINT, --discovery-file or --config; see --help");
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = kjoin_endpoint_parse(endpoints[i], &p->endpoints[i], err);
+    p->n_endpoints = n;
+    if (!rc)
+        rc = resolve_tokens(a, p, err);
+    if (rc)
+        return rc;
+    p->discovery_file = a->discovery_file;
+    p->pins = a->pins;
+    p->unsafe = a->unsafe;
+    if (a->discovery_file && (a->discovery_token || a->unsafe))
+        return kjoin_err_set(err, KJOIN_E_USAGE,
+                             "--discovery-token and --discovery-token-unsafe-skip-ca-verification are for token "
+                             "discovery, not --discovery-file");
+    if (!a->discovery_file && !p->have_disc)
+        return kjoin_err_set(err, KJOIN_E_USAGE,
+                             "no bootstrap token: pass --token-file FILE, --token, --discovery-token or set KJOIN_TOKEN");
+    if (a->discovery_file && !p->have_tls)
+        return kjoin_err_set(err, KJOIN_E_USAGE,
+                             "file discovery needs the token to write into the kubeconfig: pass "
+                             "--tls-bootstrap-token, --token or --token-file");
+    if (a->unsafe && kjoin_pinset_count(a->pins))
+        return kjoin_err_set(err, KJOIN_E_USAGE,
+                             "--discovery-token-unsafe-skip-ca-verification contradicts --discovery-token-ca-cert-hash");
+    return KJOIN_OK;
+}
+
+/* The plan from a JoinConfiguration; only output flags may go with it. */
+static kjoin_code plan_from_config(const join_args *a, size_t n_args, kjoin_join_config *cfg, join_plan *p,
+                                   kjoin_err *err)
+{
+    if (n_args || a->token || a->discovery_token || a->tls_token || a->token_file || a->discovery_file ||
+        a->unsafe || a->has_timeout || kjoin_pinset_count(a->pins))
+        return kjoin_err_set(err, KJOIN_E_USAGE,
+                             "--config cannot be mixed with ENDPOINTs or discovery flags (as kubeadm); put them "
+                             "in the JoinConfiguration");
+    char *text = NULL;
+    size_t len = 0;
+    kjoin_err inner;
+    kjoin_code rc = kjoin_file_read(a->config, KJOIN_KUBECONFIG_MAX, &text, &len, err);
+    if (!rc && (rc = kjoin_join_config_parse(text, len, cfg, &inner)))
+        kjoin_err_set(err, rc, "%s: %s", a->config, inner.msg);
+    free(text);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < cfg->n_skipped; i++)
+        fprintf(stderr, "[config] Skipping %s\n", cfg->skipped[i]);
+    p->discovery_file = cfg->file;
+    if (cfg->has_bootstrap_token) {
+        p->endpoints[0] = cfg->endpoint;
+        p->n_endpoints = 1;
+        p->disc = cfg->token;
+        p->have_disc = true;
+    }
+    p->have_tls = cfg->has_tls_bootstrap_token || cfg->has_bootstrap_token;
+    p->tls = cfg->has_tls_bootstrap_token ? cfg->tls_bootstrap_token : cfg->token;
+    p->pins = cfg->pins;
+    p->unsafe = cfg->unsafe_skip_ca_verification;
+    if (cfg->has_timeout)
+        p->timeout_ms = cfg->timeout_ms;
+    if (p->discovery_file && !p->have_tls)
+        return kjoin_err_set(err, KJOIN_E_USAGE,
+                             "%s: file discovery needs discovery.tlsBootstrapToken, the token written into the "
+                             "kubeconfig", a->config);
+    return KJOIN_OK;
+}
+
 static void log_line(void *ctx, int level, const char *line)
 {
     if (level <= *(const long *)ctx)
         fprintf(stderr, "%s\n", line);
 }
 
-static void print_result(const join_args *a, const kjoin_join_result *r, const kjoin_token *disc,
-                         const char *join_id)
+static void print_result(const join_args *a, const kjoin_join_result *r, const join_plan *p, const char *join_id)
 {
     json_object *root = json_object_new_object(), *certs = json_object_new_array();
     json_object_object_add(root, "joinID", json_object_new_string(join_id));
     json_object_object_add(root, "kubeconfig", a->dry_run ? NULL : json_object_new_string(a->out_path));
     json_object_object_add(root, "server", json_object_new_string(r->server));
     json_object_object_add(root, "endpoint", json_object_new_string(r->endpoint));
+    json_object_object_add(root, "discovery", json_object_new_string(p->discovery_file ? "file" : "token"));
     json_object_object_add(root, "clusterName",
                            json_object_new_string(a->cluster_name ? a->cluster_name : "kubernetes"));
-    json_object_object_add(root, "tokenID", json_object_new_string(disc->id));
+    json_object_object_add(root, "tokenID", json_object_new_string(p->have_disc ? p->disc.id : p->tls.id));
     for (size_t i = 0; i < kjoin_bundle_count(r->bundle); i++) {
         const kjoin_cert_info *c = kjoin_bundle_cert(r->bundle, i);
         if (c->trust == KJOIN_TRUST_ANCHOR || c->trust == KJOIN_TRUST_CHAINED)
@@ -181,31 +274,80 @@ static bool valid_cluster_name(const char *s)
     return true;
 }
 
+static kjoin_code discover(const join_args *a, const join_plan *p, const char *join_id, kjoin_join_result *result,
+                           kjoin_err *err)
+{
+    char masked[KJOIN_TOKEN_STR_MAX], limit[32];
+    kjoin_token_masked(p->have_disc ? &p->disc : &p->tls, masked);
+    kjoin_duration_format(p->timeout_ms, limit, sizeof(limit));
+    kjoin_discovery_common common = {.tls_bootstrap_token = &p->tls,
+                                     .pins = p->pins,
+                                     .timeout_ms = p->timeout_ms,
+                                     .cluster_name = a->cluster_name,
+                                     .audit_id = join_id,
+                                     .log = log_line,
+                                     .log_ctx = (void *)&a->verbosity};
+    if (p->discovery_file) {
+        fprintf(stderr, "[discovery] Join ID %s: discovery file %s, token %s, timeout %s\n", join_id,
+                p->discovery_file, masked, limit);
+        kjoin_file_discovery fd = {.common = common, .source = p->discovery_file};
+        return kjoin_discover_file(&fd, result, err);
+    }
+    fprintf(stderr, "[discovery] Join ID %s: token %s, %zu endpoint(s), timeout %s\n", join_id, masked,
+            p->n_endpoints, limit);
+    if (p->unsafe)
+        fprintf(stderr, "[discovery] WARNING: --discovery-token-unsafe-skip-ca-verification is set: the CA is "
+                        "not pinned, so anyone who can answer on the endpoint and knows the token can "
+                        "impersonate the API server\n");
+    kjoin_token_discovery td = {.common = common,
+                                .endpoints = p->endpoints,
+                                .n_endpoints = p->n_endpoints,
+                                .discovery_token = &p->disc,
+                                .unsafe_skip_ca_verification = p->unsafe};
+    return kjoin_discover_token(&td, result, err);
+}
+
+static kjoin_code write_output(const join_args *a, const kjoin_join_result *r, kjoin_err *err)
+{
+    if (a->dry_run) {
+        if (a->format == CLI_TEXT)
+            fwrite(r->kubeconfig, 1, r->kubeconfig_len, stdout);
+        return KJOIN_OK;
+    }
+    kjoin_write_result wr;
+    kjoin_code rc = kjoin_file_write_atomic(a->out_path, r->kubeconfig, r->kubeconfig_len, a->force, &wr, err);
+    if (!rc)
+        fprintf(stderr, "[kubeconfig] %s %s (mode 0600)\n",
+                wr == KJOIN_WRITE_UNCHANGED ? "Unchanged:" : wr == KJOIN_WRITE_REPLACED ? "Replaced" : "Wrote",
+                a->out_path);
+    return rc;
+}
+
 int cmd_join(int argc, char **argv)
 {
     join_args a = {.timeout_ms = 5 * 60 * 1000,
                    .out_path = "/etc/kubernetes/bootstrap-kubelet.conf",
                    .pins = kjoin_pinset_new()};
-    kjoin_token disc = {0}, tls = {0};
-    kjoin_endpoint endpoints[KJOIN_MAX_ENDPOINTS];
+    join_plan p = {0};
+    kjoin_join_config cfg = {0};
     kjoin_join_result result = {0};
     kjoin_err err = {0};
     int first = 0;
     kjoin_code rc = a.pins ? KJOIN_OK : kjoin_err_set(&err, KJOIN_E_OTHER, "out of memory");
     if (!rc) {
-        int p = cli_parse(&join_verb, argc, argv, on_opt, &a, &first, &err);
-        if (p < 0) {
+        int parsed = cli_parse(&join_verb, argc, argv, on_opt, &a, &first, &err);
+        if (parsed < 0) {
             kjoin_pinset_free(a.pins);
             return 0;
         }
-        rc = (kjoin_code)p;
+        rc = (kjoin_code)parsed;
     }
     /* Every input is checked here, before any network access. */
-    size_t n_endpoints = rc ? 0 : (size_t)(argc - first);
-    for (size_t i = 0; !rc && i < n_endpoints; i++)
-        rc = kjoin_endpoint_parse(argv[first + (int)i], &endpoints[i], &err);
+    size_t n_args = rc ? 0 : (size_t)(argc - first);
+    p.timeout_ms = a.timeout_ms;
     if (!rc)
-        rc = resolve_tokens(&a, &disc, &tls, &err);
+        rc = a.config ? plan_from_config(&a, n_args, &cfg, &p, &err)
+                      : plan_from_flags(&a, argv + first, n_args, &p, &err);
     scrub_argv_token(a.token);
     scrub_argv_token(a.discovery_token);
     scrub_argv_token(a.tls_token);
@@ -214,56 +356,21 @@ int cmd_join(int argc, char **argv)
                            a.cluster_name);
     if (!rc && !*a.out_path)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--kubeconfig-out must not be empty");
-    if (!rc && a.unsafe && kjoin_pinset_count(a.pins))
-        rc = kjoin_err_set(&err, KJOIN_E_USAGE,
-                           "--discovery-token-unsafe-skip-ca-verification contradicts --discovery-token-ca-cert-hash");
-    if (rc)
-        goto out;
 
     uuid_t uu;
-    char join_id[37], masked[KJOIN_TOKEN_STR_MAX], limit[32];
+    char join_id[37];
     uuid_generate_random(uu);
     uuid_unparse_lower(uu, join_id);
-    kjoin_token_masked(&disc, masked);
-    fprintf(stderr, "[discovery] Join ID %s: token %s, %zu endpoint(s), timeout %s\n", join_id, masked,
-            n_endpoints, kjoin_duration_format(a.timeout_ms, limit, sizeof(limit)));
-    if (a.unsafe)
-        fprintf(stderr, "[discovery] WARNING: --discovery-token-unsafe-skip-ca-verification is set: the CA is "
-                        "not pinned, so anyone who can answer on the endpoint and knows the token can "
-                        "impersonate the API server\n");
-
-    kjoin_token_discovery opts = {.endpoints = endpoints,
-                                  .n_endpoints = n_endpoints,
-                                  .discovery_token = &disc,
-                                  .tls_bootstrap_token = &tls,
-                                  .pins = a.pins,
-                                  .unsafe_skip_ca_verification = a.unsafe,
-                                  .timeout_ms = a.timeout_ms,
-                                  .cluster_name = a.cluster_name,
-                                  .audit_id = join_id,
-                                  .log = log_line,
-                                  .log_ctx = &a.verbosity};
-    rc = kjoin_discover_token(&opts, &result, &err);
-    if (rc)
-        goto out;
-    if (a.dry_run) {
-        if (a.format == CLI_TEXT)
-            fwrite(result.kubeconfig, 1, result.kubeconfig_len, stdout);
-    } else {
-        kjoin_write_result wr;
-        rc = kjoin_file_write_atomic(a.out_path, result.kubeconfig, result.kubeconfig_len, a.force, &wr, &err);
-        if (rc)
-            goto out;
-        fprintf(stderr, "[kubeconfig] %s %s (mode 0600)\n",
-                wr == KJOIN_WRITE_UNCHANGED ? "Unchanged:" : wr == KJOIN_WRITE_REPLACED ? "Replaced" : "Wrote",
-                a.out_path);
-    }
-    if (a.format == CLI_JSON)
-        print_result(&a, &result, &disc, join_id);
-out:
-    kjoin_token_clear(&disc);
-    kjoin_token_clear(&tls);
+    if (!rc)
+        rc = discover(&a, &p, join_id, &result, &err);
+    if (!rc)
+        rc = write_output(&a, &result, &err);
+    if (!rc && a.format == CLI_JSON)
+        print_result(&a, &result, &p, join_id);
+    kjoin_token_clear(&p.disc);
+    kjoin_token_clear(&p.tls);
     kjoin_join_result_release(&result);
+    kjoin_join_config_release(&cfg);
     kjoin_pinset_free(a.pins);
     return rc ? cli_fail(a.format, &err) : 0;
 }

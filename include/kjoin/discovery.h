@@ -49,43 +49,67 @@ void kjoin_cluster_info_release(kjoin_cluster_info *ci);
 kjoin_code kjoin_cluster_info_sign(const char *kubeconfig, size_t len, const kjoin_token *tokens,
                                    size_t n_tokens, char **out, kjoin_err *err);
 
-/* ---- token discovery ---------------------------------------------------- */
+/* ---- the engine --------------------------------------------------------- */
 
 /* Receives one log line (no trailing newline). level 0 is a step, 1 detail. */
 typedef void (*kjoin_log_fn)(void *ctx, int level, const char *line);
 
 #define KJOIN_MAX_ENDPOINTS 16
 
-typedef struct kjoin_token_discovery {
-    const kjoin_endpoint *endpoints; /* 1 to KJOIN_MAX_ENDPOINTS, tried in turn; the first that passes every check wins */
-    size_t n_endpoints;
-    const kjoin_token *discovery_token;
+/* What every source needs. */
+typedef struct kjoin_discovery_common {
     const kjoin_token *tls_bootstrap_token; /* written into the kubeconfig */
-    const kjoin_pinset *pins;               /* empty only with unsafe_skip_ca_verification */
-    bool unsafe_skip_ca_verification;
-    int64_t timeout_ms;       /* one deadline for the whole join */
-    const char *cluster_name; /* NULL: "kubernetes" */
-    const char *audit_id;     /* sent with every request; may be NULL */
-    kjoin_log_fn log;         /* may be NULL */
+    const kjoin_pinset *pins;               /* may be NULL or empty (see each source) */
+    int64_t timeout_ms;                     /* one deadline for the whole join */
+    const char *cluster_name;               /* NULL: "kubernetes" */
+    const char *audit_id;                   /* sent as Audit-ID with every request; may be NULL */
+    kjoin_log_fn log;                       /* may be NULL */
     void *log_ctx;
-} kjoin_token_discovery;
+} kjoin_discovery_common;
 
 typedef struct kjoin_join_result {
     char *kubeconfig; /* the TLS-bootstrap kubeconfig: holds the token, wipe before freeing */
     size_t kubeconfig_len;
-    char *server;     /* from cluster-info */
-    char *endpoint;   /* the endpoint that passed */
-    kjoin_bundle *bundle; /* with trust decided for every certificate */
+    char *server;     /* the API server written into the kubeconfig */
+    char *endpoint;   /* where discovery succeeded: an endpoint, a file or a URL */
+    kjoin_bundle *bundle; /* the CA with trust decided for every certificate; NULL when none */
     unsigned attempts;
     int64_t elapsed_ms;
 } kjoin_join_result;
 
-/* Runs kubeadm's token discovery with kjoin's stricter checks (see
- * docs/trust-model.md). *out is written only on success; release it with
- * kjoin_join_result_release(). Errors: KJOIN_E_USAGE (no pins and not unsafe),
- * KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OTHER. */
-kjoin_code kjoin_discover_token(const kjoin_token_discovery *opts, kjoin_join_result *out,
-                                kjoin_err *err);
 void kjoin_join_result_release(kjoin_join_result *r);
+
+/* Token discovery (kubeadm's protocol, kjoin's stricter checks; see
+ * docs/trust-model.md): unverified GET of cluster-info from each endpoint in
+ * turn, JWS, pins on the whole bundle, verified re-fetch, byte equality. */
+typedef struct kjoin_token_discovery {
+    kjoin_discovery_common common; /* pins empty only with unsafe_skip_ca_verification */
+    const kjoin_endpoint *endpoints; /* 1 to KJOIN_MAX_ENDPOINTS */
+    size_t n_endpoints;
+    const kjoin_token *discovery_token;
+    bool unsafe_skip_ca_verification;
+} kjoin_token_discovery;
+
+/* *out is written only on success. Errors: KJOIN_E_USAGE (no pins and not
+ * unsafe, endpoint count), KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OTHER. */
+kjoin_code kjoin_discover_token(const kjoin_token_discovery *opts, kjoin_join_result *out, kjoin_err *err);
+
+/* File discovery: a kubeconfig from a path, standard input ("-") or an
+ * https:// URL (verified against the system trust store; redirects only to
+ * https), then a refresh from the cluster's cluster-info over TLS verified
+ * with the document's CA. Pins, when given, must hold for the CA. */
+typedef struct kjoin_file_discovery {
+    kjoin_discovery_common common;
+    const char *source; /* path, "file://" path, "-" or https:// URL */
+} kjoin_file_discovery;
+
+/* Checks a --discovery-file value: https:// URLs, paths and "-" pass;
+ * http:// and other schemes do not. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_discovery_source_check(const char *source, kjoin_err *err);
+
+/* *out is written only on success. The local document is read and checked
+ * before any network access. Errors: KJOIN_E_USAGE (source, unreadable file),
+ * KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OTHER. */
+kjoin_code kjoin_discover_file(const kjoin_file_discovery *opts, kjoin_join_result *out, kjoin_err *err);
 
 #endif

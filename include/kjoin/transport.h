@@ -2,6 +2,7 @@
 #ifndef KJOIN_TRANSPORT_H
 #define KJOIN_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,7 @@ typedef struct kjoin_http_request {
     int64_t timeout_ms;     /* whole request, connect included; > 0 */
     size_t max_body;        /* 0 means KJOIN_HTTP_MAX_BODY */
     const char *audit_id;   /* sent as Audit-ID when not NULL */
+    bool follow_redirects;  /* up to 5, and only to https:// URLs */
 } kjoin_http_request;
 
 typedef struct kjoin_http_response {
@@ -41,7 +43,8 @@ void kjoin_http_global_cleanup(void);
 /* Performs one GET. Any HTTP status is success; *out is written only on
  * success. Errors: KJOIN_E_TRANSIENT (connection, DNS, timeout, TLS handshake
  * in insecure mode), KJOIN_E_TRUST (server verification failed, body over the
- * cap), KJOIN_E_USAGE (bad anchors), KJOIN_E_OTHER. */
+ * cap, a redirect to anything but https), KJOIN_E_USAGE (bad anchors),
+ * KJOIN_E_OTHER. */
 kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err);
 void kjoin_http_response_release(kjoin_http_response *resp);
 

@@ -205,6 +205,9 @@ static kjoin_code classify(CURLcode cc, const body *b, const pinned *p, const ch
         return kjoin_err_set(err, KJOIN_E_TRUST,
                              "TLS verification of %s against the pinned CA failed: %s", req->url,
                              p->reason);
+    if (req->follow_redirects && cc == CURLE_UNSUPPORTED_PROTOCOL)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "GET %s: refused a redirect to a URL that is not https (%s)",
+                             req->url, why);
     if (cc == CURLE_PEER_FAILED_VERIFICATION)
         return kjoin_err_set(err, KJOIN_E_TRUST, "TLS verification of %s failed: %s", req->url, why);
     switch (cc) {
@@ -258,6 +261,11 @@ kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *ou
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)b.max);
     curl_easy_setopt(curl, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+    if (req->follow_redirects) {
+        curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+        curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+    }
     /* Only the trust the mode names: never libcurl's compiled-in CA bundle. */
     curl_easy_setopt(curl, CURLOPT_CAINFO, NULL);
     curl_easy_setopt(curl, CURLOPT_CAPATH, NULL);

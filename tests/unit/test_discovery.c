@@ -160,8 +160,8 @@ static void test_engine_input_checks(void **state)
     kjoin_endpoint ep;
     kjoin_endpoint_parse("127.0.0.1:1", &ep, NULL);
     kjoin_pinset *none = kjoin_pinset_new();
-    kjoin_token_discovery o = {.endpoints = &ep, .n_endpoints = 1, .discovery_token = &tok,
-                               .tls_bootstrap_token = &tok, .pins = none, .timeout_ms = 300};
+    kjoin_token_discovery o = {.common = {.tls_bootstrap_token = &tok, .pins = none, .timeout_ms = 300},
+                               .endpoints = &ep, .n_endpoints = 1, .discovery_token = &tok};
     kjoin_join_result r = {0};
     kjoin_err err;
     assert_int_equal(kjoin_discover_token(&o, &r, &err), KJOIN_E_USAGE);

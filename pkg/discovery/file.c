@@ -1,0 +1,204 @@
+/* File discovery: the cluster and its CA come from a kubeconfig the operator
+ * distributed out of band (a path, standard input or an https:// URL); the
+ * cluster's own cluster-info then refreshes it over TLS verified with that CA. */
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <kjoin/kubeconfig.h>
+#include <kjoin/util.h>
+
+#include "internal.h"
+
+typedef struct file_state {
+    const char *source; /* without "file://" */
+    bool is_url;
+    char *doc;          /* the document, read once */
+    size_t len;
+    char *dir;          /* for relative certificate-authority paths; NULL for stdin and URLs */
+} file_state;
+
+kjoin_code kjoin_discovery_source_check(const char *s, kjoin_err *err)
+{
+    if (!s || !*s)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file needs a path, - or an https:// URL");
+    if (strncmp(s, "https://", 8) == 0)
+        return s[8] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file URL \"%s\" has no host", s);
+    if (strncmp(s, "file://", 7) == 0)
+        return s[7] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file \"%s\" has no path", s);
+    const char *scheme_end = strstr(s, "://");
+    if (scheme_end)
+        return kjoin_err_set(err, KJOIN_E_USAGE,
+                             "--discovery-file \"%s\": a URL must be https:// (the bootstrap discovery design "
+                             "requires HTTPS for discovery documents)",
+                             s);
+    return KJOIN_OK;
+}
+
+/* Reads a local document (or standard input) before any network access. */
+static kjoin_code load_local(file_state *f, kjoin_err *err)
+{
+    kjoin_code rc = kjoin_file_read(f->source, KJOIN_KUBECONFIG_MAX, &f->doc, &f->len, err);
+    if (rc)
+        return rc;
+    if (strcmp(f->source, "-") != 0) {
+        char *copy = strdup(f->source);
+        f->dir = copy ? strdup(dirname(copy)) : NULL;
+        free(copy);
+        if (!f->dir)
+            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
+    return KJOIN_OK;
+}
+
+/* Fetches the document from its https:// URL, trusting the system roots. */
+static kjoin_code fetch_url(kjoin_run *r, file_state *f, kjoin_err *err)
+{
+    kjoin_http_request req = {.tls = KJOIN_TLS_SYSTEM, .follow_redirects = true};
+    kjoin_http_response resp = {0};
+    kjoin_discovery__log(r, 0, "[discovery] Fetching the discovery file from %s (verified against the system trust store)",
+                         f->source);
+    kjoin_code rc = kjoin_discovery__get(r, f->source, &req, &resp, err);
+    if (rc)
+        return rc;
+    long st = resp.status;
+    if (st != 200) {
+        kjoin_http_response_release(&resp);
+        if (st >= 500 || st == 429 || st == 404)
+            return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: HTTP %ld", f->source, st);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot fetch the discovery file from %s: HTTP status %ld",
+                             f->source, st);
+    }
+    f->doc = resp.body;
+    f->len = resp.len;
+    return KJOIN_OK;
+}
+
+/* The CA bundle of pem, with the pins applied (all anchors without pins). */
+static kjoin_code trust_bundle(kjoin_run *r, const unsigned char *pem, size_t len, const char *from,
+                               kjoin_bundle **out, kjoin_err *err)
+{
+    kjoin_bundle *b = NULL;
+    kjoin_err inner;
+    kjoin_code rc = kjoin_bundle_parse(pem, len, &b, &inner);
+    if (rc)
+        return kjoin_err_set(err, rc, "CA of %s: %s", from, inner.msg);
+    if ((rc = kjoin_bundle_apply_pins(b, r->c->pins, err))) {
+        kjoin_bundle_free(b);
+        return rc;
+    }
+    if (kjoin_pinset_count(r->c->pins))
+        kjoin_discovery__report_trust(r, b);
+    else
+        kjoin_discovery__log(r, 0, "[discovery] Trusting the %zu CA certificate(s) of %s", kjoin_bundle_count(b), from);
+    *out = b;
+    return KJOIN_OK;
+}
+
+/* Refreshes from the cluster's cluster-info over verified TLS, as kubeadm
+ * does: the document's server is kept, cluster-info's CA is taken only when
+ * the document has none, and 403 or 404 keep the document as it is. */
+static kjoin_code refresh(kjoin_run *r, const kjoin_cluster *doc, kjoin_bundle **bundle, kjoin_err *err)
+{
+    char url[1024];
+    size_t n = strlen(doc->server);
+    while (n && doc->server[n - 1] == '/')
+        n--;
+    snprintf(url, sizeof(url), "%.*s" KJOIN_CLUSTER_INFO_PATH, (int)n, doc->server);
+    kjoin_http_request trust = {.tls = KJOIN_TLS_SYSTEM};
+    kjoin_http_response resp = {0};
+    kjoin_cluster_info ci = {0};
+    kjoin_cluster fresh = {0};
+    kjoin_err inner;
+    kjoin_code rc = *bundle ? kjoin_discovery__pinned(*bundle, &trust, err) : KJOIN_OK;
+    if (rc)
+        return rc;
+    kjoin_discovery__log(r, 0, "[discovery] Refreshing from %s over TLS verified with %s", url,
+                         *bundle ? "the discovery file's CA" : "the system trust store");
+    rc = kjoin_discovery__get(r, url, &trust, &resp, err);
+    kjoin_discovery__pinned_release(&trust);
+    if (rc)
+        return rc;
+    if (resp.status == 403 || resp.status == 404) {
+        kjoin_discovery__log(r, 0, "[discovery] cluster-info answered %ld: keeping the discovery file as it is",
+                             resp.status);
+    } else if (resp.status != 200) {
+        rc = kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: HTTP %ld", url, resp.status);
+    } else if (kjoin_cluster_info_parse(resp.body, resp.len, NULL, &ci, &inner) ||
+               kjoin_kubeconfig_parse_cluster(ci.kubeconfig, ci.kubeconfig_len, &fresh, &inner)) {
+        kjoin_discovery__log(r, 0, "[discovery] WARNING: cannot use the cluster-info the server returned (%s); "
+                                   "keeping the discovery file as it is", inner.msg);
+    } else {
+        if (strcmp(fresh.server, doc->server) != 0)
+            kjoin_discovery__log(r, 0,
+                                 "[discovery] WARNING: cluster-info names the API server \"%s\"; keeping the "
+                                 "discovery file's \"%s\"",
+                                 fresh.server, doc->server);
+        if (!*bundle)
+            rc = trust_bundle(r, fresh.ca_pem, fresh.ca_len, "cluster-info (the discovery file has none)", bundle, err);
+        if (!rc)
+            kjoin_discovery__log(r, 0, "[discovery] Refreshed from cluster-info over verified TLS");
+    }
+    kjoin_http_response_release(&resp);
+    kjoin_cluster_info_release(&ci);
+    kjoin_cluster_release(&fresh);
+    return rc;
+}
+
+static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_result *out, kjoin_err *err)
+{
+    (void)i;
+    (void)st;
+    file_state *f = r->state;
+    kjoin_cluster doc = {0};
+    kjoin_bundle *bundle = NULL;
+    kjoin_code rc = KJOIN_OK;
+    if (!f->doc && (rc = fetch_url(r, f, err)))
+        return rc;
+    if ((rc = kjoin_kubeconfig_parse_discovery(f->doc, f->len, f->dir, &doc, err)))
+        goto out;
+    if (doc.ca_pem && (rc = trust_bundle(r, doc.ca_pem, doc.ca_len, "the discovery file", &bundle, err)))
+        goto out;
+    if ((rc = refresh(r, &doc, &bundle, err)))
+        goto out;
+    if (!bundle && kjoin_pinset_count(r->c->pins)) {
+        rc = kjoin_err_set(err, KJOIN_E_TRUST,
+                           "CA pins were given, but neither the discovery file nor cluster-info holds a CA");
+        goto out;
+    }
+    if (!bundle)
+        kjoin_discovery__log(r, 0, "[discovery] No CA in the discovery file or cluster-info: the kubeconfig will "
+                                   "trust the system roots");
+    rc = kjoin_discovery__finish(r, doc.server, f->source, &bundle, out, err);
+    if (!rc)
+        kjoin_discovery__log(r, 0, "[discovery] Using API server \"%s\" (from the discovery file)", doc.server);
+out:
+    kjoin_cluster_release(&doc);
+    kjoin_bundle_free(bundle);
+    return rc;
+}
+
+kjoin_code kjoin_discover_file(const kjoin_file_discovery *o, kjoin_join_result *out, kjoin_err *err)
+{
+    kjoin_code rc = kjoin_discovery_source_check(o->source, err);
+    if (rc)
+        return rc;
+    file_state f = {.source = strncmp(o->source, "file://", 7) == 0 ? o->source + 7 : o->source,
+                    .is_url = strncmp(o->source, "https://", 8) == 0};
+    kjoin_run r = {.c = &o->common, .source = o, .state = &f, .start = kjoin_now_ms()};
+    r.deadline = r.start + o->common.timeout_ms;
+    if (!f.is_url) {
+        kjoin_cluster check = {0};
+        /* Read and check a local document before any network access. */
+        rc = load_local(&f, err);
+        if (!rc && !(rc = kjoin_kubeconfig_parse_discovery(f.doc, f.len, f.dir, &check, err)))
+            kjoin_cluster_release(&check);
+    }
+    if (!rc) {
+        const char *names[] = {f.source};
+        rc = kjoin_discovery__retry(&r, 1, names, attempt, out, err);
+    }
+    free(f.doc);
+    free(f.dir);
+    return rc;
+}

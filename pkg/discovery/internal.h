@@ -1,0 +1,55 @@
+/* What every discovery source shares: the deadline, logging, retries, GETs
+ * and the final kubeconfig. */
+#ifndef KJOIN_DISCOVERY_INTERNAL_H
+#define KJOIN_DISCOVERY_INTERNAL_H
+
+#include <kjoin/discovery.h>
+#include <kjoin/transport.h>
+
+/* Why an attempt failed, so the retry policy can tell a bad signature apart. */
+typedef enum kjoin_stage { KJOIN_STAGE_OTHER, KJOIN_STAGE_SIGNATURE } kjoin_stage;
+
+typedef struct kjoin_run kjoin_run;
+
+/* One attempt against target i: KJOIN_OK with *out written, KJOIN_E_TRANSIENT
+ * to retry, or a final code. */
+typedef kjoin_code (*kjoin_attempt_fn)(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_result *out,
+                                       kjoin_err *err);
+
+struct kjoin_run {
+    const kjoin_discovery_common *c;
+    int64_t start, deadline;
+    unsigned attempts;
+    const void *source; /* the source's own options */
+    void *state;        /* the source's state across attempts */
+};
+
+__attribute__((format(printf, 3, 4))) void kjoin_discovery__log(const kjoin_run *r, int level, const char *fmt,
+                                                                ...);
+
+/* Runs attempt over targets 0..n-1 in turn, with capped and fully jittered
+ * exponential backoff between rounds, until one passes, all failed for good,
+ * or the deadline passes (KJOIN_E_TIMEOUT naming the last failure). A bad
+ * signature is retried at most twice per target. */
+kjoin_code kjoin_discovery__retry(kjoin_run *r, size_t n, const char *const *names, kjoin_attempt_fn attempt,
+                                  kjoin_join_result *out, kjoin_err *err);
+
+/* GET url with the request's trust, bounded by the deadline and the
+ * per-request limit. Any HTTP status is success. */
+kjoin_code kjoin_discovery__get(kjoin_run *r, const char *url, const kjoin_http_request *trust,
+                                kjoin_http_response *resp, kjoin_err *err);
+
+/* Fills *out: the bootstrap kubeconfig for server with the trusted
+ * certificates of bundle (which may be NULL: no CA), taking bundle. */
+kjoin_code kjoin_discovery__finish(kjoin_run *r, const char *server, const char *endpoint, kjoin_bundle **bundle,
+                                   kjoin_join_result *out, kjoin_err *err);
+
+/* PEM of the anchors and of the chained certificates, for KJOIN_TLS_PINNED;
+ * released with kjoin_discovery__pinned_release. */
+kjoin_code kjoin_discovery__pinned(const kjoin_bundle *b, kjoin_http_request *req, kjoin_err *err);
+void kjoin_discovery__pinned_release(kjoin_http_request *req);
+
+/* Logs each certificate's trust decision; warns about each dropped one. */
+void kjoin_discovery__report_trust(const kjoin_run *r, const kjoin_bundle *b);
+
+#endif

@@ -1,0 +1,151 @@
+/* Token discovery: kubeadm's protocol with kjoin's stricter trust rules.
+ * One attempt against one endpoint: unverified GET of cluster-info, JWS
+ * check, kubeconfig parse, pins applied to the whole bundle, GET again over
+ * TLS verified against the pinned anchors, byte equality. */
+#include <stdio.h>
+#include <string.h>
+
+#include <kjoin/jws.h>
+#include <kjoin/kubeconfig.h>
+#include <kjoin/util.h>
+
+#include "internal.h"
+
+/* Turns a cluster-info answer that is not 200 into an error to retry or not. */
+static kjoin_code check_status(const char *url, long st, kjoin_err *err)
+{
+    if (st == 200)
+        return KJOIN_OK;
+    if (st == 403)
+        return kjoin_err_set(err, KJOIN_E_TRANSIENT,
+                             "GET %s: 403 Forbidden (is anonymous access to kube-public/cluster-info "
+                             "allowed? kubeadm creates that role at init)",
+                             url);
+    if (st == 404)
+        return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: 404 Not Found (cluster-info not created yet?)", url);
+    if (st >= 500 || st == 429)
+        return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: HTTP %ld", url, st);
+    if (st == 401)
+        return kjoin_err_set(err, KJOIN_E_OTHER,
+                             "GET %s: 401 Unauthorized: the API server refuses anonymous requests "
+                             "(--anonymous-auth=false), which token discovery needs",
+                             url);
+    return kjoin_err_set(err, KJOIN_E_OTHER, "GET %s: unexpected HTTP status %ld", url, st);
+}
+
+static kjoin_code get_cluster_info(kjoin_run *r, const char *url, const kjoin_http_request *trust,
+                                   kjoin_http_response *resp, kjoin_err *err)
+{
+    kjoin_code rc = kjoin_discovery__get(r, url, trust, resp, err);
+    if (!rc && (rc = check_status(url, resp->status, err)))
+        kjoin_http_response_release(resp);
+    return rc;
+}
+
+/* Everything after the unverified fetch; *st says which check failed. */
+static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const char *url, const char *body,
+                                  size_t len, kjoin_stage *st, kjoin_join_result *out, kjoin_err *err)
+{
+    const kjoin_token_discovery *o = r->source;
+    const kjoin_token *tok = o->discovery_token;
+    kjoin_cluster_info first = {0}, second = {0};
+    kjoin_cluster cluster = {0};
+    kjoin_bundle *bundle = NULL;
+    kjoin_http_response resp = {0};
+    kjoin_http_request pinned = {0};
+
+    kjoin_code rc = kjoin_cluster_info_parse(body, len, tok->id, &first, err);
+    if (rc)
+        goto out;
+    if (!first.jws) {
+        rc = kjoin_err_set(err, KJOIN_E_TRANSIENT,
+                           "cluster-info has no signature for token id \"%s\" yet (the control plane "
+                           "signs new tokens after a short delay; an unknown or expired token never gets one)",
+                           tok->id);
+        goto out;
+    }
+    if (!*first.jws) {
+        /* The signer leaves the key empty for a token it will not sign: final. */
+        rc = kjoin_err_set(err, KJOIN_E_TRUST,
+                           "token id \"%s\" is invalid for this cluster or has expired (its signature is "
+                           "empty); create a new token on a control-plane node",
+                           tok->id);
+        goto out;
+    }
+    *st = KJOIN_STAGE_SIGNATURE;
+    rc = kjoin_jws_verify(first.jws, first.kubeconfig, first.kubeconfig_len, tok->id, tok->secret,
+                          KJOIN_TOKEN_SECRET_LEN, err);
+    if (rc)
+        goto out;
+    *st = KJOIN_STAGE_OTHER;
+    kjoin_discovery__log(r, 0, "[discovery] Cluster-info signature for token id \"%s\" is valid", tok->id);
+
+    if ((rc = kjoin_kubeconfig_parse_cluster(first.kubeconfig, first.kubeconfig_len, &cluster, err)) ||
+        (rc = kjoin_bundle_parse(cluster.ca_pem, cluster.ca_len, &bundle, err)) ||
+        (rc = kjoin_bundle_apply_pins(bundle, o->unsafe_skip_ca_verification ? NULL : o->common.pins, err)))
+        goto out;
+    if (o->unsafe_skip_ca_verification)
+        kjoin_discovery__log(r, 0,
+                             "[discovery] WARNING: CA pinning skipped (--discovery-token-unsafe-skip-ca-verification): "
+                             "trusting all %zu certificate(s) the cluster-info names",
+                             kjoin_bundle_count(bundle));
+    else
+        kjoin_discovery__report_trust(r, bundle);
+
+    kjoin_discovery__log(r, 0, "[discovery] Re-fetching cluster-info from %s over TLS verified against the pinned CA",
+                         ep->authority);
+    if ((rc = kjoin_discovery__pinned(bundle, &pinned, err)) ||
+        (rc = get_cluster_info(r, url, &pinned, &resp, err)) ||
+        (rc = kjoin_cluster_info_parse(resp.body, resp.len, NULL, &second, err)))
+        goto out;
+    if (second.kubeconfig_len != first.kubeconfig_len ||
+        memcmp(second.kubeconfig, first.kubeconfig, first.kubeconfig_len) != 0) {
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "the kubeconfig fetched over verified TLS differs from the signed one");
+        goto out;
+    }
+    kjoin_discovery__log(r, 0, "[discovery] Verified re-fetch returned the signed kubeconfig byte for byte");
+    rc = kjoin_discovery__finish(r, cluster.server, ep->authority, &bundle, out, err);
+    if (!rc)
+        kjoin_discovery__log(r, 0, "[discovery] Using API server \"%s\" (from cluster-info, discovered via %s)",
+                             cluster.server, ep->authority);
+out:
+    kjoin_cluster_info_release(&first);
+    kjoin_cluster_info_release(&second);
+    kjoin_cluster_release(&cluster);
+    kjoin_bundle_free(bundle);
+    kjoin_http_response_release(&resp);
+    kjoin_discovery__pinned_release(&pinned);
+    return rc;
+}
+
+static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_result *out, kjoin_err *err)
+{
+    const kjoin_token_discovery *o = r->source;
+    const kjoin_endpoint *ep = &o->endpoints[i];
+    char url[512];
+    snprintf(url, sizeof(url), "https://%s" KJOIN_CLUSTER_INFO_PATH, ep->authority);
+    kjoin_http_response resp = {0};
+    kjoin_http_request insecure = {.tls = KJOIN_TLS_INSECURE};
+    kjoin_discovery__log(r, 0, "[discovery] Requesting cluster-info from %s (server not verified yet)", ep->authority);
+    kjoin_code rc = get_cluster_info(r, url, &insecure, &resp, err);
+    if (!rc)
+        rc = check_and_build(r, ep, url, resp.body, resp.len, st, out, err);
+    kjoin_http_response_release(&resp);
+    return rc;
+}
+
+kjoin_code kjoin_discover_token(const kjoin_token_discovery *o, kjoin_join_result *out, kjoin_err *err)
+{
+    if (kjoin_pinset_count(o->common.pins) == 0 && !o->unsafe_skip_ca_verification)
+        return kjoin_err_set(err, KJOIN_E_USAGE,
+                             "token discovery without a CA pin is unsafe: pass --discovery-token-ca-cert-hash, "
+                             "or --discovery-token-unsafe-skip-ca-verification to accept that risk");
+    if (o->n_endpoints == 0 || o->n_endpoints > KJOIN_MAX_ENDPOINTS)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "give 1 to %d API server endpoints", KJOIN_MAX_ENDPOINTS);
+    const char *names[KJOIN_MAX_ENDPOINTS];
+    for (size_t i = 0; i < o->n_endpoints; i++)
+        names[i] = o->endpoints[i].authority;
+    kjoin_run r = {.c = &o->common, .source = o, .start = kjoin_now_ms()};
+    r.deadline = r.start + o->common.timeout_ms;
+    return kjoin_discovery__retry(&r, o->n_endpoints, names, attempt, out, err);
+}
