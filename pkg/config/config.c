@@ -173,6 +173,8 @@ static kjoin_code read_document(kjoin_yaml *y, bool *found, kjoin_join_config *c
     yaml_node_t *root = kjoin_yaml__root(y), *an = NULL, *kn = NULL;
     const char *api = NULL, *kind = NULL;
     kjoin_code rc;
+    if (kjoin_yaml__is_null(root))
+        return KJOIN_OK; /* an empty document, as after a final "---" */
     if (root->type != YAML_MAPPING_NODE)
         return kjoin_err_set(err, BAD, "the document at line %zu is not a mapping", KJOIN_YAML_LINE(root));
     if ((rc = string_field(y, root, "document", "apiVersion", &api, &an, err)) ||
@@ -197,6 +199,22 @@ static kjoin_code read_document(kjoin_yaml *y, bool *found, kjoin_join_config *c
     return read_discovery(y, root, v == 0, c, err);
 }
 
+/* Whether line number line (0-based) of text contains needle. */
+static bool line_has(const char *text, size_t len, size_t line, const char *needle)
+{
+    const char *p = text, *end = text + len;
+    for (size_t i = 0; i < line && p < end; i++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = (size_t)((nl ? nl : end) - p), k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++)
+        if (memcmp(p + i, needle, k) == 0)
+            return true;
+    return false;
+}
+
 kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_config *out, kjoin_err *err)
 {
     kjoin_join_config c = {.pins = kjoin_pinset_new()};
@@ -211,8 +229,10 @@ kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_conf
     for (;;) {
         kjoin_yaml y = {0};
         if (!yaml_parser_load(&parser, &y.doc)) {
-            rc = kjoin_err_set(err, BAD, "YAML error at line %zu, column %zu: %s", parser.problem_mark.line + 1,
-                               parser.problem_mark.column + 1, parser.problem ? parser.problem : "unknown problem");
+            size_t line = parser.problem_mark.line;
+            rc = kjoin_err_set(err, BAD, "YAML error at line %zu, column %zu: %s%s", line + 1,
+                               parser.problem_mark.column + 1, parser.problem ? parser.problem : "unknown problem",
+                               line_has(yaml, len, line, "]:") ? " (quote IPv6 endpoints: \"[fd00::1]:6443\")" : "");
             break;
         }
         y.loaded = true;

@@ -68,6 +68,9 @@ cluster_kubeconfig() {
 start_nginx() {
   local d=$1 port=$2 crt=$3 key=$4
   mkdir -p "$d/nginx/tmp" "$d/www"
+  # Hooks for tests: directives for the cluster-info location (say "return 403;")
+  # and further locations.
+  touch "$d/nginx/cluster-info.conf" "$d/nginx/extra.conf"
   local user=""
   [ "$(id -u)" -eq 0 ] && user="user root;"
   cat >"$d/nginx/nginx.conf" <<CONF
@@ -86,9 +89,10 @@ http {
     listen [::1]:$port ssl;
     ssl_certificate $crt;
     ssl_certificate_key $key;
-    location = $CLUSTER_INFO_PATH { default_type application/json; alias $d/www/cluster-info; }
+    location = $CLUSTER_INFO_PATH { default_type application/json; include $d/nginx/cluster-info.conf; alias $d/www/cluster-info; }
     location = /cacerts { default_type text/plain; alias $d/www/cacerts; }
-    location = /status/403 { return 403; }
+    location / { default_type text/plain; root $d/www; }
+    include $d/nginx/extra.conf;
   }
 }
 CONF

@@ -1,0 +1,15 @@
+/* A kubeadm JoinConfiguration stream, as --config reads it. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "fuzz.h"
+
+#include <kjoin/config.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    kjoin_join_config c;
+    if (kjoin_join_config_parse((const char *)data, size, &c, NULL) == KJOIN_OK)
+        kjoin_join_config_release(&c);
+    return 0;
+}

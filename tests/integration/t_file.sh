@@ -1,0 +1,201 @@
+# File, URL and --config discovery (sourced by run.sh).
+
+# discovery_doc SERVER CA_MODE [USER_FIELD]: a discovery kubeconfig on stdout.
+# CA_MODE: a PEM file to embed, "path:NAME" for certificate-authority, or "none".
+discovery_doc() {
+  local server=$1 ca=$2 user=${3:-}
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: ""\n  cluster:\n    server: %s\n' "$server"
+  case "$ca" in
+    none) ;;
+    path:*) printf '    certificate-authority: %s\n' "${ca#path:}" ;;
+    *) printf '    certificate-authority-data: %s\n' "$(base64 -w0 <"$ca")" ;;
+  esac
+  if [ -n "$user" ]; then printf 'users:\n- name: someone\n  user:\n    %s\n' "$user"; else printf 'users: null\n'; fi
+}
+file_args() { echo "--token-file $C/token --kubeconfig-out $T/kubelet.conf --discovery-timeout ${1:-20s}"; }
+ca_data_of() { kubectl --kubeconfig "$1" config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}'; }
+
+t_file_local_and_kubectl() {
+  discovery_doc "$SERVER" "$C/ca.crt" >"$T/discovery.yaml"
+  kj 0 join --discovery-file "$T/discovery.yaml" $(file_args) -o json || return 1
+  err_has "Refreshed from cluster-info over verified TLS" || return 1
+  jq -e --arg s "$SERVER" '.discovery == "file" and .server == $s and (.caCertificates | length) == 1' "$OUT" >/dev/null \
+    || fail "JSON: $(cat "$OUT")" || return 1
+  kubectl --kubeconfig "$T/kubelet.conf" get --raw "$CLUSTER_INFO_PATH" | jq -e '.kind == "ConfigMap"' >/dev/null \
+    || fail "kubectl could not use the kubeconfig"
+}
+
+t_file_relative_ca_path_and_file_url() {
+  mkdir -p "$T/etc/pki"; cp "$C/ca.crt" "$T/etc/pki/ca.crt"
+  discovery_doc "$SERVER" path:pki/ca.crt >"$T/etc/discovery.yaml"
+  kj 0 join --discovery-file "$T/etc/discovery.yaml" $(file_args) || return 1
+  kj 0 join --discovery-file "file://$T/etc/discovery.yaml" $(file_args) || return 1
+  [ "$(ca_data_of "$T/kubelet.conf" | base64 -d | openssl x509 -noout -fingerprint)" = \
+    "$(openssl x509 -in "$C/ca.crt" -noout -fingerprint)" ] || fail "CA not embedded from the relative path"
+}
+
+t_file_stdin() {
+  # (kj must not run in a pipeline's subshell: it sets $OUT and $ERR.)
+  discovery_doc "$SERVER" "$C/ca.crt" >"$T/doc.yaml"
+  kj 0 join --discovery-file - --tls-bootstrap-token "$(cat "$C/token")" --kubeconfig-out "$T/kubelet.conf" <"$T/doc.yaml" \
+    || return 1
+  # A certificate-authority path means nothing for standard input.
+  discovery_doc "$SERVER" path:ca.crt >"$T/doc.yaml"
+  kj 4 join --discovery-file - $(file_args) <"$T/doc.yaml" || return 1
+  err_has "certificate-authority-data"
+}
+
+t_file_url_verified_with_system_roots() {
+  discovery_doc "$SERVER" "$C/ca.crt" >"$C/www/discovery.yaml"
+  SSL_CERT_FILE=$C/ca.crt kj 0 join --discovery-file "https://127.0.0.1:$PORT/discovery.yaml" $(file_args) -o json || return 1
+  jq -e --arg u "https://127.0.0.1:$PORT/discovery.yaml" '.endpoint == $u' "$OUT" >/dev/null || fail "endpoint" || return 1
+  # The same URL when the system roots do not include the server's CA.
+  mkca "$T" stranger
+  SSL_CERT_FILE=$T/stranger.crt kj 4 join --discovery-file "https://127.0.0.1:$PORT/discovery.yaml" $(file_args) || return 1
+  err_has "TLS verification"
+}
+
+t_file_http_and_other_schemes_rejected() {
+  kj 2 join --discovery-file "http://127.0.0.1:$PORT/discovery.yaml" $(file_args) || return 1
+  err_has "must be https://" || return 1
+  kj 2 join --discovery-file "ftp://127.0.0.1/discovery.yaml" $(file_args) || return 1
+  kj 2 join --discovery-file "$T/missing.yaml" $(file_args)
+}
+
+t_file_redirects() {
+  local c; new_cluster redirects || return 1
+  discovery_doc "$SERVER" "$C/ca.crt" >"$C/www/discovery.yaml"
+  cat >"$C/nginx/extra.conf" <<CONF
+location = /to-https { return 302 https://127.0.0.1:$PORT/discovery.yaml; }
+location = /to-http { return 302 http://127.0.0.1:$PORT/discovery.yaml; }
+CONF
+  stop_nginx "$C"; start_nginx "$C" "$PORT" "$C/server.crt" "$C/server.key" || return 1
+  SSL_CERT_FILE=$C/ca.crt kj 0 join --discovery-file "https://127.0.0.1:$PORT/to-https" $(file_args) || return 1
+  SSL_CERT_FILE=$C/ca.crt kj 4 join --discovery-file "https://127.0.0.1:$PORT/to-http" $(file_args) || return 1
+  err_has "refused a redirect to a URL that is not https"
+}
+
+t_file_credentials_rejected() {
+  local field
+  for field in "token: abc" "tokenFile: /t" "client-certificate: /c" "client-certificate-data: UEVNCg==" \
+               "client-key: /k" "client-key-data: UEVNCg==" "username: admin" "password: hunter2" \
+               "exec: {command: get-token}" "auth-provider: {name: oidc}"; do
+    discovery_doc "$SERVER" "$C/ca.crt" "$field" >"$T/discovery.yaml"
+    kj 4 join --discovery-file "$T/discovery.yaml" $(file_args) || return 1
+    err_has "users[0].user.${field%%:*} " || return 1
+    err_has "--tls-bootstrap-token" || return 1
+  done
+}
+
+t_file_cluster_choice() {
+  local data; data=$(base64 -w0 <"$C/ca.crt")
+  printf 'clusters:\n- {name: a, cluster: {server: "%s", certificate-authority-data: %s}}\n- {name: b, cluster: {server: "https://127.0.0.2:1", certificate-authority-data: %s}}\n' \
+    "$SERVER" "$data" "$data" >"$T/two.yaml"
+  kj 4 join --discovery-file "$T/two.yaml" $(file_args) || return 1
+  err_has "no unnamed one and no current-context" || return 1
+  printf 'contexts: [{name: c, context: {cluster: a}}]\ncurrent-context: c\n' >>"$T/two.yaml"
+  kj 0 join --discovery-file "$T/two.yaml" $(file_args) -o json || return 1
+  jq -e --arg s "$SERVER" '.server == $s' "$OUT" >/dev/null || fail "took the wrong cluster"
+}
+
+t_file_refresh_takes_ca_and_keeps_server() {
+  # No CA in the file (trust from the system roots): cluster-info's CA is taken;
+  # cluster-info names 127.0.0.1, the file localhost: the file's server is kept.
+  discovery_doc "https://localhost:$PORT" none >"$T/discovery.yaml"
+  SSL_CERT_FILE=$C/ca.crt kj 0 join --discovery-file "$T/discovery.yaml" $(file_args) -o json || return 1
+  err_has "keeping the discovery file's \"https://localhost:$PORT\"" || return 1
+  jq -e --arg s "https://localhost:$PORT" '.server == $s and (.caCertificates | length) == 1' "$OUT" >/dev/null \
+    || fail "JSON: $(cat "$OUT")" || return 1
+  [ -n "$(ca_data_of "$T/kubelet.conf")" ] || fail "cluster-info's CA not written"
+}
+
+t_file_refresh_403_and_404_keep_document() {
+  new_cluster refresh || return 1
+  discovery_doc "$SERVER" none >"$T/discovery.yaml"
+  echo 'return 403;' >"$C/nginx/cluster-info.conf"
+  stop_nginx "$C"; start_nginx "$C" "$PORT" "$C/server.crt" "$C/server.key" || return 1
+  SSL_CERT_FILE=$C/ca.crt kj 0 join --discovery-file "$T/discovery.yaml" $(file_args) || return 1
+  err_has "cluster-info answered 403: keeping the discovery file" || return 1
+  [ -z "$(ca_data_of "$T/kubelet.conf")" ] || fail "no CA should be written" || return 1
+  : >"$C/nginx/cluster-info.conf"; rm "$C/www/cluster-info"
+  stop_nginx "$C"; start_nginx "$C" "$PORT" "$C/server.crt" "$C/server.key" || return 1
+  SSL_CERT_FILE=$C/ca.crt kj 0 join --discovery-file "$T/discovery.yaml" $(file_args) --force || return 1
+  err_has "cluster-info answered 404"
+}
+
+t_file_refresh_tls_failure() {
+  mkca "$T" stranger
+  discovery_doc "$SERVER" "$T/stranger.crt" >"$T/discovery.yaml"
+  kj 4 join --discovery-file "$T/discovery.yaml" $(file_args) || return 1
+  err_has "against the pinned CA failed" || return 1
+  [ ! -e "$T/kubelet.conf" ] || fail "written after a failed refresh"
+}
+
+t_file_refresh_down_times_out() {
+  local dead; dead=$("$TOOLS/freeport")
+  discovery_doc "https://127.0.0.1:$dead" "$C/ca.crt" >"$T/discovery.yaml"
+  kj 3 join --discovery-file "$T/discovery.yaml" $(file_args 1500ms) || return 1
+  err_has "timed out after 1.5s"
+}
+
+t_file_pins() {
+  discovery_doc "$SERVER" "$C/ca.crt" >"$T/discovery.yaml"
+  kj 0 join --discovery-file "$T/discovery.yaml" $(file_args) --discovery-token-ca-cert-hash "$ROOT_PIN" || return 1
+  err_has "matches pin $ROOT_PIN" || return 1
+  kj 4 join --discovery-file "$T/discovery.yaml" $(file_args) --force \
+    --discovery-token-ca-cert-hash "sha256:$(printf 'cd%.0s' {1..32})" || return 1
+  err_has "no certificate of the CA bundle matches"
+}
+
+t_file_usage_errors() {
+  discovery_doc "$SERVER" "$C/ca.crt" >"$T/discovery.yaml"
+  kj 2 join --discovery-file "$T/discovery.yaml" --kubeconfig-out "$T/k.conf" || return 1
+  err_has "--tls-bootstrap-token" || return 1
+  kj 2 join "127.0.0.1:$PORT" --discovery-file "$T/discovery.yaml" $(file_args) || return 1
+  kj 2 join --discovery-file "$T/discovery.yaml" $(file_args) --discovery-token-unsafe-skip-ca-verification
+}
+
+# --config: JoinConfigurations written from kubeadm's documented fields.
+t_config_token_v1beta3_and_v1beta4() {
+  local v
+  for v in v1beta3 v1beta4; do
+    {
+      printf 'apiVersion: kubeadm.k8s.io/%s\nkind: JoinConfiguration\nnodeRegistration:\n  name: node-1\n' "$v"
+      printf 'discovery:\n  bootstrapToken:\n    token: %s\n    apiServerEndpoint: "[::1]:%s"\n' "$(cat "$C/token")" "$PORT"
+      printf '    caCertHashes:\n    - %s\n' "$PIN"
+      if [ $v = v1beta3 ]; then printf '  timeout: 30s\n'; else printf 'timeouts:\n  discovery: 30s\n'; fi
+      printf -- '---\napiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n'
+    } >"$T/$v.yaml"
+    chmod 600 "$T/$v.yaml"
+    kj 0 join --config "$T/$v.yaml" --kubeconfig-out "$T/$v.conf" -o json || return 1
+    err_has "Skipping KubeletConfiguration" || return 1
+    err_has "timeout 30s" || return 1
+    jq -e '.discovery == "token"' "$OUT" >/dev/null || fail "$v: $(cat "$OUT")" || return 1
+  done
+}
+
+t_config_file_v1beta3_and_v1beta4() {
+  local v
+  discovery_doc "$SERVER" "$C/ca.crt" >"$T/discovery.yaml"
+  for v in v1beta3 v1beta4; do
+    printf 'apiVersion: kubeadm.k8s.io/%s\nkind: JoinConfiguration\ndiscovery:\n  file:\n    kubeConfigPath: %s\n  tlsBootstrapToken: %s\n' \
+      "$v" "$T/discovery.yaml" "$(cat "$C/token")" >"$T/$v.yaml"
+    kj 0 join --config "$T/$v.yaml" --kubeconfig-out "$T/$v.conf" || return 1
+    kubectl --kubeconfig "$T/$v.conf" get --raw "$CLUSTER_INFO_PATH" >/dev/null || fail "kubectl ($v)" || return 1
+  done
+}
+
+t_config_rejections() {
+  printf 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    token: %s\n    apiServerEndpoint: "127.0.0.1:%s"\n    unsafeSkipCAVerification: true\n' \
+    "$(cat "$C/token")" "$PORT" >"$T/ok.yaml"
+  kj 2 join --config "$T/ok.yaml" "127.0.0.1:$PORT" || return 1
+  err_has "cannot be mixed" || return 1
+  kj 2 join --config "$T/ok.yaml" --token-file "$C/token" || return 1
+  kj 2 join --config "$T/ok.yaml" --discovery-token-ca-cert-hash "$PIN" || return 1
+  sed 's/v1beta4/v1beta2/' "$T/ok.yaml" >"$T/old.yaml"
+  kj 2 join --config "$T/old.yaml" || return 1
+  err_has "supported: kubeadm.k8s.io/v1beta3, kubeadm.k8s.io/v1beta4" || return 1
+  printf '  caCertHash: []\n' >>"$T/ok.yaml"; sed -i 's/^  caCertHash/    caCertHash/' "$T/ok.yaml"
+  kj 2 join --config "$T/ok.yaml" || return 1
+  err_has "unknown field discovery.bootstrapToken.caCertHash at line 8, column 5"
+}

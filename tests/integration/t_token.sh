@@ -1,0 +1,334 @@
+# Token discovery (sourced by run.sh).
+
+# ---- success paths -----------------------------------------------------------
+
+t_ipv4_spki_pin_and_kubectl() {
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  [ "$(stat -c %a "$T/kubelet.conf")" = 600 ] || fail "mode is not 0600" || return 1
+  kubectl --kubeconfig "$T/kubelet.conf" get --raw "$CLUSTER_INFO_PATH" | jq -e '.kind == "ConfigMap"' >/dev/null \
+    || fail "kubectl could not use the kubeconfig" || return 1
+  [ "$(kubectl --kubeconfig "$T/kubelet.conf" config current-context)" = tls-bootstrap-token-user@kubernetes ] \
+    || fail "wrong current-context" || return 1
+  [ "$(kubectl --kubeconfig "$T/kubelet.conf" config view --raw -o jsonpath='{.users[0].user.token}')" = "$(cat "$C/token")" ] \
+    || fail "token not written in full"
+}
+
+t_ipv6_root_pin() {
+  kj 0 join "[::1]:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" --discovery-token-ca-cert-hash "$ROOT_PIN" || return 1
+  err_has "matches pin $ROOT_PIN"
+}
+
+t_https_prefix_and_uppercase_pin() {
+  kj 0 join "https://127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+    --discovery-token-ca-cert-hash "$(echo "$PIN" | tr a-f A-F)"
+}
+
+t_several_pins_one_matching() {
+  local other; other=sha256:$(printf '0%.0s' {1..64})
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$other,$PIN" --discovery-token-ca-cert-hash "root-sha256:$(printf 'f%.0s' {1..64})"
+}
+
+t_json_output() {
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -o json || return 1
+  jq -e --arg p "$PIN" --arg r "$ROOT_PIN" --arg s "$SERVER" --arg k "$T/kubelet.conf" --arg id "$(cut -d. -f1 "$C/token")" '
+    .kubeconfig == $k and .server == $s and .clusterName == "kubernetes" and .tokenID == $id and
+    (.caCertificates | length) == 1 and .caCertificates[0].pins == [$p, $r] and
+    .caCertificates[0].subject == "CN=ca" and .attempts == 1 and (.elapsedMs | type) == "number" and
+    (.joinID | test("^[0-9a-f-]{36}$"))' "$OUT" >/dev/null || fail "unexpected JSON: $(cat "$OUT")"
+}
+
+t_idempotent_rerun() {
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  local before; before=$(stat -c %i:%Y "$T/kubelet.conf")
+  sleep 1.1
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "Unchanged" || return 1
+  [ "$before" = "$(stat -c %i:%Y "$T/kubelet.conf")" ] || fail "identical file was rewritten"
+}
+
+t_refuse_overwrite_then_force() {
+  mkdir -p "$T/etc"; echo "something else" >"$T/etc/kubelet.conf"
+  kj 5 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/etc/kubelet.conf" || return 1
+  err_has "--force" || return 1
+  [ "$(cat "$T/etc/kubelet.conf")" = "something else" ] || fail "file changed without --force" || return 1
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/etc/kubelet.conf" --force || return 1
+  grep -q tls-bootstrap-token-user "$T/etc/kubelet.conf" || fail "not replaced" || return 1
+  if ls "$T/etc" | grep -q kjoin-; then fail "temporary file left behind"; fi
+}
+
+t_parent_dirs_created() {
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/a/b/c/kubelet.conf" || return 1
+  [ "$(stat -c %a "$T/a/b/c/kubelet.conf")" = 600 ] || fail "mode"
+}
+
+t_dry_run_writes_nothing() {
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --dry-run || return 1
+  [ ! -e "$T/kubelet.conf" ] || fail "dry run wrote a file" || return 1
+  out_has "current-context: tls-bootstrap-token-user@kubernetes"
+}
+
+t_token_env_and_flags() {
+  KJOIN_TOKEN=$(cat "$C/token") kj 0 join "127.0.0.1:$PORT" --kubeconfig-out "$T/k.conf" --discovery-token-ca-cert-hash "$PIN" || return 1
+  local other; other=$("$KJOIN" token generate); SECRETS+=("${other#*.}")
+  kj 0 join "127.0.0.1:$PORT" --discovery-token "$(cat "$C/token")" --tls-bootstrap-token "$other" \
+    --kubeconfig-out "$T/k2.conf" --discovery-token-ca-cert-hash "$PIN" || return 1
+  [ "$(kubectl --kubeconfig "$T/k2.conf" config view --raw -o jsonpath='{.users[0].user.token}')" = "$other" ] \
+    || fail "--tls-bootstrap-token not written"
+}
+
+t_numeric_looking_token_round_trips() {
+  # Unquoted, 123456.1234567890123456 would be a YAML float: the emitter must quote it.
+  local tok=123456.1234567890123456
+  SECRETS+=(1234567890123456)
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --tls-bootstrap-token "$tok" || return 1
+  [ "$(kubectl --kubeconfig "$T/kubelet.conf" config view --raw -o jsonpath='{.users[0].user.token}')" = "$tok" ] \
+    || fail "token changed on the way through YAML"
+}
+
+t_cluster_name() {
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --cluster-name prod.example || return 1
+  [ "$(kubectl --kubeconfig "$T/kubelet.conf" config current-context)" = tls-bootstrap-token-user@prod.example ] || fail "context"
+}
+
+t_reordered_header_verifies() {
+  local c; new_cluster reorder || return 1; c=$C
+  resign "$c" "{\"kid\":\"$(cut -d. -f1 "$c/token")\",\"alg\":\"HS256\"}" sha256
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN"
+}
+
+t_unsafe_mode_warns() {
+  kj 0 join $(join_args) --discovery-token-unsafe-skip-ca-verification || return 1
+  err_has "WARNING" && err_has "unsafe"
+}
+
+t_pinned_intermediate_and_chain() {
+  C=$ROOT/chain; mkdir -p "$C"
+  mkca "$C" root; mkca "$C" inter root; mkleaf "$C" server inter
+  cat "$C/root.crt" "$C/inter.crt" >"$C/bundle.crt"; cat "$C/server.crt" "$C/inter.crt" >"$C/chain.crt"
+  PORT=$("$TOOLS/freeport"); "$KJOIN" token generate >"$C/token"; SECRETS+=("$(cut -d. -f2 "$C/token")")
+  cluster_kubeconfig "https://127.0.0.1:$PORT" "$C/bundle.crt" >"$C/cluster.kubeconfig"
+  mkdir -p "$C/www"; "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >"$C/www/cluster-info"
+  start_nginx "$C" "$PORT" "$C/chain.crt" "$C/server.key" || return 1
+  # The intermediate's key pinned alone anchors by itself.
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$(spki_pin "$C/inter.crt")" --dry-run -o json || return 1
+  jq -e '.caCertificates | length == 1 and .[0].subject == "CN=inter"' "$OUT" >/dev/null || fail "anchor set: $(cat "$OUT")" || return 1
+  err_has 'dropping certificate "CN=root"' || return 1
+  # The root pinned: the intermediate is trusted because the root issued it.
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$(root_pin "$C/root.crt")" -o json || return 1
+  jq -e '.caCertificates | length == 2' "$OUT" >/dev/null || fail "both should be trusted" || return 1
+  err_has 'Trusting CA "CN=inter": issued by a pinned certificate'
+}
+
+t_first_endpoint_down() {
+  local dead; dead=$("$TOOLS/freeport")
+  kj 0 join "127.0.0.1:$dead" "127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+    --discovery-token-ca-cert-hash "$PIN" -o json || return 1
+  jq -e --arg e "127.0.0.1:$PORT" '.endpoint == $e' "$OUT" >/dev/null || fail "wrong endpoint"
+}
+
+t_server_down_then_up() {
+  C=$ROOT/late; mkdir -p "$C"; mkca "$C" ca; mkleaf "$C" server ca
+  PORT=$("$TOOLS/freeport"); "$KJOIN" token generate >"$C/token"; SECRETS+=("$(cut -d. -f2 "$C/token")")
+  cluster_kubeconfig "https://127.0.0.1:$PORT" "$C/ca.crt" >"$C/cluster.kubeconfig"; mkdir -p "$C/www"
+  "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >"$C/www/cluster-info"
+  ( sleep 1.5; start_nginx "$C" "$PORT" "$C/server.crt" "$C/server.key" ) &
+  kj 0 join $(join_args 30s) --discovery-token-ca-cert-hash "$(spki_pin "$C/ca.crt")" -o json
+  local rc=$?; wait
+  [ $rc -eq 0 ] || return 1
+  jq -e '.attempts > 1' "$OUT" >/dev/null || fail "expected retries" || return 1
+  err_has "Retrying"
+}
+
+# ---- failures ----------------------------------------------------------------
+
+t_wrong_pin() {
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "sha256:$(printf 'ab%.0s' {1..32})" || return 1
+  err_has "no certificate of the CA bundle matches" && err_has "$PIN"
+}
+
+t_root_pin_of_leaf_does_not_match() {
+  # root-sha256 names a root's DER; the serving certificate is no root of the bundle.
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$(root_pin "$C/server.crt")"
+}
+
+t_wrong_secret() {
+  local id; id=$(cut -d. -f1 "$C/token")
+  SECRETS+=(0000000000000000)
+  kj 4 join "127.0.0.1:$PORT" --token "$id.0000000000000000" --kubeconfig-out "$T/k.conf" --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "does not match" || return 1
+  [ "$(grep -c Retrying "$ERR")" -eq 2 ] || fail "a bad signature is retried exactly twice"
+}
+
+t_tampered_kubeconfig() {
+  new_cluster tamper || return 1
+  sed -i 's|server: https://127.0.0.1|server: https://127.0.0.2|' "$C/www/cluster-info"
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "does not match the cluster-info kubeconfig" || return 1
+  [ ! -e "$T/kubelet.conf" ] || fail "kubeconfig written after a failed join"
+}
+
+t_missing_signature_times_out() {
+  new_cluster nosig || return 1
+  local other; other=$("$KJOIN" token generate); SECRETS+=("${other#*.}")
+  "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token "$other" >"$C/www/cluster-info"
+  kj 3 join $(join_args 2s) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "no signature for token id"
+}
+
+t_empty_signature_fails_at_once() {
+  new_cluster emptysig || return 1
+  sed -i "s|\"jws-kubeconfig-\([a-z0-9]*\)\":\"[^\"]*\"|\"jws-kubeconfig-\1\":\"\"|" "$C/www/cluster-info"
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "invalid for this cluster or has expired" || return 1
+  if grep -q Retrying "$ERR"; then fail "an empty signature must not be retried"; fi
+}
+
+t_alg_none_rejected() {
+  new_cluster algnone || return 1
+  resign "$C" "{\"alg\":\"none\",\"kid\":\"$(cut -d. -f1 "$C/token")\"}" sha256
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has 'algorithm "none" is not allowed'
+}
+
+t_hs512_rejected() {
+  new_cluster hs512 || return 1
+  resign "$C" "{\"alg\":\"HS512\",\"kid\":\"$(cut -d. -f1 "$C/token")\"}" sha512
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has 'algorithm "HS512" is not allowed'
+}
+
+t_wrong_kid_rejected() {
+  new_cluster kid || return 1
+  resign "$C" '{"alg":"HS256","kid":"zzzzzz"}' sha256
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has 'key id "zzzzzz" is not the token id'
+}
+
+t_two_clusters_rejected() {
+  new_cluster two || return 1
+  cluster_kubeconfig "$SERVER" "$C/ca.crt" yes >"$C/cluster.kubeconfig"
+  "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >/dev/null 2>&1 \
+    && fail "cluster-info sign accepted two clusters" && return 1
+  # Signed anyway (as a careless control plane would): the join must refuse it.
+  local id secret h p sig
+  id=$(cut -d. -f1 "$C/token")
+  printf '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cluster-info","namespace":"kube-public"},"data":{"jws-kubeconfig-%s":"x","kubeconfig":%s}}' \
+    "$id" "$(jq -Rs . <"$C/cluster.kubeconfig")" >"$C/www/cluster-info"
+  resign "$C" "{\"alg\":\"HS256\",\"kid\":\"$id\"}" sha256
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "exactly one cluster"
+}
+
+t_server_cert_from_other_ca() {
+  new_cluster otherca || return 1
+  mkca "$C" rogue; mkleaf "$C" rogueserver rogue
+  stop_nginx "$C"; start_nginx "$C" "$PORT" "$C/rogueserver.crt" "$C/rogueserver.key" || return 1
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "TLS verification" && err_has "against the pinned CA failed"
+}
+
+t_extra_ca_in_bundle_refused() {
+  # kubeadm's hole: a token holder signs [real CA, own CA] and serves a
+  # certificate from its own CA. Only the pinned CA may anchor.
+  new_cluster extraca || return 1
+  mkca "$C" evil; mkleaf "$C" evilserver evil
+  cat "$C/ca.crt" "$C/evil.crt" >"$C/bundle.crt"
+  cluster_kubeconfig "$SERVER" "$C/bundle.crt" >"$C/cluster.kubeconfig"
+  "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >"$C/www/cluster-info"
+  stop_nginx "$C"; start_nginx "$C" "$PORT" "$C/evilserver.crt" "$C/evilserver.key" || return 1
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has 'dropping certificate "CN=evil"' && err_has "$(spki_pin "$C/evil.crt")" && err_has "against the pinned CA failed"
+}
+
+t_san_mismatch() {
+  new_cluster san || return 1
+  mkleaf "$C" other ca DNS:api.example.com
+  stop_nginx "$C"; start_nginx "$C" "$PORT" "$C/other.crt" "$C/other.key" || return 1
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "mismatch"
+}
+
+t_server_down_for_good() {
+  local dead start elapsed; dead=$("$TOOLS/freeport")
+  start=$(date +%s%N)
+  kj 3 join "127.0.0.1:$dead" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+    --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 2s || return 1
+  elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+  err_has "timed out after 2s" || return 1
+  [ "$elapsed" -ge 1900 ] && [ "$elapsed" -le 3500 ] || fail "took ${elapsed}ms for a 2s deadline"
+}
+
+t_not_found_retried_until_timeout() {
+  new_cluster notfound || return 1
+  rm "$C/www/cluster-info"
+  kj 3 join $(join_args 1500ms) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "404"
+}
+
+t_body_over_1mib() {
+  new_cluster huge || return 1
+  head -c $((1024 * 1024 + 10)) /dev/zero | tr '\0' ' ' >"$C/www/cluster-info"
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "exceeds 1048576 bytes"
+}
+
+t_garbage_json() {
+  new_cluster garbage || return 1
+  printf '{"kind":"ConfigMap","data":{"kubeconfig": nope' >"$C/www/cluster-info"
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "not valid JSON"
+}
+
+t_usage_errors_before_network() {
+  # Nothing listens on the port: each of these must fail fast with exit 2.
+  local dead; dead=$("$TOOLS/freeport")
+  local good="127.0.0.1:$dead"
+  kj 2 join "$good" --token "abcdef.0123456789ABCDEF" --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "malformed secret of token abcdef" || return 1
+  kj 2 join "$good" --token-file "$C/token" --discovery-token-ca-cert-hash sha256:1234 || return 1
+  kj 2 join "$good" --token-file "$C/token" --discovery-token-ca-cert-hash md5:$(printf 'a%.0s' {1..32}) || return 1
+  kj 2 join "$good" --token-file "$C/token" || return 1
+  err_has "unsafe" || return 1
+  kj 2 join "::1:6443" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join "127.0.0.1" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join "http://127.0.0.1:6443" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join "$good" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 5 || return 1
+  kj 2 join "$good" --token-file "$T/no-such-file" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join "$good" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --bogus || return 1
+  kj 2 join --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join "$good" --discovery-token-ca-cert-hash "$PIN" -o json || return 1
+  jq -e '.error.code == 2 and .error.reason == "InvalidInput"' "$OUT" >/dev/null || fail "JSON error shape: $(cat "$OUT")"
+}
+
+t_token_flag_scrubbed_from_ps() {
+  local dead; dead=$("$TOOLS/freeport")
+  "$KJOIN" join "127.0.0.1:$dead" --token "$(cat "$C/token")" --discovery-token-ca-cert-hash "$PIN" \
+    --kubeconfig-out "$T/k.conf" --discovery-timeout 3s >/dev/null 2>&1 &
+  local pid=$! i cmdline=""
+  for i in $(seq 40); do
+    cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)
+    [[ "$cmdline" == *"****"* ]] && break
+    sleep 0.05
+  done
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  [[ "$cmdline" == *"--token $(cut -d. -f1 "$C/token").****************"* ]] || fail "argv not scrubbed: $cmdline"
+}
+
+t_secret_absent_from_bad_token_messages() {
+  # A secret with one bad character must not be echoed back.
+  SECRETS+=("0123456789abcdeF")
+  kj 2 join "127.0.0.1:1" --token "abcdef.0123456789abcdeF" --discovery-token-ca-cert-hash "$PIN" -o json
+}
+
+t_companion_commands() {
+  kj 0 token generate || return 1
+  grep -Eq '^[a-z0-9]{6}\.[a-z0-9]{16}$' "$OUT" || fail "token format" || return 1
+  kj 0 ca-hash "$C/ca.crt" --only sha256 || return 1
+  [ "$(cat "$OUT")" = "$PIN" ] || fail "ca-hash differs from openssl: $(cat "$OUT") vs $PIN" || return 1
+  kj 0 ca-hash - -o json <"$C/ca.crt" || return 1
+  jq -e --arg r "$ROOT_PIN" '.certificates[0].pins[1] == $r and .certificates[0].role == "root"' "$OUT" >/dev/null || fail "ca-hash json" || return 1
+  kj 2 ca-hash "$C/token" || return 1
+  kj 2 cluster-info sign --kubeconfig "$C/cluster.kubeconfig" || return 1
+  kj 2 cluster-info sign --kubeconfig "$C/token" --token-file "$C/token"
+}
+

@@ -1,0 +1,132 @@
+#include <stdio.h>
+#include <string.h>
+
+#include <kjoin/config.h>
+
+#include "testutil.h"
+
+static kjoin_code parse(const char *yaml, kjoin_join_config *c, kjoin_err *err)
+{
+    return kjoin_join_config_parse(yaml, strlen(yaml), c, err);
+}
+
+static void test_v1beta3_token_discovery(void **state)
+{
+    (void)state;
+    char *yaml = tu_read("testdata/config/v1beta3-token.yaml", NULL);
+    kjoin_join_config c;
+    kjoin_err err;
+    if (parse(yaml, &c, &err))
+        fail_msg("%s", err.msg);
+    assert_string_equal(c.api_version, "kubeadm.k8s.io/v1beta3");
+    assert_true(c.has_bootstrap_token);
+    assert_string_equal(c.token.id, "abcdef");
+    assert_string_equal(c.endpoint.authority, "10.0.0.10:6443");
+    assert_int_equal(kjoin_pinset_count(c.pins), 1);
+    assert_false(c.unsafe_skip_ca_verification);
+    assert_null(c.file);
+    assert_true(c.has_tls_bootstrap_token);
+    assert_string_equal(c.tls_bootstrap_token.id, "07401b");
+    assert_true(c.has_timeout);
+    assert_int_equal(c.timeout_ms, 150000);
+    assert_int_equal(c.n_skipped, 1);
+    assert_non_null(strstr(c.skipped[0], "KubeletConfiguration"));
+    kjoin_join_config_release(&c);
+    free(yaml);
+}
+
+static void test_v1beta4_file_discovery(void **state)
+{
+    (void)state;
+    char *yaml = tu_read("testdata/config/v1beta4-file.yaml", NULL);
+    kjoin_join_config c;
+    kjoin_err err;
+    if (parse(yaml, &c, &err))
+        fail_msg("%s", err.msg);
+    assert_false(c.has_bootstrap_token);
+    assert_string_equal(c.file, "https://config.example.com/cluster.kubeconfig");
+    assert_string_equal(c.tls_bootstrap_token.id, "abcdef");
+    assert_int_equal(c.timeout_ms, 90000);
+    assert_int_equal(c.n_skipped, 1);
+    assert_non_null(strstr(c.skipped[0], "InitConfiguration"));
+    kjoin_join_config_release(&c);
+    free(yaml);
+}
+
+#define JC(api, body) "apiVersion: " api "\nkind: JoinConfiguration\n" body
+#define V3(body) JC("kubeadm.k8s.io/v1beta3", body)
+#define V4(body) JC("kubeadm.k8s.io/v1beta4", body)
+#define BT "discovery:\n  bootstrapToken:\n    token: abcdef.0123456789abcdef\n    apiServerEndpoint: '[::1]:6443'\n"
+
+static void test_accepted_variants(void **state)
+{
+    (void)state;
+    const char *good[] = {
+        V4(BT "    unsafeSkipCAVerification: true\n"),
+        V4(BT "    caCertHashes: [sha256:e338877e96541dc59ad196d73a611a29f43178eea406fcdbfa507198c3c01bc1]\n"),
+        V3(BT "  timeout: 5m0s\n"),
+        V4("discovery:\n  file:\n    kubeConfigPath: /etc/kubernetes/discovery.conf\n  tlsBootstrapToken: abcdef.0123456789abcdef\n"),
+        "---\n" V4(BT) "---\n",
+    };
+    for (size_t i = 0; i < TU_LEN(good); i++) {
+        kjoin_join_config c;
+        kjoin_err err;
+        if (parse(good[i], &c, &err))
+            fail_msg("case %zu: %s", i, err.msg);
+        kjoin_join_config_release(&c);
+    }
+}
+
+static void test_rejections_name_field_and_place(void **state)
+{
+    (void)state;
+    struct {
+        const char *yaml, *why;
+    } bad[] = {
+        {JC("kubeadm.k8s.io/v1beta2", BT), "supported: kubeadm.k8s.io/v1beta3, kubeadm.k8s.io/v1beta4"},
+        {V4(BT "  timeout: 5m\n"), "unknown field discovery.timeout at line 7, column 3"},
+        {V4(BT "    caCertHash: []\n"), "unknown field discovery.bootstrapToken.caCertHash at line 7, column 5"},
+        {V4("discovery:\n  file:\n    path: /x\n"), "unknown field discovery.file.path"},
+        {V4("discovery:\n  bootstrapToken:\n    token: abcdef.0123456789abcdef\n    apiServerEndpoint: [::1]:6443\n"),
+         "quote IPv6"},
+        {V4("discovery:\n  bootstrapToken:\n    token: abcdef.0123456789ABCDEF\n    apiServerEndpoint: a:1\n"),
+         "discovery.bootstrapToken.token at line 5, column 12"},
+        {V4("discovery:\n  bootstrapToken:\n    token: abcdef.0123456789abcdef\n    apiServerEndpoint: a\n"),
+         "apiServerEndpoint at line 6"},
+        {V4(BT "    caCertHashes: [md5:00]\n"), "caCertHashes at line 7"},
+        {V4(BT "    unsafeSkipCAVerification: maybe\n"), "true or false"},
+        {V4(BT "  file:\n    kubeConfigPath: /x\n"), "not both"},
+        {V4("discovery: {}\n"), "must be set"},
+        {V4("nodeRegistration: {}\n"), "no discovery section"},
+        {V4("discovery:\n  file:\n    kubeConfigPath: http://x/y\n  tlsBootstrapToken: abcdef.0123456789abcdef\n"),
+         "must be https://"},
+        {V3(BT "  timeout: forever\n"), "discovery.timeout at line 7"},
+        {V4(BT "timeouts:\n  discovery: -1s\n"), "timeouts.discovery at line 8"},
+        {V4(BT) "---\n" V4(BT), "a second JoinConfiguration"},
+        {"apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n", "no JoinConfiguration"},
+        {V4(BT "  bootstrapToken: {}\n"), "duplicate key"},
+        {"kind: [\n", "YAML error at line"},
+        {V4(BT "  tlsBootstrapToken: nope\n"), "discovery.tlsBootstrapToken at line 7"},
+    };
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        kjoin_join_config c = {.api_version = "untouched"};
+        kjoin_err err;
+        if (parse(bad[i].yaml, &c, &err) != KJOIN_E_USAGE)
+            fail_msg("case %zu accepted", i);
+        if (!strstr(err.msg, bad[i].why))
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, bad[i].why);
+        assert_string_equal(c.api_version, "untouched");
+        assert_null(strstr(err.msg, "0123456789"));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_v1beta3_token_discovery),
+        cmocka_unit_test(test_v1beta4_file_discovery),
+        cmocka_unit_test(test_accepted_variants),
+        cmocka_unit_test(test_rejections_name_field_and_place),
+    };
+    return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}
