@@ -19,9 +19,10 @@ static const cli_opt ca_hash_opts[] = {
 
 static const cli_verb ca_hash_verb = {
     .usage = "kjoin ca-hash [FILE|-] [flags]",
-    .summary = "For each certificate of a PEM bundle (default " DEFAULT_CA "), print its subject,\n"
-               "its sha256: pin (SHA-256 of the DER SubjectPublicKeyInfo, as kubeadm) and, for\n"
-               "roots, its root-sha256: pin (SHA-256 of the certificate's DER).",
+    .summary = "Show a PEM bundle's structure (default " DEFAULT_CA "): for each certificate its\n"
+               "subject, issuer, validity, role (root, intermediate or leaf of the bundle), its\n"
+               "sha256: pin (SHA-256 of the DER SubjectPublicKeyInfo, as kubeadm) and, for roots,\n"
+               "its root-sha256: pin (SHA-256 of the certificate's DER, also K3s' bundle hash).",
     .opts = ca_hash_opts,
     .n_opts = 2,
     .min_args = 0,
@@ -69,12 +70,20 @@ int cmd_ca_hash(int argc, char **argv)
     size_t len = 0;
     kjoin_bundle *b = NULL;
     kjoin_err inner;
+    unsigned char bytes_hash[32];
+    char k3s_hash[65] = "";
     kjoin_code rc = kjoin_file_read(path, 4 * 1024 * 1024, &pem, &len, &err);
     if (!rc && kjoin_bundle_parse(pem, len, &b, &inner))
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "%s: %s", path, inner.msg);
+    /* What K3s puts in a K10 token for a single certificate: the file's bytes. */
+    if (!rc && !(rc = kjoin_sha256(pem, len, bytes_hash, &err)))
+        kjoin_hex(bytes_hash, sizeof(bytes_hash), k3s_hash);
     free(pem);
     if (rc)
         return cli_fail(a.format, &err);
+    if (!a.only && a.format == CLI_TEXT)
+        printf("%s: %zu certificate(s); SHA-256 of the file's bytes (K3s' single-certificate token hash): %s\n",
+               path, kjoin_bundle_count(b), k3s_hash);
 
     json_object *certs = a.format == CLI_JSON && !a.only ? json_object_new_array() : NULL;
     for (size_t i = 0; i < kjoin_bundle_count(b); i++) {
@@ -91,6 +100,7 @@ int cmd_ca_hash(int argc, char **argv)
     }
     if (certs) {
         json_object *root = json_object_new_object();
+        json_object_object_add(root, "fileSha256", json_object_new_string(k3s_hash));
         json_object_object_add(root, "certificates", certs);
         cli_print_json(root);
     }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <uuid/uuid.h>
 
 #include <kjoin/config.h>
@@ -31,6 +32,7 @@ enum {
     OPT_DRY_RUN,
     OPT_OUTPUT,
     OPT_VERBOSE,
+    OPT_FLAVOR,
 };
 
 static const cli_opt join_opts[] = {
@@ -51,6 +53,7 @@ static const cli_opt join_opts[] = {
     {OPT_DRY_RUN, "dry-run", 0, false, NULL, "print the kubeconfig on stdout, write nothing"},
     {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
     {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 0 steps, 1 details"},
+    {OPT_FLAVOR, "flavor", 0, true, "kubeadm|k3s", "cluster kind (default: from the token; K10... and passwords are K3s)"},
 };
 
 static const cli_verb join_verb = {
@@ -65,7 +68,10 @@ static const cli_verb join_verb = {
     .max_args = KJOIN_MAX_ENDPOINTS,
 };
 
+typedef enum flavor { FLAVOR_AUTO, FLAVOR_KUBEADM, FLAVOR_K3S } flavor;
+
 typedef struct join_args {
+    flavor flavor;
     const char *token, *discovery_token, *tls_token, *token_file, *discovery_file, *config;
     kjoin_pinset *pins;
     bool unsafe, force, dry_run, has_timeout;
@@ -82,6 +88,8 @@ typedef struct join_plan {
     size_t n_endpoints;
     kjoin_token disc, tls;
     bool have_disc, have_tls;
+    bool k3s;                       /* K3s discovery through /cacerts */
+    kjoin_k3s_token k3s_token;
     const kjoin_pinset *pins;
     bool unsafe;
     int64_t timeout_ms;
@@ -106,39 +114,61 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_DRY_RUN: a->dry_run = true; break;
     case OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);
     case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
+    case OPT_FLAVOR:
+        if (strcmp(arg, "kubeadm") && strcmp(arg, "k3s"))
+            return kjoin_err_set(err, KJOIN_E_USAGE, "--flavor takes kubeadm or k3s, not \"%s\"", arg);
+        a->flavor = strcmp(arg, "k3s") == 0 ? FLAVOR_K3S : FLAVOR_KUBEADM;
+        break;
     }
     return KJOIN_OK;
 }
 
-/* The token that --token, --token-file or KJOIN_TOKEN gives; *found is
- * false when none of them is set. KJOIN_TOKEN counts only without token flags. */
-static kjoin_code shared_token(const join_args *a, kjoin_token *out, bool *found, kjoin_err *err)
+#define TOKEN_TEXT_MAX 600
+
+/* The text that --token, --token-file or KJOIN_TOKEN gives (a secret: the
+ * caller wipes it); *found is false when none of them is set. KJOIN_TOKEN
+ * counts only without token flags. */
+static kjoin_code shared_text(const join_args *a, char buf[TOKEN_TEXT_MAX], bool *found, kjoin_err *err)
 {
     *found = true;
     if (a->token && a->token_file)
         return kjoin_err_set(err, KJOIN_E_USAGE, "give --token or --token-file, not both");
     if (a->token_file)
-        return kjoin_token_read_file(a->token_file, out, err);
-    if (a->token)
-        return kjoin_token_parse(a->token, out, err);
+        return kjoin_token_read_line(a->token_file, buf, TOKEN_TEXT_MAX, err);
     const char *env = getenv("KJOIN_TOKEN");
-    if (env && *env && !a->discovery_token && !a->tls_token) {
-        kjoin_err inner;
-        if (kjoin_token_parse(env, out, &inner))
-            return kjoin_err_set(err, KJOIN_E_USAGE, "KJOIN_TOKEN: %s", inner.msg);
-        return KJOIN_OK;
-    }
-    *found = false;
+    const char *text = a->token ? a->token : env && *env && !a->discovery_token && !a->tls_token ? env : NULL;
+    *found = text != NULL;
+    if (text && strlen(text) >= TOKEN_TEXT_MAX)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the token is too long");
+    if (text)
+        memcpy(buf, text, strlen(text) + 1);
     return KJOIN_OK;
 }
 
 /* kubeadm's precedence: a specific flag wins over the shared token, and the
- * TLS-bootstrap token defaults to the discovery token. */
+ * TLS-bootstrap token defaults to the discovery token. A K3s token (by
+ * --flavor, else by its form) switches to K3s discovery. */
 static kjoin_code resolve_tokens(const join_args *a, join_plan *p, kjoin_err *err)
 {
+    char text[TOKEN_TEXT_MAX] = "";
     kjoin_token shared = {0};
     bool have_shared = false;
-    kjoin_code rc = shared_token(a, &shared, &have_shared, err);
+    kjoin_err inner;
+    kjoin_code rc = shared_text(a, text, &have_shared, err);
+    p->k3s = !rc && (a->flavor == FLAVOR_K3S || (a->flavor == FLAVOR_AUTO && have_shared && kjoin_token_is_k3s(text)));
+    if (!rc && p->k3s) {
+        if (!have_shared || a->discovery_token || a->tls_token)
+            rc = kjoin_err_set(err, KJOIN_E_USAGE,
+                               "K3s discovery takes one token (--token-file, --token or KJOIN_TOKEN), not "
+                               "--discovery-token or --tls-bootstrap-token");
+        else
+            rc = kjoin_k3s_token_parse(text, &p->k3s_token, err);
+        OPENSSL_cleanse(text, sizeof(text));
+        return rc;
+    }
+    if (!rc && have_shared && (rc = kjoin_token_parse(text, &shared, &inner)))
+        kjoin_err_set(err, rc, "%s%s", a->token_file ? "token file: " : !a->token ? "KJOIN_TOKEN: " : "", inner.msg);
+    OPENSSL_cleanse(text, sizeof(text));
     if (!rc && a->discovery_token)
         rc = kjoin_token_parse(a->discovery_token, &p->disc, err), p->have_disc = !rc;
     else if (!rc && have_shared)
@@ -151,13 +181,21 @@ static kjoin_code resolve_tokens(const join_args *a, join_plan *p, kjoin_err *er
     return rc;
 }
 
-/* Overwrites the secret of a token given on the command line, so that it
- * does not stay visible in ps (it was visible until now: prefer --token-file). */
+/* Overwrites the secret part of a token given on the command line, so that
+ * it does not stay visible in ps (it was visible until now: prefer
+ * --token-file). Kept: a bootstrap token's id, a K3s token's "K10<hash>::". */
 static void scrub_argv_token(const char *arg)
 {
-    char *dot = arg ? strchr(arg, '.') : NULL;
-    if (dot)
-        memset(dot + 1, '*', strlen(dot + 1));
+    if (!arg)
+        return;
+    char *secret = strstr(arg, "::");
+    if (secret)
+        secret += 2;
+    else if ((secret = strchr(arg, '.')))
+        secret += 1;
+    else
+        secret = (char *)arg; /* a bare password */
+    memset(secret, '*', strlen(secret));
 }
 
 /* The plan from flags and positional endpoints. */
@@ -178,6 +216,12 @@ static kjoin_code plan_from_flags(const join_args *a, char **endpoints, size_t n
     p->discovery_file = a->discovery_file;
     p->pins = a->pins;
     p->unsafe = a->unsafe;
+    if (p->k3s)
+        return a->discovery_file ? kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file does not take a K3s token")
+               : a->unsafe && kjoin_pinset_count(a->pins)
+                   ? kjoin_err_set(err, KJOIN_E_USAGE,
+                                   "--discovery-token-unsafe-skip-ca-verification contradicts --discovery-token-ca-cert-hash")
+                   : KJOIN_OK;
     if (a->discovery_file && (a->discovery_token || a->unsafe))
         return kjoin_err_set(err, KJOIN_E_USAGE,
                              "--discovery-token and --discovery-token-unsafe-skip-ca-verification are for token "
@@ -199,6 +243,8 @@ static kjoin_code plan_from_flags(const join_args *a, char **endpoints, size_t n
 static kjoin_code plan_from_config(const join_args *a, size_t n_args, kjoin_join_config *cfg, join_plan *p,
                                    kjoin_err *err)
 {
+    if (a->flavor == FLAVOR_K3S)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "--config holds a kubeadm JoinConfiguration, not a K3s join");
     if (n_args || a->token || a->discovery_token || a->tls_token || a->token_file || a->discovery_file ||
         a->unsafe || a->has_timeout || kjoin_pinset_count(a->pins))
         return kjoin_err_set(err, KJOIN_E_USAGE,
@@ -248,10 +294,13 @@ static void print_result(const join_args *a, const kjoin_join_result *r, const j
     json_object_object_add(root, "kubeconfig", a->dry_run ? NULL : json_object_new_string(a->out_path));
     json_object_object_add(root, "server", json_object_new_string(r->server));
     json_object_object_add(root, "endpoint", json_object_new_string(r->endpoint));
-    json_object_object_add(root, "discovery", json_object_new_string(p->discovery_file ? "file" : "token"));
+    json_object_object_add(root, "discovery", json_object_new_string(p->k3s ? "k3s" : p->discovery_file ? "file" : "token"));
+    json_object_object_add(root, "flavor", json_object_new_string(p->k3s ? "k3s" : "kubeadm"));
     json_object_object_add(root, "clusterName",
                            json_object_new_string(a->cluster_name ? a->cluster_name : "kubernetes"));
-    json_object_object_add(root, "tokenID", json_object_new_string(p->have_disc ? p->disc.id : p->tls.id));
+    const char *token_id = p->k3s ? (p->k3s_token.is_bootstrap ? p->k3s_token.bootstrap.id : NULL)
+                                   : p->have_disc ? p->disc.id : p->tls.id;
+    json_object_object_add(root, "tokenID", token_id ? json_object_new_string(token_id) : NULL);
     for (size_t i = 0; i < kjoin_bundle_count(r->bundle); i++) {
         const kjoin_cert_info *c = kjoin_bundle_cert(r->bundle, i);
         if (c->trust == KJOIN_TRUST_ANCHOR || c->trust == KJOIN_TRUST_CHAINED)
@@ -287,6 +336,24 @@ static kjoin_code discover(const join_args *a, const join_plan *p, const char *j
                                      .audit_id = join_id,
                                      .log = log_line,
                                      .log_ctx = (void *)&a->verbosity};
+    if (p->k3s) {
+        const kjoin_k3s_token *t = &p->k3s_token;
+        if (t->is_bootstrap)
+            kjoin_token_masked(&t->bootstrap, masked);
+        else
+            snprintf(masked, sizeof(masked), "%.12s:********", *t->username ? t->username : "node");
+        fprintf(stderr, "[discovery] Join ID %s: K3s token (%s CA hash, credentials %s), %zu endpoint(s), timeout %s\n",
+                join_id, t->has_hash ? "with" : "without", masked, p->n_endpoints, limit);
+        common.tls_bootstrap_token = t->is_bootstrap ? &t->bootstrap : NULL;
+        common.username = *t->username ? t->username : "node"; /* what K3s agents send */
+        common.password = t->password;
+        kjoin_k3s_discovery kd = {.common = common,
+                                  .endpoints = p->endpoints,
+                                  .n_endpoints = p->n_endpoints,
+                                  .ca_hash = t->has_hash ? t->hash : NULL,
+                                  .unsafe_skip_ca_verification = p->unsafe};
+        return kjoin_discover_k3s(&kd, result, err);
+    }
     if (p->discovery_file) {
         fprintf(stderr, "[discovery] Join ID %s: discovery file %s, token %s, timeout %s\n", join_id,
                 p->discovery_file, masked, limit);
@@ -369,6 +436,7 @@ int cmd_join(int argc, char **argv)
         print_result(&a, &result, &p, join_id);
     kjoin_token_clear(&p.disc);
     kjoin_token_clear(&p.tls);
+    kjoin_k3s_token_clear(&p.k3s_token);
     kjoin_join_result_release(&result);
     kjoin_join_config_release(&cfg);
     kjoin_pinset_free(a.pins);

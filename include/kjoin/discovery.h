@@ -58,7 +58,8 @@ typedef void (*kjoin_log_fn)(void *ctx, int level, const char *line);
 
 /* What every source needs. */
 typedef struct kjoin_discovery_common {
-    const kjoin_token *tls_bootstrap_token; /* written into the kubeconfig */
+    const kjoin_token *tls_bootstrap_token; /* written into the kubeconfig; or NULL and: */
+    const char *username, *password;        /* basic auth written instead (K3s agents) */
     const kjoin_pinset *pins;               /* may be NULL or empty (see each source) */
     int64_t timeout_ms;                     /* one deadline for the whole join */
     const char *cluster_name;               /* NULL: "kubernetes" */
@@ -111,5 +112,22 @@ kjoin_code kjoin_discovery_source_check(const char *source, kjoin_err *err);
  * before any network access. Errors: KJOIN_E_USAGE (source, unreadable file),
  * KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OTHER. */
 kjoin_code kjoin_discover_file(const kjoin_file_discovery *opts, kjoin_join_result *out, kjoin_err *err);
+
+/* K3s discovery: unverified GET of /cacerts, the token's CA hash (or pins)
+ * checked against the bundle, verified re-fetch of /cacerts with identical
+ * bytes, then a kubeconfig for https://ENDPOINT. */
+typedef struct kjoin_k3s_discovery {
+    kjoin_discovery_common common; /* pins: --discovery-token-ca-cert-hash */
+    const kjoin_endpoint *endpoints; /* 1 to KJOIN_MAX_ENDPOINTS */
+    size_t n_endpoints;
+    const unsigned char *ca_hash;    /* the token's K10 hash (32 bytes), or NULL */
+    bool unsafe_skip_ca_verification;
+} kjoin_k3s_discovery;
+
+#define KJOIN_K3S_CACERTS_PATH "/cacerts"
+
+/* *out is written only on success. Errors: KJOIN_E_USAGE (no hash, no pins
+ * and not unsafe), KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OTHER. */
+kjoin_code kjoin_discover_k3s(const kjoin_k3s_discovery *opts, kjoin_join_result *out, kjoin_err *err);
 
 #endif

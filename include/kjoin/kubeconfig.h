@@ -43,8 +43,10 @@ typedef struct kjoin_bootstrap_config {
     const char *server;
     const char *ca_pem; /* certificate-authority-data is left out when ca_len is 0 */
     size_t ca_len;
-    const char *user;  /* "tls-bootstrap-token-user" when NULL */
-    const char *token; /* bearer token "<id>.<secret>": a secret */
+    const char *user;     /* the user entry's name; default "tls-bootstrap-token-user", or username */
+    const char *token;    /* bearer token "<id>.<secret>": a secret; or NULL for basic auth */
+    const char *username; /* basic auth (K3s agents), used when token is NULL */
+    const char *password; /* a secret */
 } kjoin_bootstrap_config;
 
 /* Emits a kubeconfig shaped as kubeadm's bootstrap-kubelet.conf, context

@@ -80,8 +80,29 @@ kjoin_code kjoin_bundle_apply_pins(kjoin_bundle *b, const kjoin_pinset *pins, kj
  * in bundle order. Newly-allocated; "" when none; NULL when out of memory. */
 char *kjoin_bundle_pem(const kjoin_bundle *b, unsigned mask, size_t *out_len);
 
+/* PEM of the certificates for which keep returns true, in bundle order.
+ * Newly-allocated; "" when none; NULL when out of memory. */
+typedef bool (*kjoin_cert_filter)(const kjoin_cert_info *c, void *ctx);
+char *kjoin_bundle_pem_filter(const kjoin_bundle *b, kjoin_cert_filter keep, void *ctx, size_t *out_len);
+
 #define KJOIN_TRUST_MASK(t) (1u << (t))
 #define KJOIN_TRUSTED_MASK (KJOIN_TRUST_MASK(KJOIN_TRUST_ANCHOR) | KJOIN_TRUST_MASK(KJOIN_TRUST_CHAINED))
+
+/* How a K3s token's CA hash (the "K10<hash>" part) matched a bundle. K3s
+ * hashes the served bytes for one certificate and the DER of the root its
+ * Go verifier finds for several, falling back to the bytes depending on the
+ * clock and the order. kjoin accepts either value, deterministically. */
+typedef enum kjoin_k3s_match {
+    KJOIN_K3S_NO_MATCH,
+    KJOIN_K3S_BUNDLE_BYTES, /* SHA-256 of the bytes as served: vouches for every certificate */
+    KJOIN_K3S_ROOT_DER      /* SHA-256 of the DER of a root of the bundle: anchors that root */
+} kjoin_k3s_match;
+
+/* Checks hash against bytes (the bundle as served, which b was parsed
+ * from) and against each root's DER. On KJOIN_K3S_ROOT_DER, *root (may be
+ * NULL) is the root's index. */
+kjoin_k3s_match kjoin_bundle_match_k3s_hash(const kjoin_bundle *b, const void *bytes, size_t len,
+                                            const unsigned char hash[32], size_t *root);
 
 /* Name of a role: "root", "intermediate" or "leaf". */
 const char *kjoin_cert_role_name(kjoin_cert_role role);

@@ -3,6 +3,7 @@
 #define KJOIN_TOKEN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <kjoin/err.h>
 
@@ -24,6 +25,11 @@ bool kjoin_token_id_valid(const char *s);
  * failure never repeats the input. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_token_parse(const char *s, kjoin_token *out, kjoin_err *err);
 
+/* Copies the first line of a file ("-" for standard input), without
+ * surrounding white space, into buf (cap bytes). It is a secret: wipe buf
+ * after use. Errors: KJOIN_E_USAGE (unreadable, or the line too long). */
+kjoin_code kjoin_token_read_line(const char *path, char *buf, size_t cap, kjoin_err *err);
+
 /* Reads a token from the first line of a file ("-" for standard input);
  * surrounding white space is ignored. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_token_read_file(const char *path, kjoin_token *out, kjoin_err *err);
@@ -40,5 +46,32 @@ void kjoin_token_masked(const kjoin_token *t, char buf[KJOIN_TOKEN_STR_MAX]);
 
 /* Wipes the token. */
 void kjoin_token_clear(kjoin_token *t);
+
+/* ---- K3s tokens ----------------------------------------------------------- */
+
+#define KJOIN_K3S_HASH_LEN 32
+#define KJOIN_K3S_FIELD_MAX 256
+
+/* "K10<hash>::<user>:<password>", "K10<hash>::<bootstrap token>", with an
+ * empty hash too, or a bare password. Wipe with kjoin_k3s_token_clear(). */
+typedef struct kjoin_k3s_token {
+    bool has_hash;
+    unsigned char hash[KJOIN_K3S_HASH_LEN]; /* the CA hash the token pins */
+    bool is_bootstrap;                      /* credentials are a bootstrap token */
+    kjoin_token bootstrap;
+    char username[KJOIN_K3S_FIELD_MAX];     /* "" for a bare password */
+    char password[KJOIN_K3S_FIELD_MAX];     /* secret */
+} kjoin_k3s_token;
+
+/* True when s looks like a K3s token rather than a kubeadm one: it starts
+ * with "K10", or it is not shaped like a bootstrap token (6 characters, a
+ * dot, 16 characters), valid or not. */
+bool kjoin_token_is_k3s(const char *s);
+
+/* Parses a K3s token as K3s does, but stricter: the hash must be empty or 64
+ * hex digits (any case). The password never appears in a message. *out is
+ * written only on success. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_k3s_token_parse(const char *s, kjoin_k3s_token *out, kjoin_err *err);
+void kjoin_k3s_token_clear(kjoin_k3s_token *t);
 
 #endif

@@ -64,6 +64,12 @@ typedef enum kjoin_write_result {
 kjoin_code kjoin_file_write_atomic(const char *path, const void *data, size_t len, bool force,
                                    kjoin_write_result *result, kjoin_err *err);
 
+/* SHA-256 of data into out. Errors: KJOIN_E_OTHER. */
+kjoin_code kjoin_sha256(const void *data, size_t len, unsigned char out[32], kjoin_err *err);
+
+/* Writes 2*len lower-case hex digits and a NUL into out. Returns out. */
+char *kjoin_hex(const unsigned char *bytes, size_t len, char *out);
+
 /* Fills buf with len cryptographically random bytes (OpenSSL's CSPRNG).
  * Errors: KJOIN_E_OTHER. */
 kjoin_code kjoin_random_bytes(void *buf, size_t len, kjoin_err *err);

@@ -45,11 +45,28 @@ kjoin_code kjoin_discovery__get(kjoin_run *r, const char *url, const kjoin_http_
     return kjoin_http_get(&req, resp, err);
 }
 
+/* A chained certificate that is self-signed (say, the self-signed copy of a
+ * new root whose cross-signed copy an old pinned root issued) carries a
+ * trusted key, so it ends a chain as an anchor. As an untrusted intermediate
+ * it would break verification: OpenSSL picks it as the issuer, finds it
+ * self-signed and untrusted, and does not try the cross-signed copy. */
+static bool tls_anchor(const kjoin_cert_info *c, void *ctx)
+{
+    (void)ctx;
+    return c->trust == KJOIN_TRUST_ANCHOR || (c->trust == KJOIN_TRUST_CHAINED && c->self_signed);
+}
+
+static bool tls_intermediate(const kjoin_cert_info *c, void *ctx)
+{
+    (void)ctx;
+    return c->trust == KJOIN_TRUST_CHAINED && !c->self_signed;
+}
+
 kjoin_code kjoin_discovery__pinned(const kjoin_bundle *b, kjoin_http_request *req, kjoin_err *err)
 {
     req->tls = KJOIN_TLS_PINNED;
-    req->anchors_pem = kjoin_bundle_pem(b, KJOIN_TRUST_MASK(KJOIN_TRUST_ANCHOR), &req->anchors_len);
-    req->intermediates_pem = kjoin_bundle_pem(b, KJOIN_TRUST_MASK(KJOIN_TRUST_CHAINED), &req->intermediates_len);
+    req->anchors_pem = kjoin_bundle_pem_filter(b, tls_anchor, NULL, &req->anchors_len);
+    req->intermediates_pem = kjoin_bundle_pem_filter(b, tls_intermediate, NULL, &req->intermediates_len);
     if (!req->anchors_pem || !req->intermediates_pem) {
         kjoin_discovery__pinned_release(req);
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
@@ -87,13 +104,16 @@ kjoin_code kjoin_discovery__finish(kjoin_run *r, const char *server, const char 
     char *ca = *bundle ? kjoin_bundle_pem(*bundle, KJOIN_TRUSTED_MASK, &ca_len) : calloc(1, 1);
     if (!ca)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    char token[KJOIN_TOKEN_STR_MAX];
-    kjoin_token_format(r->c->tls_bootstrap_token, token);
+    char token[KJOIN_TOKEN_STR_MAX] = "";
+    if (r->c->tls_bootstrap_token)
+        kjoin_token_format(r->c->tls_bootstrap_token, token);
     kjoin_bootstrap_config cfg = {.cluster_name = r->c->cluster_name,
                                   .server = server,
                                   .ca_pem = ca,
                                   .ca_len = ca_len,
-                                  .token = token};
+                                  .token = r->c->tls_bootstrap_token ? token : NULL,
+                                  .username = r->c->username,
+                                  .password = r->c->password};
     kjoin_join_result res = {0};
     kjoin_code rc = kjoin_kubeconfig_emit_bootstrap(&cfg, &res.kubeconfig, &res.kubeconfig_len, err);
     OPENSSL_cleanse(token, sizeof(token));

@@ -117,7 +117,7 @@ kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, ch
                                            size_t *out_len, kjoin_err *err)
 {
     const char *cluster = cfg->cluster_name ? cfg->cluster_name : "kubernetes";
-    const char *user = cfg->user ? cfg->user : "tls-bootstrap-token-user";
+    const char *user = cfg->user ? cfg->user : cfg->token ? "tls-bootstrap-token-user" : cfg->username;
     size_t ctx_len = strlen(user) + 1 + strlen(cluster) + 1;
     KJOIN_AUTO_FREE char *context = malloc(ctx_len);
     KJOIN_AUTO_FREE char *ca_b64 = kjoin_b64_encode(cfg->ca_pem, cfg->ca_len, false);
@@ -137,7 +137,8 @@ kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, ch
     const char *cluster_kv[] = {"certificate-authority-data", ca_b64, "server", cfg->server};
     size_t skip_ca = cfg->ca_len ? 0 : 2; /* no CA: kubelet and kubectl use the system roots */
     const char *context_kv[] = {"cluster", cluster, "user", user};
-    const char *user_kv[] = {"token", cfg->token};
+    const char *token_kv[] = {"token", cfg->token};
+    const char *basic_kv[] = {"password", cfg->password, "username", cfg->username};
     bool ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&e, &ev) &&
               yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&e, &ev) &&
               map_start(&e, false) && pair(&e, "apiVersion", "v1") &&
@@ -145,7 +146,8 @@ kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, ch
               named_list(&e, "contexts", "context", context, context_kv, 4) &&
               pair(&e, "current-context", context) && pair(&e, "kind", "Config") &&
               scalar(&e, "preferences") && map_start(&e, true) && map_end(&e) &&
-              named_list(&e, "users", "user", user, user_kv, 2) && map_end(&e) &&
+              (cfg->token ? named_list(&e, "users", "user", user, token_kv, 2)
+                           : named_list(&e, "users", "user", user, basic_kv, 4)) && map_end(&e) &&
               yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&e, &ev) &&
               yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev);
     yaml_emitter_delete(&e);

@@ -2,6 +2,7 @@
 #include <time.h>
 
 #include <openssl/bio.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -23,7 +24,7 @@ const char *kjoin_cert_role_name(kjoin_cert_role role)
 
 static bool sha256(const unsigned char *data, size_t len, unsigned char out[KJOIN_SHA256_LEN])
 {
-    return EVP_Digest(data, len, out, NULL, EVP_sha256(), NULL) == 1;
+    return kjoin_sha256(data, len, out, NULL) == KJOIN_OK;
 }
 
 /* SHA-256 of the DER encoding that i2d produces for obj. */
@@ -227,14 +228,21 @@ kjoin_code kjoin_bundle_apply_pins(kjoin_bundle *b, const kjoin_pinset *pins, kj
     return KJOIN_OK;
 }
 
+static bool in_mask(const kjoin_cert_info *c, void *ctx) { return *(unsigned *)ctx & KJOIN_TRUST_MASK(c->trust); }
+
 char *kjoin_bundle_pem(const kjoin_bundle *b, unsigned mask, size_t *out_len)
+{
+    return kjoin_bundle_pem_filter(b, in_mask, &mask, out_len);
+}
+
+char *kjoin_bundle_pem_filter(const kjoin_bundle *b, kjoin_cert_filter keep, void *ctx, size_t *out_len)
 {
     BIO *bio = BIO_new(BIO_s_mem());
     if (!bio)
         return NULL;
     bool ok = true;
     for (size_t i = 0; i < b->count && ok; i++)
-        if (mask & KJOIN_TRUST_MASK(b->certs[i].info.trust))
+        if (keep(&b->certs[i].info, ctx))
             ok = PEM_write_bio_X509(bio, b->certs[i].x509) == 1;
     char *data = NULL;
     long n = BIO_get_mem_data(bio, &data);
@@ -248,4 +256,21 @@ char *kjoin_bundle_pem(const kjoin_bundle *b, unsigned mask, size_t *out_len)
     }
     BIO_free(bio);
     return out;
+}
+
+kjoin_k3s_match kjoin_bundle_match_k3s_hash(const kjoin_bundle *b, const void *bytes, size_t len,
+                                            const unsigned char hash[32], size_t *root)
+{
+    unsigned char whole[KJOIN_SHA256_LEN];
+    if (sha256(bytes, len, whole) && CRYPTO_memcmp(whole, hash, KJOIN_SHA256_LEN) == 0)
+        return KJOIN_K3S_BUNDLE_BYTES;
+    for (size_t i = 0; i < b->count; i++) {
+        if (b->certs[i].info.role == KJOIN_CERT_ROOT &&
+            CRYPTO_memcmp(b->certs[i].der_hash, hash, KJOIN_SHA256_LEN) == 0) {
+            if (root)
+                *root = i;
+            return KJOIN_K3S_ROOT_DER;
+        }
+    }
+    return KJOIN_K3S_NO_MATCH;
 }

@@ -43,7 +43,7 @@ kjoin_code kjoin_token_parse(const char *s, kjoin_token *out, kjoin_err *err)
     return KJOIN_OK;
 }
 
-kjoin_code kjoin_token_read_file(const char *path, kjoin_token *out, kjoin_err *err)
+kjoin_code kjoin_token_read_line(const char *path, char *out, size_t cap, kjoin_err *err)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -56,13 +56,23 @@ kjoin_code kjoin_token_read_file(const char *path, kjoin_token *out, kjoin_err *
     size_t n = strcspn(start, "\r\n");
     while (n && (start[n - 1] == ' ' || start[n - 1] == '\t'))
         n--;
-    start[n] = '\0';
-    kjoin_err inner;
-    rc = kjoin_token_parse(start, out, &inner);
-    if (rc)
-        kjoin_err_set(err, rc, "token file %s: %s", path, inner.msg);
+    if (n >= cap)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "token file %s: the first line is too long", path);
+    else
+        memcpy(out, start, n), out[n] = '\0';
     OPENSSL_cleanse(buf, len);
     free(buf);
+    return rc;
+}
+
+kjoin_code kjoin_token_read_file(const char *path, kjoin_token *out, kjoin_err *err)
+{
+    char line[KJOIN_TOKEN_STR_MAX + 8];
+    kjoin_err inner;
+    kjoin_code rc = kjoin_token_read_line(path, line, sizeof(line), err);
+    if (!rc && (rc = kjoin_token_parse(line, out, &inner)))
+        kjoin_err_set(err, rc, "token file %s: %s", path, inner.msg);
+    OPENSSL_cleanse(line, sizeof(line));
     return rc;
 }
 

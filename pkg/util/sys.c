@@ -1,5 +1,6 @@
 #include <time.h>
 
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include <kjoin/util.h>
@@ -16,4 +17,22 @@ kjoin_code kjoin_random_bytes(void *buf, size_t len, kjoin_err *err)
     if (len > (size_t)INT32_MAX || RAND_bytes(buf, (int)len) != 1)
         return kjoin_err_ossl(err, KJOIN_E_OTHER, "random number generator failed");
     return KJOIN_OK;
+}
+
+kjoin_code kjoin_sha256(const void *data, size_t len, unsigned char out[32], kjoin_err *err)
+{
+    if (EVP_Digest(data, len, out, NULL, EVP_sha256(), NULL) != 1)
+        return kjoin_err_ossl(err, KJOIN_E_OTHER, "SHA-256 failed");
+    return KJOIN_OK;
+}
+
+char *kjoin_hex(const unsigned char *bytes, size_t len, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; i++) {
+        out[2 * i] = digits[bytes[i] >> 4];
+        out[2 * i + 1] = digits[bytes[i] & 15];
+    }
+    out[2 * len] = '\0';
+    return out;
 }

@@ -127,3 +127,19 @@ setup_cluster() {
   "$KJOIN" cluster-info sign --kubeconfig "$d/cluster.kubeconfig" --token-file "$d/token" >"$d/www/cluster-info"
   start_nginx "$d" "$PORT" "$d/server.crt" "$d/server.key"
 }
+
+# mkxsigned DIR NAME ISSUER: NAME-x.crt, NAME's key and subject certified by
+# ISSUER (a cross-signed copy of the CA NAME, as CA rotation produces).
+mkxsigned() {
+  local d=$1 n=$2 issuer=$3
+  openssl req -new -key "$d/$n.key" -subj "/CN=$n" -out "$d/$n-x.csr" 2>/dev/null
+  printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid\n' >"$d/$n-x.ext"
+  openssl x509 -req -in "$d/$n-x.csr" -CA "$d/$issuer.crt" -CAkey "$d/$issuer.key" -CAcreateserial \
+    -days 3650 -extfile "$d/$n-x.ext" -out "$d/$n-x.crt" 2>/dev/null
+}
+
+# restart_nginx DIR CERT KEY: the same site with another serving certificate.
+restart_nginx() { stop_nginx "$1"; start_nginx "$1" "$PORT" "$2" "$3"; }
+
+# k3s_hash FILE: K3s' hash of a single-certificate bundle (the file's bytes).
+k3s_hash() { sha256sum "$1" | cut -d' ' -f1; }

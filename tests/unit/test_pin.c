@@ -300,6 +300,39 @@ static void test_malformed_bundles(void **state)
     free(root);
 }
 
+/* Every K3s hash in the derived vectors is accepted, deterministically, and
+ * in the mode the vector says K3s used: the bytes, or a root's DER. */
+static void test_k3s_hash_vectors(void **state)
+{
+    (void)state;
+    json_object *root = tu_json("testdata/k3s/k3s.json");
+    json_object *vectors = json_object_object_get(json_object_object_get(root, "derived_hash_vectors"), "vectors");
+    int checked = 0;
+    for (size_t i = 0; i < json_object_array_length(vectors); i++) {
+        json_object *v = json_object_array_get_idx(vectors, i);
+        const char *pem = tu_str(v, "bundle_pem"), *want = tu_str(v, "expected_k3s_hash"),
+                   *input = tu_str(v, "hash_input");
+        if (!pem || !want)
+            continue;
+        unsigned char hash[32];
+        for (size_t j = 0; j < 32; j++)
+            sscanf(want + 2 * j, "%2hhx", &hash[j]);
+        kjoin_bundle *b = NULL;
+        assert_int_equal(kjoin_bundle_parse(pem, strlen(pem), &b, NULL), KJOIN_OK);
+        kjoin_k3s_match m = kjoin_bundle_match_k3s_hash(b, pem, strlen(pem), hash, NULL);
+        kjoin_k3s_match expect = input && strcmp(input, "root DER") == 0 ? KJOIN_K3S_ROOT_DER : KJOIN_K3S_BUNDLE_BYTES;
+        if (m != expect)
+            fail_msg("%s: match %d, want %d", tu_str(v, "name"), m, expect);
+        /* One bit off matches nothing. */
+        hash[31] ^= 1;
+        assert_int_equal(kjoin_bundle_match_k3s_hash(b, pem, strlen(pem), hash, NULL), KJOIN_K3S_NO_MATCH);
+        kjoin_bundle_free(b);
+        checked++;
+    }
+    assert_true(checked >= 6);
+    json_object_put(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_trust_decisions),
         cmocka_unit_test(test_no_match_and_unsafe),
         cmocka_unit_test(test_malformed_bundles),
+        cmocka_unit_test(test_k3s_hash_vectors),
     };
     return cmocka_run_group_tests_name("pin", tests, load_expected, NULL);
 }

@@ -1,0 +1,102 @@
+/* K3s join tokens (k3s-io/k3s pkg/clientaccess/token.go), parsed the same
+ * way, except that the CA hash must be hex and is compared in any case. */
+#include <ctype.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+#include <kjoin/token.h>
+
+#define PREFIX "K10"
+
+bool kjoin_token_is_k3s(const char *s)
+{
+    /* Anything shaped like a bootstrap token ("xxxxxx.yyyyyyyyyyyyyyyy") stays
+     * kubeadm's, so a mistyped one fails at once instead of being taken for
+     * a K3s password. */
+    bool bootstrap_shaped = strlen(s) == KJOIN_TOKEN_STR_MAX - 1 && s[KJOIN_TOKEN_ID_LEN] == '.';
+    return strncmp(s, PREFIX, 3) == 0 || !bootstrap_shaped;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = (char)tolower((unsigned char)c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static kjoin_code parse_hash(const char *hex, size_t len, kjoin_k3s_token *t, kjoin_err *err)
+{
+    if (len == 0)
+        return KJOIN_OK;
+    if (len != 2 * KJOIN_K3S_HASH_LEN)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid K3s token: the CA hash must be 64 hex digits, it has %zu",
+                             len);
+    for (size_t i = 0; i < KJOIN_K3S_HASH_LEN; i++) {
+        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "invalid K3s token: the CA hash is not hexadecimal");
+        t->hash[i] = (unsigned char)(hi << 4 | lo);
+    }
+    t->has_hash = true;
+    return KJOIN_OK;
+}
+
+/* "<bootstrap token>" or "<user>:<password>" with a non-empty password. */
+static kjoin_code parse_creds(const char *creds, kjoin_k3s_token *t, kjoin_err *err)
+{
+    if (kjoin_token_parse(creds, &t->bootstrap, NULL) == KJOIN_OK) {
+        t->is_bootstrap = true;
+        return KJOIN_OK;
+    }
+    const char *colon = strchr(creds, ':');
+    if (!colon || !colon[1])
+        return kjoin_err_set(err, KJOIN_E_USAGE,
+                             "invalid K3s token format: expected K10<CA-HASH>::<USERNAME>:<PASSWORD>, "
+                             "K10<CA-HASH>::<BOOTSTRAP-TOKEN> or <PASSWORD>");
+    size_t user_len = (size_t)(colon - creds), pass_len = strlen(colon + 1);
+    if (user_len >= KJOIN_K3S_FIELD_MAX || pass_len >= KJOIN_K3S_FIELD_MAX)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid K3s token: user name or password longer than %d bytes",
+                             KJOIN_K3S_FIELD_MAX - 1);
+    memcpy(t->username, creds, user_len);
+    memcpy(t->password, colon + 1, pass_len);
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_k3s_token_parse(const char *s, kjoin_k3s_token *out, kjoin_err *err)
+{
+    if (!s || !*s)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "token must not be empty");
+    kjoin_k3s_token t;
+    memset(&t, 0, sizeof(t));
+    kjoin_code rc;
+    if (strncmp(s, PREFIX, 3) != 0) {
+        /* A bootstrap token as it is, anything else a bare password (user ""). */
+        kjoin_token bt;
+        if (kjoin_token_parse(s, &bt, NULL) == KJOIN_OK) {
+            t.is_bootstrap = true;
+            t.bootstrap = bt;
+            kjoin_token_clear(&bt);
+            rc = KJOIN_OK;
+        } else if (strlen(s) >= KJOIN_K3S_FIELD_MAX) {
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "invalid K3s token: password longer than %d bytes",
+                               KJOIN_K3S_FIELD_MAX - 1);
+        } else {
+            memcpy(t.password, s, strlen(s));
+            rc = KJOIN_OK;
+        }
+    } else {
+        const char *rest = s + 3, *sep = strstr(rest, "::");
+        /* Without "::" K3s drops the prefix and reads the rest as credentials. */
+        rc = sep ? parse_hash(rest, (size_t)(sep - rest), &t, err) : KJOIN_OK;
+        if (!rc)
+            rc = parse_creds(sep ? sep + 2 : rest, &t, err);
+    }
+    if (!rc)
+        *out = t;
+    kjoin_k3s_token_clear(&t);
+    return rc;
+}
+
+void kjoin_k3s_token_clear(kjoin_k3s_token *t) { OPENSSL_cleanse(t, sizeof(*t)); }
