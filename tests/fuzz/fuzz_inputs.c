@@ -1,4 +1,4 @@
-/* What a user types: endpoints, pins, durations and tokens. */
+/* What a user types: endpoints, pins, durations, bootstrap and K3s tokens. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kjoin_duration_parse(s, &ms, NULL);
     kjoin_token t;
     kjoin_token_parse(s, &t, NULL);
+    kjoin_k3s_token k;
+    kjoin_k3s_token_parse(s, &k, NULL);
+    kjoin_token_is_k3s(s);
     free(s);
     return 0;
 }
