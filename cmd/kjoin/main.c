@@ -20,6 +20,7 @@ static const struct verb {
     {"token", cmd_token, "token generate: make a new bootstrap token"},
     {"ca-hash", cmd_ca_hash, "print the pins of each certificate of a CA bundle"},
     {"cluster-info", cmd_cluster_info, "cluster-info sign: build a signed cluster-info ConfigMap"},
+    {"certs", cmd_certs, "a self-signing certificate manager: init, issue, rotate, check-expiration, manifests"},
 };
 
 static void usage(FILE *f)
@@ -30,7 +31,7 @@ static void usage(FILE *f)
     fprintf(f, "  %-14s %s\n", "version", "print the version");
     fprintf(f, "\nRun 'kjoin COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 other,\n"
                "2 usage or bad input, 3 discovery timed out, 4 trust verification failed,\n"
-               "5 output not written.\n");
+               "5 output not written; certs rotate: 10 when something was rotated.\n");
 }
 
 int main(int argc, char **argv)

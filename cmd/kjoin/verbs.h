@@ -6,5 +6,6 @@ int cmd_join(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_ca_hash(int argc, char **argv);
 int cmd_cluster_info(int argc, char **argv);
+int cmd_certs(int argc, char **argv);
 
 #endif

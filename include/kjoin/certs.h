@@ -1,0 +1,94 @@
+/* kjoin certs: a self-signing certificate manager (the CockroachDB chart's
+ * certificate RFC): a CA, node and client certificates in a CockroachDB-style
+ * certs directory, with durations, expiry windows and non-disruptive CA
+ * rotation. Every decision takes "now" from the caller. */
+#ifndef KJOIN_CERTS_H
+#define KJOIN_CERTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kjoin/err.h>
+
+typedef enum kjoin_key_type {
+    KJOIN_KEY_ECDSA_P256,
+    KJOIN_KEY_RSA2048,
+    KJOIN_KEY_RSA3072,
+    KJOIN_KEY_RSA4096,
+    KJOIN_KEY_ED25519
+} kjoin_key_type;
+
+/* Parses "ecdsa-p256", "rsa2048", "rsa3072", "rsa4096" or "ed25519". */
+kjoin_code kjoin_key_type_parse(const char *s, kjoin_key_type *out, kjoin_err *err);
+const char *kjoin_key_type_name(kjoin_key_type t);
+
+/* Durations in seconds. */
+typedef struct kjoin_certs_settings {
+    int64_t ca_duration, ca_window;
+    int64_t node_duration, node_window;
+    int64_t client_duration, client_window;
+    int64_t minimum; /* 0: derived as min(client - window, node - window) */
+    kjoin_key_type key_type;
+} kjoin_certs_settings;
+
+/* The defaults: CA 87600h with a 17520h window, node and client 8760h with
+ * 168h windows. */
+kjoin_certs_settings kjoin_certs_defaults(void);
+
+/* Derives the minimum when unset, then checks the RFC's rules: CA window,
+ * CA duration - window, node duration - window and client duration - window
+ * all not less than the minimum (the CA rules are skipped for a CA the user
+ * provides), each window shorter than its duration. The message names the
+ * rule and by how much it fails. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_certs_validate(kjoin_certs_settings *s, bool user_ca, kjoin_err *err);
+
+/* What a run did: one line each, and whether anything changed. */
+#define KJOIN_CERTS_REPORT_MAX 64
+typedef struct kjoin_certs_report {
+    size_t n;
+    char lines[KJOIN_CERTS_REPORT_MAX][256];
+    bool changed;
+    bool restart_nodes, reload_clients; /* consumers to restart or SIGHUP */
+} kjoin_certs_report;
+
+typedef struct kjoin_certs_init_opts {
+    kjoin_certs_settings settings;
+    const char *ca_cert, *ca_key; /* a CA the user provides (may be an intermediate with its chain) */
+    const char *user;             /* the client certificate's user; "root" when NULL */
+    const char *const *sans;      /* extra names and addresses for the node certificate */
+    size_t n_sans;
+} kjoin_certs_init_opts;
+
+/* Creates DIR with a CA, a node and a client certificate. Refuses a DIR
+ * that already holds a PKI. Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
+kjoin_code kjoin_certs_init(const char *dir, const kjoin_certs_init_opts *opts, int64_t now,
+                            kjoin_certs_report *report, kjoin_err *err);
+
+/* Issues a further node certificate (files node.<name>.crt/.key, CN "node")
+ * or client certificate (client.<user>.crt/.key, CN user, O groups). */
+kjoin_code kjoin_certs_issue_node(const char *dir, const char *name, const char *const *sans, size_t n_sans,
+                                  int64_t now, kjoin_certs_report *report, kjoin_err *err);
+kjoin_code kjoin_certs_issue_client(const char *dir, const char *user, const char *const *groups, size_t n_groups,
+                                    int64_t now, kjoin_certs_report *report, kjoin_err *err);
+
+/* The rotation job (see docs/certs.md). With dry_run nothing is written. */
+kjoin_code kjoin_certs_rotate(const char *dir, int64_t now, bool dry_run, kjoin_certs_report *report,
+                              kjoin_err *err);
+
+/* One certificate's expiry, for check-expiration. */
+typedef struct kjoin_certs_status {
+    char name[80];
+    char ca_name[16];     /* "ca" for leaves, "" for the CA */
+    int64_t not_after;
+    bool is_ca, user_provided, due, needs_regeneration;
+} kjoin_certs_status;
+
+/* Fills up to cap entries, sorted by name. Errors: KJOIN_E_USAGE (no PKI). */
+kjoin_code kjoin_certs_check(const char *dir, int64_t now, kjoin_certs_status *out, size_t cap, size_t *n,
+                             kjoin_err *err);
+
+/* Kubernetes Secret manifests as a JSON List (newly-allocated). */
+kjoin_code kjoin_certs_manifests(const char *dir, const char *ns, const char *prefix, char **out, kjoin_err *err);
+
+#endif

@@ -1,0 +1,204 @@
+# kjoin certs: time travel through a CA's life, rules, user CAs, out-of-band
+# changes, kills between writes, the lock (sourced by run.sh).
+
+H=3600
+iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+# Small lifetimes so a whole CA life fits in a few runs, one every 100h (the minimum):
+# CA 1000h (window 300h), node and client 240h (window 40h).
+small_pki() {
+  kj 0 certs init --dir "$1" --now "$(iso "$2")" --ca-duration 1000h --ca-expiry-window 300h \
+    --node-duration 240h --node-expiry-window 40h --client-duration 240h --client-expiry-window 40h \
+    --minimum-duration 100h "${@:3}"
+}
+# verify_at DIR TIME: every leaf verifies against the bundle at TIME, and every key matches.
+verify_at() {
+  local d=$1 t=$2 f
+  openssl verify -attime "$t" -CAfile "$d/ca.crt" "$d/node.crt" "$d/client.root.crt" >/dev/null 2>&1 \
+    || fail "openssl verify at $(iso "$t") fails" || return 1
+  for f in node client.root ca; do
+    [ "$(openssl x509 -in "$d/$f.crt" -noout -pubkey | sha256sum)" = "$(openssl pkey -in "$d/$f.key" -pubout | sha256sum)" ] \
+      || fail "$f.key does not match $f.crt" || return 1
+  done
+}
+bundle_count() { grep -c 'BEGIN CERTIFICATE' "$1/ca.crt"; }
+# rotate_to DIR T0 FROM TO: runs the job every 100h from FROM to TO (hours after T0),
+# each with the exit code the schedule predicts, verifying the set after each run.
+declare -A WANT=([100]=0 [200]=10 [300]=0 [400]=10 [500]=0 [600]=10 [700]=10 [800]=10 [900]=0 [1000]=10 \
+                 [1100]=0 [1200]=10 [1300]=0 [1400]=10 [1500]=10)
+rotate_to() {
+  local d=$1 t0=$2 step
+  for ((step = $3; step <= $4; step += 100)); do
+    kj "${WANT[$step]}" certs rotate --dir "$d" --now "$(iso $((t0 + step * H)))" || { fail "run at ${step}h"; return 1; }
+    cp "$OUT" "$T/rotate.$step"
+    verify_at "$d" $((t0 + step * H)) || { fail "after the run at ${step}h"; return 1; }
+  done
+}
+issuer_of() { openssl x509 -in "$1" -noout -issuer; }
+
+t_certs_time_travel() {
+  local d=$T/pki t0=1700000000
+  small_pki "$d" $t0 || return 1
+  [ "$(stat -c %a "$d/..data/ca.key")" = 600 ] && [ "$(stat -c %a "$d/..data/node.key")" = 600 ] || fail "key modes" || return 1
+  verify_at "$d" $t0 || return 1
+  rotate_to "$d" $t0 100 600 || return 1
+  grep -q 'nothing to do' "$T/rotate.100" || fail "100h did something" || return 1
+  grep -q 'node: issued (due' "$T/rotate.200" || fail "200h: node not reissued" || return 1
+  local old_ca; old_ca=$(issuer_of "$d/node.crt")
+  rotate_to "$d" $t0 700 700 || return 1
+  grep -q 'ca: rotated' "$T/rotate.700" && grep -q 'node: marked needsRegeneration' "$T/rotate.700" \
+    || fail "700h: $(cat "$T/rotate.700")" || return 1
+  [ "$(bundle_count "$d")" = 2 ] || fail "bundle after the CA rotation" || return 1
+  [ "$(issuer_of "$d/node.crt")" = "$old_ca" ] || fail "leaves must wait for the next run" || return 1
+  kj 0 certs check-expiration --dir "$d" --now "$(iso $((t0 + 750 * H)))" -o json || return 1
+  jq -e '.rotationDue and ([.certificates[].needsRegeneration] | all)' "$OUT" >/dev/null || fail "check: $(cat "$OUT")" || return 1
+  rotate_to "$d" $t0 800 900 || return 1
+  grep -q 'needsRegeneration after a CA rotation' "$T/rotate.800" || fail "800h: $(cat "$T/rotate.800")" || return 1
+  [ "$(issuer_of "$d/node.crt")" != "$old_ca" ] || fail "leaves still under the old CA" || return 1
+  [ "$(bundle_count "$d")" = 2 ] || fail "the old CA went too early" || return 1
+  rotate_to "$d" $t0 1000 1500 || return 1
+  grep -q 'dropped an expired CA' "$T/rotate.1000" || fail "1000h: $(cat "$T/rotate.1000")" || return 1
+  grep -q 'ca: rotated' "$T/rotate.1400" || fail "1400h: second CA rotation missing" || return 1
+  [ "$(bundle_count "$d")" = 2 ] || fail "bundle after the second rotation" || return 1
+  # A dry run changes nothing and exits 0.
+  local before; before=$(readlink "$d/..data")
+  kj 0 certs rotate --dir "$d" --now "$(iso $((t0 + 1600 * H)))" --dry-run || return 1
+  [ "$(readlink "$d/..data")" = "$before" ] || fail "dry run wrote"
+}
+
+# serve_pki DIR: nginx with DIR's node certificate, cluster-info with DIR's CA bundle.
+serve_pki() {
+  local d=$1
+  C=$T/srv; mkdir -p "$C/www"; PORT=$("$TOOLS/freeport")
+  "$KJOIN" token generate >"$C/token"; SECRETS+=("$(cut -d. -f2 "$C/token")")
+  cluster_kubeconfig "https://127.0.0.1:$PORT" "$d/ca.crt" >"$C/cluster.kubeconfig"
+  "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >"$C/www/cluster-info"
+  start_nginx "$C" "$PORT" "$d/node.crt" "$d/node.key"
+}
+pki_join() { kj "$1" join "127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/j.conf" --force "${@:2}"; }
+
+t_certs_join_while_both_roots_in_bundle() {
+  local now t0 d old new
+  now=$(date +%s)
+  # Phase A: just after the CA rotation, leaves still from the old CA.
+  d=$T/a; t0=$((now - 750 * H))
+  small_pki "$d" $t0 || return 1
+  old=$(root_pin "$d/ca.crt")
+  rotate_to "$d" $t0 100 700 || return 1
+  new=$("$KJOIN" ca-hash --only root-sha256 "$d/ca.crt" | head -1)
+  [ "$new" != "$old" ] || fail "no new root" || return 1
+  serve_pki "$d" || return 1
+  pki_join 0 --discovery-token-ca-cert-hash "$old" || return 1
+  pki_join 0 --discovery-token-ca-cert-hash "$new,$old" -o json || return 1
+  jq -e '(.caCertificates | length) == 2' "$OUT" >/dev/null || fail "both roots written" || return 1
+  pki_join 4 --discovery-token-ca-cert-hash "$new" || return 1
+  stop_nginx "$C"
+  # Phase B: the next run, leaves reissued under the new CA, old CA still in the bundle.
+  d=$T/b; t0=$((now - 850 * H))
+  small_pki "$d" $t0 || return 1
+  old=$(root_pin "$d/ca.crt")
+  rotate_to "$d" $t0 100 800 || return 1
+  new=$("$KJOIN" ca-hash --only root-sha256 "$d/ca.crt" | head -1)
+  serve_pki "$d" || return 1
+  pki_join 0 --discovery-token-ca-cert-hash "$new" || return 1
+  pki_join 0 --discovery-token-ca-cert-hash "$old,$new" || return 1
+  pki_join 4 --discovery-token-ca-cert-hash "$old"
+}
+
+t_certs_rules_checked_before_writing() {
+  kj 2 certs init --dir "$T/p1" --ca-expiry-window 100h --minimum-duration 200h --ca-duration 1000h || return 1
+  err_has "the CA expiry window (100h0m0s) must not be less than the minimum duration (200h0m0s): short by 100h0m0s" || return 1
+  kj 2 certs init --dir "$T/p2" --node-duration 200h --node-expiry-window 150h --minimum-duration 100h || return 1
+  err_has "node duration minus its expiry window (50h0m0s)" || return 1
+  [ ! -e "$T/p1" ] && [ ! -e "$T/p2" ] || fail "wrote before validating" || return 1
+  kj 0 certs init --dir "$T/p3" --key-type ed25519 || return 1
+  kj 2 certs init --dir "$T/p3" || return 1
+  err_has "already holds a kjoin PKI" || return 1
+  kj 0 certs init --dir "$T/p4" --key-type rsa2048 --user alice --san db.example.com --san 10.0.0.7 || return 1
+  openssl x509 -in "$T/p4/node.crt" -noout -ext subjectAltName | grep -q 'DNS:db.example.com, IP Address:10.0.0.7' \
+    || fail "SANs" || return 1
+  [ "$(openssl x509 -in "$T/p4/client.alice.crt" -noout -subject)" = "subject=CN = alice" ] || fail "client CN" || return 1
+  openssl verify -CAfile "$T/p3/ca.crt" "$T/p3/node.crt" >/dev/null || fail "ed25519 chain" || return 1
+  kj 0 certs issue client --dir "$T/p4" --user bob --group system:masters --group dev || return 1
+  [ "$(openssl x509 -in "$T/p4/client.bob.crt" -noout -subject)" = "subject=CN = bob, O = system:masters, O = dev" ] \
+    || fail "groups: $(openssl x509 -in "$T/p4/client.bob.crt" -noout -subject)" || return 1
+  kj 0 certs issue node --dir "$T/p4" --name db2 --san db2.example.com || return 1
+  openssl verify -CAfile "$T/p4/ca.crt" "$T/p4/node.db2.crt" "$T/p4/client.bob.crt" >/dev/null || fail "issued certs" || return 1
+  kj 2 certs issue node --dir "$T/p4" || return 1
+  kj 2 certs rotate --dir "$T/none" || return 1
+  kj 2 certs rotate --dir "$T/p4" --now yesterday
+}
+
+t_certs_user_provided_intermediate() {
+  local x=$T/ext
+  mkdir -p "$x"; mkca "$x" extroot; mkca "$x" extinter extroot
+  cat "$x/extinter.crt" "$x/extroot.crt" >"$x/chain.crt"
+  kj 0 certs init --dir "$T/pki" --ca-cert "$x/chain.crt" --ca-key "$x/extinter.key" || return 1
+  [ "$(bundle_count "$T/pki")" = 2 ] || fail "chain not kept" || return 1
+  openssl verify -CAfile "$x/extroot.crt" -untrusted "$T/pki/ca.crt" "$T/pki/node.crt" >/dev/null || fail "chain to the external root" || return 1
+  # Near its end (the external CA lives 3650 days): a warning, never a new CA;
+  # the leaves, due by then, are reissued but cut at the CA's end (exit 10).
+  kj 10 certs rotate --dir "$T/pki" --now "$(iso $(( $(date +%s) + 3640 * 86400 )))" || return 1
+  out_has "the CA you provided expires" || return 1
+  [ "$(bundle_count "$T/pki")" = 2 ] || fail "the user's CA was replaced" || return 1
+  out_has "shortened to end with its CA" || return 1
+  kj 0 certs manifests --dir "$T/pki" --namespace db --prefix crdb || return 1
+  jq -e '[.items[].metadata.name] == ["crdb-node-secret", "crdb-client-secret"]' "$OUT" >/dev/null \
+    || fail "no CA secret for a user CA: $(jq -c '[.items[].metadata.name]' "$OUT")"
+}
+
+t_certs_manifests() {
+  kj 0 certs init --dir "$T/pki" || return 1
+  kj 0 certs manifests --dir "$T/pki" --namespace crdb --prefix cockroachdb || return 1
+  jq -e '.kind == "List" and ([.items[] | .metadata.name] == ["cockroachdb-ca-secret", "cockroachdb-node-secret", "cockroachdb-client-secret"])
+         and ([.items[] | .type] == ["Opaque", "kubernetes.io/tls", "kubernetes.io/tls"])
+         and ([.items[] | .metadata.namespace] | unique == ["crdb"])
+         and ([.items[] | .metadata.annotations["managed-by"]] | unique == ["kjoin"])
+         and (.items[1].data | keys == ["ca.crt", "tls.crt", "tls.key"]) and (.items[0].data | keys == ["ca.crt", "ca.key"])' "$OUT" >/dev/null \
+    || fail "manifests: $(jq -c '[.items[] | {n: .metadata.name, t: .type, k: (.data | keys)}]' "$OUT")" || return 1
+  jq -r '.items[1].data["tls.crt"]' "$OUT" | base64 -d | openssl x509 -noout -subject | grep -q 'CN = node' || fail "tls.crt"
+}
+
+t_certs_out_of_band_change_detected() {
+  kj 0 certs init --dir "$T/pki" --now 2026-01-01T00:00:00Z || return 1
+  mkca "$T" foreign
+  cp "$T/foreign.crt" "$T/pki/ca.crt.new"; mv "$T/pki/ca.crt.new" "$T/pki/ca.crt"
+  cp "$T/foreign.key" "$T/pki/ca.key.new"; mv "$T/pki/ca.key.new" "$T/pki/ca.key"
+  kj 10 certs rotate --dir "$T/pki" --now 2026-01-02T00:00:00Z || return 1
+  out_has "changed outside kjoin" && out_has "marked needsRegeneration" || return 1
+  [ -L "$T/pki/ca.crt" ] && cmp -s "$T/pki/ca.crt" "$T/foreign.crt" || fail "the new CA must be kept, not overwritten" || return 1
+  kj 10 certs rotate --dir "$T/pki" --now 2026-01-03T00:00:00Z || return 1
+  openssl verify -CAfile "$T/foreign.crt" "$T/pki/node.crt" >/dev/null || fail "leaves not reissued under the adopted CA"
+}
+
+t_certs_killed_between_writes_leaves_old_or_new() {
+  local point d fp_before fp_after
+  for point in files swap cleanup; do
+    d=$T/kill-$point
+    kj 0 certs init --dir "$d" --now 2026-01-01T00:00:00Z --node-duration 240h --node-expiry-window 40h \
+      --client-duration 240h --client-expiry-window 40h --minimum-duration 100h || return 1
+    fp_before=$(cat "$d/ca.crt" "$d/node.crt" "$d/node.key" "$d/client.root.crt" | sha256sum)
+    KJOIN_CERTS_CRASH_AT=$point "$KJOIN" certs rotate --dir "$d" --now 2026-01-10T00:00:00Z >/dev/null 2>&1
+    [ $? -eq 99 ] || fail "no crash at $point" || return 1
+    verify_at "$d" "$(date -u -d 2026-01-10 +%s)" || { fail "inconsistent after a kill at $point"; return 1; }
+    fp_after=$(cat "$d/ca.crt" "$d/node.crt" "$d/node.key" "$d/client.root.crt" | sha256sum)
+    case $point in
+      files|swap) [ "$fp_after" = "$fp_before" ] || fail "kill at $point: not the old set" || return 1 ;;
+      cleanup) [ "$fp_after" != "$fp_before" ] || fail "kill at $point: not the new set" || return 1 ;;
+    esac
+    # The next run finishes the work (or finds nothing to do) and leaves one generation.
+    "$KJOIN" certs rotate --dir "$d" --now 2026-01-10T00:00:00Z >/dev/null 2>&1
+    verify_at "$d" "$(date -u -d 2026-01-10 +%s)" || return 1
+    [ "$(ls -d "$d"/..gen-* | wc -l)" = 1 ] || fail "old generations left after $point" || return 1
+  done
+}
+
+t_certs_lock_prevents_interleaving() {
+  kj 0 certs init --dir "$T/pki" || return 1
+  flock "$T/pki/.kjoin-certs.lock" sleep 3 &
+  local holder=$!
+  sleep 0.3
+  kj 1 certs rotate --dir "$T/pki" || return 1
+  err_has "another kjoin certs run holds" || return 1
+  wait $holder
+  kj 0 certs rotate --dir "$T/pki"
+}
