@@ -70,6 +70,10 @@ kjoin_code kjoin_sha256(const void *data, size_t len, unsigned char out[32], kjo
 /* Writes 2*len lower-case hex digits and a NUL into out. Returns out. */
 char *kjoin_hex(const unsigned char *bytes, size_t len, char *out);
 
+/* Decodes 2*len hex digits (either case) into out. Returns false, with out
+ * undefined, when a character is not a hex digit. */
+bool kjoin_hex_decode(const char *hex, size_t len, unsigned char *out);
+
 /* Fills buf with len cryptographically random bytes (OpenSSL's CSPRNG).
  * Errors: KJOIN_E_OTHER. */
 kjoin_code kjoin_random_bytes(void *buf, size_t len, kjoin_err *err);

@@ -201,6 +201,20 @@ timeout:;
                          kjoin_duration_format(r->c->timeout_ms, limit, sizeof(limit)), last.msg);
 }
 
+kjoin_code kjoin_discovery__over_endpoints(const kjoin_discovery_common *common, const void *source,
+                                           const kjoin_endpoint *endpoints, size_t n, kjoin_attempt_fn attempt,
+                                           kjoin_join_result *out, kjoin_err *err)
+{
+    if (n == 0 || n > KJOIN_MAX_ENDPOINTS)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "give 1 to %d server endpoints", KJOIN_MAX_ENDPOINTS);
+    const char *names[KJOIN_MAX_ENDPOINTS];
+    for (size_t i = 0; i < n; i++)
+        names[i] = endpoints[i].authority;
+    kjoin_run r = {.c = common, .source = source, .start = kjoin_now_ms()};
+    r.deadline = r.start + common->timeout_ms;
+    return kjoin_discovery__retry(&r, n, names, attempt, out, err);
+}
+
 void kjoin_join_result_release(kjoin_join_result *r)
 {
     if (!r)

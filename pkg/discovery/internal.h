@@ -34,6 +34,12 @@ __attribute__((format(printf, 3, 4))) void kjoin_discovery__log(const kjoin_run 
 kjoin_code kjoin_discovery__retry(kjoin_run *r, size_t n, const char *const *names, kjoin_attempt_fn attempt,
                                   kjoin_join_result *out, kjoin_err *err);
 
+/* Runs attempt over the endpoints (1 to KJOIN_MAX_ENDPOINTS) with one
+ * deadline of common->timeout_ms, as kjoin_discovery__retry does. */
+kjoin_code kjoin_discovery__over_endpoints(const kjoin_discovery_common *common, const void *source,
+                                           const kjoin_endpoint *endpoints, size_t n, kjoin_attempt_fn attempt,
+                                           kjoin_join_result *out, kjoin_err *err);
+
 /* GET url with the request's trust, bounded by the deadline and the
  * per-request limit. Any HTTP status is success. */
 kjoin_code kjoin_discovery__get(kjoin_run *r, const char *url, const kjoin_http_request *trust,

@@ -126,12 +126,5 @@ kjoin_code kjoin_discover_k3s(const kjoin_k3s_discovery *o, kjoin_join_result *o
                              "the K3s token has no CA hash: pass --discovery-token-ca-cert-hash, use the full "
                              "K10<hash>::... token from the server's node-token file, or accept the risk with "
                              "--discovery-token-unsafe-skip-ca-verification");
-    if (o->n_endpoints == 0 || o->n_endpoints > KJOIN_MAX_ENDPOINTS)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "give 1 to %d server endpoints", KJOIN_MAX_ENDPOINTS);
-    const char *names[KJOIN_MAX_ENDPOINTS];
-    for (size_t i = 0; i < o->n_endpoints; i++)
-        names[i] = o->endpoints[i].authority;
-    kjoin_run r = {.c = &o->common, .source = o, .start = kjoin_now_ms()};
-    r.deadline = r.start + o->common.timeout_ms;
-    return kjoin_discovery__retry(&r, o->n_endpoints, names, attempt, out, err);
+    return kjoin_discovery__over_endpoints(&o->common, o, o->endpoints, o->n_endpoints, attempt, out, err);
 }

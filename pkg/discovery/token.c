@@ -140,12 +140,5 @@ kjoin_code kjoin_discover_token(const kjoin_token_discovery *o, kjoin_join_resul
         return kjoin_err_set(err, KJOIN_E_USAGE,
                              "token discovery without a CA pin is unsafe: pass --discovery-token-ca-cert-hash, "
                              "or --discovery-token-unsafe-skip-ca-verification to accept that risk");
-    if (o->n_endpoints == 0 || o->n_endpoints > KJOIN_MAX_ENDPOINTS)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "give 1 to %d API server endpoints", KJOIN_MAX_ENDPOINTS);
-    const char *names[KJOIN_MAX_ENDPOINTS];
-    for (size_t i = 0; i < o->n_endpoints; i++)
-        names[i] = o->endpoints[i].authority;
-    kjoin_run r = {.c = &o->common, .source = o, .start = kjoin_now_ms()};
-    r.deadline = r.start + o->common.timeout_ms;
-    return kjoin_discovery__retry(&r, o->n_endpoints, names, attempt, out, err);
+    return kjoin_discovery__over_endpoints(&o->common, o, o->endpoints, o->n_endpoints, attempt, out, err);
 }

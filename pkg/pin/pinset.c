@@ -1,7 +1,8 @@
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+#include <kjoin/util.h>
 
 #include "internal.h"
 
@@ -15,14 +16,6 @@ void kjoin_pinset_free(kjoin_pinset *pins)
 }
 
 size_t kjoin_pinset_count(const kjoin_pinset *pins) { return pins ? pins->count : 0; }
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = (char)tolower((unsigned char)c);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
 
 /* Parses one pin of length len (not NUL-terminated). */
 static kjoin_code parse_one(const char *s, size_t len, kjoin_pin *out, kjoin_err *err)
@@ -46,13 +39,8 @@ static kjoin_code parse_one(const char *s, size_t len, kjoin_pin *out, kjoin_err
         return kjoin_err_set(err, KJOIN_E_USAGE,
                              "invalid CA pin \"%.*s\": expected 64 hex digits, found %zu characters",
                              (int)len, s, hex_len);
-    for (size_t i = 0; i < KJOIN_SHA256_LEN; i++) {
-        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return kjoin_err_set(err, KJOIN_E_USAGE, "invalid CA pin \"%.*s\": not hexadecimal",
-                                 (int)len, s);
-        out->hash[i] = (unsigned char)(hi << 4 | lo);
-    }
+    if (!kjoin_hex_decode(hex, KJOIN_SHA256_LEN, out->hash))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid CA pin \"%.*s\": not hexadecimal", (int)len, s);
     return KJOIN_OK;
 }
 

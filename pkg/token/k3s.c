@@ -1,11 +1,11 @@
 /* K3s join tokens (k3s-io/k3s pkg/clientaccess/token.go), parsed the same
  * way, except that the CA hash must be hex and is compared in any case. */
-#include <ctype.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 
 #include <kjoin/token.h>
+#include <kjoin/util.h>
 
 #define PREFIX "K10"
 
@@ -18,14 +18,6 @@ bool kjoin_token_is_k3s(const char *s)
     return strncmp(s, PREFIX, 3) == 0 || !bootstrap_shaped;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = (char)tolower((unsigned char)c);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 static kjoin_code parse_hash(const char *hex, size_t len, kjoin_k3s_token *t, kjoin_err *err)
 {
     if (len == 0)
@@ -33,12 +25,8 @@ static kjoin_code parse_hash(const char *hex, size_t len, kjoin_k3s_token *t, kj
     if (len != 2 * KJOIN_K3S_HASH_LEN)
         return kjoin_err_set(err, KJOIN_E_USAGE, "invalid K3s token: the CA hash must be 64 hex digits, it has %zu",
                              len);
-    for (size_t i = 0; i < KJOIN_K3S_HASH_LEN; i++) {
-        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return kjoin_err_set(err, KJOIN_E_USAGE, "invalid K3s token: the CA hash is not hexadecimal");
-        t->hash[i] = (unsigned char)(hi << 4 | lo);
-    }
+    if (!kjoin_hex_decode(hex, KJOIN_K3S_HASH_LEN, t->hash))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid K3s token: the CA hash is not hexadecimal");
     t->has_hash = true;
     return KJOIN_OK;
 }

@@ -36,3 +36,25 @@ char *kjoin_hex(const unsigned char *bytes, size_t len, char *out)
     out[2 * len] = '\0';
     return out;
 }
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+bool kjoin_hex_decode(const char *hex, size_t len, unsigned char *out)
+{
+    for (size_t i = 0; i < len; i++) {
+        int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return true;
+}

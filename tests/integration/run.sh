@@ -33,6 +33,21 @@ kj() {
 err_has() { grep -qF -- "$1" "$ERR" || fail "stderr lacks \"$1\""; }
 out_has() { grep -qF -- "$1" "$OUT" || fail "stdout lacks \"$1\""; }
 
+# cmdline_while_running MARK CMD...: starts CMD, and prints its command line
+# as ps shows it once MARK appears there (or after 2 s), then stops it.
+cmdline_while_running() {
+  local mark=$1 pid i cmdline=""; shift
+  "$@" >/dev/null 2>&1 &
+  pid=$!
+  for i in $(seq 40); do
+    cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)
+    [[ "$cmdline" == *"$mark"* ]] && break
+    sleep 0.05
+  done
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  echo "$cmdline"
+}
+
 # new_cluster NAME: a fresh cluster in $ROOT/NAME (see setup_cluster); sets C.
 new_cluster() {
   C=$ROOT/$1

@@ -80,16 +80,9 @@ t_k3s_flavor_override() {
 }
 
 t_k3s_token_scrubbed_from_ps() {
-  local dead pid i cmdline=""; dead=$("$TOOLS/freeport")
+  local dead cmdline; dead=$("$TOOLS/freeport")
   SECRETS+=(k3s-agent-pw)
-  "$KJOIN" join "127.0.0.1:$dead" --token "K10::node:k3s-agent-pw" --discovery-token-ca-cert-hash "$PIN" \
-    --kubeconfig-out "$T/k.conf" --discovery-timeout 3s >/dev/null 2>&1 &
-  pid=$!
-  for i in $(seq 40); do
-    cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)
-    [[ "$cmdline" == *"K10::****"* ]] && break
-    sleep 0.05
-  done
-  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  cmdline=$(cmdline_while_running 'K10::****' "$KJOIN" join "127.0.0.1:$dead" --token "K10::node:k3s-agent-pw" \
+    --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k.conf" --discovery-timeout 3s)
   [[ "$cmdline" == *"--token K10::****"* && "$cmdline" != *k3s-agent-pw* ]] || fail "argv not scrubbed: $cmdline"
 }

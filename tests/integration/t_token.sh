@@ -301,16 +301,9 @@ t_usage_errors_before_network() {
 }
 
 t_token_flag_scrubbed_from_ps() {
-  local dead; dead=$("$TOOLS/freeport")
-  "$KJOIN" join "127.0.0.1:$dead" --token "$(cat "$C/token")" --discovery-token-ca-cert-hash "$PIN" \
-    --kubeconfig-out "$T/k.conf" --discovery-timeout 3s >/dev/null 2>&1 &
-  local pid=$! i cmdline=""
-  for i in $(seq 40); do
-    cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)
-    [[ "$cmdline" == *"****"* ]] && break
-    sleep 0.05
-  done
-  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  local dead cmdline; dead=$("$TOOLS/freeport")
+  cmdline=$(cmdline_while_running '****' "$KJOIN" join "127.0.0.1:$dead" --token "$(cat "$C/token")" \
+    --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k.conf" --discovery-timeout 3s)
   [[ "$cmdline" == *"--token $(cut -d. -f1 "$C/token").****************"* ]] || fail "argv not scrubbed: $cmdline"
 }
 
