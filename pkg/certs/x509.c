@@ -1,5 +1,6 @@
 /* Keys and certificates with OpenSSL 3: ECDSA P-256 by default, RSA and
  * Ed25519 on request; random 128-bit serials; CA, node and client profiles. */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -55,10 +56,8 @@ static void san_value(const cert_request *req, char *out, size_t cap)
     size_t n = 0;
     out[0] = '\0';
     for (size_t i = 0; i < req->n_sans && n < cap; i++) {
-        unsigned char buf[16];
-        bool ip = strchr(req->sans[i], ':') || (req->sans[i][0] >= '0' && req->sans[i][0] <= '9' &&
-                                                strspn(req->sans[i], "0123456789.") == strlen(req->sans[i]));
-        (void)buf;
+        unsigned char addr[16];
+        bool ip = inet_pton(AF_INET, req->sans[i], addr) == 1 || inet_pton(AF_INET6, req->sans[i], addr) == 1;
         n += (size_t)snprintf(out + n, cap - n, "%s%s:%s", i ? "," : "", ip ? "IP" : "DNS", req->sans[i]);
     }
 }
