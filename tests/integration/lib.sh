@@ -81,7 +81,8 @@ pid $d/nginx/nginx.pid;
 error_log $d/nginx/error.log;
 events { worker_connections 256; }
 http {
-  access_log off;
+  log_format audit '\$http_audit_id \$request_uri';
+  access_log $d/nginx/access.log audit;
   client_body_temp_path $d/nginx/tmp; proxy_temp_path $d/nginx/tmp; fastcgi_temp_path $d/nginx/tmp;
   uwsgi_temp_path $d/nginx/tmp; scgi_temp_path $d/nginx/tmp;
   server {

@@ -37,6 +37,15 @@ t_json_output() {
     (.joinID | test("^[0-9a-f-]{36}$"))' "$OUT" >/dev/null || fail "unexpected JSON: $(cat "$OUT")"
 }
 
+t_audit_id_is_the_join_id() {
+  new_cluster audit || return 1
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -o json || return 1
+  local id; id=$(jq -r .joinID "$OUT")
+  err_has "Join ID $id" || return 1
+  [ "$(grep -c "^$id $CLUSTER_INFO_PATH\$" "$C/nginx/access.log")" -eq 2 ] \
+    || fail "both requests must carry Audit-ID $id: $(cat "$C/nginx/access.log")"
+}
+
 t_idempotent_rerun() {
   kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   local before; before=$(stat -c %i:%Y "$T/kubelet.conf")
