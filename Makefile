@@ -83,7 +83,8 @@ bench: deps all $(TOOL_BIN)
 
 # Coverage-guided fuzzing with libFuzzer (clang); FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 60
-fuzz: deps
+fuzz:
+	@scripts/deps.sh fuzz
 	@set -e; mkdir -p build/libfuzzer; for n in $(FUZZ_NAMES); do \
 	  clang $(WARN) $(DEFS) -Iinclude -g -O1 -fsanitize=fuzzer,address,undefined \
 	    tests/fuzz/$$n.c $(wildcard pkg/*/*.c) $(LIBS) -o build/libfuzzer/$$n; \

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs from Debian whatever kjoin's build, tests and demo need and the
-# machine lacks. Quiet when nothing is missing.
+# machine lacks ("deps.sh fuzz" adds clang for libFuzzer). Quiet when nothing
+# is missing.
 set -euo pipefail
 
 packages=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev
-          uuid-dev libcmocka-dev nginx-light openssl curl jq clang)
+          uuid-dev libcmocka-dev nginx-light openssl curl jq)
+[ "${1:-}" = fuzz ] && packages+=(clang libclang-rt-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
