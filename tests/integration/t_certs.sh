@@ -194,9 +194,12 @@ t_certs_killed_between_writes_leaves_old_or_new() {
 
 t_certs_lock_prevents_interleaving() {
   kj 0 certs init --dir "$T/pki" || return 1
-  flock "$T/pki/.kjoin-certs.lock" sleep 3 &
-  local holder=$!
-  sleep 0.3
+  flock "$T/pki/.kjoin-certs.lock" sleep 5 &
+  local holder=$! i
+  for i in $(seq 50); do  # until the holder really has it
+    flock -n "$T/pki/.kjoin-certs.lock" true || break
+    sleep 0.1
+  done
   kj 1 certs rotate --dir "$T/pki" || return 1
   err_has "another kjoin certs run holds" || return 1
   wait $holder
