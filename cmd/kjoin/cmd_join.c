@@ -355,8 +355,9 @@ static kjoin_code discover(const join_args *a, const join_plan *p, const char *j
         return kjoin_discover_k3s(&kd, result, err);
     }
     if (p->discovery_file) {
+        char shown[1024];
         fprintf(stderr, "[discovery] Join ID %s: discovery file %s, token %s, timeout %s\n", join_id,
-                p->discovery_file, masked, limit);
+                kjoin_url_redact(p->discovery_file, shown, sizeof(shown)), masked, limit);
         kjoin_file_discovery fd = {.common = common, .source = p->discovery_file};
         return kjoin_discover_file(&fd, result, err);
     }

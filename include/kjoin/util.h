@@ -64,6 +64,12 @@ typedef enum kjoin_write_result {
 kjoin_code kjoin_file_write_atomic(const char *path, const void *data, size_t len, bool force,
                                    kjoin_write_result *result, kjoin_err *err);
 
+/* A URL as it may be shown in logs, errors and JSON: userinfo ("user:pass@")
+ * left out, and a query or fragment (pre-signed URLs carry signatures there)
+ * replaced by "?<redacted>". Strings without "://" are copied as they are.
+ * Writes at most cap bytes into out and returns out. */
+char *kjoin_url_redact(const char *url, char *out, size_t cap);
+
 /* SHA-256 of data into out. Errors: KJOIN_E_OTHER. */
 kjoin_code kjoin_sha256(const void *data, size_t len, unsigned char out[32], kjoin_err *err);
 

@@ -12,6 +12,7 @@
 
 typedef struct file_state {
     const char *source; /* without "file://" */
+    char shown[1024];   /* source as logs, errors and JSON show it (kjoin_url_redact) */
     bool is_url;
     char *doc;          /* the document, read once */
     size_t len;
@@ -22,16 +23,18 @@ kjoin_code kjoin_discovery_source_check(const char *s, kjoin_err *err)
 {
     if (!s || !*s)
         return kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file needs a path, - or an https:// URL");
+    char shown[1024];
+    kjoin_url_redact(s, shown, sizeof(shown));
     if (strncmp(s, "https://", 8) == 0)
-        return s[8] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file URL \"%s\" has no host", s);
+        return s[8] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file URL \"%s\" has no host", shown);
     if (strncmp(s, "file://", 7) == 0)
-        return s[7] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file \"%s\" has no path", s);
+        return s[7] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file \"%s\" has no path", shown);
     const char *scheme_end = strstr(s, "://");
     if (scheme_end)
         return kjoin_err_set(err, KJOIN_E_USAGE,
                              "--discovery-file \"%s\": a URL must be https:// (the bootstrap discovery design "
                              "requires HTTPS for discovery documents)",
-                             s);
+                             shown);
     return KJOIN_OK;
 }
 
@@ -57,7 +60,7 @@ static kjoin_code fetch_url(kjoin_run *r, file_state *f, kjoin_err *err)
     kjoin_http_request req = {.tls = KJOIN_TLS_SYSTEM, .follow_redirects = true};
     kjoin_http_response resp = {0};
     kjoin_discovery__log(r, 0, "[discovery] Fetching the discovery file from %s (verified against the system trust store)",
-                         f->source);
+                         f->shown);
     kjoin_code rc = kjoin_discovery__get(r, f->source, &req, &resp, err);
     if (rc)
         return rc;
@@ -65,9 +68,9 @@ static kjoin_code fetch_url(kjoin_run *r, file_state *f, kjoin_err *err)
     if (st != 200) {
         kjoin_http_response_release(&resp);
         if (st >= 500 || st == 429 || st == 404)
-            return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: HTTP %ld", f->source, st);
+            return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: HTTP %ld", f->shown, st);
         return kjoin_err_set(err, KJOIN_E_OTHER, "cannot fetch the discovery file from %s: HTTP status %ld",
-                             f->source, st);
+                             f->shown, st);
     }
     f->doc = resp.body;
     f->len = resp.len;
@@ -169,7 +172,7 @@ static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_re
     if (!bundle)
         kjoin_discovery__log(r, 0, "[discovery] No CA in the discovery file or cluster-info: the kubeconfig will "
                                    "trust the system roots");
-    rc = kjoin_discovery__finish(r, doc.server, f->source, &bundle, out, err);
+    rc = kjoin_discovery__finish(r, doc.server, f->shown, &bundle, out, err);
     if (!rc)
         kjoin_discovery__log(r, 0, "[discovery] Using API server \"%s\" (from the discovery file)", doc.server);
 out:
@@ -185,6 +188,7 @@ kjoin_code kjoin_discover_file(const kjoin_file_discovery *o, kjoin_join_result 
         return rc;
     file_state f = {.source = strncmp(o->source, "file://", 7) == 0 ? o->source + 7 : o->source,
                     .is_url = strncmp(o->source, "https://", 8) == 0};
+    kjoin_url_redact(f.source, f.shown, sizeof(f.shown));
     kjoin_run r = {.c = &o->common, .source = o, .state = &f, .start = kjoin_now_ms()};
     r.deadline = r.start + o->common.timeout_ms;
     if (!f.is_url) {
@@ -195,7 +199,7 @@ kjoin_code kjoin_discover_file(const kjoin_file_discovery *o, kjoin_join_result 
             kjoin_cluster_release(&check);
     }
     if (!rc) {
-        const char *names[] = {f.source};
+        const char *names[] = {f.shown};
         rc = kjoin_discovery__retry(&r, 1, names, attempt, out, err);
     }
     free(f.doc);

@@ -198,27 +198,29 @@ static kjoin_code classify(CURLcode cc, const body *b, const pinned *p, const ch
                            const kjoin_http_request *req, kjoin_err *err)
 {
     const char *why = *errbuf ? errbuf : curl_easy_strerror(cc);
+    char shown[1024];
+    kjoin_url_redact(req->url, shown, sizeof(shown));
     if (b->overflow || cc == CURLE_FILESIZE_EXCEEDED)
         return kjoin_err_set(err, KJOIN_E_TRUST, "response from %s exceeds %zu bytes; aborted",
-                             req->url, b->max);
+                             shown, b->max);
     if (req->tls == KJOIN_TLS_PINNED && p->failed)
         return kjoin_err_set(err, KJOIN_E_TRUST,
-                             "TLS verification of %s against the pinned CA failed: %s", req->url,
+                             "TLS verification of %s against the pinned CA failed: %s", shown,
                              p->reason);
     if (req->follow_redirects && cc == CURLE_UNSUPPORTED_PROTOCOL)
         return kjoin_err_set(err, KJOIN_E_TRUST, "GET %s: refused a redirect to a URL that is not https (%s)",
-                             req->url, why);
+                             shown, why);
     if (cc == CURLE_PEER_FAILED_VERIFICATION)
-        return kjoin_err_set(err, KJOIN_E_TRUST, "TLS verification of %s failed: %s", req->url, why);
+        return kjoin_err_set(err, KJOIN_E_TRUST, "TLS verification of %s failed: %s", shown, why);
     switch (cc) {
     case CURLE_OUT_OF_MEMORY:
     case CURLE_UNSUPPORTED_PROTOCOL:
     case CURLE_URL_MALFORMAT:
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_ENGINE_INITFAILED:
-        return kjoin_err_set(err, KJOIN_E_OTHER, "GET %s: %s", req->url, why);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "GET %s: %s", shown, why);
     default:
-        return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: %s", req->url, why);
+        return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: %s", shown, why);
     }
 }
 
@@ -282,8 +284,9 @@ kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *ou
         /* Only libcurl's OpenSSL backend runs this hook; without it, refuse. */
         if (curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION,
                              req->tls == KJOIN_TLS_PINNED ? on_ssl_ctx : use_system_roots) != CURLE_OK) {
+            char shown[1024];
             rc = kjoin_err_set(err, KJOIN_E_OTHER, "libcurl is not built with OpenSSL; cannot verify %s",
-                               req->url);
+                               kjoin_url_redact(req->url, shown, sizeof(shown)));
             goto out;
         }
         break;

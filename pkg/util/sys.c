@@ -1,3 +1,5 @@
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <openssl/evp.h>
@@ -57,4 +59,25 @@ bool kjoin_hex_decode(const char *hex, size_t len, unsigned char *out)
         out[i] = (unsigned char)(hi << 4 | lo);
     }
     return true;
+}
+
+char *kjoin_url_redact(const char *url, char *out, size_t cap)
+{
+    const char *scheme_end = strstr(url, "://");
+    if (!scheme_end) {
+        snprintf(out, cap, "%s", url);
+        return out;
+    }
+    const char *host = scheme_end + 3;
+    size_t authority_len = strcspn(host, "/?#");
+    const char *at = memchr(host, '@', authority_len);
+    if (at) {
+        authority_len -= (size_t)(at + 1 - host);
+        host = at + 1;
+    }
+    size_t path_len = strcspn(host + authority_len, "?#");
+    bool hidden = host[authority_len + path_len] != '\0';
+    snprintf(out, cap, "%.*s%.*s%s", (int)(scheme_end + 3 - url), url, (int)(authority_len + path_len), host,
+             hidden ? "?<redacted>" : "");
+    return out;
 }

@@ -55,6 +55,20 @@ t_file_url_verified_with_system_roots() {
   err_has "TLS verification"
 }
 
+t_file_url_credentials_never_shown() {
+  # A pre-signed URL's query and a URL's userinfo are secrets: not in logs,
+  # errors or JSON, on success or failure.
+  discovery_doc "$SERVER" "$C/ca.crt" >"$C/www/discovery.yaml"
+  SECRETS+=(presig-s3cr3t pa55w0rd-url)
+  local url="https://fetcher:pa55w0rd-url@127.0.0.1:$PORT/discovery.yaml?X-Amz-Signature=presig-s3cr3t"
+  SSL_CERT_FILE=$C/ca.crt kj 0 join --discovery-file "$url" $(file_args) -o json -v 1 || return 1
+  jq -e --arg u "https://127.0.0.1:$PORT/discovery.yaml?<redacted>" '.endpoint == $u' "$OUT" >/dev/null \
+    || fail "endpoint: $(jq -r .endpoint "$OUT")" || return 1
+  mkca "$T" stranger
+  SSL_CERT_FILE=$T/stranger.crt kj 4 join --discovery-file "$url" $(file_args) -o json || return 1
+  kj 2 join --discovery-file "http://u:pa55w0rd-url@127.0.0.1/x?sig=presig-s3cr3t" $(file_args)
+}
+
 t_file_http_and_other_schemes_rejected() {
   kj 2 join --discovery-file "http://127.0.0.1:$PORT/discovery.yaml" $(file_args) || return 1
   err_has "must be https://" || return 1

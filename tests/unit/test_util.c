@@ -83,6 +83,26 @@ static void test_base64(void **state)
     free(std);
 }
 
+static void test_url_redact(void **state)
+{
+    (void)state;
+    struct {
+        const char *in, *out;
+    } cases[] = {
+        {"https://host:6443/path", "https://host:6443/path"},
+        {"https://u:p@host/x.yaml", "https://host/x.yaml"},
+        {"https://host/x?X-Amz-Signature=abc", "https://host/x?<redacted>"},
+        {"https://u@host/x#frag", "https://host/x?<redacted>"},
+        {"https://[::1]:6443?sig", "https://[::1]:6443?<redacted>"},
+        {"https://host/a@b", "https://host/a@b"}, /* an @ in the path is no userinfo */
+        {"/etc/kubernetes/discovery.conf", "/etc/kubernetes/discovery.conf"},
+        {"-", "-"},
+    };
+    char out[256];
+    for (size_t i = 0; i < TU_LEN(cases); i++)
+        assert_string_equal(kjoin_url_redact(cases[i].in, out, sizeof(out)), cases[i].out);
+}
+
 static void test_atomic_write(void **state)
 {
     (void)state;
@@ -159,7 +179,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_duration_parse), cmocka_unit_test(test_duration_format),
-        cmocka_unit_test(test_base64),         cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_base64),         cmocka_unit_test(test_url_redact),
+        cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_read_cap),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
