@@ -62,6 +62,25 @@ static bool tls_intermediate(const kjoin_cert_info *c, void *ctx)
     return c->trust == KJOIN_TRUST_CHAINED && !c->self_signed;
 }
 
+kjoin_code kjoin_discovery__get_200(kjoin_run *r, const char *url, const kjoin_http_request *trust, unsigned retry,
+                                    kjoin_http_response *resp, kjoin_err *err)
+{
+    kjoin_code rc = kjoin_discovery__get(r, url, trust, resp, err);
+    if (rc || resp->status == 200)
+        return rc;
+    long st = resp->status;
+    kjoin_http_response_release(resp);
+    char shown[1024];
+    kjoin_url_redact(url, shown, sizeof(shown));
+    const char *hint = st == 401   ? " (the server refuses anonymous requests, which discovery needs)"
+                       : st == 403 ? " (forbidden: anonymous access not allowed yet, or a proxy in the way; see NO_PROXY)"
+                       : st == 404 ? " (not there yet?)"
+                                   : "";
+    bool transient = st >= 500 || st == 429 || (st == 403 && (retry & KJOIN_RETRY_403)) ||
+                     (st == 404 && (retry & KJOIN_RETRY_404));
+    return kjoin_err_set(err, transient ? KJOIN_E_TRANSIENT : KJOIN_E_OTHER, "GET %s: HTTP %ld%s", shown, st, hint);
+}
+
 kjoin_code kjoin_discovery__pinned(const kjoin_bundle *b, kjoin_http_request *req, kjoin_err *err)
 {
     req->tls = KJOIN_TLS_PINNED;

@@ -61,17 +61,10 @@ static kjoin_code fetch_url(kjoin_run *r, file_state *f, kjoin_err *err)
     kjoin_http_response resp = {0};
     kjoin_discovery__log(r, 0, "[discovery] Fetching the discovery file from %s (verified against the system trust store)",
                          f->shown);
-    kjoin_code rc = kjoin_discovery__get(r, f->source, &req, &resp, err);
+    /* 404: the file may not be published yet. */
+    kjoin_code rc = kjoin_discovery__get_200(r, f->source, &req, KJOIN_RETRY_404, &resp, err);
     if (rc)
         return rc;
-    long st = resp.status;
-    if (st != 200) {
-        kjoin_http_response_release(&resp);
-        if (st >= 500 || st == 429 || st == 404)
-            return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: HTTP %ld", f->shown, st);
-        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot fetch the discovery file from %s: HTTP status %ld",
-                             f->shown, st);
-    }
     f->doc = resp.body;
     f->len = resp.len;
     return KJOIN_OK;

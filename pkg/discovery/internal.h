@@ -45,6 +45,16 @@ kjoin_code kjoin_discovery__over_endpoints(const kjoin_discovery_common *common,
 kjoin_code kjoin_discovery__get(kjoin_run *r, const char *url, const kjoin_http_request *trust,
                                 kjoin_http_response *resp, kjoin_err *err);
 
+/* Statuses that kjoin_discovery__get_200 may also retry. */
+#define KJOIN_RETRY_403 1u
+#define KJOIN_RETRY_404 2u
+
+/* GET url wanting 200 (resp holds it). 5xx, 429 and the statuses in retry
+ * are transient (KJOIN_E_TRANSIENT); any other status is final
+ * (KJOIN_E_OTHER). Messages show url redacted. */
+kjoin_code kjoin_discovery__get_200(kjoin_run *r, const char *url, const kjoin_http_request *trust, unsigned retry,
+                                    kjoin_http_response *resp, kjoin_err *err);
+
 /* Fills *out: the bootstrap kubeconfig for server with the trusted
  * certificates of bundle (which may be NULL: no CA), taking bundle. */
 kjoin_code kjoin_discovery__finish(kjoin_run *r, const char *server, const char *endpoint, kjoin_bundle **bundle,

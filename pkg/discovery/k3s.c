@@ -12,14 +12,7 @@
 static kjoin_code get_cacerts(kjoin_run *r, const char *url, const kjoin_http_request *trust,
                               kjoin_http_response *resp, kjoin_err *err)
 {
-    kjoin_code rc = kjoin_discovery__get(r, url, trust, resp, err);
-    if (rc || resp->status == 200)
-        return rc;
-    long st = resp->status;
-    kjoin_http_response_release(resp);
-    if (st >= 500 || st == 429 || st == 404 || st == 403)
-        return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: HTTP %ld", url, st);
-    return kjoin_err_set(err, KJOIN_E_OTHER, "GET %s: unexpected HTTP status %ld", url, st);
+    return kjoin_discovery__get_200(r, url, trust, KJOIN_RETRY_403 | KJOIN_RETRY_404, resp, err);
 }
 
 /* Decides trust from the token's CA hash, the pins, or (unsafe) nothing. */

@@ -11,35 +11,12 @@
 
 #include "internal.h"
 
-/* Turns a cluster-info answer that is not 200 into an error to retry or not. */
-static kjoin_code check_status(const char *url, long st, kjoin_err *err)
-{
-    if (st == 200)
-        return KJOIN_OK;
-    if (st == 403)
-        return kjoin_err_set(err, KJOIN_E_TRANSIENT,
-                             "GET %s: 403 Forbidden (is anonymous access to kube-public/cluster-info "
-                             "allowed? kubeadm creates that role at init)",
-                             url);
-    if (st == 404)
-        return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: 404 Not Found (cluster-info not created yet?)", url);
-    if (st >= 500 || st == 429)
-        return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: HTTP %ld", url, st);
-    if (st == 401)
-        return kjoin_err_set(err, KJOIN_E_OTHER,
-                             "GET %s: 401 Unauthorized: the API server refuses anonymous requests "
-                             "(--anonymous-auth=false), which token discovery needs",
-                             url);
-    return kjoin_err_set(err, KJOIN_E_OTHER, "GET %s: unexpected HTTP status %ld", url, st);
-}
-
+/* cluster-info: 403 while kubeadm's RBAC role is not there yet, 404 while
+ * the ConfigMap is not. */
 static kjoin_code get_cluster_info(kjoin_run *r, const char *url, const kjoin_http_request *trust,
                                    kjoin_http_response *resp, kjoin_err *err)
 {
-    kjoin_code rc = kjoin_discovery__get(r, url, trust, resp, err);
-    if (!rc && (rc = check_status(url, resp->status, err)))
-        kjoin_http_response_release(resp);
-    return rc;
+    return kjoin_discovery__get_200(r, url, trust, KJOIN_RETRY_403 | KJOIN_RETRY_404, resp, err);
 }
 
 /* Everything after the unverified fetch; *st says which check failed. */

@@ -274,6 +274,18 @@ t_not_found_retried_until_timeout() {
   err_has "404"
 }
 
+t_unauthorized_fails_at_once() {
+  # 401 will not heal by waiting (anonymous auth is off): exit 1 long before the 20 s deadline.
+  new_cluster unauth || return 1
+  echo 'return 401;' >"$C/nginx/cluster-info.conf"
+  stop_nginx "$C"; start_nginx "$C" "$PORT" "$C/server.crt" "$C/server.key" || return 1
+  local start elapsed; start=$(date +%s%N)
+  kj 1 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+  err_has "HTTP 401 (the server refuses anonymous requests" || return 1
+  [ "$elapsed" -lt 5000 ] || fail "took ${elapsed}ms"
+}
+
 t_body_over_1mib() {
   new_cluster huge || return 1
   head -c $((1024 * 1024 + 10)) /dev/zero | tr '\0' ' ' >"$C/www/cluster-info"
