@@ -14,9 +14,9 @@ typedef struct file_state {
     const char *source; /* without "file://" */
     char shown[1024];   /* source as logs, errors and JSON show it (kjoin_url_redact) */
     bool is_url;
-    char *doc;          /* the document, read once */
-    size_t len;
     char *dir;          /* for relative certificate-authority paths; NULL for stdin and URLs */
+    bool loaded;        /* cluster holds the document's cluster, read and parsed once */
+    kjoin_cluster cluster;
 } file_state;
 
 kjoin_code kjoin_discovery_source_check(const char *s, kjoin_err *err)
@@ -38,10 +38,20 @@ kjoin_code kjoin_discovery_source_check(const char *s, kjoin_err *err)
     return KJOIN_OK;
 }
 
-/* Reads a local document (or standard input) before any network access. */
+/* Parses the document's bytes into f->cluster. */
+static kjoin_code parse_document(file_state *f, const char *doc, size_t len, kjoin_err *err)
+{
+    kjoin_code rc = kjoin_kubeconfig_parse_discovery(doc, len, f->dir, &f->cluster, err);
+    f->loaded = rc == KJOIN_OK;
+    return rc;
+}
+
+/* Reads and parses a local document (or standard input) before any network access. */
 static kjoin_code load_local(file_state *f, kjoin_err *err)
 {
-    kjoin_code rc = kjoin_file_read(f->source, KJOIN_KUBECONFIG_MAX, &f->doc, &f->len, err);
+    char *doc = NULL;
+    size_t len = 0;
+    kjoin_code rc = kjoin_file_read(f->source, KJOIN_KUBECONFIG_MAX, &doc, &len, err);
     if (rc)
         return rc;
     if (strcmp(f->source, "-") != 0) {
@@ -49,12 +59,15 @@ static kjoin_code load_local(file_state *f, kjoin_err *err)
         f->dir = copy ? strdup(dirname(copy)) : NULL;
         free(copy);
         if (!f->dir)
-            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     }
-    return KJOIN_OK;
+    if (!rc)
+        rc = parse_document(f, doc, len, err);
+    free(doc);
+    return rc;
 }
 
-/* Fetches the document from its https:// URL, trusting the system roots. */
+/* Fetches and parses the document from its https:// URL, trusting the system roots. */
 static kjoin_code fetch_url(kjoin_run *r, file_state *f, kjoin_err *err)
 {
     kjoin_http_request req = {.tls = KJOIN_TLS_SYSTEM, .follow_redirects = true};
@@ -63,11 +76,10 @@ static kjoin_code fetch_url(kjoin_run *r, file_state *f, kjoin_err *err)
                          f->shown);
     /* 404: the file may not be published yet. */
     kjoin_code rc = kjoin_discovery__get_200(r, f->source, &req, KJOIN_RETRY_404, &resp, err);
-    if (rc)
-        return rc;
-    f->doc = resp.body;
-    f->len = resp.len;
-    return KJOIN_OK;
+    if (!rc)
+        rc = parse_document(f, resp.body, resp.len, err);
+    kjoin_http_response_release(&resp);
+    return rc;
 }
 
 /* The CA bundle of pem, with the pins applied (all anchors without pins). */
@@ -146,16 +158,14 @@ static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_re
     (void)i;
     (void)st;
     file_state *f = r->state;
-    kjoin_cluster doc = {0};
+    const kjoin_cluster *doc = &f->cluster;
     kjoin_bundle *bundle = NULL;
     kjoin_code rc = KJOIN_OK;
-    if (!f->doc && (rc = fetch_url(r, f, err)))
+    if (!f->loaded && (rc = fetch_url(r, f, err)))
         return rc;
-    if ((rc = kjoin_kubeconfig_parse_discovery(f->doc, f->len, f->dir, &doc, err)))
+    if (doc->ca_pem && (rc = trust_bundle(r, doc->ca_pem, doc->ca_len, "the discovery file", &bundle, err)))
         goto out;
-    if (doc.ca_pem && (rc = trust_bundle(r, doc.ca_pem, doc.ca_len, "the discovery file", &bundle, err)))
-        goto out;
-    if ((rc = refresh(r, &doc, &bundle, err)))
+    if ((rc = refresh(r, doc, &bundle, err)))
         goto out;
     if (!bundle && kjoin_pinset_count(r->c->pins)) {
         rc = kjoin_err_set(err, KJOIN_E_TRUST,
@@ -165,11 +175,10 @@ static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_re
     if (!bundle)
         kjoin_discovery__log(r, 0, "[discovery] No CA in the discovery file or cluster-info: the kubeconfig will "
                                    "trust the system roots");
-    rc = kjoin_discovery__finish(r, doc.server, f->shown, &bundle, out, err);
+    rc = kjoin_discovery__finish(r, doc->server, f->shown, &bundle, out, err);
     if (!rc)
-        kjoin_discovery__log(r, 0, "[discovery] Using API server \"%s\" (from the discovery file)", doc.server);
+        kjoin_discovery__log(r, 0, "[discovery] Using API server \"%s\" (from the discovery file)", doc->server);
 out:
-    kjoin_cluster_release(&doc);
     kjoin_bundle_free(bundle);
     return rc;
 }
@@ -184,18 +193,13 @@ kjoin_code kjoin_discover_file(const kjoin_file_discovery *o, kjoin_join_result 
     kjoin_url_redact(f.source, f.shown, sizeof(f.shown));
     kjoin_run r = {.c = &o->common, .source = o, .state = &f, .start = kjoin_now_ms()};
     r.deadline = r.start + o->common.timeout_ms;
-    if (!f.is_url) {
-        kjoin_cluster check = {0};
-        /* Read and check a local document before any network access. */
+    if (!f.is_url)
         rc = load_local(&f, err);
-        if (!rc && !(rc = kjoin_kubeconfig_parse_discovery(f.doc, f.len, f.dir, &check, err)))
-            kjoin_cluster_release(&check);
-    }
     if (!rc) {
         const char *names[] = {f.shown};
         rc = kjoin_discovery__retry(&r, 1, names, attempt, out, err);
     }
-    free(f.doc);
+    kjoin_cluster_release(&f.cluster);
     free(f.dir);
     return rc;
 }
