@@ -28,7 +28,9 @@ static kjoin_code read_ca_file(const char *path, const char *dir, kjoin_cluster 
                              path);
     char full[4096];
     bool absolute = path[0] == '/';
-    snprintf(full, sizeof(full), "%s%s%s", absolute ? "" : dir, absolute ? "" : "/", path);
+    int n = snprintf(full, sizeof(full), "%s%s%s", absolute ? "" : dir, absolute ? "" : "/", path);
+    if (n < 0 || (size_t)n >= sizeof(full))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "certificate-authority path is longer than %zu bytes", sizeof(full) - 1);
     char *pem = NULL;
     size_t len = 0;
     kjoin_err inner;

@@ -93,7 +93,10 @@ static kjoin_code pinned_init(pinned *p, const kjoin_http_request *req, const ch
                               kjoin_err *err)
 {
     memset(p, 0, sizeof(*p));
-    snprintf(p->host, sizeof(p->host), "%s", host);
+    /* An empty name would switch OpenSSL's host check off: refuse it. */
+    if (!*host || strlen(host) >= sizeof(p->host))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "no host name to verify the server against");
+    memcpy(p->host, host, strlen(host) + 1);
     STACK_OF(X509) *anchors = sk_X509_new_null();
     p->intermediates = sk_X509_new_null();
     p->anchors = X509_STORE_new();

@@ -3,6 +3,7 @@
 
 #include <kjoin/discovery.h>
 #include <kjoin/jws.h>
+#include <kjoin/transport.h>
 
 #include "testutil.h"
 
@@ -179,6 +180,21 @@ static void test_engine_input_checks(void **state)
     kjoin_pinset_free(none);
 }
 
+/* Pinned TLS without a host name to check is refused before any connection. */
+static void test_pinned_needs_a_host(void **state)
+{
+    (void)state;
+    size_t len;
+    char *ca = tu_read("testdata/real-apiserver/ca.crt", &len);
+    kjoin_http_request req = {.url = "https://[/api", .tls = KJOIN_TLS_PINNED, .anchors_pem = ca, .anchors_len = len,
+                              .timeout_ms = 1000};
+    kjoin_http_response resp;
+    kjoin_err err;
+    assert_int_equal(kjoin_http_get(&req, &resp, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "no host name"));
+    free(ca);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_sign_reproduces_control_plane),
         cmocka_unit_test(test_malformed_cluster_info),
         cmocka_unit_test(test_engine_input_checks),
+        cmocka_unit_test(test_pinned_needs_a_host),
     };
     return cmocka_run_group_tests_name("discovery", tests, NULL, NULL);
 }

@@ -226,6 +226,13 @@ static void test_discovery_file_ca_path(void **state)
     assert_int_equal(parse_file(doc, NULL, &c, &err), KJOIN_E_TRUST); /* stdin or URL */
     assert_non_null(strstr(err.msg, "certificate-authority-data"));
     assert_int_equal(parse_file(doc, "/nonexistent", &c, NULL), KJOIN_E_USAGE);
+    /* A path too long to hold is an error, never a shorter path read instead. */
+    char long_doc[6000], *p = long_doc;
+    p += snprintf(p, sizeof(long_doc), "clusters:\n- {name: '', cluster: {server: https://a:1, certificate-authority: ");
+    memset(p, 'a', 5000);
+    snprintf(p + 5000, sizeof(long_doc) - (size_t)(p + 5000 - long_doc), "}}\n");
+    assert_int_equal(parse_file(long_doc, dir, &c, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "longer than"));
     unlink(path);
     rmdir(dir);
     free(dir);
