@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uuid/uuid.h>
+
 #include <kjoin/pin.h>
 
 #include "cli.h"
@@ -28,9 +30,58 @@ static void print_help(const cli_verb *v)
     printf("%-48s %s\n", "  -h, --help", "show this help");
 }
 
+static const cli_opt *find_long(const cli_verb *v, const char *name, size_t len)
+{
+    for (size_t i = 0; i < v->n_opts; i++)
+        if (strlen(v->opts[i].name) == len && strncmp(v->opts[i].name, name, len) == 0)
+            return &v->opts[i];
+    return NULL;
+}
+
+/* getopt_long takes any unambiguous prefix of a long option: --kubeconfig
+ * would silently be --kubeconfig-out. Every long option must be spelled out;
+ * an unknown one is named without its "=value", which may be a secret. */
+static kjoin_code exact_long_options(const cli_verb *v, int argc, char **argv, kjoin_err *err)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            break;
+        if (a[0] == '-' && a[1] != '-' && a[1]) {
+            /* short options: skip the value of the last one if it takes one */
+            for (size_t j = 1; a[j]; j++) {
+                const cli_opt *o = NULL;
+                for (size_t k = 0; k < v->n_opts && !o; k++)
+                    if (v->opts[k].short_name == a[j])
+                        o = &v->opts[k];
+                if (o && o->takes_arg) {
+                    i += a[j + 1] ? 0 : 1;
+                    break;
+                }
+            }
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0)
+            continue;
+        size_t len = strcspn(a + 2, "=");
+        const cli_opt *o = find_long(v, a + 2, len);
+        if (!o && !(len == 4 && strncmp(a + 2, "help", 4) == 0))
+            return kjoin_err_set(err, KJOIN_E_USAGE, "unknown flag --%.*s; see --help", (int)(len > 64 ? 64 : len),
+                                 a + 2);
+        if (o && o->takes_arg && !a[2 + len])
+            i++;
+        if (o && !o->takes_arg && a[2 + len])
+            return kjoin_err_set(err, KJOIN_E_USAGE, "flag --%s takes no value", o->name);
+    }
+    return KJOIN_OK;
+}
+
 int cli_parse(const cli_verb *v, int argc, char **argv, cli_handler handler, void *ctx,
               int *first_arg, kjoin_err *err)
 {
+    kjoin_code pre = exact_long_options(v, argc, argv, err);
+    if (pre)
+        return pre;
     struct option longs[MAX_OPTS + 2];
     char shorts[3 * MAX_OPTS + 4] = "h";
     size_t ns = strlen(shorts), n = v->n_opts < MAX_OPTS ? v->n_opts : MAX_OPTS;
@@ -62,7 +113,8 @@ int cli_parse(const cli_verb *v, int argc, char **argv, cli_handler handler, voi
             const char *bad = argv[optind - 1];
             if (optopt && optopt < 256)
                 return kjoin_err_set(err, KJOIN_E_USAGE, "unknown or incomplete flag -%c; see --help", optopt);
-            return kjoin_err_set(err, KJOIN_E_USAGE, "unknown or incomplete flag %s; see --help", bad);
+            return kjoin_err_set(err, KJOIN_E_USAGE, "flag %.*s needs a value; see --help",
+                                 (int)strcspn(bad, "="), bad);
         }
         const cli_opt *o = NULL;
         if (c >= 256)
@@ -89,6 +141,7 @@ int cli_exit_code(kjoin_code code)
     case KJOIN_E_TIMEOUT: return 3;
     case KJOIN_E_TRUST: return 4;
     case KJOIN_E_OUTPUT: return 5;
+    case KJOIN_E_API: return 6;
     case KJOIN_E_OTHER:
     case KJOIN_E_TRANSIENT: break;
     }
@@ -113,20 +166,103 @@ void cli_print_json(json_object *obj)
     json_object_put(obj);
 }
 
-int cli_fail(cli_format format, const kjoin_err *err)
+int cli_fail_json(const kjoin_err *err)
 {
     int exit_code = cli_exit_code(err->code);
-    fprintf(stderr, "kjoin: %s\n", err->msg);
-    if (format == CLI_JSON) {
-        json_object *e = json_object_new_object();
-        json_object_object_add(e, "code", json_object_new_int(exit_code));
-        json_object_object_add(e, "reason", json_object_new_string(kjoin_code_reason(err->code)));
-        json_object_object_add(e, "message", json_object_new_string(err->msg));
-        json_object *root = json_object_new_object();
-        json_object_object_add(root, "error", e);
-        cli_print_json(root);
-    }
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "code", json_object_new_int(exit_code));
+    json_object_object_add(e, "reason", json_object_new_string(kjoin_code_reason(err->code)));
+    json_object_object_add(e, "message", json_object_new_string(err->msg));
+    json_object *root = json_object_new_object();
+    json_object_object_add(root, "error", e);
+    cli_print_json(root);
     return exit_code;
+}
+
+int cli_fail(cli_format format, const kjoin_err *err)
+{
+    fprintf(stderr, "kjoin: %s\n", err->msg);
+    return format == CLI_JSON ? cli_fail_json(err) : cli_exit_code(err->code);
+}
+
+kjoin_code cli_flag_err(const char *flag, kjoin_code rc, kjoin_err *err)
+{
+    if (rc && err) {
+        char inner[KJOIN_ERR_MSG_MAX];
+        memcpy(inner, err->msg, sizeof(inner));
+        kjoin_err_set(err, rc, "%s: %s", flag, inner);
+    }
+    return rc;
+}
+
+cli_format cli_format_from_argv(int argc, char **argv)
+{
+    cli_format f = CLI_TEXT;
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *a = argv[i], *v = NULL;
+        if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc)
+            v = argv[++i];
+        else if (strncmp(a, "--output=", 9) == 0)
+            v = a + 9;
+        else if (strncmp(a, "-o", 2) == 0)
+            v = a + 2;
+        if (v)
+            f = strcmp(v, "json") == 0 ? CLI_JSON : strcmp(v, "text") == 0 ? CLI_TEXT : f;
+    }
+    return f;
+}
+
+int cli_group(int argc, char **argv, const char *group, const char *summary, const char *const *names,
+              const cli_verb *const *verbs, size_t n)
+{
+    bool help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+                              strcmp(argv[1], "help") == 0);
+    for (size_t i = 0; !help && argc >= 2 && i < n; i++)
+        if (strcmp(argv[1], names[i]) == 0)
+            return (int)i;
+    FILE *f = help ? stdout : stderr;
+    if (!help && argc >= 2)
+        fprintf(f, "kjoin: unknown %s command \"%.40s\"\n\n", group, argv[1]);
+    else if (!help)
+        fprintf(f, "kjoin: %s needs a command\n\n", group);
+    fprintf(f, "Usage: %s COMMAND [flags]\n\n%s\n\nCommands:\n", group, summary);
+    for (size_t i = 0; i < n; i++) {
+        const char *nl = strchr(verbs[i]->summary, '\n');
+        fprintf(f, "  %-18s %.*s\n", names[i], (int)(nl ? nl - verbs[i]->summary : (long)strlen(verbs[i]->summary)),
+                verbs[i]->summary);
+    }
+    fprintf(f, "\nRun '%s COMMAND --help' for a command's flags.\n", group);
+    return help ? -1 : -3;
+}
+
+void cli_scrub_secret(char *arg)
+{
+    if (!arg)
+        return;
+    char *secret = strstr(arg, "::");
+    if (secret)
+        secret += 2;
+    else if ((secret = strchr(arg, '.')))
+        secret += 1;
+    else
+        secret = arg;
+    memset(secret, '*', strlen(secret));
+}
+
+const char *cli_run_id(char buf[CLI_RUN_ID_LEN])
+{
+    uuid_t uu;
+    uuid_generate_random(uu);
+    uuid_unparse_lower(uu, buf);
+    return buf;
+}
+
+void cli_printable(char *out, size_t cap, const char *in)
+{
+    size_t n = 0;
+    for (; *in && n + 1 < cap; in++)
+        out[n++] = ((unsigned char)*in < 0x20 || *in == 0x7f) ? '?' : *in;
+    out[n] = '\0';
 }
 
 kjoin_code cli_parse_long(const char *flag, const char *arg, long min, long max, long *out,

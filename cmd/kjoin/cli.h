@@ -55,6 +55,34 @@ struct kjoin_cert_info;
  * issuer, notBefore, role and selfSigned. New reference. */
 json_object *cli_cert_json(const struct kjoin_cert_info *c, bool detail);
 
+/* Prefixes "<flag>: " to err's message when rc is an error; returns rc. */
+kjoin_code cli_flag_err(const char *flag, kjoin_code rc, kjoin_err *err);
+
+/* The format -o/--output asks for, wherever it stands in argv, so that even a
+ * usage error that comes before the flag is reported as JSON. */
+cli_format cli_format_from_argv(int argc, char **argv);
+
+/* Prints only the JSON error object (stdout) for err; returns the exit code. */
+int cli_fail_json(const kjoin_err *err);
+
+/* A group of verbs ("kjoin token create"): argv[0] is the group, argv[1] the
+ * verb. Returns the verb's index, or -(exit code + 1) when it printed the
+ * group's help (exit 0) or an error (exit 2). */
+int cli_group(int argc, char **argv, const char *group, const char *summary, const char *const *names,
+              const cli_verb *const *verbs, size_t n);
+
+/* Overwrites the secret part of an argument in place ("id.secret" keeps the
+ * id, "K10<hash>::secret" keeps up to "::"; anything else is all secret), so
+ * ps shows no secret once parsing is done. */
+void cli_scrub_secret(char *arg);
+
+#define CLI_RUN_ID_LEN 37
+/* A new random run ID (UUID), sent as Audit-ID and shown in logs. Returns buf. */
+const char *cli_run_id(char buf[CLI_RUN_ID_LEN]);
+
+/* Copies in with control characters replaced, for terminal output. */
+void cli_printable(char *out, size_t cap, const char *in);
+
 /* Parses a whole decimal number in [min, max]. Errors: KJOIN_E_USAGE. */
 kjoin_code cli_parse_long(const char *flag, const char *arg, long min, long max, long *out,
                           kjoin_err *err);

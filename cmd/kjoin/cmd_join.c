@@ -181,23 +181,6 @@ static kjoin_code resolve_tokens(const join_args *a, join_plan *p, kjoin_err *er
     return rc;
 }
 
-/* Overwrites the secret part of a token given on the command line, so that
- * it does not stay visible in ps (it was visible until now: prefer
- * --token-file). Kept: a bootstrap token's id, a K3s token's "K10<hash>::". */
-static void scrub_argv_token(const char *arg)
-{
-    if (!arg)
-        return;
-    char *secret = strstr(arg, "::");
-    if (secret)
-        secret += 2;
-    else if ((secret = strchr(arg, '.')))
-        secret += 1;
-    else
-        secret = (char *)arg; /* a bare password */
-    memset(secret, '*', strlen(secret));
-}
-
 /* The plan from flags and positional endpoints. */
 static kjoin_code plan_from_flags(const join_args *a, char **endpoints, size_t n, join_plan *p, kjoin_err *err)
 {
@@ -416,9 +399,9 @@ int cmd_join(int argc, char **argv)
     if (!rc)
         rc = a.config ? plan_from_config(&a, n_args, &cfg, &p, &err)
                       : plan_from_flags(&a, argv + first, n_args, &p, &err);
-    scrub_argv_token(a.token);
-    scrub_argv_token(a.discovery_token);
-    scrub_argv_token(a.tls_token);
+    cli_scrub_secret((char *)a.token);
+    cli_scrub_secret((char *)a.discovery_token);
+    cli_scrub_secret((char *)a.tls_token);
     if (!rc && a.cluster_name && !valid_cluster_name(a.cluster_name))
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "invalid --cluster-name \"%s\": use letters, digits, '-', '.', '_'",
                            a.cluster_name);

@@ -47,6 +47,55 @@ void kjoin_token_masked(const kjoin_token *t, char buf[KJOIN_TOKEN_STR_MAX]);
 /* Wipes the token. */
 void kjoin_token_clear(kjoin_token *t);
 
+/* ---- bootstrap-token Secrets (kube-system/bootstrap-token-<id>) -------------- */
+
+#define KJOIN_TOKEN_GROUPS_MAX 512
+#define KJOIN_TOKEN_LIST_MAX (1024 * 1024) /* bytes of a SecretList kjoin reads */
+#define KJOIN_TOKEN_DESCRIPTION_MAX 512
+
+/* A bootstrap token as its Secret describes it. */
+typedef struct kjoin_token_spec {
+    kjoin_token token;                        /* secret */
+    long long expires;                        /* Unix seconds; 0 when it never expires */
+    bool usage_signing, usage_authentication;
+    char groups[KJOIN_TOKEN_GROUPS_MAX];      /* comma-separated, "" for none */
+    char description[KJOIN_TOKEN_DESCRIPTION_MAX];
+} kjoin_token_spec;
+
+/* Checks a comma-separated list of extra groups: each must match
+ * system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9] (kubeadm's rule), no
+ * duplicates. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_token_groups_check(const char *groups, kjoin_err *err);
+
+/* Parses a comma-separated list of usages ("signing", "authentication").
+ * Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_token_usages_parse(const char *usages, kjoin_token_spec *spec, kjoin_err *err);
+
+/* The Secret (JSON) kubeadm creates for spec: type bootstrap.kubernetes.io/token
+ * with data token-id, token-secret, expiration (RFC 3339 UTC),
+ * usage-bootstrap-*, auth-extra-groups, description. *out is newly-allocated
+ * and holds the secret: wipe before freeing. Errors: KJOIN_E_USAGE,
+ * KJOIN_E_OTHER. */
+kjoin_code kjoin_token_secret_encode(const kjoin_token_spec *spec, char **out, kjoin_err *err);
+
+/* One entry of a SecretList that is not a valid bootstrap token, with why. */
+#define KJOIN_TOKEN_WARNING_MAX 200
+
+typedef struct kjoin_token_list {
+    kjoin_token_spec *items;   /* secrets: release with kjoin_token_list_release() */
+    size_t n;
+    char (*warnings)[KJOIN_TOKEN_WARNING_MAX]; /* skipped Secrets, named, with why */
+    size_t n_warnings;
+} kjoin_token_list;
+
+/* Decodes a SecretList (JSON, as GET .../secrets returns it): every Secret of
+ * type bootstrap.kubernetes.io/token whose name is bootstrap-token-<id> and
+ * whose token-id is that id becomes an item; others of that type are skipped
+ * with a warning, as the bootstrap token design requires. *out is written
+ * only on success. Errors: KJOIN_E_TRUST (not a SecretList), KJOIN_E_OTHER. */
+kjoin_code kjoin_token_list_decode(const char *json, size_t len, kjoin_token_list *out, kjoin_err *err);
+void kjoin_token_list_release(kjoin_token_list *l);
+
 /* ---- K3s tokens ----------------------------------------------------------- */
 
 #define KJOIN_K3S_HASH_LEN 32

@@ -1,4 +1,5 @@
-/* HTTPS GET with a body cap, a deadline and one of three trust modes. */
+/* HTTPS requests with a body cap, a deadline and one of three trust modes,
+ * optionally authenticated with a client certificate or a bearer token. */
 #ifndef KJOIN_TRANSPORT_H
 #define KJOIN_TRANSPORT_H
 
@@ -17,6 +18,7 @@ typedef enum kjoin_tls_mode {
 } kjoin_tls_mode;
 
 typedef struct kjoin_http_request {
+    const char *method;     /* NULL: GET; else GET, POST, PUT, PATCH or DELETE */
     const char *url;        /* https:// only */
     kjoin_tls_mode tls;
     const char *anchors_pem; /* KJOIN_TLS_PINNED: the only trust anchors (need not be self-signed) */
@@ -27,12 +29,22 @@ typedef struct kjoin_http_request {
     size_t max_body;        /* 0 means KJOIN_HTTP_MAX_BODY */
     const char *audit_id;   /* sent as Audit-ID when not NULL */
     bool follow_redirects;  /* up to 5, and only to https:// URLs */
+    const char *body;       /* request body, sent when not NULL */
+    size_t body_len;
+    const char *content_type; /* of body; NULL: application/json */
+    const char *bearer_token; /* secret: sent as "Authorization: Bearer", never logged */
+    const char *basic_user, *basic_password; /* secret: HTTP basic authentication */
+    const char *client_cert_pem; /* client certificate (and chain), PEM; with client_key_pem */
+    size_t client_cert_len;
+    const char *client_key_pem;  /* secret */
+    size_t client_key_len;
 } kjoin_http_request;
 
 typedef struct kjoin_http_response {
     long status;
     char *body; /* newly-allocated, NUL-terminated */
     size_t len;
+    int64_t retry_after_ms; /* from a Retry-After header in seconds; -1 when absent */
 } kjoin_http_response;
 
 /* Must be called once before any request, before threads start.
@@ -40,11 +52,13 @@ typedef struct kjoin_http_response {
 kjoin_code kjoin_http_global_init(kjoin_err *err);
 void kjoin_http_global_cleanup(void);
 
-/* Performs one GET. Any HTTP status is success; *out is written only on
- * success. Errors: KJOIN_E_TRANSIENT (connection, DNS, timeout, TLS handshake
+/* Performs one request (req->method, GET by default). Any HTTP status is
+ * success; *out is written only on success. Errors: KJOIN_E_TRANSIENT (connection, DNS, timeout, TLS handshake
  * in insecure mode), KJOIN_E_TRUST (server verification failed, body over the
  * cap, a redirect to anything but https), KJOIN_E_USAGE (bad anchors),
  * KJOIN_E_OTHER. */
+kjoin_code kjoin_http_send(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err);
+/* kjoin_http_send for the GETs of discovery (req->method must be NULL or GET). */
 kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err);
 void kjoin_http_response_release(kjoin_http_response *resp);
 

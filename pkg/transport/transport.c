@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -202,7 +203,11 @@ static kjoin_code classify(CURLcode cc, const body *b, const pinned *p, const ch
 {
     const char *why = *errbuf ? errbuf : curl_easy_strerror(cc);
     char shown[1024];
+    const char *m = req->method ? req->method : "GET";
     kjoin_url_redact(req->url, shown, sizeof(shown));
+    if (cc == CURLE_SSL_CERTPROBLEM)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s %s: the client certificate or key cannot be used: %s", m,
+                             shown, why);
     if (b->overflow || cc == CURLE_FILESIZE_EXCEEDED)
         return kjoin_err_set(err, KJOIN_E_TRUST, "response from %s exceeds %zu bytes; aborted",
                              shown, b->max);
@@ -211,8 +216,8 @@ static kjoin_code classify(CURLcode cc, const body *b, const pinned *p, const ch
                              "TLS verification of %s against the pinned CA failed: %s", shown,
                              p->reason);
     if (req->follow_redirects && cc == CURLE_UNSUPPORTED_PROTOCOL)
-        return kjoin_err_set(err, KJOIN_E_TRUST, "GET %s: refused a redirect to a URL that is not https (%s)",
-                             shown, why);
+        return kjoin_err_set(err, KJOIN_E_TRUST, "%s %s: refused a redirect to a URL that is not https (%s)",
+                             m, shown, why);
     if (cc == CURLE_PEER_FAILED_VERIFICATION)
         return kjoin_err_set(err, KJOIN_E_TRUST, "TLS verification of %s failed: %s", shown, why);
     switch (cc) {
@@ -221,13 +226,95 @@ static kjoin_code classify(CURLcode cc, const body *b, const pinned *p, const ch
     case CURLE_URL_MALFORMAT:
     case CURLE_SSL_CACERT_BADFILE:
     case CURLE_SSL_ENGINE_INITFAILED:
-        return kjoin_err_set(err, KJOIN_E_OTHER, "GET %s: %s", shown, why);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "%s %s: %s", m, shown, why);
     default:
-        return kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: %s", shown, why);
+        return kjoin_err_set(err, KJOIN_E_TRANSIENT, "%s %s: %s", m, shown, why);
     }
 }
 
+/* Wipes secrets (the Authorization header) from a header list before freeing it. */
+static void headers_free(struct curl_slist *h)
+{
+    for (struct curl_slist *i = h; i; i = i->next)
+        OPENSSL_cleanse(i->data, strlen(i->data));
+    curl_slist_free_all(h);
+}
+
+/* Appends one header; false when out of memory (the list is kept). */
+static bool add_header(struct curl_slist **list, const char *line)
+{
+    struct curl_slist *n = curl_slist_append(*list, line);
+    if (!n)
+        return false;
+    *list = n;
+    return true;
+}
+
+static int64_t retry_after(CURL *curl)
+{
+    struct curl_header *h = NULL;
+    if (curl_easy_header(curl, "Retry-After", 0, CURLH_HEADER, -1, &h) != CURLHE_OK || !h || !h->value)
+        return -1;
+    char *end = NULL;
+    long s = strtol(h->value, &end, 10);
+    return end != h->value && *end == '\0' && s >= 0 && s <= 3600 ? (int64_t)s * 1000 : -1;
+}
+
+/* The request's method, body and credentials on the handle. */
+static kjoin_code set_request(CURL *curl, const kjoin_http_request *req, struct curl_slist **headers,
+                              kjoin_err *err)
+{
+    const char *m = req->method ? req->method : "GET";
+    if (strcmp(m, "GET") && strcmp(m, "POST") && strcmp(m, "PUT") && strcmp(m, "PATCH") && strcmp(m, "DELETE"))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "unsupported HTTP method %s", m);
+    if (strcmp(m, "GET") != 0)
+        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, m);
+    if (req->body) {
+        char ct[128];
+        snprintf(ct, sizeof(ct), "Content-Type: %s", req->content_type ? req->content_type : "application/json");
+        if (!add_header(headers, ct))
+            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req->body);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+    }
+    if (req->bearer_token) {
+        size_t n = strlen(req->bearer_token) + sizeof("Authorization: Bearer ");
+        char *line = malloc(n);
+        if (!line)
+            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        snprintf(line, n, "Authorization: Bearer %s", req->bearer_token);
+        bool ok = add_header(headers, line);
+        OPENSSL_cleanse(line, n);
+        free(line);
+        if (!ok)
+            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
+    if (req->basic_user) {
+        curl_easy_setopt(curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(curl, CURLOPT_USERNAME, req->basic_user);
+        curl_easy_setopt(curl, CURLOPT_PASSWORD, req->basic_password ? req->basic_password : "");
+    }
+    if (req->client_cert_pem && req->client_key_pem) {
+        /* NOCOPY: the key stays in the caller's (wiped) buffer only. */
+        struct curl_blob cert = {(void *)req->client_cert_pem, req->client_cert_len, CURL_BLOB_NOCOPY};
+        struct curl_blob key = {(void *)req->client_key_pem, req->client_key_len, CURL_BLOB_NOCOPY};
+        if (curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &cert) != CURLE_OK ||
+            curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, &key) != CURLE_OK)
+            return kjoin_err_set(err, KJOIN_E_OTHER, "libcurl cannot take a client certificate from memory");
+        curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    return KJOIN_OK;
+}
+
 kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err)
+{
+    if (req->method && strcmp(req->method, "GET") != 0)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "kjoin_http_get called with method %s", req->method);
+    return kjoin_http_send(req, out, err);
+}
+
+kjoin_code kjoin_http_send(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err)
 {
     body b = {.max = req->max_body ? req->max_body : KJOIN_HTTP_MAX_BODY};
     pinned p = {0};
@@ -248,11 +335,13 @@ kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *ou
             goto out;
     }
     char audit[128];
-    headers = curl_slist_append(headers, "Accept: application/json");
-    if (req->audit_id) {
-        snprintf(audit, sizeof(audit), "Audit-ID: %s", req->audit_id);
-        headers = curl_slist_append(headers, audit);
+    snprintf(audit, sizeof(audit), "Audit-ID: %.64s", req->audit_id ? req->audit_id : "");
+    if (!add_header(&headers, "Accept: application/json") || (req->audit_id && !add_header(&headers, audit))) {
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        goto out;
     }
+    if ((rc = set_request(curl, req, &headers, err)))
+        goto out;
     long connect_ms = req->timeout_ms < 10000 ? (long)req->timeout_ms : 10000;
     curl_easy_setopt(curl, CURLOPT_URL, req->url);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
@@ -309,12 +398,13 @@ kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *ou
     out->status = status;
     out->body = KJOIN_TAKE(b.buf);
     out->len = b.len;
+    out->retry_after_ms = retry_after(curl);
 out:
     ERR_clear_error();
     free(b.buf);
     if (have_pinned)
         pinned_release(&p);
-    curl_slist_free_all(headers);
+    headers_free(headers);
     curl_easy_cleanup(curl);
     return rc;
 }

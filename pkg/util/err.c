@@ -49,6 +49,7 @@ const char *kjoin_code_reason(kjoin_code code)
     case KJOIN_E_TIMEOUT: return "DiscoveryTimeout";
     case KJOIN_E_TRUST: return "TrustVerificationFailed";
     case KJOIN_E_OUTPUT: return "OutputNotWritten";
+    case KJOIN_E_API: return "APIRequestRefused";
     case KJOIN_E_TRANSIENT: return "Transient";
     case KJOIN_E_OTHER: break;
     }

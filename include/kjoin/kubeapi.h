@@ -1,0 +1,120 @@
+/* A client of the Kubernetes API built from a kubeconfig as kubectl reads it:
+ * verified TLS only, client certificate or bearer token, JSON bodies, one
+ * deadline per client, Status errors decoded. */
+#ifndef KJOIN_KUBEAPI_H
+#define KJOIN_KUBEAPI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kjoin/err.h>
+
+/* Where kubeadm looks for admin credentials when neither a path nor
+ * KUBECONFIG is given. */
+#define KJOIN_KUBEAPI_DEFAULT_KUBECONFIG "/etc/kubernetes/admin.conf"
+
+/* What one context of a kubeconfig resolves to. Every field is
+ * newly-allocated and released by kjoin_kubeapi_config_release(), which
+ * wipes the secrets (key_pem, token). */
+typedef struct kjoin_kubeapi_config {
+    char *path;           /* the file it came from ("" when parsed from memory) */
+    char *context;        /* the context used */
+    char *server;         /* https://host:port[/prefix] */
+    char *ca_pem;         /* PEM bundle, or NULL: the system roots verify the server */
+    size_t ca_len;
+    char *cert_pem;       /* client certificate, or NULL */
+    size_t cert_len;
+    char *key_pem;        /* secret: its key */
+    size_t key_len;
+    char *token;          /* secret: bearer token (token or tokenFile), or NULL */
+} kjoin_kubeapi_config;
+
+/* Parses a kubeconfig (YAML or JSON): the context named context, else
+ * current-context; its cluster's server and CA (certificate-authority-data,
+ * or a certificate-authority path); its user's client-certificate(-data) and
+ * client-key(-data), or token / tokenFile. Paths are relative to dir (NULL:
+ * paths are refused). insecure-skip-tls-verify, exec, auth-provider and
+ * username/password are refused by name. *out is written only on success.
+ * Errors: KJOIN_E_USAGE (the kubeconfig is the user's input). */
+kjoin_code kjoin_kubeapi_config_parse(const char *yaml, size_t len, const char *dir, const char *context,
+                                      kjoin_kubeapi_config *out, kjoin_err *err);
+
+/* Reads the kubeconfig at path; NULL means the first file of $KUBECONFIG,
+ * else KJOIN_KUBEAPI_DEFAULT_KUBECONFIG (kubeadm's order). Errors as
+ * kjoin_kubeapi_config_parse, plus KJOIN_E_USAGE for an unreadable file. */
+kjoin_code kjoin_kubeapi_config_load(const char *path, const char *context, kjoin_kubeapi_config *out,
+                                     kjoin_err *err);
+void kjoin_kubeapi_config_release(kjoin_kubeapi_config *c);
+
+/* The in-cluster configuration of a pod, as client-go builds it:
+ * https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, the service
+ * account's token and CA under dir (NULL: the standard
+ * /var/run/secrets/kubernetes.io/serviceaccount). Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_kubeapi_config_in_cluster(const char *dir, kjoin_kubeapi_config *out, kjoin_err *err);
+
+/* An API client; opaque. */
+typedef struct kjoin_kubeapi kjoin_kubeapi;
+
+/* Receives one log line (no trailing newline): level 4 is a request and its
+ * status and timing. Never carries a secret. */
+typedef void (*kjoin_kubeapi_log_fn)(void *ctx, int level, const char *line);
+
+typedef struct kjoin_kubeapi_options {
+    int64_t timeout_ms;  /* one deadline for everything the client does; > 0 */
+    const char *audit_id; /* sent as Audit-ID with every request; may be NULL */
+    kjoin_kubeapi_log_fn log; /* may be NULL */
+    void *log_ctx;
+} kjoin_kubeapi_options;
+
+/* Makes a client. The configuration is moved in (*cfg is left empty) and
+ * freed with the client. *out is written only on success.
+ * Errors: KJOIN_E_USAGE (no server, a key without a certificate),
+ * KJOIN_E_OTHER. */
+kjoin_code kjoin_kubeapi_new(kjoin_kubeapi_config *cfg, const kjoin_kubeapi_options *opts, kjoin_kubeapi **out,
+                             kjoin_err *err);
+void kjoin_kubeapi_free(kjoin_kubeapi *api);
+
+/* The server URL and the CA bundle (NULL when the system roots are used) the
+ * client trusts; borrowed from the client. */
+const char *kjoin_kubeapi_server(const kjoin_kubeapi *api);
+const char *kjoin_kubeapi_ca_pem(const kjoin_kubeapi *api, size_t *len);
+
+/* Milliseconds left before the client's deadline (may be negative). */
+int64_t kjoin_kubeapi_remaining_ms(const kjoin_kubeapi *api);
+
+#define KJOIN_KUBEAPI_REASON_MAX 48
+#define KJOIN_KUBEAPI_MESSAGE_MAX 320
+
+/* A final answer of the API. */
+typedef struct kjoin_kubeapi_response {
+    long status;                              /* HTTP status */
+    char reason[KJOIN_KUBEAPI_REASON_MAX];    /* Status.reason of a failure ("NotFound"), else "" */
+    char message[KJOIN_KUBEAPI_MESSAGE_MAX];  /* Status.message of a failure, else "" */
+    char *body;                               /* newly-allocated, NUL-terminated */
+    size_t len;
+} kjoin_kubeapi_response;
+
+/* Sends method to path (starting with "/") with an optional JSON body.
+ * Connection failures, 429 and 5xx are retried with jittered exponential
+ * backoff (honouring Retry-After) until the deadline; any other answer is
+ * final and returned as success, whatever its status (check it with
+ * kjoin_kubeapi_check). *out is written only on success. Errors:
+ * KJOIN_E_TIMEOUT (deadline passed; the message names the last failure),
+ * KJOIN_E_TRUST (the server failed TLS verification), KJOIN_E_USAGE (the
+ * client credentials cannot be used), KJOIN_E_OTHER. */
+kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const char *path, const char *body,
+                                 kjoin_kubeapi_response *out, kjoin_err *err);
+void kjoin_kubeapi_response_release(kjoin_kubeapi_response *r);
+
+/* KJOIN_OK for a 2xx answer; otherwise KJOIN_E_API with a message that names
+ * what (e.g. "create secret kube-system/bootstrap-token-abcdef"), the reason
+ * and the API's message. */
+kjoin_code kjoin_kubeapi_check(const kjoin_kubeapi_response *r, const char *what, kjoin_err *err);
+
+/* Fills reason and message from a Status body (falling back to the HTTP
+ * status's usual reason when the body is not a Status). Never fails. */
+void kjoin_kubeapi_status_decode(long http_status, const char *body, size_t len,
+                                 char reason[KJOIN_KUBEAPI_REASON_MAX], char message[KJOIN_KUBEAPI_MESSAGE_MAX]);
+
+#endif

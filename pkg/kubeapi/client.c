@@ -1,0 +1,235 @@
+/* Requests to the Kubernetes API: one deadline, retries of what may heal,
+ * Status errors decoded. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+#include <openssl/crypto.h>
+
+#include <kjoin/kubeapi.h>
+#include <kjoin/transport.h>
+#include <kjoin/util.h>
+
+#define BACKOFF_BASE_MS 250
+#define BACKOFF_CAP_MS 5000
+#define REQUEST_TIMEOUT_MS 30000
+#define URL_MAX 2048
+
+struct kjoin_kubeapi {
+    kjoin_kubeapi_config cfg;
+    int64_t deadline;
+    char audit_id[65];
+    kjoin_kubeapi_log_fn log;
+    void *log_ctx;
+};
+
+kjoin_code kjoin_kubeapi_new(kjoin_kubeapi_config *cfg, const kjoin_kubeapi_options *opts, kjoin_kubeapi **out,
+                             kjoin_err *err)
+{
+    if (!cfg->server)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the API client has no server");
+    if (!cfg->cert_pem != !cfg->key_pem)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "a client certificate needs its key");
+    if (opts->timeout_ms <= 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the API client's timeout must be positive");
+    kjoin_kubeapi *api = calloc(1, sizeof(*api));
+    if (!api)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    api->cfg = *cfg;
+    memset(cfg, 0, sizeof(*cfg));
+    api->deadline = kjoin_now_ms() + opts->timeout_ms;
+    snprintf(api->audit_id, sizeof(api->audit_id), "%s", opts->audit_id ? opts->audit_id : "");
+    api->log = opts->log;
+    api->log_ctx = opts->log_ctx;
+    *out = api;
+    return KJOIN_OK;
+}
+
+void kjoin_kubeapi_free(kjoin_kubeapi *api)
+{
+    if (!api)
+        return;
+    kjoin_kubeapi_config_release(&api->cfg);
+    free(api);
+}
+
+const char *kjoin_kubeapi_server(const kjoin_kubeapi *api) { return api->cfg.server; }
+
+const char *kjoin_kubeapi_ca_pem(const kjoin_kubeapi *api, size_t *len)
+{
+    if (len)
+        *len = api->cfg.ca_len;
+    return api->cfg.ca_pem;
+}
+
+int64_t kjoin_kubeapi_remaining_ms(const kjoin_kubeapi *api) { return api->deadline - kjoin_now_ms(); }
+
+void kjoin_kubeapi_response_release(kjoin_kubeapi_response *r)
+{
+    if (!r)
+        return;
+    if (r->body)
+        OPENSSL_cleanse(r->body, r->len); /* Secrets come back in bodies */
+    free(r->body);
+    memset(r, 0, sizeof(*r));
+}
+
+static void logf_(const kjoin_kubeapi *api, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logf_(const kjoin_kubeapi *api, int level, const char *fmt, ...)
+{
+    if (!api->log)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    api->log(api->log_ctx, level, line);
+}
+
+static const char *reason_of_status(long st)
+{
+    switch (st) {
+    case 400: return "BadRequest";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "NotFound";
+    case 405: return "MethodNotAllowed";
+    case 409: return "Conflict";
+    case 410: return "Expired";
+    case 415: return "UnsupportedMediaType";
+    case 422: return "Invalid";
+    case 429: return "TooManyRequests";
+    case 500: return "InternalError";
+    case 503: return "ServiceUnavailable";
+    case 504: return "Timeout";
+    }
+    return st >= 500 ? "InternalError" : "Unknown";
+}
+
+/* Copies a string keeping only printable ASCII, so a hostile body cannot
+ * put control characters into a terminal or a log. */
+static void printable_copy(char *out, size_t cap, const char *in)
+{
+    size_t n = 0;
+    for (; in && *in && n + 1 < cap; in++)
+        out[n++] = (*in >= 0x20 && *in < 0x7f) ? *in : '?';
+    out[n] = '\0';
+}
+
+void kjoin_kubeapi_status_decode(long http_status, const char *body, size_t len,
+                                 char reason[KJOIN_KUBEAPI_REASON_MAX], char message[KJOIN_KUBEAPI_MESSAGE_MAX])
+{
+    reason[0] = message[0] = '\0';
+    if (http_status >= 200 && http_status < 300)
+        return;
+    json_tokener *tok = json_tokener_new_ex(32);
+    json_object *root = tok && body && len <= KJOIN_HTTP_MAX_BODY ? json_tokener_parse_ex(tok, body, (int)len) : NULL;
+    json_object *kind = NULL, *r = NULL, *m = NULL;
+    if (root && json_object_is_type(root, json_type_object) && json_object_object_get_ex(root, "kind", &kind) &&
+        json_object_is_type(kind, json_type_string) && strcmp(json_object_get_string(kind), "Status") == 0) {
+        if (json_object_object_get_ex(root, "reason", &r) && json_object_is_type(r, json_type_string))
+            printable_copy(reason, KJOIN_KUBEAPI_REASON_MAX, json_object_get_string(r));
+        if (json_object_object_get_ex(root, "message", &m) && json_object_is_type(m, json_type_string))
+            printable_copy(message, KJOIN_KUBEAPI_MESSAGE_MAX, json_object_get_string(m));
+    }
+    if (!*reason)
+        printable_copy(reason, KJOIN_KUBEAPI_REASON_MAX, reason_of_status(http_status));
+    if (!*message)
+        snprintf(message, KJOIN_KUBEAPI_MESSAGE_MAX, "HTTP %ld", http_status);
+    json_object_put(root);
+    json_tokener_free(tok);
+}
+
+kjoin_code kjoin_kubeapi_check(const kjoin_kubeapi_response *r, const char *what, kjoin_err *err)
+{
+    if (r->status >= 200 && r->status < 300)
+        return KJOIN_OK;
+    return kjoin_err_set(err, KJOIN_E_API, "%s: %s (HTTP %ld): %s", what, r->reason, r->status, r->message);
+}
+
+/* Full jitter over a capped exponential step, or what the server asked. */
+static int64_t backoff_ms(unsigned attempt, int64_t retry_after)
+{
+    if (retry_after >= 0)
+        return retry_after;
+    int64_t cap = BACKOFF_BASE_MS;
+    for (unsigned i = 0; i < attempt && cap < BACKOFF_CAP_MS; i++)
+        cap *= 2;
+    if (cap > BACKOFF_CAP_MS)
+        cap = BACKOFF_CAP_MS;
+    uint32_t r = 0;
+    if (kjoin_random_bytes(&r, sizeof(r), NULL))
+        r = (uint32_t)attempt * 2654435761u;
+    return (int64_t)(r % (uint32_t)cap) + 1;
+}
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const char *path, const char *body,
+                                 kjoin_kubeapi_response *out, kjoin_err *err)
+{
+    char url[URL_MAX];
+    if (!path || path[0] != '/')
+        return kjoin_err_set(err, KJOIN_E_OTHER, "API path must start with /");
+    int n = snprintf(url, sizeof(url), "%s%s", api->cfg.server, path);
+    if (n < 0 || (size_t)n >= sizeof(url))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "API URL is longer than %zu bytes", sizeof(url) - 1);
+    kjoin_http_request req = {
+        .method = method,
+        .url = url,
+        .tls = api->cfg.ca_pem ? KJOIN_TLS_PINNED : KJOIN_TLS_SYSTEM,
+        .anchors_pem = api->cfg.ca_pem,
+        .anchors_len = api->cfg.ca_len,
+        .audit_id = *api->audit_id ? api->audit_id : NULL,
+        .body = body,
+        .body_len = body ? strlen(body) : 0,
+        .bearer_token = api->cfg.token,
+        .client_cert_pem = api->cfg.cert_pem,
+        .client_cert_len = api->cfg.cert_len,
+        .client_key_pem = api->cfg.key_pem,
+        .client_key_len = api->cfg.key_len,
+    };
+    char last[KJOIN_ERR_MSG_MAX] = "no attempt";
+    for (unsigned attempt = 0;; attempt++) {
+        int64_t left = kjoin_kubeapi_remaining_ms(api);
+        if (left <= 0)
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "%s %s: timed out; last failure: %s", method, path, last);
+        req.timeout_ms = left < REQUEST_TIMEOUT_MS ? left : REQUEST_TIMEOUT_MS;
+        kjoin_http_response resp = {0};
+        kjoin_err inner;
+        int64_t started = kjoin_now_ms();
+        kjoin_code rc = kjoin_http_send(&req, &resp, &inner);
+        int64_t wait = -1;
+        if (rc == KJOIN_E_TRANSIENT) {
+            logf_(api, 4, "[api] %s %s: %s (%lld ms)", method, path, inner.msg, (long long)(kjoin_now_ms() - started));
+            snprintf(last, sizeof(last), "%s", inner.msg);
+        } else if (rc) {
+            return kjoin_err_set(err, rc, "%s", inner.msg);
+        } else {
+            logf_(api, 4, "[api] %s %s: HTTP %ld (%lld ms)", method, path, resp.status,
+                  (long long)(kjoin_now_ms() - started));
+            kjoin_kubeapi_response r = {.status = resp.status, .body = resp.body, .len = resp.len};
+            kjoin_kubeapi_status_decode(resp.status, resp.body, resp.len, r.reason, r.message);
+            if (resp.status != 429 && resp.status < 500) {
+                *out = r;
+                return KJOIN_OK;
+            }
+            snprintf(last, sizeof(last), "HTTP %ld %s: %s", resp.status, r.reason, r.message);
+            wait = resp.retry_after_ms;
+            kjoin_http_response_release(&resp);
+        }
+        int64_t pause = backoff_ms(attempt, wait);
+        left = kjoin_kubeapi_remaining_ms(api);
+        if (pause > left)
+            pause = left > 0 ? left : 0;
+        sleep_ms(pause);
+    }
+}

@@ -1,0 +1,184 @@
+# The real control plane for the e2e tests: etcd from Debian, and
+# kube-apiserver, kube-controller-manager and kubeadm built from Debian's
+# kubernetes source package (scripts/kube-build.sh, cached per machine).
+# Sourced; cluster_up starts everything on free loopback ports with a PKI made
+# here, and cluster_down stops every process it started, by pid.
+#
+# After cluster_up: E2E_DIR, E2E_SERVER (https://127.0.0.1:PORT),
+# E2E_ENDPOINT (127.0.0.1:PORT), E2E_ADMIN (admin kubeconfig, system:masters),
+# E2E_CA (cluster CA), E2E_PIN (its sha256: pin), KBIN (the binaries).
+
+E2E_PIDS=()
+KBIN=${KBIN:-}
+
+e2e_bins() {
+  [ -n "$KBIN" ] && return 0
+  KBIN=$(bash "$(dirname "${BASH_SOURCE[0]}")/../../scripts/kube-build.sh") || return 1
+  command -v etcd >/dev/null || { echo "e2e: etcd missing (apt-get install etcd-server)" >&2; return 1; }
+}
+
+e2e_pki() {
+  local d=$1
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$d/ca.key" 2>/dev/null
+  openssl req -x509 -new -key "$d/ca.key" -subj "/CN=kubernetes" -days 3650 -out "$d/ca.crt" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign,digitalSignature 2>/dev/null
+  e2e_cert "$d" apiserver "/CN=kube-apiserver" serverAuth \
+    "IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.96.0.1"
+  e2e_cert "$d" admin "/O=system:masters/CN=kubernetes-admin" clientAuth ""
+  e2e_cert "$d" apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth ""
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$d/sa.key" 2>/dev/null
+  openssl pkey -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
+}
+
+# e2e_cert DIR NAME SUBJECT EKU SAN: NAME.crt/.key issued by DIR/ca.
+e2e_cert() {
+  local d=$1 n=$2 subj=$3 eku=$4 san=$5
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$d/$n.key" 2>/dev/null
+  openssl req -new -key "$d/$n.key" -subj "$subj" -out "$d/$n.csr" 2>/dev/null
+  { printf 'extendedKeyUsage=%s\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n' "$eku"
+    [ -n "$san" ] && printf 'subjectAltName=%s\n' "$san"; } >"$d/$n.ext"
+  openssl x509 -req -in "$d/$n.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial -days 365 \
+    -extfile "$d/$n.ext" -out "$d/$n.crt" 2>/dev/null
+}
+
+# e2e_kubeconfig SERVER CA CERT KEY: a kubeconfig with embedded credentials.
+e2e_kubeconfig() {
+  cat <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: $1
+    certificate-authority-data: $(base64 -w0 <"$2")
+users:
+- name: admin
+  user:
+    client-certificate-data: $(base64 -w0 <"$3")
+    client-key-data: $(base64 -w0 <"$4")
+contexts:
+- name: admin@e2e
+  context: {cluster: e2e, user: admin}
+current-context: admin@e2e
+KC
+}
+
+# e2e_wait SECONDS CMD...: until CMD succeeds.
+e2e_wait() {
+  local limit=$(($(date +%s) + $1)); shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s)" -lt "$limit" ] || return 1
+    sleep 0.2
+  done
+}
+
+e2e_alive() { kill -0 "$1" 2>/dev/null; }
+
+# e2e_start NAME CMD...: runs CMD in the background, logging to E2E_DIR/NAME.log.
+e2e_start() {
+  local name=$1; shift
+  "$@" >"$E2E_DIR/$name.log" 2>&1 &
+  E2E_PIDS+=($!)
+  eval "E2E_PID_${name//-/_}=$!"
+}
+
+e2e_try_up() {
+  local d=$E2E_DIR port etcd_port peer_port
+  port=$("$TOOLS/freeport"); etcd_port=$("$TOOLS/freeport"); peer_port=$("$TOOLS/freeport")
+  E2E_ENDPOINT=127.0.0.1:$port E2E_SERVER=https://127.0.0.1:$port
+  rm -rf "$d/etcd"
+  e2e_start etcd etcd --name e2e --data-dir "$d/etcd" \
+    --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
+    --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+    --initial-cluster "e2e=http://127.0.0.1:$peer_port" --log-level error
+  e2e_wait 20 curl -sf "http://127.0.0.1:$etcd_port/health" || return 1
+  e2e_start kube-apiserver "$KBIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" --insecure-port 0 \
+    --tls-cert-file "$d/apiserver.crt" --tls-private-key-file "$d/apiserver.key" --client-ca-file "$d/ca.crt" \
+    --kubelet-client-certificate "$d/apiserver-kubelet-client.crt" --kubelet-client-key "$d/apiserver-kubelet-client.key" \
+    --service-account-key-file "$d/sa.pub" --service-account-signing-key-file "$d/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local --service-cluster-ip-range 10.96.0.0/12 \
+    --authorization-mode Node,RBAC --enable-bootstrap-token-auth --anonymous-auth=true \
+    --enable-admission-plugins NodeRestriction --allow-privileged ${E2E_APISERVER_FLAGS:-}
+  e2e_wait 60 curl -sf --cacert "$d/ca.crt" --cert "$d/admin.crt" --key "$d/admin.key" "$E2E_SERVER/readyz" ||
+    return 1
+  e2e_kubeconfig "$E2E_SERVER" "$d/ca.crt" "$d/admin.crt" "$d/admin.key" >"$d/admin.conf"
+  chmod 600 "$d/admin.conf"
+  E2E_ADMIN=$d/admin.conf
+  e2e_start kube-controller-manager "$KBIN/kube-controller-manager" --kubeconfig "$d/admin.conf" \
+    --authentication-kubeconfig "$d/admin.conf" --authorization-kubeconfig "$d/admin.conf" \
+    --bind-address 127.0.0.1 --secure-port 0 --port 0 --leader-elect=false \
+    --controllers '*,bootstrapsigner,tokencleaner' --use-service-account-credentials \
+    --cluster-signing-cert-file "$d/ca.crt" --cluster-signing-key-file "$d/ca.key" \
+    --root-ca-file "$d/ca.crt" --service-account-private-key-file "$d/sa.key" ${E2E_KCM_FLAGS:-}
+  e2e_alive "$E2E_PID_kube_controller_manager" || return 1
+  # The real kubeadm creates cluster-info and the bootstrap RBAC, as on a real cluster.
+  cat >"$d/kubeadm.yaml" <<CFG
+apiVersion: kubeadm.k8s.io/v1beta2
+kind: InitConfiguration
+bootstrapTokens:
+- token: abcdef.0123456789abcdef
+  ttl: 24h0m0s
+  usages: [signing, authentication]
+  groups: [system:bootstrappers:kubeadm:default-node-token]
+nodeRegistration:
+  name: e2e-control-plane
+---
+apiVersion: kubeadm.k8s.io/v1beta2
+kind: ClusterConfiguration
+kubernetesVersion: v1.20.2
+clusterName: kubernetes
+controlPlaneEndpoint: $E2E_ENDPOINT
+CFG
+  "$KBIN/kubeadm" init phase bootstrap-token --config "$d/kubeadm.yaml" --kubeconfig "$d/admin.conf" \
+    >"$d/kubeadm.log" 2>&1 || return 1
+  # "upload-config all" would also wait for a Node to annotate (its kubelet
+  # sub-phase); no node runs here, so only the kubeadm-config ConfigMap.
+  "$KBIN/kubeadm" init phase upload-config kubeadm --config "$d/kubeadm.yaml" --kubeconfig "$d/admin.conf" \
+    >>"$d/kubeadm.log" 2>&1 || return 1
+  return 0
+}
+
+# cluster_up DIR: the whole control plane; tries again on fresh ports if a
+# port was taken between picking it and binding it.
+cluster_up() {
+  E2E_DIR=$1
+  mkdir -p "$E2E_DIR"
+  e2e_bins || return 1
+  e2e_pki "$E2E_DIR"
+  E2E_CA=$E2E_DIR/ca.crt
+  E2E_PIN="sha256:$(openssl x509 -in "$E2E_CA" -pubkey -noout | openssl pkey -pubin -outform der | sha256sum | cut -d' ' -f1)"
+  local try
+  for try in 1 2 3; do
+    e2e_try_up && return 0
+    echo "e2e: control plane did not start (try $try); logs:" >&2
+    cluster_logs >&2
+    cluster_down
+  done
+  return 1
+}
+
+cluster_logs() {
+  local f
+  for f in "$E2E_DIR"/*.log; do
+    [ -f "$f" ] || continue
+    echo "---- $(basename "$f") (last 30 lines)"
+    tail -n 30 "$f"
+  done
+}
+
+# e2e_stop PID: TERM, then KILL after 5 s; waits until it is gone.
+e2e_stop() {
+  local pid=$1 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for i in $(seq 50); do e2e_alive "$pid" || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  return 0
+}
+
+cluster_down() {
+  local i
+  for ((i = ${#E2E_PIDS[@]} - 1; i >= 0; i--)); do e2e_stop "${E2E_PIDS[$i]}"; done
+  E2E_PIDS=()
+}
