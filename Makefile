@@ -22,7 +22,7 @@ REPLAY_BIN := $(patsubst %,$(BUILD)/fuzz/%-replay,$(FUZZ_NAMES))
 TOOL_BIN := $(BUILD)/tools/freeport $(BUILD)/tools/measure
 HEADERS := $(wildcard include/kjoin/*.h)
 
-.PHONY: all deps test check unit fuzz-replay headers integration demo bench fuzz install clean
+.PHONY: all deps test check unit fuzz-replay headers integration e2e demo bench fuzz install clean
 
 all: $(BUILD)/kjoin
 
@@ -74,6 +74,10 @@ headers:
 
 integration: $(BUILD)/kjoin $(BUILD)/tools/freeport
 	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/integration/run.sh
+
+# The real control plane (built once per machine by scripts/kube-build.sh).
+e2e: $(BUILD)/kjoin $(BUILD)/tools/freeport
+	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/e2e/run.sh
 
 demo: deps all $(BUILD)/tools/freeport
 	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash scripts/demo.sh

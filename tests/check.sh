@@ -30,16 +30,22 @@ for h in include/kjoin/*.h; do
 done
 echo "headers: $(ls include/kjoin/*.h | wc -l) compile alone"
 
-out=$(KJOIN="$BUILD/kjoin" TOOLS="$BUILD/tools" bash tests/integration/run.sh 2>&1); rc=$?
-echo "$out" | grep -v '^ok '
-line=$(grep -E '^integration: [0-9]+ passed, [0-9]+ failed$' <<<"$out" | tail -1)
-if [ -n "$line" ]; then
+# suite NAME SCRIPT: runs a shell suite, streaming its lines, and adds its
+# closing "NAME: N passed, N failed" (a crash without it counts as a failure).
+suite() {
+  local name=$1 script=$2 log rc line p f
+  log=$(mktemp)
+  echo "== $name"
+  KJOIN="$BUILD/kjoin" TOOLS="$BUILD/tools" bash "$script" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
+  line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$log" | tail -1)
+  rm -f "$log"
+  if [ -z "$line" ]; then count 0 1; return; fi
   p=$(sed -E 's/.* ([0-9]+) passed.*/\1/' <<<"$line"); f=$(sed -E 's/.* ([0-9]+) failed/\1/' <<<"$line")
-  [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
+  [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
   count "$p" "$f"
-else
-  count 0 1
-fi
+}
+suite integration tests/integration/run.sh
+suite e2e tests/e2e/run.sh
 
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -4,35 +4,11 @@
 set -uo pipefail
 here=$(dirname "$0")
 source "$here/lib.sh"
+source "$here/../lib/harness.sh"
 need jq
 
 ROOT=$(mktemp -d)
 trap 'for d in "$ROOT"/*/; do stop_nginx "$d"; done; rm -rf "$ROOT"' EXIT
-passed=0 failed=0 current=""
-SECRETS=()   # every token secret the tests use; none may appear in logs
-
-fail() { echo "    FAIL [$current]: $*" >&2; return 1; }
-
-# kj EXPECTED_RC ARGS...: runs kjoin, keeps stdout/stderr in $OUT/$ERR and
-# checks the exit code and that no secret reached stderr (or stdout, unless
-# the run prints a kubeconfig on purpose).
-kj() {
-  local want=$1; shift
-  OUT=$T/out.$RANDOM ERR=$T/err.$RANDOM
-  "$KJOIN" "$@" >"$OUT" 2>"$ERR"
-  local rc=$?
-  local s files=("$ERR")
-  [[ " $* " == *" --dry-run "* ]] || files+=("$OUT")
-  for s in "${SECRETS[@]}"; do
-    if grep -qF -- "$s" "${files[@]}"; then fail "a token secret was printed"; return 1; fi
-  done
-  if [ "$rc" -ne "$want" ]; then
-    fail "exit $rc, want $want: kjoin $*"; sed 's/^/      /' "$ERR" >&2; return 1
-  fi
-}
-err_has() { grep -qF -- "$1" "$ERR" || fail "stderr lacks \"$1\""; }
-out_has() { grep -qF -- "$1" "$OUT" || fail "stdout lacks \"$1\""; }
-
 # cmdline_while_running MARK CMD...: starts CMD, and prints its command line
 # as ps shows it once MARK appears there (or after 2 s), then stops it.
 cmdline_while_running() {
@@ -74,12 +50,5 @@ for f in "$here"/t_*.sh; do source "$f"; done
 
 new_cluster main || { echo "cannot start the main test cluster" >&2; exit 1; }
 MAIN_C=$C MAIN_PORT=$PORT MAIN_PIN=$PIN MAIN_ROOT_PIN=$ROOT_PIN MAIN_SERVER=$SERVER
-tests=$(declare -F | awk '{print $3}' | grep '^t_')
-for t in $tests; do
-  current=$t
-  C=$MAIN_C PORT=$MAIN_PORT PIN=$MAIN_PIN ROOT_PIN=$MAIN_ROOT_PIN SERVER=$MAIN_SERVER
-  T=$ROOT/t.$t; mkdir -p "$T"
-  if "$t"; then passed=$((passed + 1)); echo "ok   $t"; else failed=$((failed + 1)); echo "FAIL $t"; fi
-done
-echo "integration: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+restore_main() { C=$MAIN_C PORT=$MAIN_PORT PIN=$MAIN_PIN ROOT_PIN=$MAIN_ROOT_PIN SERVER=$MAIN_SERVER; }
+run_suite integration t_ restore_main

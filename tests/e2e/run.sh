@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# e2e tests: kjoin against the real control plane (tests/e2e/cluster.sh):
+# kube-apiserver, kube-controller-manager with the bootstrap signer and token
+# cleaner, and cluster-info and RBAC made by the real kubeadm.
+set -uo pipefail
+here=$(dirname "$0")
+source "$here/../integration/lib.sh"   # KJOIN, TOOLS, mkca
+source "$here/../lib/harness.sh"
+source "$here/cluster.sh"
+command -v kubectl >/dev/null || { echo "e2e: kubectl missing (run 'make deps')" >&2; exit 1; }
+command -v jq >/dev/null || { echo "e2e: jq missing (run 'make deps')" >&2; exit 1; }
+
+ROOT=$(mktemp -d)
+cleanup() {
+  local rc=$?
+  [ "$rc" -ne 0 ] && [ -n "${E2E_DIR:-}" ] && { echo "e2e: control-plane logs:" >&2; cluster_logs >&2; }
+  cluster_down
+  rm -rf "$ROOT"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+kc() { kubectl --kubeconfig "$E2E_ADMIN" "$@"; }
+# signed ID: cluster-info carries the bootstrap signer's signature for ID.
+signed() { kc -n kube-public get configmap cluster-info -o json | jq -e --arg k "jws-kubeconfig-$1" '.data[$k]' >/dev/null; }
+unsigned() { ! signed "$1"; }
+secret_of() { echo "${1#*.}"; }
+# new_token: a fresh random token, registered as a secret the logs must not show.
+new_token() { local t; t=$("$KJOIN" token generate); SECRETS+=("$(secret_of "$t")"); echo "$t"; }
+
+for f in "$here"/t_*.sh; do source "$f"; done
+
+echo "e2e: starting the control plane (kube-apiserver, kube-controller-manager, etcd, kubeadm)"
+started=$(date +%s)
+cluster_up "$ROOT/cp" || { echo "e2e: the control plane did not start" >&2; exit 1; }
+echo "e2e: control plane up at $E2E_SERVER in $(($(date +%s) - started)) s"
+SECRETS+=(0123456789abcdef)
+e2e_wait 30 signed abcdef || { echo "e2e: the bootstrap signer never signed kubeadm's token" >&2; exit 1; }
+nothing() { :; }
+run_suite e2e t_e2e_ nothing

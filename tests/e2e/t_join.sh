@@ -1,0 +1,78 @@
+# kjoin join against the real apiserver and its bootstrap signer.
+
+t_e2e_join_kubeadm_token_and_pin() {
+  kj 0 join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --kubeconfig-out "$T/bootstrap.conf" --discovery-timeout 30s || return 1
+  # The bootstrap kubeconfig authenticates as the bootstrap token's user.
+  kubectl --kubeconfig "$T/bootstrap.conf" auth can-i create certificatesigningrequests >"$T/can" 2>&1
+  grep -qx yes "$T/can" || fail "bootstrap kubeconfig cannot create CSRs: $(cat "$T/can")"
+}
+
+t_e2e_join_wrong_secret_is_trust_failure() {
+  kj 4 join "$E2E_ENDPOINT" --token abcdef.aaaaaaaaaaaaaaaa --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --kubeconfig-out "$T/out.conf" --discovery-timeout 20s || return 1
+  [ ! -e "$T/out.conf" ] || fail "a kubeconfig was written"
+}
+
+t_e2e_join_wrong_pin_is_trust_failure() {
+  kj 4 join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash sha256:0000000000000000000000000000000000000000000000000000000000000000 \
+    --kubeconfig-out "$T/out.conf" --discovery-timeout 20s || return 1
+  err_has "pin"
+}
+
+t_e2e_join_unknown_token_times_out() {
+  local t; t=$(new_token)
+  local start=$(date +%s)
+  kj 3 join "$E2E_ENDPOINT" --token "$t" --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --kubeconfig-out "$T/out.conf" --discovery-timeout 4s || return 1
+  [ $(($(date +%s) - start)) -le 8 ] || fail "took longer than the timeout"
+}
+
+t_e2e_join_waits_for_a_token_created_later() {
+  local t pid; t=$(new_token)
+  "$KJOIN" join "$E2E_ENDPOINT" --token-file <(echo "$t") --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --kubeconfig-out "$T/out.conf" --discovery-timeout 40s >"$T/join.out" 2>"$T/join.err" &
+  pid=$!
+  sleep 1.5
+  kj 0 token create --token-file <(echo "$t") --kubeconfig "$E2E_ADMIN" --ttl 10m -o json >/dev/null || { kill $pid; return 1; }
+  wait "$pid" || { fail "join exited $?: $(cat "$T/join.err")"; return 1; }
+  grep -q "no signature for token id" "$T/join.err" || fail "the join did not wait for the signer"
+}
+
+# cluster-info sign reproduces the real signer's value byte for byte.
+t_e2e_cluster_info_sign_matches_the_signer() {
+  kc -n kube-public get configmap cluster-info -o json >"$T/ci.json" || return 1
+  jq -j .data.kubeconfig "$T/ci.json" >"$T/kubeconfig"
+  echo abcdef.0123456789abcdef >"$T/token"
+  kj 0 cluster-info sign --kubeconfig "$T/kubeconfig" --token-file "$T/token" || return 1
+  local mine theirs
+  mine=$(jq -r '.data["jws-kubeconfig-abcdef"]' "$OUT"); theirs=$(jq -r '.data["jws-kubeconfig-abcdef"]' "$T/ci.json")
+  [ -n "$theirs" ] && [ "$mine" = "$theirs" ] || fail "signature $mine differs from the signer's $theirs"
+}
+
+# The bootstrap kubeconfig kjoin writes is what kubelet uses to ask for its
+# client certificate: kubectl makes that CSR, the real controller-manager
+# approves (kubeadm's RBAC) and signs it.
+t_e2e_bootstrap_kubeconfig_gets_a_csr_signed() {
+  kj 0 join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --kubeconfig-out "$T/bootstrap.conf" --discovery-timeout 30s || return 1
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$T/node.key" 2>/dev/null
+  openssl req -new -key "$T/node.key" -subj "/O=system:nodes/CN=system:node:e2e-csr-node" -out "$T/node.csr" 2>/dev/null
+  local name="node-csr-e2e-$RANDOM"
+  cat >"$T/csr.yaml" <<CSR
+apiVersion: certificates.k8s.io/v1
+kind: CertificateSigningRequest
+metadata:
+  name: $name
+spec:
+  request: $(base64 -w0 <"$T/node.csr")
+  signerName: kubernetes.io/kube-apiserver-client-kubelet
+  usages: [digital signature, key encipherment, client auth]
+CSR
+  kubectl --kubeconfig "$T/bootstrap.conf" create -f "$T/csr.yaml" >/dev/null || { fail "CSR not created"; return 1; }
+  cert_issued() { [ -n "$(kc get csr "$name" -o jsonpath='{.status.certificate}')" ]; }
+  e2e_wait 30 cert_issued || { fail "CSR $name was not approved and signed"; return 1; }
+  kc get csr "$name" -o jsonpath='{.status.certificate}' | base64 -d >"$T/node.crt"
+  openssl verify -CAfile "$E2E_CA" "$T/node.crt" >/dev/null 2>&1 || fail "signed certificate does not chain to the cluster CA"
+}
