@@ -13,11 +13,15 @@ for p in "${packages[@]}"; do
 done
 # kubectl: the machine's own if it has one, else Debian's kubernetes-client.
 command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}" >&2
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
-echo "deps: installing ${missing[*]}" >&2
-sudo=()
-[ "$(id -u)" -eq 0 ] || sudo=(sudo)
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The real control plane for the e2e tests (etcd from Debian; the rest built
+# from Debian's kubernetes source package once per machine, then cached).
+[ "${1:-}" = fuzz ] || bash "$(dirname "$0")/kube-build.sh" >/dev/null
