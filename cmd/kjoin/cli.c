@@ -10,7 +10,9 @@
 
 #include "cli.h"
 
-#define MAX_OPTS 32
+#define MAX_OPTS 40
+
+const char *cli_current_flag;
 #define ID_HELP -1
 
 static void print_help(const cli_verb *v)
@@ -122,6 +124,7 @@ int cli_parse(const cli_verb *v, int argc, char **argv, cli_handler handler, voi
         for (size_t i = 0; !o && i < n; i++)
             if (v->opts[i].short_name == c)
                 o = &v->opts[i];
+        cli_current_flag = o->name;
         kjoin_code rc = handler(ctx, o->id, optarg, err);
         if (rc)
             return rc;

@@ -27,6 +27,10 @@ typedef struct cli_verb {
     int min_args, max_args; /* positional arguments; max -1 for any */
 } cli_verb;
 
+/* The long name of the option being handed to a handler (for options that
+ * share one id). */
+extern const char *cli_current_flag;
+
 /* Receives one option; returns KJOIN_OK or a code with err set. */
 typedef kjoin_code (*cli_handler)(void *ctx, int id, const char *arg, kjoin_err *err);
 

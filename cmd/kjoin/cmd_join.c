@@ -33,6 +33,8 @@ enum {
     OPT_OUTPUT,
     OPT_VERBOSE,
     OPT_FLAVOR,
+    OPT_NODE_LOCAL,   /* kubeadm's node-local flags: accepted, reported once */
+    OPT_CONTROL_PLANE, /* kubeadm's control-plane join: refused */
 };
 
 static const cli_opt join_opts[] = {
@@ -53,7 +55,17 @@ static const cli_opt join_opts[] = {
     {OPT_DRY_RUN, "dry-run", 0, false, NULL, "print the kubeconfig on stdout, write nothing"},
     {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
     {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 0 steps, 1 details"},
-    {OPT_FLAVOR, "flavor", 0, true, "kubeadm|k3s", "cluster kind (default: from the token; K10... and passwords are K3s)"},
+    {OPT_FLAVOR, "flavor", 0, true, "kubeadm|k3s",
+     "cluster kind (default: k3s for K10... tokens or when K3S_TOKEN/K3S_URL are set, else kubeadm)"},
+    {OPT_NODE_LOCAL, "node-name", 0, true, "NAME", "kubeadm's: accepted; kjoin registers no node"},
+    {OPT_NODE_LOCAL, "cri-socket", 0, true, "PATH", "kubeadm's: accepted, does not apply (no container runtime)"},
+    {OPT_NODE_LOCAL, "ignore-preflight-errors", 0, true, "LIST", "kubeadm's: accepted, does not apply (no preflight)"},
+    {OPT_NODE_LOCAL, "skip-phases", 0, true, "LIST", "kubeadm's: accepted, does not apply (kjoin runs discovery only)"},
+    {OPT_NODE_LOCAL, "patches", 0, true, "DIR", "kubeadm's: accepted, does not apply (no manifests)"},
+    {OPT_CONTROL_PLANE, "control-plane", 0, false, NULL, "kubeadm's control-plane join: refused"},
+    {OPT_CONTROL_PLANE, "certificate-key", 0, true, "KEY", "kubeadm's control-plane join: refused"},
+    {OPT_CONTROL_PLANE, "apiserver-advertise-address", 0, true, "ADDR", "kubeadm's control-plane join: refused"},
+    {OPT_CONTROL_PLANE, "apiserver-bind-port", 0, true, "PORT", "kubeadm's control-plane join: refused"},
 };
 
 static const cli_verb join_verb = {
@@ -65,7 +77,7 @@ static const cli_verb join_verb = {
     .opts = join_opts,
     .n_opts = sizeof(join_opts) / sizeof(join_opts[0]),
     .min_args = 0,
-    .max_args = KJOIN_MAX_ENDPOINTS,
+    .max_args = -1, /* checked with a message that names the limit */
 };
 
 typedef enum flavor { FLAVOR_AUTO, FLAVOR_KUBEADM, FLAVOR_K3S } flavor;
@@ -79,6 +91,9 @@ typedef struct join_args {
     const char *out_path, *cluster_name;
     cli_format format;
     long verbosity;
+    const char *ignored[8]; /* kubeadm node-local flags given, reported once */
+    size_t n_ignored;
+    const char *refused;    /* a control-plane flag given */
 } join_args;
 
 /* What to run, from flags or from --config. */
@@ -99,6 +114,13 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
 {
     join_args *a = ctx;
     switch (id) {
+    case OPT_NODE_LOCAL:
+        if (a->n_ignored < sizeof(a->ignored) / sizeof(a->ignored[0]))
+            a->ignored[a->n_ignored++] = cli_current_flag;
+        break;
+    case OPT_CONTROL_PLANE:
+        a->refused = cli_current_flag;
+        break;
     case OPT_TOKEN: a->token = arg; break;
     case OPT_DISCOVERY_TOKEN: a->discovery_token = arg; break;
     case OPT_TLS_TOKEN: a->tls_token = arg; break;
@@ -135,7 +157,9 @@ static kjoin_code shared_text(const join_args *a, char buf[TOKEN_TEXT_MAX], bool
         return kjoin_err_set(err, KJOIN_E_USAGE, "give --token or --token-file, not both");
     if (a->token_file)
         return kjoin_token_read_line(a->token_file, buf, TOKEN_TEXT_MAX, err);
-    const char *env = getenv("KJOIN_TOKEN");
+    const char *env = getenv("KJOIN_TOKEN"), *k3s_env = getenv("K3S_TOKEN");
+    if ((!env || !*env) && a->flavor != FLAVOR_KUBEADM && k3s_env && *k3s_env)
+        env = k3s_env; /* what K3s agents are given */
     const char *text = a->token ? a->token : env && *env && !a->discovery_token && !a->tls_token ? env : NULL;
     *found = text != NULL;
     if (text && strlen(text) >= TOKEN_TEXT_MAX)
@@ -143,6 +167,13 @@ static kjoin_code shared_text(const join_args *a, char buf[TOKEN_TEXT_MAX], bool
     if (text)
         memcpy(buf, text, strlen(text) + 1);
     return KJOIN_OK;
+}
+
+/* K3s agents are configured with K3S_TOKEN and K3S_URL: either says K3s. */
+static bool k3s_environment(void)
+{
+    const char *t = getenv("K3S_TOKEN"), *u = getenv("K3S_URL");
+    return (t && *t) || (u && *u);
 }
 
 /* kubeadm's precedence: a specific flag wins over the shared token, and the
@@ -155,7 +186,8 @@ static kjoin_code resolve_tokens(const join_args *a, join_plan *p, kjoin_err *er
     bool have_shared = false;
     kjoin_err inner;
     kjoin_code rc = shared_text(a, text, &have_shared, err);
-    p->k3s = !rc && (a->flavor == FLAVOR_K3S || (a->flavor == FLAVOR_AUTO && have_shared && kjoin_token_is_k3s(text)));
+    p->k3s = !rc && (a->flavor == FLAVOR_K3S || (a->flavor == FLAVOR_AUTO && (k3s_environment() ||
+                                                                             (have_shared && kjoin_token_is_k3s(text)))));
     if (!rc && p->k3s) {
         if (!have_shared || a->discovery_token || a->tls_token)
             rc = kjoin_err_set(err, KJOIN_E_USAGE,
@@ -185,12 +217,18 @@ static kjoin_code resolve_tokens(const join_args *a, join_plan *p, kjoin_err *er
 static kjoin_code plan_from_flags(const join_args *a, char **endpoints, size_t n, join_plan *p, kjoin_err *err)
 {
     kjoin_code rc = KJOIN_OK;
+    if (n > KJOIN_MAX_ENDPOINTS)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%zu endpoints given: at most %d endpoints", n, KJOIN_MAX_ENDPOINTS);
     if (n && a->discovery_file)
         return kjoin_err_set(err, KJOIN_E_USAGE, "give ENDPOINTs (token discovery) or --discovery-file, not both");
-    if (!n && !a->discovery_file)
+    const char *k3s_url = a->flavor != FLAVOR_KUBEADM ? getenv("K3S_URL") : NULL;
+    bool from_env = !n && !a->discovery_file && k3s_url && *k3s_url;
+    if (!n && !a->discovery_file && !from_env)
         return kjoin_err_set(err, KJOIN_E_USAGE, "give an API server ENDPOINT, --discovery-file or --config; see --help");
     for (size_t i = 0; !rc && i < n; i++)
-        rc = kjoin_endpoint_parse(endpoints[i], &p->endpoints[i], err);
+        rc = cli_flag_err("endpoint", kjoin_endpoint_parse(endpoints[i], &p->endpoints[i], err), err);
+    if (from_env)
+        rc = cli_flag_err("K3S_URL", kjoin_endpoint_parse(k3s_url, &p->endpoints[0], err), err), n = 1;
     p->n_endpoints = n;
     if (!rc)
         rc = resolve_tokens(a, p, err);
@@ -376,7 +414,8 @@ static kjoin_code write_output(const join_args *a, const kjoin_join_result *r, k
 
 int cmd_join(int argc, char **argv)
 {
-    join_args a = {.timeout_ms = 5 * 60 * 1000,
+    join_args a = {.format = cli_format_from_argv(argc, argv),
+                   .timeout_ms = 5 * 60 * 1000,
                    .out_path = "/etc/kubernetes/bootstrap-kubelet.conf",
                    .pins = kjoin_pinset_new()};
     join_plan p = {0};
@@ -395,6 +434,13 @@ int cmd_join(int argc, char **argv)
     }
     /* Every input is checked here, before any network access. */
     size_t n_args = rc ? 0 : (size_t)(argc - first);
+    if (!rc && a.refused)
+        rc = kjoin_err_set(&err, KJOIN_E_USAGE,
+                           "--%s is for joining a control-plane node, which kjoin does not do; use kubeadm join "
+                           "--control-plane for that", a.refused);
+    for (size_t i = 0; !rc && i < a.n_ignored; i++)
+        fprintf(stderr, "[join] --%s is a kubeadm node-local flag that does not apply to kjoin: ignored\n",
+                a.ignored[i]);
     p.timeout_ms = a.timeout_ms;
     if (!rc)
         rc = a.config ? plan_from_config(&a, n_args, &cfg, &p, &err)

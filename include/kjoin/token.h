@@ -112,9 +112,9 @@ typedef struct kjoin_k3s_token {
     char password[KJOIN_K3S_FIELD_MAX];     /* secret */
 } kjoin_k3s_token;
 
-/* True when s looks like a K3s token rather than a kubeadm one: it starts
- * with "K10", or it is not shaped like a bootstrap token (6 characters, a
- * dot, 16 characters), valid or not. */
+/* True when s is a K3s token by its form: it starts with "K10". Any other
+ * text is a bootstrap token (and fails as one when malformed) unless the
+ * caller was told the cluster is K3s. */
 bool kjoin_token_is_k3s(const char *s);
 
 /* Parses a K3s token as K3s does, but stricter: the hash must be empty or 64

@@ -50,9 +50,17 @@ kjoin_code kjoin_cluster_info_parse(const char *json, size_t len, const char *to
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     json_tokener_set_flags(tk, JSON_TOKENER_STRICT);
     json_object *root = json_tokener_parse_ex(tk, json, (int)len);
-    /* Strict mode also refuses anything but white space after the object. */
     enum json_tokener_error jerr = json_tokener_get_error(tk);
+    /* Exactly one document: json-c stops after the first object, so what
+     * follows it (a NUL, garbage, a second object) is checked here. */
+    size_t end = root ? json_tokener_get_parse_end(tk) : len;
     json_tokener_free(tk);
+    while (end < len && strchr(" \t\r\n", json[end]) && json[end])
+        end++;
+    if (root && end != len) {
+        json_object_put(root);
+        return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info has %zu bytes after its JSON object", len - end);
+    }
 
     kjoin_code rc = KJOIN_OK;
     kjoin_cluster_info ci = {0};

@@ -1,4 +1,5 @@
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,10 +29,30 @@ static bool valid_hostname(const char *h, size_t n)
     return label > 0 && h[n - 1] != '-';
 }
 
+/* Whether text an error would echo may carry a secret: userinfo, a K3s
+ * token's "::", or a run shaped like a bootstrap token. */
+static bool may_hold_secret(const char *s)
+{
+    if (strchr(s, '@') || strstr(s, "::") > s + 1 || strlen(s) > 200)
+        return true;
+    for (const char *dot = strchr(s, '.'); dot; dot = strchr(dot + 1, '.')) {
+        size_t before = 0, after = 0;
+        while (dot - before > s && isalnum((unsigned char)dot[-(ptrdiff_t)before - 1]))
+            before++;
+        while (isalnum((unsigned char)dot[after + 1]))
+            after++;
+        if (before >= 6 && after >= 16)
+            return true;
+    }
+    return false;
+}
+
 kjoin_code kjoin_endpoint_parse(const char *s, kjoin_endpoint *out, kjoin_err *err)
 {
     static const char form[] = "expected host:port, ipv4:port or [ipv6]:port, optionally after https://";
-    const char *orig = s;
+    /* An endpoint is echoed in errors unless it may hold a secret (a token
+     * pasted in the wrong place). */
+    const char *orig = may_hold_secret(s) ? "<not shown: it may hold a secret>" : s;
     if (strncasecmp(s, "https://", 8) == 0)
         s += 8;
     else if (strstr(s, "://"))
@@ -39,6 +60,8 @@ kjoin_code kjoin_endpoint_parse(const char *s, kjoin_endpoint *out, kjoin_err *e
     size_t len = strlen(s);
     if (len && s[len - 1] == '/')
         len--;
+    if (memchr(s, '/', len) || memchr(s, '?', len) || memchr(s, '#', len))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid endpoint \"%s\": a path is not allowed; %s", orig, form);
 
     const char *host, *colon;
     size_t host_len;

@@ -11,11 +11,10 @@
 
 bool kjoin_token_is_k3s(const char *s)
 {
-    /* Anything shaped like a bootstrap token ("xxxxxx.yyyyyyyyyyyyyyyy") stays
-     * kubeadm's, so a mistyped one fails at once instead of being taken for
-     * a K3s password. */
-    bool bootstrap_shaped = strlen(s) == KJOIN_TOKEN_STR_MAX - 1 && s[KJOIN_TOKEN_ID_LEN] == '.';
-    return strncmp(s, PREFIX, 3) == 0 || !bootstrap_shaped;
+    /* Only the K10 prefix says K3s: a mistyped bootstrap token (a character
+     * too many, a trailing space, a BOM) must fail as one, not silently become
+     * a K3s password. Bare passwords need the flavour said explicitly. */
+    return strncmp(s, PREFIX, 3) == 0;
 }
 
 static kjoin_code parse_hash(const char *hex, size_t len, kjoin_k3s_token *t, kjoin_err *err)

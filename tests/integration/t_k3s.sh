@@ -25,11 +25,11 @@ t_k3s_token_forms() {
   kj 0 join $(k3s_args) --token "K10::node:k3s-agent-pw" --discovery-token-ca-cert-hash "$PIN" --force || return 1
   err_has "matches pin $PIN" || return 1
   printf 'k3s-agent-pw\n' >"$T/pw"
-  kj 0 join $(k3s_args) --token-file "$T/pw" --discovery-token-ca-cert-hash "$ROOT_PIN" --force || return 1
+  kj 0 join $(k3s_args) --flavor k3s --token-file "$T/pw" --discovery-token-ca-cert-hash "$ROOT_PIN" --force || return 1
   [ "$(kc_user username)" = node ] || fail "a bare password joins as node" || return 1
-  kj 2 join $(k3s_args) --token-file "$T/pw" || return 1
+  kj 2 join $(k3s_args) --flavor k3s --token-file "$T/pw" || return 1
   err_has "no CA hash" || return 1
-  kj 0 join $(k3s_args) --token-file "$T/pw" --discovery-token-unsafe-skip-ca-verification --force || return 1
+  kj 0 join $(k3s_args) --flavor k3s --token-file "$T/pw" --discovery-token-unsafe-skip-ca-verification --force || return 1
   err_has "WARNING"
 }
 

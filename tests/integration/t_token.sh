@@ -346,3 +346,76 @@ t_companion_commands() {
   kj 2 cluster-info sign --kubeconfig "$C/token" --token-file "$C/token"
 }
 
+
+# Every input means what the user meant: a typo is an error at once, never a
+# silent switch to K3s; kubeadm's own command lines work or are refused by name.
+t_token_typo_is_usage_error_not_k3s() {
+  local good; good=$(cat "$C/token")
+  local t start=$(date +%s)
+  printf '\xef\xbb\xbf%s\n' "$good" >"$T/bom"
+  for t in "${good}x" "${good%?}" "${good} " "$(tr a-z A-Z <<<"$good")"; do
+    kj 2 join 127.0.0.1:$PORT --token "$t" --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k" || return 1
+    err_has "[a-z0-9]{6}.[a-z0-9]{16}" || return 1
+  done
+  kj 2 join 127.0.0.1:$PORT --token-file "$T/bom" --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k" || return 1
+  [ $(($(date +%s) - start)) -le 5 ] || fail "a typo took $(($(date +%s) - start)) s to fail"
+}
+
+t_token_k3s_only_when_said() {
+  local out="--kubeconfig-out $T/k --discovery-timeout 2s"
+  # A bare password is a malformed bootstrap token unless K3s is named.
+  kj 2 join 127.0.0.1:$PORT $out --token just-a-password --discovery-token-unsafe-skip-ca-verification || return 1
+  err_has "[a-z0-9]{6}.[a-z0-9]{16}" || return 1
+  # K3S_TOKEN (what K3s agents are given) says K3s: /cacerts is asked (404 on this kubeadm-style server).
+  : >"$C/nginx/access.log"
+  K3S_TOKEN=just-a-password kj 3 join 127.0.0.1:$PORT $out --discovery-token-unsafe-skip-ca-verification || return 1
+  err_has "K3s token" || return 1
+  grep -q ' /cacerts$' "$C/nginx/access.log" || fail "K3S_TOKEN did not select K3s discovery" || return 1
+  # K3S_URL stands for the endpoint.
+  : >"$C/nginx/access.log"
+  K3S_URL=https://127.0.0.1:$PORT K3S_TOKEN=just-a-password kj 3 join $out \
+    --discovery-token-unsafe-skip-ca-verification || return 1
+  grep -q ' /cacerts$' "$C/nginx/access.log" || fail "K3S_URL was not used" || return 1
+  # --flavor kubeadm overrides both.
+  K3S_URL=https://127.0.0.1:1 K3S_TOKEN=just-a-password kj 0 join $(join_args) --flavor kubeadm \
+    --discovery-token-ca-cert-hash "$PIN"
+}
+
+t_token_kubeadm_command_lines() {
+  # The line kubeadm token create --print-join-command prints, with the usual provisioning extras.
+  kj 0 join 127.0.0.1:$PORT --token "$(cat "$C/token")" --discovery-token-ca-cert-hash "$PIN" \
+    --node-name worker-1 --cri-socket /run/containerd/containerd.sock --ignore-preflight-errors=all \
+    --skip-phases preflight --patches /etc/kubeadm/patches --v=5 --kubeconfig-out "$T/kubelet.conf" || return 1
+  err_has "--cri-socket is a kubeadm node-local flag that does not apply to kjoin: ignored" || return 1
+  [ "$(grep -c 'node-local flag' "$ERR")" -eq 5 ] || fail "each ignored flag is reported once" || return 1
+  local f
+  for f in --control-plane "--certificate-key=0123" "--apiserver-advertise-address=10.0.0.2" "--apiserver-bind-port=6443"; do
+    kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" "$f" || return 1
+    err_has "control-plane node, which kjoin does not do" || return 1
+  done
+}
+
+t_token_cli_says_what_is_wrong() {
+  local good; good=$(cat "$C/token")
+  # An abbreviation is not a flag (--kubeconfig is not --kubeconfig-out).
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig "$T/x" || return 1
+  err_has "unknown flag --kubeconfig;" || return 1
+  # An unknown flag's value is never echoed (it may be the secret).
+  kj 2 join $(join_args) --tokn="$good" || return 1
+  err_has "unknown flag --tokn;" || return 1
+  # -o json wins wherever it stands, even after the error.
+  kj 2 join 127.0.0.1:$PORT/api --token-file "$C/token" -o json || return 1
+  jq -e '.error.code == 2 and (.error.message | contains("a path is not allowed"))' "$OUT" >/dev/null ||
+    fail "no JSON error: $(cat "$OUT")" || return 1
+  [ "$(grep -c '^kjoin:' "$ERR")" -eq 1 ] || fail "the failure was printed $(grep -c '^kjoin:' "$ERR") times" || return 1
+  # Limits are named.
+  kj 2 join $(for i in $(seq 17); do echo 127.0.0.1:$i; done) --token-file "$C/token" || return 1
+  err_has "at most 16 endpoints" || return 1
+  # A token pasted as the endpoint is not echoed.
+  kj 2 join "$good" --token-file "$C/token" || return 1
+  ! grep -qF "${good#*.}" "$ERR" || fail "the endpoint's secret was echoed" || return 1
+  # Group help lists the verbs and exits 0.
+  kj 0 token --help || return 1
+  out_has "create" && out_has "delete" || return 1
+  kj 2 token frobnicate
+}

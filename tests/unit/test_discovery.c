@@ -32,7 +32,7 @@ static void test_endpoints(void **state)
     }
     const char *bad[] = {"", "::1:6443", "host", "host:", "host:0", "host:65536", "host:6443x", "http://h:1",
                          "ftp://h:1", "[::1]6443", "[zz]:1", "[::1]:", "-bad-:1", "a..b:1", ":6443",
-                         "host:6443/path", "1.2.3.4:-1", "host name:1", "[10.0.0.1]:1", "host:0006443",
+                         "host:6443/path", "https://10.0.0.1:6443/api", "h:1?x", "1.2.3.4:-1", "host name:1", "[10.0.0.1]:1", "host:0006443",
                          "https://", "h_st:1"};
     for (size_t i = 0; i < TU_LEN(bad); i++) {
         kjoin_endpoint ep = {.port = 7};
@@ -135,6 +135,7 @@ static void test_malformed_cluster_info(void **state)
         {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"a\\u0000b\"}}", "NUL"},
         {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"x\",\"jws-kubeconfig-abcdef\":null}}", "not a string"},
         {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"x\"}} {}", "not valid JSON"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"x\"}}garbage", "not valid JSON"},
         {"{'kind':'ConfigMap'}", "not valid JSON"},
     };
     for (size_t i = 0; i < TU_LEN(bad); i++) {
@@ -145,6 +146,12 @@ static void test_malformed_cluster_info(void **state)
             fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, bad[i].why);
         assert_string_equal(ci.jws, "untouched");
     }
+    /* One document only: a NUL after the object is not the end of the body. */
+    static const char nul[] = "{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"x\"}}\n\0junk";
+    kjoin_cluster_info one;
+    assert_int_equal(kjoin_cluster_info_parse(nul, sizeof(nul) - 1, NULL, &one, NULL), KJOIN_E_TRUST);
+    assert_int_equal(kjoin_cluster_info_parse(nul, strlen(nul), NULL, &one, NULL), KJOIN_OK); /* white space is fine */
+    kjoin_cluster_info_release(&one);
     size_t len;
     char *forbidden = tu_read("testdata/real-apiserver/configmap-missing.kube-public.anon.body", &len);
     kjoin_cluster_info ci;

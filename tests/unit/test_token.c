@@ -234,7 +234,9 @@ static void test_k3s_strictness_and_detection(void **state)
         const char *token;
         bool k3s;
     } detect[] = {{"abcdef.0123456789abcdef", false}, {"abcdef.0123456789ABCDEF", false}, {"K10::node:pw", true},
-                  {"just-a-password", true}, {"K10abcdef.0123456789abc", true}};
+                  {"just-a-password", false}, {"K10abcdef.0123456789abc", true},
+                  {"abcdef.0123456789abcdef ", false}, {"\xef\xbb\xbf" "abcdef.0123456789abcdef", false},
+                  {"k10::node:pw", false}};
     for (size_t i = 0; i < TU_LEN(detect); i++)
         if (kjoin_token_is_k3s(detect[i].token) != detect[i].k3s)
             fail_msg("flavour of \"%s\"", detect[i].token);
