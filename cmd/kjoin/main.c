@@ -1,6 +1,8 @@
 /* kjoin: the command table. Verbs live in cmd_<verb>.c; the work in pkg/. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include <kjoin/transport.h>
 
@@ -34,15 +36,31 @@ static void usage(FILE *f)
                "5 output not written; certs rotate: 10 when something was rotated.\n");
 }
 
+/* Tokens, keys and kubeconfigs pass through memory: no core dump may carry
+ * them, and no other process of the user may ptrace this one. */
+static void no_core_dumps(void)
+{
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
 int main(int argc, char **argv)
 {
+    no_core_dumps();
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
-        printf("kjoin %s\n", KJOIN_VERSION);
+        if (cli_format_from_argv(argc - 1, argv + 1) == CLI_JSON) {
+            json_object *o = json_object_new_object();
+            json_object_object_add(o, "version", json_object_new_string(KJOIN_VERSION));
+            cli_print_json(o);
+        } else {
+            printf("kjoin %s\n", KJOIN_VERSION);
+        }
         return 0;
     }
     for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {

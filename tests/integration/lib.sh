@@ -97,7 +97,11 @@ http {
   }
 }
 CONF
-  "$NGINX" -p "$d/nginx" -c "$d/nginx/nginx.conf" -e "$d/nginx/error.log" || { cat "$d/nginx/error.log" >&2; return 1; }
+  # Every server started is registered, so the suite's trap stops each one,
+  # wherever its folder is (subshells included: it is a file).
+  [ -n "${NGINX_REGISTRY:-}" ] && echo "$d" >>"$NGINX_REGISTRY"
+  "$NGINX" -p "$d/nginx" -c "$d/nginx/nginx.conf" -e "$d/nginx/error.log" 2>>"$d/nginx/error.log" ||
+    { cat "$d/nginx/error.log" >&2; return 1; }
 }
 
 stop_nginx() {
@@ -116,17 +120,38 @@ setup_cluster() {
   mkdir -p "$d"
   mkca "$d" ca
   mkleaf "$d" server ca
-  PORT=$("$TOOLS/freeport")
-  SERVER="https://127.0.0.1:$PORT"
   TOKEN=$("$KJOIN" token generate)
   PIN=$(spki_pin "$d/ca.crt")
   ROOT_PIN=$(root_pin "$d/ca.crt")
   echo "$TOKEN" >"$d/token"
   chmod 600 "$d/token"
-  cluster_kubeconfig "$SERVER" "$d/ca.crt" >"$d/cluster.kubeconfig"
   mkdir -p "$d/www"
-  "$KJOIN" cluster-info sign --kubeconfig "$d/cluster.kubeconfig" --token-file "$d/token" >"$d/www/cluster-info"
-  start_nginx "$d" "$PORT" "$d/server.crt" "$d/server.key"
+  # A port can be taken between freeport choosing it and nginx binding it
+  # (a busy machine): then try again on a fresh one.
+  local try
+  for try in 1 2 3; do
+    PORT=$("$TOOLS/freeport")
+    SERVER="https://127.0.0.1:$PORT"
+    cluster_kubeconfig "$SERVER" "$d/ca.crt" >"$d/cluster.kubeconfig"
+    "$KJOIN" cluster-info sign --kubeconfig "$d/cluster.kubeconfig" --token-file "$d/token" >"$d/www/cluster-info"
+    start_nginx "$d" "$PORT" "$d/server.crt" "$d/server.key" 2>"$d/start.err" && return 0
+    grep -q "Address already in use" "$d/start.err" || { cat "$d/start.err" >&2; return 1; }
+  done
+  cat "$d/start.err" >&2
+  return 1
+}
+
+# stop_registered: stops every nginx start_nginx registered; then fails (and
+# kills them) if any process whose command line names under stays alive.
+stop_registered() {
+  local under=$1 d left
+  [ -f "${NGINX_REGISTRY:-}" ] && while read -r d; do stop_nginx "$d"; done <"$NGINX_REGISTRY"
+  left=$(pgrep -f -- "$under" || true)
+  if [ -n "$left" ]; then
+    echo "leaked processes still running after the suite: $(ps -o pid=,args= -p $(echo $left | tr ' ' ,))" >&2
+    kill -9 $left 2>/dev/null
+    return 1
+  fi
 }
 
 # mkxsigned DIR NAME ISSUER: NAME-x.crt, NAME's key and subject certified by

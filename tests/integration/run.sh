@@ -8,7 +8,15 @@ source "$here/../lib/harness.sh"
 need jq
 
 ROOT=$(mktemp -d)
-trap 'for d in "$ROOT"/*/; do stop_nginx "$d"; done; rm -rf "$ROOT"' EXIT
+export NGINX_REGISTRY=$ROOT/nginx-started
+cleanup() {
+  local rc=$?
+  stop_registered "$ROOT" || rc=1
+  rm -rf "$ROOT"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 # cmdline_while_running MARK CMD...: starts CMD, and prints its command line
 # as ps shows it once MARK appears there (or after 2 s), then stops it.
 cmdline_while_running() {

@@ -419,3 +419,19 @@ t_token_cli_says_what_is_wrong() {
   out_has "create" && out_has "delete" || return 1
   kj 2 token frobnicate
 }
+
+t_token_no_core_dump_and_version_json() {
+  kj 0 version -o json || return 1
+  jq -e '.version | length > 0' "$OUT" >/dev/null || fail "version -o json: $(cat "$OUT")" || return 1
+  # A running join is not dumpable (core dumps would carry the token).
+  "$KJOIN" join 127.0.0.1:$PORT --token-file "$C/token" --discovery-token-unsafe-skip-ca-verification \
+    --flavor k3s --kubeconfig-out "$T/k" --discovery-timeout 3s >/dev/null 2>&1 &
+  local pid=$! i
+  for i in $(seq 40); do
+    [ "$(awk '/^Name:/ {print $2}' "/proc/$pid/status" 2>/dev/null)" = kjoin ] && break
+    sleep 0.05
+  done
+  local limit; limit=$(awk '/Max core file size/ {print $5}' "/proc/$pid/limits" 2>/dev/null)
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  [ "$limit" = 0 ] || fail "core file size limit is \"$limit\", not 0"
+}
