@@ -10,6 +10,7 @@
 #include <kjoin/err.h>
 #include <kjoin/pin.h>
 #include <kjoin/token.h>
+#include <kjoin/util.h>
 
 /* ---- endpoints ---------------------------------------------------------- */
 
@@ -51,8 +52,6 @@ kjoin_code kjoin_cluster_info_sign(const char *kubeconfig, size_t len, const kjo
 
 /* ---- the engine --------------------------------------------------------- */
 
-/* Receives one log line (no trailing newline). level 0 is a step, 1 detail. */
-typedef void (*kjoin_log_fn)(void *ctx, int level, const char *line);
 
 #define KJOIN_MAX_ENDPOINTS 16
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <kjoin/err.h>
+#include <kjoin/util.h>
 
 /* Where kubeadm looks for admin credentials when neither a path nor
  * KUBECONFIG is given. */
@@ -56,14 +57,10 @@ kjoin_code kjoin_kubeapi_config_in_cluster(const char *dir, kjoin_kubeapi_config
 /* An API client; opaque. */
 typedef struct kjoin_kubeapi kjoin_kubeapi;
 
-/* Receives one log line (no trailing newline): level 4 is a request and its
- * status and timing. Never carries a secret. */
-typedef void (*kjoin_kubeapi_log_fn)(void *ctx, int level, const char *line);
-
 typedef struct kjoin_kubeapi_options {
     int64_t timeout_ms;  /* one deadline for everything the client does; > 0 */
     const char *audit_id; /* sent as Audit-ID with every request; may be NULL */
-    kjoin_kubeapi_log_fn log; /* may be NULL */
+    kjoin_log_fn log;     /* may be NULL; level 4: each request, its status and timing */
     void *log_ctx;
 } kjoin_kubeapi_options;
 

@@ -3,6 +3,7 @@
 #ifndef KJOIN_UTIL_H
 #define KJOIN_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,22 @@ kjoin_code kjoin_duration_parse(const char *s, int64_t *out_ms, kjoin_err *err);
 /* Formats milliseconds the way Go prints durations ("5m0s", "1.5s", "300ms")
  * into buf. Returns buf. */
 char *kjoin_duration_format(int64_t ms, char *buf, size_t buflen);
+
+/* Receives one log line (no trailing newline): level 0 a step, 1 detail,
+ * 4 and above each request. Never carries a secret. */
+typedef void (*kjoin_log_fn)(void *ctx, int level, const char *line);
+
+/* Formats one line (at most 1023 bytes) and hands it to fn; fn may be NULL. */
+void kjoin_logf(kjoin_log_fn fn, void *ctx, int level, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* kjoin_logf with a va_list, for wrappers. */
+void kjoin_vlogf(kjoin_log_fn fn, void *ctx, int level, const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+
+/* Full-jitter exponential backoff: a random time in [0, min(cap, base *
+ * 2^round)) milliseconds, drawn from the CSPRNG. */
+int64_t kjoin_backoff_ms(unsigned round, int64_t base, int64_t cap);
+
+/* Sleeps ms milliseconds, resuming after signals. */
+void kjoin_sleep_ms(int64_t ms);
 
 /* Monotonic clock in milliseconds. */
 int64_t kjoin_now_ms(void);

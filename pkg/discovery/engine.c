@@ -20,14 +20,10 @@
 
 void kjoin_discovery__log(const kjoin_run *r, int level, const char *fmt, ...)
 {
-    if (!r->c->log)
-        return;
-    char line[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
+    kjoin_vlogf(r->c->log, r->c->log_ctx, level, fmt, ap);
     va_end(ap);
-    r->c->log(r->c->log_ctx, level, line);
 }
 
 static int64_t remaining(const kjoin_run *r) { return r->deadline - kjoin_now_ms(); }
@@ -153,22 +149,13 @@ kjoin_code kjoin_discovery__finish(kjoin_run *r, const char *server, const char 
 /* Sleeps a random time in [0, min(cap, base * 2^round)), never past the deadline. */
 static void backoff(kjoin_run *r, unsigned round)
 {
-    int64_t ceiling = BACKOFF_BASE_MS;
-    for (unsigned i = 0; i < round && ceiling < BACKOFF_CAP_MS; i++)
-        ceiling *= 2;
-    if (ceiling > BACKOFF_CAP_MS)
-        ceiling = BACKOFF_CAP_MS;
-    uint32_t rnd = 0;
-    kjoin_random_bytes(&rnd, sizeof(rnd), NULL);
-    int64_t ms = (int64_t)(rnd % (uint32_t)ceiling);
+    int64_t ms = kjoin_backoff_ms(round, BACKOFF_BASE_MS, BACKOFF_CAP_MS);
     int64_t left = remaining(r);
     if (ms > left)
         ms = left > 0 ? left : 0;
     char when[32];
     kjoin_discovery__log(r, 1, "[discovery] Next attempt in %s", kjoin_duration_format(ms, when, sizeof(when)));
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
+    kjoin_sleep_ms(ms);
 }
 
 kjoin_code kjoin_discovery__retry(kjoin_run *r, size_t n, const char *const *names, kjoin_attempt_fn attempt,

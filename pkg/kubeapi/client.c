@@ -1,9 +1,7 @@
 /* Requests to the Kubernetes API: one deadline, retries of what may heal,
  * Status errors decoded. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <json-c/json.h>
 #include <openssl/crypto.h>
@@ -21,7 +19,7 @@ struct kjoin_kubeapi {
     kjoin_kubeapi_config cfg;
     int64_t deadline;
     char audit_id[65];
-    kjoin_kubeapi_log_fn log;
+    kjoin_log_fn log;
     void *log_ctx;
 };
 
@@ -76,18 +74,7 @@ void kjoin_kubeapi_response_release(kjoin_kubeapi_response *r)
     memset(r, 0, sizeof(*r));
 }
 
-static void logf_(const kjoin_kubeapi *api, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void logf_(const kjoin_kubeapi *api, int level, const char *fmt, ...)
-{
-    if (!api->log)
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    api->log(api->log_ctx, level, line);
-}
+#define logf_(api, level, ...) kjoin_logf((api)->log, (api)->log_ctx, level, __VA_ARGS__)
 
 static const char *reason_of_status(long st)
 {
@@ -150,29 +137,6 @@ kjoin_code kjoin_kubeapi_check(const kjoin_kubeapi_response *r, const char *what
     return kjoin_err_set(err, KJOIN_E_API, "%s: %s (HTTP %ld): %s", what, r->reason, r->status, r->message);
 }
 
-/* Full jitter over a capped exponential step, or what the server asked. */
-static int64_t backoff_ms(unsigned attempt, int64_t retry_after)
-{
-    if (retry_after >= 0)
-        return retry_after;
-    int64_t cap = BACKOFF_BASE_MS;
-    for (unsigned i = 0; i < attempt && cap < BACKOFF_CAP_MS; i++)
-        cap *= 2;
-    if (cap > BACKOFF_CAP_MS)
-        cap = BACKOFF_CAP_MS;
-    uint32_t r = 0;
-    if (kjoin_random_bytes(&r, sizeof(r), NULL))
-        r = (uint32_t)attempt * 2654435761u;
-    return (int64_t)(r % (uint32_t)cap) + 1;
-}
-
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const char *path, const char *body,
                                  kjoin_kubeapi_response *out, kjoin_err *err)
 {
@@ -226,10 +190,11 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
             wait = resp.retry_after_ms;
             kjoin_http_response_release(&resp);
         }
-        int64_t pause = backoff_ms(attempt, wait);
+        /* What the server asked (Retry-After), else full jitter. */
+        int64_t pause = wait >= 0 ? wait : kjoin_backoff_ms(attempt, BACKOFF_BASE_MS, BACKOFF_CAP_MS) + 1;
         left = kjoin_kubeapi_remaining_ms(api);
         if (pause > left)
             pause = left > 0 ? left : 0;
-        sleep_ms(pause);
+        kjoin_sleep_ms(pause);
     }
 }

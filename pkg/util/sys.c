@@ -1,3 +1,5 @@
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +14,45 @@ int64_t kjoin_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void kjoin_vlogf(kjoin_log_fn fn, void *ctx, int level, const char *fmt, va_list ap)
+{
+    if (!fn)
+        return;
+    char line[1024];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    fn(ctx, level, line);
+}
+
+void kjoin_logf(kjoin_log_fn fn, void *ctx, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kjoin_vlogf(fn, ctx, level, fmt, ap);
+    va_end(ap);
+}
+
+int64_t kjoin_backoff_ms(unsigned round, int64_t base, int64_t cap)
+{
+    int64_t ceiling = base > 0 ? base : 1;
+    for (unsigned i = 0; i < round && ceiling < cap; i++)
+        ceiling *= 2;
+    if (ceiling > cap)
+        ceiling = cap;
+    uint32_t rnd = 0;
+    if (kjoin_random_bytes(&rnd, sizeof(rnd), NULL))
+        rnd = (uint32_t)round * 2654435761u; /* still spread, if the CSPRNG fails */
+    return (int64_t)(rnd % (uint32_t)(ceiling > 0 ? ceiling : 1));
+}
+
+void kjoin_sleep_ms(int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }
 
 kjoin_code kjoin_random_bytes(void *buf, size_t len, kjoin_err *err)
