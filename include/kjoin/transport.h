@@ -29,11 +29,11 @@ typedef struct kjoin_http_request {
     size_t max_body;        /* 0 means KJOIN_HTTP_MAX_BODY */
     const char *audit_id;   /* sent as Audit-ID when not NULL */
     bool follow_redirects;  /* up to 5, and only to https:// URLs */
-    const char *body;       /* request body, sent when not NULL */
+    const char *body;       /* JSON request body, sent when not NULL */
     size_t body_len;
-    const char *content_type; /* of body; NULL: application/json */
+    /* Credentials: only with a verified mode (PINNED or SYSTEM) and without
+     * follow_redirects, so they never reach an unverified or other server. */
     const char *bearer_token; /* secret: sent as "Authorization: Bearer", never logged */
-    const char *basic_user, *basic_password; /* secret: HTTP basic authentication */
     const char *client_cert_pem; /* client certificate (and chain), PEM; with client_key_pem */
     size_t client_cert_len;
     const char *client_key_pem;  /* secret */
@@ -53,10 +53,14 @@ kjoin_code kjoin_http_global_init(kjoin_err *err);
 void kjoin_http_global_cleanup(void);
 
 /* Performs one request (req->method, GET by default). Any HTTP status is
- * success; *out is written only on success. Errors: KJOIN_E_TRANSIENT (connection, DNS, timeout, TLS handshake
- * in insecure mode), KJOIN_E_TRUST (server verification failed, body over the
- * cap, a redirect to anything but https), KJOIN_E_USAGE (bad anchors),
- * KJOIN_E_OTHER. */
+ * success; *out is written only on success. Errors: KJOIN_E_TRANSIENT
+ * (connection, DNS, timeout, TLS handshake in insecure mode; for a method
+ * other than GET only when the request was never sent, so a retry cannot
+ * apply it twice), KJOIN_E_TRUST (server verification failed, body over the
+ * cap, a redirect to anything but https), KJOIN_E_USAGE (bad anchors, an
+ * unusable client certificate, credentials with an unverified mode or
+ * redirects), KJOIN_E_OTHER (including a non-GET request sent but not
+ * answered: it may have been applied). */
 kjoin_code kjoin_http_send(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err);
 /* kjoin_http_send for the GETs of discovery (req->method must be NULL or GET). */
 kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err);

@@ -199,7 +199,7 @@ static void url_host(const char *url, char *out, size_t cap)
 }
 
 static kjoin_code classify(CURLcode cc, const body *b, const pinned *p, const char *errbuf,
-                           const kjoin_http_request *req, kjoin_err *err)
+                           const kjoin_http_request *req, bool sent, kjoin_err *err)
 {
     const char *why = *errbuf ? errbuf : curl_easy_strerror(cc);
     char shown[1024];
@@ -228,6 +228,11 @@ static kjoin_code classify(CURLcode cc, const body *b, const pinned *p, const ch
     case CURLE_SSL_ENGINE_INITFAILED:
         return kjoin_err_set(err, KJOIN_E_OTHER, "%s %s: %s", m, shown, why);
     default:
+        /* A GET can always be repeated; another method only if it never left. */
+        if (strcmp(m, "GET") != 0 && sent)
+            return kjoin_err_set(err, KJOIN_E_OTHER,
+                                 "%s %s: sent, but no answer came (%s); it may have been applied, so it is not "
+                                 "repeated", m, shown, why);
         return kjoin_err_set(err, KJOIN_E_TRANSIENT, "%s %s: %s", m, shown, why);
     }
 }
@@ -269,10 +274,11 @@ static kjoin_code set_request(CURL *curl, const kjoin_http_request *req, struct 
         return kjoin_err_set(err, KJOIN_E_OTHER, "unsupported HTTP method %s", m);
     if (strcmp(m, "GET") != 0)
         curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, m);
+    bool credentials = req->bearer_token || req->client_cert_pem || req->client_key_pem;
+    if (credentials && (req->tls == KJOIN_TLS_INSECURE || req->follow_redirects))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "credentials are only sent to a verified server, without redirects");
     if (req->body) {
-        char ct[128];
-        snprintf(ct, sizeof(ct), "Content-Type: %s", req->content_type ? req->content_type : "application/json");
-        if (!add_header(headers, ct))
+        if (!add_header(headers, "Content-Type: application/json"))
             return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
         curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req->body);
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
@@ -288,11 +294,6 @@ static kjoin_code set_request(CURL *curl, const kjoin_http_request *req, struct 
         free(line);
         if (!ok)
             return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    }
-    if (req->basic_user) {
-        curl_easy_setopt(curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-        curl_easy_setopt(curl, CURLOPT_USERNAME, req->basic_user);
-        curl_easy_setopt(curl, CURLOPT_PASSWORD, req->basic_password ? req->basic_password : "");
     }
     if (req->client_cert_pem && req->client_key_pem) {
         /* NOCOPY: the key stays in the caller's (wiped) buffer only. */
@@ -386,7 +387,9 @@ kjoin_code kjoin_http_send(const kjoin_http_request *req, kjoin_http_response *o
 
     CURLcode cc = curl_easy_perform(curl);
     if (cc != CURLE_OK) {
-        rc = classify(cc, &b, &p, errbuf, req, err);
+        long sent = 0; /* bytes of the request that left, headers included */
+        curl_easy_getinfo(curl, CURLINFO_REQUEST_SIZE, &sent);
+        rc = classify(cc, &b, &p, errbuf, req, sent > 0, err);
         goto out;
     }
     long status = 0;

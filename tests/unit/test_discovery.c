@@ -202,6 +202,42 @@ static void test_pinned_needs_a_host(void **state)
     free(ca);
 }
 
+/* Credentials go only to a verified server and never along redirects; the
+ * request is refused before any connection (port 1 would fail otherwise). */
+static void test_credentials_need_verified_tls(void **state)
+{
+    (void)state;
+    size_t len;
+    char *ca = tu_read("testdata/real-apiserver/ca.crt", &len);
+    const struct {
+        kjoin_tls_mode tls;
+        bool redirects;
+        const char *token, *cert, *key;
+    } cases[] = {
+        {KJOIN_TLS_INSECURE, false, "abcdef.0123456789abcdef", NULL, NULL},
+        {KJOIN_TLS_INSECURE, false, NULL, "CERT", "KEY"},
+        {KJOIN_TLS_PINNED, true, "abcdef.0123456789abcdef", NULL, NULL},
+        {KJOIN_TLS_SYSTEM, true, NULL, "CERT", "KEY"},
+    };
+    for (size_t i = 0; i < TU_LEN(cases); i++) {
+        kjoin_http_request req = {.method = "POST", .url = "https://127.0.0.1:1/x", .tls = cases[i].tls,
+                                  .anchors_pem = ca, .anchors_len = len, .timeout_ms = 1000,
+                                  .follow_redirects = cases[i].redirects, .bearer_token = cases[i].token,
+                                  .client_cert_pem = cases[i].cert, .client_cert_len = 4,
+                                  .client_key_pem = cases[i].key, .client_key_len = 3};
+        kjoin_http_response resp;
+        kjoin_err err = {0};
+        if (kjoin_http_send(&req, &resp, &err) != KJOIN_E_USAGE)
+            fail_msg("case %zu: credentials were not refused (%s)", i, err.msg);
+        assert_non_null(strstr(err.msg, "only sent to a verified server"));
+    }
+    /* Discovery's GET helper refuses other methods. */
+    kjoin_http_request post = {.method = "POST", .url = "https://127.0.0.1:1/x", .timeout_ms = 1000};
+    kjoin_http_response resp;
+    assert_int_equal(kjoin_http_get(&post, &resp, NULL), KJOIN_E_OTHER);
+    free(ca);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_malformed_cluster_info),
         cmocka_unit_test(test_engine_input_checks),
         cmocka_unit_test(test_pinned_needs_a_host),
+        cmocka_unit_test(test_credentials_need_verified_tls),
     };
     return cmocka_run_group_tests_name("discovery", tests, NULL, NULL);
 }
