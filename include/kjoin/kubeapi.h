@@ -93,10 +93,12 @@ typedef struct kjoin_kubeapi_response {
 } kjoin_kubeapi_response;
 
 /* Sends method to path (starting with "/") with an optional JSON body.
- * Connection failures, 429 and 5xx are retried with jittered exponential
- * backoff (honouring Retry-After) until the deadline; any other answer is
- * final and returned as success, whatever its status (check it with
- * kjoin_kubeapi_check). *out is written only on success. Errors:
+ * Retried with jittered exponential backoff (honouring Retry-After) until
+ * the deadline: 429 always; for GET also connection failures and 5xx; for
+ * other methods only what cannot have been applied (a request that never
+ * left, or a 5xx with Retry-After). Any other answer is final and returned
+ * as success, whatever its status (check it with kjoin_kubeapi_check); a
+ * non-GET sent but never answered is KJOIN_E_OTHER, not repeated. *out is written only on success. Errors:
  * KJOIN_E_TIMEOUT (deadline passed; the message names the last failure),
  * KJOIN_E_TRUST (the server failed TLS verification), KJOIN_E_USAGE (the
  * client credentials cannot be used), KJOIN_E_OTHER. */

@@ -182,7 +182,12 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
                   (long long)(kjoin_now_ms() - started));
             kjoin_kubeapi_response r = {.status = resp.status, .body = resp.body, .len = resp.len};
             kjoin_kubeapi_status_decode(resp.status, resp.body, resp.len, r.reason, r.message);
-            if (resp.status != 429 && resp.status < 500) {
+            /* 429 was not processed: always again. A 5xx may have been
+             * applied: a GET again, another method only when the server
+             * asks for it with Retry-After (client-go's rule). */
+            bool again = resp.status == 429 ||
+                         (resp.status >= 500 && (strcmp(method, "GET") == 0 || resp.retry_after_ms >= 0));
+            if (!again) {
                 *out = r;
                 return KJOIN_OK;
             }

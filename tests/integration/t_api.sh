@@ -53,3 +53,54 @@ t_api_4xx_fails_at_once() {
   err_has "list secrets in kube-system: NotFound (HTTP 404)" || return 1
   [ "$(api_requests)" -eq 1 ] || fail "$(api_requests) requests: a 404 must not be retried"
 }
+
+# A create that may have been applied is never sent twice (a second POST of
+# the same token would fail with AlreadyExists although the first worked).
+t_api_post_5xx_is_not_repeated_unless_asked() {
+  new_cluster apipost || return 1
+  api_site 503 || return 1
+  echo "$(cat "$C/token")" >"$T/t"
+  kj 6 token create --token-file "$T/t" --kubeconfig "$T/admin.conf" --timeout 5s || return 1
+  err_has "ServiceUnavailable" || return 1
+  [ "$(api_requests)" -eq 1 ] || fail "$(api_requests) POSTs after a 503 without Retry-After" || return 1
+  # With Retry-After the server says it did not apply it: then again.
+  api_site 503 'add_header Retry-After 1 always;' || return 1
+  kj 3 token create --token-file "$T/t" --kubeconfig "$T/admin.conf" --timeout 2500ms || return 1
+  [ "$(api_requests)" -ge 2 ] || fail "$(api_requests) POST(s): Retry-After was not honoured"
+}
+
+# listening PORT: something listens on 127.0.0.1:PORT (read from /proc, no probe connection).
+listening() { grep -qi ":$(printf '%04X' "$1") 00000000:0000 0A" /proc/net/tcp; }
+
+# A server that takes the request and never answers: a GET is retried until
+# the deadline, a POST is reported as possibly applied and not repeated.
+t_api_post_sent_but_unanswered_is_not_repeated() {
+  local port pid; port=$("$TOOLS/freeport")
+  mkfifo "$T/in"; exec 9<>"$T/in"   # held open: s_server never sees end of input
+  openssl s_server -accept "127.0.0.1:$port" -cert "$C/server.crt" -key "$C/server.key" -quiet \
+    <"$T/in" >"$T/server.out" 2>&1 &
+  pid=$!
+  local i
+  for i in $(seq 50); do listening "$port" && break; sleep 0.1; done
+  cat >"$T/hang.conf" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:$port", certificate-authority-data: $(base64 -w0 <"$C/ca.crt")}
+users:
+- name: u
+  user: {token: $(cat "$C/token")}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+KC
+  echo "$(cat "$C/token")" >"$T/t"
+  kj 1 token create --token-file "$T/t" --kubeconfig "$T/hang.conf" --timeout 2s
+  local rc=$?
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; exec 9>&-
+  [ $rc -eq 0 ] || return 1
+  err_has "it may have been applied, so it is not repeated" || return 1
+  [ "$(grep -c '^POST /api' "$T/server.out")" -eq 1 ] || fail "$(grep -c '^POST /api' "$T/server.out") POSTs sent"
+}
