@@ -169,23 +169,24 @@ void cli_print_json(json_object *obj)
     json_object_put(obj);
 }
 
-int cli_fail_json(const kjoin_err *err)
+json_object *cli_error_json(const kjoin_err *err)
 {
-    int exit_code = cli_exit_code(err->code);
     json_object *e = json_object_new_object();
-    json_object_object_add(e, "code", json_object_new_int(exit_code));
+    json_object_object_add(e, "code", json_object_new_int(cli_exit_code(err->code)));
     json_object_object_add(e, "reason", json_object_new_string(kjoin_code_reason(err->code)));
     json_object_object_add(e, "message", json_object_new_string(err->msg));
-    json_object *root = json_object_new_object();
-    json_object_object_add(root, "error", e);
-    cli_print_json(root);
-    return exit_code;
+    return e;
 }
 
 int cli_fail(cli_format format, const kjoin_err *err)
 {
     fprintf(stderr, "kjoin: %s\n", err->msg);
-    return format == CLI_JSON ? cli_fail_json(err) : cli_exit_code(err->code);
+    if (format == CLI_JSON) {
+        json_object *root = json_object_new_object();
+        json_object_object_add(root, "error", cli_error_json(err));
+        cli_print_json(root);
+    }
+    return cli_exit_code(err->code);
 }
 
 kjoin_code cli_flag_err(const char *flag, kjoin_code rc, kjoin_err *err)

@@ -66,8 +66,8 @@ kjoin_code cli_flag_err(const char *flag, kjoin_code rc, kjoin_err *err);
  * usage error that comes before the flag is reported as JSON. */
 cli_format cli_format_from_argv(int argc, char **argv);
 
-/* Prints only the JSON error object (stdout) for err; returns the exit code. */
-int cli_fail_json(const kjoin_err *err);
+/* The {"code", "reason", "message"} object of an error. New reference. */
+json_object *cli_error_json(const kjoin_err *err);
 
 /* A group of verbs ("kjoin token create"): argv[0] is the group, argv[1] the
  * verb. Returns the verb's index, or -(exit code + 1) when it printed the

@@ -384,7 +384,7 @@ static int run_delete(token_args *a, int argc, char **argv, int first)
         kjoin_kubeapi_free(api);
         return cli_fail(a->format, &err);
     }
-    json_object *deleted = json_object_new_array(), *missing = json_object_new_array();
+    json_object *deleted = json_object_new_array(), *failed = json_object_new_array();
     for (int i = first; i < argc; i++) {
         char id[KJOIN_TOKEN_ID_LEN + 1], path[128], what[96];
         snprintf(id, sizeof(id), "%.6s", argv[i]);
@@ -392,38 +392,35 @@ static int run_delete(token_args *a, int argc, char **argv, int first)
         snprintf(what, sizeof(what), "delete token %s (secret kube-system/bootstrap-token-%s)", id, id);
         kjoin_kubeapi_response resp = {0};
         kjoin_code one = kjoin_kubeapi_request(api, "DELETE", path, NULL, &resp, &err);
-        if (!one)
+        if (!one && resp.status == 404)
+            one = kjoin_err_set(&err, KJOIN_E_API, "token %s: not found", id);
+        else if (!one)
             one = kjoin_kubeapi_check(&resp, what, &err);
-        bool not_found = one == KJOIN_E_API && resp.status == 404;
         kjoin_kubeapi_response_release(&resp);
-        if (one) {
-            fprintf(stderr, "kjoin: %s\n", not_found ? (snprintf(err.msg, sizeof(err.msg),
-                                                                 "token %s: not found", id), err.msg)
-                                                     : err.msg);
-            json_object_array_add(missing, json_object_new_string(id));
-            last = err;
-            if (!not_found && one != KJOIN_E_API)
-                break; /* a deadline or trust failure ends the command */
+        if (!one) {
+            if (a->format == CLI_TEXT)
+                printf("bootstrap token \"%s\" deleted\n", id);
+            json_object_array_add(deleted, json_object_new_string(id));
             continue;
         }
-        if (a->format == CLI_TEXT)
-            printf("bootstrap token \"%s\" deleted\n", id);
-        json_object_array_add(deleted, json_object_new_string(id));
+        fprintf(stderr, "kjoin: %s\n", err.msg);
+        json_object_array_add(failed, json_object_new_string(id));
+        last = err;
+        if (one != KJOIN_E_API)
+            break; /* a deadline or trust failure ends the command; the API's refusals do not */
     }
     kjoin_kubeapi_free(api);
-    if (a->format == CLI_JSON && !last.code) {
+    if (a->format == CLI_JSON) {
         json_object *root = json_object_new_object();
         json_object_object_add(root, "deleted", deleted);
-        json_object_put(missing);
+        json_object_object_add(root, "failed", failed);
+        if (last.code)
+            json_object_object_add(root, "error", cli_error_json(&last));
         cli_print_json(root);
-        return 0;
+    } else {
+        json_object_put(deleted);
+        json_object_put(failed);
     }
-    json_object_put(deleted);
-    json_object_put(missing);
-    if (!last.code)
-        return 0;
-    if (a->format == CLI_JSON)
-        return cli_fail_json(&last);
     return cli_exit_code(last.code);
 }
 

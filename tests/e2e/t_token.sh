@@ -80,7 +80,14 @@ t_e2e_token_create_existing_id_is_already_exists() {
 
 t_e2e_token_delete_missing_is_reported() {
   kj 6 token delete zzzzzz --kubeconfig "$E2E_ADMIN" || return 1
-  err_has "token zzzzzz: not found"
+  err_has "token zzzzzz: not found" || return 1
+  [ "$(grep -c '^kjoin:' "$ERR")" -eq 1 ] || fail "the failure was printed more than once" || return 1
+  # The rest are still deleted, and JSON says which went and which did not.
+  local t; t=$(new_token)
+  KJ_STDOUT_SECRET=1 kj 0 token create "$t" --kubeconfig "$E2E_ADMIN" || return 1
+  kj 6 token delete zzzzzz "${t%%.*}" --kubeconfig "$E2E_ADMIN" -o json || return 1
+  jq -e --arg id "${t%%.*}" '.deleted == [$id] and .failed == ["zzzzzz"] and .error.code == 6' "$OUT" >/dev/null ||
+    fail "delete -o json: $(cat "$OUT")"
 }
 
 t_e2e_token_create_refuses_bad_groups_and_usages() {
