@@ -104,6 +104,7 @@ typedef struct join_plan {
     kjoin_token disc, tls;
     bool have_disc, have_tls;
     bool k3s;                       /* K3s discovery through /cacerts */
+    const char *k3s_why;            /* what chose K3s, for the log */
     kjoin_k3s_token k3s_token;
     const kjoin_pinset *pins;
     bool unsafe;
@@ -169,11 +170,18 @@ static kjoin_code shared_text(const join_args *a, char buf[TOKEN_TEXT_MAX], bool
     return KJOIN_OK;
 }
 
-/* K3s agents are configured with K3S_TOKEN and K3S_URL: either says K3s. */
-static bool k3s_environment(void)
+/* Why the cluster is K3s, or NULL when it is not: the flag, the token's
+ * K10 prefix, or the variables K3s agents are configured with. */
+static const char *k3s_reason(const join_args *a, bool have_text, const char *text)
 {
     const char *t = getenv("K3S_TOKEN"), *u = getenv("K3S_URL");
-    return (t && *t) || (u && *u);
+    if (a->flavor == FLAVOR_K3S)
+        return "--flavor k3s";
+    if (a->flavor == FLAVOR_KUBEADM)
+        return NULL;
+    if (have_text && kjoin_token_is_k3s(text))
+        return "a K10 token";
+    return u && *u ? "K3S_URL is set" : t && *t ? "K3S_TOKEN is set" : NULL;
 }
 
 /* kubeadm's precedence: a specific flag wins over the shared token, and the
@@ -186,8 +194,8 @@ static kjoin_code resolve_tokens(const join_args *a, join_plan *p, kjoin_err *er
     bool have_shared = false;
     kjoin_err inner;
     kjoin_code rc = shared_text(a, text, &have_shared, err);
-    p->k3s = !rc && (a->flavor == FLAVOR_K3S || (a->flavor == FLAVOR_AUTO && (k3s_environment() ||
-                                                                             (have_shared && kjoin_token_is_k3s(text)))));
+    p->k3s_why = rc ? NULL : k3s_reason(a, have_shared, text);
+    p->k3s = p->k3s_why != NULL;
     if (!rc && p->k3s) {
         if (!have_shared || a->discovery_token || a->tls_token)
             rc = kjoin_err_set(err, KJOIN_E_USAGE,
@@ -363,8 +371,9 @@ static kjoin_code discover(const join_args *a, const join_plan *p, const char *j
             kjoin_token_masked(&t->bootstrap, masked);
         else
             snprintf(masked, sizeof(masked), "%.12s:********", *t->username ? t->username : "node");
-        fprintf(stderr, "[discovery] Join ID %s: K3s token (%s CA hash, credentials %s), %zu endpoint(s), timeout %s\n",
-                join_id, t->has_hash ? "with" : "without", masked, p->n_endpoints, limit);
+        fprintf(stderr, "[discovery] Join ID %s: K3s cluster (%s), token with%s CA hash, credentials %s, %zu "
+                        "endpoint(s), timeout %s\n",
+                join_id, p->k3s_why, t->has_hash ? "" : "out", masked, p->n_endpoints, limit);
         common.tls_bootstrap_token = t->is_bootstrap ? &t->bootstrap : NULL;
         common.username = *t->username ? t->username : "node"; /* what K3s agents send */
         common.password = t->password;

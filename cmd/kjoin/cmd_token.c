@@ -136,6 +136,8 @@ static kjoin_code connect_api(const token_args *a, kjoin_kubeapi **out, kjoin_er
     kjoin_code rc = kjoin_kubeapi_config_load(a->kubeconfig, a->context, &cfg, err);
     if (rc)
         return rc;
+    kjoin_logf(log_line, (void *)&a->verbosity, 1, "[api] Using %s, context \"%s\", server %s", cfg.path,
+               cfg.context, cfg.server);
     kjoin_kubeapi_options o = {.timeout_ms = a->timeout_ms,
                                .audit_id = cli_run_id(run_id),
                                .log = log_line,

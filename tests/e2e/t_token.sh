@@ -129,6 +129,7 @@ t_e2e_exec_credentials_are_refused_by_name() {
 }
 
 t_e2e_kubeconfig_from_environment() {
-  KUBECONFIG="$E2E_ADMIN:/nonexistent" kj 0 token list || return 1
-  out_has "abcdef.****************"
+  KUBECONFIG="$E2E_ADMIN:/nonexistent" kj 0 token list -v 1 || return 1
+  out_has "abcdef.****************" || return 1
+  err_has "[api] Using $E2E_ADMIN, context \"admin@e2e\", server $E2E_SERVER"
 }

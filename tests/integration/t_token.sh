@@ -369,13 +369,14 @@ t_token_k3s_only_when_said() {
   # K3S_TOKEN (what K3s agents are given) says K3s: /cacerts is asked (404 on this kubeadm-style server).
   : >"$C/nginx/access.log"
   K3S_TOKEN=just-a-password kj 3 join 127.0.0.1:$PORT $out --discovery-token-unsafe-skip-ca-verification || return 1
-  err_has "K3s token" || return 1
+  err_has "K3s cluster (K3S_TOKEN is set)" || return 1
   grep -q ' /cacerts$' "$C/nginx/access.log" || fail "K3S_TOKEN did not select K3s discovery" || return 1
   # K3S_URL stands for the endpoint.
   : >"$C/nginx/access.log"
   K3S_URL=https://127.0.0.1:$PORT K3S_TOKEN=just-a-password kj 3 join $out \
     --discovery-token-unsafe-skip-ca-verification || return 1
   grep -q ' /cacerts$' "$C/nginx/access.log" || fail "K3S_URL was not used" || return 1
+  err_has "K3s cluster (K3S_URL is set)" || return 1
   # --flavor kubeadm overrides both.
   K3S_URL=https://127.0.0.1:1 K3S_TOKEN=just-a-password kj 0 join $(join_args) --flavor kubeadm \
     --discovery-token-ca-cert-hash "$PIN"
