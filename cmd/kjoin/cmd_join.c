@@ -116,6 +116,9 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     join_args *a = ctx;
     switch (id) {
     case OPT_NODE_LOCAL:
+        for (size_t i = 0; i < a->n_ignored; i++)
+            if (a->ignored[i] == cli_current_flag)
+                return KJOIN_OK; /* reported once, however often given */
         if (a->n_ignored < sizeof(a->ignored) / sizeof(a->ignored[0]))
             a->ignored[a->n_ignored++] = cli_current_flag;
         break;
@@ -246,7 +249,9 @@ static kjoin_code plan_from_flags(const join_args *a, char **endpoints, size_t n
     p->pins = a->pins;
     p->unsafe = a->unsafe;
     if (p->k3s)
-        return a->discovery_file ? kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file does not take a K3s token")
+        return a->discovery_file ? kjoin_err_set(err, KJOIN_E_USAGE,
+                                                 "--discovery-file is for kubeadm clusters, but K3s was chosen (%s); "
+                                                 "pass --flavor kubeadm if the cluster is not K3s", p->k3s_why)
                : a->unsafe && kjoin_pinset_count(a->pins)
                    ? kjoin_err_set(err, KJOIN_E_USAGE,
                                    "--discovery-token-unsafe-skip-ca-verification contradicts --discovery-token-ca-cert-hash")

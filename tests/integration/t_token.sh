@@ -377,6 +377,9 @@ t_token_k3s_only_when_said() {
     --discovery-token-unsafe-skip-ca-verification || return 1
   grep -q ' /cacerts$' "$C/nginx/access.log" || fail "K3S_URL was not used" || return 1
   err_has "K3s cluster (K3S_URL is set)" || return 1
+  # With a discovery file, a stray K3S_TOKEN is named as the reason.
+  K3S_TOKEN=just-a-password kj 2 join --discovery-file "$T/none.yaml" --kubeconfig-out "$T/k" || return 1
+  err_has "K3s was chosen (K3S_TOKEN is set); pass --flavor kubeadm" || return 1
   # --flavor kubeadm overrides both.
   K3S_URL=https://127.0.0.1:1 K3S_TOKEN=just-a-password kj 0 join $(join_args) --flavor kubeadm \
     --discovery-token-ca-cert-hash "$PIN"
@@ -389,6 +392,9 @@ t_token_kubeadm_command_lines() {
     --skip-phases preflight --patches /etc/kubeadm/patches --v=5 --kubeconfig-out "$T/kubelet.conf" || return 1
   err_has "--cri-socket is a kubeadm node-local flag that does not apply to kjoin: ignored" || return 1
   [ "$(grep -c 'node-local flag' "$ERR")" -eq 5 ] || fail "each ignored flag is reported once" || return 1
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --ignore-preflight-errors=a \
+    --ignore-preflight-errors=b || return 1
+  [ "$(grep -c 'node-local flag' "$ERR")" -eq 1 ] || fail "a repeated flag was reported twice" || return 1
   local f
   for f in --control-plane "--certificate-key=0123" "--apiserver-advertise-address=10.0.0.2" "--apiserver-bind-port=6443"; do
     kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" "$f" || return 1
