@@ -57,7 +57,7 @@ static void print_text(const kjoin_cert_info *c, size_t i)
 
 int cmd_ca_hash(int argc, char **argv)
 {
-    ca_hash_args a = {.format = CLI_TEXT};
+    ca_hash_args a = {.format = cli_format_from_argv(argc, argv)};
     kjoin_err err;
     int first;
     int p = cli_parse(&ca_hash_verb, argc, argv, on_opt, &a, &first, &err);

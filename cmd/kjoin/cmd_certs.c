@@ -225,7 +225,8 @@ static int check_expiration(const certs_args *a, kjoin_err *err)
 
 int cmd_certs(int argc, char **argv)
 {
-    certs_args a = {.now = (int64_t)time(NULL), .s = kjoin_certs_defaults(), .ns = "default", .prefix = "kjoin"};
+    certs_args a = {.format = cli_format_from_argv(argc, argv), .now = (int64_t)time(NULL),
+                    .s = kjoin_certs_defaults(), .ns = "default", .prefix = "kjoin"};
     kjoin_err err = {0};
     const char *sub = argc >= 2 ? argv[1] : "";
     const char *kind = strcmp(sub, "issue") == 0 && argc >= 3 ? argv[2] : NULL;
@@ -236,7 +237,7 @@ int cmd_certs(int argc, char **argv)
         known |= strcmp(sub, subs[i]) == 0;
     if (!known || (strcmp(sub, "issue") == 0 && (!kind || (strcmp(kind, "node") && strcmp(kind, "client"))))) {
         kjoin_err_set(&err, KJOIN_E_USAGE, "usage: %s", certs_verb.usage);
-        return cli_fail(CLI_TEXT, &err);
+        return cli_fail(a.format, &err);
     }
     int p = cli_parse(&certs_verb, argc - skip, argv + skip, on_opt, &a, &first, &err);
     if (p < 0)

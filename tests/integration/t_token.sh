@@ -415,6 +415,11 @@ t_token_cli_says_what_is_wrong() {
   jq -e '.error.code == 2 and (.error.message | contains("a path is not allowed"))' "$OUT" >/dev/null ||
     fail "no JSON error: $(cat "$OUT")" || return 1
   [ "$(grep -c '^kjoin:' "$ERR")" -eq 1 ] || fail "the failure was printed $(grep -c '^kjoin:' "$ERR") times" || return 1
+  local cmd
+  for cmd in "certs rotate" "certs frobnicate" "ca-hash $T/missing.crt" "token create --ttl=-1s"; do
+    kj 2 $cmd -o json || return 1
+    jq -e '.error.code == 2' "$OUT" >/dev/null || fail "kjoin $cmd -o json: no JSON error" || return 1
+  done
   # Limits are named.
   kj 2 join $(for i in $(seq 17); do echo 127.0.0.1:$i; done) --token-file "$C/token" || return 1
   err_has "at most 16 endpoints" || return 1
