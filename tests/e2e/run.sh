@@ -26,8 +26,14 @@ kc() { kubectl --kubeconfig "$E2E_ADMIN" "$@"; }
 signed() { kc -n kube-public get configmap cluster-info -o json | jq -e --arg k "jws-kubeconfig-$1" '.data[$k]' >/dev/null; }
 unsigned() { ! signed "$1"; }
 secret_of() { echo "${1#*.}"; }
-# new_token: a fresh random token, registered as a secret the logs must not show.
-new_token() { local t; t=$("$KJOIN" token generate); SECRETS+=("$(secret_of "$t")"); echo "$t"; }
+# new_token VAR: a fresh random token into VAR, registered as a secret the logs
+# must not show (not via $(...): a subshell would lose the registration).
+new_token() {
+  local new_token_value
+  new_token_value=$("$KJOIN" token generate) || return 1
+  SECRETS+=("$(secret_of "$new_token_value")")
+  printf -v "$1" %s "$new_token_value"
+}
 
 for f in "$here"/t_*.sh; do source "$f"; done
 

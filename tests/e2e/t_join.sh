@@ -22,7 +22,7 @@ t_e2e_join_wrong_pin_is_trust_failure() {
 }
 
 t_e2e_join_unknown_token_times_out() {
-  local t; t=$(new_token)
+  local t; new_token t
   local start=$(date +%s)
   kj 3 join "$E2E_ENDPOINT" --token "$t" --discovery-token-ca-cert-hash "$E2E_PIN" \
     --kubeconfig-out "$T/out.conf" --discovery-timeout 4s || return 1
@@ -30,14 +30,16 @@ t_e2e_join_unknown_token_times_out() {
 }
 
 t_e2e_join_waits_for_a_token_created_later() {
-  local t pid; t=$(new_token)
+  local t pid; new_token t
   "$KJOIN" join "$E2E_ENDPOINT" --token-file <(echo "$t") --discovery-token-ca-cert-hash "$E2E_PIN" \
     --kubeconfig-out "$T/out.conf" --discovery-timeout 40s >"$T/join.out" 2>"$T/join.err" &
   pid=$!
   sleep 1.5
-  kj 0 token create --token-file <(echo "$t") --kubeconfig "$E2E_ADMIN" --ttl 10m -o json >/dev/null || { kill $pid; return 1; }
+  KJ_STDOUT_SECRET=1 kj 0 token create --token-file <(echo "$t") --kubeconfig "$E2E_ADMIN" --ttl 10m -o json ||
+    { kill $pid; return 1; }
   wait "$pid" || { fail "join exited $?: $(cat "$T/join.err")"; return 1; }
-  grep -q "no signature for token id" "$T/join.err" || fail "the join did not wait for the signer"
+  grep -q "no signature for token id" "$T/join.err" || fail "the join did not wait for the signer" || return 1
+  ! grep -qF "$(secret_of "$t")" "$T/join.out" "$T/join.err" || fail "the join printed the token secret"
 }
 
 # cluster-info sign reproduces the real signer's value byte for byte.

@@ -3,7 +3,7 @@
 kadm() { "$KBIN/kubeadm" --kubeconfig "$E2E_ADMIN" "$@"; }
 
 t_e2e_token_create_is_signed_seen_by_kubeadm_and_joins() {
-  local t; t=$(new_token)
+  local t; new_token t
   local id=${t%%.*}
   KJ_STDOUT_SECRET=1 kj 0 token create "$t" --kubeconfig "$E2E_ADMIN" --ttl 2h --description "e2e made by kjoin" \
     --groups system:bootstrappers:e2e,system:bootstrappers:kubeadm:default-node-token || return 1
@@ -22,7 +22,7 @@ t_e2e_token_create_is_signed_seen_by_kubeadm_and_joins() {
 }
 
 t_e2e_token_made_by_kubeadm_shows_in_kjoin_list() {
-  local t; t=$(new_token)
+  local t; new_token t
   local id=${t%%.*}
   kadm token create "$t" --usages authentication --ttl 0 --description "e2e made by kubeadm" \
     --groups system:bootstrappers:e2e-kubeadm >/dev/null 2>&1 || { fail "kubeadm token create failed"; return 1; }
@@ -39,7 +39,7 @@ t_e2e_token_made_by_kubeadm_shows_in_kjoin_list() {
 }
 
 t_e2e_token_delete_removes_signature_and_join_times_out() {
-  local t; t=$(new_token)
+  local t; new_token t
   local id=${t%%.*}
   KJ_STDOUT_SECRET=1 kj 0 token create "$t" --kubeconfig "$E2E_ADMIN" || return 1
   e2e_wait 20 signed "$id" || { fail "never signed"; return 1; }
@@ -51,7 +51,7 @@ t_e2e_token_delete_removes_signature_and_join_times_out() {
 }
 
 t_e2e_expired_token_is_cleaned_and_never_joins() {
-  local t; t=$(new_token)
+  local t; new_token t
   local id=${t%%.*}
   KJ_STDOUT_SECRET=1 kj 0 token create "$t" --kubeconfig "$E2E_ADMIN" --ttl 2s || return 1
   gone() { ! kc -n kube-system get secret "bootstrap-token-$id" >/dev/null 2>&1; }
@@ -71,7 +71,7 @@ t_e2e_print_join_command_works_pasted() {
 }
 
 t_e2e_token_create_existing_id_is_already_exists() {
-  local t; t=$(new_token)
+  local t; new_token t
   KJ_STDOUT_SECRET=1 kj 0 token create "$t" --kubeconfig "$E2E_ADMIN" || return 1
   kj 6 token create "$t" --kubeconfig "$E2E_ADMIN" || return 1
   err_has "AlreadyExists" || return 1
@@ -83,7 +83,7 @@ t_e2e_token_delete_missing_is_reported() {
   err_has "token zzzzzz: not found" || return 1
   [ "$(grep -c '^kjoin:' "$ERR")" -eq 1 ] || fail "the failure was printed more than once" || return 1
   # The rest are still deleted, and JSON says which went and which did not.
-  local t; t=$(new_token)
+  local t; new_token t
   KJ_STDOUT_SECRET=1 kj 0 token create "$t" --kubeconfig "$E2E_ADMIN" || return 1
   kj 6 token delete zzzzzz "${t%%.*}" --kubeconfig "$E2E_ADMIN" -o json || return 1
   jq -e --arg id "${t%%.*}" '.deleted == [$id] and .failed == ["zzzzzz"] and .error.code == 6' "$OUT" >/dev/null ||
