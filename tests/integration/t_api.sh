@@ -1,19 +1,15 @@
 # The API client's retry policy, against nginx playing an API server that is
 # overloaded (503), rate-limiting (429 with Retry-After) or refusing (404).
 
-# api_site STATUS [EXTRA]: restarts this cluster's nginx answering STATUS to
-# every secrets request; writes $T/admin.conf pointing at it.
-api_site() {
-  cat >"$C/nginx/extra.conf" <<CONF
-location /api/v1/namespaces/kube-system/secrets { ${2:-} return $1; }
-CONF
-  restart_nginx "$C" "$C/server.crt" "$C/server.key" || return 1
-  cat >"$T/admin.conf" <<KC
+# token_kubeconfig SERVER: a kubeconfig for SERVER with this cluster's CA and
+# its token as bearer credential.
+token_kubeconfig() {
+  cat <<KC
 apiVersion: v1
 kind: Config
 clusters:
 - name: c
-  cluster: {server: "$SERVER", certificate-authority-data: $(base64 -w0 <"$C/ca.crt")}
+  cluster: {server: "$1", certificate-authority-data: $(base64 -w0 <"$C/ca.crt")}
 users:
 - name: u
   user: {token: $(cat "$C/token")}
@@ -22,6 +18,16 @@ contexts:
   context: {cluster: c, user: u}
 current-context: x
 KC
+}
+
+# api_site STATUS [EXTRA]: restarts this cluster's nginx answering STATUS to
+# every secrets request; writes $T/admin.conf pointing at it.
+api_site() {
+  cat >"$C/nginx/extra.conf" <<CONF
+location /api/v1/namespaces/kube-system/secrets { ${2:-} return $1; }
+CONF
+  restart_nginx "$C" "$C/server.crt" "$C/server.key" || return 1
+  token_kubeconfig "$SERVER" >"$T/admin.conf"
   : >"$C/nginx/access.log"
 }
 api_requests() { grep -c 'kube-system/secrets' "$C/nginx/access.log"; }
@@ -82,20 +88,7 @@ t_api_post_sent_but_unanswered_is_not_repeated() {
   pid=$!
   local i
   for i in $(seq 50); do listening "$port" && break; sleep 0.1; done
-  cat >"$T/hang.conf" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: "https://127.0.0.1:$port", certificate-authority-data: $(base64 -w0 <"$C/ca.crt")}
-users:
-- name: u
-  user: {token: $(cat "$C/token")}
-contexts:
-- name: x
-  context: {cluster: c, user: u}
-current-context: x
-KC
+  token_kubeconfig "https://127.0.0.1:$port" >"$T/hang.conf"
   echo "$(cat "$C/token")" >"$T/t"
   kj 1 token create --token-file "$T/t" --kubeconfig "$T/hang.conf" --timeout 2s
   local rc=$?
