@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs from Debian whatever kjoin's build, tests and demo need and the
-# machine lacks ("deps.sh fuzz" adds clang for libFuzzer). Quiet when nothing
+# machine lacks (clang for libFuzzer included). Quiet when nothing
 # is missing.
 set -euo pipefail
 
 packages=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev
           uuid-dev libcmocka-dev nginx-light openssl curl jq)
-[ "${1:-}" = fuzz ] && packages+=(clang libclang-rt-dev)
+packages+=(clang libclang-rt-dev python3)  # libFuzzer for the fuzz runs in make test
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -21,6 +21,17 @@ for r in "$BUILD"/fuzz/*-replay; do
   if "$r" "testdata/fuzz/${n#fuzz_}"; then count 1 0; else count 0 1; fi
 done
 
+# libFuzzer on every target, briefly, at real input sizes and a per-input
+# time limit (built by `make fuzz-build`; `make fuzz` runs them longer).
+if [ -n "${FUZZ_DIR:-}" ] && ls "$FUZZ_DIR"/fuzz_* >/dev/null 2>&1; then
+  echo "== fuzz (${FUZZ_SECONDS:-4}s a target)"
+  names=$(cd "$FUZZ_DIR" && ls fuzz_* | grep -v '\.log$' | grep -v -- '-' )
+  out=$(FUZZ_SECONDS=${FUZZ_SECONDS:-4} FUZZ_DIR=$FUZZ_DIR bash tests/fuzz/run.sh $names 2>&1); echo "$out"
+  count "$(grep -c '^fuzz .*: ok' <<<"$out")" "$(grep -c '^fuzz .*: FAILED' <<<"$out")"
+else
+  echo "fuzz: no libFuzzer build in ${FUZZ_DIR:-?}"; count 0 1
+fi
+
 for h in include/kjoin/*.h; do
   if printf '#include <kjoin/%s>\n' "${h##*/}" | $CC -std=c11 -pedantic -Wall -Wextra -Werror -Iinclude -x c -fsyntax-only -; then
     count 1 0

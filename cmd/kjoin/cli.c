@@ -178,8 +178,21 @@ json_object *cli_error_json(const kjoin_err *err)
     return e;
 }
 
-int cli_fail(cli_format format, const kjoin_err *err)
+/* Library fields every verb names the same way. */
+static const cli_field common_names[] = {
+    {"force", "--force"},
+    {"ca_cert", "--ca-cert"},
+    {"ca_key", "--ca-key"},
+    {"discovery_file", "--discovery-file"},
+    {"tls_bootstrap_token", "--tls-bootstrap-token"},
+    {"pins", "--discovery-token-ca-cert-hash"},
+    {"unsafe_skip_ca_verification", "--discovery-token-unsafe-skip-ca-verification"},
+};
+
+int cli_fail(cli_format format, const kjoin_err *in)
 {
+    kjoin_err named = *in, *err = &named;
+    cli_name_fields(named.msg, sizeof(named.msg), in->msg, common_names, sizeof(common_names) / sizeof(common_names[0]));
     fprintf(stderr, "kjoin: %s\n", err->msg);
     if (format == CLI_JSON) {
         json_object *root = json_object_new_object();
@@ -300,4 +313,28 @@ json_object *cli_cert_json(const kjoin_cert_info *c, bool detail)
         json_object_array_add(pins, json_object_new_string(c->root_pin));
     json_object_object_add(o, "pins", pins);
     return o;
+}
+
+void cli_name_fields(char *out, size_t cap, const char *in, const cli_field *map, size_t n)
+{
+    char buf[2 * KJOIN_ERR_MSG_MAX];
+    size_t o = 0;
+    for (const char *p = in; *p && o + 1 < sizeof(buf);) {
+        const char *end = *p == '`' ? strchr(p + 1, '`') : NULL;
+        if (!end) {
+            buf[o++] = *p++;
+            continue;
+        }
+        size_t len = (size_t)(end - p - 1);
+        const char *name = NULL;
+        for (size_t i = 0; i < n && !name; i++)
+            if (strlen(map[i].field) == len && strncmp(map[i].field, p + 1, len) == 0)
+                name = map[i].name;
+        o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%.*s", name ? (int)strlen(name) : (int)len,
+                              name ? name : p + 1);
+        o = o < sizeof(buf) ? o : sizeof(buf) - 1;
+        p = end + 1;
+    }
+    buf[o] = '\0';
+    snprintf(out, cap, "%s", buf);
 }

@@ -59,6 +59,16 @@ struct kjoin_cert_info;
  * issuer, notBefore, role and selfSigned. New reference. */
 json_object *cli_cert_json(const struct kjoin_cert_info *c, bool detail);
 
+/* What a library field (named `field` in its messages) is called here: a
+ * flag, or a configuration path. */
+typedef struct cli_field {
+    const char *field, *name;
+} cli_field;
+
+/* Copies in to out (cap bytes; in and out may be the same) with every
+ * `field` replaced by its name from map; an unknown `x` becomes x. */
+void cli_name_fields(char *out, size_t cap, const char *in, const cli_field *map, size_t n);
+
 /* Prefixes "<flag>: " to err's message when rc is an error; returns rc. */
 kjoin_code cli_flag_err(const char *flag, kjoin_code rc, kjoin_err *err);
 

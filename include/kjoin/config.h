@@ -8,33 +8,37 @@
 
 #include <kjoin/discovery.h>
 #include <kjoin/err.h>
+#include <kjoin/join.h>
 #include <kjoin/pin.h>
 #include <kjoin/token.h>
 
-#define KJOIN_CONFIG_MAX_SKIPPED 16
+#define KJOIN_CONFIG_MAX_NOTES 32
 
-/* The discovery part of a JoinConfiguration, every value already checked.
- * Release with kjoin_join_config_release(); it holds token secrets. */
+/* A JoinConfiguration as a join specification. spec borrows from the other
+ * fields, which hold token secrets: release with kjoin_join_config_release().
+ * The caller adds what a file does not hold (outputs, log, environment). */
 typedef struct kjoin_join_config {
+    kjoin_join_spec spec;
     char api_version[64];
-    bool has_bootstrap_token;          /* discovery.bootstrapToken */
-    kjoin_token token;                 /* .token */
-    kjoin_endpoint endpoint;           /* .apiServerEndpoint */
-    kjoin_pinset *pins;                /* .caCertHashes; never NULL after parsing */
-    bool unsafe_skip_ca_verification;  /* .unsafeSkipCAVerification */
-    char *file;                        /* discovery.file.kubeConfigPath, or NULL */
-    bool has_tls_bootstrap_token;
-    kjoin_token tls_bootstrap_token;   /* discovery.tlsBootstrapToken */
-    bool has_timeout;
-    int64_t timeout_ms;                /* v1beta3 discovery.timeout, v1beta4 timeouts.discovery */
-    size_t n_skipped;                  /* other documents, for one log line each */
-    char skipped[KJOIN_CONFIG_MAX_SKIPPED][128];
+    const char *endpoint_list[1];
+    char *endpoint;            /* discovery.bootstrapToken.apiServerEndpoint */
+    char *token;               /* discovery.bootstrapToken.token (secret) */
+    char *tls_bootstrap_token; /* discovery.tlsBootstrapToken (secret) */
+    kjoin_pinset *pins;        /* discovery.bootstrapToken.caCertHashes; never NULL after parsing */
+    char *file;                /* discovery.file.kubeConfigPath */
+    char *node_name;           /* nodeRegistration.name */
+    char *ca_cert_path;        /* caCertPath */
+    /* What the caller should log, one line each: other documents of the
+     * stream, and fields that mean nothing for kjoin (criSocket, patches, ...). */
+    size_t n_notes;
+    char notes[KJOIN_CONFIG_MAX_NOTES][160];
 } kjoin_join_config;
 
 /* Parses a stream of YAML documents ("---"), of which exactly one must be a
- * kubeadm.k8s.io/v1beta3 or v1beta4 JoinConfiguration; other kinds are
- * listed in skipped. Unknown fields inside discovery, unknown apiVersions and
- * invalid values are refused with their line and column. *out is written
+ * kubeadm.k8s.io/v1beta3 or v1beta4 JoinConfiguration. Every field is
+ * honoured (discovery, timeouts.discovery, nodeRegistration.name, caCertPath,
+ * dryRun), noted as not applying, or refused by name (controlPlane, unknown
+ * fields), with its line and column; values are checked. *out is written
  * only on success. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_config *out, kjoin_err *err);
 void kjoin_join_config_release(kjoin_join_config *c);

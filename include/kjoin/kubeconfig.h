@@ -55,4 +55,16 @@ typedef struct kjoin_bootstrap_config {
 kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, char **out,
                                            size_t *out_len, kjoin_err *err);
 
+/* Emits the kubeconfig the control plane publishes in cluster-info: one
+ * unnamed cluster (server and certificate-authority-data), no contexts, no
+ * users, as kubeadm writes it. Errors: KJOIN_E_OTHER. */
+kjoin_code kjoin_kubeconfig_emit_cluster_info(const char *server, const char *ca_pem, size_t ca_len, char **out,
+                                              size_t *out_len, kjoin_err *err);
+
+/* Checks that a kubeconfig may be published: no user entries and no
+ * credential anywhere (token, tokenFile, client keys and certificates,
+ * username, password, exec, auth-provider), naming the first one found by
+ * its path ("users[0].user.token"). Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_kubeconfig_check_public(const char *yaml, size_t len, kjoin_err *err);
+
 #endif

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 #include <kjoin/err.h>
 
@@ -74,10 +75,15 @@ typedef enum kjoin_write_result {
 } kjoin_write_result;
 
 /* Writes data to path atomically: parent directories are created (0700),
- * a temporary file in the same directory is written with mode 0600, fsynced
- * and renamed over path, and the directory is fsynced. An existing file with
- * identical bytes is left alone (its mode tightened to 0600); a different one
- * is refused unless force. Errors: KJOIN_E_OUTPUT. */
+ * a temporary file "<name>.kjoin-XXXXXX" (random, O_EXCL) in the same
+ * directory is written with mode, fsynced and renamed over path, and the
+ * directory is fsynced. Such temporary files that a killed run left (ours,
+ * older than this process) are removed first. An existing file with
+ * identical bytes is left alone (its mode set to mode); a different one is
+ * refused unless force. Errors: KJOIN_E_OUTPUT. */
+kjoin_code kjoin_file_write_mode(const char *path, const void *data, size_t len, mode_t mode, bool force,
+                                 kjoin_write_result *result, kjoin_err *err);
+/* kjoin_file_write_mode with mode 0600. */
 kjoin_code kjoin_file_write_atomic(const char *path, const void *data, size_t len, bool force,
                                    kjoin_write_result *result, kjoin_err *err);
 

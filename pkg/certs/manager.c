@@ -555,7 +555,7 @@ kjoin_code kjoin_certs_init(const char *dir, const kjoin_certs_init_opts *o, int
     snprintf(state, sizeof(state), "%s/%s", dir, STATE_FILE);
     kjoin_code rc = kjoin_certs_validate(&p.s, o->ca_cert != NULL, err);
     if (!rc && (!!o->ca_cert != !!o->ca_key))
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "give --ca-cert and --ca-key together");
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "give `ca_cert` and `ca_key` together");
     if (!rc && !valid_name(user))
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "invalid user \"%s\"", user);
     if (!rc && lstat(state, &st) == 0)

@@ -1,6 +1,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include <kjoin/config.h>
 #include <kjoin/util.h>
 
@@ -10,15 +12,38 @@
 
 static const char *const supported[] = {"kubeadm.k8s.io/v1beta3", "kubeadm.k8s.io/v1beta4"};
 
+static void free_secret(char *s)
+{
+    if (s)
+        OPENSSL_cleanse(s, strlen(s));
+    free(s);
+}
+
 void kjoin_join_config_release(kjoin_join_config *c)
 {
     if (!c)
         return;
     kjoin_pinset_free(c->pins);
+    free(c->endpoint);
+    free_secret(c->token);
+    free_secret(c->tls_bootstrap_token);
     free(c->file);
-    kjoin_token_clear(&c->token);
-    kjoin_token_clear(&c->tls_bootstrap_token);
+    free(c->node_name);
+    free(c->ca_cert_path);
     memset(c, 0, sizeof(*c));
+}
+
+static kjoin_code keep(const char *value, char **out, kjoin_err *err)
+{
+    if (!(*out = strdup(value)))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    return KJOIN_OK;
+}
+
+static void note(kjoin_join_config *c, const char *fmt, const char *a, size_t line)
+{
+    if (c->n_notes < KJOIN_CONFIG_MAX_NOTES)
+        snprintf(c->notes[c->n_notes++], sizeof(c->notes[0]), fmt, a, line);
 }
 
 /* Refuses any key of map that is not in allowed, naming it with its place. */
@@ -65,52 +90,84 @@ static kjoin_code placed(kjoin_code rc, const char *what, yaml_node_t *node, con
                          KJOIN_YAML_COL(node), inner->msg);
 }
 
+/* A token field: checked now (so the message has its place), kept as text. */
+static kjoin_code token_field(kjoin_yaml *y, yaml_node_t *map, const char *where, const char *key, char **out,
+                              kjoin_err *err)
+{
+    char what[80];
+    const char *value;
+    yaml_node_t *node;
+    kjoin_token t;
+    kjoin_err in;
+    kjoin_code rc = string_field(y, map, where, key, &value, &node, err);
+    if (rc || !value)
+        return rc;
+    snprintf(what, sizeof(what), "%s.%s", where, key);
+    if ((rc = placed(kjoin_token_parse(value, &t, &in), what, node, &in, err)))
+        return rc;
+    kjoin_token_clear(&t);
+    return keep(value, out, err);
+}
+
+static kjoin_code bool_field(kjoin_yaml *y, yaml_node_t *map, const char *where, const char *key, bool *out,
+                             kjoin_err *err)
+{
+    const char *value;
+    yaml_node_t *node;
+    kjoin_code rc = string_field(y, map, where, key, &value, &node, err);
+    if (rc || !value)
+        return rc;
+    if (strcmp(value, "true") != 0 && strcmp(value, "false") != 0)
+        return kjoin_err_set(err, BAD, "%s.%s at line %zu must be true or false", where, key, KJOIN_YAML_LINE(node));
+    *out = strcmp(value, "true") == 0;
+    return KJOIN_OK;
+}
+
 static kjoin_code read_bootstrap_token(kjoin_yaml *y, yaml_node_t *bt, kjoin_join_config *c, kjoin_err *err)
 {
     static const char *const keys[] = {"token", "apiServerEndpoint", "caCertHashes", "unsafeSkipCAVerification"};
-    const char *where = "discovery.bootstrapToken", *token, *endpoint, *unsafe;
-    yaml_node_t *tn, *en, *hashes = NULL, *un;
+    const char *where = "discovery.bootstrapToken", *endpoint;
+    yaml_node_t *en, *hashes = NULL;
+    kjoin_endpoint parsed;
     kjoin_err in;
     kjoin_code rc;
-    if ((rc = only_keys(y, bt, where, keys, 4, err)) ||
-        (rc = string_field(y, bt, where, "token", &token, &tn, err)) ||
+    if ((rc = only_keys(y, bt, where, keys, 4, err)) || (rc = token_field(y, bt, where, "token", &c->token, err)) ||
         (rc = string_field(y, bt, where, "apiServerEndpoint", &endpoint, &en, err)) ||
-        (rc = string_field(y, bt, where, "unsafeSkipCAVerification", &unsafe, &un, err)) ||
+        (rc = bool_field(y, bt, where, "unsafeSkipCAVerification", &c->spec.unsafe_skip_ca_verification, err)) ||
         (rc = kjoin_yaml__get(y, bt, "caCertHashes", &hashes, BAD, err)))
         return rc;
-    if (!token)
+    if (!c->token)
         return kjoin_err_set(err, BAD, "%s.token is not set", where);
     if (!endpoint)
         return kjoin_err_set(err, BAD, "%s.apiServerEndpoint is not set", where);
-    if ((rc = placed(kjoin_token_parse(token, &c->token, &in), "discovery.bootstrapToken.token", tn, &in, err)) ||
-        (rc = placed(kjoin_endpoint_parse(endpoint, &c->endpoint, &in), "discovery.bootstrapToken.apiServerEndpoint",
-                     en, &in, err)))
+    if ((rc = placed(kjoin_endpoint_parse(endpoint, &parsed, &in), "discovery.bootstrapToken.apiServerEndpoint", en,
+                     &in, err)) ||
+        (rc = keep(endpoint, &c->endpoint, err)))
         return rc;
-    if (unsafe && strcmp(unsafe, "true") != 0 && strcmp(unsafe, "false") != 0)
-        return kjoin_err_set(err, BAD, "%s.unsafeSkipCAVerification at line %zu must be true or false", where,
-                             KJOIN_YAML_LINE(un));
-    c->unsafe_skip_ca_verification = unsafe && strcmp(unsafe, "true") == 0;
     if (hashes && !kjoin_yaml__is_null(hashes) && hashes->type != YAML_SEQUENCE_NODE)
         return kjoin_err_set(err, BAD, "%s.caCertHashes at line %zu must be a list", where, KJOIN_YAML_LINE(hashes));
     for (size_t i = 0; i < kjoin_yaml__len(hashes); i++) {
         yaml_node_t *h = kjoin_yaml__item(y, hashes, i);
         const char *pin = kjoin_yaml__str(h);
-        rc = pin ? kjoin_pinset_add(c->pins, pin, &in)
-                 : kjoin_err_set(&in, BAD, "a CA pin must be a string");
+        rc = pin ? kjoin_pinset_add(c->pins, pin, &in) : kjoin_err_set(&in, BAD, "a CA pin must be a string");
         if ((rc = placed(rc, "discovery.bootstrapToken.caCertHashes", h, &in, err)))
             return rc;
     }
-    c->has_bootstrap_token = true;
     return KJOIN_OK;
 }
 
-static kjoin_code read_timeout(const char *value, yaml_node_t *node, const char *what, kjoin_join_config *c,
-                               kjoin_err *err)
+static kjoin_code read_timeout(kjoin_yaml *y, yaml_node_t *map, const char *where, const char *key,
+                               kjoin_join_config *c, kjoin_err *err)
 {
+    char what[64];
+    const char *value;
+    yaml_node_t *node;
     kjoin_err in;
-    kjoin_code rc = placed(kjoin_duration_parse(value, &c->timeout_ms, &in), what, node, &in, err);
-    c->has_timeout = rc == KJOIN_OK;
-    return rc;
+    kjoin_code rc = string_field(y, map, where, key, &value, &node, err);
+    if (rc || !value)
+        return rc;
+    snprintf(what, sizeof(what), "%s.%s", where, key);
+    return placed(kjoin_duration_parse(value, &c->spec.timeout_ms, &in), what, node, &in, err);
 }
 
 static kjoin_code read_discovery(kjoin_yaml *y, yaml_node_t *root, bool v1beta3, kjoin_join_config *c,
@@ -118,7 +175,7 @@ static kjoin_code read_discovery(kjoin_yaml *y, yaml_node_t *root, bool v1beta3,
 {
     static const char *const keys[] = {"bootstrapToken", "file", "tlsBootstrapToken", "timeout"};
     static const char *const file_keys[] = {"kubeConfigPath"};
-    yaml_node_t *d = NULL, *bt = NULL, *file = NULL, *node = NULL, *timeouts = NULL;
+    yaml_node_t *d = NULL, *bt = NULL, *file = NULL, *node = NULL;
     const char *value;
     kjoin_err in;
     kjoin_code rc = kjoin_yaml__get(y, root, "discovery", &d, BAD, err);
@@ -138,33 +195,84 @@ static kjoin_code read_discovery(kjoin_yaml *y, yaml_node_t *root, bool v1beta3,
             return rc;
         if (!value)
             return kjoin_err_set(err, BAD, "discovery.file.kubeConfigPath is not set");
-        if ((rc = placed(kjoin_discovery_source_check(value, &in), "discovery.file.kubeConfigPath", node, &in, err)))
+        if ((rc = placed(kjoin_discovery_source_check(value, &in), "discovery.file.kubeConfigPath", node, &in, err)) ||
+            (rc = keep(value, &c->file, err)))
             return rc;
-        if (!(c->file = strdup(value)))
-            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     }
-    if (c->has_bootstrap_token == (c->file != NULL))
+    if ((c->token != NULL) == (c->file != NULL))
         return kjoin_err_set(err, BAD, "discovery.bootstrapToken or discovery.file must be set, and not both");
-    if ((rc = string_field(y, d, "discovery", "tlsBootstrapToken", &value, &node, err)))
+    if ((rc = token_field(y, d, "discovery", "tlsBootstrapToken", &c->tls_bootstrap_token, err)))
         return rc;
-    if (value) {
-        rc = placed(kjoin_token_parse(value, &c->tls_bootstrap_token, &in), "discovery.tlsBootstrapToken", node, &in, err);
+    /* The timeout moved from discovery.timeout (v1beta3) to timeouts.discovery (v1beta4). */
+    return v1beta3 ? read_timeout(y, d, "discovery", "timeout", c, err) : KJOIN_OK;
+}
+
+/* Fields of map that mean nothing for kjoin: each noted once, the rest
+ * refused by only_keys. */
+static kjoin_code read_inapplicable(kjoin_yaml *y, yaml_node_t *map, const char *where, const char *const *keys,
+                                    size_t n, kjoin_join_config *c, kjoin_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *v = NULL;
+        char what[96];
+        kjoin_code rc = kjoin_yaml__get(y, map, keys[i], &v, BAD, err);
         if (rc)
             return rc;
-        c->has_tls_bootstrap_token = true;
+        snprintf(what, sizeof(what), "%s%s", where, keys[i]);
+        if (v && !kjoin_yaml__is_null(v))
+            note(c, "%s (line %zu) does not apply to kjoin: ignored", what, KJOIN_YAML_LINE(v));
     }
-    /* The timeout moved from discovery.timeout (v1beta3) to timeouts.discovery (v1beta4). */
-    if (v1beta3) {
-        if ((rc = string_field(y, d, "discovery", "timeout", &value, &node, err)))
-            return rc;
-        return value ? read_timeout(value, node, "discovery.timeout", c, err) : KJOIN_OK;
-    }
-    if ((rc = kjoin_yaml__get(y, root, "timeouts", &timeouts, BAD, err)) || !timeouts ||
-        kjoin_yaml__is_null(timeouts))
+    return KJOIN_OK;
+}
+
+static kjoin_code read_node_registration(kjoin_yaml *y, yaml_node_t *root, kjoin_join_config *c, kjoin_err *err)
+{
+    static const char *const keys[] = {"name", "criSocket", "taints", "kubeletExtraArgs", "ignorePreflightErrors",
+                                       "imagePullPolicy", "imagePullSerial"};
+    const char *name;
+    yaml_node_t *nr = NULL, *node;
+    kjoin_code rc = kjoin_yaml__get(y, root, "nodeRegistration", &nr, BAD, err);
+    if (rc || !nr || kjoin_yaml__is_null(nr))
         return rc;
-    if ((rc = string_field(y, timeouts, "timeouts", "discovery", &value, &node, err)))
+    if ((rc = only_keys(y, nr, "nodeRegistration", keys, 7, err)) ||
+        (rc = read_inapplicable(y, nr, "nodeRegistration.", keys + 1, 6, c, err)) ||
+        (rc = string_field(y, nr, "nodeRegistration", "name", &name, &node, err)))
         return rc;
-    return value ? read_timeout(value, node, "timeouts.discovery", c, err) : KJOIN_OK;
+    return name ? keep(name, &c->node_name, err) : KJOIN_OK;
+}
+
+static kjoin_code read_top_level(kjoin_yaml *y, yaml_node_t *root, bool v1beta3, kjoin_join_config *c,
+                                 kjoin_err *err)
+{
+    static const char *const keys[] = {"apiVersion", "kind",       "discovery", "nodeRegistration", "caCertPath",
+                                       "dryRun",     "skipPhases", "patches",   "controlPlane",     "timeouts"};
+    static const char *const ignored[] = {"skipPhases", "patches"};
+    static const char *const timeouts[] = {"controlPlaneComponentHealthCheck", "kubeletHealthCheck",
+                                           "kubernetesAPICall", "etcdAPICall", "tlsBootstrap", "upgradeManifests",
+                                           "discovery"};
+    yaml_node_t *cp = NULL, *t = NULL, *node;
+    const char *value;
+    kjoin_code rc;
+    if ((rc = only_keys(y, root, "JoinConfiguration", keys, v1beta3 ? 9 : 10, err)) ||
+        (rc = kjoin_yaml__get(y, root, "controlPlane", &cp, BAD, err)))
+        return rc;
+    if (cp && !kjoin_yaml__is_null(cp))
+        return kjoin_err_set(err, BAD, "controlPlane at line %zu asks for a control-plane join, which kjoin does "
+                                       "not do; use kubeadm join for that", KJOIN_YAML_LINE(cp));
+    if ((rc = read_inapplicable(y, root, "", ignored, 2, c, err)) ||
+        (rc = bool_field(y, root, "JoinConfiguration", "dryRun", &c->spec.dry_run, err)) ||
+        (rc = string_field(y, root, "JoinConfiguration", "caCertPath", &value, &node, err)) ||
+        (value && (rc = keep(value, &c->ca_cert_path, err))) || (rc = read_node_registration(y, root, c, err)) ||
+        (rc = read_discovery(y, root, v1beta3, c, err)))
+        return rc;
+    if (value && !*value)
+        return kjoin_err_set(err, BAD, "caCertPath at line %zu is empty", KJOIN_YAML_LINE(node));
+    if (v1beta3 || (rc = kjoin_yaml__get(y, root, "timeouts", &t, BAD, err)) || !t || kjoin_yaml__is_null(t))
+        return rc;
+    if ((rc = only_keys(y, t, "timeouts", timeouts, 7, err)) ||
+        (rc = read_inapplicable(y, t, "timeouts.", timeouts, 6, c, err)))
+        return rc;
+    return read_timeout(y, t, "timeouts", "discovery", c, err);
 }
 
 /* One document of the stream: a JoinConfiguration is read, others noted. */
@@ -181,9 +289,10 @@ static kjoin_code read_document(kjoin_yaml *y, bool *found, kjoin_join_config *c
         (rc = string_field(y, root, "document", "kind", &kind, &kn, err)))
         return rc;
     if (!kind || strcmp(kind, "JoinConfiguration") != 0) {
-        if (c->n_skipped < KJOIN_CONFIG_MAX_SKIPPED)
-            snprintf(c->skipped[c->n_skipped++], sizeof(c->skipped[0]), "%.40s (%.50s) at line %zu",
-                     kind ? kind : "a document without kind", api ? api : "no apiVersion", KJOIN_YAML_LINE(root));
+        char what[100];
+        snprintf(what, sizeof(what), "%.40s (%.50s)", kind ? kind : "a document without kind",
+                 api ? api : "no apiVersion");
+        note(c, "Skipping %s at line %zu", what, KJOIN_YAML_LINE(root));
         return KJOIN_OK;
     }
     size_t v = 0;
@@ -196,7 +305,23 @@ static kjoin_code read_document(kjoin_yaml *y, bool *found, kjoin_join_config *c
         return kjoin_err_set(err, BAD, "a second JoinConfiguration at line %zu", KJOIN_YAML_LINE(root));
     *found = true;
     snprintf(c->api_version, sizeof(c->api_version), "%s", api);
-    return read_discovery(y, root, v == 0, c, err);
+    return read_top_level(y, root, v == 0, c, err);
+}
+
+/* Points the specification at the fields it borrows (after the final copy). */
+static void fill_spec(kjoin_join_config *c)
+{
+    kjoin_join_spec *s = &c->spec;
+    c->endpoint_list[0] = c->endpoint;
+    s->endpoints = c->endpoint ? c->endpoint_list : NULL;
+    s->n_endpoints = c->endpoint ? 1 : 0;
+    s->token = c->token;
+    s->tls_bootstrap_token = c->tls_bootstrap_token;
+    s->pins = c->pins;
+    s->discovery_file = c->file;
+    s->node_name = c->node_name;
+    s->ca_cert_path = c->ca_cert_path;
+    s->flavor = KJOIN_FLAVOR_KUBEADM;
 }
 
 /* Whether line number line (0-based) of text contains needle. */
@@ -215,35 +340,40 @@ static bool line_has(const char *text, size_t len, size_t line, const char *need
     return false;
 }
 
+/* A YAML syntax error, with a hint where an unquoted IPv6 endpoint caused it. */
+static kjoin_code syntax_error(const kjoin_yaml_stream *s, const char *yaml, size_t len, const kjoin_err *inner,
+                               kjoin_err *err)
+{
+    bool ipv6 = line_has(yaml, len, s->problem_line, "]:");
+    return kjoin_err_set(err, inner->code, "%s%s", inner->msg,
+                         ipv6 ? " (quote IPv6 endpoints: \"[fd00::1]:6443\")" : "");
+}
+
 kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_config *out, kjoin_err *err)
 {
     kjoin_join_config c = {.pins = kjoin_pinset_new()};
-    yaml_parser_t parser;
-    if (!c.pins || !yaml_parser_initialize(&parser)) {
-        kjoin_pinset_free(c.pins);
+    kjoin_yaml_stream stream;
+    kjoin_err inner;
+    if (!c.pins)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
+    kjoin_code rc = kjoin_yaml__stream_open(&stream, yaml, len, BAD, &inner);
+    if (rc)
+        syntax_error(&stream, yaml, len, &inner, err);
     bool found = false;
-    kjoin_code rc = KJOIN_OK;
-    for (;;) {
-        kjoin_yaml y = {0};
-        if (!yaml_parser_load(&parser, &y.doc)) {
-            size_t line = parser.problem_mark.line;
-            rc = kjoin_err_set(err, BAD, "YAML error at line %zu, column %zu: %s%s", line + 1,
-                               parser.problem_mark.column + 1, parser.problem ? parser.problem : "unknown problem",
-                               line_has(yaml, len, line, "]:") ? " (quote IPv6 endpoints: \"[fd00::1]:6443\")" : "");
+    while (!rc) {
+        kjoin_yaml y;
+        if ((rc = kjoin_yaml__stream_next(&stream, &y, &inner))) {
+            syntax_error(&stream, yaml, len, &inner, err);
             break;
         }
-        y.loaded = true;
         bool end = !kjoin_yaml__root(&y);
         if (!end)
             rc = read_document(&y, &found, &c, err);
         kjoin_yaml__release(&y);
-        if (end || rc)
+        if (end)
             break;
     }
-    yaml_parser_delete(&parser);
+    kjoin_yaml__stream_close(&stream);
     if (!rc && !found)
         rc = kjoin_err_set(err, BAD, "no JoinConfiguration (%s or %s) in the configuration", supported[0], supported[1]);
     if (rc) {
@@ -251,5 +381,6 @@ kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_conf
         return rc;
     }
     *out = c;
+    fill_spec(out);
     return KJOIN_OK;
 }

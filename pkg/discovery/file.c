@@ -22,17 +22,17 @@ typedef struct file_state {
 kjoin_code kjoin_discovery_source_check(const char *s, kjoin_err *err)
 {
     if (!s || !*s)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file needs a path, - or an https:// URL");
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`discovery_file` needs a path, - or an https:// URL");
     char shown[1024];
     kjoin_url_redact(s, shown, sizeof(shown));
     if (strncmp(s, "https://", 8) == 0)
-        return s[8] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file URL \"%s\" has no host", shown);
+        return s[8] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "`discovery_file` URL \"%s\" has no host", shown);
     if (strncmp(s, "file://", 7) == 0)
-        return s[7] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "--discovery-file \"%s\" has no path", shown);
+        return s[7] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "`discovery_file` \"%s\" has no path", shown);
     const char *scheme_end = strstr(s, "://");
     if (scheme_end)
         return kjoin_err_set(err, KJOIN_E_USAGE,
-                             "--discovery-file \"%s\": a URL must be https:// (the bootstrap discovery design "
+                             "`discovery_file` \"%s\": a URL must be https:// (the bootstrap discovery design "
                              "requires HTTPS for discovery documents)",
                              shown);
     return KJOIN_OK;

@@ -116,8 +116,8 @@ kjoin_code kjoin_discover_k3s(const kjoin_k3s_discovery *o, kjoin_join_result *o
 {
     if (!o->ca_hash && kjoin_pinset_count(o->common.pins) == 0 && !o->unsafe_skip_ca_verification)
         return kjoin_err_set(err, KJOIN_E_USAGE,
-                             "the K3s token has no CA hash: pass --discovery-token-ca-cert-hash, use the full "
+                             "the K3s token has no CA hash: set `pins`, use the full "
                              "K10<hash>::... token from the server's node-token file, or accept the risk with "
-                             "--discovery-token-unsafe-skip-ca-verification");
+                             "`unsafe_skip_ca_verification`");
     return kjoin_discovery__over_endpoints(&o->common, o, o->endpoints, o->n_endpoints, attempt, out, err);
 }

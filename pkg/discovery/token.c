@@ -63,7 +63,7 @@ static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const 
         goto out;
     if (o->unsafe_skip_ca_verification)
         kjoin_discovery__log(r, 0,
-                             "[discovery] WARNING: CA pinning skipped (--discovery-token-unsafe-skip-ca-verification): "
+                             "[discovery] WARNING: CA pinning skipped (`unsafe_skip_ca_verification`): "
                              "trusting all %zu certificate(s) the cluster-info names",
                              kjoin_bundle_count(bundle));
     else
@@ -115,7 +115,7 @@ kjoin_code kjoin_discover_token(const kjoin_token_discovery *o, kjoin_join_resul
 {
     if (kjoin_pinset_count(o->common.pins) == 0 && !o->unsafe_skip_ca_verification)
         return kjoin_err_set(err, KJOIN_E_USAGE,
-                             "token discovery without a CA pin is unsafe: pass --discovery-token-ca-cert-hash, "
-                             "or --discovery-token-unsafe-skip-ca-verification to accept that risk");
+                             "token discovery without a CA pin is unsafe: set `pins`, "
+                             "or `unsafe_skip_ca_verification` to accept that risk");
     return kjoin_discovery__over_endpoints(&o->common, o, o->endpoints, o->n_endpoints, attempt, out, err);
 }

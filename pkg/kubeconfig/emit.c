@@ -113,6 +113,50 @@ static bool named_list(yaml_emitter_t *e, const char *key, const char *kind, con
            (kind_first || inner_map(e, kind, kv, nkv)) && map_end(e) && seq_end(e);
 }
 
+/* A plain scalar as it is (null, ""). */
+static bool raw(yaml_emitter_t *e, const char *v, yaml_scalar_style_t style)
+{
+    yaml_event_t ev;
+    return yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)v, (int)strlen(v), 1, 1, style) &&
+           yaml_emitter_emit(e, &ev);
+}
+
+static bool begin(yaml_emitter_t *e, sink *s)
+{
+    yaml_event_t ev;
+    if (!yaml_emitter_initialize(e))
+        return false;
+    yaml_emitter_set_output(e, sink_write, s);
+    yaml_emitter_set_width(e, -1);
+    yaml_emitter_set_unicode(e, 1);
+    return yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(e, &ev) &&
+           yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(e, &ev);
+}
+
+/* Ends the document and hands the bytes over; the emitter's own buffers,
+ * which held them too, are wiped before they are freed. */
+static kjoin_code finish(yaml_emitter_t *e, sink *s, bool ok, char **out, size_t *out_len, kjoin_err *err)
+{
+    yaml_event_t ev;
+    ok = ok && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(e, &ev) &&
+         yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev);
+    if (e->buffer.start)
+        OPENSSL_cleanse(e->buffer.start, (size_t)(e->buffer.end - e->buffer.start));
+    if (e->raw_buffer.start)
+        OPENSSL_cleanse(e->raw_buffer.start, (size_t)(e->raw_buffer.end - e->raw_buffer.start));
+    yaml_emitter_delete(e);
+    if (!ok || s->failed) {
+        if (s->buf)
+            OPENSSL_cleanse(s->buf, s->len);
+        free(s->buf);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot emit the kubeconfig YAML");
+    }
+    *out = s->buf;
+    if (out_len)
+        *out_len = s->len;
+    return KJOIN_OK;
+}
+
 kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, char **out,
                                            size_t *out_len, kjoin_err *err)
 {
@@ -127,38 +171,35 @@ kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, ch
 
     sink s = {0};
     yaml_emitter_t e;
-    yaml_event_t ev;
-    if (!yaml_emitter_initialize(&e))
-        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    yaml_emitter_set_output(&e, sink_write, &s);
-    yaml_emitter_set_width(&e, -1);
-    yaml_emitter_set_unicode(&e, 1);
-
     const char *cluster_kv[] = {"certificate-authority-data", ca_b64, "server", cfg->server};
     size_t skip_ca = cfg->ca_len ? 0 : 2; /* no CA: kubelet and kubectl use the system roots */
     const char *context_kv[] = {"cluster", cluster, "user", user};
     const char *token_kv[] = {"token", cfg->token};
     const char *basic_kv[] = {"password", cfg->password, "username", cfg->username};
-    bool ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&e, &ev) &&
-              yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&e, &ev) &&
-              map_start(&e, false) && pair(&e, "apiVersion", "v1") &&
+    bool ok = begin(&e, &s) && map_start(&e, false) && pair(&e, "apiVersion", "v1") &&
               named_list(&e, "clusters", "cluster", cluster, cluster_kv + skip_ca, 4 - skip_ca) &&
               named_list(&e, "contexts", "context", context, context_kv, 4) &&
               pair(&e, "current-context", context) && pair(&e, "kind", "Config") &&
               scalar(&e, "preferences") && map_start(&e, true) && map_end(&e) &&
               (cfg->token ? named_list(&e, "users", "user", user, token_kv, 2)
-                           : named_list(&e, "users", "user", user, basic_kv, 4)) && map_end(&e) &&
-              yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&e, &ev) &&
-              yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev);
-    yaml_emitter_delete(&e);
-    if (!ok || s.failed) {
-        if (s.buf)
-            OPENSSL_cleanse(s.buf, s.len);
-        free(s.buf);
-        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot emit the kubeconfig YAML");
-    }
-    *out = s.buf;
-    if (out_len)
-        *out_len = s.len;
-    return KJOIN_OK;
+                           : named_list(&e, "users", "user", user, basic_kv, 4)) && map_end(&e);
+    return finish(&e, &s, ok, out, out_len, err);
+}
+
+kjoin_code kjoin_kubeconfig_emit_cluster_info(const char *server, const char *ca_pem, size_t ca_len, char **out,
+                                              size_t *out_len, kjoin_err *err)
+{
+    KJOIN_AUTO_FREE char *ca_b64 = kjoin_b64_encode(ca_pem, ca_len, false);
+    if (!ca_b64)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    sink s = {0};
+    yaml_emitter_t e;
+    const char *cluster_kv[] = {"certificate-authority-data", ca_b64, "server", server};
+    bool ok = begin(&e, &s) && map_start(&e, false) && pair(&e, "apiVersion", "v1") &&
+              named_list(&e, "clusters", "cluster", "", cluster_kv, 4) && scalar(&e, "contexts") &&
+              raw(&e, "null", YAML_PLAIN_SCALAR_STYLE) && scalar(&e, "current-context") &&
+              raw(&e, "", YAML_DOUBLE_QUOTED_SCALAR_STYLE) && pair(&e, "kind", "Config") &&
+              scalar(&e, "preferences") && map_start(&e, true) && map_end(&e) && scalar(&e, "users") &&
+              raw(&e, "null", YAML_PLAIN_SCALAR_STYLE) && map_end(&e);
+    return finish(&e, &s, ok, out, out_len, err);
 }

@@ -159,7 +159,7 @@ static kjoin_code reject_credentials(kjoin_yaml *y, kjoin_err *err)
                 rc = kjoin_err_set(err, BAD,
                                    "the discovery file carries client credentials (users[%zu].user.%s at line "
                                    "%zu): the bootstrap discovery design forbids them in discovery documents "
-                                   "(kubeadm accepts them); remove them and pass --tls-bootstrap-token",
+                                   "(kubeadm accepts them); remove them and set `tls_bootstrap_token`",
                                    i, credential_fields[f], KJOIN_YAML_LINE(field));
         }
     }
@@ -223,4 +223,55 @@ kjoin_code kjoin_kubeconfig_parse_discovery(const char *yaml, size_t len, const 
 {
     parse_job job = {.dir = dir, .out = out};
     return parse_with(yaml, len, pick_discovery_cluster, &job, err);
+}
+
+/* The first credential field anywhere under node, its path in path. Depth is
+ * bounded by the YAML reader. */
+static yaml_node_t *find_credential(kjoin_yaml *y, yaml_node_t *node, char *path, size_t cap)
+{
+    size_t used = strlen(path);
+    if (node->type == YAML_SEQUENCE_NODE)
+        for (size_t i = 0; i < kjoin_yaml__len(node); i++) {
+            snprintf(path + used, cap - used, "[%zu]", i);
+            yaml_node_t *hit = find_credential(y, kjoin_yaml__item(y, node, i), path, cap);
+            if (hit)
+                return hit;
+        }
+    if (node->type == YAML_MAPPING_NODE)
+        for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = yaml_document_get_node(&y->doc, p->key), *v = yaml_document_get_node(&y->doc, p->value);
+            const char *key = kjoin_yaml__str(k);
+            snprintf(path + used, cap - used, "%s%s", used ? "." : "", key ? key : "?");
+            for (size_t f = 0; key && f < sizeof(credential_fields) / sizeof(credential_fields[0]); f++)
+                if (strcmp(key, credential_fields[f]) == 0 && !kjoin_yaml__is_null(v))
+                    return k;
+            yaml_node_t *hit = find_credential(y, v, path, cap);
+            if (hit)
+                return hit;
+        }
+    path[used] = '\0';
+    return NULL;
+}
+
+kjoin_code kjoin_kubeconfig_check_public(const char *yaml, size_t len, kjoin_err *err)
+{
+    kjoin_yaml y;
+    kjoin_err inner;
+    yaml_node_t *users = NULL;
+    char path[256] = "";
+    kjoin_code rc = kjoin_yaml__load(&y, yaml, len, KJOIN_E_USAGE, &inner);
+    if (rc)
+        return kjoin_err_set(err, rc, "malformed kubeconfig: %s", inner.msg);
+    rc = kjoin_yaml__get(&y, kjoin_yaml__root(&y), "users", &users, KJOIN_E_USAGE, err);
+    yaml_node_t *hit = rc ? NULL : find_credential(&y, kjoin_yaml__root(&y), path, sizeof(path));
+    if (!rc && hit)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the kubeconfig carries a credential (%s at line %zu): cluster-info "
+                                               "is public and must hold one cluster and no users",
+                           path, KJOIN_YAML_LINE(hit));
+    else if (!rc && !kjoin_yaml__is_null(users) && (users->type != YAML_SEQUENCE_NODE || kjoin_yaml__len(users)))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the kubeconfig has user entries (users at line %zu): cluster-info "
+                                               "is public and must hold one cluster and no users",
+                           KJOIN_YAML_LINE(users));
+    kjoin_yaml__release(&y);
+    return rc;
 }

@@ -11,6 +11,8 @@
 #include <openssl/x509v3.h>
 
 #include <kjoin/transport.h>
+
+#include "body.h"
 #include <kjoin/util.h>
 
 #ifndef KJOIN_VERSION
@@ -34,35 +36,9 @@ void kjoin_http_response_release(kjoin_http_response *resp)
         memset(resp, 0, sizeof(*resp));
 }
 
-/* Body collected under a cap. */
-typedef struct body {
-    char *buf;
-    size_t len, cap, max;
-    bool overflow;
-} body;
-
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
-    body *b = userdata;
-    size_t n = size * nmemb;
-    if (n > b->max - b->len) {
-        b->overflow = true;
-        return 0; /* aborts the transfer */
-    }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 16384;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *bigger = realloc(b->buf, cap);
-        if (!bigger)
-            return 0;
-        b->buf = bigger;
-        b->cap = cap;
-    }
-    memcpy(b->buf + b->len, ptr, n);
-    b->len += n;
-    b->buf[b->len] = '\0';
-    return n;
+    return kjoin_http__body_append(userdata, ptr, size * nmemb);
 }
 
 /* State of pinned verification, read by OpenSSL's callbacks. */
@@ -198,7 +174,7 @@ static void url_host(const char *url, char *out, size_t cap)
     curl_url_cleanup(u);
 }
 
-static kjoin_code classify(CURLcode cc, const body *b, const pinned *p, const char *errbuf,
+static kjoin_code classify(CURLcode cc, const kjoin_http_body *b, const pinned *p, const char *errbuf,
                            const kjoin_http_request *req, bool sent, kjoin_err *err)
 {
     const char *why = *errbuf ? errbuf : curl_easy_strerror(cc);
@@ -317,7 +293,7 @@ kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *ou
 
 kjoin_code kjoin_http_send(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err)
 {
-    body b = {.max = req->max_body ? req->max_body : KJOIN_HTTP_MAX_BODY};
+    kjoin_http_body b = {.max = req->max_body ? req->max_body : KJOIN_HTTP_MAX_BODY};
     pinned p = {0};
     bool have_pinned = false;
     char errbuf[CURL_ERROR_SIZE] = "";

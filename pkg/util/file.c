@@ -1,10 +1,13 @@
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <openssl/crypto.h>
 
 #include <kjoin/util.h>
 
@@ -79,14 +82,27 @@ static int make_parents(const char *path)
     return 0;
 }
 
-/* True when the file at path holds exactly data. */
+/* True when the regular file at path (not followed if a symlink) holds
+ * exactly data. What was read is wiped: it may be a kubeconfig's token. */
 static bool same_content(const char *path, const void *data, size_t len)
 {
-    char *old = NULL;
-    size_t old_len = 0;
-    if (kjoin_file_read(path, len, &old, &old_len, NULL) != KJOIN_OK)
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
         return false;
-    bool same = old_len == len && memcmp(old, data, len) == 0;
+    char *old = malloc(len + 1);
+    size_t got = 0;
+    ssize_t n = 1;
+    while (old && got <= len && n > 0) {
+        n = read(fd, old + got, len + 1 - got);
+        if (n < 0 && errno == EINTR)
+            n = 1;
+        else if (n > 0)
+            got += (size_t)n;
+    }
+    close(fd);
+    bool same = old && n == 0 && got == len && CRYPTO_memcmp(old, data, len) == 0;
+    if (old)
+        OPENSSL_cleanse(old, len + 1);
     free(old);
     return same;
 }
@@ -105,29 +121,67 @@ static bool write_all(int fd, const char *p, size_t len)
     return true;
 }
 
-static void fsync_dir(const char *path)
+#define TEMP_SUFFIX ".kjoin-XXXXXX"
+
+/* When this program started: a temporary file older than that is a killed
+ * run's leftover, never a concurrent writer's. */
+static time_t started;
+__attribute__((constructor)) static void note_start(void) { started = time(NULL); }
+
+/* Whether name is "<base>.kjoin-" and six characters of mkstemp's alphabet. */
+static bool is_temp_of(const char *name, const char *base)
 {
-    char *copy = strdup(path);
-    if (!copy)
-        return;
-    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    free(copy);
+    size_t b = strlen(base), t = sizeof(TEMP_SUFFIX) - 1;
+    if (strlen(name) != b + t || strncmp(name, base, b) != 0 || strncmp(name + b, TEMP_SUFFIX, t - 6) != 0)
+        return false;
+    for (const char *p = name + b + t - 6; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            return false;
+    return true;
 }
 
-kjoin_code kjoin_file_write_atomic(const char *path, const void *data, size_t len, bool force,
-                                   kjoin_write_result *result, kjoin_err *err)
+/* Removes what a killed run left beside base in dirfd: only kjoin's own
+ * temporary files of this output (regular files, ours, older than this
+ * run), never through a symlink. They may hold a whole kubeconfig. */
+static void remove_leftovers(int dirfd, const char *base)
+{
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d));) {
+        struct stat st;
+        if (!is_temp_of(e->d_name, base) || fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_mtime < started)
+            unlinkat(dirfd, e->d_name, 0);
+    }
+    closedir(d);
+}
+
+/* The directory and last component of path, split in place in copy. */
+static void split_path(char *copy, const char **dir, const char **base)
+{
+    char *slash = strrchr(copy, '/');
+    *dir = slash == copy ? "/" : slash ? copy : ".";
+    *base = slash ? slash + 1 : copy;
+    if (slash && slash != copy)
+        *slash = '\0';
+}
+
+kjoin_code kjoin_file_write_mode(const char *path, const void *data, size_t len, mode_t mode, bool force,
+                                 kjoin_write_result *result, kjoin_err *err)
 {
     struct stat st;
     bool exists = lstat(path, &st) == 0;
     if (exists && !S_ISREG(st.st_mode))
         return kjoin_err_set(err, KJOIN_E_OUTPUT, "%s exists and is not a regular file", path);
     if (exists && same_content(path, data, len)) {
-        if ((st.st_mode & 07777) != 0600 && chmod(path, 0600) != 0)
-            return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot set mode 0600 on %s: %s", path,
+        if ((st.st_mode & 07777) != mode && chmod(path, mode) != 0)
+            return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot set mode %04o on %s: %s", (unsigned)mode, path,
                                  strerror(errno));
         if (result)
             *result = KJOIN_WRITE_UNCHANGED;
@@ -135,36 +189,63 @@ kjoin_code kjoin_file_write_atomic(const char *path, const void *data, size_t le
     }
     if (exists && !force)
         return kjoin_err_set(err, KJOIN_E_OUTPUT,
-                             "%s already exists with different content; use --force to replace it",
-                             path);
+                             "%s already exists with different content; set `force` to replace it", path);
     if (make_parents(path) != 0)
         return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create the directory of %s: %s", path,
                              strerror(errno));
 
-    size_t plen = strlen(path);
-    KJOIN_AUTO_FREE char *tmp = malloc(plen + sizeof(".kjoin-XXXXXX"));
-    if (!tmp)
+    KJOIN_AUTO_FREE char *copy = strdup(path);
+    KJOIN_AUTO_FREE char *tmp = malloc(strlen(path) + sizeof(TEMP_SUFFIX));
+    if (!copy || !tmp)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".kjoin-XXXXXX", sizeof(".kjoin-XXXXXX"));
-
-    int fd = mkostemp(tmp, O_CLOEXEC); /* creates the file with mode 0600 */
-    if (fd < 0)
-        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create a temporary file beside %s: %s",
-                             path, strerror(errno));
-    bool ok = fchmod(fd, 0600) == 0 && write_all(fd, data, len) && fsync(fd) == 0;
+    const char *dir, *base;
+    split_path(copy, &dir, &base);
+    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot open the directory of %s: %s", path, strerror(errno));
+    remove_leftovers(dirfd, base);
+    sprintf(tmp, "%s" TEMP_SUFFIX, base);
+    /* mkostemp wants a path; the name is made here, at random, relative to dirfd. */
+    unsigned char rnd[6];
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 16; tries++) {
+        if (kjoin_random_bytes(rnd, sizeof(rnd), NULL))
+            break;
+        char *x = tmp + strlen(base) + sizeof(TEMP_SUFFIX) - 7;
+        for (size_t i = 0; i < sizeof(rnd); i++)
+            x[i] = alphabet[rnd[i] % 62];
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        int saved = errno;
+        close(dirfd);
+        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create a temporary file beside %s: %s", path,
+                             strerror(saved));
+    }
+    bool ok = fchmod(fd, mode) == 0 && write_all(fd, data, len) && fsync(fd) == 0;
     int saved = errno;
     ok = close(fd) == 0 && ok;
-    if (ok && rename(tmp, path) != 0) {
+    if (ok && renameat(dirfd, tmp, dirfd, base) != 0) {
         saved = errno;
         ok = false;
     }
-    if (!ok) {
-        unlink(tmp);
+    if (!ok)
+        unlinkat(dirfd, tmp, 0);
+    else
+        fsync(dirfd);
+    close(dirfd);
+    if (!ok)
         return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot write %s: %s", path, strerror(saved));
-    }
-    fsync_dir(path);
     if (result)
         *result = exists ? KJOIN_WRITE_REPLACED : KJOIN_WRITE_CREATED;
     return KJOIN_OK;
+}
+
+kjoin_code kjoin_file_write_atomic(const char *path, const void *data, size_t len, bool force,
+                                   kjoin_write_result *result, kjoin_err *err)
+{
+    return kjoin_file_write_mode(path, data, len, 0600, force, result, err);
 }

@@ -111,7 +111,7 @@ char *kjoin_url_redact(const char *url, char *out, size_t cap)
     }
     const char *host = scheme_end + 3;
     size_t authority_len = strcspn(host, "/?#");
-    const char *at = memchr(host, '@', authority_len);
+    const char *at = memrchr(host, '@', authority_len);
     if (at) {
         authority_len -= (size_t)(at + 1 - host);
         host = at + 1;

@@ -2,25 +2,103 @@
 
 #include "yamldoc.h"
 
-kjoin_code kjoin_yaml__load(kjoin_yaml *y, const char *buf, size_t len, kjoin_code code,
-                            kjoin_err *err)
+static kjoin_code yaml_error(const yaml_parser_t *p, kjoin_code code, kjoin_err *err)
 {
+    return kjoin_err_set(err, code, "YAML error at line %zu, column %zu: %s", p->problem_mark.line + 1,
+                         p->problem_mark.column + 1, p->problem ? p->problem : "unknown problem");
+}
+
+/* One pass over the stream's events before anything is composed: libyaml's
+ * cost grows with the square of the nesting, so a deep document must be
+ * stopped at the depth limit, not after it has been read. */
+static kjoin_code check_bounds(const char *buf, size_t len, kjoin_code code, size_t *problem_line,
+                               kjoin_err *err)
+{
+    if (len > KJOIN_YAML_MAX_BYTES)
+        return kjoin_err_set(err, code, "the YAML is %zu bytes: at most %d bytes", len, KJOIN_YAML_MAX_BYTES);
     yaml_parser_t parser;
-    memset(y, 0, sizeof(*y));
     if (!yaml_parser_initialize(&parser))
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
     kjoin_code rc = KJOIN_OK;
-    if (!yaml_parser_load(&parser, &y->doc)) {
-        rc = kjoin_err_set(err, code, "YAML error at line %zu, column %zu: %s",
-                           parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                           parser.problem ? parser.problem : "unknown problem");
-    } else {
-        y->loaded = true;
-        if (!yaml_document_get_root_node(&y->doc))
-            rc = kjoin_err_set(err, code, "empty YAML document");
+    for (int depth = 0;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) {
+            *problem_line = parser.problem_mark.line;
+            rc = yaml_error(&parser, code, err);
+            break;
+        }
+        yaml_event_type_t type = ev.type;
+        size_t line = ev.start_mark.line + 1;
+        yaml_event_delete(&ev);
+        if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT)
+            depth++;
+        else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT)
+            depth--;
+        if (depth > KJOIN_YAML_MAX_DEPTH) {
+            rc = kjoin_err_set(err, code, "the YAML nests deeper than %d levels at line %zu", KJOIN_YAML_MAX_DEPTH,
+                               line);
+            break;
+        }
+        if (type == YAML_STREAM_END_EVENT)
+            break;
     }
     yaml_parser_delete(&parser);
+    return rc;
+}
+
+kjoin_code kjoin_yaml__stream_open(kjoin_yaml_stream *s, const char *buf, size_t len, kjoin_code code,
+                                   kjoin_err *err)
+{
+    memset(s, 0, sizeof(*s));
+    kjoin_code rc = check_bounds(buf, len, code, &s->problem_line, err);
+    if (rc)
+        return rc;
+    if (!yaml_parser_initialize(&s->parser))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    yaml_parser_set_input_string(&s->parser, (const unsigned char *)buf, len);
+    s->code = code;
+    s->open = true;
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_yaml__stream_next(kjoin_yaml_stream *s, kjoin_yaml *y, kjoin_err *err)
+{
+    memset(y, 0, sizeof(*y));
+    if (!yaml_parser_load(&s->parser, &y->doc)) {
+        s->problem_line = s->parser.problem_mark.line;
+        return yaml_error(&s->parser, s->code, err);
+    }
+    y->loaded = true;
+    return KJOIN_OK;
+}
+
+void kjoin_yaml__stream_close(kjoin_yaml_stream *s)
+{
+    if (s->open)
+        yaml_parser_delete(&s->parser);
+    s->open = false;
+}
+
+kjoin_code kjoin_yaml__load(kjoin_yaml *y, const char *buf, size_t len, kjoin_code code, kjoin_err *err)
+{
+    kjoin_yaml_stream s;
+    kjoin_yaml rest = {0};
+    memset(y, 0, sizeof(*y));
+    kjoin_code rc = kjoin_yaml__stream_open(&s, buf, len, code, err);
+    if (!rc)
+        rc = kjoin_yaml__stream_next(&s, y, err);
+    if (!rc && !kjoin_yaml__root(y))
+        rc = kjoin_err_set(err, code, "empty YAML document");
+    if (!rc)
+        rc = kjoin_yaml__stream_next(&s, &rest, err);
+    /* One document: a trailing "---" with nothing after it is allowed. */
+    yaml_node_t *extra = rc ? NULL : kjoin_yaml__root(&rest);
+    if (extra && !kjoin_yaml__is_null(extra))
+        rc = kjoin_err_set(err, code, "a second YAML document at line %zu: one document expected",
+                           KJOIN_YAML_LINE(extra));
+    kjoin_yaml__release(&rest);
+    kjoin_yaml__stream_close(&s);
     if (rc)
         kjoin_yaml__release(y);
     return rc;
@@ -33,7 +111,7 @@ void kjoin_yaml__release(kjoin_yaml *y)
     y->loaded = false;
 }
 
-yaml_node_t *kjoin_yaml__root(kjoin_yaml *y) { return yaml_document_get_root_node(&y->doc); }
+yaml_node_t *kjoin_yaml__root(kjoin_yaml *y) { return y->loaded ? yaml_document_get_root_node(&y->doc) : NULL; }
 
 kjoin_code kjoin_yaml__get(kjoin_yaml *y, yaml_node_t *map, const char *key, yaml_node_t **out,
                            kjoin_code code, kjoin_err *err)

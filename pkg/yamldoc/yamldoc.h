@@ -14,8 +14,29 @@ typedef struct kjoin_yaml {
     bool loaded;
 } kjoin_yaml;
 
-/* Loads the single YAML document in buf. Errors (with line and column):
- * code as given. */
+/* Every YAML kjoin reads goes through these, so every reader stops at once
+ * on hostile input: more than KJOIN_YAML_MAX_BYTES, or nesting deeper than
+ * KJOIN_YAML_MAX_DEPTH (libyaml's cost grows with the square of the depth). */
+#define KJOIN_YAML_MAX_BYTES (1024 * 1024)
+#define KJOIN_YAML_MAX_DEPTH 64
+
+/* A stream of documents ("---"). */
+typedef struct kjoin_yaml_stream {
+    yaml_parser_t parser;
+    kjoin_code code;
+    size_t problem_line; /* 0-based line of the last syntax error */
+    bool open;
+} kjoin_yaml_stream;
+
+/* Checks the bounds of the whole stream, then opens it. Errors: code. */
+kjoin_code kjoin_yaml__stream_open(kjoin_yaml_stream *s, const char *buf, size_t len, kjoin_code code,
+                                   kjoin_err *err);
+/* The next document; its root is NULL at the end of the stream. */
+kjoin_code kjoin_yaml__stream_next(kjoin_yaml_stream *s, kjoin_yaml *y, kjoin_err *err);
+void kjoin_yaml__stream_close(kjoin_yaml_stream *s);
+
+/* Loads the single YAML document in buf (a second one is refused). Errors
+ * (with line and column): code as given. */
 kjoin_code kjoin_yaml__load(kjoin_yaml *y, const char *buf, size_t len, kjoin_code code,
                             kjoin_err *err);
 void kjoin_yaml__release(kjoin_yaml *y);

@@ -50,7 +50,13 @@ t_e2e_cluster_info_sign_matches_the_signer() {
   kj 0 cluster-info sign --kubeconfig "$T/kubeconfig" --token-file "$T/token" || return 1
   local mine theirs
   mine=$(jq -r '.data["jws-kubeconfig-abcdef"]' "$OUT"); theirs=$(jq -r '.data["jws-kubeconfig-abcdef"]' "$T/ci.json")
-  [ -n "$theirs" ] && [ "$mine" = "$theirs" ] || fail "signature $mine differs from the signer's $theirs"
+  [ -n "$theirs" ] && [ "$mine" = "$theirs" ] || fail "signature $mine differs from the signer's $theirs" || return 1
+  # Built from admin.conf as kubeadm builds it: the same bytes, so the same signature, and no credential.
+  kj 0 cluster-info sign --from-kubeconfig "$E2E_ADMIN" --token-file "$T/token" || return 1
+  jq -j .data.kubeconfig "$OUT" >"$T/built"
+  cmp -s "$T/built" "$T/kubeconfig" || fail "built cluster-info differs: $(diff "$T/built" "$T/kubeconfig")" || return 1
+  mine=$(jq -r '.data["jws-kubeconfig-abcdef"]' "$OUT")
+  [ "$mine" = "$theirs" ] || fail "signature of the built kubeconfig differs"
 }
 
 # The bootstrap kubeconfig kjoin writes is what kubelet uses to ask for its

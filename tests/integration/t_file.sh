@@ -213,3 +213,98 @@ t_config_rejections() {
   kj 2 join --config "$T/ok.yaml" || return 1
   err_has "unknown field discovery.bootstrapToken.caCertHash at line 8, column 5"
 }
+
+# A config in the token shape, with extra top-level YAML appended by the caller.
+token_config() { # VERSION EXTRA
+  printf 'apiVersion: kubeadm.k8s.io/%s\nkind: JoinConfiguration\n%s\ndiscovery:\n  bootstrapToken:\n    token: %s\n    apiServerEndpoint: "127.0.0.1:%s"\n    caCertHashes: ["%s"]\n' \
+    "$1" "$2" "$(cat "$C/token")" "$PORT" "$PIN"
+}
+
+t_config_every_field_honoured_or_refused() {
+  # dryRun writes nothing, not even the CA; the kubeconfig goes to stdout.
+  token_config v1beta4 "dryRun: true
+caCertPath: $T/pki/ca.crt" >"$T/dry.yaml"
+  KJ_STDOUT_SECRET=1 kj 0 join --config "$T/dry.yaml" --kubeconfig-out "$T/dry.conf" || return 1
+  [ ! -e "$T/dry.conf" ] && [ ! -e "$T/pki/ca.crt" ] || fail "dryRun wrote a file" || return 1
+  grep -q "tls-bootstrap-token-user" "$OUT" || fail "dryRun printed no kubeconfig" || return 1
+  # caCertPath gets the trusted CA, 0644, as kubeadm's kubelet-start phase writes it; nodeRegistration.name is kept.
+  token_config v1beta3 "caCertPath: $T/pki/ca.crt
+nodeRegistration:
+  name: worker-7
+  criSocket: unix:///run/containerd/containerd.sock
+  taints: []
+  kubeletExtraArgs: {node-labels: a=b}
+skipPhases: [preflight]
+patches:
+  directory: /etc/kubeadm/patches" >"$T/full.yaml"
+  kj 0 join --config "$T/full.yaml" --kubeconfig-out "$T/full.conf" -o json || return 1
+  [ "$(stat -c %a "$T/pki/ca.crt")" = 644 ] || fail "ca.crt mode $(stat -c %a "$T/pki/ca.crt")" || return 1
+  cmp -s "$T/pki/ca.crt" "$C/ca.crt" || fail "ca.crt is not the cluster CA" || return 1
+  jq -e '.nodeName == "worker-7" and .caCertPath != null' "$OUT" >/dev/null || fail "$(cat "$OUT")" || return 1
+  local f
+  for f in nodeRegistration.criSocket nodeRegistration.taints nodeRegistration.kubeletExtraArgs skipPhases patches; do
+    [ "$(grep -c "^\[config\] $f (line [0-9]*) does not apply to kjoin: ignored" "$ERR")" = 1 ] ||
+      fail "$f not reported once" || return 1
+  done
+  # A control-plane join, an unknown field and a field of the other version are refused by name.
+  token_config v1beta4 "controlPlane:
+  certificateKey: abc" >"$T/cp.yaml"
+  kj 2 join --config "$T/cp.yaml" --kubeconfig-out "$T/cp.conf" || return 1
+  err_has "controlPlane at line 4 asks for a control-plane join" || return 1
+  token_config v1beta4 "discoveryy: {}" >"$T/typo.yaml"
+  kj 2 join --config "$T/typo.yaml" --kubeconfig-out "$T/cp.conf" || return 1
+  err_has "unknown field JoinConfiguration.discoveryy at line 3" || return 1
+  token_config v1beta3 "timeouts:
+  discovery: 1m" >"$T/v3t.yaml"
+  kj 2 join --config "$T/v3t.yaml" --kubeconfig-out "$T/cp.conf" || return 1
+  err_has "unknown field JoinConfiguration.timeouts" || return 1
+  token_config v1beta4 "nodeRegistration:
+  nmae: x" >"$T/nr.yaml"
+  kj 2 join --config "$T/nr.yaml" --kubeconfig-out "$T/cp.conf" || return 1
+  err_has "unknown field nodeRegistration.nmae" || return 1
+  token_config v1beta4 "dryRun: yes-please" >"$T/dr.yaml"
+  kj 2 join --config "$T/dr.yaml" --kubeconfig-out "$T/cp.conf" || return 1
+  err_has "dryRun at line 3 must be true or false" || return 1
+  [ ! -e "$T/cp.conf" ] || fail "a refused config wrote a kubeconfig"
+}
+
+t_config_hostile_yaml_stops_at_once() {
+  python3 -c "print('a: ' + '[' * 80000 + ']' * 80000)" >"$T/deep.yaml"
+  local start=$SECONDS
+  kj 2 join --config "$T/deep.yaml" || return 1
+  err_has "nests deeper than 64 levels" || return 1
+  [ $((SECONDS - start)) -le 2 ] || fail "took $((SECONDS - start))s" || return 1
+  python3 -c "print('clusters: ' + '{a: ' * 100000 + '}' * 100000)" >"$T/deep-discovery.yaml"
+  kj 4 join --discovery-file "$T/deep-discovery.yaml" $(file_args 2s) || return 1
+  err_has "nests deeper than 64 levels" || return 1
+  [ $((SECONDS - start)) -le 4 ] || fail "took $((SECONDS - start))s" || return 1
+  printf 'apiVersion: v1\nkind: Config\n---\napiVersion: v1\nkind: Config\n' >"$T/two.yaml"
+  kj 4 join --discovery-file "$T/two.yaml" $(file_args) || return 1
+  err_has "a second YAML document at line 4" || return 1
+}
+
+t_ca_cert_path_flag() {
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k.conf" --ca-cert-path "$T/etc/pki/ca.crt" || return 1
+  [ "$(stat -c %a "$T/etc/pki/ca.crt")" = 644 ] || fail "mode" || return 1
+  cmp -s "$T/etc/pki/ca.crt" "$C/ca.crt" || fail "not the CA" || return 1
+  err_has "the cluster CA to $T/etc/pki/ca.crt (mode 0644)" || return 1
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k.conf" --ca-cert-path "" || return 1
+  err_has "--ca-cert-path is empty"
+}
+
+t_killed_runs_leftovers_removed() {
+  # What a run killed between the temp write and the rename leaves, beside things that are not kjoin's own.
+  mkdir -p "$T/etc" "$T/elsewhere"
+  echo secret >"$T/etc/k.conf.kjoin-Ab12Cd"; touch -d '1 hour ago' "$T/etc/k.conf.kjoin-Ab12Cd"
+  echo keep >"$T/elsewhere/target"
+  ln -s "$T/elsewhere/target" "$T/etc/k.conf.kjoin-Sym123"
+  echo other >"$T/etc/other.conf.kjoin-Ab12Cd"; touch -d '1 hour ago' "$T/etc/other.conf.kjoin-Ab12Cd"
+  echo odd >"$T/etc/k.conf.kjoin-toolong"; touch -d '1 hour ago' "$T/etc/k.conf.kjoin-toolong"
+  mkdir "$T/etc/k.conf.kjoin-Dir123"
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/etc/k.conf" || return 1
+  [ ! -e "$T/etc/k.conf.kjoin-Ab12Cd" ] || fail "the leftover is still there" || return 1
+  [ -L "$T/etc/k.conf.kjoin-Sym123" ] && [ "$(cat "$T/elsewhere/target")" = keep ] || fail "a symlink was followed or removed" || return 1
+  [ -e "$T/etc/other.conf.kjoin-Ab12Cd" ] && [ -e "$T/etc/k.conf.kjoin-toolong" ] && [ -d "$T/etc/k.conf.kjoin-Dir123" ] ||
+    fail "removed what is not this output's leftover" || return 1
+  [ "$(ls "$T/etc" | grep -c kjoin-)" = 4 ] || fail "$(ls "$T/etc")"
+}

@@ -346,6 +346,42 @@ t_companion_commands() {
   kj 2 cluster-info sign --kubeconfig "$C/token" --token-file "$C/token"
 }
 
+# cluster-info is public: sign never publishes a user or a credential.
+t_cluster_info_sign_never_publishes_credentials() {
+  local data field
+  data=$(base64 -w0 <"$C/ca.crt")
+  for field in "token: $(cat "$C/token")" "client-key-data: a2V5" "password: hunter2" "tokenFile: /t" "exec: {command: x}"; do
+    { cluster_kubeconfig "$SERVER" "$C/ca.crt" | sed '/^users: null$/d'
+      printf 'users:
+- name: admin
+  user:
+    %s
+' "$field"; } >"$T/creds.kubeconfig"
+    kj 2 cluster-info sign --kubeconfig "$T/creds.kubeconfig" --token-file "$C/token" || return 1
+    err_has "carries a credential (users[0].user.${field%%:*} at line" || return 1
+    [ ! -s "$OUT" ] || fail "printed a ConfigMap" || return 1
+  done
+  # A credential outside users, and a user entry without one, are refused too.
+  cluster_kubeconfig "$SERVER" "$C/ca.crt" | sed "s|^    server:|    token: $(cat "$C/token")\n    server:|" >"$T/odd.kubeconfig"
+  kj 2 cluster-info sign --kubeconfig "$T/odd.kubeconfig" --token-file "$C/token" || return 1
+  err_has "clusters[0].cluster.token at line" || return 1
+  { cluster_kubeconfig "$SERVER" "$C/ca.crt" | sed '/^users: null$/d'; printf 'users:\n- name: u\n  user: {}\n'; } >"$T/user.kubeconfig"
+  kj 2 cluster-info sign --kubeconfig "$T/user.kubeconfig" --token-file "$C/token" || return 1
+  err_has "has user entries" || return 1
+  # --from-kubeconfig keeps the server and CA of an admin kubeconfig and drops the rest.
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$T/admin.key" 2>/dev/null
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: k\n  cluster: {server: "%s", certificate-authority-data: %s}\nusers:\n- name: admin\n  user: {client-key-data: %s, client-certificate-data: %s}\ncontexts:\n- name: admin@k\n  context: {cluster: k, user: admin}\ncurrent-context: admin@k\n' \
+    "$SERVER" "$data" "$(base64 -w0 <"$T/admin.key")" "$data" >"$T/admin.conf"
+  kj 0 cluster-info sign --from-kubeconfig "$T/admin.conf" --token-file "$C/token" || return 1
+  jq -j .data.kubeconfig "$OUT" >"$T/published"
+  cluster_kubeconfig "$SERVER" "$C/ca.crt" | cmp -s - "$T/published" || fail "not kubeadm's shape: $(cat "$T/published")" || return 1
+  ! grep -q "$(base64 -w0 <"$T/admin.key" | cut -c1-40)" "$OUT" || fail "the key was published" || return 1
+  cp "$OUT" "$C/www/cluster-info"
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 cluster-info sign --from-kubeconfig "$T/admin.conf" --kubeconfig "$T/published" --token-file "$C/token" || return 1
+  err_has "one of them"
+}
+
 
 # Every input means what the user meant: a typo is an error at once, never a
 # silent switch to K3s; kubeadm's own command lines work or are refused by name.
@@ -379,7 +415,7 @@ t_token_k3s_only_when_said() {
   err_has "K3s cluster (K3S_URL is set)" || return 1
   # With a discovery file, a stray K3S_TOKEN is named as the reason.
   K3S_TOKEN=just-a-password kj 2 join --discovery-file "$T/none.yaml" --kubeconfig-out "$T/k" || return 1
-  err_has "K3s was chosen (K3S_TOKEN is set); pass --flavor kubeadm" || return 1
+  err_has "K3s was chosen (K3S_TOKEN is set); set the --flavor to kubeadm" || return 1
   # --flavor kubeadm overrides both.
   K3S_URL=https://127.0.0.1:1 K3S_TOKEN=just-a-password kj 0 join $(join_args) --flavor kubeadm \
     --discovery-token-ca-cert-hash "$PIN"
@@ -389,9 +425,12 @@ t_token_kubeadm_command_lines() {
   # The line kubeadm token create --print-join-command prints, with the usual provisioning extras.
   kj 0 join 127.0.0.1:$PORT --token "$(cat "$C/token")" --discovery-token-ca-cert-hash "$PIN" \
     --node-name worker-1 --cri-socket /run/containerd/containerd.sock --ignore-preflight-errors=all \
-    --skip-phases preflight --patches /etc/kubeadm/patches --v=5 --kubeconfig-out "$T/kubelet.conf" || return 1
+    --skip-phases preflight --patches /etc/kubeadm/patches --v=5 --kubeconfig-out "$T/kubelet.conf" -o json || return 1
   err_has "--cri-socket is a kubeadm node-local flag that does not apply to kjoin: ignored" || return 1
-  [ "$(grep -c 'node-local flag' "$ERR")" -eq 5 ] || fail "each ignored flag is reported once" || return 1
+  [ "$(grep -c 'node-local flag' "$ERR")" -eq 4 ] || fail "each ignored flag is reported once" || return 1
+  jq -e '.nodeName == "worker-1"' "$OUT" >/dev/null || fail "--node-name is not in the result" || return 1
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --node-name Worker_1 || return 1
+  err_has '--node-name "Worker_1" is invalid' || return 1
   kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --ignore-preflight-errors=a \
     --ignore-preflight-errors=b || return 1
   [ "$(grep -c 'node-local flag' "$ERR")" -eq 1 ] || fail "a repeated flag was reported twice" || return 1

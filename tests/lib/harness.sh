@@ -33,7 +33,7 @@ out_has() { grep -qF -- "$1" "$OUT" || fail "stdout lacks \"$1\""; }
 # SETUP_FN runs before each test (restores shared variables).
 run_suite() {
   local name=$1 prefix=$2 setup=$3 t tests
-  tests=$(declare -F | awk '{print $3}' | grep "^$prefix")
+  tests=$(declare -F | awk '{print $3}' | grep "^$prefix" | grep -E -- "${ONLY:-.}")
   for t in $tests; do
     current=$t
     "$setup"

@@ -19,18 +19,17 @@ static void test_v1beta3_token_discovery(void **state)
     if (parse(yaml, &c, &err))
         fail_msg("%s", err.msg);
     assert_string_equal(c.api_version, "kubeadm.k8s.io/v1beta3");
-    assert_true(c.has_bootstrap_token);
-    assert_string_equal(c.token.id, "abcdef");
-    assert_string_equal(c.endpoint.authority, "10.0.0.10:6443");
-    assert_int_equal(kjoin_pinset_count(c.pins), 1);
-    assert_false(c.unsafe_skip_ca_verification);
-    assert_null(c.file);
-    assert_true(c.has_tls_bootstrap_token);
-    assert_string_equal(c.tls_bootstrap_token.id, "07401b");
-    assert_true(c.has_timeout);
-    assert_int_equal(c.timeout_ms, 150000);
-    assert_int_equal(c.n_skipped, 1);
-    assert_non_null(strstr(c.skipped[0], "KubeletConfiguration"));
+    const kjoin_join_spec *s = &c.spec;
+    assert_int_equal(s->n_endpoints, 1);
+    assert_string_equal(s->endpoints[0], "10.0.0.10:6443");
+    assert_string_equal(s->token, "abcdef.0123456789abcdef");
+    assert_int_equal(kjoin_pinset_count(s->pins), 1);
+    assert_false(s->unsafe_skip_ca_verification);
+    assert_null(s->discovery_file);
+    assert_string_equal(s->tls_bootstrap_token, "07401b.f395accd246ae52d");
+    assert_int_equal(s->timeout_ms, 150000);
+    assert_int_equal(s->flavor, KJOIN_FLAVOR_KUBEADM);
+    assert_non_null(strstr(c.notes[c.n_notes - 1], "Skipping KubeletConfiguration"));
     kjoin_join_config_release(&c);
     free(yaml);
 }
@@ -43,12 +42,12 @@ static void test_v1beta4_file_discovery(void **state)
     kjoin_err err;
     if (parse(yaml, &c, &err))
         fail_msg("%s", err.msg);
-    assert_false(c.has_bootstrap_token);
-    assert_string_equal(c.file, "https://config.example.com/cluster.kubeconfig");
-    assert_string_equal(c.tls_bootstrap_token.id, "abcdef");
-    assert_int_equal(c.timeout_ms, 90000);
-    assert_int_equal(c.n_skipped, 1);
-    assert_non_null(strstr(c.skipped[0], "InitConfiguration"));
+    assert_int_equal(c.spec.n_endpoints, 0);
+    assert_null(c.spec.token);
+    assert_string_equal(c.spec.discovery_file, "https://config.example.com/cluster.kubeconfig");
+    assert_string_equal(c.spec.tls_bootstrap_token, "abcdef.0123456789abcdef");
+    assert_int_equal(c.spec.timeout_ms, 90000);
+    assert_non_null(strstr(c.notes[0], "Skipping InitConfiguration"));
     kjoin_join_config_release(&c);
     free(yaml);
 }
@@ -107,6 +106,17 @@ static void test_rejections_name_field_and_place(void **state)
         {V4(BT "  bootstrapToken: {}\n"), "duplicate key"},
         {"kind: [\n", "YAML error at line"},
         {V4(BT "  tlsBootstrapToken: nope\n"), "discovery.tlsBootstrapToken at line 7"},
+        {V4(BT "controlPlane:\n  certificateKey: x\n"), "asks for a control-plane join"},
+        {V4(BT "discoveryy: {}\n"), "unknown field JoinConfiguration.discoveryy at line 7"},
+        {V3(BT "timeouts: {discovery: 1m}\n"), "unknown field JoinConfiguration.timeouts"},
+        {V4(BT "timeouts: {tlsBootstrp: 1m}\n"), "unknown field timeouts.tlsBootstrp"},
+        {V4(BT "nodeRegistration: {nmae: x}\n"), "unknown field nodeRegistration.nmae"},
+        {V4(BT "dryRun: sure\n"), "dryRun at line 7 must be true or false"},
+        {V4(BT "caCertPath: ''\n"), "caCertPath at line 7 is empty"},
+        {V4(BT "timeouts:\n  discovery: 0s\n"), "timeouts.discovery at line 8, column 14: invalid duration \"0s\": must be positive"},
+        {V4(BT "x: " "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["),
+         "nests deeper than 64 levels"},
+        {V4(BT) "---\napiVersion: v1\n---\n]", "YAML error at line 10"},
     };
     for (size_t i = 0; i < TU_LEN(bad); i++) {
         kjoin_join_config c = {.api_version = "untouched"};
@@ -120,6 +130,35 @@ static void test_rejections_name_field_and_place(void **state)
     }
 }
 
+/* Every field is honoured, noted as not applying, or refused (above). */
+static void test_fields_honoured_or_noted(void **state)
+{
+    (void)state;
+    const char *yaml = V4(BT "dryRun: true\ncaCertPath: /etc/kubernetes/pki/ca.crt\n"
+                             "nodeRegistration:\n  name: worker-1\n  criSocket: unix:///x\n  taints: []\n"
+                             "  kubeletExtraArgs: [{name: a, value: b}]\n  ignorePreflightErrors: [all]\n"
+                             "  imagePullPolicy: Never\n  imagePullSerial: true\n"
+                             "skipPhases: [preflight]\npatches: {directory: /p}\n"
+                             "timeouts:\n  discovery: 2m\n  tlsBootstrap: 1m\n  kubernetesAPICall: 1m\n");
+    kjoin_join_config c;
+    kjoin_err err;
+    if (parse(yaml, &c, &err))
+        fail_msg("%s", err.msg);
+    assert_true(c.spec.dry_run);
+    assert_string_equal(c.spec.ca_cert_path, "/etc/kubernetes/pki/ca.crt");
+    assert_string_equal(c.spec.node_name, "worker-1");
+    assert_int_equal(c.spec.timeout_ms, 120000);
+    const char *noted[] = {"skipPhases", "patches", "nodeRegistration.criSocket", "nodeRegistration.taints", "nodeRegistration.kubeletExtraArgs",
+                           "nodeRegistration.ignorePreflightErrors", "nodeRegistration.imagePullPolicy",
+                           "nodeRegistration.imagePullSerial", "timeouts.kubernetesAPICall",
+                           "timeouts.tlsBootstrap"};
+    assert_int_equal(c.n_notes, TU_LEN(noted));
+    for (size_t i = 0; i < TU_LEN(noted); i++)
+        if (strncmp(c.notes[i], noted[i], strlen(noted[i])) || !strstr(c.notes[i], "does not apply"))
+            fail_msg("note %zu: %s", i, c.notes[i]);
+    kjoin_join_config_release(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -127,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_v1beta4_file_discovery),
         cmocka_unit_test(test_accepted_variants),
         cmocka_unit_test(test_rejections_name_field_and_place),
+        cmocka_unit_test(test_fields_honoured_or_noted),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

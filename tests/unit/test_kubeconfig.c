@@ -198,7 +198,7 @@ static void test_discovery_file_credentials_refused(void **state)
         char field[32];
         snprintf(field, sizeof(field), "user.%.*s:", (int)strcspn(fields[i], ":"), fields[i]);
         field[strlen(field) - 1] = ' ';
-        if (!strstr(err.msg, field) || !strstr(err.msg, "--tls-bootstrap-token"))
+        if (!strstr(err.msg, field) || !strstr(err.msg, "`tls_bootstrap_token`"))
             fail_msg("%s: \"%s\"", fields[i], err.msg);
     }
     /* a user without credentials is fine */

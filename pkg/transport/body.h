@@ -1,0 +1,19 @@
+/* Private to pkg/transport: a response body collected under a cap, fed by
+ * libcurl in pieces of any size (and by the fuzzer). */
+#ifndef KJOIN_TRANSPORT_BODY_H
+#define KJOIN_TRANSPORT_BODY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct kjoin_http_body {
+    char *buf; /* NUL-terminated when not NULL */
+    size_t len, cap, max;
+    bool overflow; /* more than max bytes were offered */
+} kjoin_http_body;
+
+/* Appends n bytes; returns n, or 0 to abort the transfer (over max, or out
+ * of memory). */
+size_t kjoin_http__body_append(kjoin_http_body *b, const char *ptr, size_t n);
+
+#endif

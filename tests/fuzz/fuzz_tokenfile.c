@@ -1,0 +1,25 @@
+/* Reading a token from a file (--token-file): any bytes, any length. */
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+
+#include <kjoin/token.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    int fd = memfd_create("token", MFD_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    if (write(fd, data, size) == (ssize_t)size) {
+        char path[64], line[600];
+        kjoin_token t;
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        kjoin_token_read_line(path, line, sizeof(line), NULL);
+        kjoin_token_read_file(path, &t, NULL);
+    }
+    close(fd);
+    return 0;
+}

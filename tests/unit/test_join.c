@@ -1,0 +1,234 @@
+/* The join policy: kubeadm's token precedence, K3s only when asked, and the
+ * checks between inputs, all decided before any network access. */
+#include <stdio.h>
+#include <string.h>
+
+#include <kjoin/join.h>
+
+#include "testutil.h"
+
+#define TOK "abcdef.0123456789abcdef"
+#define DISC "bbbbbb.0123456789abcdef"
+#define TLS "cccccc.0123456789abcdef"
+#define K10 "K10" "e338877e96541dc59ad196d73a611a29f43178eea406fcdbfa507198c3c01bc1" "::node:s3cr3tpassword"
+
+static const char *const one_endpoint[] = {"127.0.0.1:6443"};
+
+/* A token-discovery specification with one endpoint and the unsafe mode,
+ * so that only the tokens vary. */
+static kjoin_join_spec base(void)
+{
+    return (kjoin_join_spec){.endpoints = one_endpoint, .n_endpoints = 1, .unsafe_skip_ca_verification = true};
+}
+
+static void resolves(const kjoin_join_spec *s, kjoin_join_plan *p)
+{
+    kjoin_err err;
+    if (kjoin_join_resolve(s, p, &err))
+        fail_msg("%s", err.msg);
+}
+
+/* Fails unless the spec is refused with KJOIN_E_USAGE and a message holding
+ * why, naming fields (never flags) and never a secret. */
+static void refused(const kjoin_join_spec *s, const char *why)
+{
+    kjoin_join_plan p = {.n_endpoints = 99};
+    kjoin_err err;
+    if (kjoin_join_resolve(s, &p, &err) != KJOIN_E_USAGE)
+        fail_msg("accepted; want \"%s\"", why);
+    if (!strstr(err.msg, why))
+        fail_msg("\"%s\" lacks \"%s\"", err.msg, why);
+    assert_null(strstr(err.msg, "--"));
+    assert_null(strstr(err.msg, "0123456789"));
+    assert_null(strstr(err.msg, "s3cr3t"));
+    assert_int_equal(p.n_endpoints, 99); /* untouched */
+}
+
+static void test_shared_token_serves_both(void **state)
+{
+    (void)state;
+    kjoin_join_spec s = base();
+    s.token = TOK;
+    kjoin_join_plan p;
+    resolves(&s, &p);
+    assert_int_equal(p.kind, KJOIN_DISCOVERY_TOKEN);
+    assert_null(p.k3s_reason);
+    assert_string_equal(p.discovery_token.id, "abcdef");
+    assert_string_equal(p.tls_bootstrap_token.id, "abcdef");
+    assert_int_equal(p.timeout_ms, KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
+    assert_string_equal(p.endpoints[0].authority, "127.0.0.1:6443");
+    kjoin_join_plan_clear(&p);
+}
+
+static void test_specific_tokens_win(void **state)
+{
+    (void)state;
+    kjoin_join_spec s = base();
+    kjoin_join_plan p;
+    s.token = TOK, s.discovery_token = DISC;
+    resolves(&s, &p);
+    assert_string_equal(p.discovery_token.id, "bbbbbb");
+    assert_string_equal(p.tls_bootstrap_token.id, "abcdef");
+    s.discovery_token = NULL, s.tls_bootstrap_token = TLS;
+    resolves(&s, &p);
+    assert_string_equal(p.discovery_token.id, "abcdef");
+    assert_string_equal(p.tls_bootstrap_token.id, "cccccc");
+    s.token = NULL, s.discovery_token = DISC, s.tls_bootstrap_token = NULL;
+    resolves(&s, &p); /* the TLS-bootstrap token defaults to the discovery token */
+    assert_string_equal(p.tls_bootstrap_token.id, "bbbbbb");
+    kjoin_join_plan_clear(&p);
+}
+
+static void test_environment_token_only_without_token_fields(void **state)
+{
+    (void)state;
+    kjoin_join_spec s = base();
+    kjoin_join_plan p;
+    s.env_token = TOK;
+    resolves(&s, &p);
+    assert_string_equal(p.discovery_token.id, "abcdef");
+    s.discovery_token = DISC;
+    resolves(&s, &p);
+    assert_string_equal(p.discovery_token.id, "bbbbbb");
+    assert_string_equal(p.tls_bootstrap_token.id, "bbbbbb"); /* KJOIN_TOKEN was not used */
+    s.discovery_token = NULL, s.token = "xxxxxx.0123456789abcdef";
+    resolves(&s, &p);
+    assert_string_equal(p.discovery_token.id, "xxxxxx");
+    kjoin_join_plan_clear(&p);
+}
+
+static void test_token_file(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir(), path[512];
+    snprintf(path, sizeof(path), "%s/token", dir);
+    FILE *f = fopen(path, "w");
+    fputs(TOK "\n", f);
+    fclose(f);
+    kjoin_join_spec s = base();
+    kjoin_join_plan p;
+    s.token_file = path;
+    resolves(&s, &p);
+    assert_string_equal(p.tls_bootstrap_token.id, "abcdef");
+    s.token = TOK;
+    refused(&s, "`token` and `token_file` are both set");
+    s.token = NULL;
+    f = fopen(path, "w");
+    fputs("abcdef.0123456789abcde\n", f); /* one character short */
+    fclose(f);
+    refused(&s, "`token_file`: ");
+    remove(path);
+    kjoin_join_plan_clear(&p);
+    free(dir);
+}
+
+/* A malformed token is an error, never a K3s password. */
+static void test_malformed_token_is_not_k3s(void **state)
+{
+    (void)state;
+    const char *bad[] = {"abcdef.0123456789abcdeff", "abcdef.0123456789abcde", TOK " ", "\xef\xbb\xbf" TOK,
+                         "ABCDEF.0123456789abcdef", "abcdef:0123456789abcdef", "s3cr3tpassword"};
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        kjoin_join_spec s = base();
+        s.token = bad[i];
+        refused(&s, "[a-z0-9]{6}.[a-z0-9]{16}");
+    }
+}
+
+static void test_k3s_only_when_chosen(void **state)
+{
+    (void)state;
+    kjoin_join_spec s = base();
+    kjoin_join_plan p;
+    s.token = K10;
+    resolves(&s, &p);
+    assert_int_equal(p.kind, KJOIN_DISCOVERY_K3S);
+    assert_string_equal(p.k3s_reason, "a K10 token");
+    assert_true(p.k3s_token.has_hash);
+    s.token = "s3cr3tpassword", s.flavor = KJOIN_FLAVOR_K3S;
+    resolves(&s, &p);
+    assert_string_equal(p.k3s_reason, "the flavor is k3s");
+    assert_string_equal(p.k3s_token.password, "s3cr3tpassword");
+    /* K3s agents' variables: K3S_URL gives the endpoint, K3S_TOKEN the token. */
+    s = (kjoin_join_spec){.env_k3s_url = "https://10.0.0.1:6443", .env_k3s_token = "s3cr3tpassword",
+                          .unsafe_skip_ca_verification = true};
+    resolves(&s, &p);
+    assert_string_equal(p.k3s_reason, "K3S_URL is set");
+    assert_string_equal(p.endpoints[0].authority, "10.0.0.1:6443");
+    assert_int_equal(p.n_endpoints, 1);
+    s.env_k3s_url = NULL, s.endpoints = one_endpoint, s.n_endpoints = 1;
+    resolves(&s, &p);
+    assert_string_equal(p.k3s_reason, "K3S_TOKEN is set");
+    /* The kubeadm flavor ignores both. */
+    s.flavor = KJOIN_FLAVOR_KUBEADM, s.token = TOK;
+    resolves(&s, &p);
+    assert_int_equal(p.kind, KJOIN_DISCOVERY_TOKEN);
+    s.token = NULL, s.endpoints = NULL, s.n_endpoints = 0, s.env_k3s_url = "https://10.0.0.1:6443";
+    refused(&s, "neither `endpoints` nor `discovery_file` is set");
+    /* K3s takes one token. */
+    s = base();
+    s.token = K10, s.discovery_token = DISC;
+    refused(&s, "K3s discovery takes one token");
+    s = base();
+    s.token = K10, s.discovery_file = "/etc/discovery.conf", s.endpoints = NULL, s.n_endpoints = 0;
+    s.unsafe_skip_ca_verification = false;
+    refused(&s, "`discovery_file` is for kubeadm clusters, but K3s was chosen (a K10 token)");
+    kjoin_join_plan_clear(&p);
+}
+
+static void test_inputs_checked_against_each_other(void **state)
+{
+    (void)state;
+    kjoin_join_spec s = base();
+    kjoin_pinset *pins = kjoin_pinset_new();
+    assert_int_equal(kjoin_pinset_add(pins, "sha256:e338877e96541dc59ad196d73a611a29f43178eea406fcdbfa507198c3c01bc1",
+                                      NULL), KJOIN_OK);
+    s.token = TOK, s.pins = pins;
+    refused(&s, "`unsafe_skip_ca_verification` contradicts `pins`");
+    s = base();
+    refused(&s, "no bootstrap token");
+    s.tls_bootstrap_token = TLS;
+    refused(&s, "no bootstrap token");
+    s = (kjoin_join_spec){.discovery_file = "/d.conf", .endpoints = one_endpoint, .n_endpoints = 1, .token = TOK};
+    refused(&s, "`endpoints` (token discovery) and `discovery_file` are both set");
+    s = (kjoin_join_spec){.discovery_file = "/d.conf", .discovery_token = DISC};
+    refused(&s, "are for token discovery, not `discovery_file`");
+    s = (kjoin_join_spec){.discovery_file = "/d.conf"};
+    refused(&s, "file discovery needs the token");
+    s = (kjoin_join_spec){0};
+    refused(&s, "nothing to discover the cluster from");
+    const char *many[17];
+    for (size_t i = 0; i < 17; i++)
+        many[i] = "127.0.0.1:6443";
+    s = base();
+    s.token = TOK, s.endpoints = many, s.n_endpoints = 17;
+    refused(&s, "17 `endpoints` given: at most 16 endpoints");
+    s.n_endpoints = 1, s.endpoints = (const char *const[]){"127.0.0.1:6443/api"};
+    refused(&s, "a path is not allowed");
+    s = base();
+    s.token = TOK, s.node_name = "Worker_1";
+    refused(&s, "`node_name` \"Worker_1\" is invalid");
+    s.node_name = "worker-1.example.com";
+    kjoin_join_plan p;
+    resolves(&s, &p);
+    s.cluster_name = "a b";
+    refused(&s, "`cluster_name`");
+    s.cluster_name = NULL, s.kubeconfig_out = "";
+    refused(&s, "`kubeconfig_out` is empty");
+    kjoin_join_plan_clear(&p);
+    kjoin_pinset_free(pins);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shared_token_serves_both),
+        cmocka_unit_test(test_specific_tokens_win),
+        cmocka_unit_test(test_environment_token_only_without_token_fields),
+        cmocka_unit_test(test_token_file),
+        cmocka_unit_test(test_malformed_token_is_not_k3s),
+        cmocka_unit_test(test_k3s_only_when_chosen),
+        cmocka_unit_test(test_inputs_checked_against_each_other),
+    };
+    return cmocka_run_group_tests_name("join", tests, NULL, NULL);
+}
