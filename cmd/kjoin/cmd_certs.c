@@ -1,6 +1,8 @@
 /* kjoin certs init | issue node|client | rotate | check-expiration | manifests */
 #include <stdio.h>
 #include <string.h>
+
+#include <openssl/crypto.h>
 #include <time.h>
 
 #include <kjoin/certs.h>
@@ -24,36 +26,69 @@ static const cli_opt certs_opts[] = {
     {OPT_DIR, "dir", 0, true, "DIR", "the certs directory (required)"},
     {OPT_NOW, "now", 0, true, "RFC3339", "stand-in for the clock, e.g. 2030-01-01T00:00:00Z"},
     {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
-    {OPT_DRY_RUN, "dry-run", 0, false, NULL, "rotate: say what would change, write nothing"},
-    {OPT_CA_CERT, "ca-cert", 0, true, "FILE", "init: use this CA (and chain) instead of a self-signed one"},
-    {OPT_CA_KEY, "ca-key", 0, true, "FILE", "init: the key of --ca-cert"},
-    {OPT_CA_DUR, "ca-duration", 0, true, "DURATION", "init: CA lifetime (default 87600h)"},
-    {OPT_NODE_DUR, "node-duration", 0, true, "DURATION", "init: node certificate lifetime (default 8760h)"},
-    {OPT_CLIENT_DUR, "client-duration", 0, true, "DURATION", "init: client certificate lifetime (default 8760h)"},
-    {OPT_CA_WIN, "ca-expiry-window", 0, true, "DURATION", "init: rotate the CA this long before it expires (17520h)"},
-    {OPT_NODE_WIN, "node-expiry-window", 0, true, "DURATION", "init: node expiry window (default 168h)"},
-    {OPT_CLIENT_WIN, "client-expiry-window", 0, true, "DURATION", "init: client expiry window (default 168h)"},
-    {OPT_MIN, "minimum-duration", 0, true, "DURATION", "init: time between rotation runs (default derived)"},
-    {OPT_KEY_TYPE, "key-type", 0, true, "TYPE", "init: ecdsa-p256 (default), rsa2048, rsa3072, rsa4096, ed25519"},
-    {OPT_USER, "user", 0, true, "USER", "init, issue client: the client user (default root)"},
-    {OPT_NAME, "name", 0, true, "NAME", "issue node: the node's name (files node.NAME.crt/.key)"},
-    {OPT_SAN, "san", 0, true, "NAME-OR-IP", "init, issue node: a subject alternative name; repeatable"},
-    {OPT_GROUP, "group", 0, true, "GROUP", "issue client: an organisation (O=) of the certificate; repeatable"},
-    {OPT_NAMESPACE, "namespace", 0, true, "NS", "manifests: the Secrets' namespace (default default)"},
-    {OPT_PREFIX, "prefix", 0, true, "NAME", "manifests: prefix of the Secret names (default kjoin)"},
+    {OPT_DRY_RUN, "dry-run", 0, false, NULL, "say what would change, write nothing"},
+    {OPT_CA_CERT, "ca-cert", 0, true, "FILE", "use this CA (and chain) instead of a self-signed one"},
+    {OPT_CA_KEY, "ca-key", 0, true, "FILE", "the key of --ca-cert"},
+    {OPT_CA_DUR, "ca-duration", 0, true, "DURATION", "CA lifetime (default 87600h)"},
+    {OPT_NODE_DUR, "node-duration", 0, true, "DURATION", "node certificate lifetime (default 8760h)"},
+    {OPT_CLIENT_DUR, "client-duration", 0, true, "DURATION", "client certificate lifetime (default 8760h)"},
+    {OPT_CA_WIN, "ca-expiry-window", 0, true, "DURATION", "rotate the CA this long before it expires (17520h)"},
+    {OPT_NODE_WIN, "node-expiry-window", 0, true, "DURATION", "node expiry window (default 168h)"},
+    {OPT_CLIENT_WIN, "client-expiry-window", 0, true, "DURATION", "client expiry window (default 168h)"},
+    {OPT_MIN, "minimum-duration", 0, true, "DURATION", "time between rotation runs (default derived)"},
+    {OPT_KEY_TYPE, "key-type", 0, true, "TYPE", "ecdsa-p256 (default), rsa2048, rsa3072, rsa4096, ed25519"},
+    {OPT_USER, "user", 0, true, "USER", "the client user (default root)"},
+    {OPT_NAME, "name", 0, true, "NAME", "the node's name (files node.NAME.crt/.key)"},
+    {OPT_SAN, "san", 0, true, "NAME-OR-IP", "a subject alternative name of the node certificate; repeatable"},
+    {OPT_GROUP, "group", 0, true, "GROUP", "an organisation (O=) of the certificate; repeatable"},
+    {OPT_NAMESPACE, "namespace", 0, true, "NS", "the Secrets' namespace (default default)"},
+    {OPT_PREFIX, "prefix", 0, true, "NAME", "prefix of the Secret names (default kjoin)"},
 };
 
-static const cli_verb certs_verb = {
-    .usage = "kjoin certs init|issue node|issue client|rotate|check-expiration|manifests --dir DIR [flags]",
-    .summary = "A self-signing certificate manager: a CA, node and client certificates in a\n"
-               "CockroachDB-style certs directory, with expiry windows and CA rotation that\n"
-               "never disrupts peers. `rotate` is the job for cron; it exits 0 when nothing was\n"
-               "due and 10 when something was rotated. See docs/certs.md.",
-    .opts = certs_opts,
-    .n_opts = sizeof(certs_opts) / sizeof(certs_opts[0]),
-    .min_args = 0,
-    .max_args = 0,
+#define N_OPTS (sizeof(certs_opts) / sizeof(certs_opts[0]))
+#define BIT(o) (1u << (o))
+#define COMMON (BIT(OPT_DIR) | BIT(OPT_NOW) | BIT(OPT_OUTPUT))
+
+/* Each verb takes only its own flags: a flag that would be ignored is an error. */
+typedef struct certs_verb {
+    const char *name, *usage, *summary;
+    unsigned flags;
+} certs_verb;
+
+enum { V_INIT, V_ISSUE_NODE, V_ISSUE_CLIENT, V_ROTATE, V_CHECK, V_MANIFESTS, N_VERBS };
+
+static const certs_verb certs_verbs[N_VERBS] = {
+    {"init", "kjoin certs init --dir DIR [flags]",
+     "Create the CA, node and client certificates in an empty certs directory.",
+     COMMON | BIT(OPT_CA_CERT) | BIT(OPT_CA_KEY) | BIT(OPT_CA_DUR) | BIT(OPT_NODE_DUR) | BIT(OPT_CLIENT_DUR) |
+         BIT(OPT_CA_WIN) | BIT(OPT_NODE_WIN) | BIT(OPT_CLIENT_WIN) | BIT(OPT_MIN) | BIT(OPT_KEY_TYPE) |
+         BIT(OPT_USER) | BIT(OPT_SAN)},
+    {"issue node", "kjoin certs issue node --dir DIR --name NAME [--san NAME-OR-IP...]",
+     "Issue a further node certificate (node.NAME.crt/.key) from the directory's CA.",
+     COMMON | BIT(OPT_NAME) | BIT(OPT_SAN)},
+    {"issue client", "kjoin certs issue client --dir DIR --user USER [--group GROUP...]",
+     "Issue a client certificate (client.USER.crt/.key) from the directory's CA.",
+     COMMON | BIT(OPT_USER) | BIT(OPT_GROUP)},
+    {"rotate", "kjoin certs rotate --dir DIR [--dry-run]",
+     "Renew what is due (the cron job): exit 0 when nothing was due, 10 when rotated.",
+     COMMON | BIT(OPT_DRY_RUN)},
+    {"check-expiration", "kjoin certs check-expiration --dir DIR [-o json]",
+     "Show each certificate's expiry and whether its rotation is due, as kubeadm does.", COMMON},
+    {"manifests", "kjoin certs manifests --dir DIR [--namespace NS] [--prefix NAME]",
+     "Print the certificates as Kubernetes Secret manifests (they hold private keys).",
+     COMMON | BIT(OPT_NAMESPACE) | BIT(OPT_PREFIX)},
 };
+
+/* The cli_verb of v: its usage, summary and only the flags it takes. */
+static cli_verb verb_of(const certs_verb *v, cli_opt opts[N_OPTS])
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_OPTS; i++)
+        if (v->flags & BIT(certs_opts[i].id))
+            opts[n++] = certs_opts[i];
+    return (cli_verb){.usage = v->usage, .summary = v->summary, .opts = opts, .n_opts = n, .min_args = 0,
+                      .max_args = 0};
+}
 
 typedef struct certs_args {
     const char *dir, *ca_cert, *ca_key, *user, *name, *ns, *prefix;
@@ -228,18 +263,32 @@ int cmd_certs(int argc, char **argv)
     certs_args a = {.format = cli_format_from_argv(argc, argv), .now = (int64_t)time(NULL),
                     .s = kjoin_certs_defaults(), .ns = "default", .prefix = "kjoin"};
     kjoin_err err = {0};
-    const char *sub = argc >= 2 ? argv[1] : "";
-    const char *kind = strcmp(sub, "issue") == 0 && argc >= 3 ? argv[2] : NULL;
-    int skip = kind ? 2 : 1, first = 0;
-    static const char *const subs[] = {"init", "issue", "rotate", "check-expiration", "manifests"};
-    bool known = false;
-    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
-        known |= strcmp(sub, subs[i]) == 0;
-    if (!known || (strcmp(sub, "issue") == 0 && (!kind || (strcmp(kind, "node") && strcmp(kind, "client"))))) {
-        kjoin_err_set(&err, KJOIN_E_USAGE, "usage: %s", certs_verb.usage);
-        return cli_fail(a.format, &err);
+    /* "issue node" and "issue client" are two words: read them as one. */
+    char issue[16];
+    if (argc >= 3 && strcmp(argv[1], "issue") == 0 && (!strcmp(argv[2], "node") || !strcmp(argv[2], "client"))) {
+        snprintf(issue, sizeof(issue), "issue %s", argv[2]);
+        argv[2] = issue;
+        argv[1] = argv[0];
+        argv++, argc--;
     }
-    int p = cli_parse(&certs_verb, argc - skip, argv + skip, on_opt, &a, &first, &err);
+    const char *names[N_VERBS];
+    cli_verb verbs[N_VERBS];
+    const cli_verb *verb_ptrs[N_VERBS];
+    cli_opt opts[N_VERBS][N_OPTS];
+    for (size_t i = 0; i < N_VERBS; i++) {
+        names[i] = certs_verbs[i].name;
+        verbs[i] = verb_of(&certs_verbs[i], opts[i]);
+        verb_ptrs[i] = &verbs[i];
+    }
+    int which = cli_group(argc, argv, "kjoin certs",
+                          "A self-signing certificate manager: a CA, node and client certificates in a\n"
+                          "CockroachDB-style certs directory, with expiry windows and CA rotation that\n"
+                          "never disrupts peers. See docs/certs.md.",
+                          names, verb_ptrs, N_VERBS);
+    if (which < 0)
+        return -which - 1;
+    int first = 0;
+    int p = cli_parse(&verbs[which], argc - 1, argv + 1, on_opt, &a, &first, &err);
     if (p < 0)
         return 0;
     if (p)
@@ -250,27 +299,28 @@ int cmd_certs(int argc, char **argv)
     }
     kjoin_certs_report report;
     kjoin_code rc;
-    if (strcmp(sub, "init") == 0) {
+    if (which == V_INIT) {
         kjoin_certs_init_opts o = {.settings = a.s, .ca_cert = a.ca_cert, .ca_key = a.ca_key, .user = a.user,
                                    .sans = a.sans, .n_sans = a.n_sans};
         rc = kjoin_certs_init(a.dir, &o, a.now, &report, &err);
-    } else if (kind && strcmp(kind, "node") == 0) {
+    } else if (which == V_ISSUE_NODE) {
         rc = a.name ? kjoin_certs_issue_node(a.dir, a.name, a.sans, a.n_sans, a.now, &report, &err)
                     : kjoin_err_set(&err, KJOIN_E_USAGE, "issue node needs --name");
-    } else if (kind) {
+    } else if (which == V_ISSUE_CLIENT) {
         rc = a.user ? kjoin_certs_issue_client(a.dir, a.user, a.groups, a.n_groups, a.now, &report, &err)
                     : kjoin_err_set(&err, KJOIN_E_USAGE, "issue client needs --user");
-    } else if (strcmp(sub, "rotate") == 0) {
+    } else if (which == V_ROTATE) {
         rc = kjoin_certs_rotate(a.dir, a.now, a.dry_run, &report, &err);
-    } else if (strcmp(sub, "check-expiration") == 0) {
+    } else if (which == V_CHECK) {
         return check_expiration(&a, &err);
     } else {
         char *json = NULL;
         if ((rc = kjoin_certs_manifests(a.dir, a.ns, a.prefix, &json, &err)))
             return cli_fail(a.format, &err);
         puts(json);
+        OPENSSL_cleanse(json, strlen(json)); /* it holds private keys */
         free(json);
         return 0;
     }
-    return rc ? cli_fail(a.format, &err) : print_report(&a, &report, strcmp(sub, "rotate") == 0);
+    return rc ? cli_fail(a.format, &err) : print_report(&a, &report, which == V_ROTATE);
 }

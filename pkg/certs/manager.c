@@ -682,12 +682,31 @@ static json_object *secret(const char *name, const char *ns, const char *type, c
             json_object_object_add(data, "tls.crt", json_object_new_string(crt64 ? crt64 : ""));
         if (key)
             OPENSSL_cleanse(key, strlen(key));
+        if (key64)
+            OPENSSL_cleanse(key64, strlen(key64));
         free(crt), free(key), free(crt64), free(key64);
     }
     json_object_object_add(s, "data", data);
     free(ca_pem);
     free(ca_b64);
     return s;
+}
+
+/* Wipes every string of a JSON tree (json-c frees without wiping), for trees
+ * that held private keys. */
+static void wipe_json_strings(json_object *o)
+{
+    if (json_object_is_type(o, json_type_string)) {
+        OPENSSL_cleanse((char *)json_object_get_string(o), (size_t)json_object_get_string_len(o));
+    } else if (json_object_is_type(o, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(o); i++)
+            wipe_json_strings(json_object_array_get_idx(o, i));
+    } else if (json_object_is_type(o, json_type_object)) {
+        json_object_object_foreach(o, k, v) {
+            (void)k;
+            wipe_json_strings(v);
+        }
+    }
 }
 
 kjoin_code kjoin_certs_manifests(const char *dir, const char *ns, const char *prefix, char **out, kjoin_err *err)
@@ -721,6 +740,7 @@ kjoin_code kjoin_certs_manifests(const char *dir, const char *ns, const char *pr
     const char *s = json_object_to_json_string_ext(list, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
     *out = strdup(s);
     OPENSSL_cleanse((char *)s, strlen(s));
+    wipe_json_strings(list);
     json_object_put(list);
     pki_release(&p);
     return *out ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");

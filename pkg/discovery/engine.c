@@ -38,7 +38,18 @@ kjoin_code kjoin_discovery__get(kjoin_run *r, const char *url, const kjoin_http_
     req.timeout_ms = left < REQUEST_TIMEOUT_MS ? left : REQUEST_TIMEOUT_MS;
     if (req.timeout_ms <= 0)
         return kjoin_err_set(err, KJOIN_E_TRANSIENT, "no time left for GET %s", url);
-    return kjoin_http_get(&req, resp, err);
+    static const char *const modes[] = {"server not verified", "pinned CA", "system roots"};
+    char shown[512];
+    kjoin_url_redact(url, shown, sizeof(shown));
+    int64_t started = kjoin_now_ms();
+    kjoin_code rc = kjoin_http_get(&req, resp, err);
+    if (rc)
+        kjoin_discovery__log(r, 4, "[http] GET %s (%s): %s (%lld ms)", shown, modes[req.tls], err ? err->msg : "failed",
+                             (long long)(kjoin_now_ms() - started));
+    else
+        kjoin_discovery__log(r, 4, "[http] GET %s (%s): HTTP %ld, %zu bytes (%lld ms)", shown, modes[req.tls],
+                             resp->status, resp->len, (long long)(kjoin_now_ms() - started));
+    return rc;
 }
 
 /* A chained certificate that is self-signed (say, the self-signed copy of a

@@ -93,14 +93,20 @@ static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_re
     }
     if ((rc = decide_trust(r, bundle, &first, err)))
         goto out;
-    kjoin_discovery__log(r, 0, "[discovery] Re-fetching %s over TLS verified against the trusted CA", url);
+    bool unpinned = !o->ca_hash && kjoin_pinset_count(o->common.pins) == 0;
+    kjoin_discovery__log(r, 0, unpinned ? "[discovery] Re-fetching %s over TLS against the CA it served (NOT pinned: "
+                                          "unsafe)"
+                                        : "[discovery] Re-fetching %s over TLS verified against the trusted CA",
+                         url);
     if ((rc = kjoin_discovery__pinned(bundle, &pinned, err)) || (rc = get_cacerts(r, url, &pinned, &second, err)))
         goto out;
     if (second.len != first.len || memcmp(second.body, first.body, first.len) != 0) {
-        rc = kjoin_err_set(err, KJOIN_E_TRUST, "/cacerts fetched over verified TLS differs from the first answer");
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "/cacerts fetched again over TLS differs from the first answer");
         goto out;
     }
-    kjoin_discovery__log(r, 0, "[discovery] Verified re-fetch returned the same CA bundle byte for byte");
+    kjoin_discovery__log(r, 0, unpinned ? "[discovery] The re-fetch returned the same CA bundle byte for byte (the CA "
+                                          "is NOT pinned: unsafe)"
+                                        : "[discovery] Verified re-fetch returned the same CA bundle byte for byte");
     rc = kjoin_discovery__finish(r, server, ep->authority, &bundle, out, err);
     if (!rc)
         kjoin_discovery__log(r, 0, "[discovery] Using K3s server \"%s\"", server);

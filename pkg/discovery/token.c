@@ -69,18 +69,25 @@ static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const 
     else
         kjoin_discovery__report_trust(r, bundle);
 
-    kjoin_discovery__log(r, 0, "[discovery] Re-fetching cluster-info from %s over TLS verified against the pinned CA",
-                         ep->authority);
+    if (o->unsafe_skip_ca_verification)
+        kjoin_discovery__log(r, 0, "[discovery] Re-fetching cluster-info from %s over TLS against the CA it names "
+                                   "(NOT pinned: unsafe)", ep->authority);
+    else
+        kjoin_discovery__log(r, 0, "[discovery] Re-fetching cluster-info from %s over TLS verified against the "
+                                   "pinned CA", ep->authority);
     if ((rc = kjoin_discovery__pinned(bundle, &pinned, err)) ||
         (rc = get_cluster_info(r, url, &pinned, &resp, err)) ||
         (rc = kjoin_cluster_info_parse(resp.body, resp.len, NULL, &second, err)))
         goto out;
     if (second.kubeconfig_len != first.kubeconfig_len ||
         memcmp(second.kubeconfig, first.kubeconfig, first.kubeconfig_len) != 0) {
-        rc = kjoin_err_set(err, KJOIN_E_TRUST, "the kubeconfig fetched over verified TLS differs from the signed one");
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "the kubeconfig fetched again over TLS differs from the signed one");
         goto out;
     }
-    kjoin_discovery__log(r, 0, "[discovery] Verified re-fetch returned the signed kubeconfig byte for byte");
+    kjoin_discovery__log(r, 0, o->unsafe_skip_ca_verification
+                                   ? "[discovery] The re-fetch returned the signed kubeconfig byte for byte (the CA "
+                                     "is NOT pinned: unsafe)"
+                                   : "[discovery] Verified re-fetch returned the signed kubeconfig byte for byte");
     rc = kjoin_discovery__finish(r, cluster.server, ep->authority, &bundle, out, err);
     if (!rc)
         kjoin_discovery__log(r, 0, "[discovery] Using API server \"%s\" (from cluster-info, discovered via %s)",

@@ -220,6 +220,13 @@ token_config() { # VERSION EXTRA
     "$1" "$2" "$(cat "$C/token")" "$PORT" "$PIN"
 }
 
+# config_refused VERSION EXTRA MESSAGE: the config is refused (exit 2) with MESSAGE, nothing written.
+config_refused() {
+  token_config "$1" "$2" >"$T/refused.yaml"
+  kj 2 join --config "$T/refused.yaml" --kubeconfig-out "$T/cp.conf" || return 1
+  err_has "$3"
+}
+
 t_config_every_field_honoured_or_refused() {
   # dryRun writes nothing, not even the CA; the kubeconfig goes to stdout.
   token_config v1beta4 "dryRun: true
@@ -247,24 +254,11 @@ patches:
       fail "$f not reported once" || return 1
   done
   # A control-plane join, an unknown field and a field of the other version are refused by name.
-  token_config v1beta4 "controlPlane:
-  certificateKey: abc" >"$T/cp.yaml"
-  kj 2 join --config "$T/cp.yaml" --kubeconfig-out "$T/cp.conf" || return 1
-  err_has "controlPlane at line 4 asks for a control-plane join" || return 1
-  token_config v1beta4 "discoveryy: {}" >"$T/typo.yaml"
-  kj 2 join --config "$T/typo.yaml" --kubeconfig-out "$T/cp.conf" || return 1
-  err_has "unknown field JoinConfiguration.discoveryy at line 3" || return 1
-  token_config v1beta3 "timeouts:
-  discovery: 1m" >"$T/v3t.yaml"
-  kj 2 join --config "$T/v3t.yaml" --kubeconfig-out "$T/cp.conf" || return 1
-  err_has "unknown field JoinConfiguration.timeouts" || return 1
-  token_config v1beta4 "nodeRegistration:
-  nmae: x" >"$T/nr.yaml"
-  kj 2 join --config "$T/nr.yaml" --kubeconfig-out "$T/cp.conf" || return 1
-  err_has "unknown field nodeRegistration.nmae" || return 1
-  token_config v1beta4 "dryRun: yes-please" >"$T/dr.yaml"
-  kj 2 join --config "$T/dr.yaml" --kubeconfig-out "$T/cp.conf" || return 1
-  err_has "dryRun at line 3 must be true or false" || return 1
+  config_refused v1beta4 $'controlPlane:\n  certificateKey: abc' "controlPlane at line 4 asks for a control-plane join" || return 1
+  config_refused v1beta4 "discoveryy: {}" "unknown field JoinConfiguration.discoveryy at line 3" || return 1
+  config_refused v1beta3 $'timeouts:\n  discovery: 1m' "unknown field JoinConfiguration.timeouts" || return 1
+  config_refused v1beta4 $'nodeRegistration:\n  nmae: x' "unknown field nodeRegistration.nmae" || return 1
+  config_refused v1beta4 "dryRun: yes-please" "dryRun at line 3 must be true or false" || return 1
   [ ! -e "$T/cp.conf" ] || fail "a refused config wrote a kubeconfig"
 }
 

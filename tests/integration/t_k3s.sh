@@ -30,6 +30,7 @@ t_k3s_token_forms() {
   kj 2 join $(k3s_args) --flavor k3s --token-file "$T/pw" || return 1
   err_has "no CA hash" || return 1
   kj 0 join $(k3s_args) --flavor k3s --token-file "$T/pw" --discovery-token-unsafe-skip-ca-verification --force || return 1
+  ! grep -i "verified" "$ERR" | grep -qv "not verified" || fail "the unsafe mode's log says verified: $(grep -i verified "$ERR")" || return 1
   err_has "WARNING"
 }
 

@@ -106,8 +106,9 @@ t_reordered_header_verifies() {
 }
 
 t_unsafe_mode_warns() {
-  kj 0 join $(join_args) --discovery-token-unsafe-skip-ca-verification || return 1
-  err_has "WARNING" && err_has "unsafe"
+  kj 0 join $(join_args) --discovery-token-unsafe-skip-ca-verification -v 1 || return 1
+  err_has "WARNING" && err_has "unsafe" || return 1
+  ! grep -i "verified" "$ERR" | grep -qv "not verified" || fail "the unsafe mode's log says verified: $(grep -i verified "$ERR")"
 }
 
 t_pinned_intermediate_and_chain() {
@@ -485,4 +486,13 @@ t_token_no_core_dump_and_version_json() {
   local limit; limit=$(awk '/Max core file size/ {print $5}' "/proc/$pid/limits" 2>/dev/null)
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
   [ "$limit" = 0 ] || fail "core file size limit is \"$limit\", not 0"
+}
+
+# -v 4 shows each request with its trust mode and status; the default shows none.
+t_verbose_levels_show_requests() {
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -v 4 || return 1
+  err_has "[http] GET https://127.0.0.1:$PORT$CLUSTER_INFO_PATH (server not verified): HTTP 200" || return 1
+  err_has "[http] GET https://127.0.0.1:$PORT$CLUSTER_INFO_PATH (pinned CA): HTTP 200" || return 1
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  ! grep -q '^\[http\]' "$ERR" || fail "requests logged at -v 0"
 }
