@@ -55,7 +55,7 @@ typedef struct certs_verb {
     unsigned flags;
 } certs_verb;
 
-enum { V_INIT, V_ISSUE_NODE, V_ISSUE_CLIENT, V_ROTATE, V_CHECK, V_MANIFESTS, N_VERBS };
+enum { V_INIT, V_ISSUE_NODE, V_ISSUE_CLIENT, V_ROTATE, V_ADOPT_CA, V_CHECK, V_MANIFESTS, N_VERBS };
 
 static const certs_verb certs_verbs[N_VERBS] = {
     {"init", "kjoin certs init --dir DIR [flags]",
@@ -72,6 +72,9 @@ static const certs_verb certs_verbs[N_VERBS] = {
     {"rotate", "kjoin certs rotate --dir DIR [--dry-run]",
      "Renew what is due (the cron job): exit 0 when nothing was due, 10 when rotated.",
      COMMON | BIT(OPT_DRY_RUN)},
+    {"adopt-ca", "kjoin certs adopt-ca --dir DIR --ca-cert FILE --ca-key FILE",
+     "Adopt a new CA explicitly; the certificates are reissued under it on the next rotate.",
+     COMMON | BIT(OPT_CA_CERT) | BIT(OPT_CA_KEY)},
     {"check-expiration", "kjoin certs check-expiration --dir DIR [-o json]",
      "Show each certificate's expiry and whether its rotation is due, as kubeadm does.", COMMON},
     {"manifests", "kjoin certs manifests --dir DIR [--namespace NS] [--prefix NAME]",
@@ -227,7 +230,8 @@ static int check_expiration(const certs_args *a, kjoin_err *err)
             any_due |= st[i].due;
             if (a->format == CLI_TEXT && pass == 0)
                 printf("%-24s %-22s %-15s %-23s %-20s %s\n", st[i].name, when, res, st[i].ca_name, "no",
-                       st[i].due ? (st[i].needs_regeneration ? "yes (needsRegeneration)" : "yes") : "no");
+                       !st[i].due ? "no" : st[i].not_yet_valid ? "yes (not valid yet)"
+                       : st[i].needs_regeneration ? "yes (needsRegeneration)" : "yes");
             else if (a->format == CLI_TEXT)
                 printf("%-24s %-22s %-15s %-20s %s\n", st[i].name, when, res, st[i].user_provided ? "yes" : "no",
                        st[i].due ? (st[i].user_provided ? "yes (replace it yourself)" : "yes") : "no");
@@ -240,6 +244,7 @@ static int check_expiration(const certs_args *a, kjoin_err *err)
                 json_object_object_add(o, "caName", json_object_new_string(st[i].ca_name));
             json_object_object_add(o, "rotationDue", json_object_new_boolean(st[i].due));
             json_object_object_add(o, "needsRegeneration", json_object_new_boolean(st[i].needs_regeneration));
+            json_object_object_add(o, "notYetValid", json_object_new_boolean(st[i].not_yet_valid));
             json_object_array_add(pass == 0 ? certs : cas, o);
         }
     }
@@ -309,6 +314,9 @@ int cmd_certs(int argc, char **argv)
     } else if (which == V_ISSUE_CLIENT) {
         rc = a.user ? kjoin_certs_issue_client(a.dir, a.user, a.groups, a.n_groups, a.now, &report, &err)
                     : kjoin_err_set(&err, KJOIN_E_USAGE, "issue client needs --user");
+    } else if (which == V_ADOPT_CA) {
+        rc = a.ca_cert && a.ca_key ? kjoin_certs_adopt_ca(a.dir, a.ca_cert, a.ca_key, a.now, &report, &err)
+                                   : kjoin_err_set(&err, KJOIN_E_USAGE, "adopt-ca needs --ca-cert and --ca-key");
     } else if (which == V_ROTATE) {
         rc = kjoin_certs_rotate(a.dir, a.now, a.dry_run, &report, &err);
     } else if (which == V_CHECK) {

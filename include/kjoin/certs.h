@@ -65,6 +65,15 @@ typedef struct kjoin_certs_init_opts {
 kjoin_code kjoin_certs_init(const char *dir, const kjoin_certs_init_opts *opts, int64_t now,
                             kjoin_certs_report *report, kjoin_err *err);
 
+/* Adopts a new CA explicitly (the RFC's "new CA" case; never a side effect
+ * of a rotation): the certificate (and chain) and key at ca_cert and ca_key
+ * become the CA, ca.crt holds it followed by the CAs before it, and every
+ * node and client certificate is marked needsRegeneration, to be reissued
+ * under it on the next rotate (once peers trust it). kjoin never replaces an
+ * adopted CA. Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
+kjoin_code kjoin_certs_adopt_ca(const char *dir, const char *ca_cert, const char *ca_key, int64_t now,
+                                kjoin_certs_report *report, kjoin_err *err);
+
 /* Issues a further node certificate (files node.<name>.crt/.key, CN "node")
  * or client certificate (client.<user>.crt/.key, CN user, O groups). */
 kjoin_code kjoin_certs_issue_node(const char *dir, const char *name, const char *const *sans, size_t n_sans,
@@ -82,6 +91,7 @@ typedef struct kjoin_certs_status {
     char ca_name[16];     /* "ca" for leaves, "" for the CA */
     int64_t not_after;
     bool is_ca, user_provided, due, needs_regeneration;
+    bool not_yet_valid; /* its notBefore is after now (clock skew): due too */
 } kjoin_certs_status;
 
 /* Fills up to cap entries, sorted by name. Errors: KJOIN_E_USAGE (no PKI). */

@@ -33,7 +33,49 @@ char *kjoin_certs__pem_certs(STACK_OF(X509) *certs, X509 *one);
 char *kjoin_certs__pem_key(EVP_PKEY *key);
 STACK_OF(X509) *kjoin_certs__parse_certs(const char *pem, size_t len);
 EVP_PKEY *kjoin_certs__parse_key(const char *pem, size_t len);
+/* Whether s may be a subject alternative name: an IPv4 or IPv6 address, or
+ * a DNS name (no wildcard, no prefix, no comma). */
+bool kjoin_certs__san_valid(const char *s);
+#define KJOIN_CERTS_MAX_SANS 16
 /* Whether issuer signed x (names, key ids and signature). */
 bool kjoin_certs__issued_by(X509 *issuer, X509 *x);
+
+/* ---- state.c: the state file (kjoin-certs.json), untrusted input ---- */
+
+#define KJOIN_CERTS_STATE_FILE "kjoin-certs.json"
+#define KJOIN_CERTS_MAX_ENTRIES 32
+#define KJOIN_CERTS_MAX_NAMES 16
+
+/* One certificate of the PKI: what the state records, and its files. */
+typedef struct certs_entry {
+    char name[80]; /* "ca", "node", "node.<name>", "client.<user>" */
+    cert_kind kind;
+    STACK_OF(X509) *certs; /* the CA bundle, or the one leaf */
+    EVP_PKEY *key;
+    char created[32];
+    int64_t duration;
+    char fingerprint[80], ca_fingerprint[80];
+    bool needs_regen, user_provided, changed_outside;
+    char *names[KJOIN_CERTS_MAX_NAMES]; /* SANs (node) or groups (client) */
+    size_t n_names;
+    char user[64];
+} certs_entry;
+
+/* Whether name is one of kjoin's entry names ("ca", "node", "node.<n>",
+ * "client.<u>", n and u of letters, digits, '-' and '_'); sets its kind and,
+ * for a client, its user. */
+bool kjoin_certs__entry_name(const char *name, cert_kind *kind, char user[64]);
+/* Whether s may be a node or user name (letters, digits, '-', '_', at most 48). */
+bool kjoin_certs__name_valid(const char *s);
+
+/* Parses the state: settings, and the entries' records (not their files).
+ * Every field is checked for type and range; a malformed file is refused
+ * naming the field. Release the entries with kjoin_certs__entry_release.
+ * Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_certs__state_parse(const char *text, size_t len, kjoin_certs_settings *settings, certs_entry *entries,
+                                    size_t cap, size_t *n, kjoin_err *err);
+/* The state as JSON text; newly-allocated, NULL when out of memory. */
+char *kjoin_certs__state_encode(const kjoin_certs_settings *settings, const certs_entry *entries, size_t n);
+void kjoin_certs__entry_release(certs_entry *e);
 
 #endif

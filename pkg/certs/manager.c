@@ -3,7 +3,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <json-c/json.h>
@@ -16,47 +18,21 @@
 #include "internal.h"
 #include "store.h"
 
-#define STATE_FILE "kjoin-certs.json"
-#define MAX_ENTRIES 32
-#define MAX_NAMES 16
+#define STATE_FILE KJOIN_CERTS_STATE_FILE
+#define MAX_ENTRIES KJOIN_CERTS_MAX_ENTRIES
+#define MAX_NAMES KJOIN_CERTS_MAX_NAMES
 #define HOUR 3600
 
-typedef struct entry {
-    char name[80]; /* "ca", "node", "node.<name>", "client.<user>" */
-    cert_kind kind;
-    STACK_OF(X509) *certs; /* the CA bundle, or the one leaf */
-    EVP_PKEY *key;
-    char created[32];
-    int64_t duration;
-    char fingerprint[80], ca_fingerprint[80];
-    bool needs_regen, user_provided, changed_outside;
-    char *names[MAX_NAMES]; /* SANs (node) or groups (client) */
-    size_t n_names;
-    char user[64];
-} entry;
+typedef certs_entry entry;
 
 typedef struct pki {
-    const char *dir;
+    kjoin_store store;
     kjoin_certs_settings s;
     entry e[MAX_ENTRIES];
     size_t n;
     int64_t now;
     kjoin_certs_report *rep;
 } pki;
-
-static const char *const key_names[] = {"ecdsa-p256", "rsa2048", "rsa3072", "rsa4096", "ed25519"};
-
-kjoin_code kjoin_key_type_parse(const char *s, kjoin_key_type *out, kjoin_err *err)
-{
-    for (size_t i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++)
-        if (strcmp(s, key_names[i]) == 0) {
-            *out = (kjoin_key_type)i;
-            return KJOIN_OK;
-        }
-    return kjoin_err_set(err, KJOIN_E_USAGE, "unknown key type \"%s\" (use ecdsa-p256, rsa2048, rsa3072, rsa4096 or ed25519)", s);
-}
-
-const char *kjoin_key_type_name(kjoin_key_type t) { return key_names[t]; }
 
 kjoin_certs_settings kjoin_certs_defaults(void)
 {
@@ -134,20 +110,12 @@ static entry *find(pki *p, const char *name)
     return NULL;
 }
 
-static void entry_release(entry *e)
-{
-    sk_X509_pop_free(e->certs, X509_free);
-    EVP_PKEY_free(e->key);
-    for (size_t i = 0; i < e->n_names; i++)
-        free(e->names[i]);
-    memset(e, 0, sizeof(*e));
-}
-
 static void pki_release(pki *p)
 {
     for (size_t i = 0; i < p->n; i++)
-        entry_release(&p->e[i]);
+        kjoin_certs__entry_release(&p->e[i]);
     p->n = 0;
+    kjoin_store__close(&p->store);
 }
 
 static void file_names(const entry *e, char *crt, char *key, size_t cap)
@@ -156,128 +124,62 @@ static void file_names(const entry *e, char *crt, char *key, size_t cap)
     snprintf(key, cap, "%s.key", e->name);
 }
 
-/* ---- state ----------------------------------------------------------- */
+/* ---- loading and saving ------------------------------------------------ */
 
-static json_object *state_json(const pki *p)
+/* Reports what the store noticed (a key readable by others). */
+static void say_notes(pki *p)
 {
-    json_object *root = json_object_new_object(), *set = json_object_new_object(), *certs = json_object_new_object();
-    json_object_object_add(root, "version", json_object_new_int(1));
-    const struct {
-        const char *k;
-        int64_t v;
-    } nums[] = {{"caDuration", p->s.ca_duration},         {"caExpiryWindow", p->s.ca_window},
-                {"nodeDuration", p->s.node_duration},     {"nodeExpiryWindow", p->s.node_window},
-                {"clientDuration", p->s.client_duration}, {"clientExpiryWindow", p->s.client_window},
-                {"minimumDuration", p->s.minimum}};
-    for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
-        json_object_object_add(set, nums[i].k, json_object_new_int64(nums[i].v));
-    json_object_object_add(set, "keyType", json_object_new_string(kjoin_key_type_name(p->s.key_type)));
-    json_object_object_add(root, "settings", set);
-    for (size_t i = 0; i < p->n; i++) {
-        const entry *e = &p->e[i];
-        json_object *o = json_object_new_object(), *names = json_object_new_array();
-        char dur[32];
-        json_object_object_add(o, "managedBy", json_object_new_string(e->user_provided ? "user" : "kjoin"));
-        json_object_object_add(o, "creationTime", json_object_new_string(e->created));
-        json_object_object_add(o, "duration", json_object_new_string(hours(e->duration, dur, sizeof(dur))));
-        json_object_object_add(o, "durationSeconds", json_object_new_int64(e->duration));
-        json_object_object_add(o, "fingerprint", json_object_new_string(e->fingerprint));
-        if (e->kind != CERT_CA)
-            json_object_object_add(o, "caFingerprint", json_object_new_string(e->ca_fingerprint));
-        json_object_object_add(o, "needsRegeneration", json_object_new_boolean(e->needs_regen));
-        for (size_t j = 0; j < e->n_names; j++)
-            json_object_array_add(names, json_object_new_string(e->names[j]));
-        json_object_object_add(o, e->kind == CERT_NODE ? "sans" : "groups", names);
-        json_object_object_add(certs, e->name, o);
-    }
-    json_object_object_add(root, "certificates", certs);
-    return root;
-}
-
-static int64_t num(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
-}
-
-static const char *str(json_object *o, const char *k)
-{
-    json_object *v = NULL;
-    return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+    for (size_t i = 0; i < p->store.n_notes; i++)
+        say(p, "WARNING: %s", p->store.notes[i]);
+    p->store.n_notes = 0;
 }
 
 /* Loads one entry's files and compares them with what the state recorded. */
-static kjoin_code load_entry(pki *p, const char *name, json_object *o, kjoin_err *err)
+static kjoin_code load_files(pki *p, entry *e, kjoin_err *err)
 {
-    if (p->n == MAX_ENTRIES)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "too many certificates in %s", p->dir);
-    entry *e = &p->e[p->n++];
-    snprintf(e->name, sizeof(e->name), "%s", name);
-    e->kind = strcmp(name, "ca") == 0 ? CERT_CA : strncmp(name, "node", 4) == 0 ? CERT_NODE : CERT_CLIENT;
-    snprintf(e->created, sizeof(e->created), "%s", str(o, "creationTime"));
-    e->duration = num(o, "durationSeconds");
-    snprintf(e->fingerprint, sizeof(e->fingerprint), "%s", str(o, "fingerprint"));
-    snprintf(e->ca_fingerprint, sizeof(e->ca_fingerprint), "%s", str(o, "caFingerprint"));
-    e->user_provided = strcmp(str(o, "managedBy"), "user") == 0;
-    json_object *flag = NULL, *names = NULL;
-    e->needs_regen = json_object_object_get_ex(o, "needsRegeneration", &flag) && json_object_get_boolean(flag);
-    if (json_object_object_get_ex(o, e->kind == CERT_NODE ? "sans" : "groups", &names))
-        for (size_t j = 0; j < json_object_array_length(names) && e->n_names < MAX_NAMES; j++)
-            e->names[e->n_names++] = strdup(json_object_get_string(json_object_array_get_idx(names, j)));
-    if (e->kind == CERT_CLIENT)
-        snprintf(e->user, sizeof(e->user), "%s", name + strlen("client."));
-
     char crt[96], key[96], fp[80];
     file_names(e, crt, key, sizeof(crt));
     char *pem = NULL;
     size_t len = 0;
-    kjoin_code rc = kjoin_store__read(p->dir, crt, &pem, &len, err);
+    kjoin_code rc = kjoin_store__read(&p->store, crt, false, &pem, &len, err);
     if (rc)
         return rc;
     e->certs = kjoin_certs__parse_certs(pem, len);
     free(pem);
     if (!e->certs)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s holds no certificate", p->dir, crt);
-    if ((rc = kjoin_store__read(p->dir, key, &pem, &len, err)))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s holds no certificate", p->store.path, crt);
+    if ((rc = kjoin_store__read(&p->store, key, true, &pem, &len, err)))
         return rc;
     e->key = kjoin_certs__parse_key(pem, len);
     OPENSSL_cleanse(pem, len);
     free(pem);
     if (!e->key || X509_check_private_key(first(e), e->key) != 1)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s does not hold the key of %s", p->dir, key, crt);
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s does not hold the key of %s", p->store.path, key, crt);
     kjoin_certs__fingerprint(first(e), fp);
     e->changed_outside = strcmp(fp, e->fingerprint) != 0;
     return KJOIN_OK;
 }
 
-static kjoin_code load(pki *p, kjoin_err *err)
+/* Opens the store and loads the PKI of its current generation. */
+static kjoin_code load(pki *p, const char *dir, kjoin_store_mode mode, kjoin_err *err)
 {
     char *text = NULL;
     size_t len = 0;
     kjoin_err inner;
-    if (kjoin_store__read(p->dir, STATE_FILE, &text, &len, &inner))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "%s holds no kjoin PKI (run kjoin certs init): %s", p->dir, inner.msg);
-    json_object *root = json_tokener_parse(text);
+    kjoin_code rc = kjoin_store__open(dir, mode, &p->store, err);
+    if (rc)
+        return rc;
+    if (!kjoin_store__has_pki(&p->store))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s holds no kjoin PKI (run kjoin certs init)", dir);
+    if ((rc = kjoin_store__read(&p->store, STATE_FILE, true, &text, &len, err)))
+        return rc;
+    rc = kjoin_certs__state_parse(text, len, &p->s, p->e, MAX_ENTRIES, &p->n, &inner);
     free(text);
-    json_object *set = NULL, *certs = NULL;
-    if (!root || !json_object_object_get_ex(root, "settings", &set) ||
-        !json_object_object_get_ex(root, "certificates", &certs)) {
-        json_object_put(root);
-        return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s is not a kjoin state file", p->dir, STATE_FILE);
-    }
-    p->s = (kjoin_certs_settings){num(set, "caDuration"),   num(set, "caExpiryWindow"),     num(set, "nodeDuration"),
-                                  num(set, "nodeExpiryWindow"), num(set, "clientDuration"), num(set, "clientExpiryWindow"),
-                                  num(set, "minimumDuration"), KJOIN_KEY_ECDSA_P256};
-    kjoin_key_type_parse(str(set, "keyType"), &p->s.key_type, NULL);
-    kjoin_code rc = KJOIN_OK;
-    json_object_object_foreach(certs, name, o)
-    {
-        if (!rc)
-            rc = load_entry(p, name, o, err);
-    }
-    json_object_put(root);
-    if (!rc && (!find(p, "ca") || !find(p, "ca")->key))
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s has no CA", p->dir);
+    if (rc)
+        return kjoin_err_set(err, rc, "%s/%s: %s", dir, STATE_FILE, inner.msg);
+    for (size_t i = 0; !rc && i < p->n; i++)
+        rc = load_files(p, &p->e[i], err);
+    say_notes(p);
     return rc;
 }
 
@@ -297,17 +199,17 @@ static kjoin_code save(pki *p, kjoin_err *err)
         files[n + 1] = (kjoin_store_file){names[n + 1], key, key ? strlen(key) : 0, 0600};
         n += 2;
     }
-    json_object *state = state_json(p);
-    const char *text = json_object_to_json_string_ext(state, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-    files[n++] = (kjoin_store_file){STATE_FILE, text, strlen(text), 0600};
+    char *state = kjoin_certs__state_encode(&p->s, p->e, p->n);
+    if (!rc && !state)
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    files[n++] = (kjoin_store_file){STATE_FILE, state, state ? strlen(state) : 0, 0600};
     if (!rc)
-        rc = kjoin_store__commit(p->dir, files, n, err);
-    for (size_t i = 0; i + 1 < n; i++) {
+        rc = kjoin_store__commit(&p->store, files, n, err);
+    for (size_t i = 0; i < n; i++) {
         if (files[i].data && files[i].mode == 0600)
             OPENSSL_cleanse((char *)files[i].data, files[i].len);
         free((char *)files[i].data);
     }
-    json_object_put(state);
     return rc;
 }
 
@@ -323,11 +225,14 @@ static int64_t duration_of(const pki *p, const entry *e)
     return e->kind == CERT_CA ? p->s.ca_duration : e->kind == CERT_NODE ? p->s.node_duration : p->s.client_duration;
 }
 
-/* Due when now is inside the expiry window, or it would expire before the next run. */
+static bool not_yet_valid(const pki *p, const entry *e) { return p->now < kjoin_certs__not_before(first(e)); }
+
+/* Due when now is inside the expiry window, it would expire before the next
+ * run, or it is not valid yet (clock skew, or issued under a later clock). */
 static bool is_due(const pki *p, const entry *e)
 {
     int64_t na = kjoin_certs__not_after(first(e));
-    return p->now >= na - window_of(p, e) || na < p->now + p->s.minimum;
+    return p->now >= na - window_of(p, e) || na < p->now + p->s.minimum || not_yet_valid(p, e);
 }
 
 static void stamp(pki *p, entry *e)
@@ -361,10 +266,16 @@ static kjoin_code reissue(pki *p, entry *e, const char *why, kjoin_err *err)
         EVP_PKEY_free(key);
         return err ? err->code : KJOIN_E_OTHER;
     }
+    STACK_OF(X509) *certs = sk_X509_new_null();
+    if (!certs || !sk_X509_push(certs, x)) {
+        sk_X509_free(certs);
+        X509_free(x);
+        EVP_PKEY_free(key);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
     sk_X509_pop_free(e->certs, X509_free);
     EVP_PKEY_free(e->key);
-    e->certs = sk_X509_new_null();
-    sk_X509_push(e->certs, x);
+    e->certs = certs;
     e->key = key;
     e->duration = not_after - p->now;
     e->needs_regen = false;
@@ -393,7 +304,11 @@ static kjoin_code new_ca(pki *p, entry *ca, kjoin_err *err)
     }
     if (!ca->certs)
         ca->certs = sk_X509_new_null();
-    sk_X509_unshift(ca->certs, x); /* the new CA first, the old ones after it */
+    if (!ca->certs || !sk_X509_unshift(ca->certs, x)) { /* the new CA first, the old ones after it */
+        X509_free(x);
+        EVP_PKEY_free(key);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
     EVP_PKEY_free(ca->key);
     ca->key = key;
     ca->duration = p->s.ca_duration;
@@ -425,30 +340,25 @@ static void prune_bundle(pki *p, entry *ca)
 
 kjoin_code kjoin_certs_rotate(const char *dir, int64_t now, bool dry_run, kjoin_certs_report *report, kjoin_err *err)
 {
-    pki p = {.dir = dir, .now = now, .rep = report};
+    pki p = {.now = now, .rep = report};
     memset(report, 0, sizeof(*report));
-    int lock = -1;
-    kjoin_code rc = kjoin_store__lock(dir, &lock, err);
-    if (!rc)
-        rc = load(&p, err);
+    kjoin_code rc = load(&p, dir, KJOIN_STORE_WRITE, err);
     entry *ca = rc ? NULL : find(&p, "ca");
     bool ca_rotated = false;
     char when[32];
     if (ca && ca->changed_outside) {
-        /* The RFC's "new CA" case: adopt it, never overwrite it. */
-        kjoin_certs__fingerprint(first(ca), ca->fingerprint);
-        say(&p, "ca: changed outside kjoin (now %s); adopting it as a new CA: node and client certificates will be "
-                "reissued under it",
-            ca->fingerprint);
-        ca->changed_outside = false;
-        ca_rotated = true;
-        report->changed = true;
+        /* A CA is adopted only when asked (adopt-ca), never as a side effect. */
+        rc = kjoin_err_set(err, KJOIN_E_USAGE,
+                           "%s: ca.crt is not the CA kjoin recorded (%s): it was changed outside kjoin. Restore it, or "
+                           "adopt a new CA explicitly with kjoin certs adopt-ca", dir, ca->fingerprint);
     } else if (ca && is_due(&p, ca)) {
+        bool early = not_yet_valid(&p, ca);
         rfc3339(kjoin_certs__not_after(first(ca)), when, sizeof(when));
         if (ca->user_provided) {
             say(&p, "ca: WARNING: the CA you provided expires at %s; kjoin never replaces it: install a new one", when);
         } else if (!(rc = new_ca(&p, ca, err))) {
-            say(&p, "ca: rotated (expires %s): ca.crt now holds the new CA followed by the old one", when);
+            say(&p, "ca: rotated (%s%s): ca.crt now holds the new CA followed by the old one",
+                early ? "the old one is not valid yet; it would have expired " : "expires ", when);
             ca_rotated = true;
             report->changed = report->restart_nodes = report->reload_clients = true;
         }
@@ -467,6 +377,7 @@ kjoin_code kjoin_certs_rotate(const char *dir, int64_t now, bool dry_run, kjoin_
         const char *why = e->changed_outside ? "changed outside kjoin"
                           : e->needs_regen ? "needsRegeneration after a CA rotation"
                           : strcmp(e->ca_fingerprint, ca->fingerprint) != 0 ? "issued under another CA"
+                          : not_yet_valid(&p, e) ? "not valid yet (its notBefore is after now)"
                           : is_due(&p, e) ? "due: inside its expiry window or expiring before the next run"
                           : NULL;
         if (why)
@@ -479,7 +390,6 @@ kjoin_code kjoin_certs_rotate(const char *dir, int64_t now, bool dry_run, kjoin_
     if (!rc && !report->changed)
         say(&p, "nothing to do");
     pki_release(&p);
-    kjoin_store__unlock(lock);
     return rc;
 }
 
@@ -503,18 +413,51 @@ static kjoin_code add_leaf(pki *p, cert_kind kind, const char *name, const char 
     snprintf(e->user, sizeof(e->user), "%s", user ? user : "");
     e->kind = kind;
     for (size_t j = 0; j < n_names && e->n_names < MAX_NAMES; j++)
-        e->names[e->n_names++] = strdup(names[j]);
+        if (!(e->names[e->n_names++] = strdup(names[j])))
+            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     return reissue(p, e, "new", err);
 }
 
-static bool valid_name(const char *s)
+/* Each name a DNS name or an IP address, at most max of them. */
+static kjoin_code check_sans(const char *const *sans, size_t n, size_t max, kjoin_err *err)
 {
-    if (!*s || strlen(s) > 48)
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || strchr("-_", *s)))
-            return false;
-    return true;
+    if (n > max)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%zu subject alternative names given: at most %zu", n, max);
+    for (size_t i = 0; i < n; i++)
+        if (!kjoin_certs__san_valid(sans[i]))
+            return kjoin_err_set(err, KJOIN_E_USAGE,
+                                 "subject alternative name \"%.80s\" is neither a DNS name nor an IP address (one "
+                                 "name a value: no commas, prefixes or wildcards)", sans[i]);
+    return KJOIN_OK;
+}
+
+static kjoin_code check_groups(const char *const *groups, size_t n, kjoin_err *err)
+{
+    if (n > MAX_NAMES)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%zu groups given: at most %d", n, MAX_NAMES);
+    for (size_t i = 0; i < n; i++)
+        if (!*groups[i] || strlen(groups[i]) > 64)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "group %zu is empty or longer than 64 characters", i + 1);
+    return KJOIN_OK;
+}
+
+/* A CA key given by path gets the store's rule: owned by this user or root,
+ * writable by no one else; readable by others is reported. */
+static kjoin_code check_key_file(pki *p, const char *path, kjoin_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "cannot open %s: %s", path, strerror(errno));
+    if (st.st_uid != geteuid() && st.st_uid != 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the CA key %s is owned by uid %u, not by this user or root", path,
+                             (unsigned)st.st_uid);
+    if (st.st_mode & 022)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the CA key %s is writable by group or others (mode %04o): chmod "
+                                                 "go-w it", path, (unsigned)(st.st_mode & 07777));
+    if (st.st_mode & 077)
+        say(p, "WARNING: the CA key %s is readable by group or others (mode %04o): chmod 600 it", path,
+            (unsigned)(st.st_mode & 07777));
+    return KJOIN_OK;
 }
 
 /* Loads a CA the user provides: its certificate (and chain) and key. */
@@ -527,7 +470,7 @@ static kjoin_code user_ca(pki *p, entry *ca, const char *crt, const char *key, k
         return rc;
     ca->certs = kjoin_certs__parse_certs(pem, len);
     free(pem);
-    if ((rc = kjoin_file_read(key, 1024 * 1024, &pem, &len, err)))
+    if ((rc = check_key_file(p, key, err)) || (rc = kjoin_file_read(key, 1024 * 1024, &pem, &len, err)))
         return rc;
     ca->key = kjoin_certs__parse_key(pem, len);
     OPENSSL_cleanse(pem, len);
@@ -547,25 +490,28 @@ static kjoin_code user_ca(pki *p, entry *ca, const char *crt, const char *key, k
 kjoin_code kjoin_certs_init(const char *dir, const kjoin_certs_init_opts *o, int64_t now, kjoin_certs_report *report,
                             kjoin_err *err)
 {
-    pki p = {.dir = dir, .now = now, .rep = report, .s = o->settings};
+    pki p = {.now = now, .rep = report, .s = o->settings};
     memset(report, 0, sizeof(*report));
     const char *user = o->user ? o->user : "root";
-    char state[4200], client[80];
-    struct stat st;
-    snprintf(state, sizeof(state), "%s/%s", dir, STATE_FILE);
+    char client[80];
     kjoin_code rc = kjoin_certs_validate(&p.s, o->ca_cert != NULL, err);
     if (!rc && (!!o->ca_cert != !!o->ca_key))
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "give `ca_cert` and `ca_key` together");
-    if (!rc && !valid_name(user))
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "invalid user \"%s\"", user);
-    if (!rc && lstat(state, &st) == 0)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s already holds a kjoin PKI; use kjoin certs rotate or issue", dir);
+    if (!rc && !kjoin_certs__name_valid(user))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "invalid user \"%.64s\": use letters, digits, '-' and '_'", user);
+    if (!rc)
+        rc = check_sans(o->sans, o->n_sans, MAX_NAMES - 3, err);
     if (rc)
         return rc;
-    if (mkdir(dir, 0700) != 0 && lstat(dir, &st) != 0)
-        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create %s", dir);
-    int lock = -1;
-    rc = kjoin_store__lock(dir, &lock, err);
+    /* Checked while holding the lock: a half-made store (a killed init) has
+     * no generation yet, and its leftovers are removed by the open. */
+    rc = kjoin_store__open(dir, KJOIN_STORE_CREATE, &p.store, err);
+    if (!rc && kjoin_store__has_pki(&p.store))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s already holds a kjoin PKI; use kjoin certs rotate or issue", dir);
+    if (rc) {
+        pki_release(&p);
+        return rc;
+    }
     entry *ca = &p.e[p.n++];
     snprintf(ca->name, sizeof(ca->name), "ca");
     ca->kind = CERT_CA;
@@ -585,29 +531,67 @@ kjoin_code kjoin_certs_init(const char *dir, const kjoin_certs_init_opts *o, int
     if (!rc)
         rc = save(&p, err);
     pki_release(&p);
-    kjoin_store__unlock(lock);
+    return rc;
+}
+
+kjoin_code kjoin_certs_adopt_ca(const char *dir, const char *ca_cert, const char *ca_key, int64_t now,
+                                kjoin_certs_report *report, kjoin_err *err)
+{
+    pki p = {.now = now, .rep = report};
+    entry fresh = {.kind = CERT_CA};
+    memset(report, 0, sizeof(*report));
+    kjoin_code rc = load(&p, dir, KJOIN_STORE_WRITE, err);
+    entry *ca = rc ? NULL : find(&p, "ca");
+    if (!rc)
+        rc = user_ca(&p, &fresh, ca_cert, ca_key, err);
+    /* The adopted CA first, then every CA before it, so peers trust both
+     * until the leaves are reissued. */
+    for (int i = 0; !rc && i < sk_X509_num(ca->certs); i++) {
+        X509 *old = sk_X509_value(ca->certs, i);
+        if (X509_up_ref(old) != 1 || !sk_X509_push(fresh.certs, old))
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
+    if (!rc) {
+        sk_X509_pop_free(ca->certs, X509_free);
+        EVP_PKEY_free(ca->key);
+        ca->certs = fresh.certs, ca->key = fresh.key, fresh.certs = NULL, fresh.key = NULL;
+        ca->user_provided = true;
+        ca->duration = fresh.duration;
+        stamp(&p, ca);
+        say(&p, "ca: adopted %s (%s) as the CA; ca.crt holds it followed by the previous CA(s)", ca_cert,
+            ca->fingerprint);
+        for (size_t i = 0; i < p.n; i++)
+            if (p.e[i].kind != CERT_CA && !p.e[i].needs_regen) {
+                p.e[i].needs_regen = true;
+                say(&p, "%s: marked needsRegeneration (reissued under the adopted CA on the next rotate)",
+                    p.e[i].name);
+            }
+        report->changed = report->restart_nodes = report->reload_clients = true;
+        rc = save(&p, err);
+    }
+    kjoin_certs__entry_release(&fresh);
+    pki_release(&p);
     return rc;
 }
 
 static kjoin_code issue(const char *dir, cert_kind kind, const char *name, const char *const *names, size_t n,
                         int64_t now, kjoin_certs_report *report, kjoin_err *err)
 {
-    pki p = {.dir = dir, .now = now, .rep = report};
+    pki p = {.now = now, .rep = report};
     memset(report, 0, sizeof(*report));
-    if (!valid_name(name))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid name \"%s\": use letters, digits, '-' and '_'", name);
+    if (!kjoin_certs__name_valid(name))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid name \"%.64s\": use letters, digits, '-' and '_'", name);
+    kjoin_code rc = kind == CERT_NODE ? check_sans(names, n, MAX_NAMES, err) : check_groups(names, n, err);
+    if (rc)
+        return rc;
     char entry_name[80];
     snprintf(entry_name, sizeof(entry_name), kind == CERT_NODE ? "node.%s" : "client.%s", name);
-    int lock = -1;
-    kjoin_code rc = kjoin_store__lock(dir, &lock, err);
-    if (!rc)
-        rc = load(&p, err);
+    rc = load(&p, dir, KJOIN_STORE_WRITE, err);
     if (!rc)
         rc = add_leaf(&p, kind, entry_name, kind == CERT_CLIENT ? name : NULL, names, n, err);
     if (!rc)
         rc = save(&p, err);
     pki_release(&p);
-    kjoin_store__unlock(lock);
     return rc;
 }
 
@@ -633,8 +617,8 @@ static int by_name(const void *a, const void *b)
 kjoin_code kjoin_certs_check(const char *dir, int64_t now, kjoin_certs_status *out, size_t cap, size_t *n,
                              kjoin_err *err)
 {
-    pki p = {.dir = dir, .now = now};
-    kjoin_code rc = load(&p, err);
+    pki p = {.now = now};
+    kjoin_code rc = load(&p, dir, KJOIN_STORE_READ, err);
     *n = 0;
     for (size_t i = 0; !rc && i < p.n && *n < cap; i++) {
         entry *e = &p.e[i];
@@ -646,6 +630,7 @@ kjoin_code kjoin_certs_check(const char *dir, int64_t now, kjoin_certs_status *o
         s->user_provided = e->user_provided;
         s->needs_regeneration = e->needs_regen;
         s->due = is_due(&p, e) || e->needs_regen || e->changed_outside;
+        s->not_yet_valid = not_yet_valid(&p, e);
     }
     if (!rc)
         qsort(out, *n, sizeof(*out), by_name);
@@ -711,8 +696,8 @@ static void wipe_json_strings(json_object *o)
 
 kjoin_code kjoin_certs_manifests(const char *dir, const char *ns, const char *prefix, char **out, kjoin_err *err)
 {
-    pki p = {.dir = dir};
-    kjoin_code rc = load(&p, err);
+    pki p = {0};
+    kjoin_code rc = load(&p, dir, KJOIN_STORE_READ, err);
     if (rc)
         return rc;
     json_object *list = json_object_new_object(), *items = json_object_new_array();

@@ -1,8 +1,13 @@
 /* The certs directory, written the way kubelet's AtomicWriter writes Secret
- * volumes: each run writes a complete generation DIR/..gen-<n>/, then swaps
- * the DIR/..data symlink to it with one rename(2); DIR/<file> are stable
- * symlinks to ..data/<file>. Killed at any point, DIR shows the old set or
- * the new set, never a mix. */
+ * volumes: each run writes a complete generation DIR/..gen-<time>-<hex>/,
+ * then swaps the DIR/..data symlink to it with one rename(2); DIR/<file> are
+ * stable symlinks to ..data/<file>. Killed at any point, DIR shows the old
+ * set or the new set, never a mix.
+ *
+ * The directory may be handed to a service user while root runs the
+ * rotation, so nothing in it is trusted: it is opened once and every
+ * operation is relative to that descriptor; no name is followed if it is a
+ * symlink kjoin did not make; only kjoin's own generations are removed. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,11 +19,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include <kjoin/util.h>
 
 #include "store.h"
 
-static void remove_generation(const char *dir, const char *gen);
+#define LOCK_FILE ".kjoin-certs.lock"
+#define DATA_LINK "..data"
+#define DATA_TMP "..data.tmp"
+#define MAX_FILE (4 * 1024 * 1024)
 
 /* Test hook: exit at a named point, standing in for a kill. */
 static void crash_point(const char *point)
@@ -28,59 +38,334 @@ static void crash_point(const char *point)
         _exit(99);
 }
 
-/* Removes generations that ..data does not point at (left by a killed run)
- * and a stale ..data.tmp. */
-static void tidy(const char *dir)
+/* Whether name is one kjoin gives a generation: "..gen-<digits>-<8 hex>". */
+static bool is_generation_name(const char *name)
 {
-    char data[4200], target[256] = "", tmp[4200];
-    snprintf(data, sizeof(data), "%s/..data", dir);
-    ssize_t n = readlink(data, target, sizeof(target) - 1);
-    target[n > 0 ? n : 0] = '\0';
-    snprintf(tmp, sizeof(tmp), "%s/..data.tmp", dir);
-    unlink(tmp);
-    DIR *d = opendir(dir);
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (strncmp(e->d_name, "..gen-", 6) == 0 && strcmp(e->d_name, target) != 0)
-            remove_generation(dir, e->d_name);
-    if (d)
-        closedir(d);
+    if (strncmp(name, "..gen-", 6) != 0)
+        return false;
+    const char *p = name + 6;
+    size_t digits = strspn(p, "0123456789");
+    if (!digits || digits > 20 || p[digits] != '-')
+        return false;
+    p += digits + 1;
+    return strlen(p) == 8 && strspn(p, "0123456789abcdef") == 8;
 }
 
-kjoin_code kjoin_store__lock(const char *dir, int *fd_out, kjoin_err *err)
+/* ssh's rule for a file it trusts: owned by us or root, and writable by no
+ * one else. */
+static kjoin_code check_owner(const kjoin_store *s, const struct stat *st, const char *what, const char *name,
+                              kjoin_err *err)
 {
-    char path[4200];
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "%s is not a directory (run kjoin certs init first)", dir);
-    snprintf(path, sizeof(path), "%s/.kjoin-certs.lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot open %s: %s", path, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        close(fd);
-        return kjoin_err_set(err, KJOIN_E_OTHER, "another kjoin certs run holds %s; try again later", path);
-    }
-    tidy(dir);
-    *fd_out = fd;
+    uid_t me = geteuid();
+    if (st->st_uid != me && st->st_uid != 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE,
+                             "%s %s/%s is owned by uid %u, not by this user (uid %u) or root: another user could "
+                             "replace it; chown it or run as its owner",
+                             what, s->path, name, (unsigned)st->st_uid, (unsigned)me);
+    if (st->st_mode & 022)
+        return kjoin_err_set(err, KJOIN_E_USAGE,
+                             "%s %s/%s is writable by group or others (mode %04o): chmod go-w it", what, s->path,
+                             name, (unsigned)(st->st_mode & 07777));
     return KJOIN_OK;
 }
 
-void kjoin_store__unlock(int fd)
+static void note(kjoin_store *s, const char *fmt, const char *a, unsigned mode)
 {
-    if (fd >= 0)
-        close(fd); /* releases the flock */
+    if (s->n_notes < KJOIN_STORE_MAX_NOTES)
+        snprintf(s->notes[s->n_notes++], sizeof(s->notes[0]), fmt, a, mode);
 }
 
-kjoin_code kjoin_store__read(const char *dir, const char *name, char **out, size_t *len, kjoin_err *err)
+/* Removes one of kjoin's generation directories: a real directory of ours,
+ * its entries unlinked (a symlink in it is removed, never followed). */
+static void remove_generation(int dirfd, const char *gen)
 {
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return kjoin_file_read(path, 4 * 1024 * 1024, out, len, err);
+    struct stat st;
+    if (!is_generation_name(gen) || fstatat(dirfd, gen, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != geteuid())
+        return;
+    int fd = openat(dirfd, gen, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    /* A reader holds it (a shared lock): leave it for a later run. */
+    DIR *d = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            unlinkat(fd, e->d_name, 0);
+    unlinkat(dirfd, gen, AT_REMOVEDIR);
+    closedir(d);
 }
 
-static bool write_file(const char *path, const char *data, size_t len, mode_t mode)
+/* The generation ..data names, or "" when there is none (or it is not ours). */
+static void current_generation(int dirfd, char *out, size_t cap)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    struct stat st;
+    ssize_t n = -1;
+    if (fstatat(dirfd, DATA_LINK, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+        n = readlinkat(dirfd, DATA_LINK, out, cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+    if (!is_generation_name(out))
+        out[0] = '\0';
+}
+
+/* Removes what a killed run left: other generations of ours and a stale
+ * ..data.tmp link. */
+static void tidy(kjoin_store *s)
+{
+    struct stat st;
+    if (fstatat(s->dirfd, DATA_TMP, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+        unlinkat(s->dirfd, DATA_TMP, 0);
+    int fd = dup(s->dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    rewinddir(d);
+    for (struct dirent *e; (e = readdir(d));)
+        if (is_generation_name(e->d_name) && strcmp(e->d_name, s->gen) != 0)
+            remove_generation(s->dirfd, e->d_name);
+    closedir(d);
+}
+
+/* mkdir -p for path and its parents, 0700. */
+static int make_dirs(const char *path)
+{
+    char *copy = strdup(path);
+    int rc = copy ? 0 : -1;
+    for (char *p = copy ? copy + 1 : NULL; p && *p && !rc; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        rc = mkdir(copy, 0700) != 0 && errno != EEXIST ? -1 : 0;
+        *p = '/';
+    }
+    if (!rc && mkdir(path, 0700) != 0 && errno != EEXIST)
+        rc = -1;
+    free(copy);
+    return rc;
+}
+
+static kjoin_code take_lock(kjoin_store *s, kjoin_err *err)
+{
+    struct stat st;
+    s->lockfd = openat(s->dirfd, LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (s->lockfd < 0)
+        return kjoin_err_set(err, errno == ELOOP ? KJOIN_E_USAGE : KJOIN_E_OUTPUT, "cannot open %s/%s: %s%s", s->path,
+                             LOCK_FILE, strerror(errno), errno == ELOOP ? " (a symlink: remove it)" : "");
+    kjoin_code rc = fstat(s->lockfd, &st) != 0 || !S_ISREG(st.st_mode)
+                        ? kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s is not a regular file", s->path, LOCK_FILE)
+                        : check_owner(s, &st, "the lock file", LOCK_FILE, err);
+    if (!rc && flock(s->lockfd, LOCK_EX | LOCK_NB) != 0)
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "another kjoin certs run holds %s/%s; try again later", s->path,
+                           LOCK_FILE);
+    return rc;
+}
+
+/* Opens the generation ..data names, once: every read goes through it. A
+ * shared flock on it keeps a writer from removing it while it is read; if
+ * ..data moved on before the lock was taken, the writer may have started
+ * removing it, so the newer one is opened instead. */
+static kjoin_code open_generation(kjoin_store *s, kjoin_err *err)
+{
+    struct stat st;
+    for (int attempt = 0; attempt < 20; attempt++) {
+        char now[64];
+        current_generation(s->dirfd, s->gen, sizeof(s->gen));
+        if (!*s->gen)
+            return KJOIN_OK;
+        s->genfd = openat(s->dirfd, s->gen, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (s->genfd < 0 && errno == ENOENT)
+            continue; /* removed after ..data moved on */
+        if (s->genfd < 0)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "cannot open %s/%s: %s", s->path, s->gen, strerror(errno));
+        if (fstat(s->genfd, &st) != 0)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "cannot stat %s/%s: %s", s->path, s->gen, strerror(errno));
+        kjoin_code rc = check_owner(s, &st, "the generation", s->gen, err);
+        if (rc)
+            return rc;
+        flock(s->genfd, LOCK_SH);
+        current_generation(s->dirfd, now, sizeof(now));
+        if (strcmp(now, s->gen) == 0)
+            return KJOIN_OK;
+        close(s->genfd);
+        s->genfd = -1;
+    }
+    return kjoin_err_set(err, KJOIN_E_OTHER, "%s changed generation too often to be read; try again", s->path);
+}
+
+/* ssh's StrictModes for the directories above the store: each owned by us
+ * or root and writable by no one else, unless sticky (/tmp). */
+static kjoin_code check_parents(const char *path, kjoin_err *err)
+{
+    char *copy = strdup(path), *real = NULL;
+    char *slash = copy ? strrchr(copy, '/') : NULL;
+    if (slash)
+        *slash = '\0';
+    real = copy ? realpath(slash ? (*copy ? copy : "/") : ".", NULL) : NULL;
+    kjoin_code rc = real ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "cannot resolve the parent of %s", path);
+    while (!rc) {
+        struct stat st;
+        const char *dir = *real ? real : "/";
+        if (stat(dir, &st) != 0)
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot stat %s: %s", dir, strerror(errno));
+        else if (st.st_uid != geteuid() && st.st_uid != 0)
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s, above the certs directory, is owned by uid %u, not by this "
+                                                   "user or root: that user could swap the directory", dir,
+                               (unsigned)st.st_uid);
+        else if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s, above the certs directory, is writable by group or others "
+                                                   "(mode %04o)", dir, (unsigned)(st.st_mode & 07777));
+        char *up = *real ? strrchr(real, '/') : NULL;
+        if (!up)
+            break;
+        *up = '\0';
+    }
+    free(real);
+    free(copy);
+    return rc;
+}
+
+kjoin_code kjoin_store__open(const char *path, kjoin_store_mode mode, kjoin_store *s, kjoin_err *err)
+{
+    struct stat st;
+    memset(s, 0, sizeof(*s));
+    s->path = path;
+    s->dirfd = s->lockfd = s->genfd = -1;
+    if (mode == KJOIN_STORE_CREATE && make_dirs(path) != 0)
+        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create %s: %s", path, strerror(errno));
+    kjoin_code parents = check_parents(path, err);
+    if (parents)
+        return parents;
+    s->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    kjoin_code rc = KJOIN_OK;
+    if (s->dirfd < 0)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot open the certs directory %s: %s%s", path, strerror(errno),
+                           errno == ENOENT ? " (run kjoin certs init first)"
+                           : errno == ELOOP || errno == ENOTDIR ? " (a symlink is not followed: give the real path)"
+                                                                : "");
+    else if (fstat(s->dirfd, &st) != 0)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot stat %s: %s", path, strerror(errno));
+    else {
+        uid_t me = geteuid();
+        if (st.st_uid != me && st.st_uid != 0)
+            rc = kjoin_err_set(err, KJOIN_E_USAGE,
+                               "the certs directory %s is owned by uid %u, not by this user (uid %u) or root: "
+                               "another user could make this run delete or adopt files; chown it or run as its owner",
+                               path, (unsigned)st.st_uid, (unsigned)me);
+        else if (st.st_mode & 022)
+            rc = kjoin_err_set(err, KJOIN_E_USAGE,
+                               "the certs directory %s is writable by group or others (mode %04o): chmod go-w %s",
+                               path, (unsigned)(st.st_mode & 07777), path);
+    }
+    if (!rc && mode != KJOIN_STORE_READ)
+        rc = take_lock(s, err);
+    if (!rc)
+        rc = open_generation(s, err);
+    if (!rc && mode != KJOIN_STORE_READ)
+        tidy(s);
+    if (rc)
+        kjoin_store__close(s);
+    return rc;
+}
+
+void kjoin_store__close(kjoin_store *s)
+{
+    if (s->genfd >= 0)
+        close(s->genfd);
+    if (s->lockfd >= 0)
+        close(s->lockfd); /* releases the flock */
+    if (s->dirfd >= 0)
+        close(s->dirfd);
+    s->genfd = s->lockfd = s->dirfd = -1;
+}
+
+bool kjoin_store__has_pki(const kjoin_store *s) { return s->genfd >= 0; }
+
+/* Whether DIR/name is kjoin's link "..data/<name>"; says what it is if not. */
+static kjoin_code check_link(kjoin_store *s, const char *name, bool missing_ok, kjoin_err *err)
+{
+    struct stat st;
+    char target[300], want[300];
+    if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return missing_ok && errno == ENOENT
+                   ? KJOIN_OK
+                   : kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s is missing: %s", s->path, name, strerror(errno));
+    snprintf(want, sizeof(want), DATA_LINK "/%s", name);
+    ssize_t n = S_ISLNK(st.st_mode) ? readlinkat(s->dirfd, name, target, sizeof(target) - 1) : -1;
+    target[n > 0 ? n : 0] = '\0';
+    if (n > 0 && strcmp(target, want) == 0 && (st.st_uid == geteuid() || st.st_uid == 0))
+        return KJOIN_OK;
+    return kjoin_err_set(err, KJOIN_E_USAGE,
+                         "%s/%s is not kjoin's link into the current generation (it is %s%s%s): it was changed "
+                         "outside kjoin. Restore it, or adopt a new CA explicitly with kjoin certs adopt-ca",
+                         s->path, name, S_ISLNK(st.st_mode) ? "a symlink to " : S_ISREG(st.st_mode) ? "a regular file"
+                                                                                 : "not a symlink",
+                         S_ISLNK(st.st_mode) ? target : "", "");
+}
+
+kjoin_code kjoin_store__read(kjoin_store *s, const char *name, bool secret, char **out, size_t *len, kjoin_err *err)
+{
+    struct stat st;
+    if (s->genfd < 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s holds no generation", s->path);
+    kjoin_code rc = check_link(s, name, false, err);
+    if (rc)
+        return rc;
+    int fd = openat(s->genfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "cannot open %s/%s/%s: %s", s->path, s->gen, name, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s/%s is not a regular file", s->path, s->gen, name);
+    if (!rc)
+        rc = check_owner(s, &st, secret ? "the key" : "the file", name, err);
+    if (!rc && secret && (st.st_mode & 077))
+        note(s, "%s is readable by group or others (mode %04o); kjoin writes it 0600 when it next rewrites it", name,
+             (unsigned)(st.st_mode & 07777));
+    size_t got = 0, cap = 8192;
+    char *buf = rc ? NULL : malloc(cap + 1);
+    if (!rc && !buf)
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    while (!rc) {
+        if (got == cap) {
+            char *bigger = cap >= MAX_FILE ? NULL : malloc(cap * 2 + 1);
+            if (!bigger) {
+                rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s is larger than %d bytes", s->path, name, MAX_FILE);
+                break;
+            }
+            memcpy(bigger, buf, got);
+            OPENSSL_cleanse(buf, got);
+            free(buf);
+            buf = bigger, cap *= 2;
+        }
+        ssize_t n = read(fd, buf + got, cap - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot read %s/%s: %s", s->path, name, strerror(errno));
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (rc) {
+        if (buf)
+            OPENSSL_cleanse(buf, got);
+        free(buf);
+        return rc;
+    }
+    buf[got] = '\0';
+    *out = buf;
+    *len = got;
+    return KJOIN_OK;
+}
+
+static bool write_file(int dirfd, const char *name, const char *data, size_t len, mode_t mode)
+{
+    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0)
         return false;
     bool ok = fchmod(fd, mode) == 0;
@@ -95,83 +380,59 @@ static bool write_file(const char *path, const char *data, size_t len, mode_t mo
     return close(fd) == 0 && ok;
 }
 
-static void fsync_path(const char *path)
+kjoin_code kjoin_store__commit(kjoin_store *s, const kjoin_store_file *files, size_t n, kjoin_err *err)
 {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
-/* Removes a generation directory and its files (flat). */
-static void remove_generation(const char *dir, const char *gen)
-{
-    char path[4200], file[4500];
-    snprintf(path, sizeof(path), "%s/%s", dir, gen);
-    DIR *d = opendir(path);
-    if (!d)
-        return;
-    for (struct dirent *e; (e = readdir(d));)
-        if (e->d_name[0] != '.') {
-            snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
-            unlink(file);
-        }
-    closedir(d);
-    rmdir(path);
-}
-
-kjoin_code kjoin_store__commit(const char *dir, const kjoin_store_file *files, size_t n, kjoin_err *err)
-{
-    char gen[64], path[4200], file[4500], tmp[4600], link_target[4200], data_link[4200];
+    char gen[64], target[300];
     uint32_t rnd = 0;
-    kjoin_random_bytes(&rnd, sizeof(rnd), NULL);
-    snprintf(gen, sizeof(gen), "..gen-%ld-%08x", (long)time(NULL), rnd);
-    snprintf(path, sizeof(path), "%s/%s", dir, gen);
-    if (mkdir(path, 0700) != 0)
-        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create %s: %s", path, strerror(errno));
+    if (s->lockfd < 0)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "the store was opened for reading");
+    /* Every name must be kjoin's link already, or free for one. */
     for (size_t i = 0; i < n; i++) {
-        snprintf(file, sizeof(file), "%s/%s", path, files[i].name);
-        if (!write_file(file, files[i].data, files[i].len, files[i].mode)) {
+        kjoin_code rc = check_link(s, files[i].name, true, err);
+        if (rc)
+            return rc;
+    }
+    if (kjoin_random_bytes(&rnd, sizeof(rnd), err))
+        return KJOIN_E_OTHER;
+    snprintf(gen, sizeof(gen), "..gen-%lld-%08x", (long long)time(NULL), rnd);
+    if (mkdirat(s->dirfd, gen, 0700) != 0)
+        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create %s/%s: %s", s->path, gen, strerror(errno));
+    int genfd = openat(s->dirfd, gen, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    for (size_t i = 0; i < n; i++) {
+        if (genfd < 0 || !write_file(genfd, files[i].name, files[i].data, files[i].len, files[i].mode)) {
             int saved = errno;
-            remove_generation(dir, gen);
-            return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot write %s: %s", file, strerror(saved));
+            if (genfd >= 0)
+                close(genfd);
+            remove_generation(s->dirfd, gen);
+            return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot write %s/%s/%s: %s", s->path, gen, files[i].name,
+                                 strerror(saved));
         }
         if (i == n / 2)
             crash_point("files");
     }
-    fsync_path(path);
+    fsync(genfd);
+    close(genfd);
     /* New names get their symlink before the swap (dangling until then,
      * as the old set did not have them either). */
     for (size_t i = 0; i < n; i++) {
-        snprintf(file, sizeof(file), "%s/%s", dir, files[i].name);
-        snprintf(link_target, sizeof(link_target), "..data/%s", files[i].name);
         struct stat st;
-        if (lstat(file, &st) != 0 && symlink(link_target, file) != 0)
-            return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot link %s: %s", file, strerror(errno));
+        snprintf(target, sizeof(target), DATA_LINK "/%s", files[i].name);
+        if (fstatat(s->dirfd, files[i].name, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
+            symlinkat(target, s->dirfd, files[i].name) != 0)
+            return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot link %s/%s: %s", s->path, files[i].name,
+                                 strerror(errno));
     }
     crash_point("swap");
-    snprintf(tmp, sizeof(tmp), "%s/..data.tmp", dir);
-    snprintf(data_link, sizeof(data_link), "%s/..data", dir);
-    unlink(tmp);
-    if (symlink(gen, tmp) != 0 || rename(tmp, data_link) != 0)
-        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot switch %s to the new generation: %s", data_link,
+    unlinkat(s->dirfd, DATA_TMP, 0);
+    if (symlinkat(gen, s->dirfd, DATA_TMP) != 0 || renameat(s->dirfd, DATA_TMP, s->dirfd, DATA_LINK) != 0)
+        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot switch %s/" DATA_LINK " to the new generation: %s", s->path,
                              strerror(errno));
-    fsync_path(dir);
+    fsync(s->dirfd);
     crash_point("cleanup");
-    /* A file replaced by hand (a regular file, no longer our symlink) was
-     * adopted into the new generation by the caller: link it now. */
-    for (size_t i = 0; i < n; i++) {
-        snprintf(file, sizeof(file), "%s/%s", dir, files[i].name);
-        snprintf(link_target, sizeof(link_target), "..data/%s", files[i].name);
-        struct stat st;
-        if (lstat(file, &st) == 0 && !S_ISLNK(st.st_mode)) {
-            snprintf(tmp, sizeof(tmp), "%s.kjoin-link", file);
-            unlink(tmp);
-            if (symlink(link_target, tmp) != 0 || rename(tmp, file) != 0)
-                return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot link %s: %s", file, strerror(errno));
-        }
-    }
-    tidy(dir);
+    snprintf(s->gen, sizeof(s->gen), "%s", gen);
+    if (s->genfd >= 0)
+        close(s->genfd);
+    s->genfd = openat(s->dirfd, gen, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    tidy(s);
     return KJOIN_OK;
 }

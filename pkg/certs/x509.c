@@ -50,16 +50,57 @@ static bool random_serial(X509 *x)
     return ok;
 }
 
-/* The subjectAltName value for names and addresses. */
-static void san_value(const cert_request *req, char *out, size_t cap)
+/* The subjectAltName extension: one GENERAL_NAME per name, an IP address
+ * when it parses as one, else a DNS name (checked by the caller). Never a
+ * config string, whose commas and "DNS:" prefixes a value could inject. */
+static bool add_sans(X509 *x, const cert_request *req)
 {
-    size_t n = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < req->n_sans && n < cap; i++) {
+    GENERAL_NAMES *names = sk_GENERAL_NAME_new_null();
+    bool ok = names != NULL;
+    for (size_t i = 0; ok && i < req->n_sans; i++) {
         unsigned char addr[16];
-        bool ip = inet_pton(AF_INET, req->sans[i], addr) == 1 || inet_pton(AF_INET6, req->sans[i], addr) == 1;
-        n += (size_t)snprintf(out + n, cap - n, "%s%s:%s", i ? "," : "", ip ? "IP" : "DNS", req->sans[i]);
+        int len = inet_pton(AF_INET, req->sans[i], addr) == 1 ? 4 : inet_pton(AF_INET6, req->sans[i], addr) == 1 ? 16 : 0;
+        GENERAL_NAME *gn = GENERAL_NAME_new();
+        ASN1_STRING *value = len ? ASN1_OCTET_STRING_new() : ASN1_IA5STRING_new();
+        ok = gn && value && ASN1_STRING_set(value, len ? addr : (const unsigned char *)req->sans[i],
+                                              len ? len : (int)strlen(req->sans[i]));
+        if (ok) {
+            GENERAL_NAME_set0_value(gn, len ? GEN_IPADD : GEN_DNS, value);
+            value = NULL;
+            ok = sk_GENERAL_NAME_push(names, gn) > 0;
+            gn = ok ? NULL : gn;
+        }
+        ASN1_STRING_free(value);
+        GENERAL_NAME_free(gn);
     }
+    ok = ok && X509_add1_ext_i2d(x, NID_subject_alt_name, names, 0, X509V3_ADD_DEFAULT) == 1;
+    GENERAL_NAMES_free(names);
+    return ok;
+}
+
+bool kjoin_certs__san_valid(const char *s)
+{
+    unsigned char addr[16];
+    if (inet_pton(AF_INET, s, addr) == 1 || inet_pton(AF_INET6, s, addr) == 1)
+        return true;
+    /* A DNS name: labels of letters, digits and '-', not starting or ending with '-'. */
+    size_t n = strlen(s), label = 0;
+    if (!n || n > 253)
+        return false;
+    for (size_t i = 0; i <= n; i++) {
+        char c = s[i];
+        if (c == '.' || c == '\0') {
+            if (!label || label > 63 || s[i - 1] == '-')
+                return false;
+            label = 0;
+        } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                   (c == '-' && label)) {
+            label++;
+        } else {
+            return false;
+        }
+    }
+    return true;
 }
 
 X509 *kjoin_certs__issue(const cert_request *req, EVP_PKEY *key, X509 *issuer, EVP_PKEY *issuer_key, kjoin_err *err)
@@ -77,18 +118,16 @@ X509 *kjoin_certs__issue(const cert_request *req, EVP_PKEY *key, X509 *issuer, E
     X509V3_CTX ctx;
     X509V3_set_ctx(&ctx, issuer ? issuer : x, x, NULL, NULL, 0);
     bool rsa = EVP_PKEY_is_a(key, "RSA");
-    char sans[2048];
     switch (req->kind) {
     case CERT_CA:
         ok = ok && add_ext(x, &ctx, NID_basic_constraints, "critical,CA:TRUE") &&
              add_ext(x, &ctx, NID_key_usage, "critical,keyCertSign,cRLSign");
         break;
     case CERT_NODE:
-        san_value(req, sans, sizeof(sans));
         ok = ok && add_ext(x, &ctx, NID_basic_constraints, "critical,CA:FALSE") &&
              add_ext(x, &ctx, NID_key_usage, rsa ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature") &&
              add_ext(x, &ctx, NID_ext_key_usage, "serverAuth,clientAuth") &&
-             (!*sans || add_ext(x, &ctx, NID_subject_alt_name, sans));
+             (!req->n_sans || add_sans(x, req));
         break;
     case CERT_CLIENT:
         ok = ok && add_ext(x, &ctx, NID_basic_constraints, "critical,CA:FALSE") &&

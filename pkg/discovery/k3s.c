@@ -26,8 +26,9 @@ static kjoin_code decide_trust(kjoin_run *r, kjoin_bundle *b, const kjoin_http_r
         match = kjoin_bundle_match_k3s_hash(b, served->body, served->len, o->ca_hash, &root);
         kjoin_hex(o->ca_hash, KJOIN_K3S_HASH_LEN, hex);
         if (match == KJOIN_K3S_NO_MATCH) {
-            unsigned char whole[32];
-            kjoin_sha256(served->body, served->len, whole, NULL);
+            unsigned char whole[32] = {0};
+            if (kjoin_sha256(served->body, served->len, whole, NULL))
+                memset(whole, 0, sizeof(whole)); /* only shown in the message */
             char roots[400] = "";
             for (size_t i = 0, n = 0; i < kjoin_bundle_count(b) && n + 90 < sizeof(roots); i++)
                 if (*kjoin_bundle_cert(b, i)->root_pin)

@@ -113,7 +113,10 @@ static int verify_chain(X509_STORE_CTX *xs, void *arg)
     if (!all)
         return 0;
     for (int i = 0; i < sk_X509_num(p->intermediates); i++)
-        sk_X509_push(all, sk_X509_value(p->intermediates, i));
+        if (!sk_X509_push(all, sk_X509_value(p->intermediates, i))) {
+            sk_X509_free(all);
+            return 0;
+        }
     X509_STORE_CTX_set0_untrusted(xs, all);
 
     X509_VERIFY_PARAM *param = X509_STORE_CTX_get0_param(xs);

@@ -158,16 +158,157 @@ t_certs_manifests() {
   jq -r '.items[1].data["tls.crt"]' "$OUT" | base64 -d | openssl x509 -noout -subject | grep -q 'CN = node' || fail "tls.crt"
 }
 
-t_certs_out_of_band_change_detected() {
+# A name swapped outside kjoin is tampering, never a CA to adopt; adopting one is explicit.
+t_certs_out_of_band_change_refused_adopt_ca_explicit() {
   kj 0 certs init --dir "$T/pki" --now 2026-01-01T00:00:00Z || return 1
   mkca "$T" foreign
+  local before; before=$(cat "$T/pki/ca.crt" | sha256sum)
   cp "$T/foreign.crt" "$T/pki/ca.crt.new"; mv "$T/pki/ca.crt.new" "$T/pki/ca.crt"
-  cp "$T/foreign.key" "$T/pki/ca.key.new"; mv "$T/pki/ca.key.new" "$T/pki/ca.key"
-  kj 10 certs rotate --dir "$T/pki" --now 2026-01-02T00:00:00Z || return 1
-  out_has "changed outside kjoin" && out_has "marked needsRegeneration" || return 1
-  [ -L "$T/pki/ca.crt" ] && cmp -s "$T/pki/ca.crt" "$T/foreign.crt" || fail "the new CA must be kept, not overwritten" || return 1
+  kj 2 certs rotate --dir "$T/pki" --now 2026-01-02T00:00:00Z || return 1
+  err_has "ca.crt is not kjoin's link into the current generation (it is a regular file)" || return 1
+  kj 2 certs check-expiration --dir "$T/pki" || return 1
+  # Swapped symlinks (ca.crt -> the key) are tampering too.
+  rm "$T/pki/ca.crt"; ln -s ..data/ca.key "$T/pki/ca.crt"
+  kj 2 certs rotate --dir "$T/pki" --now 2026-01-02T00:00:00Z || return 1
+  err_has "a symlink to ..data/ca.key" || return 1
+  rm "$T/pki/ca.crt"; ln -s ..data/ca.crt "$T/pki/ca.crt"
+  [ "$(cat "$T/pki/ca.crt" | sha256sum)" = "$before" ] || fail "restoring the link did not restore the CA" || return 1
+  kj 0 certs rotate --dir "$T/pki" --now 2026-01-02T00:00:00Z || return 1
+  # adopt-ca: the new CA first, the old one kept until the leaves are reissued under it.
+  chmod 600 "$T/foreign.key"
+  kj 0 certs adopt-ca --dir "$T/pki" --ca-cert "$T/foreign.crt" --ca-key "$T/foreign.key" --now 2026-01-02T00:00:00Z || return 1
+  out_has "adopted" && out_has "marked needsRegeneration" || return 1
+  [ "$(bundle_count "$T/pki")" = 2 ] || fail "ca.crt should hold the adopted and the old CA" || return 1
   kj 10 certs rotate --dir "$T/pki" --now 2026-01-03T00:00:00Z || return 1
-  openssl verify -CAfile "$T/foreign.crt" "$T/pki/node.crt" >/dev/null || fail "leaves not reissued under the adopted CA"
+  openssl verify -CAfile "$T/foreign.crt" "$T/pki/node.crt" >/dev/null || fail "leaves not reissued under the adopted CA" || return 1
+  chmod 664 "$T/foreign.key"
+  kj 2 certs adopt-ca --dir "$T/pki" --ca-cert "$T/foreign.crt" --ca-key "$T/foreign.key" || return 1
+  err_has "writable by group or others" || return 1
+  kj 2 certs adopt-ca --dir "$T/pki" --ca-cert "$T/foreign.crt" || return 1
+}
+
+# The store trusts nothing it did not write: another user's directory or files, symlinks it did not make.
+t_certs_store_checks_owners_modes_and_links() {
+  kj 0 certs init --dir "$T/pki" --now 2026-01-01T00:00:00Z || return 1
+  chmod 777 "$T/pki"
+  kj 2 certs rotate --dir "$T/pki" || return 1
+  err_has "writable by group or others (mode 0777)" || return 1
+  chmod 700 "$T/pki"
+  # A generation-looking symlink to a directory that must survive the cleanup of leftovers.
+  mkdir -p "$T/precious"; echo keep >"$T/precious/file"
+  ln -s "$T/precious" "$T/pki/..gen-1-deadbeef"
+  mkdir "$T/pki/..gen-2-notkjoin"
+  kj 0 certs rotate --dir "$T/pki" --now 2026-01-02T00:00:00Z || return 1
+  [ "$(cat "$T/precious/file")" = keep ] || fail "a symlinked directory was emptied" || return 1
+  [ -L "$T/pki/..gen-1-deadbeef" ] && [ -d "$T/pki/..gen-2-notkjoin" ] || fail "removed what kjoin did not make" || return 1
+  rm "$T/pki/..gen-1-deadbeef"; rmdir "$T/pki/..gen-2-notkjoin"
+  # The lock file is never followed.
+  rm "$T/pki/.kjoin-certs.lock"; ln -s "$T/precious/file" "$T/pki/.kjoin-certs.lock"
+  kj 2 certs rotate --dir "$T/pki" || return 1
+  err_has "a symlink: remove it" || return 1
+  rm "$T/pki/.kjoin-certs.lock"
+  # The store directory itself is not followed either.
+  ln -s "$T/pki" "$T/pki-link"
+  kj 2 certs rotate --dir "$T/pki-link" || return 1
+  err_has "a symlink is not followed" || return 1
+  # A key readable by others is reported, and rewritten 0600.
+  chmod 644 "$T/pki/"..data/node.key
+  kj 0 certs check-expiration --dir "$T/pki" --now 2026-01-02T00:00:00Z || return 1
+  kj 10 certs rotate --dir "$T/pki" --now 2027-06-01T00:00:00Z || return 1
+  out_has "node.key is readable by group or others (mode 0644)" || return 1
+  [ "$(stat -L -c %a "$T/pki/node.key")" = 600 ] || fail "the key was not rewritten 0600" || return 1
+  # Another (non-root) user's directory is refused: the service-user scenario.
+  id kjoin-test >/dev/null 2>&1 || useradd --system --no-create-home kjoin-test 2>/dev/null || true
+  id kjoin-test >/dev/null 2>&1 || { fail "cannot create the test user kjoin-test"; return 1; }
+  # (in a directory the service user can reach; the suite's own is private)
+  local open; open=$(mktemp -d /tmp/kjoin-theirs.XXXXXX); chmod 755 "$open"
+  cp -a "$T/pki" "$open/theirs"; chown -R kjoin-test "$open/theirs"
+  # The service user plants a generation-looking link to a directory root must not empty.
+  setpriv --reuid kjoin-test --regid "$(id -g kjoin-test)" --clear-groups ln -s "$T/precious" "$open/theirs/..gen-3-0badcafe" ||
+    { fail "setpriv"; rm -rf "$open"; return 1; }
+  local rc=0
+  kj 2 certs rotate --dir "$open/theirs" --now 2027-06-01T00:00:00Z &&
+    err_has "is owned by uid $(id -u kjoin-test), not by this user (uid 0) or root" &&
+    kj 2 certs init --dir "$open/theirs/sub" || rc=1
+  rm -rf "$open"
+  [ "$(cat "$T/precious/file")" = keep ] || fail "root followed the service user's link" || return 1
+  return $rc
+}
+
+# The state file is untrusted input: each malformed shape is a clear error naming the field, never a crash.
+t_certs_state_file_malformed_shapes() {
+  kj 0 certs init --dir "$T/pki" --now 2026-01-01T00:00:00Z || return 1
+  local state; state=$(readlink -f "$T/pki/kjoin-certs.json")
+  cp "$state" "$T/good.json"
+  local case expect
+  while IFS='|' read -r case expect; do
+    jq "$case" "$T/good.json" >"$state"
+    kj 2 certs rotate --dir "$T/pki" --now 2026-01-02T00:00:00Z || { fail "case $case"; return 1; }
+    err_has "$expect" || { fail "case $case"; return 1; }
+  done <<'CASES'
+.certificates.node.sans = [null]|certificates.node.sans holds an entry that is not a DNS name
+.certificates.node.sans = "x"|certificates.node.sans must be a list
+.certificates.x = .certificates.node|certificates.x is not a name kjoin gives
+.certificates["../outside"] = .certificates.node|is not a name kjoin gives
+.settings.keyType = "rsa1024"|settings.keyType is not a key type kjoin makes
+.settings.nodeDuration = -5|settings.nodeDuration is out of range
+.settings.caDuration = "87600h"|settings.caDuration must be a whole number
+.certificates.node.fingerprint = 7|certificates.node.fingerprint must be a string
+del(.certificates.ca)|certificates.ca is missing
+.version = 2|version is not 1
+.certificates.node.managedBy = "user"|may be user only for the CA
+CASES
+  printf '{"version":1}\0garbage' >"$state"
+  kj 2 certs rotate --dir "$T/pki" || return 1
+  err_has "not one JSON object" || return 1
+  [ ! -e "$T/outside.crt" ] || fail "wrote outside the directory"
+}
+
+t_certs_sans_are_names_not_config() {
+  kj 2 certs init --dir "$T/a" --san 'a.example,IP:10.9.9.9,DNS:*.evil' || return 1
+  err_has "is neither a DNS name nor an IP address" || return 1
+  kj 2 certs init --dir "$T/b" --san '*.evil' || return 1
+  local many=() i
+  for i in $(seq 14); do many+=(--san "node-$i.example"); done
+  kj 2 certs init --dir "$T/c" "${many[@]}" || return 1
+  err_has "at most 13" || return 1
+  [ ! -e "$T/a" ] && [ ! -e "$T/c/kjoin-certs.json" ] || fail "a refused init wrote" || return 1
+  kj 0 certs init --dir "$T/d/e/f" --san db.example --san 10.9.9.9 --san fd00::1 || return 1
+  [ "$(stat -c %a "$T/d/e")" = 700 ] || fail "parents not created 0700" || return 1
+  openssl x509 -in "$T/d/e/f/node.crt" -noout -ext subjectAltName | tail -1 >"$T/san"
+  grep -q "DNS:db.example, IP Address:10.9.9.9, IP Address:FD00:0:0:0:0:0:0:1" "$T/san" || fail "$(cat "$T/san")"
+}
+
+t_certs_not_yet_valid_is_due() {
+  kj 0 certs init --dir "$T/pki" --now 2026-06-01T00:00:00Z || return 1
+  kj 0 certs check-expiration --dir "$T/pki" --now 2026-05-01T00:00:00Z -o json || return 1
+  jq -e '[.certificates[] | select(.notYetValid and .rotationDue)] | length == 2' "$OUT" >/dev/null || fail "$(cat "$OUT")" || return 1
+  kj 10 certs rotate --dir "$T/pki" --now 2026-05-01T00:00:00Z || return 1
+  out_has "not valid yet" || return 1
+}
+
+t_certs_init_killed_is_finished_by_the_next_init() {
+  local point
+  for point in files swap; do
+    KJOIN_CERTS_CRASH_AT=$point "$KJOIN" certs init --dir "$T/pki-$point" >/dev/null 2>&1
+    [ $? -eq 99 ] || fail "no crash at $point" || return 1
+    kj 0 certs init --dir "$T/pki-$point" || { fail "init after a kill at $point"; return 1; }
+    kj 0 certs check-expiration --dir "$T/pki-$point" || return 1
+    [ "$(ls -d "$T/pki-$point"/..gen-* | wc -l)" = 1 ] || fail "leftovers after $point" || return 1
+  done
+}
+
+# Readers see one generation, even while rotations switch them.
+t_certs_readers_during_rotations() {
+  local t0 i; t0=$(date -u -d 2026-01-01 +%s)
+  small_pki "$T/pki" "$t0" || return 1
+  (for i in $(seq 40); do "$KJOIN" certs check-expiration --dir "$T/pki" -o json >/dev/null 2>"$T/reader.err" || { echo bad >>"$T/bad"; cat "$T/reader.err" >>"$T/bad"; }; done) &
+  local reader=$!
+  for i in $(seq 12); do
+    "$KJOIN" certs rotate --dir "$T/pki" --now "$(iso $((t0 + i * 100 * H)))" >/dev/null 2>&1
+  done
+  wait "$reader"
+  [ ! -s "$T/bad" ] || fail "a reader failed: $(head -3 "$T/bad")"
 }
 
 t_certs_killed_between_writes_leaves_old_or_new() {
