@@ -9,6 +9,7 @@
 #include <uuid/uuid.h>
 
 #include <kjoin/config.h>
+#include <kjoin/bootstrap.h>
 #include <kjoin/join.h>
 #include <kjoin/kubeconfig.h>
 #include <kjoin/util.h>
@@ -35,6 +36,10 @@ enum {
     OPT_FLAVOR,
     OPT_NODE_NAME,
     OPT_CA_CERT_PATH,
+    OPT_TLS_BOOTSTRAP,
+    OPT_KUBELET_KUBECONFIG,
+    OPT_KUBELET_PKI_DIR,
+    OPT_KEY_TYPE,
     OPT_NODE_LOCAL,   /* kubeadm's node-local flags: accepted, reported once */
     OPT_CONTROL_PLANE, /* kubeadm's control-plane join: refused */
 };
@@ -61,6 +66,11 @@ static const cli_opt join_opts[] = {
      "cluster kind (default: k3s for K10... tokens or when K3S_TOKEN/K3S_URL are set, else kubeadm)"},
     {OPT_NODE_NAME, "node-name", 0, true, "NAME", "the node's name (lower-case DNS name), shown in the result"},
     {OPT_CA_CERT_PATH, "ca-cert-path", 0, true, "FILE", "also write the trusted cluster CA there (mode 0644), as kubeadm's ca.crt"},
+    {OPT_TLS_BOOTSTRAP, "tls-bootstrap", 0, false, NULL,
+     "go on to the node's own client certificate and kubelet.conf (see kjoin tls-bootstrap)"},
+    {OPT_KUBELET_KUBECONFIG, "kubelet-kubeconfig", 0, true, "FILE", "with --tls-bootstrap: kubelet.conf (default /etc/kubernetes/kubelet.conf)"},
+    {OPT_KUBELET_PKI_DIR, "kubelet-pki-dir", 0, true, "DIR", "with --tls-bootstrap: the client certificates (default /var/lib/kubelet/pki)"},
+    {OPT_KEY_TYPE, "key-type", 0, true, "TYPE", "with --tls-bootstrap: ecdsa-p256 (default), rsa2048, rsa3072, rsa4096, ed25519"},
     {OPT_NODE_LOCAL, "cri-socket", 0, true, "PATH", "kubeadm's: accepted, does not apply (no container runtime)"},
     {OPT_NODE_LOCAL, "ignore-preflight-errors", 0, true, "LIST", "kubeadm's: accepted, does not apply (no preflight)"},
     {OPT_NODE_LOCAL, "skip-phases", 0, true, "LIST", "kubeadm's: accepted, does not apply (kjoin runs discovery only)"},
@@ -96,6 +106,9 @@ typedef struct join_args {
     const char *refused;    /* a control-plane flag given */
     kjoin_pinset *pins;
     char *secrets[3];       /* copies of the token flags, whose argv text is scrubbed at once */
+    bool tls_bootstrap;
+    const char *bootstrap_flag; /* a --tls-bootstrap flag given (refused without it) */
+    kjoin_bootstrap_spec bootstrap;
 } join_args;
 
 /* A token flag's value: copied, and scrubbed from argv so ps never shows it. */
@@ -137,6 +150,12 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_OUT: s->kubeconfig_out = arg; break;
     case OPT_CLUSTER_NAME: s->cluster_name = arg; break;
     case OPT_NODE_NAME: s->node_name = arg; break;
+    case OPT_TLS_BOOTSTRAP: a->tls_bootstrap = true; break;
+    case OPT_KUBELET_KUBECONFIG: a->bootstrap.kubeconfig_out = arg, a->bootstrap_flag = cli_current_flag; break;
+    case OPT_KUBELET_PKI_DIR: a->bootstrap.pki_dir = arg, a->bootstrap_flag = cli_current_flag; break;
+    case OPT_KEY_TYPE:
+        a->bootstrap_flag = cli_current_flag;
+        return kjoin_key_type_parse(arg, &a->bootstrap.key_type, err);
     case OPT_CA_CERT_PATH: s->ca_cert_path = arg; break;
     case OPT_FORCE: s->force = true; break;
     case OPT_DRY_RUN: s->dry_run = true; break;
@@ -233,7 +252,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
 }
 
 static void print_result(const join_args *a, const kjoin_join_spec *s, const kjoin_join_outcome *o,
-                         const char *join_id)
+                         const kjoin_bootstrap_result *tb, const char *join_id)
 {
     const kjoin_join_result *r = &o->result;
     static const char *const kinds[] = {"token", "file", "k3s"};
@@ -258,7 +277,8 @@ static void print_result(const join_args *a, const kjoin_join_spec *s, const kjo
     json_object_object_add(root, "caCertificates", certs);
     json_object_object_add(root, "attempts", json_object_new_int((int)r->attempts));
     json_object_object_add(root, "elapsedMs", json_object_new_int64(r->elapsed_ms));
-    (void)a;
+    if (tb)
+        json_object_object_add(root, "tlsBootstrap", cli_bootstrap_json(&a->bootstrap, tb));
     cli_print_json(root);
 }
 
@@ -306,12 +326,29 @@ int cmd_join(int argc, char **argv)
     spec->log = log_line;
     spec->log_ctx = &logs;
     logs.verbosity = a.verbosity;
+    if (!rc && !a.tls_bootstrap && a.bootstrap_flag)
+        rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--%s is for the TLS bootstrap: add --tls-bootstrap", a.bootstrap_flag);
+    if (!rc && a.tls_bootstrap && spec->dry_run)
+        rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--tls-bootstrap writes the node's files: not with --dry-run");
     if (!rc)
         rc = kjoin_join(spec, &outcome, &err);
+    kjoin_bootstrap_result tb;
+    if (!rc && a.tls_bootstrap) {
+        kjoin_bootstrap_spec *b = &a.bootstrap;
+        b->bootstrap_kubeconfig = spec->kubeconfig_out;
+        b->node_name = spec->node_name;
+        b->ca_cert_path = spec->ca_cert_path;
+        b->timeout_ms = spec->timeout_ms;
+        b->audit_id = spec->audit_id;
+        b->log = spec->log;
+        b->log_ctx = spec->log_ctx;
+        if ((rc = kjoin_tls_bootstrap(b, &tb, &err)))
+            cli_bootstrap_fail_names(&err);
+    }
     if (!rc && spec->dry_run && a.format == CLI_TEXT)
         fwrite(outcome.result.kubeconfig, 1, outcome.result.kubeconfig_len, stdout);
     if (!rc && a.format == CLI_JSON)
-        print_result(&a, spec, &outcome, join_id);
+        print_result(&a, spec, &outcome, a.tls_bootstrap ? &tb : NULL, join_id);
     kjoin_join_outcome_release(&outcome);
     kjoin_join_config_release(&cfg);
     kjoin_pinset_free(a.pins);

@@ -61,6 +61,14 @@ kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, ch
 kjoin_code kjoin_kubeconfig_emit_cluster_info(const char *server, const char *ca_pem, size_t ca_len, char **out,
                                               size_t *out_len, kjoin_err *err);
 
+/* Emits the kubeconfig kubelet writes after its TLS bootstrap: cluster
+ * "default-cluster" (server, CA data), user "default-auth" whose
+ * client-certificate and client-key are both pem_path (the
+ * kubelet-client-current.pem that holds both), context "default-context".
+ * Errors: KJOIN_E_OTHER. */
+kjoin_code kjoin_kubeconfig_emit_kubelet(const char *server, const char *ca_pem, size_t ca_len, const char *pem_path,
+                                         char **out, size_t *out_len, kjoin_err *err);
+
 /* Checks that a kubeconfig may be published: no user entries and no
  * credential anywhere (token, tokenFile, client keys and certificates,
  * username, password, exec, auth-provider), naming the first one found by

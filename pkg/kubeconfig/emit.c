@@ -203,3 +203,23 @@ kjoin_code kjoin_kubeconfig_emit_cluster_info(const char *server, const char *ca
               raw(&e, "null", YAML_PLAIN_SCALAR_STYLE) && map_end(&e);
     return finish(&e, &s, ok, out, out_len, err);
 }
+
+kjoin_code kjoin_kubeconfig_emit_kubelet(const char *server, const char *ca_pem, size_t ca_len, const char *pem_path,
+                                         char **out, size_t *out_len, kjoin_err *err)
+{
+    KJOIN_AUTO_FREE char *ca_b64 = kjoin_b64_encode(ca_pem, ca_len, false);
+    if (!ca_b64)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    sink s = {0};
+    yaml_emitter_t e;
+    const char *cluster_kv[] = {"certificate-authority-data", ca_b64, "server", server};
+    const char *context_kv[] = {"cluster", "default-cluster", "namespace", "default", "user", "default-auth"};
+    const char *user_kv[] = {"client-certificate", pem_path, "client-key", pem_path};
+    bool ok = begin(&e, &s) && map_start(&e, false) && pair(&e, "apiVersion", "v1") &&
+              named_list(&e, "clusters", "cluster", "default-cluster", cluster_kv, 4) &&
+              named_list(&e, "contexts", "context", "default-context", context_kv, 6) &&
+              pair(&e, "current-context", "default-context") && pair(&e, "kind", "Config") &&
+              scalar(&e, "preferences") && map_start(&e, true) && map_end(&e) &&
+              named_list(&e, "users", "user", "default-auth", user_kv, 4) && map_end(&e);
+    return finish(&e, &s, ok, out, out_len, err);
+}

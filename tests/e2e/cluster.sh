@@ -109,7 +109,7 @@ e2e_try_up() {
     --authentication-kubeconfig "$d/admin.conf" --authorization-kubeconfig "$d/admin.conf" \
     --bind-address 127.0.0.1 --secure-port 0 --port 0 --leader-elect=false \
     --controllers '*,bootstrapsigner,tokencleaner' --use-service-account-credentials \
-    --cluster-signing-cert-file "$d/ca.crt" --cluster-signing-key-file "$d/ca.key" \
+    --cluster-signing-cert-file "$d/ca.crt" --cluster-signing-key-file "$d/ca.key" --cluster-signing-duration 1h \
     --root-ca-file "$d/ca.crt" --service-account-private-key-file "$d/sa.key" ${E2E_KCM_FLAGS:-}
   e2e_alive "$E2E_PID_kube_controller_manager" || return 1
   # The real kubeadm creates cluster-info and the bootstrap RBAC, as on a real cluster.

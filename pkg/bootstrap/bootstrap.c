@@ -1,0 +1,516 @@
+/* The TLS bootstrap as kubelet runs it: a key (kept across retries), a CSR
+ * named after it, the wait for approval, the checks of what comes back, and
+ * the files kubeadm and kubelet leave on a node. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+
+#include <kjoin/bootstrap.h>
+#include <kjoin/kubeapi.h>
+#include <kjoin/kubeconfig.h>
+
+#include "../certs/internal.h"
+#include "internal.h"
+
+#define CSR_PATH "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+#define KEY_TMP "kubelet-client.key.tmp" /* kubelet's name for the key of a pending CSR */
+#define CURRENT "kubelet-client-current.pem"
+#define MAX_PEM (1024 * 1024)
+
+/* Everything one run resolved and holds. */
+typedef struct run {
+    const kjoin_bootstrap_spec *spec;
+    char node[254], cn[300];
+    char held_orgs[KJOIN_BOOTSTRAP_MAX_ORGS][128]; /* the current certificate's O, for a renewal */
+    const char *orgs[KJOIN_BOOTSTRAP_MAX_ORGS];
+    size_t n_orgs;
+    const char *usages[KJOIN_BOOTSTRAP_MAX_USAGES];
+    size_t n_usages;
+    const char *signer, *kubeconfig_out, *pki_dir, *ca_cert_path;
+    char current[4200], key_tmp[4200];
+    kjoin_kubeapi *api;
+    EVP_PKEY *key;
+    char *ca_pem; /* the CA the run trusts (the bootstrap kubeconfig's) */
+    size_t ca_len;
+    char *server;
+    int64_t now;
+} run;
+
+static void logf_(const run *r, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logf_(const run *r, int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kjoin_vlogf(r->spec->log, r->spec->log_ctx, level, fmt, ap);
+    va_end(ap);
+}
+
+static bool dns_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (!n || n > 253 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-' ||
+              (s[i] == '.' && s[i + 1] != '.')))
+            return false;
+    return true;
+}
+
+static bool read_pair(const char *path, X509 **cert, STACK_OF(X509) **chain, EVP_PKEY **key);
+
+/* A renewal asks for the subject the current certificate holds. */
+static kjoin_code subject_of_current(run *r, const char *pki_dir, kjoin_err *err)
+{
+    X509 *cert = NULL;
+    STACK_OF(X509) *chain = NULL;
+    EVP_PKEY *key = NULL;
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/" CURRENT, pki_dir);
+    kjoin_code rc = read_pair(path, &cert, &chain, &key)
+                        ? KJOIN_OK
+                        : kjoin_err_set(err, KJOIN_E_USAGE, "%s holds no certificate and key to renew", path);
+    X509_NAME *name = rc ? NULL : X509_get_subject_name(cert);
+    if (name && X509_NAME_get_text_by_NID(name, NID_commonName, r->cn, sizeof(r->cn)) < 0)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s: the certificate has no CN", path);
+    for (int i = -1; !rc && (i = X509_NAME_get_index_by_NID(name, NID_organizationName, i)) >= 0 &&
+                     r->n_orgs < KJOIN_BOOTSTRAP_MAX_ORGS;) {
+        ASN1_STRING *v = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i));
+        snprintf(r->held_orgs[r->n_orgs], sizeof(r->held_orgs[0]), "%.*s", ASN1_STRING_length(v),
+                 (const char *)ASN1_STRING_get0_data(v));
+        r->orgs[r->n_orgs] = r->held_orgs[r->n_orgs];
+        r->n_orgs++;
+    }
+    if (!rc && strncmp(r->cn, "system:node:", 12) == 0)
+        snprintf(r->node, sizeof(r->node), "%s", r->cn + 12);
+    X509_free(cert);
+    sk_X509_pop_free(chain, X509_free);
+    EVP_PKEY_free(key);
+    return rc;
+}
+
+/* Defaults, names and the subject, checked before anything is sent. */
+static kjoin_code resolve(run *r, kjoin_err *err)
+{
+    const kjoin_bootstrap_spec *s = r->spec;
+    bool from_current = s->rotate && !s->node_name && !s->subject_cn;
+    kjoin_code rc = from_current ? subject_of_current(r, s->pki_dir ? s->pki_dir : KJOIN_BOOTSTRAP_DEFAULT_PKI_DIR, err)
+                                 : KJOIN_OK;
+    if (rc)
+        return rc;
+    if (from_current && !*r->node) {
+        snprintf(r->node, sizeof(r->node), "agent"); /* not a kubelet's: the node name is not used */
+    } else if (!from_current && s->node_name) {
+        snprintf(r->node, sizeof(r->node), "%s", s->node_name);
+    } else if (!from_current) {
+        if (gethostname(r->node, sizeof(r->node) - 1) != 0)
+            return kjoin_err_set(err, KJOIN_E_OTHER, "cannot read the host name: %s", strerror(errno));
+        for (char *c = r->node; *c; c++)
+            *c = (char)tolower((unsigned char)*c); /* kubeadm's rule */
+    }
+    if (!dns_name(r->node))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`node_name` \"%.253s\" is not a lower-case DNS name", r->node);
+    if (s->n_o > KJOIN_BOOTSTRAP_MAX_ORGS || s->n_usages > KJOIN_BOOTSTRAP_MAX_USAGES)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "at most %d subject organisations and %d usages",
+                             KJOIN_BOOTSTRAP_MAX_ORGS, KJOIN_BOOTSTRAP_MAX_USAGES);
+    if (!from_current) {
+        snprintf(r->cn, sizeof(r->cn), "%s", s->subject_cn ? s->subject_cn : "");
+        if (!s->subject_cn)
+            snprintf(r->cn, sizeof(r->cn), "system:node:%s", r->node);
+        r->n_orgs = s->subject_o ? s->n_o : 1;
+        for (size_t i = 0; i < r->n_orgs; i++)
+            r->orgs[i] = s->subject_o ? s->subject_o[i] : "system:nodes";
+    }
+    /* kubelet's usages, in its order: the approvers before v1.27 require key
+     * encipherment for a kubelet client CSR, whatever the key type. */
+    r->n_usages = s->usages ? s->n_usages : 3;
+    for (size_t i = 0; i < r->n_usages; i++)
+        r->usages[i] = s->usages ? s->usages[i] : (const char *[]){"digital signature", "key encipherment",
+                                                                   "client auth"}[i];
+    r->signer = s->signer ? s->signer : KJOIN_BOOTSTRAP_KUBELET_SIGNER;
+    if (!s->subject_cn && !from_current && strcmp(r->signer, KJOIN_BOOTSTRAP_KUBELET_SIGNER) != 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "a `signer` other than the kubelet's needs a `subject_cn`");
+    r->kubeconfig_out = s->kubeconfig_out ? s->kubeconfig_out : KJOIN_BOOTSTRAP_DEFAULT_KUBECONFIG;
+    r->pki_dir = s->pki_dir ? s->pki_dir : KJOIN_BOOTSTRAP_DEFAULT_PKI_DIR;
+    r->ca_cert_path = s->ca_cert_path ? s->ca_cert_path : KJOIN_BOOTSTRAP_DEFAULT_CA_CERT;
+    if (s->duration_s && s->duration_s < 600)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`duration` must be at least 10m (the API's minimum)");
+    snprintf(r->current, sizeof(r->current), "%s/" CURRENT, r->pki_dir);
+    snprintf(r->key_tmp, sizeof(r->key_tmp), "%s/" KEY_TMP, r->pki_dir);
+    r->now = (int64_t)time(NULL);
+    return KJOIN_OK;
+}
+
+/* The certificate and key of a PEM file holding both (kubelet's format). */
+static bool read_pair(const char *path, X509 **cert, STACK_OF(X509) **chain, EVP_PKEY **key)
+{
+    char *pem = NULL;
+    size_t len = 0;
+    *cert = NULL, *chain = NULL, *key = NULL;
+    if (kjoin_file_read(path, MAX_PEM, &pem, &len, NULL))
+        return false;
+    STACK_OF(X509) *all = kjoin_certs__parse_certs(pem, len);
+    *key = kjoin_certs__parse_key(pem, len);
+    OPENSSL_cleanse(pem, len);
+    free(pem);
+    if (all && sk_X509_num(all) > 0)
+        *cert = sk_X509_shift(all);
+    *chain = all;
+    return *cert && *key;
+}
+
+/* Whether less than the renew-before share of the certificate's life is left. */
+static bool due(const run *r, X509 *cert)
+{
+    int64_t nb = kjoin_certs__not_before(cert), na = kjoin_certs__not_after(cert);
+    int64_t pct = r->spec->renew_before_percent ? r->spec->renew_before_percent : 30;
+    return r->now < nb || r->now >= na || (na - r->now) * 100 < (na - nb) * pct;
+}
+
+static kjoin_code make_client(run *r, const char *kubeconfig, kjoin_err *err)
+{
+    kjoin_kubeapi_config cfg;
+    kjoin_code rc = kjoin_kubeapi_config_load(kubeconfig, NULL, &cfg, err);
+    if (rc)
+        return rc;
+    if (!cfg.ca_pem) {
+        kjoin_kubeapi_config_release(&cfg);
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s has no certificate authority: kjoin trusts only the cluster's CA",
+                             kubeconfig);
+    }
+    if (!r->spec->rotate && !cfg.token) {
+        kjoin_kubeapi_config_release(&cfg);
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s holds no bootstrap token", kubeconfig);
+    }
+    r->ca_pem = malloc(cfg.ca_len + 1);
+    r->server = strdup(cfg.server);
+    if (!r->ca_pem || !r->server) {
+        kjoin_kubeapi_config_release(&cfg);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
+    memcpy(r->ca_pem, cfg.ca_pem, cfg.ca_len + 1);
+    r->ca_len = cfg.ca_len;
+    kjoin_kubeapi_options o = {.timeout_ms = r->spec->timeout_ms ? r->spec->timeout_ms : 5 * 60 * 1000,
+                               .audit_id = r->spec->audit_id,
+                               .log = r->spec->log,
+                               .log_ctx = r->spec->log_ctx};
+    rc = kjoin_kubeapi_new(&cfg, &o, &r->api, err);
+    kjoin_kubeapi_config_release(&cfg);
+    return rc;
+}
+
+/* The key of a pending CSR (a run killed while waiting left it), else a new
+ * one written first, so that a re-run asks with the same key and finds its
+ * own CSR by name. */
+static kjoin_code load_or_make_key(run *r, bool fresh, kjoin_err *err)
+{
+    char *pem = NULL;
+    size_t len = 0;
+    struct stat st;
+    if (!fresh && lstat(r->key_tmp, &st) == 0 && S_ISREG(st.st_mode) &&
+        kjoin_file_read(r->key_tmp, MAX_PEM, &pem, &len, NULL) == KJOIN_OK) {
+        r->key = kjoin_certs__parse_key(pem, len);
+        OPENSSL_cleanse(pem, len);
+        free(pem);
+        if (r->key) {
+            logf_(r, 1, "[kubelet-start] Using the key of a pending request (%s)", r->key_tmp);
+            return KJOIN_OK;
+        }
+    }
+    if (!(r->key = kjoin_certs__new_key(r->spec->key_type, err)))
+        return KJOIN_E_OTHER;
+    if (!(pem = kjoin_certs__pem_key(r->key)))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot encode the key");
+    kjoin_code rc = kjoin_file_write_mode(r->key_tmp, pem, strlen(pem), 0600, true, NULL, err);
+    OPENSSL_cleanse(pem, strlen(pem));
+    free(pem);
+    return rc;
+}
+
+static char *csr_body(const run *r, const char *name, const char *csr_pem)
+{
+    char *b64 = kjoin_b64_encode(csr_pem, strlen(csr_pem), false);
+    if (!b64)
+        return NULL;
+    json_object *root = json_object_new_object(), *meta = json_object_new_object(), *spec = json_object_new_object(),
+                *usages = json_object_new_array();
+    json_object_object_add(root, "apiVersion", json_object_new_string("certificates.k8s.io/v1"));
+    json_object_object_add(root, "kind", json_object_new_string("CertificateSigningRequest"));
+    json_object_object_add(meta, "name", json_object_new_string(name));
+    json_object_object_add(root, "metadata", meta);
+    json_object_object_add(spec, "request", json_object_new_string(b64));
+    json_object_object_add(spec, "signerName", json_object_new_string(r->signer));
+    for (size_t i = 0; i < r->n_usages; i++)
+        json_object_array_add(usages, json_object_new_string(r->usages[i]));
+    json_object_object_add(spec, "usages", usages);
+    if (r->spec->duration_s)
+        json_object_object_add(spec, "expirationSeconds", json_object_new_int64(r->spec->duration_s));
+    json_object_object_add(root, "spec", spec);
+    char *out = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(root);
+    free(b64);
+    return out;
+}
+
+static const char *jstr(json_object *o, const char *a, const char *b)
+{
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(o, a, &v) || (b && !json_object_object_get_ex(v, b, &v)))
+        return NULL;
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* A CSR of that name exists: it must be ours (same key), or it is not ours
+ * to wait for. */
+static kjoin_code check_existing(const run *r, const char *name, const char *body, size_t len, kjoin_err *err)
+{
+    json_object *o = json_tokener_parse(body);
+    const char *req = o ? jstr(o, "spec", "request") : NULL;
+    unsigned char *pem = NULL;
+    size_t pem_len = 0;
+    EVP_PKEY *theirs = NULL;
+    (void)len;
+    if (req && kjoin_b64_decode(req, strlen(req), false, &pem, &pem_len, NULL) == KJOIN_OK)
+        theirs = kjoin_bootstrap__csr_pubkey((const char *)pem, pem_len);
+    bool ours = theirs && EVP_PKEY_eq(theirs, r->key) == 1;
+    EVP_PKEY_free(theirs);
+    free(pem);
+    json_object_put(o);
+    return ours ? KJOIN_OK
+                : kjoin_err_set(err, KJOIN_E_TRUST, "a CertificateSigningRequest named %s exists for another key", name);
+}
+
+/* Creates the CSR, or finds our own from an earlier run. */
+static kjoin_code submit(run *r, const char *name, const char *csr_pem, kjoin_err *err)
+{
+    char *body = csr_body(r, name, csr_pem), path[256];
+    kjoin_kubeapi_response resp = {0};
+    if (!body)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_code rc = kjoin_kubeapi_request(r->api, "POST", CSR_PATH, body, &resp, err);
+    free(body);
+    if (!rc && resp.status == 409) {
+        kjoin_kubeapi_response_release(&resp);
+        snprintf(path, sizeof(path), CSR_PATH "/%s", name);
+        rc = kjoin_kubeapi_request(r->api, "GET", path, NULL, &resp, err);
+        if (!rc && !(rc = kjoin_kubeapi_check(&resp, "get certificatesigningrequest", err)))
+            rc = check_existing(r, name, resp.body, resp.len, err);
+        if (!rc)
+            logf_(r, 0, "[kubelet-start] Waiting for %s, made by an earlier run with this key", name);
+    } else if (!rc && !(rc = kjoin_kubeapi_check(&resp, "create certificatesigningrequest", err))) {
+        logf_(r, 0, "[kubelet-start] Requested a client certificate for %s: CertificateSigningRequest %s (signer %s)",
+              r->cn, name, r->signer);
+    }
+    kjoin_kubeapi_response_release(&resp);
+    return rc;
+}
+
+/* Polls the CSR until it carries a certificate, is Denied or Failed, or the
+ * deadline passes. *pem is the issued certificate chain (PEM). */
+static kjoin_code wait_for_certificate(run *r, const char *name, char **pem, size_t *pem_len, kjoin_err *err)
+{
+    char path[256];
+    snprintf(path, sizeof(path), CSR_PATH "/%s", name);
+    for (unsigned round = 0;; round++) {
+        kjoin_kubeapi_response resp = {0};
+        kjoin_err inner;
+        kjoin_code rc = kjoin_kubeapi_request(r->api, "GET", path, NULL, &resp, &inner);
+        if (rc == KJOIN_E_TIMEOUT)
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "no certificate for CertificateSigningRequest %s before the "
+                                                       "deadline; it stays on the cluster, and a re-run picks it up",
+                                 name);
+        if (!rc)
+            rc = kjoin_kubeapi_check(&resp, "get certificatesigningrequest", &inner);
+        if (rc) {
+            kjoin_kubeapi_response_release(&resp);
+            return kjoin_err_set(err, rc, "%s", inner.msg);
+        }
+        json_object *o = json_tokener_parse(resp.body), *status = NULL, *conds = NULL;
+        kjoin_kubeapi_response_release(&resp);
+        if (o && json_object_object_get_ex(o, "status", &status))
+            json_object_object_get_ex(status, "conditions", &conds);
+        for (size_t i = 0; conds && i < json_object_array_length(conds); i++) {
+            json_object *c = json_object_array_get_idx(conds, i);
+            const char *type = jstr(c, "type", NULL), *reason = jstr(c, "reason", NULL), *msg = jstr(c, "message", NULL);
+            if (type && (!strcmp(type, "Denied") || !strcmp(type, "Failed"))) {
+                kjoin_err_set(err, KJOIN_E_TRUST, "CertificateSigningRequest %s was %s: %s: %s", name,
+                              !strcmp(type, "Denied") ? "denied" : "failed", reason ? reason : "no reason",
+                              msg ? msg : "no message");
+                json_object_put(o);
+                return KJOIN_E_TRUST;
+            }
+        }
+        const char *cert = status ? jstr(status, "certificate", NULL) : NULL;
+        if (cert && *cert) {
+            unsigned char *der = NULL;
+            rc = kjoin_b64_decode(cert, strlen(cert), false, &der, pem_len, err);
+            json_object_put(o);
+            *pem = (char *)der;
+            return rc ? kjoin_err_set(err, KJOIN_E_TRUST, "%s: status.certificate is not base64", name) : KJOIN_OK;
+        }
+        json_object_put(o);
+        int64_t pause = kjoin_backoff_ms(round, 250, 2000) + 100, left = kjoin_kubeapi_remaining_ms(r->api);
+        if (left <= 0)
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "no certificate for CertificateSigningRequest %s before the "
+                                                       "deadline; it stays on the cluster, and a re-run picks it up",
+                                 name);
+        if (round == 0)
+            logf_(r, 0, "[kubelet-start] Waiting for %s to be approved and signed", name);
+        kjoin_sleep_ms(pause < left ? pause : left);
+    }
+}
+
+/* Writes what kubelet and kubeadm leave on a node, the switch of
+ * kubelet-client-current.pem last: a kill before it leaves the old
+ * certificate in use, after it the new one. */
+static kjoin_code write_node_files(run *r, const char *cert_pem, size_t cert_len, kjoin_bootstrap_result *out,
+                                   kjoin_err *err)
+{
+    char stamp[32], pem_path[4200], tmp_link[4300];
+    time_t t = (time_t)r->now;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof(stamp), "%Y-%m-%d-%H-%M-%S", &tm);
+    snprintf(pem_path, sizeof(pem_path), "%s/kubelet-client-%s.pem", r->pki_dir, stamp);
+    char *key = kjoin_certs__pem_key(r->key), *pair = NULL, *kubeconfig = NULL;
+    size_t key_len = key ? strlen(key) : 0, kc_len = 0;
+    kjoin_code rc = key && (pair = malloc(cert_len + key_len + 2)) ? KJOIN_OK
+                                                                    : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    size_t pair_len = 0;
+    if (!rc) {
+        memcpy(pair, cert_pem, cert_len);
+        pair_len = cert_len;
+        if (pair_len && pair[pair_len - 1] != '\n')
+            pair[pair_len++] = '\n';
+        memcpy(pair + pair_len, key, key_len);
+        pair_len += key_len;
+        rc = kjoin_file_write_mode(pem_path, pair, pair_len, 0600, true, NULL, err);
+    }
+    if (!rc)
+        rc = kjoin_file_write_mode(r->ca_cert_path, r->ca_pem, r->ca_len, 0644, true, NULL, err);
+    if (!rc)
+        rc = kjoin_kubeconfig_emit_kubelet(r->server, r->ca_pem, r->ca_len, r->current, &kubeconfig, &kc_len, err);
+    if (!rc)
+        rc = kjoin_file_write_atomic(r->kubeconfig_out, kubeconfig, kc_len, true, NULL, err);
+    snprintf(tmp_link, sizeof(tmp_link), "%s.kjoin-link", r->current);
+    if (!rc) {
+        unlink(tmp_link);
+        const char *base = strrchr(pem_path, '/') + 1;
+        if (symlink(base, tmp_link) != 0 || rename(tmp_link, r->current) != 0)
+            rc = kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot switch %s: %s", r->current, strerror(errno));
+    }
+    if (!rc)
+        unlink(r->key_tmp); /* the request is done */
+    if (key)
+        OPENSSL_cleanse(key, key_len);
+    if (pair)
+        OPENSSL_cleanse(pair, pair_len);
+    free(key);
+    free(pair);
+    free(kubeconfig);
+    if (!rc) {
+        snprintf(out->cert_path, sizeof(out->cert_path), "%s", pem_path);
+        logf_(r, 0, "[kubelet-start] Wrote %s (mode 0600), %s -> it, %s and %s", pem_path, r->current,
+              r->kubeconfig_out, r->ca_cert_path);
+    }
+    return rc;
+}
+
+/* Whether the node already holds a valid certificate that is not due; then
+ * nothing is written. */
+static bool still_good(run *r, kjoin_bootstrap_result *out)
+{
+    X509 *cert = NULL;
+    STACK_OF(X509) *chain = NULL;
+    EVP_PKEY *key = NULL;
+    struct stat st;
+    bool good = stat(r->kubeconfig_out, &st) == 0 && read_pair(r->current, &cert, &chain, &key) &&
+                kjoin_bootstrap__check_cert(cert, chain, key, r->cn, r->orgs, r->n_orgs, r->ca_pem, r->ca_len, r->now,
+                                            NULL) == KJOIN_OK &&
+                !due(r, cert);
+    if (good) {
+        out->not_after = kjoin_certs__not_after(cert);
+        snprintf(out->cert_path, sizeof(out->cert_path), "%s", r->current);
+    }
+    X509_free(cert);
+    sk_X509_pop_free(chain, X509_free);
+    EVP_PKEY_free(key);
+    ERR_clear_error();
+    return good;
+}
+
+static kjoin_code request_and_write(run *r, kjoin_bootstrap_result *out, kjoin_err *err)
+{
+    unsigned char *spki = NULL;
+    size_t spki_len = 0;
+    char *csr = NULL, *issued = NULL;
+    size_t issued_len = 0;
+    kjoin_code rc = kjoin_bootstrap__spki(r->key, &spki, &spki_len, err);
+    if (!rc)
+        rc = kjoin_bootstrap_csr_name(spki, spki_len, r->cn, r->orgs, r->n_orgs, r->usages, r->n_usages,
+                                      out->csr_name, err);
+    OPENSSL_free(spki);
+    if (!rc && !(csr = kjoin_bootstrap__csr_pem(r->key, r->cn, r->orgs, r->n_orgs, err)))
+        rc = KJOIN_E_OTHER;
+    if (!rc)
+        rc = submit(r, out->csr_name, csr, err);
+    if (!rc)
+        rc = wait_for_certificate(r, out->csr_name, &issued, &issued_len, err);
+    STACK_OF(X509) *chain = rc ? NULL : kjoin_certs__parse_certs(issued, issued_len);
+    X509 *cert = chain && sk_X509_num(chain) ? sk_X509_shift(chain) : NULL;
+    if (!rc && !cert)
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "%s: status.certificate holds no certificate", out->csr_name);
+    r->now = (int64_t)time(NULL);
+    if (!rc)
+        rc = kjoin_bootstrap__check_cert(cert, chain, r->key, r->cn, r->orgs, r->n_orgs, r->ca_pem, r->ca_len, r->now,
+                                         err);
+    if (!rc) {
+        out->not_after = kjoin_certs__not_after(cert);
+        rc = write_node_files(r, issued, issued_len, out, err);
+    }
+    X509_free(cert);
+    sk_X509_pop_free(chain, X509_free);
+    free(csr);
+    free(issued);
+    return rc;
+}
+
+kjoin_code kjoin_tls_bootstrap(const kjoin_bootstrap_spec *spec, kjoin_bootstrap_result *out, kjoin_err *err)
+{
+    run r = {.spec = spec};
+    kjoin_bootstrap_result res = {0};
+    kjoin_code rc = resolve(&r, err);
+    const char *client_kubeconfig = spec->rotate ? r.kubeconfig_out : spec->bootstrap_kubeconfig;
+    if (!rc && !client_kubeconfig)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "`bootstrap_kubeconfig` is not set");
+    if (!rc)
+        rc = make_client(&r, client_kubeconfig, err);
+    if (!rc && still_good(&r, &res)) {
+        logf_(&r, 0, "[kubelet-start] %s holds a valid client certificate for %s that is not due yet: nothing to do",
+              r.current, r.cn);
+    } else if (!rc) {
+        if (spec->rotate)
+            logf_(&r, 0, "[kubelet-start] Renewing the client certificate of %s with its current identity", r.cn);
+        if (!(rc = load_or_make_key(&r, spec->rotate, err)))
+            rc = request_and_write(&r, &res, err);
+        res.changed = rc == KJOIN_OK;
+    }
+    snprintf(res.node_name, sizeof(res.node_name), "%s", r.node);
+    kjoin_kubeapi_free(r.api);
+    EVP_PKEY_free(r.key);
+    free(r.ca_pem);
+    free(r.server);
+    if (!rc)
+        *out = res;
+    return rc;
+}

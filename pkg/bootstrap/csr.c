@@ -1,0 +1,159 @@
+/* The pieces of a TLS bootstrap that touch X.509: the CSR, its name, the
+ * key file, and the checks of the certificate that comes back. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <kjoin/bootstrap.h>
+
+#include "internal.h"
+
+/* base64url without padding, as Go's RawURLEncoding. */
+static char *raw_url(const unsigned char *data, size_t len)
+{
+    char *s = kjoin_b64_encode(data, len, true);
+    if (s)
+        s[strcspn(s, "=")] = '\0';
+    return s;
+}
+
+static bool write_field(EVP_MD_CTX *md, const void *data, size_t len)
+{
+    char *enc = raw_url(data, len);
+    bool ok = enc && EVP_DigestUpdate(md, enc, strlen(enc)) == 1 && EVP_DigestUpdate(md, "|", 1) == 1;
+    free(enc);
+    return ok;
+}
+
+kjoin_code kjoin_bootstrap_csr_name(const unsigned char *spki_der, size_t len, const char *cn,
+                                    const char *const *orgs, size_t n_orgs, const char *const *usages,
+                                    size_t n_usages, char out[96], kjoin_err *err)
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    unsigned char sum[32];
+    unsigned int n = 0;
+    bool ok = md && EVP_DigestInit_ex(md, EVP_sha512_256(), NULL) == 1 && write_field(md, spki_der, len) &&
+              write_field(md, cn, strlen(cn));
+    for (size_t i = 0; ok && i < n_orgs; i++)
+        ok = write_field(md, orgs[i], strlen(orgs[i]));
+    for (size_t i = 0; ok && i < n_usages; i++)
+        ok = write_field(md, usages[i], strlen(usages[i]));
+    ok = ok && EVP_DigestFinal_ex(md, sum, &n) == 1 && n == sizeof(sum);
+    EVP_MD_CTX_free(md);
+    char *enc = ok ? raw_url(sum, sizeof(sum)) : NULL;
+    if (!enc)
+        return kjoin_err_ossl(err, KJOIN_E_OTHER, "cannot name the CSR");
+    snprintf(out, 96, "node-csr-%s", enc);
+    free(enc);
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_bootstrap__spki(EVP_PKEY *key, unsigned char **der, size_t *len, kjoin_err *err)
+{
+    int n = i2d_PUBKEY(key, NULL);
+    *der = n > 0 ? OPENSSL_malloc((size_t)n) : NULL;
+    unsigned char *p = *der;
+    if (!*der || i2d_PUBKEY(key, &p) != n) {
+        OPENSSL_free(*der);
+        return kjoin_err_ossl(err, KJOIN_E_OTHER, "cannot encode the public key");
+    }
+    *len = (size_t)n;
+    return KJOIN_OK;
+}
+
+char *kjoin_bootstrap__csr_pem(EVP_PKEY *key, const char *cn, const char *const *orgs, size_t n_orgs, kjoin_err *err)
+{
+    X509_REQ *req = X509_REQ_new();
+    X509_NAME *name = X509_NAME_new();
+    bool ok = req && name &&
+              X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1, 0);
+    /* Go's pkix.Name puts O before CN; the order does not matter to the signer. */
+    for (size_t i = 0; ok && i < n_orgs; i++)
+        ok = X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, (const unsigned char *)orgs[i], -1, -1, 0);
+    const EVP_MD *md = EVP_PKEY_is_a(key, "ED25519") ? NULL : EVP_sha256();
+    ok = ok && X509_REQ_set_version(req, 0) && X509_REQ_set_subject_name(req, name) && X509_REQ_set_pubkey(req, key) &&
+         X509_REQ_sign(req, key, md) > 0;
+    BIO *bio = ok ? BIO_new(BIO_s_mem()) : NULL;
+    char *pem = NULL, *data = NULL;
+    long n = bio && PEM_write_bio_X509_REQ(bio, req) ? BIO_get_mem_data(bio, &data) : 0;
+    if (n > 0 && (pem = malloc((size_t)n + 1))) {
+        memcpy(pem, data, (size_t)n);
+        pem[n] = '\0';
+    }
+    BIO_free(bio);
+    X509_NAME_free(name);
+    X509_REQ_free(req);
+    if (!pem)
+        kjoin_err_ossl(err, KJOIN_E_OTHER, "cannot make the certificate signing request");
+    return pem;
+}
+
+EVP_PKEY *kjoin_bootstrap__csr_pubkey(const char *pem, size_t len)
+{
+    BIO *bio = BIO_new_mem_buf(pem, (int)len);
+    X509_REQ *req = bio ? PEM_read_bio_X509_REQ(bio, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *key = req ? X509_REQ_get_pubkey(req) : NULL;
+    X509_REQ_free(req);
+    BIO_free(bio);
+    ERR_clear_error();
+    return key;
+}
+
+/* Whether name holds exactly cn and, in any order, the orgs. */
+static bool subject_is(X509_NAME *name, const char *cn, const char *const *orgs, size_t n_orgs)
+{
+    char buf[256];
+    if (X509_NAME_get_text_by_NID(name, NID_commonName, buf, sizeof(buf)) < 0 || strcmp(buf, cn) != 0)
+        return false;
+    size_t found = 0;
+    for (int i = -1; (i = X509_NAME_get_index_by_NID(name, NID_organizationName, i)) >= 0;) {
+        ASN1_STRING *v = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i));
+        bool known = false;
+        for (size_t j = 0; j < n_orgs && !known; j++)
+            known = (size_t)ASN1_STRING_length(v) == strlen(orgs[j]) &&
+                    memcmp(ASN1_STRING_get0_data(v), orgs[j], strlen(orgs[j])) == 0;
+        if (!known)
+            return false;
+        found++;
+    }
+    return found == n_orgs;
+}
+
+kjoin_code kjoin_bootstrap__check_cert(X509 *cert, STACK_OF(X509) *chain, EVP_PKEY *key, const char *cn,
+                                       const char *const *orgs, size_t n_orgs, const char *ca_pem, size_t ca_len,
+                                       int64_t now, kjoin_err *err)
+{
+    if (EVP_PKEY_eq(X509_get0_pubkey(cert), key) != 1)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "the issued certificate is not for our key");
+    if (!subject_is(X509_get_subject_name(cert), cn, orgs, n_orgs))
+        return kjoin_err_set(err, KJOIN_E_TRUST, "the issued certificate's subject is not the one asked for (CN=%s)", cn);
+    X509_STORE *store = X509_STORE_new();
+    BIO *bio = BIO_new_mem_buf(ca_pem, (int)ca_len);
+    int added = 0;
+    for (X509 *ca; store && bio && (ca = PEM_read_bio_X509(bio, NULL, NULL, NULL)); X509_free(ca))
+        added += X509_STORE_add_cert(store, ca) == 1;
+    ERR_clear_error();
+    X509_STORE_CTX *ctx = added ? X509_STORE_CTX_new() : NULL;
+    bool ok = ctx && X509_STORE_CTX_init(ctx, store, cert, chain) == 1;
+    if (ok) {
+        X509_VERIFY_PARAM *param = X509_STORE_CTX_get0_param(ctx);
+        X509_VERIFY_PARAM_set_time(param, (time_t)now);
+        X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_SSL_CLIENT);
+        ok = X509_verify_cert(ctx) == 1;
+    }
+    int why = ctx ? X509_STORE_CTX_get_error(ctx) : 0;
+    X509_STORE_CTX_free(ctx);
+    X509_STORE_free(store);
+    BIO_free(bio);
+    if (!ok)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "the issued certificate does not verify against the cluster CA: %s",
+                             added ? X509_verify_cert_error_string(why) : "no CA certificate to verify with");
+    return KJOIN_OK;
+}
