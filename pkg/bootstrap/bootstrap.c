@@ -335,30 +335,11 @@ static kjoin_code wait_for_certificate(run *r, const char *name, char **pem, siz
             kjoin_kubeapi_response_release(&resp);
             return kjoin_err_set(err, rc, "%s", inner.msg);
         }
-        json_object *o = json_tokener_parse(resp.body), *status = NULL, *conds = NULL;
+        bool issued = false;
+        rc = kjoin_bootstrap__csr_status(resp.body, resp.len, name, pem, pem_len, &issued, err);
         kjoin_kubeapi_response_release(&resp);
-        if (o && json_object_object_get_ex(o, "status", &status))
-            json_object_object_get_ex(status, "conditions", &conds);
-        for (size_t i = 0; conds && i < json_object_array_length(conds); i++) {
-            json_object *c = json_object_array_get_idx(conds, i);
-            const char *type = jstr(c, "type", NULL), *reason = jstr(c, "reason", NULL), *msg = jstr(c, "message", NULL);
-            if (type && (!strcmp(type, "Denied") || !strcmp(type, "Failed"))) {
-                kjoin_err_set(err, KJOIN_E_TRUST, "CertificateSigningRequest %s was %s: %s: %s", name,
-                              !strcmp(type, "Denied") ? "denied" : "failed", reason ? reason : "no reason",
-                              msg ? msg : "no message");
-                json_object_put(o);
-                return KJOIN_E_TRUST;
-            }
-        }
-        const char *cert = status ? jstr(status, "certificate", NULL) : NULL;
-        if (cert && *cert) {
-            unsigned char *der = NULL;
-            rc = kjoin_b64_decode(cert, strlen(cert), false, &der, pem_len, err);
-            json_object_put(o);
-            *pem = (char *)der;
-            return rc ? kjoin_err_set(err, KJOIN_E_TRUST, "%s: status.certificate is not base64", name) : KJOIN_OK;
-        }
-        json_object_put(o);
+        if (rc || issued)
+            return rc;
         int64_t pause = kjoin_backoff_ms(round, 250, 2000) + 100, left = kjoin_kubeapi_remaining_ms(r->api);
         if (left <= 0)
             return kjoin_err_set(err, KJOIN_E_TIMEOUT, "no certificate for CertificateSigningRequest %s before the "

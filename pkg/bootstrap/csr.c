@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <json-c/json.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -156,4 +157,43 @@ kjoin_code kjoin_bootstrap__check_cert(X509 *cert, STACK_OF(X509) *chain, EVP_PK
         return kjoin_err_set(err, KJOIN_E_TRUST, "the issued certificate does not verify against the cluster CA: %s",
                              added ? X509_verify_cert_error_string(why) : "no CA certificate to verify with");
     return KJOIN_OK;
+}
+
+static const char *field(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                             : NULL;
+}
+
+kjoin_code kjoin_bootstrap__csr_status(const char *body, size_t len, const char *name, char **pem, size_t *pem_len,
+                                       bool *issued, kjoin_err *err)
+{
+    json_tokener *tok = json_tokener_new();
+    json_object *o = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL, *status = NULL, *conds = NULL;
+    json_tokener_free(tok);
+    *issued = false;
+    kjoin_code rc = o && json_object_is_type(o, json_type_object)
+                        ? KJOIN_OK
+                        : kjoin_err_set(err, KJOIN_E_TRUST, "%s: the API's answer is not a JSON object", name);
+    if (!rc && json_object_object_get_ex(o, "status", &status) && json_object_is_type(status, json_type_object))
+        json_object_object_get_ex(status, "conditions", &conds);
+    for (size_t i = 0; !rc && json_object_is_type(conds, json_type_array) && i < json_object_array_length(conds); i++) {
+        json_object *c = json_object_array_get_idx(conds, i);
+        const char *type = field(c, "type"), *reason = field(c, "reason"), *msg = field(c, "message");
+        if (type && (!strcmp(type, "Denied") || !strcmp(type, "Failed")))
+            rc = kjoin_err_set(err, KJOIN_E_TRUST, "CertificateSigningRequest %s was %s: %.60s: %.200s", name,
+                               !strcmp(type, "Denied") ? "denied" : "failed", reason ? reason : "no reason",
+                               msg ? msg : "no message");
+    }
+    const char *cert = !rc && json_object_is_type(status, json_type_object) ? field(status, "certificate") : NULL;
+    if (cert && *cert) {
+        unsigned char *bytes = NULL;
+        if (kjoin_b64_decode(cert, strlen(cert), false, &bytes, pem_len, NULL))
+            rc = kjoin_err_set(err, KJOIN_E_TRUST, "%s: status.certificate is not base64", name);
+        *pem = (char *)bytes;
+        *issued = rc == KJOIN_OK;
+    }
+    json_object_put(o);
+    return rc;
 }

@@ -21,4 +21,11 @@ kjoin_code kjoin_bootstrap__check_cert(X509 *cert, STACK_OF(X509) *chain, EVP_PK
                                        const char *const *orgs, size_t n_orgs, const char *ca_pem, size_t ca_len,
                                        int64_t now, kjoin_err *err);
 
+/* Reads a CertificateSigningRequest the API returned (untrusted bytes):
+ * *issued with *pem the certificate chain once it carries one (free it).
+ * Errors: KJOIN_E_TRUST (Denied or Failed, with its reason and message, or a
+ * malformed answer). */
+kjoin_code kjoin_bootstrap__csr_status(const char *body, size_t len, const char *name, char **pem, size_t *pem_len,
+                                       bool *issued, kjoin_err *err);
+
 #endif
