@@ -23,6 +23,7 @@ static const struct verb {
     {"ca-hash", cmd_ca_hash, "print the pins of each certificate of a CA bundle"},
     {"cluster-info", cmd_cluster_info, "cluster-info sign: build a signed cluster-info ConfigMap"},
     {"tls-bootstrap", cmd_tls_bootstrap, "the node's client certificate and kubelet.conf from the bootstrap token; --rotate renews it"},
+    {"refresh", cmd_refresh, "follow the cluster's CA bundle from cluster-info (CA rotation); exit 10 when updated"},
     {"certs", cmd_certs, "a self-signing certificate manager: init, issue, rotate, check-expiration, manifests"},
 };
 
@@ -35,7 +36,7 @@ static void usage(FILE *f)
     fprintf(f, "\nRun 'kjoin COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 other,\n"
                "2 usage or bad input, 3 discovery timed out, 4 trust verification failed,\n"
                "5 output not written, 6 the API refused a request; certs rotate and\n"
-               "tls-bootstrap --rotate: 10 when something was renewed.\n");
+               "tls-bootstrap --rotate, refresh: 10 when something was renewed.\n");
 }
 
 /* Tokens, keys and kubeconfigs pass through memory: no core dump may carry

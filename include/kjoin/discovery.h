@@ -129,4 +129,29 @@ typedef struct kjoin_k3s_discovery {
  * and not unsafe), KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OTHER. */
 kjoin_code kjoin_discover_k3s(const kjoin_k3s_discovery *opts, kjoin_join_result *out, kjoin_err *err);
 
+/* ---- refresh ------------------------------------------------------------ */
+
+typedef struct kjoin_refresh_opts {
+    const char *kubeconfig;   /* the file whose current cluster's certificate-authority-data to refresh */
+    const char *ca_cert_path; /* also write the bundle there (0644); may be NULL */
+    int64_t timeout_ms;       /* one deadline; 0: 60 s */
+    const char *audit_id;
+    kjoin_log_fn log;
+    void *log_ctx;
+} kjoin_refresh_opts;
+
+typedef struct kjoin_refresh_result {
+    bool changed;
+    size_t old_certs, new_certs;
+} kjoin_refresh_result;
+
+/* Re-fetches cluster-info from the kubeconfig's server over TLS verified
+ * with the CA data the file holds, and, when the bundle changed and still
+ * verifies that server, rewrites only that file's certificate-authority-data
+ * (atomically; the rest of the file kept byte for byte). Errors:
+ * KJOIN_E_USAGE, KJOIN_E_TIMEOUT, KJOIN_E_TRUST (TLS, malformed cluster-info,
+ * a new bundle that would not verify the server: the file untouched),
+ * KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
+kjoin_code kjoin_refresh(const kjoin_refresh_opts *opts, kjoin_refresh_result *out, kjoin_err *err);
+
 #endif

@@ -155,3 +155,31 @@ t_e2e_tls_bootstrap_rotate_renews_with_the_current_certificate() {
     fail "no CSR made by system:node:e2e-rot" || return 1
   kubectl --kubeconfig "$d/kubelet.conf" get --raw /api >/dev/null || fail "the renewed kubelet.conf does not work"
 }
+
+# kjoin refresh against the real cluster-info: a new CA added to the bundle
+# is followed without a new pin; a bundle that would not verify the server is refused.
+set_cluster_info_ca() { # PEM_FILE
+  local kubeconfig
+  kubeconfig=$(kc -n kube-public get configmap cluster-info -o json | jq -r .data.kubeconfig |
+    sed "s|certificate-authority-data: .*|certificate-authority-data: $(base64 -w0 <"$1")|")
+  kc -n kube-public get configmap cluster-info -o json | jq --arg k "$kubeconfig" '.data.kubeconfig = $k' |
+    kc replace -f - >/dev/null
+}
+t_e2e_refresh_follows_cluster_info() {
+  bootstrap_conf "$T/node.conf" || return 1
+  kj 0 refresh --kubeconfig "$T/node.conf" || return 1
+  mkca "$T" next; mkca "$T" evil
+  cat "$T/next.crt" "$E2E_CA" >"$T/both.crt"
+  set_cluster_info_ca "$T/both.crt" || return 1
+  kj 10 refresh --kubeconfig "$T/node.conf" -o json
+  local rc=$?
+  set_cluster_info_ca "$T/evil.crt"
+  cp "$T/node.conf" "$T/kept"
+  kj 4 refresh --kubeconfig "$T/node.conf"; local rc2=$?
+  set_cluster_info_ca "$E2E_CA" || return 1
+  [ $rc = 0 ] && [ $rc2 = 0 ] || return 1
+  cmp -s "$T/node.conf" "$T/kept" || fail "a refused refresh changed the file" || return 1
+  kubectl --kubeconfig "$T/node.conf" config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' |
+    base64 -d | grep -c "BEGIN CERTIFICATE" | grep -qx 2 || fail "the new CA was not followed" || return 1
+  kubectl --kubeconfig "$T/node.conf" get --raw /api >/dev/null || fail "the refreshed bootstrap kubeconfig does not work"
+}

@@ -104,3 +104,55 @@ t_ca_hash_structure() {
   kj 0 ca-hash "$d/bundle.crt" || return 1
   out_has "intermediate, issuer CN=root" && out_has "leaf, issuer CN=inter"
 }
+
+# serve_bundle PARTS...: cluster-info now carries those roots (the serving certificate unchanged).
+serve_bundle() {
+  local p; : >"$C/bundle.crt"
+  for p in "$@"; do cat "$C/$p.crt" >>"$C/bundle.crt"; done
+  cluster_kubeconfig "$SERVER" "$C/bundle.crt" >"$C/cluster.kubeconfig"
+  "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >"$C/www/cluster-info"
+}
+ca_subjects() { # KUBECONFIG: the subjects of its CA data, in order
+  kubectl --kubeconfig "$1" config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d |
+    awk '/BEGIN/{c=""} {c=c $0 "\n"} /END/{printf "%s", c | "openssl x509 -noout -subject"; close("openssl x509 -noout -subject")}' |
+    sed 's/subject=//' | tr '\n' ';'
+}
+
+# kjoin refresh follows a CA rotation served in cluster-info, without a new token or pin.
+t_refresh_follows_a_ca_rotation() {
+  rotation_cluster ca-refresh old || return 1
+  mkca "$C" evil
+  rot_join 0 --discovery-token-ca-cert-hash "$(spki_pin "$C/old.crt")" || return 1
+  local k=$T/kubelet.conf
+  kj 0 refresh --kubeconfig "$k" || return 1
+  err_has "unchanged (1 certificate(s))" || return 1
+  # 1. The rotation starts: new and old served, the server still on the old CA.
+  serve_bundle new old
+  cp "$k" "$T/before"
+  kj 10 refresh --kubeconfig "$k" --ca-cert-path "$T/pki/ca.crt" -o json || return 1
+  jq -e '.changed and .caCertificates == 2' "$OUT" >/dev/null || fail "$(cat "$OUT")" || return 1
+  [ "$(ca_subjects "$k")" = "CN = new;CN = old;" ] || fail "bundle: $(ca_subjects "$k")" || return 1
+  diff <(grep -v certificate-authority-data "$T/before") <(grep -v certificate-authority-data "$k") >/dev/null ||
+    fail "refresh changed more than the CA data" || return 1
+  [ "$(stat -c %a "$k")" = 600 ] && [ "$(stat -c %a "$T/pki/ca.crt")" = 644 ] || fail "modes" || return 1
+  # 2. The server moves to the new CA, the old one leaves the bundle.
+  restart_nginx "$C" "$C/srv-new.crt" "$C/srv-new.key" || return 1
+  serve_bundle new
+  kj 10 refresh --kubeconfig "$k" || return 1
+  [ "$(ca_subjects "$k")" = "CN = new;" ] || fail "bundle: $(ca_subjects "$k")" || return 1
+  kubectl --kubeconfig "$k" get --raw "$CLUSTER_INFO_PATH" >/dev/null || fail "kubectl after the rotation" || return 1
+  # 3. A bundle that would not verify the server is refused; the file is untouched.
+  serve_bundle evil
+  cp "$k" "$T/good"
+  kj 4 refresh --kubeconfig "$k" || return 1
+  err_has "does not verify the API server it came from" || return 1
+  cmp -s "$k" "$T/good" || fail "the file changed" || return 1
+  # 4. A server the file does not trust is not asked at all: the TLS check fails first.
+  serve_bundle new
+  mkleaf "$C" srv-evil evil
+  restart_nginx "$C" "$C/srv-evil.crt" "$C/srv-evil.key" || return 1
+  kj 4 refresh --kubeconfig "$k" --timeout 5s || return 1
+  cmp -s "$k" "$T/good" || fail "the file changed" || return 1
+  # 5. A kubeconfig without CA data is a usage error.
+  kj 2 refresh --kubeconfig "$C/token" || return 1
+}
