@@ -183,3 +183,26 @@ t_e2e_refresh_follows_cluster_info() {
     base64 -d | grep -c "BEGIN CERTIFICATE" | grep -qx 2 || fail "the new CA was not followed" || return 1
   kubectl --kubeconfig "$T/node.conf" get --raw /api >/dev/null || fail "the refreshed bootstrap kubeconfig does not work"
 }
+
+# kill -9 at random instants of a bootstrap: what is left is the old state or
+# the new, and the next run finishes the job.
+t_e2e_tls_bootstrap_killed_at_random_instants() {
+  bootstrap_conf "$T/bootstrap.conf" || return 1
+  local d=$T/e2e-kill i pid link
+  for i in $(seq 12); do
+    "$KJOIN" tls-bootstrap --bootstrap-kubeconfig "$T/bootstrap.conf" $(tls_args e2e-kill) --timeout 30s >/dev/null 2>&1 &
+    pid=$!
+    sleep "0.$(( RANDOM % 40 ))"
+    kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    if [ -L "$d/pki/kubelet-client-current.pem" ]; then
+      link=$(readlink -f "$d/pki/kubelet-client-current.pem")
+      [ -s "$link" ] || { fail "the current link points at nothing after kill $i"; return 1; }
+      [ "$(openssl x509 -in "$link" -noout -pubkey | sha256sum)" = "$(openssl pkey -in "$link" -pubout | sha256sum)" ] ||
+        { fail "the current certificate and key differ after kill $i"; return 1; }
+    fi
+  done
+  kj 0 tls-bootstrap --bootstrap-kubeconfig "$T/bootstrap.conf" $(tls_args e2e-kill) --timeout 60s || return 1
+  kubectl --kubeconfig "$d/kubelet.conf" get --raw /api >/dev/null || fail "the set after the kills does not work" || return 1
+  kj 0 tls-bootstrap --bootstrap-kubeconfig "$T/bootstrap.conf" $(tls_args e2e-kill) --timeout 30s -o json || return 1
+  jq -e '.changed == false' "$OUT" >/dev/null || fail "not idempotent after the kills"
+}
