@@ -10,7 +10,7 @@ WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes
 DEFS := -D_GNU_SOURCE -DOPENSSL_API_COMPAT=30000 -DOPENSSL_NO_DEPRECATED -DKJOIN_VERSION='"$(VERSION)"'
 OPT ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-KJOIN_CFLAGS := $(WARN) $(DEFS) $(OPT) -Iinclude $(if $(SANITIZE),$(SAN_FLAGS)) $(CFLAGS)
+KJOIN_CFLAGS := $(WARN) $(DEFS) $(OPT) -fPIC -Iinclude $(if $(SANITIZE),$(SAN_FLAGS)) $(CFLAGS)
 KJOIN_LDFLAGS := $(if $(SANITIZE),$(SAN_FLAGS)) $(LDFLAGS)
 LIBS := -lssl -lcrypto -lcurl -lyaml -ljson-c -luuid
 
@@ -22,20 +22,43 @@ REPLAY_BIN := $(patsubst %,$(BUILD)/fuzz/%-replay,$(FUZZ_NAMES))
 TOOL_BIN := $(BUILD)/tools/freeport $(BUILD)/tools/measure
 HEADERS := $(wildcard include/kjoin/*.h)
 
-.PHONY: all deps test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz install clean
+.PHONY: FORCE all deps test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz docs install uninstall clean
 
 all: $(BUILD)/kjoin
 
-$(BUILD)/obj/%.o: %.c
+# Objects are rebuilt when the flags change (the stamp changes only then).
+$(BUILD)/cflags: FORCE
+	@mkdir -p $(@D); echo '$(KJOIN_CFLAGS)' | cmp -s - $@ || echo '$(KJOIN_CFLAGS)' >$@
+FORCE:
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/cflags
 	@mkdir -p $(@D)
 	$(CC) $(KJOIN_CFLAGS) -MMD -MP -c $< -o $@
+
+# libkjoin: the static archive (tests and fuzzers reach pkg/'s internals)
+# and the shared library the binary links, which exports only the public
+# API of include/kjoin/ (scripts/mkmap.sh writes the version script).
+SOVERSION := 0
+LIB_SO := $(BUILD)/libkjoin.so.$(VERSION)
 
 $(BUILD)/libkjoin.a: $(PKG_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/kjoin: $(CMD_OBJ) $(BUILD)/libkjoin.a
-	$(CC) $(KJOIN_LDFLAGS) $^ $(LIBS) -o $@
+$(BUILD)/libkjoin.map: $(HEADERS) scripts/mkmap.sh
+	@mkdir -p $(@D)
+	scripts/mkmap.sh $(HEADERS) >$@
+
+$(LIB_SO): $(PKG_OBJ) $(BUILD)/libkjoin.map
+	$(CC) $(KJOIN_LDFLAGS) -shared -Wl,-soname,libkjoin.so.$(SOVERSION) -Wl,--version-script=$(BUILD)/libkjoin.map \
+	  -Wl,--no-undefined $(PKG_OBJ) $(LIBS) -o $@
+	ln -sf libkjoin.so.$(VERSION) $(BUILD)/libkjoin.so.$(SOVERSION)
+	ln -sf libkjoin.so.$(SOVERSION) $(BUILD)/libkjoin.so
+
+# The binary finds the library beside it in the build tree ($$ORIGIN), and
+# in the system's library path once installed.
+$(BUILD)/kjoin: $(CMD_OBJ) $(LIB_SO)
+	$(CC) $(KJOIN_LDFLAGS) $(CMD_OBJ) -L$(BUILD) -lkjoin -Wl,-rpath,'$$ORIGIN' $(LIBS) -o $@
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/testutil.c tests/unit/testutil.h $(BUILD)/libkjoin.a
 	@mkdir -p $(@D)
@@ -108,9 +131,58 @@ fuzz: deps
 	@$(MAKE) -s fuzz-build
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_DIR=$(FUZZ_DIR) bash tests/fuzz/run.sh $(FUZZ_NAMES)
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BUILD)/kjoin $(DESTDIR)$(PREFIX)/bin/kjoin
+# Man pages and completion, generated from the binary's --help (the option
+# tables that drive parsing), so they cannot drift from the flags.
+$(BUILD)/man/kjoin.1: $(BUILD)/kjoin scripts/mkdoc.py
+	@mkdir -p $(@D)
+	python3 scripts/mkdoc.py $(BUILD)/kjoin man $(@D)
+
+$(BUILD)/completion/kjoin.bash: $(BUILD)/kjoin scripts/mkdoc.py
+	@mkdir -p $(@D)
+	python3 scripts/mkdoc.py $(BUILD)/kjoin bash $@
+
+$(BUILD)/completion/_kjoin: $(BUILD)/kjoin scripts/mkdoc.py
+	@mkdir -p $(@D)
+	python3 scripts/mkdoc.py $(BUILD)/kjoin zsh $@
+
+$(BUILD)/kjoin.pc: dist/kjoin.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
+
+docs: $(BUILD)/man/kjoin.1 $(BUILD)/completion/kjoin.bash $(BUILD)/completion/_kjoin $(BUILD)/kjoin.pc
+
+# make install [PREFIX=/usr/local] [DESTDIR=] [STRIP=0]; make uninstall removes
+# exactly what install wrote (the list is installed with it).
+LIBDIR ?= $(PREFIX)/lib
+SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
+STRIP ?= 1
+MANIFEST := $(PREFIX)/share/kjoin/installed-files
+UNITS := $(wildcard dist/systemd/*.service dist/systemd/*.timer)
+
+install: all docs
+	@set -e; d="$(DESTDIR)"; list=$$(mktemp); \
+	put() { mode=$$1 src=$$2 dst=$$3; install -D -m $$mode "$$src" "$$d$$dst"; echo "$$dst" >>$$list; }; \
+	put 0755 $(BUILD)/kjoin $(PREFIX)/bin/kjoin; \
+	[ "$(STRIP)" = 1 ] && strip --strip-unneeded "$$d$(PREFIX)/bin/kjoin"; \
+	put 0644 $(LIB_SO) $(LIBDIR)/libkjoin.so.$(VERSION); \
+	[ "$(STRIP)" = 1 ] && strip --strip-unneeded "$$d$(LIBDIR)/libkjoin.so.$(VERSION)"; \
+	ln -sf libkjoin.so.$(VERSION) "$$d$(LIBDIR)/libkjoin.so.$(SOVERSION)"; echo "$(LIBDIR)/libkjoin.so.$(SOVERSION)" >>$$list; \
+	ln -sf libkjoin.so.$(SOVERSION) "$$d$(LIBDIR)/libkjoin.so"; echo "$(LIBDIR)/libkjoin.so" >>$$list; \
+	for h in $(HEADERS); do put 0644 $$h $(PREFIX)/include/kjoin/$${h##*/}; done; \
+	put 0644 $(BUILD)/kjoin.pc $(LIBDIR)/pkgconfig/kjoin.pc; \
+	for m in $(BUILD)/man/*.1; do put 0644 $$m $(PREFIX)/share/man/man1/$${m##*/}; done; \
+	put 0644 $(BUILD)/completion/kjoin.bash $(PREFIX)/share/bash-completion/completions/kjoin; \
+	put 0644 $(BUILD)/completion/_kjoin $(PREFIX)/share/zsh/vendor-completions/_kjoin; \
+	for u in $(UNITS); do sed 's|/usr/bin/kjoin|$(PREFIX)/bin/kjoin|' $$u >$(BUILD)/$${u##*/}; \
+	  put 0644 $(BUILD)/$${u##*/} $(SYSTEMDDIR)/$${u##*/}; done; \
+	echo "$(MANIFEST)" >>$$list; install -D -m 0644 $$list "$$d$(MANIFEST)"; rm -f $$list; \
+	[ -z "$$d" ] && [ "$$(id -u)" = 0 ] && ldconfig || true; \
+	echo "installed $$(wc -l <"$$d$(MANIFEST)") files under $$d$(PREFIX)"
+
+uninstall:
+	@set -e; d="$(DESTDIR)"; [ -f "$$d$(MANIFEST)" ] || { echo "nothing installed under $$d$(PREFIX)"; exit 0; }; \
+	n=0; while read -r f; do rm -f "$$d$$f"; n=$$((n + 1)); done <"$$d$(MANIFEST)"; \
+	for dir in include/kjoin share/kjoin; do rmdir "$$d$(PREFIX)/$$dir" 2>/dev/null || true; done; \
+	echo "removed $$n files under $$d$(PREFIX)"
 
 clean:
 	rm -rf build

@@ -244,9 +244,16 @@ int cli_group(int argc, char **argv, const char *group, const char *summary, con
         fprintf(f, "kjoin: %s needs a command\n\n", group);
     fprintf(f, "Usage: %s COMMAND [flags]\n\n%s\n\nCommands:\n", group, summary);
     for (size_t i = 0; i < n; i++) {
-        const char *nl = strchr(verbs[i]->summary, '\n');
-        fprintf(f, "  %-18s %.*s\n", names[i], (int)(nl ? nl - verbs[i]->summary : (long)strlen(verbs[i]->summary)),
-                verbs[i]->summary);
+        /* The summary's first sentence, on one line. */
+        char line[200];
+        size_t k = 0;
+        for (const char *p = verbs[i]->summary; *p && k + 1 < sizeof(line); p++) {
+            line[k++] = *p == '\n' ? ' ' : *p;
+            if (*p == '.' && (p[1] == ' ' || p[1] == '\n' || !p[1]))
+                break;
+        }
+        line[k] = '\0';
+        fprintf(f, "  %-18s %s\n", names[i], line);
     }
     fprintf(f, "\nRun '%s COMMAND --help' for a command's flags.\n", group);
     return help ? -1 : -3;

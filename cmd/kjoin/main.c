@@ -19,7 +19,7 @@ static const struct verb {
     const char *help;
 } verbs[] = {
     {"join", cmd_join, "discover a cluster from a bootstrap token and write a TLS-bootstrap kubeconfig"},
-    {"token", cmd_token, "token generate: make a new bootstrap token"},
+    {"token", cmd_token, "bootstrap tokens, as kubeadm token: generate, create, list, delete"},
     {"ca-hash", cmd_ca_hash, "print the pins of each certificate of a CA bundle"},
     {"cluster-info", cmd_cluster_info, "cluster-info sign: build a signed cluster-info ConfigMap"},
     {"tls-bootstrap", cmd_tls_bootstrap, "the node's client certificate and kubelet.conf from the bootstrap token; --rotate renews it"},

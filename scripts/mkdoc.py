@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""mkdoc.py KJOIN man|bash|zsh OUT: man pages and shell completion, generated
+from the binary's own --help, which the option tables that drive parsing
+print: the docs cannot drift from the flags."""
+import os
+import re
+import subprocess
+import sys
+
+KJOIN, WHAT, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+VERSION = subprocess.run([KJOIN, "version"], capture_output=True, text=True).stdout.split()[-1]
+
+# Values of flags that take one of a fixed set, for completion.
+FIXED = {
+    "--output": ["text", "json"],
+    "-o": ["text", "json"],
+    "--key-type": ["ecdsa-p256", "rsa2048", "rsa3072", "rsa4096", "ed25519"],
+    "--flavor": ["kubeadm", "k3s"],
+    "--usages": ["signing,authentication", "signing", "authentication"],
+}
+EXIT = [
+    ("0", "success, or nothing to do"),
+    ("1", "any other failure"),
+    ("2", "usage or bad input (flags, tokens, pins, files, configuration)"),
+    ("3", "a deadline passed (discovery, a CSR without a certificate)"),
+    ("4", "trust verification failed (signature, pin, TLS, malformed data, a denied CSR)"),
+    ("5", "an output cannot be written, or would replace a different file"),
+    ("6", "the Kubernetes API refused a request"),
+    ("10", "certs rotate, tls-bootstrap --rotate, refresh: something was renewed (not an error)"),
+]
+FILES = {
+    "join": ["/etc/kubernetes/bootstrap-kubelet.conf", "the TLS-bootstrap kubeconfig (mode 0600)"],
+    "tls-bootstrap": ["/etc/kubernetes/kubelet.conf", "the node's kubeconfig (mode 0600)",
+                      "/var/lib/kubelet/pki/kubelet-client-current.pem", "the current client certificate and key",
+                      "/etc/kubernetes/pki/ca.crt", "the cluster CA (mode 0644)"],
+    "refresh": ["/etc/kubernetes/kubelet.conf", "the kubeconfig whose CA data is refreshed"],
+    "token": ["/etc/kubernetes/admin.conf", "admin credentials, unless --kubeconfig or KUBECONFIG"],
+    "certs": ["DIR/kjoin-certs.json", "the state file", "DIR/..data", "the current generation (symlink)"],
+}
+
+
+def run_help(words):
+    r = subprocess.run([KJOIN] + words + ["--help"], capture_output=True, text=True)
+    return r.stdout
+
+
+def parse(text):
+    """usage, summary paragraphs, flags [(short, long, metavar, help)], commands [(name, help)]."""
+    usage, summary, flags, commands, part = "", [], [], [], "top"
+    for line in text.splitlines():
+        if line.startswith("Usage: "):
+            usage = line[len("Usage: "):]
+            part = "summary"
+        elif line == "Flags:":
+            part = "flags"
+        elif line == "Commands:":
+            part = "commands"
+        elif line.startswith("Run '"):
+            part = "end"
+        elif part == "summary" and line:
+            summary.append(line)
+        elif part == "flags" and line.strip():
+            m = re.match(r"\s+(?:-(\w), )?--([\w-]+)(?: (\S+))?\s{2,}(.*)", line)
+            if m:
+                flags.append(m.groups())
+        elif part == "commands" and line.strip():
+            m = re.match(r"\s+(\S+(?: (?:node|client))?)\s{2,}(.*)", line)
+            if m:
+                commands.append(m.groups())
+    return usage, " ".join(summary), flags, commands
+
+
+def esc(s):
+    s = s.replace("\\", "\\e").replace("-", "\\-")
+    return ("\\&" + s) if s[:1] in ".'" else s
+
+
+def first_sentence(s):
+    m = re.match(r"(.+?\.)(\s|$)", s)
+    return (m.group(1) if m else s).rstrip(".")
+
+
+def verbs():
+    return [c for c, _ in parse(run_help([]))[3] if c != "version"]
+
+
+def man_flags(out, flags):
+    out.append(".SH OPTIONS")
+    for short, long, meta, help_ in flags:
+        head = ("\\fB\\-%s\\fR, " % short if short else "") + "\\fB\\-\\-%s\\fR" % esc(long)
+        if meta:
+            head += " \\fI%s\\fR" % esc(meta)
+        out += [".TP", head, esc(help_)]
+
+
+def man_page(name, section_title, usage, summary, flags, subs, files):
+    out = ['.TH %s 1 "" "kjoin %s" "kjoin manual"' % (name.upper(), VERSION), ".SH NAME",
+           "%s \\- %s" % (esc(name), esc(first_sentence(summary) or section_title)), ".SH SYNOPSIS",
+           ".nf", esc(usage), ".fi", ".SH DESCRIPTION", esc(summary)]
+    if flags:
+        man_flags(out, flags)
+    for sub, (susage, ssummary, sflags) in subs:
+        out += [".SH %s" % esc(sub.upper()), ".nf", esc(susage), ".fi", ".PP", esc(ssummary)]
+        for short, long, meta, help_ in sflags:
+            head = ("\\fB\\-%s\\fR, " % short if short else "") + "\\fB\\-\\-%s\\fR" % esc(long)
+            if meta:
+                head += " \\fI%s\\fR" % esc(meta)
+            out += [".TP", head, esc(help_)]
+    out.append(".SH EXIT STATUS")
+    for code, what in EXIT:
+        out += [".TP", "\\fB%s\\fR" % code, esc(what)]
+    if files:
+        out.append(".SH FILES")
+        for i in range(0, len(files), 2):
+            out += [".TP", "\\fI%s\\fR" % esc(files[i]), esc(files[i + 1])]
+    out += [".SH SEE ALSO", "\\fBkjoin\\fR(1), \\fBkubeadm\\fR(1); the documentation in /usr/share/doc/kjoin"]
+    return "\n".join(out) + "\n"
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def man():
+    os.makedirs(OUT, exist_ok=True)
+    usage, _, _, commands = parse(run_help([]))
+    top = ['.TH KJOIN 1 "" "kjoin %s" "kjoin manual"' % VERSION, ".SH NAME",
+           "kjoin \\- join a Kubernetes node: discovery, trust and the node's identity", ".SH SYNOPSIS",
+           "\\fBkjoin\\fR \\fICOMMAND\\fR [\\fIflags\\fR]", ".SH DESCRIPTION",
+           "kjoin finds a cluster from an API server endpoint, a bootstrap token and a CA pin (or a "
+           "discovery file), establishes trust and writes the kubeconfig kubelet and kubectl use; it also "
+           "runs the TLS bootstrap, follows CA rotations and manages certificates.", ".SH COMMANDS"]
+    for name, help_ in commands:
+        ref = "\\fBkjoin\\-%s\\fR(1)" % esc(name) if name != "version" else "print the version"
+        top += [".TP", "\\fB%s\\fR" % esc(name), esc(help_) + (" See %s." % ref if name != "version" else "")]
+    top.append(".SH EXIT STATUS")
+    for code, what in EXIT:
+        top += [".TP", "\\fB%s\\fR" % code, esc(what)]
+    top += [".SH SEE ALSO", ", ".join("\\fBkjoin\\-%s\\fR(1)" % esc(v) for v in verbs())]
+    write(os.path.join(OUT, "kjoin.1"), "\n".join(top) + "\n")
+    for verb in verbs():
+        usage, summary, flags, subs = parse(run_help([verb]))
+        details = []
+        for sub, _ in subs:
+            su, ss, sf, _ = parse(run_help([verb] + sub.split()))
+            details.append((sub, (su, ss, sf)))
+        write(os.path.join(OUT, "kjoin-%s.1" % verb),
+              man_page("kjoin-" + verb, verb, usage, summary, flags, details, FILES.get(verb)))
+
+
+def tree():
+    """{command path: (flags with metavars, subcommands)}"""
+    t = {"": ([], verbs() + ["version"])}
+    for verb in verbs():
+        _, _, flags, subs = parse(run_help([verb]))
+        t[verb] = (flags, [s for s, _ in subs])
+        for sub, _ in subs:
+            t[verb + " " + sub] = (parse(run_help([verb] + sub.split()))[2], [])
+    return t
+
+
+def bash():
+    t = tree()
+    out = ["# bash completion for kjoin, generated from its --help by scripts/mkdoc.py", "_kjoin() {",
+           "  local cur prev path w i", "  cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} path=",
+           "  for ((i = 1; i < COMP_CWORD; i++)); do",
+           "    w=${COMP_WORDS[i]}; [[ $w == -* ]] && continue",
+           "    case \"${path:+$path }$w\" in"]
+    paths = sorted({p for p in t if p} | {" ".join(p.split()[:2]) for p in t if len(p.split()) == 3})
+    out.append("      " + "|".join("'%s'" % p for p in paths) + ") path=${path:+$path }$w ;;")
+    out += ["    esac", "  done", "  case $prev in"]
+    for opt, values in FIXED.items():
+        out.append("    %s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;" % (opt, " ".join(values)))
+    file_flags, dir_flags = set(), set()
+    for flags, _ in t.values():
+        for short, long, meta, _ in flags:
+            if meta in ("FILE", "SOURCE"):
+                file_flags.add("--" + long)
+            elif meta == "DIR":
+                dir_flags.add("--" + long)
+    if file_flags:
+        out.append("    %s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;" % "|".join(sorted(file_flags)))
+    if dir_flags:
+        out.append("    %s) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;" % "|".join(sorted(dir_flags)))
+    out += ["  esac", "  case $path in"]
+    for p, (flags, subs) in sorted(t.items()):
+        words = [s.split()[-1] if p else s for s in subs] + ["--%s" % f[1] for f in flags]
+        if p and not subs:
+            words.append("--help")
+        nested = sorted({s.split()[0] for s in subs})
+        if p == "certs":
+            words = nested + ["--help"]
+        out.append("    '%s') COMPREPLY=($(compgen -W '%s' -- \"$cur\")) ;;" % (p, " ".join(words)))
+    for two in sorted({" ".join(p.split()[:2]) for p in t if len(p.split()) == 3}):
+        thirds = sorted(p.split()[2] for p in t if p.startswith(two + " "))
+        out.append("    '%s') COMPREPLY=($(compgen -W '%s' -- \"$cur\")) ;;" % (two, " ".join(thirds)))
+    out += ["  esac", "}",
+            "complete -F _kjoin kjoin"]
+    write(OUT, "\n".join(out) + "\n")
+
+
+def zsh():
+    write(OUT, "#compdef kjoin\n# zsh completion for kjoin: the bash completion through bashcompinit.\n"
+               "autoload -U +X bashcompinit && bashcompinit\n"
+               "source ${0:h}/../../bash-completion/completions/kjoin 2>/dev/null ||\n"
+               "  source /usr/share/bash-completion/completions/kjoin\n")
+
+
+{"man": man, "bash": bash, "zsh": zsh}[WHAT]()

@@ -1,0 +1,53 @@
+# make install / uninstall, the man pages, completion, systemd units and the
+# library used through pkg-config (sourced by run.sh).
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD_DIR=$(dirname "$KJOIN")
+
+t_install_everything_and_uninstall_exactly() {
+  local root=$T/root
+  make -s -C "$REPO" install BUILD="$BUILD_DIR" DESTDIR="$root" PREFIX=/usr STRIP=0 >"$T/install.log" 2>&1 ||
+    { fail "make install: $(tail -5 "$T/install.log")"; return 1; }
+  local f
+  for f in usr/bin/kjoin usr/lib/libkjoin.so.0 usr/lib/pkgconfig/kjoin.pc usr/include/kjoin/join.h \
+    usr/share/man/man1/kjoin.1 usr/share/man/man1/kjoin-join.1 usr/share/man/man1/kjoin-token.1 \
+    usr/share/man/man1/kjoin-certs.1 usr/share/bash-completion/completions/kjoin usr/lib/systemd/system/kjoin-join.service \
+    usr/lib/systemd/system/kjoin-certs-rotate.timer usr/lib/systemd/system/kjoin-tls-rotate.timer; do
+    [ -e "$root/$f" ] || { fail "$f not installed"; return 1; }
+  done
+  readelf -d "$root/usr/lib/libkjoin.so.0" | grep -q "Library soname: \[libkjoin.so.0\]" ||
+    fail "soname: $(readelf -d "$root/usr/lib/libkjoin.so.0" | grep SONAME)" || return 1
+  # Only the public API is exported.
+  nm -D --defined-only "$root/usr/lib/libkjoin.so.0" | awk '$2 == "T" {sub(/@.*/, "", $3); print $3}' | sort >"$T/exported"
+  grep -q '^kjoin_join$' "$T/exported" || fail "kjoin_join is not exported" || return 1
+  ! grep -v '^kjoin_' "$T/exported" | grep -q . || fail "non-kjoin symbols exported: $(grep -v '^kjoin_' "$T/exported" | head -3)" || return 1
+  ! grep -q '__' "$T/exported" || fail "internal symbols exported: $(grep '__' "$T/exported" | head -3)" || return 1
+  # Man pages render without a warning, and man finds them.
+  for f in "$root"/usr/share/man/man1/*.1; do
+    [ -z "$(groff -ww -z -man "$f" 2>&1)" ] || { fail "groff warns on ${f##*/}: $(groff -ww -z -man "$f" 2>&1 | head -2)"; return 1; }
+  done
+  MANPATH=$root/usr/share/man man -w kjoin-join >/dev/null || fail "man -w kjoin-join" || return 1
+  grep -qF 'discovery\-token\-ca\-cert\-hash' "$root/usr/share/man/man1/kjoin-join.1" || fail "a flag missing from the man page" || return 1
+  # Completion: verbs, flags, fixed values.
+  bash -c "source '$root/usr/share/bash-completion/completions/kjoin'
+    COMP_WORDS=(kjoin certs issue ''); COMP_CWORD=3; _kjoin; [ \"\${COMPREPLY[*]}\" = 'client node' ] || exit 1
+    COMP_WORDS=(kjoin join --flavor ''); COMP_CWORD=3; _kjoin; [ \"\${COMPREPLY[*]}\" = 'kubeadm k3s' ] || exit 2" ||
+    fail "bash completion" || return 1
+  # The units pass systemd's own check.
+  local units=$T/units; mkdir -p "$units"
+  for f in "$root"/usr/lib/systemd/system/*; do sed "s|/usr/bin/kjoin|$root/usr/bin/kjoin|" "$f" >"$units/${f##*/}"; done
+  (cd "$units" && systemd-analyze verify --man=no ./*.service ./*.timer) >"$T/verify" 2>&1 ||
+    { fail "systemd-analyze verify: $(head -5 "$T/verify")"; return 1; }
+  # A program joins through the installed library, built with pkg-config.
+  local san=""
+  nm -D "$root/usr/lib/libkjoin.so.0" | grep -q __asan && san="-fsanitize=address,undefined"
+  PKG_CONFIG_PATH=$root/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root \
+    cc -std=c11 -Wall -Werror $san "$REPO/testdata/library/join.c" $(PKG_CONFIG_PATH=$root/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root pkg-config --cflags --libs kjoin) \
+    -o "$T/join-with-lib" 2>"$T/cc.err" || { fail "build against the library: $(head -3 "$T/cc.err")"; return 1; }
+  LD_LIBRARY_PATH=$root/usr/lib "$T/join-with-lib" "127.0.0.1:$PORT" "$C/token" "$PIN" "$T/lib.conf" >"$T/lib.out" 2>&1 ||
+    { fail "the library join: $(cat "$T/lib.out")"; return 1; }
+  kubectl --kubeconfig "$T/lib.conf" get --raw "$CLUSTER_INFO_PATH" >/dev/null || fail "kubectl with the library's kubeconfig" || return 1
+  # make uninstall removes exactly what install wrote.
+  make -s -C "$REPO" uninstall BUILD="$BUILD_DIR" DESTDIR="$root" PREFIX=/usr >/dev/null || return 1
+  [ -z "$(find "$root" -type f -o -type l)" ] || fail "left behind: $(find "$root" -type f -o -type l | head -3)"
+}
