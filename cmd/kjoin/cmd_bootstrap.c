@@ -17,7 +17,7 @@
 enum {
     OPT_BOOTSTRAP_KUBECONFIG, OPT_KUBECONFIG, OPT_KUBELET_KUBECONFIG, OPT_PKI_DIR, OPT_CA_CERT_PATH, OPT_NODE_NAME,
     OPT_KEY_TYPE, OPT_SIGNER, OPT_SUBJECT, OPT_USAGES, OPT_DURATION, OPT_RENEW_BEFORE, OPT_ROTATE, OPT_TIMEOUT,
-    OPT_OUTPUT, OPT_VERBOSE,
+    OPT_OUTPUT, OPT_VERBOSE, OPT_QUIET,
 };
 
 static const cli_opt bootstrap_opts[] = {
@@ -38,6 +38,7 @@ static const cli_opt bootstrap_opts[] = {
     {OPT_TIMEOUT, "timeout", 0, true, "DURATION", "one deadline for the whole run (default 5m)"},
     {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
     {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 4 and above shows each request"},
+    {OPT_QUIET, "quiet", 'q', false, NULL, "print errors only"},
 };
 
 static const cli_verb bootstrap_verb = {
@@ -136,6 +137,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
         return rc ? rc : s->timeout_ms ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "--timeout must be more than 0");
     case OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);
     case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
+    case OPT_QUIET: a->verbosity = -1; break;
     }
     return KJOIN_OK;
 }

@@ -36,6 +36,7 @@ enum {
     OPT_FLAVOR,
     OPT_NODE_NAME,
     OPT_CA_CERT_PATH,
+    OPT_QUIET,
     OPT_TLS_BOOTSTRAP,
     OPT_KUBELET_KUBECONFIG,
     OPT_KUBELET_PKI_DIR,
@@ -66,6 +67,7 @@ static const cli_opt join_opts[] = {
      "cluster kind (default: k3s for K10... tokens or when K3S_TOKEN/K3S_URL are set, else kubeadm)"},
     {OPT_NODE_NAME, "node-name", 0, true, "NAME", "the node's name (lower-case DNS name), shown in the result"},
     {OPT_CA_CERT_PATH, "ca-cert-path", 0, true, "FILE", "also write the trusted cluster CA there (mode 0644), as kubeadm's ca.crt"},
+    {OPT_QUIET, "quiet", 'q', false, NULL, "print errors only"},
     {OPT_TLS_BOOTSTRAP, "tls-bootstrap", 0, false, NULL,
      "go on to the node's own client certificate and kubelet.conf (see kjoin tls-bootstrap)"},
     {OPT_KUBELET_KUBECONFIG, "kubelet-kubeconfig", 0, true, "FILE", "with --tls-bootstrap: kubelet.conf (default /etc/kubernetes/kubelet.conf)"},
@@ -151,6 +153,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_CLUSTER_NAME: s->cluster_name = arg; break;
     case OPT_NODE_NAME: s->node_name = arg; break;
     case OPT_TLS_BOOTSTRAP: a->tls_bootstrap = true; break;
+    case OPT_QUIET: a->verbosity = -1; break;
     case OPT_KUBELET_KUBECONFIG: a->bootstrap.kubeconfig_out = arg, a->bootstrap_flag = cli_current_flag; break;
     case OPT_KUBELET_PKI_DIR: a->bootstrap.pki_dir = arg, a->bootstrap_flag = cli_current_flag; break;
     case OPT_KEY_TYPE:
@@ -241,7 +244,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     free(text);
     if (rc)
         return rc;
-    for (size_t i = 0; i < cfg->n_notes; i++)
+    for (size_t i = 0; a->verbosity >= 0 && i < cfg->n_notes; i++)
         fprintf(stderr, "[config] %s\n", cfg->notes[i]);
     kjoin_join_spec *s = &cfg->spec;
     s->kubeconfig_out = a->spec.kubeconfig_out;
@@ -305,7 +308,7 @@ int cmd_join(int argc, char **argv)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE,
                            "--%s is for joining a control-plane node, which kjoin does not do; use kubeadm join "
                            "--control-plane for that", a.refused);
-    for (size_t i = 0; !rc && i < a.n_ignored; i++)
+    for (size_t i = 0; !rc && a.verbosity >= 0 && i < a.n_ignored; i++)
         fprintf(stderr, "[join] --%s is a kubeadm node-local flag that does not apply to kjoin: ignored\n",
                 a.ignored[i]);
     kjoin_join_spec *spec = &a.spec;

@@ -9,7 +9,7 @@
 
 #define EXIT_UPDATED 10
 
-enum { OPT_KUBECONFIG, OPT_CA_CERT_PATH, OPT_TIMEOUT, OPT_OUTPUT, OPT_VERBOSE };
+enum { OPT_KUBECONFIG, OPT_CA_CERT_PATH, OPT_TIMEOUT, OPT_OUTPUT, OPT_VERBOSE, OPT_QUIET };
 
 static const cli_opt refresh_opts[] = {
     {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE", "the kubeconfig to refresh (default /etc/kubernetes/kubelet.conf)"},
@@ -17,6 +17,7 @@ static const cli_opt refresh_opts[] = {
     {OPT_TIMEOUT, "timeout", 0, true, "DURATION", "one deadline (default 60s)"},
     {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
     {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity"},
+    {OPT_QUIET, "quiet", 'q', false, NULL, "print errors only"},
 };
 
 static const cli_verb refresh_verb = {
@@ -45,6 +46,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_TIMEOUT: return kjoin_duration_parse(arg, &a->o.timeout_ms, err);
     case OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);
     case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
+    case OPT_QUIET: a->verbosity = -1; break;
     }
     return KJOIN_OK;
 }

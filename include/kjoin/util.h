@@ -46,6 +46,9 @@ char *kjoin_duration_format(int64_t ms, char *buf, size_t buflen);
 /* Receives one log line (no trailing newline): level 0 a step, 1 detail,
  * 4 and above each request. Never carries a secret. */
 typedef void (*kjoin_log_fn)(void *ctx, int level, const char *line);
+/* The level of warnings (say, an unpinned CA): shown even when a caller
+ * asks for errors only (a verbosity below 0 but not below this). */
+#define KJOIN_LOG_WARNING (-1)
 
 /* Formats one line (at most 1023 bytes) and hands it to fn; fn may be NULL. */
 void kjoin_logf(kjoin_log_fn fn, void *ctx, int level, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -116,7 +116,7 @@ void kjoin_discovery__report_trust(const kjoin_run *r, const kjoin_bundle *b)
         else if (c->trust == KJOIN_TRUST_CHAINED)
             kjoin_discovery__log(r, 0, "[discovery] Trusting CA \"%s\": issued by a pinned certificate", c->subject);
         else if (c->trust == KJOIN_TRUST_DROPPED)
-            kjoin_discovery__log(r, 0,
+            kjoin_discovery__log(r, KJOIN_LOG_WARNING,
                                  "[discovery] WARNING: dropping certificate \"%s\" from the CA bundle: not pinned "
                                  "and not issued by a pinned certificate (its pins: %s%s%s)",
                                  c->subject, c->spki_pin, *c->root_pin ? ", " : "", c->root_pin);

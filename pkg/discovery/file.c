@@ -134,11 +134,11 @@ static kjoin_code refresh(kjoin_run *r, const kjoin_cluster *doc, kjoin_bundle *
         rc = kjoin_err_set(err, KJOIN_E_TRANSIENT, "GET %s: HTTP %ld", url, resp.status);
     } else if (kjoin_cluster_info_parse(resp.body, resp.len, NULL, &ci, &inner) ||
                kjoin_kubeconfig_parse_cluster(ci.kubeconfig, ci.kubeconfig_len, &fresh, &inner)) {
-        kjoin_discovery__log(r, 0, "[discovery] WARNING: cannot use the cluster-info the server returned (%s); "
+        kjoin_discovery__log(r, KJOIN_LOG_WARNING, "[discovery] WARNING: cannot use the cluster-info the server returned (%s); "
                                    "keeping the discovery file as it is", inner.msg);
     } else {
         if (strcmp(fresh.server, doc->server) != 0)
-            kjoin_discovery__log(r, 0,
+            kjoin_discovery__log(r, KJOIN_LOG_WARNING,
                                  "[discovery] WARNING: cluster-info names the API server \"%s\"; keeping the "
                                  "discovery file's \"%s\"",
                                  fresh.server, doc->server);

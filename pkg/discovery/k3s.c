@@ -61,7 +61,7 @@ static kjoin_code decide_trust(kjoin_run *r, kjoin_bundle *b, const kjoin_http_r
         kjoin_pinset_free(pin);
     } else {
         if (!o->ca_hash)
-            kjoin_discovery__log(r, 0, "[discovery] WARNING: no CA hash and no pin (unsafe): trusting all %zu "
+            kjoin_discovery__log(r, KJOIN_LOG_WARNING, "[discovery] WARNING: no CA hash and no pin (unsafe): trusting all %zu "
                                        "certificate(s) /cacerts returned",
                                  kjoin_bundle_count(b));
         rc = kjoin_bundle_apply_pins(b, NULL, err);

@@ -62,7 +62,7 @@ static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const 
         (rc = kjoin_bundle_apply_pins(bundle, o->unsafe_skip_ca_verification ? NULL : o->common.pins, err)))
         goto out;
     if (o->unsafe_skip_ca_verification)
-        kjoin_discovery__log(r, 0,
+        kjoin_discovery__log(r, KJOIN_LOG_WARNING,
                              "[discovery] WARNING: CA pinning skipped (`unsafe_skip_ca_verification`): "
                              "trusting all %zu certificate(s) the cluster-info names",
                              kjoin_bundle_count(bundle));

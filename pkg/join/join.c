@@ -263,7 +263,7 @@ static kjoin_code discover(const kjoin_join_spec *s, const kjoin_join_plan *p, k
     kjoin_logf(s->log, s->log_ctx, 0, "[discovery] Join ID %s: token %s, %zu endpoint(s), timeout %s", id, masked,
                p->n_endpoints, limit);
     if (s->unsafe_skip_ca_verification)
-        kjoin_logf(s->log, s->log_ctx, 0, "[discovery] WARNING: `unsafe_skip_ca_verification` is set: the CA is not "
+        kjoin_logf(s->log, s->log_ctx, KJOIN_LOG_WARNING, "[discovery] WARNING: `unsafe_skip_ca_verification` is set: the CA is not "
                                           "pinned, so anyone who can answer on the endpoint and knows the token can "
                                           "impersonate the API server");
     kjoin_token_discovery td = {.common = common,

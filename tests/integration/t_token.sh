@@ -494,5 +494,10 @@ t_verbose_levels_show_requests() {
   err_has "[http] GET https://127.0.0.1:$PORT$CLUSTER_INFO_PATH (server not verified): HTTP 200" || return 1
   err_has "[http] GET https://127.0.0.1:$PORT$CLUSTER_INFO_PATH (pinned CA): HTTP 200" || return 1
   kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
-  ! grep -q '^\[http\]' "$ERR" || fail "requests logged at -v 0"
+  ! grep -q '^\[http\]' "$ERR" || fail "requests logged at -v 0" || return 1
+  # -q: errors only, but a warning about an unpinned CA still shows.
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -q || return 1
+  [ ! -s "$ERR" ] || fail "-q printed: $(head -2 "$ERR")" || return 1
+  kj 0 join $(join_args) --discovery-token-unsafe-skip-ca-verification --force -q || return 1
+  [ "$(grep -vc WARNING "$ERR")" = 0 ] && err_has "WARNING" || fail "-q with the unsafe mode: $(cat "$ERR")"
 }
