@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev
           uuid-dev libcmocka-dev nginx-light openssl curl jq)
-packages+=(clang libclang-rt-dev python3)  # libFuzzer for the fuzz runs in make test
+packages+=(clang libclang-rt-dev python3 cloud-init)  # libFuzzer; cloud-init checks the docs
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -51,3 +51,23 @@ t_install_everything_and_uninstall_exactly() {
   make -s -C "$REPO" uninstall BUILD="$BUILD_DIR" DESTDIR="$root" PREFIX=/usr >/dev/null || return 1
   [ -z "$(find "$root" -type f -o -type l)" ] || fail "left behind: $(find "$root" -type f -o -type l | head -3)"
 }
+
+# Every #cloud-config example in the README and docs passes cloud-init's own schema check.
+t_docs_cloud_init_examples_are_valid() {
+  command -v cloud-init >/dev/null || { fail "cloud-init missing (run 'make deps')"; return 1; }
+  python3 - "$T" "$REPO"/README.md "$REPO"/docs/*.md <<'PY'
+import re, sys
+out, n = sys.argv[1], 0
+for path in sys.argv[2:]:
+    for block in re.findall(r"```yaml\n(#cloud-config\n.*?)```", open(path).read(), re.S):
+        n += 1
+        open("%s/cloud-%02d.yaml" % (out, n), "w").write(block)
+
+PY
+  local f count=0
+  for f in "$T"/cloud-*.yaml; do
+    cloud-init schema --config-file "$f" >"$T/schema.out" 2>&1 || { fail "${f##*/}: $(tail -3 "$T/schema.out")"; return 1; }
+    count=$((count + 1))
+  done
+  [ "$count" -ge 4 ] || fail "only $count cloud-config examples found"
+}
