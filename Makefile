@@ -22,7 +22,7 @@ REPLAY_BIN := $(patsubst %,$(BUILD)/fuzz/%-replay,$(FUZZ_NAMES))
 TOOL_BIN := $(BUILD)/tools/freeport $(BUILD)/tools/measure
 HEADERS := $(wildcard include/kjoin/*.h)
 
-.PHONY: FORCE all deps test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz docs install uninstall clean
+.PHONY: FORCE all deps deb test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz docs install uninstall clean
 
 all: $(BUILD)/kjoin
 
@@ -56,9 +56,10 @@ $(LIB_SO): $(PKG_OBJ) $(BUILD)/libkjoin.map
 	ln -sf libkjoin.so.$(SOVERSION) $(BUILD)/libkjoin.so
 
 # The binary finds the library beside it in the build tree ($$ORIGIN), and
-# in the system's library path once installed.
+# in the system's library path once installed (packages build with RPATH=).
+RPATH ?= -Wl,-rpath,'$$ORIGIN'
 $(BUILD)/kjoin: $(CMD_OBJ) $(LIB_SO)
-	$(CC) $(KJOIN_LDFLAGS) $(CMD_OBJ) -L$(BUILD) -lkjoin -Wl,-rpath,'$$ORIGIN' $(LIBS) -o $@
+	$(CC) $(KJOIN_LDFLAGS) $(CMD_OBJ) -L$(BUILD) -lkjoin $(RPATH) $(LIBS) -o $@
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/testutil.c tests/unit/testutil.h $(BUILD)/libkjoin.a
 	@mkdir -p $(@D)
@@ -135,15 +136,15 @@ fuzz: deps
 # tables that drive parsing), so they cannot drift from the flags.
 $(BUILD)/man/kjoin.1: $(BUILD)/kjoin scripts/mkdoc.py
 	@mkdir -p $(@D)
-	python3 scripts/mkdoc.py $(BUILD)/kjoin man $(@D)
+	LD_LIBRARY_PATH=$(BUILD) python3 scripts/mkdoc.py $(BUILD)/kjoin man $(@D)
 
 $(BUILD)/completion/kjoin.bash: $(BUILD)/kjoin scripts/mkdoc.py
 	@mkdir -p $(@D)
-	python3 scripts/mkdoc.py $(BUILD)/kjoin bash $@
+	LD_LIBRARY_PATH=$(BUILD) python3 scripts/mkdoc.py $(BUILD)/kjoin bash $@
 
 $(BUILD)/completion/_kjoin: $(BUILD)/kjoin scripts/mkdoc.py
 	@mkdir -p $(@D)
-	python3 scripts/mkdoc.py $(BUILD)/kjoin zsh $@
+	LD_LIBRARY_PATH=$(BUILD) python3 scripts/mkdoc.py $(BUILD)/kjoin zsh $@
 
 $(BUILD)/kjoin.pc: dist/kjoin.pc.in Makefile
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
@@ -183,6 +184,15 @@ uninstall:
 	n=0; while read -r f; do rm -f "$$d$$f"; n=$$((n + 1)); done <"$$d$(MANIFEST)"; \
 	for dir in include/kjoin share/kjoin; do rmdir "$$d$(PREFIX)/$$dir" 2>/dev/null || true; done; \
 	echo "removed $$n files under $$d$(PREFIX)"
+
+# The Debian packages (kjoin, libkjoin0, libkjoin-dev) into build/packages.
+deb:
+	@scripts/deps.sh deb
+	dpkg-buildpackage -us -uc -b
+	mkdir -p build/packages && mv ../kjoin_$(VERSION)_*.deb ../kjoin-dbgsym_$(VERSION)_*.deb ../libkjoin0_$(VERSION)_*.deb \
+	  ../libkjoin0-dbgsym_$(VERSION)_*.deb ../libkjoin-dev_$(VERSION)_*.deb ../kjoin_$(VERSION)_*.buildinfo \
+	  ../kjoin_$(VERSION)_*.changes build/packages/
+	lintian --fail-on error build/packages/*.changes
 
 clean:
 	rm -rf build

@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev
           uuid-dev libcmocka-dev nginx-light openssl curl jq)
 packages+=(clang libclang-rt-dev python3 cloud-init)  # libFuzzer; cloud-init checks the docs
+packages+=(debhelper lintian dpkg-dev)  # make deb, and its test
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -24,4 +25,4 @@ fi
 
 # The real control plane for the e2e tests (etcd from Debian; the rest built
 # from Debian's kubernetes source package once per machine, then cached).
-[ "${1:-}" = fuzz ] || bash "$(dirname "$0")/kube-build.sh" >/dev/null
+[ -n "${1:-}" ] || bash "$(dirname "$0")/kube-build.sh" >/dev/null

@@ -71,3 +71,24 @@ PY
   done
   [ "$count" -ge 4 ] || fail "only $count cloud-config examples found"
 }
+
+# The Debian packages: built with debhelper, lintian-clean, installed with apt,
+# used (the binary, its man page, the library through pkg-config), removed.
+t_debian_packages_install_work_and_remove() {
+  make -s -C "$REPO" deb >"$T/deb.log" 2>&1 || { fail "make deb: $(tail -5 "$T/deb.log")"; return 1; }
+  local p=$REPO/build/packages
+  lintian --fail-on error,warning "$p"/kjoin_*.changes >"$T/lintian" 2>&1 || { fail "lintian: $(grep -v root "$T/lintian" | head -5)"; return 1; }
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p"/kjoin_*_*.deb "$p"/libkjoin0_*_*.deb "$p"/libkjoin-dev_*_*.deb \
+    >"$T/apt.log" 2>&1 || { fail "apt-get install: $(tail -3 "$T/apt.log")"; return 1; }
+  local rc=0
+  /usr/bin/kjoin version | grep -q "^kjoin " || { fail "kjoin version"; rc=1; }
+  [ $rc = 0 ] && { man -w kjoin-join >/dev/null || { fail "man -w kjoin-join"; rc=1; }; }
+  [ $rc = 0 ] && { cc -std=c11 -Wall -Werror "$REPO/testdata/library/join.c" $(pkg-config --cflags --libs kjoin) -o "$T/join-pkg" 2>"$T/cc.err" ||
+    { fail "build against the package: $(head -3 "$T/cc.err")"; rc=1; }; }
+  [ $rc = 0 ] && { "$T/join-pkg" "127.0.0.1:$PORT" "$C/token" "$PIN" "$T/pkg.conf" >"$T/pkg.out" 2>&1 ||
+    { fail "the packaged library's join: $(cat "$T/pkg.out")"; rc=1; }; }
+  DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq --purge kjoin libkjoin0 libkjoin-dev >"$T/remove.log" 2>&1 ||
+    { fail "apt-get remove: $(tail -3 "$T/remove.log")"; return 1; }
+  [ ! -e /usr/bin/kjoin ] && ! ls /usr/lib/*/libkjoin.so* >/dev/null 2>&1 || fail "the packages left files" || return 1
+  return $rc
+}
