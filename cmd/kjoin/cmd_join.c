@@ -62,7 +62,7 @@ static const cli_opt join_opts[] = {
     {OPT_FORCE, "force", 0, false, NULL, "replace an existing kubeconfig with different content"},
     {OPT_DRY_RUN, "dry-run", 0, false, NULL, "print the kubeconfig on stdout, write nothing"},
     {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
-    {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 0 steps, 1 details, 4 each request and its status"},
+    {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 0 steps, 1 details, 4 each request, 6 response headers"},
     {OPT_FLAVOR, "flavor", 0, true, "kubeadm|k3s",
      "cluster kind (default: k3s for K10... tokens or when K3S_TOKEN/K3S_URL are set, else kubeadm)"},
     {OPT_NODE_NAME, "node-name", 0, true, "NAME", "the node's name (lower-case DNS name), shown in the result"},

@@ -38,6 +38,7 @@ typedef struct kjoin_http_request {
     size_t client_cert_len;
     const char *client_key_pem;  /* secret */
     size_t client_key_len;
+    bool want_headers;           /* collect the response headers (for logs at -v 6) */
 } kjoin_http_request;
 
 typedef struct kjoin_http_response {
@@ -45,6 +46,7 @@ typedef struct kjoin_http_response {
     char *body; /* newly-allocated, NUL-terminated */
     size_t len;
     int64_t retry_after_ms; /* from a Retry-After header in seconds; -1 when absent */
+    char *headers;          /* with want_headers: "Name: value" lines, at most 8 KiB; else NULL */
 } kjoin_http_response;
 
 /* Must be called once before any request, before threads start.

@@ -46,6 +46,8 @@ char *kjoin_duration_format(int64_t ms, char *buf, size_t buflen);
 /* Receives one log line (no trailing newline): level 0 a step, 1 detail,
  * 4 and above each request. Never carries a secret. */
 typedef void (*kjoin_log_fn)(void *ctx, int level, const char *line);
+/* Logs each line of text (may be NULL) with prefix, at level. */
+void kjoin_log_lines(kjoin_log_fn fn, void *ctx, int level, const char *prefix, const char *text);
 /* The level of warnings (say, an unpinned CA): shown even when a caller
  * asks for errors only (a verbosity below 0 but not below this). */
 #define KJOIN_LOG_WARNING (-1)

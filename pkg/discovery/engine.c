@@ -42,6 +42,7 @@ kjoin_code kjoin_discovery__get(kjoin_run *r, const char *url, const kjoin_http_
     char shown[512];
     kjoin_url_redact(url, shown, sizeof(shown));
     int64_t started = kjoin_now_ms();
+    req.want_headers = r->c->log != NULL;
     kjoin_code rc = kjoin_http_get(&req, resp, err);
     if (rc)
         kjoin_discovery__log(r, 4, "[http] GET %s (%s): %s (%lld ms)", shown, modes[req.tls], err ? err->msg : "failed",
@@ -49,6 +50,8 @@ kjoin_code kjoin_discovery__get(kjoin_run *r, const char *url, const kjoin_http_
     else
         kjoin_discovery__log(r, 4, "[http] GET %s (%s): HTTP %ld, %zu bytes (%lld ms)", shown, modes[req.tls],
                              resp->status, resp->len, (long long)(kjoin_now_ms() - started));
+    if (!rc)
+        kjoin_log_lines(r->c->log, r->c->log_ctx, 6, "[http]   ", resp->headers);
     return rc;
 }
 

@@ -160,6 +160,7 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
         .client_cert_len = api->cfg.cert_len,
         .client_key_pem = api->cfg.key_pem,
         .client_key_len = api->cfg.key_len,
+        .want_headers = api->log != NULL,
     };
     char last[KJOIN_ERR_MSG_MAX] = "no attempt";
     for (unsigned attempt = 0;; attempt++) {
@@ -180,6 +181,7 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
         } else {
             logf_(api, 4, "[api] %s %s: HTTP %ld (%lld ms)", method, path, resp.status,
                   (long long)(kjoin_now_ms() - started));
+            kjoin_log_lines(api->log, api->log_ctx, 6, "[api]   ", resp.headers);
             kjoin_kubeapi_response r = {.status = resp.status, .body = resp.body, .len = resp.len};
             kjoin_kubeapi_status_decode(resp.status, resp.body, resp.len, r.reason, r.message);
             /* 429 was not processed: always again. A 5xx may have been

@@ -30,10 +30,11 @@ void kjoin_http_global_cleanup(void) { curl_global_cleanup(); }
 
 void kjoin_http_response_release(kjoin_http_response *resp)
 {
-    if (resp)
+    if (resp) {
         free(resp->body);
-    if (resp)
+        free(resp->headers);
         memset(resp, 0, sizeof(*resp));
+    }
 }
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
@@ -234,6 +235,21 @@ static bool add_header(struct curl_slist **list, const char *line)
     return true;
 }
 
+/* The last response's headers as "Name: value" lines, capped for logs. */
+static char *collect_headers(CURL *curl)
+{
+    enum { CAP = 8192 };
+    char *out = calloc(1, CAP);
+    size_t n = 0;
+    for (struct curl_header *h = NULL; out && (h = curl_easy_nextheader(curl, CURLH_HEADER, -1, h));) {
+        int w = snprintf(out + n, CAP - n, "%s: %s\n", h->name, h->value);
+        if (w < 0 || (size_t)w >= CAP - n)
+            break;
+        n += (size_t)w;
+    }
+    return out;
+}
+
 static int64_t retry_after(CURL *curl)
 {
     struct curl_header *h = NULL;
@@ -381,6 +397,7 @@ kjoin_code kjoin_http_send(const kjoin_http_request *req, kjoin_http_response *o
     out->body = KJOIN_TAKE(b.buf);
     out->len = b.len;
     out->retry_after_ms = retry_after(curl);
+    out->headers = req->want_headers ? collect_headers(curl) : NULL;
 out:
     ERR_clear_error();
     free(b.buf);

@@ -122,3 +122,12 @@ char *kjoin_url_redact(const char *url, char *out, size_t cap)
              hidden ? "?<redacted>" : "");
     return out;
 }
+
+void kjoin_log_lines(kjoin_log_fn fn, void *ctx, int level, const char *prefix, const char *text)
+{
+    for (const char *p = text; fn && p && *p;) {
+        size_t n = strcspn(p, "\n");
+        kjoin_logf(fn, ctx, level, "%s%.*s", prefix, (int)n, p);
+        p += n + (p[n] == '\n');
+    }
+}

@@ -493,6 +493,9 @@ t_verbose_levels_show_requests() {
   kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -v 4 || return 1
   err_has "[http] GET https://127.0.0.1:$PORT$CLUSTER_INFO_PATH (server not verified): HTTP 200" || return 1
   err_has "[http] GET https://127.0.0.1:$PORT$CLUSTER_INFO_PATH (pinned CA): HTTP 200" || return 1
+  ! grep -qE '^\[http\]   [A-Za-z-]+: ' "$ERR" || fail "response headers at -v 4" || return 1
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -v 6 || return 1
+  grep -qE '^\[http\]   Content-Length: [0-9]+' "$ERR" || fail "no response headers at -v 6: $(grep http "$ERR" | head -3)" || return 1
   kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   ! grep -q '^\[http\]' "$ERR" || fail "requests logged at -v 0" || return 1
   # -q: errors only, but a warning about an unpinned CA still shows.
