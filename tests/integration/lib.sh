@@ -105,11 +105,14 @@ CONF
 }
 
 stop_nginx() {
-  local d=$1
+  local d=$1 pid i
   [ -f "$d/nginx/nginx.pid" ] || return 0
-  kill "$(cat "$d/nginx/nginx.pid")" 2>/dev/null || true
-  local i
-  for i in $(seq 50); do [ -f "$d/nginx/nginx.pid" ] || break; sleep 0.05; done
+  pid=$(cat "$d/nginx/nginx.pid")
+  kill "$pid" 2>/dev/null || true
+  # Until the process is gone, not just its pid file: a restart on the same
+  # port must not race the old server's listening socket (a busy machine).
+  for i in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  kill -9 "$pid" 2>/dev/null && for i in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
   rm -f "$d/nginx/nginx.pid"
 }
 
@@ -165,7 +168,17 @@ mkxsigned() {
 }
 
 # restart_nginx DIR CERT KEY: the same site with another serving certificate.
-restart_nginx() { stop_nginx "$1"; start_nginx "$1" "$PORT" "$2" "$3"; }
+restart_nginx() {
+  stop_nginx "$1"
+  local try
+  for try in 1 2 3 4 5; do
+    start_nginx "$1" "$PORT" "$2" "$3" 2>"$1/restart.err" && return 0
+    grep -q "Address already in use" "$1/restart.err" || break
+    sleep 0.5
+  done
+  cat "$1/restart.err" >&2
+  return 1
+}
 
 # k3s_hash FILE: K3s' hash of a single-certificate bundle (the file's bytes).
 k3s_hash() { sha256sum "$1" | cut -d' ' -f1; }
