@@ -18,7 +18,7 @@
 
 enum {
     OPT_OUTPUT, OPT_KUBECONFIG, OPT_CONTEXT, OPT_TTL, OPT_USAGES, OPT_GROUPS, OPT_DESCRIPTION, OPT_PRINT_JOIN,
-    OPT_TOKEN_FILE, OPT_SHOW_SECRETS, OPT_TIMEOUT, OPT_VERBOSE,
+    OPT_TOKEN_FILE, OPT_SHOW_SECRETS, OPT_TIMEOUT, OPT_VERBOSE, OPT_QUIET,
 };
 
 #define O_OUTPUT {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"}
@@ -26,7 +26,8 @@ enum {
     "admin credentials (default: $KUBECONFIG, else " KJOIN_KUBEAPI_DEFAULT_KUBECONFIG ")"}
 #define O_CONTEXT {OPT_CONTEXT, "context", 0, true, "NAME", "the kubeconfig context to use (default: current)"}
 #define O_TIMEOUT {OPT_TIMEOUT, "timeout", 0, true, "DURATION", "deadline for the whole command (default 1m)"}
-#define O_VERBOSE {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 4 and above shows each request"}
+#define O_VERBOSE {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 4 each request, 6 response headers"}, \
+                  {OPT_QUIET, "quiet", 'q', false, NULL, "print errors only"}
 
 static const cli_opt generate_opts[] = {O_OUTPUT};
 static const cli_opt create_opts[] = {
@@ -119,6 +120,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_SHOW_SECRETS: a->show_secrets = true; break;
     case OPT_TIMEOUT: return cli_flag_err("--timeout", kjoin_duration_parse(arg, &a->timeout_ms, err), err);
     case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
+    case OPT_QUIET: a->verbosity = -1; break;
     }
     return KJOIN_OK;
 }
