@@ -182,6 +182,8 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
             logf_(api, 4, "[api] %s %s: HTTP %ld (%lld ms)", method, path, resp.status,
                   (long long)(kjoin_now_ms() - started));
             kjoin_log_lines(api->log, api->log_ctx, 6, "[api]   ", resp.headers);
+            free(resp.headers); /* the body moves into the answer below */
+            resp.headers = NULL;
             kjoin_kubeapi_response r = {.status = resp.status, .body = resp.body, .len = resp.len};
             kjoin_kubeapi_status_decode(resp.status, resp.body, resp.len, r.reason, r.message);
             /* 429 was not processed: always again. A 5xx may have been
