@@ -4,8 +4,8 @@
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD_DIR=$(dirname "$KJOIN")
 # make as a user runs it: not with the variables of the `make test` around us
-# (MAKEFLAGS would carry SANITIZE=1 into a package build).
-clean_make() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make "$@"; }
+# (its MAKEFLAGS and exported SANITIZE=1 and OPT would reach a package build).
+clean_make() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE -u OPT -u BUILD make "$@"; }
 # The build under test's variables, as it was built (ASan and UBSan under
 # make test), so that install rebuilds nothing.
 BUILD_VARS=()
