@@ -7,7 +7,12 @@ source "$(dirname "$0")/../tests/integration/lib.sh"
 
 d=$(mktemp -d)
 trap 'stop_nginx "$d"; rm -rf "$d"' EXIT
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Bold headings only on a terminal, and never with NO_COLOR (https://no-color.org).
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+  step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+  step() { printf '\n== %s\n' "$*"; }
+fi
 show() { printf '$ %s\n' "$*" >&2; "$@"; }
 
 step "Control plane: a CA and a serving certificate for 127.0.0.1 (openssl)"
