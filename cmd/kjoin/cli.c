@@ -345,3 +345,9 @@ void cli_name_fields(char *out, size_t cap, const char *in, const cli_field *map
     buf[o] = '\0';
     snprintf(out, cap, "%s", buf);
 }
+
+void cli_log_line(void *ctx, int level, const char *line)
+{
+    if (level <= *(const long *)ctx)
+        fprintf(stderr, "%s\n", line);
+}

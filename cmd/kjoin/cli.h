@@ -69,6 +69,10 @@ typedef struct cli_field {
  * `field` replaced by its name from map; an unknown `x` becomes x. */
 void cli_name_fields(char *out, size_t cap, const char *in, const cli_field *map, size_t n);
 
+/* A kjoin_log_fn for the verbs: prints line on stderr when level is at most
+ * the verbosity ctx points at (a long; -1 for -q, which keeps warnings). */
+void cli_log_line(void *ctx, int level, const char *line);
+
 /* Prefixes "<flag>: " to err's message when rc is an error; returns rc. */
 kjoin_code cli_flag_err(const char *flag, kjoin_code rc, kjoin_err *err);
 

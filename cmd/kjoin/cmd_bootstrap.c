@@ -147,12 +147,6 @@ static const cli_field field_names[] = {
     {"duration", "--cert-duration"}, {"bootstrap_kubeconfig", "--bootstrap-kubeconfig"},
 };
 
-static void log_line(void *ctx, int level, const char *line)
-{
-    if (level <= *(const long *)ctx)
-        fprintf(stderr, "%s\n", line);
-}
-
 json_object *cli_bootstrap_json(const kjoin_bootstrap_spec *spec, const kjoin_bootstrap_result *r)
 {
     char iso[32];
@@ -181,7 +175,7 @@ int cli_run_bootstrap(kjoin_bootstrap_spec *spec, int format, long verbosity, co
     kjoin_bootstrap_result r;
     kjoin_err err;
     spec->audit_id = run_id;
-    spec->log = log_line;
+    spec->log = cli_log_line;
     spec->log_ctx = &verbosity;
     kjoin_code rc = kjoin_tls_bootstrap(spec, &r, &err);
     if (rc) {

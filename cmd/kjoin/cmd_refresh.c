@@ -51,12 +51,6 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     return KJOIN_OK;
 }
 
-static void log_line(void *ctx, int level, const char *line)
-{
-    if (level <= *(const long *)ctx)
-        fprintf(stderr, "%s\n", line);
-}
-
 int cmd_refresh(int argc, char **argv)
 {
     refresh_args a = {.format = cli_format_from_argv(argc, argv),
@@ -70,7 +64,7 @@ int cmd_refresh(int argc, char **argv)
     if (p)
         return cli_fail(a.format, &err);
     a.o.audit_id = cli_run_id(run_id);
-    a.o.log = log_line;
+    a.o.log = cli_log_line;
     a.o.log_ctx = &a.verbosity;
     kjoin_refresh_result r;
     if (kjoin_refresh(&a.o, &r, &err))

@@ -125,12 +125,6 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     return KJOIN_OK;
 }
 
-static void log_line(void *ctx, int level, const char *line)
-{
-    if (level <= *(const long *)ctx)
-        fprintf(stderr, "%s\n", line);
-}
-
 static kjoin_code connect_api(const token_args *a, kjoin_kubeapi **out, kjoin_err *err)
 {
     kjoin_kubeapi_config cfg;
@@ -138,11 +132,11 @@ static kjoin_code connect_api(const token_args *a, kjoin_kubeapi **out, kjoin_er
     kjoin_code rc = kjoin_kubeapi_config_load(a->kubeconfig, a->context, &cfg, err);
     if (rc)
         return rc;
-    kjoin_logf(log_line, (void *)&a->verbosity, 1, "[api] Using %s, context \"%s\", server %s", cfg.path,
+    kjoin_logf(cli_log_line, (void *)&a->verbosity, 1, "[api] Using %s, context \"%s\", server %s", cfg.path,
                cfg.context, cfg.server);
     kjoin_kubeapi_options o = {.timeout_ms = a->timeout_ms,
                                .audit_id = cli_run_id(run_id),
-                               .log = log_line,
+                               .log = cli_log_line,
                                .log_ctx = (void *)&a->verbosity};
     rc = kjoin_kubeapi_new(&cfg, &o, out, err);
     kjoin_kubeapi_config_release(&cfg);
