@@ -262,30 +262,13 @@ static char *csr_body(const run *r, const char *name, const char *csr_pem)
     return out;
 }
 
-static const char *jstr(json_object *o, const char *a, const char *b)
-{
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(o, a, &v) || (b && !json_object_object_get_ex(v, b, &v)))
-        return NULL;
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /* A CSR of that name exists: it must be ours (same key), or it is not ours
  * to wait for. */
 static kjoin_code check_existing(const run *r, const char *name, const char *body, size_t len, kjoin_err *err)
 {
-    json_object *o = json_tokener_parse(body);
-    const char *req = o ? jstr(o, "spec", "request") : NULL;
-    unsigned char *pem = NULL;
-    size_t pem_len = 0;
-    EVP_PKEY *theirs = NULL;
-    (void)len;
-    if (req && kjoin_b64_decode(req, strlen(req), false, &pem, &pem_len, NULL) == KJOIN_OK)
-        theirs = kjoin_bootstrap__csr_pubkey((const char *)pem, pem_len);
+    EVP_PKEY *theirs = kjoin_bootstrap__csr_body_pubkey(body, len);
     bool ours = theirs && EVP_PKEY_eq(theirs, r->key) == 1;
     EVP_PKEY_free(theirs);
-    free(pem);
-    json_object_put(o);
     return ours ? KJOIN_OK
                 : kjoin_err_set(err, KJOIN_E_TRUST, "a CertificateSigningRequest named %s exists for another key", name);
 }

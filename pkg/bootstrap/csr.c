@@ -159,21 +159,47 @@ kjoin_code kjoin_bootstrap__check_cert(X509 *cert, STACK_OF(X509) *chain, EVP_PK
     return KJOIN_OK;
 }
 
+
 static const char *field(json_object *o, const char *key)
 {
     json_object *v = NULL;
     return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
                                                                                              : NULL;
 }
+/* The body as one JSON object (all of it, not up to a NUL), or NULL. */
+static json_object *parse_object(const char *body, size_t len)
+{
+    json_tokener *tok = json_tokener_new();
+    json_object *o = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL;
+    bool whole = tok && json_tokener_get_error(tok) == json_tokener_success && (size_t)tok->char_offset == len;
+    json_tokener_free(tok);
+    if (o && (!whole || !json_object_is_type(o, json_type_object))) {
+        json_object_put(o);
+        o = NULL;
+    }
+    return o;
+}
+
+EVP_PKEY *kjoin_bootstrap__csr_body_pubkey(const char *body, size_t len)
+{
+    json_object *o = parse_object(body, len), *spec = NULL;
+    const char *req = o && json_object_object_get_ex(o, "spec", &spec) ? field(spec, "request") : NULL;
+    unsigned char *pem = NULL;
+    size_t pem_len = 0;
+    EVP_PKEY *key = NULL;
+    if (req && kjoin_b64_decode(req, strlen(req), false, &pem, &pem_len, NULL) == KJOIN_OK)
+        key = kjoin_bootstrap__csr_pubkey((const char *)pem, pem_len);
+    free(pem);
+    json_object_put(o);
+    return key;
+}
 
 kjoin_code kjoin_bootstrap__csr_status(const char *body, size_t len, const char *name, char **pem, size_t *pem_len,
                                        bool *issued, kjoin_err *err)
 {
-    json_tokener *tok = json_tokener_new();
-    json_object *o = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL, *status = NULL, *conds = NULL;
-    json_tokener_free(tok);
+    json_object *o = parse_object(body, len), *status = NULL, *conds = NULL;
     *issued = false;
-    kjoin_code rc = o && json_object_is_type(o, json_type_object)
+    kjoin_code rc = o
                         ? KJOIN_OK
                         : kjoin_err_set(err, KJOIN_E_TRUST, "%s: the API's answer is not a JSON object", name);
     if (!rc && json_object_object_get_ex(o, "status", &status) && json_object_is_type(status, json_type_object))

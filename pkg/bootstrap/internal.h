@@ -21,6 +21,9 @@ kjoin_code kjoin_bootstrap__check_cert(X509 *cert, STACK_OF(X509) *chain, EVP_PK
                                        const char *const *orgs, size_t n_orgs, const char *ca_pem, size_t ca_len,
                                        int64_t now, kjoin_err *err);
 
+/* The public key of the request (spec.request) in a CertificateSigningRequest
+ * the API returned (untrusted bytes), or NULL. */
+EVP_PKEY *kjoin_bootstrap__csr_body_pubkey(const char *body, size_t len);
 /* Reads a CertificateSigningRequest the API returned (untrusted bytes):
  * *issued with *pem the certificate chain once it carries one (free it).
  * Errors: KJOIN_E_TRUST (Denied or Failed, with its reason and message, or a

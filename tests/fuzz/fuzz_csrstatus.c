@@ -1,4 +1,5 @@
-/* A CertificateSigningRequest as the API returns it while kjoin waits. */
+/* A CertificateSigningRequest as the API returns it: its status while kjoin
+ * waits, and its request when one of that name exists already. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -14,5 +15,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (kjoin_bootstrap__csr_status((const char *)data, size, "node-csr-x", &pem, &len, &issued, NULL) == KJOIN_OK &&
         issued)
         free(pem);
+    EVP_PKEY_free(kjoin_bootstrap__csr_body_pubkey((const char *)data, size));
     return 0;
 }
