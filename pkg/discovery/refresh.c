@@ -3,6 +3,7 @@
  * trusts, and follows the cluster's CA bundle when it changed: during a CA
  * rotation the bundle holds the new and the old CA, so a node that refreshes
  * meanwhile moves to the new CA without a new token or pin. */
+#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -79,6 +80,20 @@ static kjoin_code verified_get(const char *url, const char *anchors, size_t anch
     }
 }
 
+/* The server and CA of the kubeconfig's current context, from its bytes
+ * (paths in it are relative to its directory). */
+static kjoin_code current_cluster(const char *path, const char *text, size_t len, kjoin_kubeapi_config *out,
+                                  kjoin_err *err)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_err inner;
+    kjoin_code rc = kjoin_kubeapi_config_parse(text, len, dirname(copy), NULL, out, &inner);
+    free(copy);
+    return rc ? kjoin_err_set(err, rc, "%s: %s", path, inner.msg) : KJOIN_OK;
+}
+
 static size_t count_certs(const char *pem)
 {
     size_t n = 0;
@@ -100,8 +115,10 @@ kjoin_code kjoin_refresh(const kjoin_refresh_opts *o, kjoin_refresh_result *out,
     kjoin_code rc = kjoin_file_read(o->kubeconfig, KJOIN_KUBECONFIG_MAX, &text, &len, err);
     if (!rc)
         rc = ca_data_range(text, len, &start, &end, err);
+    /* The same bytes give the range to rewrite and the trust to verify with:
+     * read once, so the two cannot disagree. */
     if (!rc)
-        rc = kjoin_kubeapi_config_load(o->kubeconfig, NULL, &cur, err);
+        rc = current_cluster(o->kubeconfig, text, len, &cur, err);
     if (!rc && (url = malloc(strlen(cur.server) + sizeof(KJOIN_CLUSTER_INFO_PATH))))
         sprintf(url, "%s%s", cur.server, KJOIN_CLUSTER_INFO_PATH);
     else if (!rc)
