@@ -178,8 +178,13 @@ static kjoin_code open_generation(kjoin_store *s, kjoin_err *err)
         if (!*s->gen)
             return KJOIN_OK;
         s->genfd = openat(s->dirfd, s->gen, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (s->genfd < 0 && errno == ENOENT)
+        if (s->genfd < 0 && errno == ENOENT) {
+            current_generation(s->dirfd, now, sizeof(now));
+            if (strcmp(now, s->gen) == 0)
+                return kjoin_err_set(err, KJOIN_E_USAGE, "%s/" DATA_LINK " names %s, which does not exist: the "
+                                                         "store was changed outside kjoin", s->path, s->gen);
             continue; /* removed after ..data moved on */
+        }
         if (s->genfd < 0)
             return kjoin_err_set(err, KJOIN_E_USAGE, "cannot open %s/%s: %s", s->path, s->gen, strerror(errno));
         if (fstat(s->genfd, &st) != 0)

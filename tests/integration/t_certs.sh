@@ -346,3 +346,14 @@ t_certs_lock_prevents_interleaving() {
   wait $holder
   kj 0 certs rotate --dir "$T/pki"
 }
+
+# ..data naming a generation that is gone is tampering: a clear exit 2, not a retry loop.
+t_certs_missing_generation_is_tampering() {
+  kj 0 certs init --dir "$T/pki" || return 1
+  local g; g=$(readlink "$T/pki/..data")
+  mv "$T/pki/$g" "$T/elsewhere"
+  kj 2 certs check-expiration --dir "$T/pki" || return 1
+  err_has "..data names $g, which does not exist" || return 1
+  kj 2 certs rotate --dir "$T/pki" || return 1
+  [ -d "$T/elsewhere" ] || fail "the moved generation was touched"
+}
