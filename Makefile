@@ -12,7 +12,7 @@ OPT ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 KJOIN_CFLAGS := $(WARN) $(DEFS) $(OPT) -fPIC -Iinclude $(if $(SANITIZE),$(SAN_FLAGS)) $(CFLAGS)
 KJOIN_LDFLAGS := $(if $(SANITIZE),$(SAN_FLAGS)) $(LDFLAGS)
-LIBS := -lssl -lcrypto -lcurl -lyaml -ljson-c -luuid
+LIBS := -pthread -lssl -lcrypto -lcurl -lyaml -ljson-c -luuid
 
 PKG_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard pkg/*/*.c))
 CMD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard cmd/kjoin/*.c))

@@ -1,8 +1,11 @@
 /* kjoin: the command table. Verbs live in cmd_<verb>.c; the work in pkg/. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+
+#include <openssl/crypto.h>
 
 #include <kjoin/transport.h>
 
@@ -16,15 +19,16 @@
 static const struct verb {
     const char *name;
     int (*run)(int argc, char **argv);
+    bool network; /* libcurl is set up only for the verbs that need it */
     const char *help;
 } verbs[] = {
-    {"join", cmd_join, "discover a cluster from a bootstrap token and write a TLS-bootstrap kubeconfig"},
-    {"token", cmd_token, "bootstrap tokens, as kubeadm token: generate, create, list, delete"},
-    {"ca-hash", cmd_ca_hash, "print the pins of each certificate of a CA bundle"},
-    {"cluster-info", cmd_cluster_info, "cluster-info sign: build a signed cluster-info ConfigMap"},
-    {"tls-bootstrap", cmd_tls_bootstrap, "the node's client certificate and kubelet.conf from the bootstrap token; --rotate renews it"},
-    {"refresh", cmd_refresh, "follow the cluster's CA bundle from cluster-info (CA rotation); exit 10 when updated"},
-    {"certs", cmd_certs, "a self-signing certificate manager: init, issue, rotate, check-expiration, manifests"},
+    {"join", cmd_join, true, "discover a cluster from a bootstrap token and write a TLS-bootstrap kubeconfig"},
+    {"token", cmd_token, true, "bootstrap tokens, as kubeadm token: generate, create, list, delete"},
+    {"ca-hash", cmd_ca_hash, false, "print the pins of each certificate of a CA bundle"},
+    {"cluster-info", cmd_cluster_info, false, "cluster-info sign: build a signed cluster-info ConfigMap"},
+    {"tls-bootstrap", cmd_tls_bootstrap, true, "the node's client certificate and kubelet.conf from the bootstrap token; --rotate renews it"},
+    {"refresh", cmd_refresh, true, "follow the cluster's CA bundle from cluster-info (CA rotation); exit 10 when updated"},
+    {"certs", cmd_certs, false, "a self-signing certificate manager: init, issue, rotate, check-expiration, manifests"},
 };
 
 static void usage(FILE *f)
@@ -51,6 +55,9 @@ static void no_core_dumps(void)
 int main(int argc, char **argv)
 {
     no_core_dumps();
+    /* The process ends right after its verb: freeing OpenSSL's tables at
+     * exit is work for nothing. */
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);
@@ -70,10 +77,11 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], verbs[i].name) != 0)
             continue;
         kjoin_err err;
-        if (kjoin_http_global_init(&err))
+        if (verbs[i].network && kjoin_http_global_init(&err))
             return cli_fail(CLI_TEXT, &err);
         int rc = verbs[i].run(argc - 1, argv + 1);
-        kjoin_http_global_cleanup();
+        if (verbs[i].network)
+            kjoin_http_global_cleanup();
         return rc;
     }
     fprintf(stderr, "kjoin: unknown command \"%s\"\n\n", argv[1]);

@@ -66,6 +66,8 @@ void kjoin_bundle_free(kjoin_bundle *b);
 size_t kjoin_bundle_count(const kjoin_bundle *b);
 /* Borrowed; valid while b lives. */
 const kjoin_cert_info *kjoin_bundle_cert(const kjoin_bundle *b, size_t i);
+/* Certificate i as OpenSSL's X509, owned by b; NULL past the end. */
+struct x509_st *kjoin_bundle_x509(const kjoin_bundle *b, size_t i);
 
 /* Decides trust for every certificate. The certificates matching a pin are
  * the only anchors; a certificate is trusted beside them only when it chains

@@ -11,9 +11,49 @@
 
 #define KJOIN_HTTP_MAX_BODY (1024 * 1024)
 
+struct x509_st; /* OpenSSL's X509 */
+
+/* Pinned trust, built once from certificates already parsed: the anchors a
+ * chain must end at (they need not be self-signed) and further untrusted
+ * chain certificates. */
+typedef struct kjoin_tls_trust kjoin_tls_trust;
+
+/* NULL when out of memory. */
+kjoin_tls_trust *kjoin_tls_trust_new(void);
+/* Adds cert as an anchor or as an untrusted intermediate; takes a reference,
+ * the caller keeps its own. Errors: KJOIN_E_OTHER. */
+kjoin_code kjoin_tls_trust_add(kjoin_tls_trust *t, struct x509_st *cert, bool anchor, kjoin_err *err);
+void kjoin_tls_trust_free(kjoin_tls_trust *t);
+
+/* One server's connection, kept alive across requests (one TLS handshake
+ * for many requests). Every handshake on it keeps the server's chain.
+ * Requests on it are KJOIN_TLS_INSECURE until kjoin_http_conn_pin checks the
+ * kept chain of the live connection against a trust, exactly as a pinned
+ * handshake would be checked; from then on they are KJOIN_TLS_PINNED, and any
+ * new handshake on it must pass the same checks. Renegotiation is refused and
+ * TLS sessions are never resumed. Not shared between threads, but
+ * kjoin_http_conn_cancel may be called from any thread. */
+typedef struct kjoin_http_conn kjoin_http_conn;
+
+/* NULL when out of memory. */
+kjoin_http_conn *kjoin_http_conn_new(void);
+void kjoin_http_conn_free(kjoin_http_conn *c);
+/* Checks the chain of the connection's last handshake against t and the
+ * host of its requests; t must outlive the pinning (until
+ * kjoin_http_conn_unpin or kjoin_http_conn_free). Errors: KJOIN_E_TRUST (the
+ * chain does not verify), KJOIN_E_OTHER (no request was made on c yet). */
+kjoin_code kjoin_http_conn_pin(kjoin_http_conn *c, const kjoin_tls_trust *t, kjoin_err *err);
+/* Back to KJOIN_TLS_INSECURE requests (the connection stays open). */
+void kjoin_http_conn_unpin(kjoin_http_conn *c);
+/* Makes the request running on c, and every later one, fail at once
+ * (KJOIN_E_TRANSIENT): the losers of a race. */
+void kjoin_http_conn_cancel(kjoin_http_conn *c);
+/* TLS handshakes made on c so far. */
+unsigned kjoin_http_conn_handshakes(const kjoin_http_conn *c);
+
 typedef enum kjoin_tls_mode {
     KJOIN_TLS_INSECURE, /* no server verification at all (first discovery fetch) */
-    KJOIN_TLS_PINNED,   /* chain must end at one of anchors_pem; host checked against SANs */
+    KJOIN_TLS_PINNED,   /* chain must end at an anchor of trust or anchors_pem; host checked against SANs */
     KJOIN_TLS_SYSTEM    /* OpenSSL's default trust store (honours SSL_CERT_FILE, SSL_CERT_DIR) */
 } kjoin_tls_mode;
 
@@ -21,6 +61,7 @@ typedef struct kjoin_http_request {
     const char *method;     /* NULL: GET; else GET, POST, PUT, PATCH or DELETE */
     const char *url;        /* https:// only */
     kjoin_tls_mode tls;
+    const kjoin_tls_trust *trust; /* KJOIN_TLS_PINNED: the only trust; else anchors_pem: */
     const char *anchors_pem; /* KJOIN_TLS_PINNED: the only trust anchors (need not be self-signed) */
     size_t anchors_len;
     const char *intermediates_pem; /* KJOIN_TLS_PINNED: extra untrusted chain certificates; may be NULL */
@@ -39,6 +80,10 @@ typedef struct kjoin_http_request {
     const char *client_key_pem;  /* secret */
     size_t client_key_len;
     bool want_headers;           /* collect the response headers (for logs at -v 6) */
+    /* The request runs on this kept connection (see kjoin_http_conn): tls
+     * must be KJOIN_TLS_INSECURE before kjoin_http_conn_pin and
+     * KJOIN_TLS_PINNED after it (trust and anchors_pem unset: the conn's). */
+    kjoin_http_conn *conn;
 } kjoin_http_request;
 
 typedef struct kjoin_http_response {
@@ -47,6 +92,7 @@ typedef struct kjoin_http_response {
     size_t len;
     int64_t retry_after_ms; /* from a Retry-After header in seconds; -1 when absent */
     char *headers;          /* with want_headers: "Name: value" lines, at most 8 KiB; else NULL */
+    bool reused;            /* sent on a connection already open (no new handshake) */
 } kjoin_http_response;
 
 /* Must be called once before any request, before threads start.

@@ -1,6 +1,7 @@
 /* The engine every discovery source runs on: one deadline, capped and fully
  * jittered exponential backoff, bounded GETs, and the kubeconfig at the end. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #define BACKOFF_CAP_MS 5000
 #define REQUEST_TIMEOUT_MS 10000
 #define BAD_SIGNATURE_RETRIES 2
+#define POLL_MS 4900  /* kubeadm polls every 5 s; within 5 s after the data appears */
+#define STAGGER_MS 250 /* RFC 8305's connection attempt delay */
 
 void kjoin_discovery__log(const kjoin_run *r, int level, const char *fmt, ...)
 {
@@ -48,8 +51,9 @@ kjoin_code kjoin_discovery__get(kjoin_run *r, const char *url, const kjoin_http_
         kjoin_discovery__log(r, 4, "[http] GET %s (%s): %s (%lld ms)", shown, modes[req.tls], err ? err->msg : "failed",
                              (long long)(kjoin_now_ms() - started));
     else
-        kjoin_discovery__log(r, 4, "[http] GET %s (%s): HTTP %ld, %zu bytes (%lld ms)", shown, modes[req.tls],
-                             resp->status, resp->len, (long long)(kjoin_now_ms() - started));
+        kjoin_discovery__log(r, 4, "[http] GET %s (%s): HTTP %ld, %zu bytes (%lld ms, %s)", shown, modes[req.tls],
+                             resp->status, resp->len, (long long)(kjoin_now_ms() - started),
+                             resp->reused ? "same connection" : "new connection");
     if (!rc)
         kjoin_log_lines(r->c->log, r->c->log_ctx, 6, "[http]   ", resp->headers);
     return rc;
@@ -86,28 +90,55 @@ kjoin_code kjoin_discovery__get_200(kjoin_run *r, const char *url, const kjoin_h
                        : st == 403 ? " (forbidden: anonymous access not allowed yet, or a proxy in the way; see NO_PROXY)"
                        : st == 404 ? " (not there yet?)"
                                    : "";
-    bool transient = st >= 500 || st == 429 || (st == 403 && (retry & KJOIN_RETRY_403)) ||
-                     (st == 404 && (retry & KJOIN_RETRY_404));
+    r->not_ready = (st == 403 && (retry & KJOIN_RETRY_403)) || (st == 404 && (retry & KJOIN_RETRY_404));
+    bool transient = st >= 500 || st == 429 || r->not_ready;
     return kjoin_err_set(err, transient ? KJOIN_E_TRANSIENT : KJOIN_E_OTHER, "GET %s: HTTP %ld%s", shown, st, hint);
+}
+
+/* The bundle's trust from the certificates already parsed. */
+static kjoin_code bundle_trust(const kjoin_bundle *b, kjoin_tls_trust **out, kjoin_err *err)
+{
+    kjoin_tls_trust *t = kjoin_tls_trust_new();
+    kjoin_code rc = t ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    for (size_t i = 0; !rc && i < kjoin_bundle_count(b); i++) {
+        const kjoin_cert_info *c = kjoin_bundle_cert(b, i);
+        if (tls_anchor(c, NULL) || tls_intermediate(c, NULL))
+            rc = kjoin_tls_trust_add(t, kjoin_bundle_x509(b, i), tls_anchor(c, NULL), err);
+    }
+    if (rc)
+        kjoin_tls_trust_free(t);
+    else
+        *out = t;
+    return rc;
 }
 
 kjoin_code kjoin_discovery__pinned(const kjoin_bundle *b, kjoin_http_request *req, kjoin_err *err)
 {
+    kjoin_tls_trust *t = NULL;
+    kjoin_code rc = bundle_trust(b, &t, err);
     req->tls = KJOIN_TLS_PINNED;
-    req->anchors_pem = kjoin_bundle_pem_filter(b, tls_anchor, NULL, &req->anchors_len);
-    req->intermediates_pem = kjoin_bundle_pem_filter(b, tls_intermediate, NULL, &req->intermediates_len);
-    if (!req->anchors_pem || !req->intermediates_pem) {
-        kjoin_discovery__pinned_release(req);
-        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    }
-    return KJOIN_OK;
+    req->trust = t;
+    return rc;
 }
 
 void kjoin_discovery__pinned_release(kjoin_http_request *req)
 {
-    free((char *)req->anchors_pem);
-    free((char *)req->intermediates_pem);
-    req->anchors_pem = req->intermediates_pem = NULL;
+    kjoin_tls_trust_free((kjoin_tls_trust *)req->trust);
+    req->trust = NULL;
+}
+
+kjoin_code kjoin_discovery__pin(kjoin_run *r, const kjoin_bundle *b, kjoin_err *err)
+{
+    kjoin_discovery__unpin(r);
+    kjoin_code rc = bundle_trust(b, &r->trust, err);
+    return rc ? rc : kjoin_http_conn_pin(r->conn, r->trust, err);
+}
+
+void kjoin_discovery__unpin(kjoin_run *r)
+{
+    kjoin_http_conn_unpin(r->conn);
+    kjoin_tls_trust_free(r->trust);
+    r->trust = NULL;
 }
 
 void kjoin_discovery__report_trust(const kjoin_run *r, const kjoin_bundle *b)
@@ -160,65 +191,199 @@ kjoin_code kjoin_discovery__finish(kjoin_run *r, const char *server, const char 
     return KJOIN_OK;
 }
 
-/* Sleeps a random time in [0, min(cap, base * 2^round)), never past the deadline. */
-static void backoff(kjoin_run *r, unsigned round)
+/* Endpoints race as Happy Eyeballs does (RFC 8305): each starts
+ * STAGGER_MS after the one before it, or as soon as that one's first attempt
+ * ended; the first verified answer wins and the others are cancelled. Each
+ * polls on its own kept connection. */
+typedef struct race {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const kjoin_run *proto;
+    size_t n;
+    const char *const *names;
+    kjoin_attempt_fn attempt;
+    kjoin_run runs[KJOIN_MAX_ENDPOINTS];
+    bool answered[KJOIN_MAX_ENDPOINTS]; /* its first attempt ended */
+    bool won, timed_out, have_final;
+    kjoin_join_result result;
+    kjoin_err last, first_final;
+    unsigned attempts;
+} race;
+
+typedef struct racer {
+    race *g;
+    size_t i;
+} racer;
+
+/* Waits (holding g->mu) until the race is won, ready() holds, or until;
+ * true when the race is won. */
+static bool wait_until(race *g, int64_t until, bool (*ready)(const race *, size_t), size_t i)
 {
-    int64_t ms = kjoin_backoff_ms(round, BACKOFF_BASE_MS, BACKOFF_CAP_MS);
-    int64_t left = remaining(r);
-    if (ms > left)
-        ms = left > 0 ? left : 0;
-    char when[32];
-    kjoin_discovery__log(r, 1, "[discovery] Next attempt in %s", kjoin_duration_format(ms, when, sizeof(when)));
-    kjoin_sleep_ms(ms);
+    while (!g->won && !(ready && ready(g, i))) {
+        int64_t now = kjoin_now_ms();
+        if (now >= until)
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t ns = ts.tv_nsec + (until - now) * 1000000;
+        ts.tv_sec += ns / 1000000000;
+        ts.tv_nsec = ns % 1000000000;
+        pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+    }
+    return g->won;
+}
+
+static bool previous_answered(const race *g, size_t i) { return g->answered[i - 1]; }
+
+/* How long to wait before the next attempt. A control plane that is not
+ * ready yet (403, 404) is polled every POLL_MS, as kubeadm does, but at a
+ * random phase: a fleet started together spreads out instead of polling in
+ * lock-step, sends no more requests than kubeadm's fixed poll, and every
+ * node tries again within POLL_MS of the data appearing. Other failures back
+ * off exponentially with full jitter. */
+static int64_t next_wait(kjoin_run *r, int64_t attempt_ms, unsigned *round, bool *polling)
+{
+    if (!r->not_ready) {
+        *polling = false;
+        return kjoin_backoff_ms((*round)++, BACKOFF_BASE_MS, BACKOFF_CAP_MS);
+    }
+    int64_t ms = *polling ? POLL_MS - attempt_ms : kjoin_backoff_ms(30, POLL_MS, POLL_MS);
+    *polling = true;
+    return ms > 0 ? ms : 0;
+}
+
+static void race_endpoint(race *g, size_t i)
+{
+    kjoin_run *r = &g->runs[i];
+    unsigned round = 0, bad_signatures = 0;
+    bool polling = false;
+    pthread_mutex_lock(&g->mu);
+    if (i > 0 && wait_until(g, r->start + (int64_t)i * STAGGER_MS, previous_answered, i))
+        goto out;
+    for (;;) {
+        if (g->won)
+            break;
+        if (kjoin_now_ms() >= r->deadline) {
+            g->timed_out = true;
+            break;
+        }
+        g->attempts++;
+        r->attempts++;
+        pthread_mutex_unlock(&g->mu);
+        kjoin_stage st = KJOIN_STAGE_OTHER;
+        kjoin_join_result res = {0};
+        kjoin_err e = {0};
+        r->not_ready = false;
+        int64_t began = kjoin_now_ms();
+        kjoin_code rc = g->attempt(r, i, &st, &res, &e);
+        pthread_mutex_lock(&g->mu);
+        g->answered[i] = true;
+        pthread_cond_broadcast(&g->cv);
+        if (rc == KJOIN_OK && !g->won) {
+            g->won = true;
+            g->result = res;
+            for (size_t j = 0; j < g->n; j++)
+                if (j != i && g->runs[j].conn)
+                    kjoin_http_conn_cancel(g->runs[j].conn);
+            break;
+        }
+        kjoin_join_result_release(&res);
+        if (g->won)
+            break; /* cancelled: another endpoint answered */
+        g->last = e;
+        bool retry = rc == KJOIN_E_TRANSIENT || (st == KJOIN_STAGE_SIGNATURE && ++bad_signatures <= BAD_SIGNATURE_RETRIES);
+        if (!retry) {
+            kjoin_discovery__log(r, 0, "[discovery] %s failed: %s", g->names[i], e.msg);
+            if (!g->have_final)
+                g->first_final = e, g->have_final = true;
+            break;
+        }
+        kjoin_discovery__log(r, 0, "[discovery] Retrying %s: %s", g->names[i], e.msg);
+        int64_t ms = next_wait(r, kjoin_now_ms() - began, &round, &polling);
+        int64_t left = r->deadline - kjoin_now_ms();
+        if (ms > left)
+            ms = left > 0 ? left : 0;
+        char when[32];
+        kjoin_discovery__log(r, 1, "[discovery] Next attempt at %s in %s", g->names[i],
+                             kjoin_duration_format(ms, when, sizeof(when)));
+        if (wait_until(g, kjoin_now_ms() + ms, NULL, i))
+            break;
+    }
+out:
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void *racer_main(void *arg)
+{
+    racer *t = arg;
+    race_endpoint(t->g, t->i);
+    return NULL;
 }
 
 kjoin_code kjoin_discovery__retry(kjoin_run *r, size_t n, const char *const *names, kjoin_attempt_fn attempt,
                                   kjoin_join_result *out, kjoin_err *err)
 {
-    unsigned bad_signatures[KJOIN_MAX_ENDPOINTS] = {0};
-    bool failed_for_good[KJOIN_MAX_ENDPOINTS] = {0};
-    kjoin_err last = {.code = KJOIN_E_TIMEOUT, .msg = "no attempt finished"};
-    kjoin_err first_final = {0};
-    size_t alive = n;
     if (n == 0 || n > KJOIN_MAX_ENDPOINTS)
         return kjoin_err_set(err, KJOIN_E_USAGE, "give 1 to %d API server endpoints", KJOIN_MAX_ENDPOINTS);
-
-    for (unsigned round = 0;; round++) {
-        for (size_t i = 0; i < n && alive; i++) {
-            if (failed_for_good[i])
-                continue;
-            if (remaining(r) <= 0)
-                goto timeout;
-            kjoin_stage st = KJOIN_STAGE_OTHER;
-            r->attempts++;
-            kjoin_code rc = attempt(r, i, &st, out, &last);
-            if (rc == KJOIN_OK) {
-                out->attempts = r->attempts;
-                out->elapsed_ms = kjoin_now_ms() - r->start;
-                return KJOIN_OK;
-            }
-            bool retry = rc == KJOIN_E_TRANSIENT ||
-                         (st == KJOIN_STAGE_SIGNATURE && ++bad_signatures[i] <= BAD_SIGNATURE_RETRIES);
-            if (retry) {
-                kjoin_discovery__log(r, 0, "[discovery] Retrying %s: %s", names[i], last.msg);
-                continue;
-            }
-            kjoin_discovery__log(r, 0, "[discovery] %s failed: %s", names[i], last.msg);
-            if (!first_final.code)
-                first_final = last;
-            failed_for_good[i] = true;
-            alive--;
-        }
-        if (!alive)
-            return kjoin_err_set(err, first_final.code, "%s", first_final.msg);
-        if (remaining(r) <= 0)
-            goto timeout;
-        backoff(r, round);
+    race g = {.proto = r, .n = n, .names = names, .attempt = attempt,
+              .last = {.code = KJOIN_E_TIMEOUT, .msg = "no attempt finished"}};
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&g.mu, NULL);
+    kjoin_code rc = KJOIN_OK;
+    for (size_t i = 0; i < n && !rc; i++) {
+        g.runs[i] = *r;
+        if (!(g.runs[i].conn = kjoin_http_conn_new()))
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     }
-timeout:;
+    racer racers[KJOIN_MAX_ENDPOINTS];
+    pthread_t threads[KJOIN_MAX_ENDPOINTS];
+    size_t started = 0;
+    if (!rc && n == 1) {
+        race_endpoint(&g, 0); /* one endpoint: no thread */
+    } else if (!rc) {
+        for (; started < n; started++) {
+            racers[started] = (racer){&g, started};
+            if (pthread_create(&threads[started], NULL, racer_main, &racers[started]) != 0)
+                break;
+        }
+        if (started < n) {
+            pthread_mutex_lock(&g.mu);
+            g.won = true; /* stops the ones started */
+            for (size_t j = 0; j < started; j++)
+                kjoin_http_conn_cancel(g.runs[j].conn);
+            pthread_cond_broadcast(&g.cv);
+            pthread_mutex_unlock(&g.mu);
+        }
+        for (size_t j = 0; j < started; j++)
+            pthread_join(threads[j], NULL);
+        if (started < n) {
+            kjoin_join_result_release(&g.result);
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "cannot start a thread per endpoint");
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        r->attempts += g.runs[i].attempts;
+        kjoin_http_conn_free(g.runs[i].conn);
+    }
+    pthread_mutex_destroy(&g.mu);
+    pthread_cond_destroy(&g.cv);
+    if (rc)
+        return rc;
+    if (g.won) {
+        *out = g.result;
+        out->attempts = g.attempts;
+        out->elapsed_ms = kjoin_now_ms() - r->start;
+        return KJOIN_OK;
+    }
+    if (g.have_final && !g.timed_out)
+        return kjoin_err_set(err, g.first_final.code, "%s", g.first_final.msg);
     char limit[32];
     return kjoin_err_set(err, KJOIN_E_TIMEOUT, "discovery timed out after %s; last error: %s",
-                         kjoin_duration_format(r->c->timeout_ms, limit, sizeof(limit)), last.msg);
+                         kjoin_duration_format(r->c->timeout_ms, limit, sizeof(limit)), g.last.msg);
 }
 
 kjoin_code kjoin_discovery__over_endpoints(const kjoin_discovery_common *common, const void *source,

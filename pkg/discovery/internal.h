@@ -22,15 +22,20 @@ struct kjoin_run {
     unsigned attempts;
     const void *source; /* the source's own options */
     void *state;        /* the source's state across attempts */
+    kjoin_http_conn *conn; /* this target's kept connection */
+    kjoin_tls_trust *trust; /* what conn is pinned to, during an attempt */
+    bool not_ready;     /* the last attempt's answer was a retried 403 or 404 */
 };
 
 __attribute__((format(printf, 3, 4))) void kjoin_discovery__log(const kjoin_run *r, int level, const char *fmt,
                                                                 ...);
 
-/* Runs attempt over targets 0..n-1 in turn, with capped and fully jittered
- * exponential backoff between rounds, until one passes, all failed for good,
- * or the deadline passes (KJOIN_E_TIMEOUT naming the last failure). A bad
- * signature is retried at most twice per target. */
+/* Races attempt over targets 0..n-1 (each started 250 ms after the one
+ * before, or when its first attempt ended), each retried on its own kept
+ * connection r->conn, until one passes (the others are cancelled), all
+ * failed for good, or the deadline passes (KJOIN_E_TIMEOUT naming the last
+ * failure). A bad signature is retried at most twice per target. With more
+ * than one target, attempts run on threads of their own. */
 kjoin_code kjoin_discovery__retry(kjoin_run *r, size_t n, const char *const *names, kjoin_attempt_fn attempt,
                                   kjoin_join_result *out, kjoin_err *err);
 
@@ -60,10 +65,17 @@ kjoin_code kjoin_discovery__get_200(kjoin_run *r, const char *url, const kjoin_h
 kjoin_code kjoin_discovery__finish(kjoin_run *r, const char *server, const char *endpoint, kjoin_bundle **bundle,
                                    kjoin_join_result *out, kjoin_err *err);
 
-/* PEM of the anchors and of the chained certificates, for KJOIN_TLS_PINNED;
- * released with kjoin_discovery__pinned_release. */
+/* The bundle's anchors and chained certificates as req->trust, for a
+ * KJOIN_TLS_PINNED request on a connection of its own; released with
+ * kjoin_discovery__pinned_release. */
 kjoin_code kjoin_discovery__pinned(const kjoin_bundle *b, kjoin_http_request *req, kjoin_err *err);
 void kjoin_discovery__pinned_release(kjoin_http_request *req);
+
+/* Pins r->conn to the bundle's trust: the live connection's chain must pass
+ * the checks a pinned handshake would. Requests on r->conn are then
+ * KJOIN_TLS_PINNED until kjoin_discovery__unpin. */
+kjoin_code kjoin_discovery__pin(kjoin_run *r, const kjoin_bundle *b, kjoin_err *err);
+void kjoin_discovery__unpin(kjoin_run *r);
 
 /* Logs each certificate's trust decision; warns about each dropped one. */
 void kjoin_discovery__report_trust(const kjoin_run *r, const kjoin_bundle *b);

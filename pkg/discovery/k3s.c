@@ -80,7 +80,8 @@ static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_re
     snprintf(url, sizeof(url), "https://%s" KJOIN_K3S_CACERTS_PATH, ep->authority);
     snprintf(server, sizeof(server), "https://%s", ep->authority);
     kjoin_http_response first = {0}, second = {0};
-    kjoin_http_request insecure = {.tls = KJOIN_TLS_INSECURE}, pinned = {0};
+    kjoin_http_request insecure = {.tls = KJOIN_TLS_INSECURE, .conn = r->conn},
+                       pinned = {.tls = KJOIN_TLS_PINNED, .conn = r->conn};
     kjoin_bundle *bundle = NULL;
     kjoin_err inner;
 
@@ -99,7 +100,7 @@ static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_re
                                           "unsafe)"
                                         : "[discovery] Re-fetching %s over TLS verified against the trusted CA",
                          url);
-    if ((rc = kjoin_discovery__pinned(bundle, &pinned, err)) || (rc = get_cacerts(r, url, &pinned, &second, err)))
+    if ((rc = kjoin_discovery__pin(r, bundle, err)) || (rc = get_cacerts(r, url, &pinned, &second, err)))
         goto out;
     if (second.len != first.len || memcmp(second.body, first.body, first.len) != 0) {
         rc = kjoin_err_set(err, KJOIN_E_TRUST, "/cacerts fetched again over TLS differs from the first answer");
@@ -114,7 +115,7 @@ static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_re
 out:
     kjoin_http_response_release(&first);
     kjoin_http_response_release(&second);
-    kjoin_discovery__pinned_release(&pinned);
+    kjoin_discovery__unpin(r);
     kjoin_bundle_free(bundle);
     return rc;
 }

@@ -29,7 +29,7 @@ static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const 
     kjoin_cluster cluster = {0};
     kjoin_bundle *bundle = NULL;
     kjoin_http_response resp = {0};
-    kjoin_http_request pinned = {0};
+    kjoin_http_request pinned = {.tls = KJOIN_TLS_PINNED, .conn = r->conn};
 
     kjoin_code rc = kjoin_cluster_info_parse(body, len, tok->id, &first, err);
     if (rc)
@@ -75,12 +75,15 @@ static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const 
     else
         kjoin_discovery__log(r, 0, "[discovery] Re-fetching cluster-info from %s over TLS verified against the "
                                    "pinned CA", ep->authority);
-    if ((rc = kjoin_discovery__pinned(bundle, &pinned, err)) ||
-        (rc = get_cluster_info(r, url, &pinned, &resp, err)) ||
-        (rc = kjoin_cluster_info_parse(resp.body, resp.len, NULL, &second, err)))
+    /* The same connection, its chain now checked as a pinned handshake's. */
+    if ((rc = kjoin_discovery__pin(r, bundle, err)) || (rc = get_cluster_info(r, url, &pinned, &resp, err)))
         goto out;
-    if (second.kubeconfig_len != first.kubeconfig_len ||
-        memcmp(second.kubeconfig, first.kubeconfig, first.kubeconfig_len) != 0) {
+    /* The same body holds the same kubeconfig: no second parse. */
+    bool same = resp.len == len && memcmp(resp.body, body, len) == 0;
+    if (!same && (rc = kjoin_cluster_info_parse(resp.body, resp.len, NULL, &second, err)))
+        goto out;
+    if (!same && (second.kubeconfig_len != first.kubeconfig_len ||
+                  memcmp(second.kubeconfig, first.kubeconfig, first.kubeconfig_len) != 0)) {
         rc = kjoin_err_set(err, KJOIN_E_TRUST, "the kubeconfig fetched again over TLS differs from the signed one");
         goto out;
     }
@@ -98,7 +101,7 @@ out:
     kjoin_cluster_release(&cluster);
     kjoin_bundle_free(bundle);
     kjoin_http_response_release(&resp);
-    kjoin_discovery__pinned_release(&pinned);
+    kjoin_discovery__unpin(r);
     return rc;
 }
 
@@ -109,7 +112,7 @@ static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_re
     char url[512];
     snprintf(url, sizeof(url), "https://%s" KJOIN_CLUSTER_INFO_PATH, ep->authority);
     kjoin_http_response resp = {0};
-    kjoin_http_request insecure = {.tls = KJOIN_TLS_INSECURE};
+    kjoin_http_request insecure = {.tls = KJOIN_TLS_INSECURE, .conn = r->conn};
     kjoin_discovery__log(r, 0, "[discovery] Requesting cluster-info from %s (server not verified yet)", ep->authority);
     kjoin_code rc = get_cluster_info(r, url, &insecure, &resp, err);
     if (!rc)

@@ -164,6 +164,8 @@ const kjoin_cert_info *kjoin_bundle_cert(const kjoin_bundle *b, size_t i)
     return i < b->count ? &b->certs[i].info : NULL;
 }
 
+X509 *kjoin_bundle_x509(const kjoin_bundle *b, size_t i) { return i < b->count ? b->certs[i].x509 : NULL; }
+
 /* The pin that c matches, or NULL. Root pins match only roots. */
 static const kjoin_pin *matching_pin(const kjoin_cert *c, const kjoin_pinset *pins)
 {

@@ -1,4 +1,5 @@
 #include <arpa/inet.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,122 +43,204 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
     return kjoin_http__body_append(userdata, ptr, size * nmemb);
 }
 
-/* State of pinned verification, read by OpenSSL's callbacks. */
-typedef struct pinned {
+struct kjoin_tls_trust {
     X509_STORE *anchors;
     STACK_OF(X509) *intermediates;
-    char host[256];
-    bool failed;
-    char reason[256];
-} pinned;
+    size_t n_anchors;
+};
 
-static kjoin_code load_pem_certs(const char *pem, size_t len, STACK_OF(X509) *into, kjoin_err *err)
+kjoin_tls_trust *kjoin_tls_trust_new(void)
+{
+    kjoin_tls_trust *t = calloc(1, sizeof(*t));
+    if (t && (t->anchors = X509_STORE_new()) && (t->intermediates = sk_X509_new_null()) &&
+        /* Anchors need not be self-signed: a pinned intermediate ends the chain. */
+        X509_STORE_set_flags(t->anchors, X509_V_FLAG_PARTIAL_CHAIN) == 1)
+        return t;
+    kjoin_tls_trust_free(t);
+    return NULL;
+}
+
+void kjoin_tls_trust_free(kjoin_tls_trust *t)
+{
+    if (!t)
+        return;
+    X509_STORE_free(t->anchors);
+    sk_X509_pop_free(t->intermediates, X509_free);
+    free(t);
+}
+
+kjoin_code kjoin_tls_trust_add(kjoin_tls_trust *t, X509 *cert, bool anchor, kjoin_err *err)
+{
+    if (anchor) {
+        if (X509_STORE_add_cert(t->anchors, cert) != 1)
+            return kjoin_err_ossl(err, KJOIN_E_OTHER, "cannot add a trust anchor");
+        t->n_anchors++;
+        return KJOIN_OK;
+    }
+    if (X509_up_ref(cert) != 1 || !sk_X509_push(t->intermediates, cert)) {
+        X509_free(cert);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
+    return KJOIN_OK;
+}
+
+/* Adds every certificate of a PEM text to t. */
+static kjoin_code trust_add_pem(kjoin_tls_trust *t, const char *pem, size_t len, bool anchor, kjoin_err *err)
 {
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
     STACK_OF(X509_INFO) *infos = bio ? PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL) : NULL;
     BIO_free(bio);
     if (!infos)
         return kjoin_err_ossl(err, KJOIN_E_USAGE, "cannot read trust anchors");
-    for (int i = 0; i < sk_X509_INFO_num(infos); i++) {
+    kjoin_code rc = KJOIN_OK;
+    for (int i = 0; !rc && i < sk_X509_INFO_num(infos); i++) {
         X509_INFO *info = sk_X509_INFO_value(infos, i);
-        if (info->x509 && sk_X509_push(into, info->x509))
-            info->x509 = NULL; /* moved */
+        if (info->x509)
+            rc = kjoin_tls_trust_add(t, info->x509, anchor, err);
     }
     sk_X509_INFO_pop_free(infos, X509_INFO_free);
-    return KJOIN_OK;
-}
-
-static kjoin_code pinned_init(pinned *p, const kjoin_http_request *req, const char *host,
-                              kjoin_err *err)
-{
-    memset(p, 0, sizeof(*p));
-    /* An empty name would switch OpenSSL's host check off: refuse it. */
-    if (!*host || strlen(host) >= sizeof(p->host))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "no host name to verify the server against");
-    memcpy(p->host, host, strlen(host) + 1);
-    STACK_OF(X509) *anchors = sk_X509_new_null();
-    p->intermediates = sk_X509_new_null();
-    p->anchors = X509_STORE_new();
-    if (!anchors || !p->intermediates || !p->anchors) {
-        sk_X509_free(anchors);
-        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    }
-    kjoin_code rc = load_pem_certs(req->anchors_pem, req->anchors_len, anchors, err);
-    if (!rc && req->intermediates_pem)
-        rc = load_pem_certs(req->intermediates_pem, req->intermediates_len, p->intermediates, err);
-    for (int i = 0; !rc && i < sk_X509_num(anchors); i++)
-        if (X509_STORE_add_cert(p->anchors, sk_X509_value(anchors, i)) != 1)
-            rc = kjoin_err_ossl(err, KJOIN_E_OTHER, "cannot add a trust anchor");
-    if (!rc && sk_X509_num(anchors) == 0)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "no trust anchor given for pinned TLS");
-    sk_X509_pop_free(anchors, X509_free);
-    /* Anchors need not be self-signed: a pinned intermediate ends the chain. */
-    if (!rc && X509_STORE_set_flags(p->anchors, X509_V_FLAG_PARTIAL_CHAIN) != 1)
-        rc = kjoin_err_ossl(err, KJOIN_E_OTHER, "cannot configure the trust store");
     return rc;
 }
 
-static void pinned_release(pinned *p)
+struct kjoin_http_conn {
+    CURLM *multi; /* holds the kept connection */
+    CURL *curl;
+    char host[256];               /* every request on the conn goes to this host */
+    char shown[512];              /* the last URL, redacted, for messages */
+    kjoin_tls_mode mode;          /* of the request under way */
+    const kjoin_tls_trust *trust; /* KJOIN_TLS_PINNED: checked in every handshake */
+    const kjoin_tls_trust *pinned; /* a kept conn's pinning */
+    /* The chain of the last handshake and the security level it ran at. */
+    X509 *leaf;
+    STACK_OF(X509) *chain;
+    int auth_level;
+    unsigned handshakes;
+    bool failed;
+    char reason[256];
+    atomic_bool cancelled;
+};
+
+kjoin_http_conn *kjoin_http_conn_new(void)
 {
-    X509_STORE_free(p->anchors);
-    sk_X509_pop_free(p->intermediates, X509_free);
+    kjoin_http_conn *c = calloc(1, sizeof(*c));
+    if (!c || !(c->multi = curl_multi_init()) || !(c->curl = curl_easy_init())) {
+        kjoin_http_conn_free(c);
+        return NULL;
+    }
+    atomic_init(&c->cancelled, false);
+    /* One connection: the one whose chain was kept is the one reused. */
+    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, 1L);
+    return c;
 }
 
-/* Replaces OpenSSL's chain check for the handshake: the peer's chain plus our
- * intermediates, verified against the anchors alone, and the host name or IP
- * against the leaf's SANs. */
-static int verify_chain(X509_STORE_CTX *xs, void *arg)
+static void forget_chain(kjoin_http_conn *c)
 {
-    pinned *p = arg;
-    STACK_OF(X509) *peer = X509_STORE_CTX_get0_untrusted(xs);
-    STACK_OF(X509) *all = peer ? sk_X509_dup(peer) : sk_X509_new_null();
-    if (!all)
-        return 0;
-    for (int i = 0; i < sk_X509_num(p->intermediates); i++)
-        if (!sk_X509_push(all, sk_X509_value(p->intermediates, i))) {
-            sk_X509_free(all);
-            return 0;
-        }
-    X509_STORE_CTX_set0_untrusted(xs, all);
+    X509_free(c->leaf);
+    sk_X509_pop_free(c->chain, X509_free);
+    c->leaf = NULL;
+    c->chain = NULL;
+}
 
-    X509_VERIFY_PARAM *param = X509_STORE_CTX_get0_param(xs);
-    unsigned char ip[16];
-    bool is_ip = inet_pton(AF_INET, p->host, ip) == 1 || inet_pton(AF_INET6, p->host, ip) == 1;
-    int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(param, p->host)
-                   : X509_VERIFY_PARAM_set1_host(param, p->host, 0);
-    ok = ok == 1 && X509_verify_cert(xs) == 1;
-    if (!ok && !p->failed) {
-        p->failed = true;
-        int e = X509_STORE_CTX_get_error(xs);
-        X509 *bad = X509_STORE_CTX_get_current_cert(xs);
-        char subject[160] = "";
-        if (bad)
-            X509_NAME_oneline(X509_get_subject_name(bad), subject, sizeof(subject));
-        snprintf(p->reason, sizeof(p->reason), "%s%s%s", X509_verify_cert_error_string(e),
-                 *subject ? " at " : "", subject);
+void kjoin_http_conn_free(kjoin_http_conn *c)
+{
+    if (!c)
+        return;
+    curl_easy_cleanup(c->curl);
+    curl_multi_cleanup(c->multi);
+    forget_chain(c);
+    free(c);
+}
+
+void kjoin_http_conn_cancel(kjoin_http_conn *c)
+{
+    atomic_store(&c->cancelled, true);
+    curl_multi_wakeup(c->multi);
+}
+
+unsigned kjoin_http_conn_handshakes(const kjoin_http_conn *c) { return c->handshakes; }
+
+void kjoin_http_conn_unpin(kjoin_http_conn *c) { c->pinned = NULL; }
+
+/* The checks of a pinned handshake: the server's chain plus the trust's
+ * intermediates, verified against the trust's anchors alone as a TLS server
+ * at the handshake's security level, and the host name or IP against the
+ * leaf's SANs. On failure, c->reason says why. */
+static bool check_chain(kjoin_http_conn *c, const kjoin_tls_trust *t, X509 *leaf, STACK_OF(X509) *peer, int level)
+{
+    STACK_OF(X509) *all = peer ? sk_X509_dup(peer) : sk_X509_new_null();
+    X509_STORE_CTX *xs = X509_STORE_CTX_new();
+    bool ok = all && xs && leaf && X509_STORE_CTX_init(xs, t->anchors, leaf, all) == 1 &&
+              X509_STORE_CTX_set_default(xs, "ssl_server") == 1;
+    for (int i = 0; ok && i < sk_X509_num(t->intermediates); i++)
+        ok = sk_X509_push(all, sk_X509_value(t->intermediates, i)) > 0;
+    if (ok) {
+        X509_VERIFY_PARAM *param = X509_STORE_CTX_get0_param(xs);
+        X509_VERIFY_PARAM_set_auth_level(param, level);
+        unsigned char ip[16];
+        bool is_ip = inet_pton(AF_INET, c->host, ip) == 1 || inet_pton(AF_INET6, c->host, ip) == 1;
+        ok = (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(param, c->host) : X509_VERIFY_PARAM_set1_host(param, c->host, 0)) == 1;
+        ok = ok && X509_verify_cert(xs) == 1;
+        if (!ok && !c->failed) {
+            c->failed = true;
+            X509 *bad = X509_STORE_CTX_get_current_cert(xs);
+            char subject[160] = "";
+            if (bad)
+                X509_NAME_oneline(X509_get_subject_name(bad), subject, sizeof(subject));
+            snprintf(c->reason, sizeof(c->reason), "%s%s%s", X509_verify_cert_error_string(X509_STORE_CTX_get_error(xs)),
+                     *subject ? " at " : "", subject);
+        }
+    } else if (!c->failed) {
+        c->failed = true;
+        snprintf(c->reason, sizeof(c->reason), "out of memory");
     }
-    X509_STORE_CTX_set0_untrusted(xs, peer);
+    X509_STORE_CTX_free(xs);
     sk_X509_free(all);
+    ERR_clear_error();
     return ok;
+}
+
+/* OpenSSL's chain check for every handshake on the conn: the chain is kept,
+ * then checked when the request is pinned. */
+static int on_verify(X509_STORE_CTX *xs, void *arg)
+{
+    kjoin_http_conn *c = arg;
+    c->handshakes++;
+    forget_chain(c);
+    X509 *leaf = X509_STORE_CTX_get0_cert(xs);
+    STACK_OF(X509) *peer = X509_STORE_CTX_get0_untrusted(xs);
+    c->auth_level = X509_VERIFY_PARAM_get_auth_level(X509_STORE_CTX_get0_param(xs));
+    if (leaf && X509_up_ref(leaf) == 1)
+        c->leaf = leaf;
+    c->chain = peer ? X509_chain_up_ref(peer) : NULL;
+    if (c->mode != KJOIN_TLS_PINNED)
+        return 1;
+    return check_chain(c, c->trust, c->leaf, c->chain, c->auth_level);
+}
+
+kjoin_code kjoin_http_conn_pin(kjoin_http_conn *c, const kjoin_tls_trust *t, kjoin_err *err)
+{
+    if (!c->leaf)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "no TLS connection to pin yet");
+    if (t->n_anchors == 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "no trust anchor given for pinned TLS");
+    c->failed = false;
+    if (!check_chain(c, t, c->leaf, c->chain, c->auth_level))
+        return kjoin_err_set(err, KJOIN_E_TRUST, "TLS verification of %s against the pinned CA failed: %s", c->shown,
+                             c->reason);
+    c->pinned = t;
+    return KJOIN_OK;
 }
 
 static CURLcode on_ssl_ctx(CURL *curl, void *ssl_ctx, void *arg)
 {
     (void)curl;
-    pinned *p = arg;
-    if (X509_STORE_up_ref(p->anchors) != 1)
-        return CURLE_OUT_OF_MEMORY;
-    SSL_CTX_set_cert_store(ssl_ctx, p->anchors); /* replaces whatever libcurl loaded */
-    SSL_CTX_set_cert_verify_callback(ssl_ctx, verify_chain, p);
+    kjoin_http_conn *c = arg;
+    SSL_CTX_set_options(ssl_ctx, SSL_OP_NO_RENEGOTIATION);
+    if (c->mode == KJOIN_TLS_SYSTEM)
+        /* OpenSSL's default paths honour SSL_CERT_FILE and SSL_CERT_DIR. */
+        return SSL_CTX_set_default_verify_paths(ssl_ctx) == 1 ? CURLE_OK : CURLE_SSL_CACERT_BADFILE;
+    SSL_CTX_set_cert_verify_callback(ssl_ctx, on_verify, c);
     return CURLE_OK;
-}
-
-static CURLcode use_system_roots(CURL *curl, void *ssl_ctx, void *arg)
-{
-    (void)curl;
-    (void)arg;
-    /* OpenSSL's default paths honour SSL_CERT_FILE and SSL_CERT_DIR. */
-    return SSL_CTX_set_default_verify_paths(ssl_ctx) == 1 ? CURLE_OK : CURLE_SSL_CACERT_BADFILE;
 }
 
 /* Host part of an https URL, without brackets, for the SAN check. */
@@ -178,7 +261,7 @@ static void url_host(const char *url, char *out, size_t cap)
     curl_url_cleanup(u);
 }
 
-static kjoin_code classify(CURLcode cc, const kjoin_http_body *b, const pinned *p, const char *errbuf,
+static kjoin_code classify(CURLcode cc, const kjoin_http_body *b, const kjoin_http_conn *c, const char *errbuf,
                            const kjoin_http_request *req, bool sent, kjoin_err *err)
 {
     const char *why = *errbuf ? errbuf : curl_easy_strerror(cc);
@@ -191,10 +274,12 @@ static kjoin_code classify(CURLcode cc, const kjoin_http_body *b, const pinned *
     if (b->overflow || cc == CURLE_FILESIZE_EXCEEDED)
         return kjoin_err_set(err, KJOIN_E_TRUST, "response from %s exceeds %zu bytes; aborted",
                              shown, b->max);
-    if (req->tls == KJOIN_TLS_PINNED && p->failed)
+    if (req->tls == KJOIN_TLS_PINNED && c->failed)
         return kjoin_err_set(err, KJOIN_E_TRUST,
                              "TLS verification of %s against the pinned CA failed: %s", shown,
-                             p->reason);
+                             c->reason);
+    if (cc == CURLE_ABORTED_BY_CALLBACK)
+        return kjoin_err_set(err, KJOIN_E_TRANSIENT, "%s %s: cancelled", m, shown);
     if (req->follow_redirects && cc == CURLE_UNSUPPORTED_PROTOCOL)
         return kjoin_err_set(err, KJOIN_E_TRUST, "%s %s: refused a redirect to a URL that is not https (%s)",
                              m, shown, why);
@@ -310,26 +395,95 @@ kjoin_code kjoin_http_get(const kjoin_http_request *req, kjoin_http_response *ou
     return kjoin_http_send(req, out, err);
 }
 
-kjoin_code kjoin_http_send(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err)
+/* Runs the request on c's handle in c's own multi handle, so the kept
+ * connection is reused and a cancel wakes the wait at once. */
+static CURLcode run(kjoin_http_conn *c)
+{
+    CURLcode cc = CURLE_OK;
+    if (curl_multi_add_handle(c->multi, c->curl) != CURLM_OK)
+        return CURLE_OUT_OF_MEMORY;
+    for (int running = 1; running;) {
+        if (atomic_load(&c->cancelled)) {
+            cc = CURLE_ABORTED_BY_CALLBACK;
+            break;
+        }
+        if (curl_multi_perform(c->multi, &running) != CURLM_OK) {
+            cc = CURLE_OUT_OF_MEMORY;
+            break;
+        }
+        if (running && curl_multi_poll(c->multi, NULL, 0, 1000, NULL) != CURLM_OK) {
+            cc = CURLE_OUT_OF_MEMORY;
+            break;
+        }
+    }
+    int queued = 0;
+    for (CURLMsg *msg; (msg = curl_multi_info_read(c->multi, &queued));)
+        if (msg->msg == CURLMSG_DONE && cc == CURLE_OK)
+            cc = msg->data.result;
+    curl_multi_remove_handle(c->multi, c->curl);
+    return cc;
+}
+
+/* The trust the request runs with on c: a kept conn's pinning, the
+ * request's own, or PEM anchors parsed into *owned. */
+static kjoin_code request_trust(kjoin_http_conn *c, bool kept, const kjoin_http_request *req,
+                                kjoin_tls_trust **owned, const kjoin_tls_trust **out, kjoin_err *err)
+{
+    *out = NULL;
+    if (kept) {
+        if (req->tls == KJOIN_TLS_SYSTEM || req->trust || req->anchors_pem ||
+            (req->tls == KJOIN_TLS_PINNED) != (c->pinned != NULL))
+            return kjoin_err_set(err, KJOIN_E_OTHER, "a kept connection is insecure until pinned, then pinned");
+        *out = c->pinned;
+        return KJOIN_OK;
+    }
+    if (req->tls != KJOIN_TLS_PINNED)
+        return KJOIN_OK;
+    if (req->trust) {
+        *out = req->trust;
+    } else {
+        if (!(*owned = kjoin_tls_trust_new()))
+            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        kjoin_code rc = trust_add_pem(*owned, req->anchors_pem, req->anchors_len, true, err);
+        if (!rc && req->intermediates_pem)
+            rc = trust_add_pem(*owned, req->intermediates_pem, req->intermediates_len, false, err);
+        if (rc)
+            return rc;
+        *out = *owned;
+    }
+    if ((*out)->n_anchors == 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "no trust anchor given for pinned TLS");
+    return KJOIN_OK;
+}
+
+/* One request on c; kept says c is a kept conn (else it is this request's own). */
+static kjoin_code perform(kjoin_http_conn *c, bool kept, const kjoin_http_request *req, kjoin_http_response *out,
+                          kjoin_err *err)
 {
     kjoin_http_body b = {.max = req->max_body ? req->max_body : KJOIN_HTTP_MAX_BODY};
-    pinned p = {0};
-    bool have_pinned = false;
     char errbuf[CURL_ERROR_SIZE] = "";
     struct curl_slist *headers = NULL;
-    kjoin_code rc = KJOIN_OK;
-
-    CURL *curl = curl_easy_init();
-    if (!curl)
-        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot create a libcurl handle");
-    if (req->tls == KJOIN_TLS_PINNED) {
-        char host[256];
-        url_host(req->url, host, sizeof(host));
-        rc = pinned_init(&p, req, host, err);
-        have_pinned = true;
-        if (rc)
-            goto out;
+    kjoin_tls_trust *owned = NULL;
+    CURL *curl = c->curl;
+    char host[256];
+    url_host(req->url, host, sizeof(host));
+    kjoin_url_redact(req->url, c->shown, sizeof(c->shown));
+    kjoin_code rc = request_trust(c, kept, req, &owned, &c->trust, err);
+    if (rc)
+        goto out;
+    /* An empty name would switch OpenSSL's host check off: refuse it. */
+    if (req->tls == KJOIN_TLS_PINNED && (!*host || strlen(host) >= sizeof(c->host))) {
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "no host name to verify the server against");
+        goto out;
     }
+    if (kept && *c->host && strcmp(c->host, host) != 0) {
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "a kept connection serves one host (%s), not %s", c->host, host);
+        goto out;
+    }
+    snprintf(c->host, sizeof(c->host), "%s", host);
+    c->mode = req->tls;
+    c->failed = false;
+    curl_easy_reset(curl);
     char audit[128];
     snprintf(audit, sizeof(audit), "Audit-ID: %.64s", req->audit_id ? req->audit_id : "");
     if (!add_header(&headers, "Accept: application/json") || (req->audit_id && !add_header(&headers, audit))) {
@@ -350,6 +504,7 @@ kjoin_code kjoin_http_send(const kjoin_http_request *req, kjoin_http_response *o
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
     curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)b.max);
+    /* A resumed session would skip the handshake whose chain is checked. */
     curl_easy_setopt(curl, CURLOPT_SSL_SESSIONID_CACHE, 0L);
     if (req->follow_redirects) {
         curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
@@ -359,36 +514,29 @@ kjoin_code kjoin_http_send(const kjoin_http_request *req, kjoin_http_response *o
     /* Only the trust the mode names: never libcurl's compiled-in CA bundle. */
     curl_easy_setopt(curl, CURLOPT_CAINFO, NULL);
     curl_easy_setopt(curl, CURLOPT_CAPATH, NULL);
-    switch (req->tls) {
-    case KJOIN_TLS_INSECURE:
-        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
-        break;
-    case KJOIN_TLS_PINNED:
-    case KJOIN_TLS_SYSTEM:
-        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-        curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-        curl_easy_setopt(curl, CURLOPT_SSL_CTX_DATA, &p);
-        /* Only libcurl's OpenSSL backend runs this hook; without it, refuse. */
-        if (curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION,
-                             req->tls == KJOIN_TLS_PINNED ? on_ssl_ctx : use_system_roots) != CURLE_OK) {
-            char shown[1024];
-            rc = kjoin_err_set(err, KJOIN_E_OTHER, "libcurl is not built with OpenSSL; cannot verify %s",
-                               kjoin_url_redact(req->url, shown, sizeof(shown)));
-            goto out;
-        }
-        break;
+    /* A kept conn's options never change (or libcurl would not reuse its
+     * connection): the peer is always handed to on_verify, which checks it
+     * once pinned, host included. Otherwise libcurl checks the host too. */
+    bool insecure = req->tls == KJOIN_TLS_INSECURE;
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, kept || !insecure ? 1L : 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, kept || insecure ? 0L : 2L);
+    curl_easy_setopt(curl, CURLOPT_SSL_CTX_DATA, c);
+    /* Only libcurl's OpenSSL backend runs this hook; without it, refuse. */
+    if (curl_easy_setopt(curl, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx) != CURLE_OK && (kept || !insecure)) {
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "libcurl is not built with OpenSSL; cannot verify %s", c->shown);
+        goto out;
     }
 
-    CURLcode cc = curl_easy_perform(curl);
+    CURLcode cc = run(c);
     if (cc != CURLE_OK) {
         long sent = 0; /* bytes of the request that left, headers included */
         curl_easy_getinfo(curl, CURLINFO_REQUEST_SIZE, &sent);
-        rc = classify(cc, &b, &p, errbuf, req, sent > 0, err);
+        rc = classify(cc, &b, c, errbuf, req, sent > 0, err);
         goto out;
     }
-    long status = 0;
+    long status = 0, connects = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &connects);
     if (!b.buf && !(b.buf = calloc(1, 1))) {
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
         goto out;
@@ -398,12 +546,28 @@ kjoin_code kjoin_http_send(const kjoin_http_request *req, kjoin_http_response *o
     out->len = b.len;
     out->retry_after_ms = retry_after(curl);
     out->headers = req->want_headers ? collect_headers(curl) : NULL;
+    out->reused = connects == 0;
 out:
     ERR_clear_error();
     free(b.buf);
-    if (have_pinned)
-        pinned_release(&p);
+    /* The handle must not point at this call's stack or the headers freed here. */
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, NULL);
     headers_free(headers);
-    curl_easy_cleanup(curl);
+    c->trust = NULL;
+    kjoin_tls_trust_free(owned);
+    return rc;
+}
+
+kjoin_code kjoin_http_send(const kjoin_http_request *req, kjoin_http_response *out, kjoin_err *err)
+{
+    if (req->conn)
+        return perform(req->conn, true, req, out, err);
+    kjoin_http_conn *c = kjoin_http_conn_new();
+    if (!c)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot create a libcurl handle");
+    kjoin_code rc = perform(c, false, req, out, err);
+    kjoin_http_conn_free(c);
     return rc;
 }
