@@ -8,6 +8,7 @@ packages=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev
           uuid-dev libcmocka-dev nginx-light openssl curl jq)
 packages+=(clang libclang-rt-dev python3 cloud-init)  # libFuzzer; cloud-init checks the docs
 packages+=(debhelper lintian dpkg-dev)  # make deb, and its test
+packages+=(valgrind)  # make bench counts instructions
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

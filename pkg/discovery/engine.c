@@ -18,7 +18,7 @@
 #define BACKOFF_CAP_MS 5000
 #define REQUEST_TIMEOUT_MS 10000
 #define BAD_SIGNATURE_RETRIES 2
-#define POLL_MS 4900  /* kubeadm polls every 5 s; within 5 s after the data appears */
+#define POLL_MS KJOIN_POLL_MS /* kubeadm polls every 5 s; this stays within 5 s of the data */
 #define STAGGER_MS 250 /* RFC 8305's connection attempt delay */
 
 void kjoin_discovery__log(const kjoin_run *r, int level, const char *fmt, ...)
@@ -235,13 +235,13 @@ static bool wait_until(race *g, int64_t until, bool (*ready)(const race *, size_
 
 static bool previous_answered(const race *g, size_t i) { return g->answered[i - 1]; }
 
-/* How long to wait before the next attempt. A control plane that is not
+/* How long to wait before the next attempt (see internal.h). A control plane that is not
  * ready yet (403, 404) is polled every POLL_MS, as kubeadm does, but at a
  * random phase: a fleet started together spreads out instead of polling in
  * lock-step, sends no more requests than kubeadm's fixed poll, and every
  * node tries again within POLL_MS of the data appearing. Other failures back
  * off exponentially with full jitter. */
-static int64_t next_wait(kjoin_run *r, int64_t attempt_ms, unsigned *round, bool *polling)
+int64_t kjoin_discovery__next_wait(const kjoin_run *r, int64_t attempt_ms, unsigned *round, bool *polling)
 {
     if (!r->not_ready) {
         *polling = false;
@@ -299,7 +299,7 @@ static void race_endpoint(race *g, size_t i)
             break;
         }
         kjoin_discovery__log(r, 0, "[discovery] Retrying %s: %s", g->names[i], e.msg);
-        int64_t ms = next_wait(r, kjoin_now_ms() - began, &round, &polling);
+        int64_t ms = kjoin_discovery__next_wait(r, kjoin_now_ms() - began, &round, &polling);
         int64_t left = r->deadline - kjoin_now_ms();
         if (ms > left)
             ms = left > 0 ? left : 0;

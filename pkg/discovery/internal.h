@@ -39,6 +39,14 @@ __attribute__((format(printf, 3, 4))) void kjoin_discovery__log(const kjoin_run 
 kjoin_code kjoin_discovery__retry(kjoin_run *r, size_t n, const char *const *names, kjoin_attempt_fn attempt,
                                   kjoin_join_result *out, kjoin_err *err);
 
+/* Milliseconds to wait before r's next attempt, given how long its last one
+ * took; *round and *polling carry the schedule between attempts (start at 0
+ * and false). After a not-ready answer (r->not_ready): a random wait below
+ * KJOIN_POLL_MS, then KJOIN_POLL_MS from one attempt's start to the next.
+ * Otherwise: full-jitter exponential backoff, 500 ms doubling up to 5 s. */
+#define KJOIN_POLL_MS 4900
+int64_t kjoin_discovery__next_wait(const kjoin_run *r, int64_t attempt_ms, unsigned *round, bool *polling);
+
 /* Runs attempt over the endpoints (1 to KJOIN_MAX_ENDPOINTS) with one
  * deadline of common->timeout_ms, as kjoin_discovery__retry does. */
 kjoin_code kjoin_discovery__over_endpoints(const kjoin_discovery_common *common, const void *source,

@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 
 #include <kjoin/jws.h>
 #include <kjoin/util.h>
@@ -16,29 +17,35 @@ typedef struct hs256_key {
     size_t len;
 } hs256_key;
 
-/* HMAC-SHA256 over "<header_b64>.<b64url(content)>". */
+/* HMAC-SHA256 over "<header_b64>.<b64url(content)>", the content encoded in
+ * chunks as the MAC reads it: no copy of a large payload is held. */
 static kjoin_code mac_over(const char *header_b64, size_t header_len, const char *content,
                            size_t content_len, hs256_key key, unsigned char mac[MAC_LEN], kjoin_err *err)
 {
-    KJOIN_AUTO_FREE char *payload = kjoin_b64_encode(content, content_len, true);
-    if (!payload)
-        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    size_t payload_len = strlen(payload);
-    KJOIN_AUTO_FREE char *input = malloc(header_len + 1 + payload_len);
-    if (!input)
-        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    memcpy(input, header_b64, header_len);
-    input[header_len] = '.';
-    memcpy(input + header_len + 1, payload, payload_len);
-
-    size_t mac_len = 0;
+    enum { CHUNK = 3 * 1024 }; /* whole base64 groups: padding only at the end */
     /* OpenSSL refuses a NULL key even when it is empty. */
     static const unsigned char no_key[1];
-    if (!EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key.len ? key.bytes : no_key, key.len,
-                   (unsigned char *)input, header_len + 1 + payload_len, mac, MAC_LEN, &mac_len) ||
-        mac_len != MAC_LEN)
-        return kjoin_err_ossl(err, KJOIN_E_OTHER, "HMAC-SHA256 failed");
-    return KJOIN_OK;
+    EVP_MAC *hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MAC_CTX *ctx = hmac ? EVP_MAC_CTX_new(hmac) : NULL;
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", "SHA256", 0), OSSL_PARAM_construct_end()};
+    bool ok = ctx && EVP_MAC_init(ctx, key.len ? key.bytes : no_key, key.len, params) == 1 &&
+              EVP_MAC_update(ctx, (const unsigned char *)header_b64, header_len) == 1 &&
+              EVP_MAC_update(ctx, (const unsigned char *)".", 1) == 1;
+    unsigned char b64[CHUNK / 3 * 4 + 1];
+    for (size_t off = 0; ok && off < content_len; off += CHUNK) {
+        size_t n = content_len - off < CHUNK ? content_len - off : CHUNK;
+        int w = EVP_EncodeBlock(b64, (const unsigned char *)content + off, (int)n);
+        while (w > 0 && b64[w - 1] == '=')
+            w--;
+        for (int i = 0; i < w; i++)
+            b64[i] = b64[i] == '+' ? '-' : b64[i] == '/' ? '_' : b64[i];
+        ok = EVP_MAC_update(ctx, b64, (size_t)w) == 1;
+    }
+    size_t mac_len = 0;
+    ok = ok && EVP_MAC_final(ctx, mac, &mac_len, MAC_LEN) == 1 && mac_len == MAC_LEN;
+    EVP_MAC_CTX_free(ctx);
+    EVP_MAC_free(hmac);
+    return ok ? KJOIN_OK : kjoin_err_ossl(err, KJOIN_E_OTHER, "HMAC-SHA256 failed");
 }
 
 static bool valid_kid(const char *kid)

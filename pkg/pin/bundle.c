@@ -100,10 +100,23 @@ static void assign_roles(kjoin_bundle *b)
     ERR_clear_error();
 }
 
+/* PEM blocks in the text: a bound on its certificates, known before any is parsed. */
+static size_t count_pem_blocks(const char *pem, size_t len)
+{
+    static const char begin[] = "-----BEGIN ";
+    size_t n = 0;
+    for (const char *p = pem, *end = pem + len; (p = memmem(p, (size_t)(end - p), begin, sizeof(begin) - 1));
+         p += sizeof(begin) - 1)
+        n++;
+    return n;
+}
+
 kjoin_code kjoin_bundle_parse(const void *pem, size_t len, kjoin_bundle **out, kjoin_err *err)
 {
     if (len > INT32_MAX)
         return kjoin_err_set(err, KJOIN_E_TRUST, "CA bundle too large");
+    if (count_pem_blocks(pem, len) > KJOIN_BUNDLE_MAX_CERTS)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "CA bundle holds more than %d certificates", KJOIN_BUNDLE_MAX_CERTS);
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
     kjoin_bundle *b = calloc(1, sizeof(*b));
     kjoin_code rc = KJOIN_OK;
@@ -180,11 +193,6 @@ static const kjoin_pin *matching_pin(const kjoin_cert *c, const kjoin_pinset *pi
     return NULL;
 }
 
-static bool is_trusted(const kjoin_cert *c)
-{
-    return c->info.trust == KJOIN_TRUST_ANCHOR || c->info.trust == KJOIN_TRUST_CHAINED;
-}
-
 kjoin_code kjoin_bundle_apply_pins(kjoin_bundle *b, const kjoin_pinset *pins, kjoin_err *err)
 {
     bool unsafe = kjoin_pinset_count(pins) == 0;
@@ -207,19 +215,20 @@ kjoin_code kjoin_bundle_apply_pins(kjoin_bundle *b, const kjoin_pinset *pins, kj
                              "no certificate of the CA bundle matches a pinned hash (the bundle has %s)",
                              seen);
     }
-    /* Spread trust down to what verified anchors and their descendants issued. */
-    for (bool grew = true; grew;) {
-        grew = false;
+    /* Spread trust down to what verified anchors and their descendants
+     * issued, breadth first: each certificate is reached once, whatever the
+     * order of the bundle. */
+    size_t queue[KJOIN_BUNDLE_MAX_CERTS], head = 0, tail = 0;
+    for (size_t i = 0; i < b->count; i++)
+        if (b->certs[i].info.trust == KJOIN_TRUST_ANCHOR)
+            queue[tail++] = i;
+    while (head < tail) {
+        kjoin_cert *issuer = &b->certs[queue[head++]];
         for (size_t i = 0; i < b->count; i++) {
             kjoin_cert *c = &b->certs[i];
-            if (c->info.trust != KJOIN_TRUST_NONE)
-                continue;
-            for (size_t j = 0; j < b->count; j++) {
-                if (j != i && is_trusted(&b->certs[j]) && issued_by(b->certs[j].x509, c->x509)) {
-                    c->info.trust = KJOIN_TRUST_CHAINED;
-                    grew = true;
-                    break;
-                }
+            if (c->info.trust == KJOIN_TRUST_NONE && c != issuer && issued_by(issuer->x509, c->x509)) {
+                c->info.trust = KJOIN_TRUST_CHAINED;
+                queue[tail++] = i;
             }
         }
     }

@@ -79,10 +79,13 @@ daemon on;
 master_process off;
 pid $d/nginx/nginx.pid;
 error_log $d/nginx/error.log;
-events { worker_connections 256; }
+events { worker_connections ${NGINX_CONNECTIONS:-256}; }
 http {
   log_format audit '\$http_audit_id \$request_uri';
   access_log $d/nginx/access.log audit;
+  # Which TLS connection served each request: handshakes per client.
+  log_format conns '\$http_audit_id \$connection \$connection_requests \$status \$request_uri';
+  access_log $d/nginx/conn.log conns;
   client_body_temp_path $d/nginx/tmp; proxy_temp_path $d/nginx/tmp; fastcgi_temp_path $d/nginx/tmp;
   uwsgi_temp_path $d/nginx/tmp; scgi_temp_path $d/nginx/tmp;
   server {
@@ -182,3 +185,20 @@ restart_nginx() {
 
 # k3s_hash FILE: K3s' hash of a single-certificate bundle (the file's bytes).
 k3s_hash() { sha256sum "$1" | cut -d' ' -f1; }
+
+# silent_listeners N FILE: N loopback ports that accept TCP and never answer
+# (a hung server), written to FILE on one line; sets SILENT_PID (kill it).
+silent_listeners() {
+  local n=$1 f=$2 i
+  python3 -c '
+import socket, sys, time
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(512); socks.append(s)
+open(sys.argv[2] + ".tmp", "w").write(" ".join(str(s.getsockname()[1]) for s in socks) + "\n")
+import os; os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+time.sleep(3600)' "$n" "$f" &
+  SILENT_PID=$!
+  for i in $(seq 200); do [ -s "$f" ] && return 0; sleep 0.05; done
+  return 1
+}

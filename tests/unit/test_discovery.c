@@ -6,6 +6,7 @@
 #include <kjoin/transport.h>
 
 #include "testutil.h"
+#include "../../pkg/discovery/internal.h"
 
 static void test_endpoints(void **state)
 {
@@ -238,10 +239,52 @@ static void test_credentials_need_verified_tls(void **state)
     free(ca);
 }
 
+/* A fleet that found the control plane not ready spreads out (a random
+ * first wait across the whole period), then polls once per period from one
+ * attempt's start to the next: never in lock-step, never more often than
+ * kubeadm's 5 s poll, never more than 5 s after the data appears. */
+static void test_not_ready_poll_schedule(void **state)
+{
+    (void)state;
+    kjoin_run r = {.not_ready = true};
+    int64_t lo = KJOIN_POLL_MS, hi = 0;
+    for (int i = 0; i < 400; i++) {
+        unsigned round = 0;
+        bool polling = false;
+        int64_t first = kjoin_discovery__next_wait(&r, 10, &round, &polling);
+        assert_true(first >= 0 && first < KJOIN_POLL_MS);
+        lo = first < lo ? first : lo;
+        hi = first > hi ? first : hi;
+        assert_true(polling);
+        assert_int_equal(kjoin_discovery__next_wait(&r, 10, &round, &polling), KJOIN_POLL_MS - 10);
+        assert_int_equal(kjoin_discovery__next_wait(&r, KJOIN_POLL_MS + 1, &round, &polling), 0);
+    }
+    /* 400 draws of a uniform wait: the spread covers the period. */
+    assert_true(lo < KJOIN_POLL_MS / 5);
+    assert_true(hi > KJOIN_POLL_MS * 4 / 5);
+    assert_true(KJOIN_POLL_MS < 5000);
+}
+
+static void test_backoff_schedule(void **state)
+{
+    (void)state;
+    kjoin_run r = {.not_ready = false};
+    unsigned round = 0;
+    bool polling = true; /* a failure of another kind ends the poll */
+    int64_t caps[] = {500, 1000, 2000, 4000, 5000, 5000};
+    for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+        int64_t ms = kjoin_discovery__next_wait(&r, 10, &round, &polling);
+        assert_true(ms >= 0 && ms < caps[i]);
+        assert_false(polling);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_endpoints),
+        cmocka_unit_test(test_not_ready_poll_schedule),
+        cmocka_unit_test(test_backoff_schedule),
         cmocka_unit_test(test_real_cluster_info),
         cmocka_unit_test(test_sign_reproduces_control_plane),
         cmocka_unit_test(test_malformed_cluster_info),

@@ -203,6 +203,9 @@ static void test_trust_decisions(void **state)
         /* root pinned: what it issued, and below, is trusted */
         {{"root", "inter", "leaf"}, 3, "root", false, {A, C, C}},
         {{"root", "inter", "leaf"}, 3, "root", true, {A, C, C}},
+        /* any order: trust reaches the leaf listed before its issuers */
+        {{"leaf", "inter", "root"}, 3, "root", false, {C, C, A}},
+        {{"inter", "leaf", "root"}, 3, "root", true, {C, C, A}},
         /* a pinned intermediate anchors alone; its issuer is not trusted because of it */
         {{"root", "inter", "leaf"}, 3, "inter", false, {D, A, C}},
         /* trust never flows up from a pinned leaf */
@@ -295,6 +298,18 @@ static void test_malformed_bundles(void **state)
     assert_int_equal(kjoin_bundle_parse(many, len * 101, &b, NULL), KJOIN_E_TRUST);
     assert_int_equal(kjoin_bundle_parse(many, len * 100, &b, NULL), KJOIN_OK);
     kjoin_bundle_free(b);
+    /* The cap is known before any certificate is parsed: 101 blocks of
+     * garbage are "too many", not "certificate 1 is malformed". */
+    const char block[] = "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n";
+    char *junk = malloc(sizeof(block) * 101);
+    for (int i = 0; i < 101; i++)
+        memcpy(junk + (size_t)i * (sizeof(block) - 1), block, sizeof(block) - 1);
+    kjoin_err err;
+    assert_int_equal(kjoin_bundle_parse(junk, (sizeof(block) - 1) * 101, &b, &err), KJOIN_E_TRUST);
+    assert_non_null(strstr(err.msg, "more than 100"));
+    assert_int_equal(kjoin_bundle_parse(junk, (sizeof(block) - 1) * 100, &b, &err), KJOIN_E_TRUST);
+    assert_non_null(strstr(err.msg, "malformed"));
+    free(junk);
     free(many);
     free(broken);
     free(root);
