@@ -63,7 +63,7 @@ typedef struct kjoin_discovery_common {
     int64_t timeout_ms;                     /* one deadline for the whole join */
     const char *cluster_name;               /* NULL: "kubernetes" */
     const char *audit_id;                   /* sent as Audit-ID with every request; may be NULL */
-    kjoin_log_fn log;                       /* may be NULL */
+    kjoin_log_fn log; /* may be NULL; with several endpoints, called from one thread per endpoint */
     void *log_ctx;
 } kjoin_discovery_common;
 

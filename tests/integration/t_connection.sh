@@ -2,6 +2,15 @@
 # live connection's chain instead of a second handshake; retries reuse the
 # connection; endpoints race (RFC 8305).
 
+# kj_then_stop PID EXPECTED ARGS...: kj, then stops the helper process PID
+# whatever kj found; returns kj's status.
+kj_then_stop() {
+  local pid=$1 rc; shift
+  kj "$@"; rc=$?
+  kill "$pid"; wait "$pid" 2>/dev/null
+  return "$rc"
+}
+
 # requests_by_connection LOG: "<connection> <requests>" per TLS connection.
 requests_by_connection() { awk '{ n[$2]++ } END { for (c in n) print c, n[c] }' "$1"; }
 
@@ -44,39 +53,32 @@ t_conn_reconnect_after_pin_is_verified() {
   # The server closes the first connection: the verified GET needs a new
   # handshake, which must pass the pinned checks itself.
   start_certflip "$C/server" "$C/server"
-  kj 0 join "127.0.0.1:$FLIP_PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
-    --discovery-token-ca-cert-hash "$PIN" -v 4
-  local rc=$?
-  kill "$FLIP_PID"; wait "$FLIP_PID" 2>/dev/null
-  [ "$rc" = 0 ] || return 1
+  kj_then_stop "$FLIP_PID" 0 join "127.0.0.1:$FLIP_PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+    --discovery-token-ca-cert-hash "$PIN" -v 4 || return 1
   grep -F "(pinned CA): HTTP 200" "$ERR" | grep -qF "new connection" || fail "the second GET did not reconnect: $(grep http "$ERR")"
 }
 
-t_conn_reconnect_to_other_certificate_refused() {
-  # Same, but the new connection presents a certificate of another CA.
-  mkca "$T" other; mkleaf "$T" evil other
-  start_certflip "$C/server" "$T/evil"
-  kj 4 join "127.0.0.1:$FLIP_PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
-    --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 5s
-  local rc=$?
-  kill "$FLIP_PID"; wait "$FLIP_PID" 2>/dev/null
-  [ "$rc" = 0 ] || return 1
+# flip_refused FIRST LATER: a join against certflip serving FIRST, then
+# LATER, fails trust verification (exit 4) and writes nothing.
+flip_refused() {
+  start_certflip "$1" "$2"
+  kj_then_stop "$FLIP_PID" 4 join "127.0.0.1:$FLIP_PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+    --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 5s || return 1
   err_has "against the pinned CA failed" || return 1
   [ ! -e "$T/k.conf" ] || fail "a kubeconfig was written"
+}
+
+t_conn_reconnect_to_other_certificate_refused() {
+  # The new connection presents a certificate of another CA.
+  mkca "$T" other; mkleaf "$T" evil other
+  flip_refused "$C/server" "$T/evil"
 }
 
 t_conn_first_connection_unpinned_refused() {
   # The connection that served cluster-info is itself checked at the pin:
   # an unpinned certificate there fails, though a reconnect would pass.
   mkca "$T" other; mkleaf "$T" evil other
-  start_certflip "$T/evil" "$C/server"
-  kj 4 join "127.0.0.1:$FLIP_PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
-    --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 5s
-  local rc=$?
-  kill "$FLIP_PID"; wait "$FLIP_PID" 2>/dev/null
-  [ "$rc" = 0 ] || return 1
-  err_has "against the pinned CA failed" || return 1
-  [ ! -e "$T/k.conf" ] || fail "a kubeconfig was written"
+  flip_refused "$T/evil" "$C/server"
 }
 
 t_conn_silent_endpoints_raced() {
@@ -84,11 +86,9 @@ t_conn_silent_endpoints_raced() {
   local eps=() p
   for p in $(cat "$T/silent"); do eps+=("127.0.0.1:$p"); done
   local start=$SECONDS
-  kj 0 join "${eps[@]}" "127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
-    --discovery-token-ca-cert-hash "$PIN" -o json
-  local rc=$? took=$((SECONDS - start))
-  kill "$SILENT_PID"; wait "$SILENT_PID" 2>/dev/null
-  [ "$rc" = 0 ] || return 1
+  kj_then_stop "$SILENT_PID" 0 join "${eps[@]}" "127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+    --discovery-token-ca-cert-hash "$PIN" -o json || return 1
+  local took=$((SECONDS - start))
   jq -e --arg e "127.0.0.1:$PORT" '.endpoint == $e' "$OUT" >/dev/null || fail "wrong endpoint: $(cat "$OUT")" || return 1
   # Tried one after another, three silent endpoints cost 3 x 10 s.
   [ "$took" -le 4 ] || fail "took ${took}s: the endpoints were not raced"
@@ -98,11 +98,8 @@ t_conn_all_silent_time_out() {
   silent_listeners 2 "$T/silent" || return 1
   local eps=() p
   for p in $(cat "$T/silent"); do eps+=("127.0.0.1:$p"); done
-  kj 3 join "${eps[@]}" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
-    --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 3s
-  local rc=$?
-  kill "$SILENT_PID"; wait "$SILENT_PID" 2>/dev/null
-  [ "$rc" = 0 ] || return 1
+  kj_then_stop "$SILENT_PID" 3 join "${eps[@]}" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+    --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 3s || return 1
   err_has "discovery timed out after 3s" || return 1
   [ ! -e "$T/k.conf" ] || fail "a kubeconfig was written"
 }
