@@ -26,7 +26,7 @@ NGINX_REGISTRY=$d/registry
 SILENT_PID=
 cleanup() {
   [ -n "$SILENT_PID" ] && kill "$SILENT_PID" 2>/dev/null && wait "$SILENT_PID" 2>/dev/null
-  [ -f "$NGINX_REGISTRY" ] && while read -r n; do stop_nginx "$n"; done <"$NGINX_REGISTRY"
+  stop_registered "$d" || echo "bench: the processes above were left running and are now killed" >&2
   rm -rf "$d"
 }
 trap cleanup EXIT
@@ -91,6 +91,7 @@ chain() {
 }
 
 setup_cluster "$d/main"
+MAIN_PORT=$PORT
 echo "kjoin $("$KJOIN" version | cut -d' ' -f2), $N runs per row, nginx on 127.0.0.1, $(nproc) cores"
 echo "targets: time <= 0.90x curl, RSS <= +1024 KiB, instructions <= 2x curl at 100 certificates"
 row join "$d/main" "$d/main/ca.crt" "$N"
@@ -106,8 +107,7 @@ row "1 MiB" "$d/big" "$d/main/ca.crt" $((N / 4 > 10 ? N / 4 : 10))
 printf '%-12s cluster-info %d bytes\n' "" "$(stat -c %s "$d/big/www/cluster-info")"
 
 # 15 silent endpoints before the good one.
-setup_cluster "$d/main" >/dev/null 2>&1 || true
-PORT=$(sed -n 's/.*listen 127.0.0.1:\([0-9]*\) ssl.*/\1/p' "$d/main/nginx/nginx.conf")
+PORT=$MAIN_PORT
 silent_listeners 15 "$d/silent"
 eps=(); for p in $(cat "$d/silent"); do eps+=("127.0.0.1:$p"); done
 one=("$KJOIN" join "127.0.0.1:$PORT" --token-file "$d/main/token" --discovery-token-ca-cert-hash "$PIN"
