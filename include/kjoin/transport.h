@@ -48,8 +48,6 @@ void kjoin_http_conn_unpin(kjoin_http_conn *c);
 /* Makes the request running on c, and every later one, fail at once
  * (KJOIN_E_TRANSIENT): the losers of a race. */
 void kjoin_http_conn_cancel(kjoin_http_conn *c);
-/* TLS handshakes made on c so far. */
-unsigned kjoin_http_conn_handshakes(const kjoin_http_conn *c);
 
 typedef enum kjoin_tls_mode {
     KJOIN_TLS_INSECURE, /* no server verification at all (first discovery fetch) */

@@ -18,7 +18,6 @@
 #define BACKOFF_CAP_MS 5000
 #define REQUEST_TIMEOUT_MS 10000
 #define BAD_SIGNATURE_RETRIES 2
-#define POLL_MS KJOIN_POLL_MS /* kubeadm polls every 5 s; this stays within 5 s of the data */
 #define STAGGER_MS 250 /* RFC 8305's connection attempt delay */
 
 void kjoin_discovery__log(const kjoin_run *r, int level, const char *fmt, ...)
@@ -198,7 +197,6 @@ kjoin_code kjoin_discovery__finish(kjoin_run *r, const char *server, const char 
 typedef struct race {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    const kjoin_run *proto;
     size_t n;
     const char *const *names;
     kjoin_attempt_fn attempt;
@@ -235,19 +233,21 @@ static bool wait_until(race *g, int64_t until, bool (*ready)(const race *, size_
 
 static bool previous_answered(const race *g, size_t i) { return g->answered[i - 1]; }
 
-/* How long to wait before the next attempt (see internal.h). A control plane that is not
- * ready yet (403, 404) is polled every POLL_MS, as kubeadm does, but at a
- * random phase: a fleet started together spreads out instead of polling in
- * lock-step, sends no more requests than kubeadm's fixed poll, and every
- * node tries again within POLL_MS of the data appearing. Other failures back
- * off exponentially with full jitter. */
+/* How long to wait before the next attempt (see internal.h). A control
+ * plane that is not ready yet (403, 404) is polled once per KJOIN_POLL_MS,
+ * as kubeadm polls every 5 s, but at a random phase: a fleet started
+ * together spreads out instead of polling in lock-step (at the cost of about
+ * half a request more per node), and every node tries again within
+ * KJOIN_POLL_MS of the data appearing. Other failures back off exponentially
+ * with full jitter. */
 int64_t kjoin_discovery__next_wait(const kjoin_run *r, int64_t attempt_ms, unsigned *round, bool *polling)
 {
     if (!r->not_ready) {
         *polling = false;
         return kjoin_backoff_ms((*round)++, BACKOFF_BASE_MS, BACKOFF_CAP_MS);
     }
-    int64_t ms = *polling ? POLL_MS - attempt_ms : kjoin_backoff_ms(30, POLL_MS, POLL_MS);
+    /* The first wait is uniform in [0, KJOIN_POLL_MS): the random phase. */
+    int64_t ms = *polling ? KJOIN_POLL_MS - attempt_ms : kjoin_backoff_ms(0, KJOIN_POLL_MS, KJOIN_POLL_MS);
     *polling = true;
     return ms > 0 ? ms : 0;
 }
@@ -268,7 +268,6 @@ static void race_endpoint(race *g, size_t i)
             break;
         }
         g->attempts++;
-        r->attempts++;
         pthread_mutex_unlock(&g->mu);
         kjoin_stage st = KJOIN_STAGE_OTHER;
         kjoin_join_result res = {0};
@@ -325,7 +324,7 @@ kjoin_code kjoin_discovery__retry(kjoin_run *r, size_t n, const char *const *nam
 {
     if (n == 0 || n > KJOIN_MAX_ENDPOINTS)
         return kjoin_err_set(err, KJOIN_E_USAGE, "give 1 to %d API server endpoints", KJOIN_MAX_ENDPOINTS);
-    race g = {.proto = r, .n = n, .names = names, .attempt = attempt,
+    race g = {.n = n, .names = names, .attempt = attempt,
               .last = {.code = KJOIN_E_TIMEOUT, .msg = "no attempt finished"}};
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -365,10 +364,8 @@ kjoin_code kjoin_discovery__retry(kjoin_run *r, size_t n, const char *const *nam
             rc = kjoin_err_set(err, KJOIN_E_OTHER, "cannot start a thread per endpoint");
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        r->attempts += g.runs[i].attempts;
+    for (size_t i = 0; i < n; i++)
         kjoin_http_conn_free(g.runs[i].conn);
-    }
     pthread_mutex_destroy(&g.mu);
     pthread_cond_destroy(&g.cv);
     if (rc)

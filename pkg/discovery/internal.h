@@ -19,7 +19,6 @@ typedef kjoin_code (*kjoin_attempt_fn)(kjoin_run *r, size_t i, kjoin_stage *st, 
 struct kjoin_run {
     const kjoin_discovery_common *c;
     int64_t start, deadline;
-    unsigned attempts;
     const void *source; /* the source's own options */
     void *state;        /* the source's state across attempts */
     kjoin_http_conn *conn; /* this target's kept connection */

@@ -116,7 +116,8 @@ kjoin_code kjoin_bundle_parse(const void *pem, size_t len, kjoin_bundle **out, k
     if (len > INT32_MAX)
         return kjoin_err_set(err, KJOIN_E_TRUST, "CA bundle too large");
     if (count_pem_blocks(pem, len) > KJOIN_BUNDLE_MAX_CERTS)
-        return kjoin_err_set(err, KJOIN_E_TRUST, "CA bundle holds more than %d certificates", KJOIN_BUNDLE_MAX_CERTS);
+        return kjoin_err_set(err, KJOIN_E_TRUST, "CA bundle holds more than %d PEM blocks (at most %d certificates)",
+                             KJOIN_BUNDLE_MAX_CERTS, KJOIN_BUNDLE_MAX_CERTS);
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
     kjoin_bundle *b = calloc(1, sizeof(*b));
     kjoin_code rc = KJOIN_OK;

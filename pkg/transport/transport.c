@@ -114,7 +114,6 @@ struct kjoin_http_conn {
     X509 *leaf;
     STACK_OF(X509) *chain;
     int auth_level;
-    unsigned handshakes;
     bool failed;
     char reason[256];
     atomic_bool cancelled;
@@ -156,8 +155,6 @@ void kjoin_http_conn_cancel(kjoin_http_conn *c)
     atomic_store(&c->cancelled, true);
     curl_multi_wakeup(c->multi);
 }
-
-unsigned kjoin_http_conn_handshakes(const kjoin_http_conn *c) { return c->handshakes; }
 
 void kjoin_http_conn_unpin(kjoin_http_conn *c) { c->pinned = NULL; }
 
@@ -204,7 +201,6 @@ static bool check_chain(kjoin_http_conn *c, const kjoin_tls_trust *t, X509 *leaf
 static int on_verify(X509_STORE_CTX *xs, void *arg)
 {
     kjoin_http_conn *c = arg;
-    c->handshakes++;
     forget_chain(c);
     X509 *leaf = X509_STORE_CTX_get0_cert(xs);
     STACK_OF(X509) *peer = X509_STORE_CTX_get0_untrusted(xs);
