@@ -157,6 +157,23 @@ static kjoin_code finish(yaml_emitter_t *e, sink *s, bool ok, char **out, size_t
     return KJOIN_OK;
 }
 
+/* A kubeconfig's opening: the document, apiVersion, and its one cluster
+ * (without certificate-authority-data when ca_b64 is empty: kubelet and
+ * kubectl then use the system roots). */
+static bool open_config(yaml_emitter_t *e, sink *s, const char *cluster, const char *ca_b64, const char *server)
+{
+    const char *kv[] = {"certificate-authority-data", ca_b64, "server", server};
+    size_t skip = *ca_b64 ? 0 : 2;
+    return begin(e, s) && map_start(e, false) && pair(e, "apiVersion", "v1") &&
+           named_list(e, "clusters", "cluster", cluster, kv + skip, 4 - skip);
+}
+
+/* "kind: Config" and the empty preferences every kubeconfig carries. */
+static bool kind_and_preferences(yaml_emitter_t *e)
+{
+    return pair(e, "kind", "Config") && scalar(e, "preferences") && map_start(e, true) && map_end(e);
+}
+
 kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, char **out,
                                            size_t *out_len, kjoin_err *err)
 {
@@ -171,16 +188,12 @@ kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, ch
 
     sink s = {0};
     yaml_emitter_t e;
-    const char *cluster_kv[] = {"certificate-authority-data", ca_b64, "server", cfg->server};
-    size_t skip_ca = cfg->ca_len ? 0 : 2; /* no CA: kubelet and kubectl use the system roots */
     const char *context_kv[] = {"cluster", cluster, "user", user};
     const char *token_kv[] = {"token", cfg->token};
     const char *basic_kv[] = {"password", cfg->password, "username", cfg->username};
-    bool ok = begin(&e, &s) && map_start(&e, false) && pair(&e, "apiVersion", "v1") &&
-              named_list(&e, "clusters", "cluster", cluster, cluster_kv + skip_ca, 4 - skip_ca) &&
+    bool ok = open_config(&e, &s, cluster, ca_b64, cfg->server) &&
               named_list(&e, "contexts", "context", context, context_kv, 4) &&
-              pair(&e, "current-context", context) && pair(&e, "kind", "Config") &&
-              scalar(&e, "preferences") && map_start(&e, true) && map_end(&e) &&
+              pair(&e, "current-context", context) && kind_and_preferences(&e) &&
               (cfg->token ? named_list(&e, "users", "user", user, token_kv, 2)
                            : named_list(&e, "users", "user", user, basic_kv, 4)) && map_end(&e);
     return finish(&e, &s, ok, out, out_len, err);
@@ -194,12 +207,9 @@ kjoin_code kjoin_kubeconfig_emit_cluster_info(const char *server, const char *ca
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     sink s = {0};
     yaml_emitter_t e;
-    const char *cluster_kv[] = {"certificate-authority-data", ca_b64, "server", server};
-    bool ok = begin(&e, &s) && map_start(&e, false) && pair(&e, "apiVersion", "v1") &&
-              named_list(&e, "clusters", "cluster", "", cluster_kv, 4) && scalar(&e, "contexts") &&
+    bool ok = open_config(&e, &s, "", ca_b64, server) && scalar(&e, "contexts") &&
               raw(&e, "null", YAML_PLAIN_SCALAR_STYLE) && scalar(&e, "current-context") &&
-              raw(&e, "", YAML_DOUBLE_QUOTED_SCALAR_STYLE) && pair(&e, "kind", "Config") &&
-              scalar(&e, "preferences") && map_start(&e, true) && map_end(&e) && scalar(&e, "users") &&
+              raw(&e, "", YAML_DOUBLE_QUOTED_SCALAR_STYLE) && kind_and_preferences(&e) && scalar(&e, "users") &&
               raw(&e, "null", YAML_PLAIN_SCALAR_STYLE) && map_end(&e);
     return finish(&e, &s, ok, out, out_len, err);
 }
@@ -212,14 +222,11 @@ kjoin_code kjoin_kubeconfig_emit_kubelet(const char *server, const char *ca_pem,
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     sink s = {0};
     yaml_emitter_t e;
-    const char *cluster_kv[] = {"certificate-authority-data", ca_b64, "server", server};
     const char *context_kv[] = {"cluster", "default-cluster", "namespace", "default", "user", "default-auth"};
     const char *user_kv[] = {"client-certificate", pem_path, "client-key", pem_path};
-    bool ok = begin(&e, &s) && map_start(&e, false) && pair(&e, "apiVersion", "v1") &&
-              named_list(&e, "clusters", "cluster", "default-cluster", cluster_kv, 4) &&
+    bool ok = open_config(&e, &s, "default-cluster", ca_b64, server) &&
               named_list(&e, "contexts", "context", "default-context", context_kv, 6) &&
-              pair(&e, "current-context", "default-context") && pair(&e, "kind", "Config") &&
-              scalar(&e, "preferences") && map_start(&e, true) && map_end(&e) &&
+              pair(&e, "current-context", "default-context") && kind_and_preferences(&e) &&
               named_list(&e, "users", "user", "default-auth", user_kv, 4) && map_end(&e);
     return finish(&e, &s, ok, out, out_len, err);
 }
