@@ -1,4 +1,4 @@
-/* kjoin certs init | issue node|client | rotate | check-expiration | manifests */
+/* kjoin certs init | issue node|client | rotate | adopt-ca | check-expiration | manifests */
 #include <stdio.h>
 #include <string.h>
 
@@ -19,11 +19,12 @@
 enum {
     OPT_DIR, OPT_NOW, OPT_OUTPUT, OPT_DRY_RUN, OPT_CA_CERT, OPT_CA_KEY, OPT_CA_DUR, OPT_NODE_DUR, OPT_CLIENT_DUR,
     OPT_CA_WIN, OPT_NODE_WIN, OPT_CLIENT_WIN, OPT_MIN, OPT_KEY_TYPE, OPT_USER, OPT_NAME, OPT_SAN, OPT_GROUP,
-    OPT_NAMESPACE, OPT_PREFIX,
+    OPT_NAMESPACE, OPT_PREFIX, OPT_STORE, OPT_KUBECONFIG, OPT_CONTEXT, OPT_TIMEOUT, OPT_VERBOSE, OPT_CA_SECRET,
+    OPT_ONLY,
 };
 
 static const cli_opt certs_opts[] = {
-    {OPT_DIR, "dir", 0, true, "DIR", "the certs directory (required)"},
+    {OPT_DIR, "dir", 0, true, "DIR", "the certs directory (the dir store)"},
     {OPT_NOW, "now", 0, true, "RFC3339", "stand-in for the clock, e.g. 2030-01-01T00:00:00Z"},
     {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
     {OPT_DRY_RUN, "dry-run", 0, false, NULL, "say what would change, write nothing"},
@@ -43,11 +44,21 @@ static const cli_opt certs_opts[] = {
     {OPT_GROUP, "group", 0, true, "GROUP", "an organisation (O=) of the certificate; repeatable"},
     {OPT_NAMESPACE, "namespace", 0, true, "NS", "the Secrets' namespace (default default)"},
     {OPT_PREFIX, "prefix", 0, true, "NAME", "prefix of the Secret names (default kjoin)"},
+    {OPT_STORE, "store", 0, true, "STORE", "dir (default: --dir) or secrets (Kubernetes Secrets)"},
+    {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE",
+     "secrets: the kubeconfig (default $KUBECONFIG, in a pod its service account, else /etc/kubernetes/admin.conf)"},
+    {OPT_CONTEXT, "context", 0, true, "NAME", "secrets: the kubeconfig context (default its current-context)"},
+    {OPT_TIMEOUT, "timeout", 0, true, "DURATION", "secrets: deadline for the whole command (default 1m)"},
+    {OPT_VERBOSE, "v", 'v', true, "LEVEL", "secrets: log verbosity, 4 each request"},
+    {OPT_CA_SECRET, "ca-secret", 0, true, "NAME", "secrets: use the CA in this Secret (ca.crt, ca.key); never written"},
+    {OPT_ONLY, "only", 0, true, "WHAT", "rotate only ca or leaves (the RFC's two CronJobs); default both"},
 };
 
 #define N_OPTS (sizeof(certs_opts) / sizeof(certs_opts[0]))
 #define BIT(o) (1u << (o))
-#define COMMON (BIT(OPT_DIR) | BIT(OPT_NOW) | BIT(OPT_OUTPUT))
+#define SECRETS (BIT(OPT_STORE) | BIT(OPT_NAMESPACE) | BIT(OPT_PREFIX) | BIT(OPT_KUBECONFIG) | BIT(OPT_CONTEXT) | \
+                 BIT(OPT_TIMEOUT) | BIT(OPT_VERBOSE))
+#define COMMON (BIT(OPT_DIR) | BIT(OPT_NOW) | BIT(OPT_OUTPUT) | SECRETS)
 
 /* Each verb takes only its own flags: a flag that would be ignored is an error. */
 typedef struct certs_verb {
@@ -58,28 +69,28 @@ typedef struct certs_verb {
 enum { V_INIT, V_ISSUE_NODE, V_ISSUE_CLIENT, V_ROTATE, V_ADOPT_CA, V_CHECK, V_MANIFESTS, N_VERBS };
 
 static const certs_verb certs_verbs[N_VERBS] = {
-    {"init", "kjoin certs init --dir DIR [flags]",
-     "Create the CA, node and client certificates in an empty certs directory.",
+    {"init", "kjoin certs init --dir DIR | --store secrets [--namespace NS] [--prefix NAME] [flags]",
+     "Create the CA, node and client certificates (in Secrets: idempotent, finishes a killed run).",
      COMMON | BIT(OPT_CA_CERT) | BIT(OPT_CA_KEY) | BIT(OPT_CA_DUR) | BIT(OPT_NODE_DUR) | BIT(OPT_CLIENT_DUR) |
          BIT(OPT_CA_WIN) | BIT(OPT_NODE_WIN) | BIT(OPT_CLIENT_WIN) | BIT(OPT_MIN) | BIT(OPT_KEY_TYPE) |
-         BIT(OPT_USER) | BIT(OPT_SAN)},
+         BIT(OPT_USER) | BIT(OPT_SAN) | BIT(OPT_CA_SECRET)},
     {"issue node", "kjoin certs issue node --dir DIR --name NAME [--san NAME-OR-IP...]",
      "Issue a further node certificate (node.NAME.crt/.key) from the directory's CA.",
      COMMON | BIT(OPT_NAME) | BIT(OPT_SAN)},
     {"issue client", "kjoin certs issue client --dir DIR --user USER [--group GROUP...]",
      "Issue a client certificate (client.USER.crt/.key) from the directory's CA.",
      COMMON | BIT(OPT_USER) | BIT(OPT_GROUP)},
-    {"rotate", "kjoin certs rotate --dir DIR [--dry-run]",
+    {"rotate", "kjoin certs rotate --dir DIR | --store secrets [--only ca|leaves] [--dry-run]",
      "Renew what is due (the cron job): exit 0 when nothing was due, 10 when rotated.",
-     COMMON | BIT(OPT_DRY_RUN)},
+     COMMON | BIT(OPT_DRY_RUN) | BIT(OPT_ONLY)},
     {"adopt-ca", "kjoin certs adopt-ca --dir DIR --ca-cert FILE --ca-key FILE",
      "Adopt a new CA explicitly; the certificates are reissued under it on the next rotate.",
-     COMMON | BIT(OPT_CA_CERT) | BIT(OPT_CA_KEY)},
+     BIT(OPT_DIR) | BIT(OPT_NOW) | BIT(OPT_OUTPUT) | BIT(OPT_CA_CERT) | BIT(OPT_CA_KEY)},
     {"check-expiration", "kjoin certs check-expiration --dir DIR [-o json]",
      "Show each certificate's expiry and whether its rotation is due, as kubeadm does.", COMMON},
     {"manifests", "kjoin certs manifests --dir DIR [--namespace NS] [--prefix NAME]",
      "Print the certificates as Kubernetes Secret manifests (they hold private keys).",
-     COMMON | BIT(OPT_NAMESPACE) | BIT(OPT_PREFIX)},
+     BIT(OPT_DIR) | BIT(OPT_OUTPUT) | BIT(OPT_NAMESPACE) | BIT(OPT_PREFIX)},
 };
 
 /* The cli_verb of v: its usage, summary and only the flags it takes. */
@@ -94,10 +105,12 @@ static cli_verb verb_of(const certs_verb *v, cli_opt opts[N_OPTS])
 }
 
 typedef struct certs_args {
-    const char *dir, *ca_cert, *ca_key, *user, *name, *ns, *prefix;
-    int64_t now;
+    const char *dir, *ca_cert, *ca_key, *user, *name, *ns, *prefix, *store, *kubeconfig, *context, *ca_secret;
+    int64_t now, timeout_ms;
+    long verbosity;
     cli_format format;
     bool dry_run;
+    kjoin_certs_scope scope;
     kjoin_certs_settings s;
     const char *sans[MAX_LIST], *groups[MAX_LIST];
     size_t n_sans, n_groups;
@@ -154,6 +167,21 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     }
     case OPT_NAMESPACE: a->ns = arg; break;
     case OPT_PREFIX: a->prefix = arg; break;
+    case OPT_STORE:
+        if (strcmp(arg, "dir") && strcmp(arg, "secrets"))
+            return kjoin_err_set(err, KJOIN_E_USAGE, "--store takes dir or secrets, not \"%.40s\"", arg);
+        a->store = arg;
+        break;
+    case OPT_KUBECONFIG: a->kubeconfig = arg; break;
+    case OPT_CONTEXT: a->context = arg; break;
+    case OPT_TIMEOUT: return cli_flag_err("--timeout", kjoin_duration_parse(arg, &a->timeout_ms, err), err);
+    case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
+    case OPT_CA_SECRET: a->ca_secret = arg; break;
+    case OPT_ONLY:
+        if (strcmp(arg, "ca") && strcmp(arg, "leaves"))
+            return kjoin_err_set(err, KJOIN_E_USAGE, "--only takes ca or leaves, not \"%.40s\"", arg);
+        a->scope = arg[0] == 'c' ? KJOIN_CERTS_CA : KJOIN_CERTS_LEAVES;
+        break;
     }
     return KJOIN_OK;
 }
@@ -203,11 +231,11 @@ static void residual(int64_t s, char *out, size_t cap)
         snprintf(out, cap, "%lldy", (long long)(s / (365LL * 86400)));
 }
 
-static int check_expiration(const certs_args *a, kjoin_err *err)
+static int check_expiration(const certs_args *a, const kjoin_certs_store *store, kjoin_err *err)
 {
     kjoin_certs_status st[64];
     size_t n = 0;
-    if (kjoin_certs_check(a->dir, a->now, st, 64, &n, err))
+    if (kjoin_certs_check(store, a->now, st, 64, &n, err))
         return cli_fail(a->format, err);
     bool any_due = false;
     json_object *certs = json_object_new_array(), *cas = json_object_new_array();
@@ -263,6 +291,40 @@ static int check_expiration(const certs_args *a, kjoin_err *err)
     return 0;
 }
 
+/* The store the flags name: --dir, or --store secrets with an API client
+ * from --kubeconfig, $KUBECONFIG, the pod's service account, or admin.conf
+ * (client-go's order, kubeadm's default). */
+static kjoin_code open_store(const certs_args *a, bool secrets_ok, kjoin_certs_store *st, kjoin_err *err)
+{
+    bool secrets = a->store && strcmp(a->store, "secrets") == 0;
+    *st = (kjoin_certs_store){.dir = a->dir, .ns = a->ns, .prefix = a->prefix, .ca_secret = a->ca_secret};
+    if (secrets && !secrets_ok)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "this command works on a directory (--dir), not --store secrets");
+    if (!secrets && !a->dir)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "--dir is required (or --store secrets)");
+    if (secrets && a->dir)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "--dir and --store secrets are two stores: give one");
+    if (!secrets && (a->kubeconfig || a->context || a->ca_secret || a->timeout_ms || a->verbosity))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "--kubeconfig, --context, --ca-secret, --timeout and -v need --store secrets");
+    if (!secrets)
+        return KJOIN_OK;
+    kjoin_kubeapi_config cfg;
+    bool in_pod = !a->kubeconfig && !getenv("KUBECONFIG") && getenv("KUBERNETES_SERVICE_HOST");
+    kjoin_code rc = in_pod ? kjoin_kubeapi_config_in_cluster(NULL, &cfg, err)
+                           : kjoin_kubeapi_config_load(a->kubeconfig, a->context, &cfg, err);
+    if (rc)
+        return rc;
+    char run_id[CLI_RUN_ID_LEN];
+    kjoin_logf(cli_log_line, (void *)&a->verbosity, 1, "[api] Using %s, server %s",
+               in_pod ? "the pod's service account" : cfg.path, cfg.server);
+    kjoin_kubeapi_options o = {.timeout_ms = a->timeout_ms ? a->timeout_ms : 60000, .audit_id = cli_run_id(run_id),
+                               .log = cli_log_line, .log_ctx = (void *)&a->verbosity};
+    rc = kjoin_kubeapi_new(&cfg, &o, &st->api, err);
+    kjoin_kubeapi_config_release(&cfg);
+    st->dir = NULL;
+    return rc;
+}
+
 int cmd_certs(int argc, char **argv)
 {
     certs_args a = {.format = cli_format_from_argv(argc, argv), .now = (int64_t)time(NULL),
@@ -298,29 +360,32 @@ int cmd_certs(int argc, char **argv)
         return 0;
     if (p)
         return cli_fail(a.format, &err);
-    if (!a.dir) {
-        kjoin_err_set(&err, KJOIN_E_USAGE, "--dir is required");
-        return cli_fail(a.format, &err);
-    }
+    kjoin_certs_store st = {0};
     kjoin_certs_report report;
-    kjoin_code rc;
-    if (which == V_INIT) {
+    kjoin_code rc = which == V_MANIFESTS ? KJOIN_OK : open_store(&a, which != V_ADOPT_CA, &st, &err);
+    if (rc) {
+    } else if (which == V_INIT) {
         kjoin_certs_init_opts o = {.settings = a.s, .ca_cert = a.ca_cert, .ca_key = a.ca_key, .user = a.user,
                                    .sans = a.sans, .n_sans = a.n_sans};
-        rc = kjoin_certs_init(a.dir, &o, a.now, &report, &err);
+        rc = kjoin_certs_init(&st, &o, a.now, &report, &err);
     } else if (which == V_ISSUE_NODE) {
-        rc = a.name ? kjoin_certs_issue_node(a.dir, a.name, a.sans, a.n_sans, a.now, &report, &err)
+        rc = a.name ? kjoin_certs_issue_node(&st, a.name, a.sans, a.n_sans, a.now, &report, &err)
                     : kjoin_err_set(&err, KJOIN_E_USAGE, "issue node needs --name");
     } else if (which == V_ISSUE_CLIENT) {
-        rc = a.user ? kjoin_certs_issue_client(a.dir, a.user, a.groups, a.n_groups, a.now, &report, &err)
+        rc = a.user ? kjoin_certs_issue_client(&st, a.user, a.groups, a.n_groups, a.now, &report, &err)
                     : kjoin_err_set(&err, KJOIN_E_USAGE, "issue client needs --user");
     } else if (which == V_ADOPT_CA) {
-        rc = a.ca_cert && a.ca_key ? kjoin_certs_adopt_ca(a.dir, a.ca_cert, a.ca_key, a.now, &report, &err)
+        rc = a.ca_cert && a.ca_key ? kjoin_certs_adopt_ca(&st, a.ca_cert, a.ca_key, a.now, &report, &err)
                                    : kjoin_err_set(&err, KJOIN_E_USAGE, "adopt-ca needs --ca-cert and --ca-key");
     } else if (which == V_ROTATE) {
-        rc = kjoin_certs_rotate(a.dir, a.now, a.dry_run, &report, &err);
+        rc = kjoin_certs_rotate(&st, a.now, a.scope, a.dry_run, &report, &err);
     } else if (which == V_CHECK) {
-        return check_expiration(&a, &err);
+        int code = check_expiration(&a, &st, &err);
+        kjoin_kubeapi_free(st.api);
+        return code;
+    } else if (!a.dir) {
+        kjoin_err_set(&err, KJOIN_E_USAGE, "--dir is required");
+        return cli_fail(a.format, &err);
     } else {
         char *json = NULL;
         if ((rc = kjoin_certs_manifests(a.dir, a.ns, a.prefix, &json, &err)))
@@ -330,5 +395,6 @@ int cmd_certs(int argc, char **argv)
         free(json);
         return 0;
     }
+    kjoin_kubeapi_free(st.api);
     return rc ? cli_fail(a.format, &err) : print_report(&a, &report, which == V_ROTATE);
 }

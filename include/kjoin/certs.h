@@ -1,7 +1,8 @@
 /* kjoin certs: a self-signing certificate manager (the CockroachDB chart's
  * certificate RFC): a CA, node and client certificates in a CockroachDB-style
- * certs directory, with durations, expiry windows and non-disruptive CA
- * rotation. Every decision takes "now" from the caller. */
+ * certs directory or in Kubernetes Secrets, with durations, expiry windows
+ * and non-disruptive CA rotation. Every decision takes "now" from the
+ * caller. */
 #ifndef KJOIN_CERTS_H
 #define KJOIN_CERTS_H
 
@@ -10,6 +11,21 @@
 #include <stdint.h>
 
 #include <kjoin/err.h>
+#include <kjoin/kubeapi.h>
+
+/* Where the certificates live: a directory on this machine, or Secrets in a
+ * namespace (one per certificate, shaped as the CockroachDB self-signer
+ * shapes them). The same rules and decisions apply to both. */
+typedef struct kjoin_certs_store {
+    const char *dir;          /* the directory store; NULL selects Secrets */
+    kjoin_kubeapi *api;       /* Secrets: the API client (borrowed) */
+    const char *ns, *prefix;  /* Secrets: the namespace and the names' prefix */
+    const char *ca_secret;    /* Secrets, init: a CA Secret the user provides (ca.crt, ca.key); never written */
+} kjoin_certs_store;
+
+/* Checks a store's names: a directory, or a namespace and a prefix that
+ * make valid Secret names. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_certs_store_check(const kjoin_certs_store *st, kjoin_err *err);
 
 typedef enum kjoin_key_type {
     KJOIN_KEY_ECDSA_P256,
@@ -60,9 +76,11 @@ typedef struct kjoin_certs_init_opts {
     size_t n_sans;
 } kjoin_certs_init_opts;
 
-/* Creates DIR with a CA, a node and a client certificate. Refuses a DIR
- * that already holds a PKI. Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
-kjoin_code kjoin_certs_init(const char *dir, const kjoin_certs_init_opts *opts, int64_t now,
+/* Creates a CA, a node and a client certificate. Refuses a directory that
+ * already holds a PKI. Secrets are idempotent: a complete set is left as it
+ * is (its settings updated), a set a killed run left half-made is finished.
+ * Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT, KJOIN_E_API, KJOIN_E_OTHER. */
+kjoin_code kjoin_certs_init(const kjoin_certs_store *st, const kjoin_certs_init_opts *opts, int64_t now,
                             kjoin_certs_report *report, kjoin_err *err);
 
 /* Adopts a new CA explicitly (the RFC's "new CA" case; never a side effect
@@ -71,19 +89,26 @@ kjoin_code kjoin_certs_init(const char *dir, const kjoin_certs_init_opts *opts, 
  * node and client certificate is marked needsRegeneration, to be reissued
  * under it on the next rotate (once peers trust it). kjoin never replaces an
  * adopted CA. Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
-kjoin_code kjoin_certs_adopt_ca(const char *dir, const char *ca_cert, const char *ca_key, int64_t now,
+kjoin_code kjoin_certs_adopt_ca(const kjoin_certs_store *st, const char *ca_cert, const char *ca_key, int64_t now,
                                 kjoin_certs_report *report, kjoin_err *err);
 
 /* Issues a further node certificate (files node.<name>.crt/.key, CN "node")
  * or client certificate (client.<user>.crt/.key, CN user, O groups). */
-kjoin_code kjoin_certs_issue_node(const char *dir, const char *name, const char *const *sans, size_t n_sans,
+kjoin_code kjoin_certs_issue_node(const kjoin_certs_store *st, const char *name, const char *const *sans, size_t n_sans,
                                   int64_t now, kjoin_certs_report *report, kjoin_err *err);
-kjoin_code kjoin_certs_issue_client(const char *dir, const char *user, const char *const *groups, size_t n_groups,
+kjoin_code kjoin_certs_issue_client(const kjoin_certs_store *st, const char *user, const char *const *groups, size_t n_groups,
                                     int64_t now, kjoin_certs_report *report, kjoin_err *err);
 
-/* The rotation job (see docs/certs.md). With dry_run nothing is written. */
-kjoin_code kjoin_certs_rotate(const char *dir, int64_t now, bool dry_run, kjoin_certs_report *report,
-                              kjoin_err *err);
+/* What a rotate run may change: everything, only the CA (its CronJob), or
+ * only the node and client certificates (theirs). */
+typedef enum kjoin_certs_scope { KJOIN_CERTS_ALL, KJOIN_CERTS_CA, KJOIN_CERTS_LEAVES } kjoin_certs_scope;
+
+/* The rotation job (see docs/certs.md). With dry_run nothing is written.
+ * In Secrets every write is a compare-and-swap on the resourceVersion read;
+ * when someone else wrote first the run reads again and decides again (a
+ * few times, then KJOIN_E_API naming the Conflict). */
+kjoin_code kjoin_certs_rotate(const kjoin_certs_store *st, int64_t now, kjoin_certs_scope scope, bool dry_run,
+                              kjoin_certs_report *report, kjoin_err *err);
 
 /* One certificate's expiry, for check-expiration. */
 typedef struct kjoin_certs_status {
@@ -95,7 +120,7 @@ typedef struct kjoin_certs_status {
 } kjoin_certs_status;
 
 /* Fills up to cap entries, sorted by name. Errors: KJOIN_E_USAGE (no PKI). */
-kjoin_code kjoin_certs_check(const char *dir, int64_t now, kjoin_certs_status *out, size_t cap, size_t *n,
+kjoin_code kjoin_certs_check(const kjoin_certs_store *st, int64_t now, kjoin_certs_status *out, size_t cap, size_t *n,
                              kjoin_err *err);
 
 /* Kubernetes Secret manifests as a JSON List (newly-allocated). */

@@ -74,6 +74,12 @@ bool kjoin_certs__name_valid(const char *s);
  * Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_certs__state_parse(const char *text, size_t len, kjoin_certs_settings *settings, certs_entry *entries,
                                     size_t cap, size_t *n, kjoin_err *err);
+/* The settings alone (the Secrets store keeps them in an annotation): JSON
+ * text, checked as the state file's. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_certs__settings_parse(const char *text, size_t len, kjoin_certs_settings *settings, kjoin_err *err);
+char *kjoin_certs__settings_encode(const kjoin_certs_settings *settings);
+/* Whether s is "sha256:" and 64 lowercase hex digits. */
+bool kjoin_certs__fingerprint_valid(const char *s);
 /* The state as JSON text; newly-allocated, NULL when out of memory. */
 char *kjoin_certs__state_encode(const kjoin_certs_settings *settings, const certs_entry *entries, size_t n);
 void kjoin_certs__entry_release(certs_entry *e);

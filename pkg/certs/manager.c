@@ -17,6 +17,7 @@
 #define MAX_ENTRIES KJOIN_CERTS_MAX_ENTRIES
 #define MAX_NAMES KJOIN_CERTS_MAX_NAMES
 #define HOUR 3600
+#define SETTLE_S HOUR
 
 kjoin_certs_settings kjoin_certs_defaults(void)
 {
@@ -186,59 +187,134 @@ static void prune_bundle(pki *p, entry *ca)
     ERR_clear_error();
 }
 
-kjoin_code kjoin_certs_rotate(const char *dir, int64_t now, bool dry_run, kjoin_certs_report *report, kjoin_err *err)
+/* Runs fn on a freshly loaded PKI; in Secrets, again from the start when
+ * someone else wrote a Secret first (KJOIN_E_TRANSIENT): the second run
+ * sees what the other wrote and decides on that, so two runs at once make
+ * one rotation. */
+#define MAX_ATTEMPTS 5
+typedef kjoin_code (*run_fn)(pki *p, const void *args, kjoin_err *err);
+
+static kjoin_code run(const kjoin_certs_store *st, int64_t now, kjoin_certs_report *rep, run_fn fn, const void *args,
+                      kjoin_err *err)
 {
-    pki p = {.now = now, .rep = report};
-    memset(report, 0, sizeof(*report));
-    kjoin_code rc = kjoin_certs__load(&p, dir, KJOIN_STORE_WRITE, err);
-    entry *ca = rc ? NULL : kjoin_certs__find(&p, "ca");
-    bool ca_rotated = false;
+    kjoin_code rc = kjoin_certs_store_check(st, err);
+    for (int attempt = 1; !rc; attempt++) {
+        pki p = {.where = st, .now = now, .rep = rep};
+        memset(rep, 0, sizeof(*rep));
+        rc = fn(&p, args, err);
+        kjoin_certs__release(&p);
+        if (rc != KJOIN_E_TRANSIENT)
+            break;
+        if (attempt == MAX_ATTEMPTS) {
+            char last[KJOIN_ERR_MSG_MAX];
+            snprintf(last, sizeof(last), "%s", err ? err->msg : "");
+            return kjoin_err_set(err, KJOIN_E_API, "Conflict: other writers changed the Secrets %d times while this run "
+                                 "decided; the last: %s", MAX_ATTEMPTS, last);
+        }
+        rc = KJOIN_OK;
+    }
+    return rc;
+}
+
+typedef struct rotate_args {
+    kjoin_certs_scope scope;
+    bool dry_run;
+} rotate_args;
+
+/* The RFC's "new CA" case in Secrets: someone replaced the CA Secret's
+ * data. Its bundle kept the CAs the leaves chain to (secrets.c); the leaves
+ * are marked and reissued under it on a later run. */
+static void adopt_changed_ca(pki *p, entry *ca)
+{
+    stamp(p, ca);
+    kjoin_certs__say(p, "ca: the CA Secret was changed outside kjoin: adopted as a new CA (%s); the bundle keeps the "
+                     "CAs the certificates still chain to", ca->fingerprint);
+    p->rep->changed = p->rep->restart_nodes = p->rep->reload_clients = true;
+}
+
+static kjoin_code rotate_once(pki *p, const void *args, kjoin_err *err)
+{
+    const rotate_args *a = args;
+    kjoin_certs_report *report = p->rep;
+    char where[300];
+    kjoin_code rc = kjoin_certs__load(p, KJOIN_STORE_WRITE, err);
+    entry *ca = rc ? NULL : kjoin_certs__find(p, "ca");
+    bool ca_rotated = false, leaves = a->scope != KJOIN_CERTS_CA;
     char when[32];
-    if (ca && ca->changed_outside) {
+    if (ca && ca->changed_outside && !p->where->dir) {
+        adopt_changed_ca(p, ca);
+        ca_rotated = true;
+    } else if (ca && ca->changed_outside) {
         /* A CA is adopted only when asked (adopt-ca), never as a side effect. */
         rc = kjoin_err_set(err, KJOIN_E_USAGE,
                            "%s: ca.crt is not the CA kjoin recorded (%s): it was changed outside kjoin. Restore it, or "
-                           "adopt a new CA explicitly with kjoin certs adopt-ca", dir, ca->fingerprint);
-    } else if (ca && kjoin_certs__is_due(&p, ca)) {
-        bool early = kjoin_certs__not_yet_valid(&p, ca);
+                           "adopt a new CA explicitly with kjoin certs adopt-ca", kjoin_certs__where(p, where, sizeof(where)),
+                           ca->fingerprint);
+    } else if (ca && kjoin_certs__is_due(p, ca) && a->scope == KJOIN_CERTS_LEAVES) {
+        kjoin_certs__say(p, "ca: due, left to the CA's own rotation job");
+    } else if (ca && kjoin_certs__is_due(p, ca)) {
+        bool early = kjoin_certs__not_yet_valid(p, ca);
         kjoin_certs__rfc3339(kjoin_certs__not_after(kjoin_certs__first(ca)), when, sizeof(when));
         if (ca->user_provided) {
-            kjoin_certs__say(&p, "ca: WARNING: the CA you provided expires at %s; kjoin never replaces it: install a new one", when);
-        } else if (!(rc = new_ca(&p, ca, err))) {
-            kjoin_certs__say(&p, "ca: rotated (%s%s): ca.crt now holds the new CA followed by the old one",
+            kjoin_certs__say(p, "ca: WARNING: the CA you provided expires at %s; kjoin never replaces it: install a new one", when);
+        } else if (!(rc = new_ca(p, ca, err))) {
+            kjoin_certs__say(p, "ca: rotated (%s%s): ca.crt now holds the new CA followed by the old one",
                 early ? "the old one is not valid yet; it would have expired " : "expires ", when);
             ca_rotated = true;
             report->changed = report->restart_nodes = report->reload_clients = true;
         }
     }
-    for (size_t i = 0; !rc && ca && i < p.n; i++) {
-        entry *e = &p.e[i];
+    if (!rc && ca && p->ca_behind && !ca_rotated) {
+        /* A killed run, or a CA replaced by hand: finish giving every Secret
+         * the bundle before any leaf is issued under the new CA. */
+        kjoin_certs__say(p, "ca: finishing a CA rotation: every Secret gets the current CA bundle");
+        ca_rotated = true;
+        report->changed = report->restart_nodes = report->reload_clients = true;
+    }
+    /* Leaves move to a new CA on a later run, at least SETTLE_S after it
+     * was made, once every peer trusts it: a run that lost a race to the
+     * one that rotated the CA (or comes right after it) does not reissue. */
+    bool settled = ca && p->now >= kjoin_certs__parse_time(ca->created) + SETTLE_S;
+    for (size_t i = 0; !rc && ca && i < p->n; i++) {
+        entry *e = &p->e[i];
         if (e->kind == CERT_CA)
             continue;
-        if (ca_rotated) {
-            /* Reissued on the next run, once every peer trusts the new CA. */
+        bool under_ca = kjoin_certs__issued_by(kjoin_certs__first(ca), kjoin_certs__first(e));
+        if ((ca_rotated || !settled) && !under_ca) {
             if (!e->needs_regen)
-                kjoin_certs__say(&p, "%s: marked needsRegeneration (reissued on the next run)", e->name);
+                kjoin_certs__say(p, "%s: marked needsRegeneration (reissued on the next run)", e->name);
+            else
+                kjoin_certs__say(p, "%s: needsRegeneration, waits until the CA is an hour old", e->name);
+            if (!e->needs_regen)
+                p->rep->changed = true;
             e->needs_regen = true;
             continue;
         }
         const char *why = e->changed_outside ? "changed outside kjoin"
                           : e->needs_regen ? "needsRegeneration after a CA rotation"
                           : strcmp(e->ca_fingerprint, ca->fingerprint) != 0 ? "issued under another CA"
-                          : kjoin_certs__not_yet_valid(&p, e) ? "not valid yet (its notBefore is after now)"
-                          : kjoin_certs__is_due(&p, e) ? "due: inside its expiry window or expiring before the next run"
+                          : kjoin_certs__not_yet_valid(p, e) ? "not valid yet (its notBefore is after now)"
+                          : kjoin_certs__is_due(p, e) ? "due: inside its expiry window or expiring before the next run"
                           : NULL;
-        if (why)
-            rc = reissue(&p, e, why, err);
+        if (why && !leaves)
+            kjoin_certs__say(p, "%s: due (%s), left to the leaves' rotation job", e->name, why);
+        else if (why)
+            rc = reissue(p, e, why, err);
     }
-    if (!rc && ca && !ca->user_provided)
-        prune_bundle(&p, ca);
-    if (!rc && report->changed && !dry_run)
-        rc = kjoin_certs__save(&p, err);
+    if (!rc && ca && !ca->user_provided && a->scope != KJOIN_CERTS_LEAVES)
+        prune_bundle(p, ca);
+    if (!rc && report->changed && !a->dry_run)
+        rc = kjoin_certs__save(p, err);
     if (!rc && !report->changed)
-        kjoin_certs__say(&p, "nothing to do");
-    kjoin_certs__release(&p);
+        kjoin_certs__say(p, "nothing to do");
     return rc;
+}
+
+kjoin_code kjoin_certs_rotate(const kjoin_certs_store *st, int64_t now, kjoin_certs_scope scope, bool dry_run,
+                              kjoin_certs_report *report, kjoin_err *err)
+{
+    rotate_args a = {.scope = scope, .dry_run = dry_run};
+    return run(st, now, report, rotate_once, &a, err);
 }
 
 /* ---- init and issue ------------------------------------------------------ */
@@ -335,60 +411,118 @@ static kjoin_code user_ca(pki *p, entry *ca, const char *crt, const char *key, k
     return KJOIN_OK;
 }
 
-kjoin_code kjoin_certs_init(const char *dir, const kjoin_certs_init_opts *o, int64_t now, kjoin_certs_report *report,
-                            kjoin_err *err)
+typedef struct init_args {
+    const kjoin_certs_init_opts *o;
+    const char *user;
+} init_args;
+
+/* Secrets: a complete set is left as it is (init runs again on every Helm
+ * upgrade); new settings are stored and apply from the next rotation. */
+static kjoin_code init_again(pki *p, const kjoin_certs_settings *wanted, kjoin_err *err)
 {
-    pki p = {.now = now, .rep = report, .s = o->settings};
-    memset(report, 0, sizeof(*report));
-    const char *user = o->user ? o->user : "root";
-    char client[80];
-    kjoin_code rc = kjoin_certs_validate(&p.s, o->ca_cert != NULL, err);
-    if (!rc && (!!o->ca_cert != !!o->ca_key))
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "give `ca_cert` and `ca_key` together");
-    if (!rc && !kjoin_certs__name_valid(user))
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "invalid user \"%.64s\": use letters, digits, '-' and '_'", user);
-    if (!rc)
-        rc = check_sans(o->sans, o->n_sans, MAX_NAMES - 3, err);
+    char where[300];
+    kjoin_certs__say(p, "%s already holds a kjoin PKI: nothing to create", kjoin_certs__where(p, where, sizeof(where)));
+    const kjoin_certs_settings *had = &p->s;
+    if (had->ca_duration == wanted->ca_duration && had->ca_window == wanted->ca_window &&
+        had->node_duration == wanted->node_duration && had->node_window == wanted->node_window &&
+        had->client_duration == wanted->client_duration && had->client_window == wanted->client_window &&
+        had->minimum == wanted->minimum && had->key_type == wanted->key_type)
+        return KJOIN_OK;
+    p->s = *wanted;
+    p->rep->changed = true;
+    kjoin_certs__say(p, "settings updated: the certificates follow them from their next rotation");
+    return kjoin_certs__save(p, err);
+}
+
+static kjoin_code init_once(pki *p, const void *args, kjoin_err *err)
+{
+    const init_args *a = args;
+    const kjoin_certs_init_opts *o = a->o;
+    char client[80], where[300];
+    p->s = o->settings;
+    snprintf(client, sizeof(client), "client.%s", a->user);
+    kjoin_code rc;
+    if (p->where->dir) {
+        /* Checked while holding the lock: a half-made store (a killed init)
+         * has no generation yet, and its leftovers are removed by the open. */
+        rc = kjoin_store__open(p->where->dir, KJOIN_STORE_CREATE, &p->store, err);
+        if (!rc && kjoin_store__has_pki(&p->store))
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s already holds a kjoin PKI; use kjoin certs rotate or issue",
+                               p->where->dir);
+    } else {
+        /* What a killed init left is loaded, to be reused (the CA) or replaced. */
+        rc = kjoin_certs__secrets_load(p, KJOIN_STORE_CREATE, err);
+        if (!rc && p->initialised)
+            return init_again(p, &o->settings, err);
+        if (!rc && !kjoin_certs__find(p, client))
+            rc = kjoin_certs__secrets_load_leftover(p, client, err);
+    }
     if (rc)
         return rc;
-    /* Checked while holding the lock: a half-made store (a killed init) has
-     * no generation yet, and its leftovers are removed by the open. */
-    rc = kjoin_store__open(dir, KJOIN_STORE_CREATE, &p.store, err);
-    if (!rc && kjoin_store__has_pki(&p.store))
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s already holds a kjoin PKI; use kjoin certs rotate or issue", dir);
-    if (rc) {
-        kjoin_certs__release(&p);
-        return rc;
+    entry *ca = kjoin_certs__find(p, "ca");
+    if (ca && ca->user_provided)
+        kjoin_certs__say(p, "ca: using the CA Secret you provided (%s); kjoin will never write it", p->ca_secret);
+    else if (ca && ca->changed_outside)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s: the CA Secret a previous init left was changed outside kjoin: "
+                             "delete it or restore it", kjoin_certs__where(p, where, sizeof(where)));
+    else if (ca)
+        kjoin_certs__say(p, "ca: reusing the CA an interrupted init made (%s)", ca->fingerprint);
+    if (!ca) {
+        ca = &p->e[p->n++];
+        snprintf(ca->name, sizeof(ca->name), "ca");
+        ca->kind = CERT_CA;
+        if (o->ca_cert)
+            rc = user_ca(p, ca, o->ca_cert, o->ca_key, err);
+        else if (!(rc = new_ca(p, ca, err)))
+            kjoin_certs__say(p, "ca: created a self-signed CA");
     }
-    entry *ca = &p.e[p.n++];
-    snprintf(ca->name, sizeof(ca->name), "ca");
-    ca->kind = CERT_CA;
-    if (!rc && o->ca_cert)
-        rc = user_ca(&p, ca, o->ca_cert, o->ca_key, err);
-    else if (!rc && !(rc = new_ca(&p, ca, err)))
-        kjoin_certs__say(&p, "ca: created a self-signed CA");
     const char *sans[MAX_NAMES] = {"localhost", "127.0.0.1", "::1"};
     size_t n_sans = 3;
     for (size_t i = 0; i < o->n_sans && n_sans < MAX_NAMES; i++)
         sans[n_sans++] = o->sans[i];
-    snprintf(client, sizeof(client), "client.%s", user);
     if (!rc)
-        rc = add_leaf(&p, CERT_NODE, "node", NULL, sans, n_sans, err);
+        rc = add_leaf(p, CERT_NODE, "node", NULL, sans, n_sans, err);
     if (!rc)
-        rc = add_leaf(&p, CERT_CLIENT, client, user, NULL, 0, err);
+        rc = add_leaf(p, CERT_CLIENT, client, a->user, NULL, 0, err);
     if (!rc)
-        rc = kjoin_certs__save(&p, err);
-    kjoin_certs__release(&p);
+        rc = kjoin_certs__save(p, err);
     return rc;
 }
 
-kjoin_code kjoin_certs_adopt_ca(const char *dir, const char *ca_cert, const char *ca_key, int64_t now,
+kjoin_code kjoin_certs_init(const kjoin_certs_store *st, const kjoin_certs_init_opts *o, int64_t now,
+                            kjoin_certs_report *report, kjoin_err *err)
+{
+    memset(report, 0, sizeof(*report));
+    init_args a = {.o = o, .user = o->user ? o->user : "root"};
+    kjoin_certs_settings s = o->settings;
+    bool provided = o->ca_cert || (!st->dir && st->ca_secret);
+    kjoin_code rc = kjoin_certs_validate(&s, provided, err);
+    if (!rc && (!!o->ca_cert != !!o->ca_key))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "give `ca_cert` and `ca_key` together");
+    if (!rc && o->ca_cert && !st->dir)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "in Secrets a CA you provide is a Secret (`ca_secret`), not files");
+    if (!rc && st->dir && st->ca_secret)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "`ca_secret` needs the Secrets store");
+    if (!rc && !kjoin_certs__name_valid(a.user))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "invalid user \"%.64s\": use letters, digits, '-' and '_'", a.user);
+    if (!rc)
+        rc = check_sans(o->sans, o->n_sans, MAX_NAMES - 3, err);
+    kjoin_certs_init_opts validated = *o;
+    validated.settings = s;
+    a.o = &validated;
+    return rc ? rc : run(st, now, report, init_once, &a, err);
+}
+
+kjoin_code kjoin_certs_adopt_ca(const kjoin_certs_store *st, const char *ca_cert, const char *ca_key, int64_t now,
                                 kjoin_certs_report *report, kjoin_err *err)
 {
-    pki p = {.now = now, .rep = report};
+    if (!st->dir)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "adopt-ca works on a directory; in Secrets, put the new CA into the "
+                             "CA Secret and the next rotate adopts it (the RFC's new CA case)");
+    pki p = {.where = st, .now = now, .rep = report};
     entry fresh = {.kind = CERT_CA};
     memset(report, 0, sizeof(*report));
-    kjoin_code rc = kjoin_certs__load(&p, dir, KJOIN_STORE_WRITE, err);
+    kjoin_code rc = kjoin_certs__load(&p, KJOIN_STORE_WRITE, err);
     entry *ca = rc ? NULL : kjoin_certs__find(&p, "ca");
     if (!rc)
         rc = user_ca(&p, &fresh, ca_cert, ca_key, err);
@@ -422,10 +556,27 @@ kjoin_code kjoin_certs_adopt_ca(const char *dir, const char *ca_cert, const char
     return rc;
 }
 
-static kjoin_code issue(const char *dir, cert_kind kind, const char *name, const char *const *names, size_t n,
+typedef struct issue_args {
+    cert_kind kind;
+    const char *name, *entry_name;
+    const char *const *names;
+    size_t n;
+} issue_args;
+
+static kjoin_code issue_once(pki *p, const void *args, kjoin_err *err)
+{
+    const issue_args *a = args;
+    kjoin_code rc = kjoin_certs__load(p, KJOIN_STORE_WRITE, err);
+    if (!rc)
+        rc = add_leaf(p, a->kind, a->entry_name, a->kind == CERT_CLIENT ? a->name : NULL, a->names, a->n, err);
+    if (!rc)
+        rc = kjoin_certs__save(p, err);
+    return rc;
+}
+
+static kjoin_code issue(const kjoin_certs_store *st, cert_kind kind, const char *name, const char *const *names, size_t n,
                         int64_t now, kjoin_certs_report *report, kjoin_err *err)
 {
-    pki p = {.now = now, .rep = report};
     memset(report, 0, sizeof(*report));
     if (!kjoin_certs__name_valid(name))
         return kjoin_err_set(err, KJOIN_E_USAGE, "invalid name \"%.64s\": use letters, digits, '-' and '_'", name);
@@ -434,24 +585,18 @@ static kjoin_code issue(const char *dir, cert_kind kind, const char *name, const
         return rc;
     char entry_name[80];
     snprintf(entry_name, sizeof(entry_name), kind == CERT_NODE ? "node.%s" : "client.%s", name);
-    rc = kjoin_certs__load(&p, dir, KJOIN_STORE_WRITE, err);
-    if (!rc)
-        rc = add_leaf(&p, kind, entry_name, kind == CERT_CLIENT ? name : NULL, names, n, err);
-    if (!rc)
-        rc = kjoin_certs__save(&p, err);
-    kjoin_certs__release(&p);
-    return rc;
+    issue_args a = {.kind = kind, .name = name, .entry_name = entry_name, .names = names, .n = n};
+    return run(st, now, report, issue_once, &a, err);
 }
 
-kjoin_code kjoin_certs_issue_node(const char *dir, const char *name, const char *const *sans, size_t n_sans,
+kjoin_code kjoin_certs_issue_node(const kjoin_certs_store *st, const char *name, const char *const *sans, size_t n_sans,
                                   int64_t now, kjoin_certs_report *report, kjoin_err *err)
 {
-    return issue(dir, CERT_NODE, name, sans, n_sans, now, report, err);
+    return issue(st, CERT_NODE, name, sans, n_sans, now, report, err);
 }
 
-kjoin_code kjoin_certs_issue_client(const char *dir, const char *user, const char *const *groups, size_t n_groups,
+kjoin_code kjoin_certs_issue_client(const kjoin_certs_store *st, const char *user, const char *const *groups, size_t n_groups,
                                     int64_t now, kjoin_certs_report *report, kjoin_err *err)
 {
-    return issue(dir, CERT_CLIENT, user, groups, n_groups, now, report, err);
+    return issue(st, CERT_CLIENT, user, groups, n_groups, now, report, err);
 }
-

@@ -38,6 +38,14 @@ void kjoin_certs__rfc3339(int64_t t, char *out, size_t cap)
     strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+int64_t kjoin_certs__parse_time(const char *rfc3339)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    const char *end = strptime(rfc3339, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return end && !*end ? (int64_t)timegm(&tm) : 0;
+}
+
 X509 *kjoin_certs__first(const entry *e) { return sk_X509_value(e->certs, 0); }
 
 entry *kjoin_certs__find(pki *p, const char *name)
@@ -50,10 +58,26 @@ entry *kjoin_certs__find(pki *p, const char *name)
 
 void kjoin_certs__release(pki *p)
 {
-    for (size_t i = 0; i < p->n; i++)
-        kjoin_certs__entry_release(&p->e[i]);
+    for (size_t i = 0; i < KJOIN_CERTS_MAX_ENTRIES; i++) {
+        if (i < p->n)
+            kjoin_certs__entry_release(&p->e[i]);
+        if (p->sec[i].obj)
+            kjoin_certs__secret_release(&p->sec[i]);
+    }
     p->n = 0;
-    kjoin_store__close(&p->store);
+    p->initialised = p->ca_behind = false;
+    p->ca_secret[0] = '\0';
+    if (p->where && p->where->dir)
+        kjoin_store__close(&p->store);
+}
+
+const char *kjoin_certs__where(const pki *p, char *buf, size_t cap)
+{
+    if (p->where->dir)
+        snprintf(buf, cap, "%s", p->where->dir);
+    else
+        snprintf(buf, cap, "Secrets %s/%s-*", p->where->ns, p->where->prefix);
+    return buf;
 }
 
 static void file_names(const entry *e, char *crt, char *key, size_t cap)
@@ -99,8 +123,11 @@ static kjoin_code load_files(pki *p, entry *e, kjoin_err *err)
 }
 
 /* Opens the store and loads the PKI of its current generation. */
-kjoin_code kjoin_certs__load(pki *p, const char *dir, kjoin_store_mode mode, kjoin_err *err)
+kjoin_code kjoin_certs__load(pki *p, kjoin_store_mode mode, kjoin_err *err)
 {
+    if (!p->where->dir)
+        return kjoin_certs__secrets_load(p, mode, err);
+    const char *dir = p->where->dir;
     char *text = NULL;
     size_t len = 0;
     kjoin_err inner;
@@ -123,6 +150,8 @@ kjoin_code kjoin_certs__load(pki *p, const char *dir, kjoin_store_mode mode, kjo
 
 kjoin_code kjoin_certs__save(pki *p, kjoin_err *err)
 {
+    if (!p->where->dir)
+        return kjoin_certs__secrets_save(p, err);
     kjoin_store_file files[2 * MAX_ENTRIES + 1];
     char names[2 * MAX_ENTRIES][96];
     size_t n = 0;

@@ -116,10 +116,15 @@ static kjoin_code seconds(reader *r, json_object *o, const char *field, int64_t 
     return *out > 0 && *out <= HUNDRED_YEARS ? KJOIN_OK : bad(r, field, "is out of range (1 s to 100 years)");
 }
 
+bool kjoin_certs__fingerprint_valid(const char *s)
+{
+    return strncmp(s, "sha256:", 7) == 0 && strlen(s) == 7 + 64 && strspn(s + 7, "0123456789abcdef") == 64;
+}
+
 static kjoin_code fingerprint(reader *r, json_object *o, const char *field, char out[80])
 {
     kjoin_code rc = text(r, o, field, true, out, 80);
-    if (!rc && (strncmp(out, "sha256:", 7) != 0 || strlen(out) != 7 + 64 || strspn(out + 7, "0123456789abcdef") != 64))
+    if (!rc && !kjoin_certs__fingerprint_valid(out))
         rc = bad(r, field, "is not a sha256: fingerprint");
     return rc;
 }
@@ -234,14 +239,27 @@ kjoin_code kjoin_certs__state_parse(const char *data, size_t len, kjoin_certs_se
     return rc;
 }
 
+kjoin_code kjoin_certs__settings_parse(const char *data, size_t len, kjoin_certs_settings *settings, kjoin_err *err)
+{
+    reader r = {.err = err};
+    json_tokener *tok = json_tokener_new();
+    json_object *root = tok ? json_tokener_parse_ex(tok, data, (int)len) : NULL;
+    bool whole = tok && json_tokener_get_error(tok) == json_tokener_success && (size_t)tok->char_offset == len;
+    json_tokener_free(tok);
+    kjoin_code rc = root && whole && json_object_is_type(root, json_type_object)
+                        ? read_settings(&r, root, settings)
+                        : kjoin_err_set(err, KJOIN_E_USAGE, "malformed settings: not one JSON object");
+    json_object_put(root);
+    return rc;
+}
+
 /* ---- writing ------------------------------------------------------------ */
 
 static char *hours(int64_t s, char *buf, size_t cap) { return kjoin_duration_format(s * 1000, buf, cap); }
 
-char *kjoin_certs__state_encode(const kjoin_certs_settings *s, const certs_entry *entries, size_t n)
+static json_object *settings_object(const kjoin_certs_settings *s)
 {
-    json_object *root = json_object_new_object(), *set = json_object_new_object(), *certs = json_object_new_object();
-    json_object_object_add(root, "version", json_object_new_int(1));
+    json_object *set = json_object_new_object();
     const struct {
         const char *k;
         int64_t v;
@@ -252,7 +270,27 @@ char *kjoin_certs__state_encode(const kjoin_certs_settings *s, const certs_entry
     for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
         json_object_object_add(set, nums[i].k, json_object_new_int64(nums[i].v));
     json_object_object_add(set, "keyType", json_object_new_string(kjoin_key_type_name(s->key_type)));
-    json_object_object_add(root, "settings", set);
+    return set;
+}
+
+static char *text_of(json_object *o, int flags)
+{
+    const char *out = json_object_to_json_string_ext(o, flags | JSON_C_TO_STRING_NOSLASHESCAPE);
+    char *copy = out ? strdup(out) : NULL;
+    json_object_put(o);
+    return copy;
+}
+
+char *kjoin_certs__settings_encode(const kjoin_certs_settings *s)
+{
+    return text_of(settings_object(s), JSON_C_TO_STRING_PLAIN);
+}
+
+char *kjoin_certs__state_encode(const kjoin_certs_settings *s, const certs_entry *entries, size_t n)
+{
+    json_object *root = json_object_new_object(), *certs = json_object_new_object();
+    json_object_object_add(root, "version", json_object_new_int(1));
+    json_object_object_add(root, "settings", settings_object(s));
     for (size_t i = 0; i < n; i++) {
         const certs_entry *e = &entries[i];
         json_object *o = json_object_new_object(), *names = json_object_new_array();
@@ -271,8 +309,5 @@ char *kjoin_certs__state_encode(const kjoin_certs_settings *s, const certs_entry
         json_object_object_add(certs, e->name, o);
     }
     json_object_object_add(root, "certificates", certs);
-    const char *out = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-    char *copy = out ? strdup(out) : NULL;
-    json_object_put(root);
-    return copy;
+    return text_of(root, JSON_C_TO_STRING_PRETTY);
 }

@@ -30,8 +30,7 @@
 #define DATA_TMP "..data.tmp"
 #define MAX_FILE (4 * 1024 * 1024)
 
-/* Test hook: exit at a named point, standing in for a kill. */
-static void crash_point(const char *point)
+void kjoin_store__crash_point(const char *point)
 {
     const char *at = getenv("KJOIN_CERTS_CRASH_AT");
     if (at && strcmp(at, point) == 0)
@@ -413,7 +412,7 @@ kjoin_code kjoin_store__commit(kjoin_store *s, const kjoin_store_file *files, si
                                  strerror(saved));
         }
         if (i == n / 2)
-            crash_point("files");
+            kjoin_store__crash_point("files");
     }
     fsync(genfd);
     close(genfd);
@@ -427,13 +426,13 @@ kjoin_code kjoin_store__commit(kjoin_store *s, const kjoin_store_file *files, si
             return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot link %s/%s: %s", s->path, files[i].name,
                                  strerror(errno));
     }
-    crash_point("swap");
+    kjoin_store__crash_point("swap");
     unlinkat(s->dirfd, DATA_TMP, 0);
     if (symlinkat(gen, s->dirfd, DATA_TMP) != 0 || renameat(s->dirfd, DATA_TMP, s->dirfd, DATA_LINK) != 0)
         return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot switch %s/" DATA_LINK " to the new generation: %s", s->path,
                              strerror(errno));
     fsync(s->dirfd);
-    crash_point("cleanup");
+    kjoin_store__crash_point("cleanup");
     snprintf(s->gen, sizeof(s->gen), "%s", gen);
     if (s->genfd >= 0)
         close(s->genfd);

@@ -56,4 +56,8 @@ kjoin_code kjoin_store__read(kjoin_store *s, const char *name, bool secret, char
  * (a name in the directory that is not kjoin's). */
 kjoin_code kjoin_store__commit(kjoin_store *s, const kjoin_store_file *files, size_t n, kjoin_err *err);
 
+/* Test hook: exits (99) when KJOIN_CERTS_CRASH_AT names point, standing in
+ * for a kill there. */
+void kjoin_store__crash_point(const char *point);
+
 #endif

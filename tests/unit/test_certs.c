@@ -4,6 +4,7 @@
 #include <kjoin/certs.h>
 
 #include "../../pkg/certs/internal.h"
+#include "../../pkg/certs/secret.h"
 
 #include "testutil.h"
 
@@ -180,8 +181,9 @@ static void test_state_rejections_name_the_field(void **state)
 static void test_manager_init_issue_rotate(void **state)
 {
     (void)state;
-    char *dir = tu_tmpdir(), pki[512];
-    snprintf(pki, sizeof(pki), "%s/pki", dir);
+    char *dir = tu_tmpdir(), path[512];
+    snprintf(path, sizeof(path), "%s/pki", dir);
+    kjoin_certs_store store = {.dir = path}, *pki = &store;
     const int64_t t0 = 1767225600; /* 2026-01-01 */
     kjoin_certs_init_opts o = {.settings = hours(1000, 300, 240, 40, 240, 40, 100)};
     kjoin_certs_report r;
@@ -190,10 +192,10 @@ static void test_manager_init_issue_rotate(void **state)
         fail_msg("%s", err.msg);
     assert_true(r.changed);
     assert_int_equal(kjoin_certs_init(pki, &o, t0, &r, &err), KJOIN_E_USAGE); /* already a PKI */
-    if (kjoin_certs_rotate(pki, t0 + 100 * H, false, &r, &err))
+    if (kjoin_certs_rotate(pki, t0 + 100 * H, KJOIN_CERTS_ALL, false, &r, &err))
         fail_msg("%s", err.msg);
     assert_false(r.changed);
-    if (kjoin_certs_rotate(pki, t0 + 200 * H, false, &r, &err)) /* node and client inside 40h of 240h */
+    if (kjoin_certs_rotate(pki, t0 + 200 * H, KJOIN_CERTS_ALL, false, &r, &err)) /* node and client inside 40h of 240h */
         fail_msg("%s", err.msg);
     assert_true(r.changed && r.restart_nodes && r.reload_clients);
     const char *sans[] = {"db-2.example"};
@@ -216,6 +218,128 @@ static void test_manager_init_issue_rotate(void **state)
     free(dir);
 }
 
+/* ---- the Secrets store's encoding ---- */
+
+static void test_secret_names(void **state)
+{
+    (void)state;
+    char n[SECRET_NAME_MAX];
+    assert_true(kjoin_certs__secret_name("crdb", "ca", n));
+    assert_string_equal(n, "crdb-ca-secret");
+    assert_true(kjoin_certs__secret_name("crdb", "node", n));
+    assert_string_equal(n, "crdb-node-secret");
+    assert_true(kjoin_certs__secret_name("crdb", "client.root", n));
+    assert_string_equal(n, "crdb-client-secret");
+    assert_true(kjoin_certs__secret_name("crdb", "client.alice", n));
+    assert_string_equal(n, "crdb-client-alice-secret");
+    assert_true(kjoin_certs__secret_name("crdb", "node.db-2", n));
+    assert_string_equal(n, "crdb-node-db-2-secret");
+    /* Not a Secret name: capitals, '_', an unknown entry. */
+    assert_false(kjoin_certs__secret_name("crdb", "client.Alice", n));
+    assert_false(kjoin_certs__secret_name("crdb", "client.a_b", n));
+    assert_false(kjoin_certs__secret_name("crdb", "state", n));
+    assert_true(kjoin_certs__secret_prefix_valid("cockroachdb"));
+    assert_false(kjoin_certs__secret_prefix_valid("Crdb"));
+    assert_false(kjoin_certs__secret_prefix_valid("a.b"));
+    assert_false(kjoin_certs__secret_prefix_valid("-a"));
+    assert_false(kjoin_certs__secret_prefix_valid(""));
+}
+
+static const char good_secret[] =
+    "{\"kind\":\"Secret\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"crdb-node-secret\",\"resourceVersion\":\"42\","
+    "\"labels\":{\"app.kubernetes.io/managed-by\":\"kjoin\",\"team\":\"db\"},"
+    "\"annotations\":{\"managed-by\":\"kjoin\",\"note\":\"theirs\"}},"
+    "\"type\":\"kubernetes.io/tls\",\"data\":{\"tls.crt\":\"aGVsbG8=\",\"other\":\"eA==\"}}";
+
+static void test_secret_parse(void **state)
+{
+    (void)state;
+    certs_secret s;
+    kjoin_err err;
+    if (kjoin_certs__secret_parse(good_secret, strlen(good_secret), &s, &err))
+        fail_msg("%s", err.msg);
+    assert_string_equal(s.name, "crdb-node-secret");
+    assert_string_equal(s.rv, "42");
+    assert_string_equal(s.type, "kubernetes.io/tls");
+    assert_true(s.ours);
+    assert_non_null(s.data[SECRET_TLS_CRT]);
+    assert_memory_equal(s.data[SECRET_TLS_CRT], "hello", 5);
+    assert_null(s.data[SECRET_CA_CRT]);
+    assert_string_equal(kjoin_certs__secret_annotation(&s, "note"), "theirs");
+    assert_null(kjoin_certs__secret_annotation(&s, "missing"));
+    kjoin_certs__secret_release(&s);
+}
+
+static void test_secret_parse_rejections(void **state)
+{
+    (void)state;
+    const struct {
+        const char *json, *msg;
+    } bad[] = {
+        {"{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}", "not a Secret"},
+        {"{\"kind\":\"Secret\",\"metadata\":{\"name\":\"a\"}}", "resourceVersion is missing"},
+        {"{\"kind\":\"Secret\",\"metadata\":{\"name\":\"A/b\",\"resourceVersion\":\"1\"}}", "metadata.name"},
+        {"{\"kind\":\"Secret\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"},\"data\":{\"ca.crt\":\"!!\"}}",
+         "data[ca.crt] is not base64"},
+        {"{\"kind\":\"Secret\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"},\"data\":{\"tls.key\":7}}",
+         "not a string"},
+        {"{\"kind\":\"Secret\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}} {}", "not one JSON object"},
+        {"[]", "not one JSON object"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        certs_secret s;
+        kjoin_err err = {0};
+        assert_int_equal(kjoin_certs__secret_parse(bad[i].json, strlen(bad[i].json), &s, &err), KJOIN_E_TRUST);
+        if (!strstr(err.msg, bad[i].msg))
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, bad[i].msg);
+    }
+}
+
+/* A write keeps what others put on the Secret, replaces kjoin's own, and
+ * its signature equals that of the same Secret read back: no write when
+ * nothing changed, a write when anything kjoin owns did. */
+static void test_secret_write_and_signature(void **state)
+{
+    (void)state;
+    certs_secret old;
+    kjoin_err err;
+    if (kjoin_certs__secret_parse(good_secret, strlen(good_secret), &old, &err))
+        fail_msg("%s", err.msg);
+    json_object *obj = kjoin_certs__secret_new(&old, "db", "crdb-node-secret", "crdb", "kubernetes.io/tls");
+    assert_true(kjoin_certs__secret_put_data(obj, SECRET_TLS_CRT, "new", 3));
+    kjoin_certs__secret_annotate(obj, "needsRegeneration", "False");
+    json_object *meta = json_object_object_get(obj, "metadata");
+    assert_string_equal(json_object_get_string(json_object_object_get(meta, "resourceVersion")), "42");
+    json_object *labels = json_object_object_get(meta, "labels"), *ann = json_object_object_get(meta, "annotations");
+    assert_string_equal(json_object_get_string(json_object_object_get(labels, "team")), "db");
+    assert_string_equal(json_object_get_string(json_object_object_get(labels, "app.kubernetes.io/part-of")), "crdb");
+    assert_string_equal(json_object_get_string(json_object_object_get(ann, "note")), "theirs");
+    assert_null(json_object_object_get(ann, "managed-by")); /* kjoin's own are rewritten, not carried */
+    unsigned char built[32];
+    kjoin_certs__secret_sig(obj, built);
+    assert_memory_not_equal(built, old.sig, 32);
+    /* Read back as the API would return it: same signature. */
+    json_object_object_add(obj, "kind", json_object_new_string("Secret"));
+    const char *text = json_object_to_json_string(obj);
+    certs_secret back;
+    if (kjoin_certs__secret_parse(text, strlen(text), &back, &err))
+        fail_msg("%s", err.msg);
+    assert_memory_equal(built, back.sig, 32);
+    /* The data fingerprint follows the data, and tells absent from empty. */
+    char a[80], b[80];
+    kjoin_certs__data_fingerprint(&back, a);
+    kjoin_certs__data_fingerprint(&old, b);
+    assert_string_not_equal(a, b);
+    char *saved = back.data[SECRET_CA_CRT];
+    back.data[SECRET_CA_CRT] = (char *)"";
+    kjoin_certs__data_fingerprint(&back, b);
+    assert_string_not_equal(a, b);
+    back.data[SECRET_CA_CRT] = saved;
+    kjoin_certs__secret_release(&back);
+    kjoin_certs__secret_release(&old);
+    kjoin_certs__json_free(obj);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +350,10 @@ int main(void)
         cmocka_unit_test(test_state_round_trip),
         cmocka_unit_test(test_state_rejections_name_the_field),
         cmocka_unit_test(test_manager_init_issue_rotate),
+        cmocka_unit_test(test_secret_names),
+        cmocka_unit_test(test_secret_parse),
+        cmocka_unit_test(test_secret_parse_rejections),
+        cmocka_unit_test(test_secret_write_and_signature),
     };
     return cmocka_run_group_tests_name("certs", tests, NULL, NULL);
 }
