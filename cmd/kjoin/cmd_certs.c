@@ -20,7 +20,7 @@ enum {
     OPT_DIR, OPT_NOW, OPT_OUTPUT, OPT_DRY_RUN, OPT_CA_CERT, OPT_CA_KEY, OPT_CA_DUR, OPT_NODE_DUR, OPT_CLIENT_DUR,
     OPT_CA_WIN, OPT_NODE_WIN, OPT_CLIENT_WIN, OPT_MIN, OPT_KEY_TYPE, OPT_USER, OPT_NAME, OPT_SAN, OPT_GROUP,
     OPT_NAMESPACE, OPT_PREFIX, OPT_STORE, OPT_KUBECONFIG, OPT_CONTEXT, OPT_TIMEOUT, OPT_VERBOSE, OPT_CA_SECRET,
-    OPT_ONLY,
+    OPT_ONLY, OPT_JOB, OPT_IMAGE, OPT_CRONJOB_API, OPT_ROTATED_EXIT,
 };
 
 static const cli_opt certs_opts[] = {
@@ -52,6 +52,10 @@ static const cli_opt certs_opts[] = {
     {OPT_VERBOSE, "v", 'v', true, "LEVEL", "secrets: log verbosity, 4 each request"},
     {OPT_CA_SECRET, "ca-secret", 0, true, "NAME", "secrets: use the CA in this Secret (ca.crt, ca.key); never written"},
     {OPT_ONLY, "only", 0, true, "WHAT", "rotate only ca or leaves (the RFC's two CronJobs); default both"},
+    {OPT_JOB, "job", 0, false, NULL, "print the RBAC, Job and CronJobs that run the Secrets store"},
+    {OPT_IMAGE, "image", 0, true, "IMAGE", "the container image with kjoin, for --job"},
+    {OPT_CRONJOB_API, "cronjob-api", 0, true, "VERSION", "batch/v1 (default) or batch/v1beta1 (Kubernetes < 1.21)"},
+    {OPT_ROTATED_EXIT, "rotated-exit-code", 0, true, "N", "exit code when something was rotated (default 10)"},
 };
 
 #define N_OPTS (sizeof(certs_opts) / sizeof(certs_opts[0]))
@@ -82,15 +86,17 @@ static const certs_verb certs_verbs[N_VERBS] = {
      COMMON | BIT(OPT_USER) | BIT(OPT_GROUP)},
     {"rotate", "kjoin certs rotate --dir DIR | --store secrets [--only ca|leaves] [--dry-run]",
      "Renew what is due (the cron job): exit 0 when nothing was due, 10 when rotated.",
-     COMMON | BIT(OPT_DRY_RUN) | BIT(OPT_ONLY)},
+     COMMON | BIT(OPT_DRY_RUN) | BIT(OPT_ONLY) | BIT(OPT_ROTATED_EXIT)},
     {"adopt-ca", "kjoin certs adopt-ca --dir DIR --ca-cert FILE --ca-key FILE",
      "Adopt a new CA explicitly; the certificates are reissued under it on the next rotate.",
      BIT(OPT_DIR) | BIT(OPT_NOW) | BIT(OPT_OUTPUT) | BIT(OPT_CA_CERT) | BIT(OPT_CA_KEY)},
     {"check-expiration", "kjoin certs check-expiration --dir DIR [-o json]",
      "Show each certificate's expiry and whether its rotation is due, as kubeadm does.", COMMON},
-    {"manifests", "kjoin certs manifests --dir DIR [--namespace NS] [--prefix NAME]",
-     "Print the certificates as Kubernetes Secret manifests (they hold private keys).",
-     BIT(OPT_DIR) | BIT(OPT_OUTPUT) | BIT(OPT_NAMESPACE) | BIT(OPT_PREFIX)},
+    {"manifests", "kjoin certs manifests --dir DIR | --job --image IMAGE [--namespace NS] [--prefix NAME] [durations]",
+     "Print the certificates as Secret manifests, or (--job) the RBAC, Job and CronJobs of the Secrets store.",
+     BIT(OPT_DIR) | BIT(OPT_OUTPUT) | BIT(OPT_NAMESPACE) | BIT(OPT_PREFIX) | BIT(OPT_JOB) | BIT(OPT_IMAGE) |
+         BIT(OPT_CRONJOB_API) | BIT(OPT_CA_SECRET) | BIT(OPT_CA_DUR) | BIT(OPT_NODE_DUR) | BIT(OPT_CLIENT_DUR) |
+         BIT(OPT_CA_WIN) | BIT(OPT_NODE_WIN) | BIT(OPT_CLIENT_WIN) | BIT(OPT_MIN) | BIT(OPT_KEY_TYPE)},
 };
 
 /* The cli_verb of v: its usage, summary and only the flags it takes. */
@@ -109,7 +115,9 @@ typedef struct certs_args {
     int64_t now, timeout_ms;
     long verbosity;
     cli_format format;
-    bool dry_run;
+    bool dry_run, job;
+    const char *image, *cronjob_api;
+    long rotated_exit;
     kjoin_certs_scope scope;
     kjoin_certs_settings s;
     const char *sans[MAX_LIST], *groups[MAX_LIST];
@@ -177,6 +185,10 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_TIMEOUT: return cli_flag_err("--timeout", kjoin_duration_parse(arg, &a->timeout_ms, err), err);
     case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
     case OPT_CA_SECRET: a->ca_secret = arg; break;
+    case OPT_JOB: a->job = true; break;
+    case OPT_IMAGE: a->image = arg; break;
+    case OPT_CRONJOB_API: a->cronjob_api = arg; break;
+    case OPT_ROTATED_EXIT: return cli_parse_long("--rotated-exit-code", arg, 0, 125, &a->rotated_exit, err);
     case OPT_ONLY:
         if (strcmp(arg, "ca") && strcmp(arg, "leaves"))
             return kjoin_err_set(err, KJOIN_E_USAGE, "--only takes ca or leaves, not \"%.40s\"", arg);
@@ -211,7 +223,7 @@ static int print_report(const certs_args *a, const kjoin_certs_report *r, bool r
         if (a->dry_run && r->changed)
             printf("[certs] dry run: nothing was written\n");
     }
-    return rotate && r->changed && !a->dry_run ? EXIT_ROTATED : 0;
+    return rotate && r->changed && !a->dry_run ? (int)a->rotated_exit : 0;
 }
 
 /* kubeadm's residual-time format: 45s, 12m, 5h, 300d, 9y; <invalid> once past. */
@@ -328,7 +340,8 @@ static kjoin_code open_store(const certs_args *a, bool secrets_ok, kjoin_certs_s
 int cmd_certs(int argc, char **argv)
 {
     certs_args a = {.format = cli_format_from_argv(argc, argv), .now = (int64_t)time(NULL),
-                    .s = kjoin_certs_defaults(), .ns = "default", .prefix = "kjoin"};
+                    .s = kjoin_certs_defaults(), .ns = "default", .prefix = "kjoin",
+                    .rotated_exit = EXIT_ROTATED};
     kjoin_err err = {0};
     /* "issue node" and "issue client" are two words: read them as one. */
     char issue[16];
@@ -383,8 +396,26 @@ int cmd_certs(int argc, char **argv)
         int code = check_expiration(&a, &st, &err);
         kjoin_kubeapi_free(st.api);
         return code;
+    } else if (a.job) {
+        kjoin_certs_job_opts o = {.ns = a.ns, .prefix = a.prefix, .image = a.image, .ca_secret = a.ca_secret,
+                                  .cronjob_api = a.cronjob_api, .settings = a.s};
+        char *yaml = NULL;
+        if (a.dir)
+            rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--job prints the objects of the Secrets store: it takes no --dir");
+        else if (!a.image)
+            rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--job needs --image");
+        else
+            rc = kjoin_certs_job_manifests(&o, &yaml, &err);
+        if (rc)
+            return cli_fail(a.format, &err);
+        fputs(yaml, stdout);
+        free(yaml);
+        return 0;
     } else if (!a.dir) {
-        kjoin_err_set(&err, KJOIN_E_USAGE, "--dir is required");
+        kjoin_err_set(&err, KJOIN_E_USAGE, "--dir is required (or --job)");
+        return cli_fail(a.format, &err);
+    } else if (a.image || a.cronjob_api || a.ca_secret) {
+        kjoin_err_set(&err, KJOIN_E_USAGE, "--image, --cronjob-api and --ca-secret belong to --job");
         return cli_fail(a.format, &err);
     } else {
         char *json = NULL;

@@ -123,6 +123,25 @@ typedef struct kjoin_certs_status {
 kjoin_code kjoin_certs_check(const kjoin_certs_store *st, int64_t now, kjoin_certs_status *out, size_t cap, size_t *n,
                              kjoin_err *err);
 
+/* The RFC's objects for the Secrets store, as YAML for kubectl apply or a
+ * chart: ServiceAccount, Role and RoleBinding (Helm pre-install hooks,
+ * weights 1-3), the Job running init (weight 4, deleted once done), and the
+ * rotation CronJobs (leaves; and the CA unless ca_secret). */
+typedef struct kjoin_certs_job_opts {
+    const char *ns, *prefix, *image;
+    const char *ca_secret;          /* a CA Secret the user provides, or NULL */
+    const char *cronjob_api;        /* "batch/v1" (NULL) or "batch/v1beta1" */
+    kjoin_certs_settings settings;  /* checked by the RFC's rules first */
+} kjoin_certs_job_opts;
+kjoin_code kjoin_certs_job_manifests(const kjoin_certs_job_opts *o, char **yaml, kjoin_err *err);
+
+/* A cron schedule that runs at least every period seconds (at minute and
+ * hour where the interval allows), and the interval it really gives.
+ * Errors: KJOIN_E_USAGE (under a minute). */
+#define KJOIN_CERTS_CRON_MAX 32
+kjoin_code kjoin_certs_schedule(int64_t period, int minute, int hour, char out[KJOIN_CERTS_CRON_MAX],
+                                int64_t *interval, kjoin_err *err);
+
 /* Kubernetes Secret manifests as a JSON List (newly-allocated). */
 kjoin_code kjoin_certs_manifests(const char *dir, const char *ns, const char *prefix, char **out, kjoin_err *err);
 

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 
+#include <json-c/json.h>
 #include <yaml.h>
 
 #include <kjoin/err.h>
@@ -61,5 +62,10 @@ yaml_node_t *kjoin_yaml__item(kjoin_yaml *y, yaml_node_t *seq, size_t i);
 /* 1-based line and column of a node, for messages. */
 #define KJOIN_YAML_LINE(n) ((n)->start_mark.line + 1)
 #define KJOIN_YAML_COL(n) ((n)->start_mark.column + 1)
+
+/* The JSON trees as a stream of YAML documents ("---" each); strings YAML
+ * would read as something else are quoted. Newly-allocated; NULL when out
+ * of memory. */
+char *kjoin_yaml__from_json(json_object *const *docs, size_t n);
 
 #endif

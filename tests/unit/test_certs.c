@@ -340,6 +340,68 @@ static void test_secret_write_and_signature(void **state)
     kjoin_certs__json_free(obj);
 }
 
+/* Cron repeats only at intervals that divide its fields: the ladder picks
+ * the longest not longer than the period, never a month step. */
+static void test_schedule_ladder(void **state)
+{
+    (void)state;
+    const struct {
+        int64_t period;
+        const char *cron;
+        int64_t interval;
+    } cases[] = {
+        {(87600 - 17520) * H, "0 3 1 * *", 744 * H}, /* the self-signer's 0 0 1 (every 11th month) case */
+        {8592 * H, "0 3 1 * *", 744 * H},
+        {744 * H, "0 3 1 * *", 744 * H},
+        {743 * H, "0 3 * * 0", 168 * H},
+        {30 * H, "0 3 * * *", 24 * H},     /* the self-signer made 0 6 (every day) of 30h */
+        {23 * H, "0 */12 * * *", 12 * H},
+        {5 * H, "0 */4 * * *", 4 * H},
+        {H, "0 */1 * * *", H},
+        {59 * 60, "*/30 * * * *", 30 * 60},
+        {60, "*/1 * * * *", 60},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char cron[KJOIN_CERTS_CRON_MAX];
+        int64_t interval = 0;
+        kjoin_err err;
+        if (kjoin_certs_schedule(cases[i].period, 0, 3, cron, &interval, &err))
+            fail_msg("case %zu: %s", i, err.msg);
+        assert_string_equal(cron, cases[i].cron);
+        assert_int_equal(interval, cases[i].interval);
+        assert_true(interval <= cases[i].period);
+    }
+    char cron[KJOIN_CERTS_CRON_MAX];
+    int64_t interval;
+    kjoin_err err;
+    assert_int_equal(kjoin_certs_schedule(59, 0, 3, cron, &interval, &err), KJOIN_E_USAGE);
+}
+
+/* The Job's manifests refuse what would not work, before printing anything. */
+static void test_job_manifests_refusals(void **state)
+{
+    (void)state;
+    char *yaml = NULL;
+    kjoin_err err;
+    kjoin_certs_job_opts o = {.ns = "db", .prefix = "crdb", .image = "k:1", .settings = kjoin_certs_defaults()};
+    if (kjoin_certs_job_manifests(&o, &yaml, &err))
+        fail_msg("%s", err.msg);
+    assert_non_null(strstr(yaml, "helm.sh/hook-weight: \"4\""));
+    assert_non_null(strstr(yaml, "--minimum-duration\"\n        - \"744h0m0s\""));
+    assert_null(strstr(yaml, "*/11"));
+    free(yaml);
+    kjoin_certs_job_opts bad = o;
+    bad.image = "";
+    assert_int_equal(kjoin_certs_job_manifests(&bad, &yaml, &err), KJOIN_E_USAGE);
+    bad = o, bad.ns = "Bad";
+    assert_int_equal(kjoin_certs_job_manifests(&bad, &yaml, &err), KJOIN_E_USAGE);
+    bad = o, bad.cronjob_api = "batch/v2";
+    assert_int_equal(kjoin_certs_job_manifests(&bad, &yaml, &err), KJOIN_E_USAGE);
+    bad = o, bad.settings.ca_window = 10 * H; /* shorter than the minimum */
+    assert_int_equal(kjoin_certs_job_manifests(&bad, &yaml, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "the CA expiry window"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +416,8 @@ int main(void)
         cmocka_unit_test(test_secret_parse),
         cmocka_unit_test(test_secret_parse_rejections),
         cmocka_unit_test(test_secret_write_and_signature),
+        cmocka_unit_test(test_schedule_ladder),
+        cmocka_unit_test(test_job_manifests_refusals),
     };
     return cmocka_run_group_tests_name("certs", tests, NULL, NULL);
 }
