@@ -79,7 +79,7 @@ static json_object *object(const char *api, const char *kind, const char *name, 
     json_object_object_add(meta, "labels", labels);
     if (weight > 0) {
         json_object *ann = json_object_new_object();
-        char w[8];
+        char w[16];
         snprintf(w, sizeof(w), "%d", weight);
         put(ann, "helm.sh/hook", "pre-install,pre-upgrade");
         put(ann, "helm.sh/hook-weight", w);

@@ -10,38 +10,6 @@
 
 #include "../yamldoc/yamldoc.h"
 
-/* Output buffer for the emitter. It will hold a token, so every copy left
- * behind by growth is wiped. */
-typedef struct sink {
-    char *buf;
-    size_t len, cap;
-    bool failed;
-} sink;
-
-static int sink_write(void *data, unsigned char *bytes, size_t n)
-{
-    sink *s = data;
-    if (s->len + n + 1 > s->cap) {
-        size_t cap = (s->len + n + 1) * 2;
-        char *bigger = malloc(cap);
-        if (!bigger) {
-            s->failed = true;
-            return 0;
-        }
-        if (s->len) {
-            memcpy(bigger, s->buf, s->len);
-            OPENSSL_cleanse(s->buf, s->len);
-        }
-        free(s->buf);
-        s->buf = bigger;
-        s->cap = cap;
-    }
-    memcpy(s->buf + s->len, bytes, n);
-    s->len += n;
-    s->buf[s->len] = '\0';
-    return 1;
-}
-
 /* Plain scalars that a YAML 1.1 reader would take for a non-string get quotes. */
 static bool needs_quotes(const char *v)
 {
@@ -121,12 +89,12 @@ static bool raw(yaml_emitter_t *e, const char *v, yaml_scalar_style_t style)
            yaml_emitter_emit(e, &ev);
 }
 
-static bool begin(yaml_emitter_t *e, sink *s)
+static bool begin(yaml_emitter_t *e, kjoin_yaml_sink *s)
 {
     yaml_event_t ev;
     if (!yaml_emitter_initialize(e))
         return false;
-    yaml_emitter_set_output(e, sink_write, s);
+    yaml_emitter_set_output(e, kjoin_yaml__sink_write, s);
     yaml_emitter_set_width(e, -1);
     yaml_emitter_set_unicode(e, 1);
     return yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(e, &ev) &&
@@ -135,7 +103,7 @@ static bool begin(yaml_emitter_t *e, sink *s)
 
 /* Ends the document and hands the bytes over; the emitter's own buffers,
  * which held them too, are wiped before they are freed. */
-static kjoin_code finish(yaml_emitter_t *e, sink *s, bool ok, char **out, size_t *out_len, kjoin_err *err)
+static kjoin_code finish(yaml_emitter_t *e, kjoin_yaml_sink *s, bool ok, char **out, size_t *out_len, kjoin_err *err)
 {
     yaml_event_t ev;
     ok = ok && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(e, &ev) &&
@@ -160,7 +128,7 @@ static kjoin_code finish(yaml_emitter_t *e, sink *s, bool ok, char **out, size_t
 /* A kubeconfig's opening: the document, apiVersion, and its one cluster
  * (without certificate-authority-data when ca_b64 is empty: kubelet and
  * kubectl then use the system roots). */
-static bool open_config(yaml_emitter_t *e, sink *s, const char *cluster, const char *ca_b64, const char *server)
+static bool open_config(yaml_emitter_t *e, kjoin_yaml_sink *s, const char *cluster, const char *ca_b64, const char *server)
 {
     const char *kv[] = {"certificate-authority-data", ca_b64, "server", server};
     size_t skip = *ca_b64 ? 0 : 2;
@@ -186,7 +154,7 @@ kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, ch
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     snprintf(context, ctx_len, "%s@%s", user, cluster);
 
-    sink s = {0};
+    kjoin_yaml_sink s = {0};
     yaml_emitter_t e;
     const char *context_kv[] = {"cluster", cluster, "user", user};
     const char *token_kv[] = {"token", cfg->token};
@@ -205,7 +173,7 @@ kjoin_code kjoin_kubeconfig_emit_cluster_info(const char *server, const char *ca
     KJOIN_AUTO_FREE char *ca_b64 = kjoin_b64_encode(ca_pem, ca_len, false);
     if (!ca_b64)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    sink s = {0};
+    kjoin_yaml_sink s = {0};
     yaml_emitter_t e;
     bool ok = open_config(&e, &s, "", ca_b64, server) && scalar(&e, "contexts") &&
               raw(&e, "null", YAML_PLAIN_SCALAR_STYLE) && scalar(&e, "current-context") &&
@@ -220,7 +188,7 @@ kjoin_code kjoin_kubeconfig_emit_kubelet(const char *server, const char *ca_pem,
     KJOIN_AUTO_FREE char *ca_b64 = kjoin_b64_encode(ca_pem, ca_len, false);
     if (!ca_b64)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    sink s = {0};
+    kjoin_yaml_sink s = {0};
     yaml_emitter_t e;
     const char *context_kv[] = {"cluster", "default-cluster", "namespace", "default", "user", "default-auth"};
     const char *user_kv[] = {"client-certificate", pem_path, "client-key", pem_path};

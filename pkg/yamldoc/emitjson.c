@@ -1,33 +1,35 @@
-/* JSON trees written as YAML documents by libyaml's emitter: manifests are
+/* The emitters' output buffer, and JSON trees written as YAML documents by libyaml's emitter: manifests are
  * built as json-c objects and printed in the form charts and kubectl read. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/crypto.h>
+
 #include "yamldoc.h"
 
-typedef struct text {
-    char *buf;
-    size_t len, cap;
-    bool failed;
-} text;
-
-static int text_write(void *data, unsigned char *bytes, size_t n)
+int kjoin_yaml__sink_write(void *data, unsigned char *bytes, size_t n)
 {
-    text *t = data;
-    if (t->len + n + 1 > t->cap) {
-        size_t cap = (t->len + n + 1) * 2;
-        char *bigger = realloc(t->buf, cap);
+    kjoin_yaml_sink *s = data;
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = (s->len + n + 1) * 2;
+        char *bigger = malloc(cap);
         if (!bigger) {
-            t->failed = true;
+            s->failed = true;
             return 0;
         }
-        t->buf = bigger, t->cap = cap;
+        if (s->len) {
+            memcpy(bigger, s->buf, s->len);
+            OPENSSL_cleanse(s->buf, s->len);
+        }
+        free(s->buf);
+        s->buf = bigger;
+        s->cap = cap;
     }
-    memcpy(t->buf + t->len, bytes, n);
-    t->len += n;
-    t->buf[t->len] = '\0';
+    memcpy(s->buf + s->len, bytes, n);
+    s->len += n;
+    s->buf[s->len] = '\0';
     return 1;
 }
 
@@ -82,10 +84,10 @@ char *kjoin_yaml__from_json(json_object *const *docs, size_t n)
 {
     yaml_emitter_t e;
     yaml_event_t ev;
-    text t = {0};
+    kjoin_yaml_sink t = {0};
     if (!yaml_emitter_initialize(&e))
         return NULL;
-    yaml_emitter_set_output(&e, text_write, &t);
+    yaml_emitter_set_output(&e, kjoin_yaml__sink_write, &t);
     yaml_emitter_set_width(&e, -1);
     bool ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&e, &ev);
     for (size_t i = 0; ok && i < n; i++)

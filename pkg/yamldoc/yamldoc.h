@@ -63,6 +63,16 @@ yaml_node_t *kjoin_yaml__item(kjoin_yaml *y, yaml_node_t *seq, size_t i);
 #define KJOIN_YAML_LINE(n) ((n)->start_mark.line + 1)
 #define KJOIN_YAML_COL(n) ((n)->start_mark.column + 1)
 
+/* Output buffer for libyaml's emitter (yaml_emitter_set_output with
+ * kjoin_yaml__sink_write). It may hold a token: every copy left behind by
+ * growth is wiped. */
+typedef struct kjoin_yaml_sink {
+    char *buf;
+    size_t len, cap;
+    bool failed;
+} kjoin_yaml_sink;
+int kjoin_yaml__sink_write(void *data, unsigned char *bytes, size_t n);
+
 /* The JSON trees as a stream of YAML documents ("---" each); strings YAML
  * would read as something else are quoted. Newly-allocated; NULL when out
  * of memory. */
