@@ -422,8 +422,7 @@ int cmd_certs(int argc, char **argv)
         if ((rc = kjoin_certs_manifests(a.dir, a.ns, a.prefix, &json, &err)))
             return cli_fail(a.format, &err);
         puts(json);
-        OPENSSL_cleanse(json, strlen(json)); /* it holds private keys */
-        free(json);
+        kjoin_free_wiped_str(json); /* it holds private keys */
         return 0;
     }
     kjoin_kubeapi_free(st.api);

@@ -117,8 +117,7 @@ typedef struct join_args {
 static const char *take_secret(join_args *a, int slot, const char *arg)
 {
     if (a->secrets[slot]) {
-        OPENSSL_cleanse(a->secrets[slot], strlen(a->secrets[slot]));
-        free(a->secrets[slot]);
+        kjoin_free_wiped_str(a->secrets[slot]);
     }
     a->secrets[slot] = strdup(arg);
     cli_scrub_secret((char *)arg);
@@ -239,9 +238,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     kjoin_code rc = kjoin_file_read(a->config, KJOIN_KUBECONFIG_MAX, &text, &len, err);
     if (!rc && (rc = kjoin_join_config_parse(text, len, cfg, &inner)))
         kjoin_err_set(err, rc, "%s: %s", a->config, inner.msg);
-    if (text)
-        OPENSSL_cleanse(text, len);
-    free(text);
+    kjoin_free_wiped(text, len);
     if (rc)
         return rc;
     for (size_t i = 0; a->verbosity >= 0 && i < cfg->n_notes; i++)
@@ -356,9 +353,7 @@ int cmd_join(int argc, char **argv)
     kjoin_join_config_release(&cfg);
     kjoin_pinset_free(a.pins);
     for (size_t i = 0; i < 3; i++) {
-        if (a.secrets[i])
-            OPENSSL_cleanse(a.secrets[i], strlen(a.secrets[i]));
-        free(a.secrets[i]);
+        kjoin_free_wiped_str(a.secrets[i]);
     }
     if (rc)
         cli_name_fields(err.msg, sizeof(err.msg), err.msg, logs.names, logs.n_names);

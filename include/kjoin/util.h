@@ -22,6 +22,11 @@ static inline void kjoin_freep(void *p) { free(*(void **)p); }
         kjoin_take_tmp_;                       \
     })
 
+/* Wipes len bytes at p (which may hold a secret), then frees p; NULL is
+ * nothing to do. The _str form wipes a NUL-terminated string. */
+void kjoin_free_wiped(void *p, size_t len);
+void kjoin_free_wiped_str(char *s);
+
 /* Base64 (RFC 4648). url selects the URL-safe alphabet without padding;
  * otherwise the standard alphabet with padding. Returns a newly-allocated
  * NUL-terminated string, or NULL when out of memory. */

@@ -161,8 +161,7 @@ static bool read_pair(const char *path, X509 **cert, STACK_OF(X509) **chain, EVP
         return false;
     STACK_OF(X509) *all = kjoin_certs__parse_certs(pem, len);
     *key = kjoin_certs__parse_key(pem, len);
-    OPENSSL_cleanse(pem, len);
-    free(pem);
+    kjoin_free_wiped(pem, len);
     if (all && sk_X509_num(all) > 0)
         *cert = sk_X509_shift(all);
     *chain = all;
@@ -220,8 +219,7 @@ static kjoin_code load_or_make_key(run *r, bool fresh, kjoin_err *err)
     if (!fresh && lstat(r->key_tmp, &st) == 0 && S_ISREG(st.st_mode) &&
         kjoin_file_read(r->key_tmp, MAX_PEM, &pem, &len, NULL) == KJOIN_OK) {
         r->key = kjoin_certs__parse_key(pem, len);
-        OPENSSL_cleanse(pem, len);
-        free(pem);
+        kjoin_free_wiped(pem, len);
         if (r->key) {
             logf_(r, 1, "[kubelet-start] Using the key of a pending request (%s)", r->key_tmp);
             return KJOIN_OK;
@@ -232,8 +230,7 @@ static kjoin_code load_or_make_key(run *r, bool fresh, kjoin_err *err)
     if (!(pem = kjoin_certs__pem_key(r->key)))
         return kjoin_err_set(err, KJOIN_E_OTHER, "cannot encode the key");
     kjoin_code rc = kjoin_file_write_mode(r->key_tmp, pem, strlen(pem), 0600, true, NULL, err);
-    OPENSSL_cleanse(pem, strlen(pem));
-    free(pem);
+    kjoin_free_wiped_str(pem);
     return rc;
 }
 
@@ -375,12 +372,8 @@ static kjoin_code write_node_files(run *r, const char *cert_pem, size_t cert_len
     }
     if (!rc)
         unlink(r->key_tmp); /* the request is done */
-    if (key)
-        OPENSSL_cleanse(key, key_len);
-    if (pair)
-        OPENSSL_cleanse(pair, pair_len);
-    free(key);
-    free(pair);
+    kjoin_free_wiped(key, key_len);
+    kjoin_free_wiped(pair, pair_len);
     free(kubeconfig);
     if (!rc) {
         snprintf(out->cert_path, sizeof(out->cert_path), "%s", pem_path);

@@ -397,8 +397,7 @@ static kjoin_code user_ca(pki *p, entry *ca, const char *crt, const char *key, k
     if ((rc = check_key_file(p, key, err)) || (rc = kjoin_file_read(key, 1024 * 1024, &pem, &len, err)))
         return rc;
     ca->key = kjoin_certs__parse_key(pem, len);
-    OPENSSL_cleanse(pem, len);
-    free(pem);
+    kjoin_free_wiped(pem, len);
     if (!ca->certs || X509_check_ca(kjoin_certs__first(ca)) < 1)
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s holds no CA certificate", crt);
     if (!ca->key || X509_check_private_key(kjoin_certs__first(ca), ca->key) != 1)

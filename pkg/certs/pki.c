@@ -113,8 +113,7 @@ static kjoin_code load_files(pki *p, entry *e, kjoin_err *err)
     if ((rc = kjoin_store__read(&p->store, key, true, &pem, &len, err)))
         return rc;
     e->key = kjoin_certs__parse_key(pem, len);
-    OPENSSL_cleanse(pem, len);
-    free(pem);
+    kjoin_free_wiped(pem, len);
     if (!e->key || X509_check_private_key(kjoin_certs__first(e), e->key) != 1)
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s does not hold the key of %s", p->store.path, key, crt);
     kjoin_certs__fingerprint(kjoin_certs__first(e), fp);

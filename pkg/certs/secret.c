@@ -164,9 +164,7 @@ void kjoin_certs__json_free(json_object *o)
 void kjoin_certs__secret_release(certs_secret *s)
 {
     for (int k = 0; k < SECRET_N_KEYS; k++) {
-        if (s->data[k])
-            OPENSSL_cleanse(s->data[k], s->len[k]);
-        free(s->data[k]);
+        kjoin_free_wiped(s->data[k], s->len[k]);
     }
     if (s->obj)
         wipe_json_strings(s->obj);
@@ -302,7 +300,6 @@ bool kjoin_certs__secret_put_data(json_object *secret, secret_key k, const char 
     if (!b64)
         return false;
     put_str(child(secret, "data"), data_keys[k], b64);
-    OPENSSL_cleanse(b64, strlen(b64));
-    free(b64);
+    kjoin_free_wiped_str(b64);
     return true;
 }

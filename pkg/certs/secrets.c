@@ -415,8 +415,7 @@ json_object *kjoin_certs__entry_secret(pki *p, size_t i, const char *ns, const c
     kjoin_certs__data_fingerprint(&view, fp);
     for (int k = 0; k < SECRET_N_KEYS; k++)
         if (view.data[k]) {
-            OPENSSL_cleanse(view.data[k], view.len[k]);
-            free(view.data[k]);
+            kjoin_free_wiped(view.data[k], view.len[k]);
         }
     kjoin_certs__secret_annotate(obj, A_MANAGED, "kjoin");
     kjoin_certs__secret_annotate(obj, A_CREATED, e->created);

@@ -341,8 +341,7 @@ kjoin_code kjoin_store__read(kjoin_store *s, const char *name, bool secret, char
                 break;
             }
             memcpy(bigger, buf, got);
-            OPENSSL_cleanse(buf, got);
-            free(buf);
+            kjoin_free_wiped(buf, got);
             buf = bigger, cap *= 2;
         }
         ssize_t n = read(fd, buf + got, cap - got);
@@ -356,9 +355,7 @@ kjoin_code kjoin_store__read(kjoin_store *s, const char *name, bool secret, char
     }
     close(fd);
     if (rc) {
-        if (buf)
-            OPENSSL_cleanse(buf, got);
-        free(buf);
+        kjoin_free_wiped(buf, got);
         return rc;
     }
     buf[got] = '\0';

@@ -14,9 +14,7 @@ static const char *const supported[] = {"kubeadm.k8s.io/v1beta3", "kubeadm.k8s.i
 
 static void free_secret(char *s)
 {
-    if (s)
-        OPENSSL_cleanse(s, strlen(s));
-    free(s);
+    kjoin_free_wiped_str(s);
 }
 
 void kjoin_join_config_release(kjoin_join_config *c)

@@ -401,9 +401,7 @@ void kjoin_join_result_release(kjoin_join_result *r)
 {
     if (!r)
         return;
-    if (r->kubeconfig)
-        OPENSSL_cleanse(r->kubeconfig, r->kubeconfig_len);
-    free(r->kubeconfig);
+    kjoin_free_wiped(r->kubeconfig, r->kubeconfig_len);
     free(r->server);
     free(r->endpoint);
     kjoin_bundle_free(r->bundle);

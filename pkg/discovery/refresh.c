@@ -170,12 +170,8 @@ kjoin_code kjoin_refresh(const kjoin_refresh_opts *o, kjoin_refresh_result *out,
     else if (!rc)
         kjoin_logf(o->log, o->log_ctx, 0, "[refresh] The cluster's CA bundle is unchanged (%zu certificate(s))",
                    res.old_certs);
-    if (text)
-        OPENSSL_cleanse(text, len);
-    if (rewritten)
-        OPENSSL_cleanse(rewritten, new_len);
-    free(text);
-    free(rewritten);
+    kjoin_free_wiped(text, len);
+    kjoin_free_wiped(rewritten, new_len);
     free(url);
     free(b64);
     kjoin_kubeapi_config_release(&cur);

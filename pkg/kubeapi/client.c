@@ -69,8 +69,7 @@ void kjoin_kubeapi_response_release(kjoin_kubeapi_response *r)
     if (!r)
         return;
     if (r->body)
-        OPENSSL_cleanse(r->body, r->len); /* Secrets come back in bodies */
-    free(r->body);
+        kjoin_free_wiped(r->body, r->len); /* Secrets come back in bodies */
     memset(r, 0, sizeof(*r));
 }
 

@@ -16,9 +16,7 @@
 
 static void free_secret(char *p, size_t len)
 {
-    if (p)
-        OPENSSL_cleanse(p, len);
-    free(p);
+    kjoin_free_wiped(p, len);
 }
 
 void kjoin_kubeapi_config_release(kjoin_kubeapi_config *c)
@@ -257,8 +255,7 @@ kjoin_code kjoin_kubeapi_config_load(const char *path, const char *context, kjoi
         return kjoin_err_set(err, rc, "kubeconfig: %s", inner.msg);
     kjoin_kubeapi_config c;
     rc = kjoin_kubeapi_config_parse(text, len, dirname(dir), context, &c, &inner);
-    OPENSSL_cleanse(text, len);
-    free(text);
+    kjoin_free_wiped(text, len);
     if (rc)
         return kjoin_err_set(err, rc, "%s: %s", path, inner.msg);
     free(c.path);

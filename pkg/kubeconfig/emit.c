@@ -114,9 +114,7 @@ static kjoin_code finish(yaml_emitter_t *e, kjoin_yaml_sink *s, bool ok, char **
         OPENSSL_cleanse(e->raw_buffer.start, (size_t)(e->raw_buffer.end - e->raw_buffer.start));
     yaml_emitter_delete(e);
     if (!ok || s->failed) {
-        if (s->buf)
-            OPENSSL_cleanse(s->buf, s->len);
-        free(s->buf);
+        kjoin_free_wiped(s->buf, s->len);
         return kjoin_err_set(err, KJOIN_E_OTHER, "cannot emit the kubeconfig YAML");
     }
     *out = s->buf;

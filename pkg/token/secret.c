@@ -66,9 +66,7 @@ static bool add_data(json_object *data, const char *key, const char *value)
 {
     char *b64 = kjoin_b64_encode(value, strlen(value), false);
     json_object *s = b64 ? json_object_new_string(b64) : NULL;
-    if (b64)
-        OPENSSL_cleanse(b64, strlen(b64));
-    free(b64);
+    kjoin_free_wiped_str(b64);
     return s && json_object_object_add(data, key, s) == 0;
 }
 
@@ -121,9 +119,7 @@ void kjoin_token_list_release(kjoin_token_list *l)
 {
     if (!l)
         return;
-    if (l->items)
-        OPENSSL_cleanse(l->items, l->n * sizeof(*l->items));
-    free(l->items);
+    kjoin_free_wiped(l->items, l->n * sizeof(*l->items));
     free(l->warnings);
     memset(l, 0, sizeof(*l));
 }
@@ -154,8 +150,7 @@ static bool data_value(json_object *data, const char *key, char *buf, size_t cap
     bool ok = n < cap && memchr(raw, '\0', n) == NULL;
     if (ok)
         memcpy(buf, raw, n), buf[n] = '\0';
-    OPENSSL_cleanse(raw, n);
-    free(raw);
+    kjoin_free_wiped(raw, n);
     return ok;
 }
 

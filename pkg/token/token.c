@@ -60,8 +60,7 @@ kjoin_code kjoin_token_read_line(const char *path, char *out, size_t cap, kjoin_
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "token file %s: the first line is too long", path);
     else
         memcpy(out, start, n), out[n] = '\0';
-    OPENSSL_cleanse(buf, len);
-    free(buf);
+    kjoin_free_wiped(buf, len);
     return rc;
 }
 

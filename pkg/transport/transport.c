@@ -366,8 +366,7 @@ static kjoin_code set_request(CURL *curl, const kjoin_http_request *req, struct 
             return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
         snprintf(line, n, "Authorization: Bearer %s", req->bearer_token);
         bool ok = add_header(headers, line);
-        OPENSSL_cleanse(line, n);
-        free(line);
+        kjoin_free_wiped(line, n);
         if (!ok)
             return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     }

@@ -101,9 +101,7 @@ static bool same_content(const char *path, const void *data, size_t len)
     }
     close(fd);
     bool same = old && n == 0 && got == len && CRYPTO_memcmp(old, data, len) == 0;
-    if (old)
-        OPENSSL_cleanse(old, len + 1);
-    free(old);
+    kjoin_free_wiped(old, len + 1);
     return same;
 }
 

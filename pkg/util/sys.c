@@ -1,9 +1,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -130,4 +132,16 @@ void kjoin_log_lines(kjoin_log_fn fn, void *ctx, int level, const char *prefix, 
         kjoin_logf(fn, ctx, level, "%s%.*s", prefix, (int)n, p);
         p += n + (p[n] == '\n');
     }
+}
+
+void kjoin_free_wiped(void *p, size_t len)
+{
+    if (p)
+        OPENSSL_cleanse(p, len);
+    free(p);
+}
+
+void kjoin_free_wiped_str(char *s)
+{
+    kjoin_free_wiped(s, s ? strlen(s) : 0);
 }
