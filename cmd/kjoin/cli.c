@@ -6,6 +6,7 @@
 
 #include <uuid/uuid.h>
 
+#include <kjoin/kubeapi.h>
 #include <kjoin/pin.h>
 
 #include "cli.h"
@@ -350,4 +351,23 @@ void cli_log_line(void *ctx, int level, const char *line)
 {
     if (level <= *(const long *)ctx)
         fprintf(stderr, "%s\n", line);
+}
+
+kjoin_code cli_kubeapi(const char *kubeconfig, const char *context, bool in_cluster, int64_t timeout_ms,
+                       const long *verbosity, kjoin_kubeapi **out, kjoin_err *err)
+{
+    kjoin_kubeapi_config cfg;
+    char run_id[CLI_RUN_ID_LEN];
+    kjoin_code rc = kjoin_kubeapi_config_find(kubeconfig, context, in_cluster, &cfg, err);
+    if (rc)
+        return rc;
+    kjoin_logf(cli_log_line, (void *)verbosity, 1, "[api] Using %s, context \"%s\", server %s",
+               *cfg.path ? cfg.path : "the pod's service account", cfg.context, cfg.server);
+    kjoin_kubeapi_options o = {.timeout_ms = timeout_ms ? timeout_ms : 60000,
+                               .audit_id = cli_run_id(run_id),
+                               .log = cli_log_line,
+                               .log_ctx = (void *)verbosity};
+    rc = kjoin_kubeapi_new(&cfg, &o, out, err);
+    kjoin_kubeapi_config_release(&cfg);
+    return rc;
 }

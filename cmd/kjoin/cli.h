@@ -98,6 +98,13 @@ void cli_scrub_secret(char *arg);
 /* A new random run ID (UUID), sent as Audit-ID and shown in logs. Returns buf. */
 const char *cli_run_id(char buf[CLI_RUN_ID_LEN]);
 
+struct kjoin_kubeapi;
+/* An API client for a verb: the credentials kjoin_kubeapi_config_find picks,
+ * logged at -v 1, one deadline of timeout_ms (0: 1 minute), and this run's
+ * ID as Audit-ID. */
+kjoin_code cli_kubeapi(const char *kubeconfig, const char *context, bool in_cluster, int64_t timeout_ms,
+                       const long *verbosity, struct kjoin_kubeapi **out, kjoin_err *err);
+
 /* Copies in with control characters replaced, for terminal output. */
 void cli_printable(char *out, size_t cap, const char *in);
 

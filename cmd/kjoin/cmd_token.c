@@ -127,20 +127,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
 
 static kjoin_code connect_api(const token_args *a, kjoin_kubeapi **out, kjoin_err *err)
 {
-    kjoin_kubeapi_config cfg;
-    char run_id[CLI_RUN_ID_LEN];
-    kjoin_code rc = kjoin_kubeapi_config_load(a->kubeconfig, a->context, &cfg, err);
-    if (rc)
-        return rc;
-    kjoin_logf(cli_log_line, (void *)&a->verbosity, 1, "[api] Using %s, context \"%s\", server %s", cfg.path,
-               cfg.context, cfg.server);
-    kjoin_kubeapi_options o = {.timeout_ms = a->timeout_ms,
-                               .audit_id = cli_run_id(run_id),
-                               .log = cli_log_line,
-                               .log_ctx = (void *)&a->verbosity};
-    rc = kjoin_kubeapi_new(&cfg, &o, out, err);
-    kjoin_kubeapi_config_release(&cfg);
-    return rc;
+    return cli_kubeapi(a->kubeconfig, a->context, false, a->timeout_ms, &a->verbosity, out, err);
 }
 
 static void format_time(long long t, char *buf, size_t cap)

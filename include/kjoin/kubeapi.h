@@ -54,6 +54,13 @@ void kjoin_kubeapi_config_release(kjoin_kubeapi_config *c);
  * /var/run/secrets/kubernetes.io/serviceaccount). Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_kubeapi_config_in_cluster(const char *dir, kjoin_kubeapi_config *out, kjoin_err *err);
 
+/* The credentials a command uses, in client-go's order: the kubeconfig at
+ * path; else $KUBECONFIG; else, when in_cluster and no context is asked for
+ * and this runs in a pod (KUBERNETES_SERVICE_HOST is set), the pod's service
+ * account; else KJOIN_KUBEAPI_DEFAULT_KUBECONFIG. Errors as the loaders. */
+kjoin_code kjoin_kubeapi_config_find(const char *path, const char *context, bool in_cluster, kjoin_kubeapi_config *out,
+                                     kjoin_err *err);
+
 /* An API client; opaque. */
 typedef struct kjoin_kubeapi kjoin_kubeapi;
 

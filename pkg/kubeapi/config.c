@@ -297,3 +297,11 @@ kjoin_code kjoin_kubeapi_config_in_cluster(const char *dir, kjoin_kubeapi_config
     kjoin_kubeapi_config_release(&c);
     return rc;
 }
+
+kjoin_code kjoin_kubeapi_config_find(const char *path, const char *context, bool in_cluster, kjoin_kubeapi_config *out,
+                                     kjoin_err *err)
+{
+    if (in_cluster && !path && !context && !getenv("KUBECONFIG") && getenv("KUBERNETES_SERVICE_HOST"))
+        return kjoin_kubeapi_config_in_cluster(NULL, out, err);
+    return kjoin_kubeapi_config_load(path, context, out, err);
+}
