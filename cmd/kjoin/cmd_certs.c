@@ -320,21 +320,8 @@ static kjoin_code open_store(const certs_args *a, bool secrets_ok, kjoin_certs_s
         return kjoin_err_set(err, KJOIN_E_USAGE, "--kubeconfig, --context, --ca-secret, --timeout and -v need --store secrets");
     if (!secrets)
         return KJOIN_OK;
-    kjoin_kubeapi_config cfg;
-    bool in_pod = !a->kubeconfig && !getenv("KUBECONFIG") && getenv("KUBERNETES_SERVICE_HOST");
-    kjoin_code rc = in_pod ? kjoin_kubeapi_config_in_cluster(NULL, &cfg, err)
-                           : kjoin_kubeapi_config_load(a->kubeconfig, a->context, &cfg, err);
-    if (rc)
-        return rc;
-    char run_id[CLI_RUN_ID_LEN];
-    kjoin_logf(cli_log_line, (void *)&a->verbosity, 1, "[api] Using %s, server %s",
-               in_pod ? "the pod's service account" : cfg.path, cfg.server);
-    kjoin_kubeapi_options o = {.timeout_ms = a->timeout_ms ? a->timeout_ms : 60000, .audit_id = cli_run_id(run_id),
-                               .log = cli_log_line, .log_ctx = (void *)&a->verbosity};
-    rc = kjoin_kubeapi_new(&cfg, &o, &st->api, err);
-    kjoin_kubeapi_config_release(&cfg);
     st->dir = NULL;
-    return rc;
+    return cli_kubeapi(a->kubeconfig, a->context, true, a->timeout_ms, &a->verbosity, &st->api, err);
 }
 
 int cmd_certs(int argc, char **argv)
@@ -376,8 +363,9 @@ int cmd_certs(int argc, char **argv)
     kjoin_certs_store st = {0};
     kjoin_certs_report report;
     kjoin_code rc = which == V_MANIFESTS ? KJOIN_OK : open_store(&a, which != V_ADOPT_CA, &st, &err);
-    if (rc) {
-    } else if (which == V_INIT) {
+    if (rc)
+        return cli_fail(a.format, &err);
+    if (which == V_INIT) {
         kjoin_certs_init_opts o = {.settings = a.s, .ca_cert = a.ca_cert, .ca_key = a.ca_key, .user = a.user,
                                    .sans = a.sans, .n_sans = a.n_sans};
         rc = kjoin_certs_init(&st, &o, a.now, &report, &err);

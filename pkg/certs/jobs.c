@@ -155,8 +155,7 @@ kjoin_code kjoin_certs_job_manifests(const kjoin_certs_job_opts *o, char **out, 
         return kjoin_err_set(err, KJOIN_E_USAGE, "the Job needs a container image (`image`)");
     if (o->cronjob_api && strcmp(o->cronjob_api, "batch/v1") && strcmp(o->cronjob_api, "batch/v1beta1"))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the CronJob API is batch/v1 or batch/v1beta1 (Kubernetes before 1.21)");
-    kjoin_certs_store probe = {.api = (kjoin_kubeapi *)1, .ns = o->ns, .prefix = o->prefix, .ca_secret = o->ca_secret};
-    kjoin_code rc = kjoin_certs_store_check(&probe, err);
+    kjoin_code rc = kjoin_certs__secrets_names_check(o->ns, o->prefix, o->ca_secret, err);
     if (!rc)
         rc = kjoin_certs_validate(&s, user_ca, err);
     /* Leaves: at least every minimum duration; the CA: every CA duration

@@ -264,7 +264,10 @@ static kjoin_code rotate_once(pki *p, const void *args, kjoin_err *err)
             report->changed = report->restart_nodes = report->reload_clients = true;
         }
     }
-    if (!rc && ca && p->ca_behind && !ca_rotated) {
+    bool behind = false;
+    for (size_t i = 0; i < p->n; i++)
+        behind |= kjoin_certs__behind(p, i);
+    if (!rc && ca && behind && !ca_rotated) {
         /* A killed run, or a CA replaced by hand: finish giving every Secret
          * the bundle before any leaf is issued under the new CA. */
         kjoin_certs__say(p, "ca: finishing a CA rotation: every Secret gets the current CA bundle");
@@ -281,13 +284,12 @@ static kjoin_code rotate_once(pki *p, const void *args, kjoin_err *err)
             continue;
         bool under_ca = kjoin_certs__issued_by(kjoin_certs__first(ca), kjoin_certs__first(e));
         if ((ca_rotated || !settled) && !under_ca) {
-            if (!e->needs_regen)
-                kjoin_certs__say(p, "%s: marked needsRegeneration (reissued on the next run)", e->name);
-            else
+            if (e->needs_regen) {
                 kjoin_certs__say(p, "%s: needsRegeneration, waits until the CA is an hour old", e->name);
-            if (!e->needs_regen)
-                p->rep->changed = true;
-            e->needs_regen = true;
+            } else {
+                kjoin_certs__say(p, "%s: marked needsRegeneration (reissued on the next run)", e->name);
+                e->needs_regen = p->rep->changed = true;
+            }
             continue;
         }
         const char *why = e->changed_outside ? "changed outside kjoin"

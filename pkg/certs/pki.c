@@ -63,9 +63,11 @@ void kjoin_certs__release(pki *p)
             kjoin_certs__entry_release(&p->e[i]);
         if (p->sec[i].obj)
             kjoin_certs__secret_release(&p->sec[i]);
+        sk_X509_pop_free(p->held_ca[i], X509_free);
+        p->held_ca[i] = NULL;
     }
     p->n = 0;
-    p->initialised = p->ca_behind = false;
+    p->initialised = false;
     p->ca_secret[0] = '\0';
     if (p->where && p->where->dir)
         kjoin_store__close(&p->store);

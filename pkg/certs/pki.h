@@ -12,13 +12,12 @@ typedef certs_entry entry;
 typedef struct pki {
     const kjoin_certs_store *where;
     kjoin_store store;                 /* the directory store */
-    /* The Secrets store: each entry's Secret as read (obj NULL: none yet),
-     * the user's CA Secret, and whether some leaf's ca.crt lacked the
-     * current CA when read (a CA rotation not yet everywhere). */
+    /* The Secrets store: each entry's Secret as read (obj NULL: none yet)
+     * and, for a leaf, the ca.crt it held, parsed; the user's CA Secret. */
     certs_secret sec[KJOIN_CERTS_MAX_ENTRIES];
+    STACK_OF(X509) *held_ca[KJOIN_CERTS_MAX_ENTRIES];
     char ca_secret[SECRET_NAME_MAX];
     bool initialised;                  /* the node Secret (settings and index) exists */
-    bool ca_behind;
     kjoin_certs_settings s;
     entry e[KJOIN_CERTS_MAX_ENTRIES];
     size_t n;
@@ -54,6 +53,10 @@ kjoin_code kjoin_certs__secrets_load(pki *p, kjoin_store_mode mode, kjoin_err *e
 /* Init: loads the Secret of entry name that a killed init may have left
  * (none is no error). Errors as kjoin_certs__secrets_load. */
 kjoin_code kjoin_certs__secrets_load_leftover(pki *p, const char *name, kjoin_err *err);
+/* Whether the leaf e[i]'s Secret held a ca.crt without the current CA: a
+ * CA rotation that has not reached it yet (a killed run, a CA replaced by
+ * hand). Always false in a directory, whose one ca.crt is the bundle. */
+bool kjoin_certs__behind(const pki *p, size_t i);
 /* Writes each Secret whose content changed: the CA, the leaves, the node
  * Secret (which holds the settings and the index) last, each a
  * compare-and-swap. Errors: KJOIN_E_TRANSIENT (someone else wrote one

@@ -33,7 +33,7 @@ kjoin_code kjoin_certs_check(const kjoin_certs_store *st, int64_t now, kjoin_cer
         s->is_ca = e->kind == CERT_CA;
         s->user_provided = e->user_provided;
         s->needs_regeneration = e->needs_regen;
-        s->due = kjoin_certs__is_due(&p, e) || e->needs_regen || e->changed_outside || (p.ca_behind && !s->is_ca);
+        s->due = kjoin_certs__is_due(&p, e) || e->needs_regen || e->changed_outside || kjoin_certs__behind(&p, i);
         s->not_yet_valid = kjoin_certs__not_yet_valid(&p, e);
     }
     if (!rc)

@@ -40,15 +40,31 @@ bool kjoin_certs__secret_prefix_valid(const char *prefix)
 bool kjoin_certs__secret_name(const char *prefix, const char *entry, char out[SECRET_NAME_MAX])
 {
     int n;
-    if (strcmp(entry, "ca") == 0 || strcmp(entry, "node") == 0 || strcmp(entry, "client.root") == 0)
-        n = snprintf(out, SECRET_NAME_MAX, "%s-%s-secret", prefix, entry[0] == 'n' ? "node" : entry[1] == 'a' ? "ca" : "client");
-    else if (strncmp(entry, "node.", 5) == 0)
-        n = snprintf(out, SECRET_NAME_MAX, "%s-node-%s-secret", prefix, entry + 5);
-    else if (strncmp(entry, "client.", 7) == 0)
-        n = snprintf(out, SECRET_NAME_MAX, "%s-client-%s-secret", prefix, entry + 7);
+    if (strcmp(entry, "client.root") == 0) /* the self-signer's name for root */
+        n = snprintf(out, SECRET_NAME_MAX, "%s-client-secret", prefix);
+    else if (strcmp(entry, "ca") == 0 || strcmp(entry, "node") == 0)
+        n = snprintf(out, SECRET_NAME_MAX, "%s-%s-secret", prefix, entry);
+    else if (strncmp(entry, "node.", 5) == 0 || strncmp(entry, "client.", 7) == 0)
+        n = snprintf(out, SECRET_NAME_MAX, "%s-%.*s-%s-secret", prefix, (int)strcspn(entry, "."), entry,
+                     strchr(entry, '.') + 1);
     else
         return false;
     return n > 0 && n < SECRET_NAME_MAX && dns_name(out);
+}
+
+kjoin_code kjoin_certs__secrets_names_check(const char *ns, const char *prefix, const char *ca_secret, kjoin_err *err)
+{
+    char probe[SECRET_NAME_MAX];
+    if (!ns || !dns_name(ns) || strlen(ns) > 63 || strchr(ns, '.'))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid namespace \"%.64s\": a DNS label (lowercase letters, digits, '-')",
+                             ns ? ns : "");
+    if (!prefix || !kjoin_certs__secret_prefix_valid(prefix) || !kjoin_certs__secret_name(prefix, "ca", probe))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid Secret name prefix \"%.64s\": lowercase letters, digits and '-'",
+                             prefix ? prefix : "");
+    if (ca_secret && !dns_name(ca_secret))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid CA Secret name \"%.64s\": lowercase letters, digits, '-' and '.'",
+                             ca_secret);
+    return KJOIN_OK;
 }
 
 /* ---- reading ------------------------------------------------------------ */

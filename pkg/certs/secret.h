@@ -31,6 +31,10 @@ bool kjoin_certs__secret_prefix_valid(const char *prefix);
  * that is not a valid Secret name (say, a user with '_' or capitals). */
 bool kjoin_certs__secret_name(const char *prefix, const char *entry, char out[SECRET_NAME_MAX]);
 
+/* Checks a namespace (a DNS label), a prefix that makes valid Secret names
+ * and a CA Secret's name (may be NULL). Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_certs__secrets_names_check(const char *ns, const char *prefix, const char *ca_secret, kjoin_err *err);
+
 /* Parses a Secret the API returned (untrusted): one JSON object of kind
  * Secret, a valid name, a resourceVersion, string data of valid base64.
  * *out is written only on success. Errors: KJOIN_E_TRUST. */

@@ -36,31 +36,13 @@
 #define A_INDEX "kjoin.io/certificates"
 #define A_CA_SECRET "kjoin.io/ca-secret"
 
-static bool dns_label(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
-        return false;
-    return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == n;
-}
-
 kjoin_code kjoin_certs_store_check(const kjoin_certs_store *st, kjoin_err *err)
 {
     if (st->dir)
         return *st->dir ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "the certs directory is empty");
     if (!st->api)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the Secrets store needs an API client");
-    if (!st->ns || !dns_label(st->ns))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid namespace \"%.64s\": a DNS label (lowercase letters, digits, '-')",
-                             st->ns ? st->ns : "");
-    char probe[SECRET_NAME_MAX];
-    if (!st->prefix || !kjoin_certs__secret_prefix_valid(st->prefix) || !kjoin_certs__secret_name(st->prefix, "ca", probe))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid Secret name prefix \"%.64s\": lowercase letters, digits and '-'",
-                             st->prefix ? st->prefix : "");
-    if (st->ca_secret && (strlen(st->ca_secret) >= SECRET_NAME_MAX || !*st->ca_secret ||
-                          strspn(st->ca_secret, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(st->ca_secret)))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "invalid CA Secret name \"%.64s\"", st->ca_secret);
-    return KJOIN_OK;
+    return kjoin_certs__secrets_names_check(st->ns, st->prefix, st->ca_secret, err);
 }
 
 /* ---- the API ------------------------------------------------------------ */
@@ -145,8 +127,6 @@ static kjoin_code read_record(const certs_secret *s, entry *e, kjoin_err *err)
 {
     char text[1100], regen[8], when[32];
     int64_t ms = 0;
-    struct tm tm;
-    memset(&tm, 0, sizeof(tm));
     kjoin_code rc;
     if ((rc = annotation(s, A_ENTRY, text, sizeof(text), err)))
         return rc;
@@ -154,8 +134,7 @@ static kjoin_code read_record(const certs_secret *s, entry *e, kjoin_err *err)
         return bad(s, A_ENTRY, "annotation names another certificate", err);
     if ((rc = annotation(s, A_CREATED, e->created, sizeof(e->created), err)))
         return rc;
-    const char *end = strptime(e->created, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    if (!end || *end)
+    if (!kjoin_certs__parse_time(e->created))
         return bad(s, A_CREATED, "annotation is not an RFC 3339 time in UTC", err);
     if ((rc = annotation(s, A_DURATION, when, sizeof(when), err)))
         return rc;
@@ -252,6 +231,8 @@ static kjoin_code load_entry(pki *p, const char *name, const char *secret, bool 
     kjoin_err inner;
     rc = e->kind == CERT_CA ? read_pair(s, SECRET_CA_CRT, SECRET_CA_KEY, e, &inner)
                             : read_pair(s, SECRET_TLS_CRT, SECRET_TLS_KEY, e, &inner);
+    if (!rc && e->kind != CERT_CA && s->data[SECRET_CA_CRT])
+        p->held_ca[i] = kjoin_certs__parse_certs(s->data[SECRET_CA_CRT], s->len[SECRET_CA_CRT]);
     if (rc)
         return kjoin_err_set(err, rc, "%s%s", inner.msg,
                              e->changed_outside ? " (it was changed outside kjoin: restore it)" : "");
@@ -264,21 +245,21 @@ static kjoin_code load_entry(pki *p, const char *name, const char *secret, bool 
  * bundle keeps every CA a leaf still chains to, as adopt-ca does. */
 static kjoin_code keep_old_issuers(pki *p, entry *ca, kjoin_err *err)
 {
-    for (size_t i = 0; i < p->n; i++) {
-        STACK_OF(X509) *held = p->e[i].kind == CERT_CA ? NULL : kjoin_certs__parse_certs(p->sec[i].data[SECRET_CA_CRT],
-                                                                                        p->sec[i].len[SECRET_CA_CRT]);
-        for (int j = 0; held && j < sk_X509_num(held); j++) {
-            X509 *x = sk_X509_value(held, j);
+    for (size_t i = 0; i < p->n; i++)
+        for (int j = 0; p->held_ca[i] && j < sk_X509_num(p->held_ca[i]); j++) {
+            X509 *x = sk_X509_value(p->held_ca[i], j);
             if (in_stack(ca->certs, x) || !kjoin_certs__issued_by(x, kjoin_certs__first(&p->e[i])))
                 continue;
-            if (X509_up_ref(x) != 1 || !sk_X509_push(ca->certs, x)) {
-                sk_X509_pop_free(held, X509_free);
+            if (X509_up_ref(x) != 1 || !sk_X509_push(ca->certs, x))
                 return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-            }
         }
-        sk_X509_pop_free(held, X509_free);
-    }
     return KJOIN_OK;
+}
+
+bool kjoin_certs__behind(const pki *p, size_t i)
+{
+    const entry *ca = kjoin_certs__find((pki *)p, "ca");
+    return !p->where->dir && ca && p->e[i].kind != CERT_CA && !in_stack(p->held_ca[i], kjoin_certs__first(ca));
 }
 
 kjoin_code kjoin_certs__secrets_load(pki *p, kjoin_store_mode mode, kjoin_err *err)
@@ -334,15 +315,6 @@ kjoin_code kjoin_certs__secrets_load(pki *p, kjoin_store_mode mode, kjoin_err *e
     entry *ca = rc ? NULL : kjoin_certs__find(p, "ca");
     if (ca && ca->changed_outside)
         rc = keep_old_issuers(p, ca, err);
-    /* A leaf whose ca.crt lacks the current CA: a CA rotation that has not
-     * reached every Secret yet (a killed run, or a CA changed by hand). */
-    for (size_t i = 0; ca && !rc && i < p->n; i++) {
-        STACK_OF(X509) *held = p->e[i].kind == CERT_CA ? NULL : kjoin_certs__parse_certs(p->sec[i].data[SECRET_CA_CRT],
-                                                                                        p->sec[i].len[SECRET_CA_CRT]);
-        if (p->e[i].kind != CERT_CA && !in_stack(held, kjoin_certs__first(ca)))
-            p->ca_behind = true;
-        sk_X509_pop_free(held, X509_free);
-    }
     return rc;
 }
 
@@ -362,27 +334,18 @@ kjoin_code kjoin_certs__secrets_load_leftover(pki *p, const char *name, kjoin_er
  * it (a CA the user replaced): a Secret never lacks its leaf's issuer. */
 static char *leaf_ca_pem(pki *p, size_t i, const entry *ca)
 {
-    X509 *issuer = NULL;
-    if (!kjoin_certs__issued_by(kjoin_certs__first(ca), kjoin_certs__first(&p->e[i]))) {
-        STACK_OF(X509) *held = p->sec[i].obj ? kjoin_certs__parse_certs(p->sec[i].data[SECRET_CA_CRT],
-                                                                        p->sec[i].len[SECRET_CA_CRT]) : NULL;
-        for (int j = 0; held && j < sk_X509_num(held) && !issuer; j++)
-            if (!in_stack(ca->certs, sk_X509_value(held, j)) &&
-                kjoin_certs__issued_by(sk_X509_value(held, j), kjoin_certs__first(&p->e[i])) &&
-                X509_up_ref(sk_X509_value(held, j)) == 1)
-                issuer = sk_X509_value(held, j);
-        sk_X509_pop_free(held, X509_free);
+    STACK_OF(X509) *held = p->held_ca[i], *out = sk_X509_dup(ca->certs);
+    X509 *leaf = kjoin_certs__first(&p->e[i]);
+    bool ok = out != NULL;
+    for (int j = 0; ok && held && j < sk_X509_num(held) && !kjoin_certs__issued_by(kjoin_certs__first(ca), leaf); j++) {
+        X509 *x = sk_X509_value(held, j);
+        if (!in_stack(ca->certs, x) && kjoin_certs__issued_by(x, leaf)) {
+            ok = sk_X509_push(out, x) > 0;
+            break;
+        }
     }
-    char *pem = kjoin_certs__pem_certs(ca->certs, NULL), *extra = issuer ? kjoin_certs__pem_certs(NULL, issuer) : NULL;
-    X509_free(issuer);
-    if (pem && extra) {
-        char *both = malloc(strlen(pem) + strlen(extra) + 1);
-        if (both)
-            sprintf(both, "%s%s", pem, extra);
-        free(pem);
-        pem = both;
-    }
-    free(extra);
+    char *pem = ok ? kjoin_certs__pem_certs(out, NULL) : NULL;
+    sk_X509_free(out); /* borrowed certificates */
     return pem;
 }
 
@@ -414,9 +377,7 @@ json_object *kjoin_certs__entry_secret(pki *p, size_t i, const char *ns, const c
     char fp[80];
     kjoin_certs__data_fingerprint(&view, fp);
     for (int k = 0; k < SECRET_N_KEYS; k++)
-        if (view.data[k]) {
-            kjoin_free_wiped(view.data[k], view.len[k]);
-        }
+        kjoin_free_wiped(view.data[k], view.len[k]);
     kjoin_certs__secret_annotate(obj, A_MANAGED, "kjoin");
     kjoin_certs__secret_annotate(obj, A_CREATED, e->created);
     kjoin_certs__secret_annotate(obj, A_DURATION, kjoin_certs__hours(e->duration, dur, sizeof(dur)));
@@ -458,44 +419,59 @@ static kjoin_code annotate_node(pki *p, json_object *obj, kjoin_err *err)
     return KJOIN_OK;
 }
 
-static kjoin_code save_one(pki *p, size_t i, kjoin_err *err)
+/* The Secret of e[i] as it would be written, or NULL when nothing kjoin
+ * owns in it changes (*rc is then KJOIN_OK). */
+static json_object *encode(pki *p, size_t i, kjoin_code *rc, kjoin_err *err)
 {
-    entry *e = &p->e[i];
     certs_secret *old = p->sec[i].obj ? &p->sec[i] : NULL;
     json_object *obj = kjoin_certs__entry_secret(p, i, p->where->ns, p->where->prefix, old, err);
-    kjoin_code rc = obj ? KJOIN_OK : (err ? err->code : KJOIN_E_OTHER);
-    if (!rc && strcmp(e->name, "node") == 0)
-        rc = annotate_node(p, obj, err);
+    *rc = obj ? KJOIN_OK : (err ? err->code : KJOIN_E_OTHER);
+    if (!*rc && strcmp(p->e[i].name, "node") == 0)
+        *rc = annotate_node(p, obj, err);
     unsigned char sig[32];
-    if (!rc) {
+    if (!*rc)
         kjoin_certs__secret_sig(obj, sig);
-        if (!old || CRYPTO_memcmp(sig, old->sig, sizeof(sig)) != 0) {
-            json_object *meta = json_object_object_get(obj, "metadata");
-            rc = write_secret(p, json_object_get_string(json_object_object_get(meta, "name")), obj, old != NULL, err);
-        }
+    if (*rc || (old && CRYPTO_memcmp(sig, old->sig, sizeof(sig)) == 0)) {
+        kjoin_certs__json_free(obj);
+        return NULL;
     }
-    kjoin_certs__json_free(obj);
-    return rc;
+    return obj;
 }
 
 kjoin_code kjoin_certs__secrets_save(pki *p, kjoin_err *err)
 {
-    entry *ca = kjoin_certs__find(p, "ca");
-    size_t node = p->n;
-    kjoin_code rc = KJOIN_OK;
-    if (ca && !ca->user_provided)
-        rc = save_one(p, (size_t)(ca - p->e), err);
-    kjoin_store__crash_point("after-ca-secret");
-    for (size_t i = 0; !rc && i < p->n; i++) {
-        if (p->e[i].kind == CERT_CA)
-            continue;
-        if (strcmp(p->e[i].name, "node") == 0)
+    /* The order: the CA, the leaves, the node Secret (the settings and the
+     * index) last. All are encoded before the first write, so a
+     * certificate that cannot be a Secret stops the run with nothing
+     * written. */
+    size_t order[KJOIN_CERTS_MAX_ENTRIES], n = 0, node = p->n;
+    json_object *objs[KJOIN_CERTS_MAX_ENTRIES] = {0};
+    for (size_t i = 0; i < p->n; i++)
+        if (p->e[i].kind == CERT_CA && !p->e[i].user_provided)
+            order[n++] = i;
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->e[i].kind != CERT_CA && strcmp(p->e[i].name, "node") != 0)
+            order[n++] = i;
+        else if (p->e[i].kind != CERT_CA)
             node = i;
-        else
-            rc = save_one(p, i, err);
     }
-    kjoin_store__crash_point("before-node-secret");
-    if (!rc && node < p->n)
-        rc = save_one(p, node, err);
+    if (node < p->n)
+        order[n++] = node;
+    kjoin_code rc = KJOIN_OK;
+    for (size_t k = 0; !rc && k < n; k++)
+        objs[k] = encode(p, order[k], &rc, err);
+    for (size_t k = 0; !rc && k < n; k++) {
+        if (k + 1 == n && node < p->n)
+            kjoin_store__crash_point("before-node-secret");
+        if (objs[k]) {
+            json_object *meta = json_object_object_get(objs[k], "metadata");
+            rc = write_secret(p, json_object_get_string(json_object_object_get(meta, "name")), objs[k],
+                              p->sec[order[k]].obj != NULL, err);
+        }
+        if (k == 0 && p->e[order[0]].kind == CERT_CA)
+            kjoin_store__crash_point("after-ca-secret");
+    }
+    for (size_t k = 0; k < n; k++)
+        kjoin_certs__json_free(objs[k]);
     return rc;
 }

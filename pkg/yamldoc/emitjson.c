@@ -7,6 +7,8 @@
 
 #include <openssl/crypto.h>
 
+#include <kjoin/util.h>
+
 #include "yamldoc.h"
 
 int kjoin_yaml__sink_write(void *data, unsigned char *bytes, size_t n)
@@ -19,11 +21,9 @@ int kjoin_yaml__sink_write(void *data, unsigned char *bytes, size_t n)
             s->failed = true;
             return 0;
         }
-        if (s->len) {
+        if (s->len)
             memcpy(bigger, s->buf, s->len);
-            OPENSSL_cleanse(s->buf, s->len);
-        }
-        free(s->buf);
+        kjoin_free_wiped(s->buf, s->len);
         s->buf = bigger;
         s->cap = cap;
     }
@@ -96,7 +96,7 @@ char *kjoin_yaml__from_json(json_object *const *docs, size_t n)
     ok = ok && yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev) && yaml_emitter_flush(&e);
     yaml_emitter_delete(&e);
     if (!ok || t.failed) {
-        free(t.buf);
+        kjoin_free_wiped(t.buf, t.len);
         return NULL;
     }
     return t.buf;

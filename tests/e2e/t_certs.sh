@@ -51,7 +51,26 @@ t_e2e_certs_init_makes_the_selfsigner_secrets() {
   [ "$(all_rvs)" = "$before" ] || fail "a quiet rotate wrote" || return 1
   kj 0 certs check-expiration "${CS[@]}" -o json || return 1
   jq -e '.rotationDue == false and ([.certificates[].name] | sort) == ["client.root", "node"]' "$OUT" >/dev/null ||
-    fail "check-expiration: $(cat "$OUT")"
+    fail "check-expiration: $(cat "$OUT")" || return 1
+  # A further user: its own Secret, in the index, rotated with the rest.
+  kj 0 certs issue client "${CS[@]}" --user alice --group devs || return 1
+  [ "$(kc -n "$NS" get secret crdb-client-alice-secret -o jsonpath='{.type}')" = kubernetes.io/tls ] ||
+    fail "no crdb-client-alice-secret" || return 1
+  [ "$(ann crdb-node-secret kjoin.io/certificates)" = client.root,client.alice ] ||
+    fail "index: $(ann crdb-node-secret kjoin.io/certificates)" || return 1
+  # A user whose Secret name would be invalid: refused before any write.
+  before="$(all_rvs) $(rv crdb-client-alice-secret)"
+  kj 2 certs issue client "${CS[@]}" --user Bob_2 || return 1
+  err_has "cannot be a Secret" || return 1
+  [ "$(all_rvs) $(rv crdb-client-alice-secret)" = "$before" ] || fail "a refused issue wrote" || return 1
+  # Every request logged with its headers, and no key in any of it.
+  kj 10 certs rotate "${CS[@]}" -v 6 --now "$(date -u -d '+360 days' +%Y-%m-%dT%H:%M:%SZ)" || return 1
+  out_has "client.alice: issued" || return 1
+  grep -q "PUT /api/v1/namespaces/$NS/secrets/crdb-client-alice-secret" "$ERR" || fail "-v 6 shows no request" || return 1
+  local key; key=$(kc -n "$NS" get secret crdb-node-secret -o jsonpath='{.data.tls\.key}')
+  ! grep -qE "PRIVATE KEY|${key:0:40}" "$OUT" "$ERR" || fail "a private key reached the output" || return 1
+  kj 0 certs check-expiration "${CS[@]}" -o json || return 1
+  [ "$(jq '.certificates | length' "$OUT")" = 3 ] || fail "check-expiration misses alice" || return 1
 }
 
 t_e2e_certs_rotates_leaves_then_the_ca_in_two_runs() {
@@ -256,4 +275,9 @@ t_e2e_certs_refuses_what_is_not_its_own() {
   err_has "--store takes dir or secrets" || return 1
   kj 2 certs rotate "${CS[@]}" --only everything || return 1
   kj 2 certs issue client "${CS[@]}" --user Alice_1 || return 1
+  # A user that cannot be a Secret name: refused before the CA Secret is made.
+  kj 2 certs init --store secrets --kubeconfig "$E2E_ADMIN" --namespace "$NS" --prefix other --user Bob_2 || return 1
+  err_has "cannot be a Secret" || return 1
+  kc -n "$NS" get secret other-ca-secret >/dev/null 2>&1 && { fail "a refused init made the CA Secret"; return 1; }
+  return 0
 }
