@@ -193,6 +193,32 @@ static void test_in_cluster_config(void **state)
     free(dir);
 }
 
+/* client-go's order: a path, $KUBECONFIG, then the pod, only when asked for
+ * and no context is named. A malformed pod environment shows which won. */
+static void test_config_find_order(void **state)
+{
+    (void)state;
+    kjoin_kubeapi_config c;
+    kjoin_err err;
+    unsetenv("KUBECONFIG");
+    setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "44x3", 1);
+    assert_int_equal(kjoin_kubeapi_config_find(NULL, NULL, true, &c, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "KUBERNETES_SERVICE_PORT"));
+    assert_int_equal(kjoin_kubeapi_config_find("/nonexistent/given", NULL, true, &c, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "/nonexistent/given"));
+    setenv("KUBECONFIG", "/nonexistent/env", 1);
+    assert_int_equal(kjoin_kubeapi_config_find(NULL, NULL, true, &c, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "/nonexistent/env"));
+    assert_int_equal(kjoin_kubeapi_config_find(NULL, "ctx", true, &c, &err), KJOIN_E_USAGE);
+    assert_null(strstr(err.msg, "KUBERNETES_SERVICE"));
+    assert_int_equal(kjoin_kubeapi_config_find(NULL, NULL, false, &c, &err), KJOIN_E_USAGE);
+    assert_null(strstr(err.msg, "KUBERNETES_SERVICE"));
+    unsetenv("KUBECONFIG");
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
 /* The real apiserver's Status answers, and what is not a Status. */
 static void test_status_decode(void **state)
 {
@@ -382,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_config_refusals_name_the_field),
         cmocka_unit_test(test_config_load_order),
         cmocka_unit_test(test_in_cluster_config),
+        cmocka_unit_test(test_config_find_order),
         cmocka_unit_test(test_status_decode),
         cmocka_unit_test(test_check_names_what_and_why),
         cmocka_unit_test(test_client_needs_server_and_timeout),
