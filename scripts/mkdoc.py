@@ -16,6 +16,7 @@ FIXED = {
     "-o": ["text", "json"],
     "--key-type": ["ecdsa-p256", "rsa2048", "rsa3072", "rsa4096", "ed25519"],
     "--flavor": ["kubeadm", "k3s"],
+    "--layout": ["k3s", "kubeadm"],
     "--usages": ["signing,authentication", "signing", "authentication"],
 }
 EXIT = [

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <uuid/uuid.h>
 
@@ -201,6 +202,15 @@ int cli_fail(cli_format format, const kjoin_err *in)
         cli_print_json(root);
     }
     return cli_exit_code(err->code);
+}
+
+char *cli_rfc3339(int64_t t, char *buf, size_t cap)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (!gmtime_r(&tt, &tm) || !strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(buf, cap, "?");
+    return buf;
 }
 
 kjoin_code cli_flag_err(const char *flag, kjoin_code rc, kjoin_err *err)

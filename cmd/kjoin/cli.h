@@ -75,6 +75,8 @@ void cli_log_line(void *ctx, int level, const char *line);
 
 /* Prefixes "<flag>: " to err's message when rc is an error; returns rc. */
 kjoin_code cli_flag_err(const char *flag, kjoin_code rc, kjoin_err *err);
+/* t (Unix seconds) as RFC 3339 in UTC, "2030-01-01T00:00:00Z"; "?" when out of range. */
+char *cli_rfc3339(int64_t t, char *buf, size_t cap);
 
 /* The format -o/--output asks for, wherever it stands in argv, so that even a
  * usage error that comes before the flag is reported as JSON. */

@@ -150,10 +150,7 @@ static const cli_field field_names[] = {
 json_object *cli_bootstrap_json(const kjoin_bootstrap_spec *spec, const kjoin_bootstrap_result *r)
 {
     char iso[32];
-    time_t t = (time_t)r->not_after;
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cli_rfc3339(r->not_after, iso, sizeof(iso));
     json_object *o = json_object_new_object();
     json_object_object_add(o, "changed", json_object_new_boolean(r->changed));
     json_object_object_add(o, "nodeName", json_object_new_string(r->node_name));

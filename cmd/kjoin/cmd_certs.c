@@ -1,4 +1,4 @@
-/* kjoin certs init | issue node|client | rotate | adopt-ca | check-expiration | manifests */
+/* kjoin certs init | issue node|client | rotate | adopt-ca | check-expiration | manifests | ca-set */
 #include <stdio.h>
 #include <string.h>
 
@@ -20,7 +20,8 @@ enum {
     OPT_DIR, OPT_NOW, OPT_OUTPUT, OPT_DRY_RUN, OPT_CA_CERT, OPT_CA_KEY, OPT_CA_DUR, OPT_NODE_DUR, OPT_CLIENT_DUR,
     OPT_CA_WIN, OPT_NODE_WIN, OPT_CLIENT_WIN, OPT_MIN, OPT_KEY_TYPE, OPT_USER, OPT_NAME, OPT_SAN, OPT_GROUP,
     OPT_NAMESPACE, OPT_PREFIX, OPT_STORE, OPT_KUBECONFIG, OPT_CONTEXT, OPT_TIMEOUT, OPT_VERBOSE, OPT_CA_SECRET,
-    OPT_ONLY, OPT_JOB, OPT_IMAGE, OPT_CRONJOB_API, OPT_ROTATED_EXIT,
+    OPT_ONLY, OPT_JOB, OPT_IMAGE, OPT_CRONJOB_API, OPT_ROTATED_EXIT, OPT_ROOT_CERT, OPT_ROOT_KEY, OPT_INTERMEDIATE,
+    OPT_INTERMEDIATE_DUR, OPT_LAYOUT, OPT_ROTATE,
 };
 
 static const cli_opt certs_opts[] = {
@@ -56,10 +57,17 @@ static const cli_opt certs_opts[] = {
     {OPT_IMAGE, "image", 0, true, "IMAGE", "the container image with kjoin, for --job"},
     {OPT_CRONJOB_API, "cronjob-api", 0, true, "VERSION", "batch/v1 (default) or batch/v1beta1 (Kubernetes < 1.21)"},
     {OPT_ROTATED_EXIT, "rotated-exit-code", 0, true, "N", "exit code when something was rotated (default 10)"},
+    {OPT_ROOT_CERT, "root-cert", 0, true, "FILE", "the organisation's CA that signs (first), with its chain to the root"},
+    {OPT_ROOT_KEY, "root-key", 0, true, "FILE", "the key of --root-cert's first certificate"},
+    {OPT_INTERMEDIATE, "intermediate", 0, false, NULL, "sign the cluster CAs with an intermediate made under the root"},
+    {OPT_INTERMEDIATE_DUR, "intermediate-duration", 0, true, "DURATION",
+     "intermediate lifetime (default 87600h, or to the root's end)"},
+    {OPT_LAYOUT, "layout", 0, true, "LAYOUT", "k3s (server/tls) or kubeadm (/etc/kubernetes)"},
+    {OPT_ROTATE, "rotate", 0, false, NULL, "replace the set in --dir with a new one under the same root"},
 };
 
 #define N_OPTS (sizeof(certs_opts) / sizeof(certs_opts[0]))
-#define BIT(o) (1u << (o))
+#define BIT(o) (1ull << (o))
 #define SECRETS (BIT(OPT_STORE) | BIT(OPT_NAMESPACE) | BIT(OPT_PREFIX) | BIT(OPT_KUBECONFIG) | BIT(OPT_CONTEXT) | \
                  BIT(OPT_TIMEOUT) | BIT(OPT_VERBOSE))
 #define COMMON (BIT(OPT_DIR) | BIT(OPT_NOW) | BIT(OPT_OUTPUT) | SECRETS)
@@ -67,10 +75,10 @@ static const cli_opt certs_opts[] = {
 /* Each verb takes only its own flags: a flag that would be ignored is an error. */
 typedef struct certs_verb {
     const char *name, *usage, *summary;
-    unsigned flags;
+    unsigned long long flags;
 } certs_verb;
 
-enum { V_INIT, V_ISSUE_NODE, V_ISSUE_CLIENT, V_ROTATE, V_ADOPT_CA, V_CHECK, V_MANIFESTS, N_VERBS };
+enum { V_INIT, V_ISSUE_NODE, V_ISSUE_CLIENT, V_ROTATE, V_ADOPT_CA, V_CHECK, V_MANIFESTS, V_CA_SET, N_VERBS };
 
 static const certs_verb certs_verbs[N_VERBS] = {
     {"init", "kjoin certs init --dir DIR | --store secrets [--namespace NS] [--prefix NAME] [flags]",
@@ -97,6 +105,11 @@ static const certs_verb certs_verbs[N_VERBS] = {
      BIT(OPT_DIR) | BIT(OPT_OUTPUT) | BIT(OPT_NAMESPACE) | BIT(OPT_PREFIX) | BIT(OPT_JOB) | BIT(OPT_IMAGE) |
          BIT(OPT_CRONJOB_API) | BIT(OPT_CA_SECRET) | BIT(OPT_CA_DUR) | BIT(OPT_NODE_DUR) | BIT(OPT_CLIENT_DUR) |
          BIT(OPT_CA_WIN) | BIT(OPT_NODE_WIN) | BIT(OPT_CLIENT_WIN) | BIT(OPT_MIN) | BIT(OPT_KEY_TYPE)},
+    {"ca-set",
+     "kjoin certs ca-set --dir DIR --layout k3s|kubeadm --root-cert FILE --root-key FILE [--intermediate] [--rotate]",
+     "Make a control plane's CAs under your organisation's root, pinned by the root (see docs/ca-set.md).",
+     BIT(OPT_DIR) | BIT(OPT_NOW) | BIT(OPT_OUTPUT) | BIT(OPT_ROOT_CERT) | BIT(OPT_ROOT_KEY) | BIT(OPT_INTERMEDIATE) |
+         BIT(OPT_INTERMEDIATE_DUR) | BIT(OPT_LAYOUT) | BIT(OPT_ROTATE) | BIT(OPT_CA_DUR) | BIT(OPT_KEY_TYPE)},
 };
 
 /* The cli_verb of v: its usage, summary and only the flags it takes. */
@@ -120,6 +133,8 @@ typedef struct certs_args {
     long rotated_exit;
     kjoin_certs_scope scope;
     kjoin_certs_settings s;
+    kjoin_ca_set_opts ca_set;
+    const char *layout;
     const char *sans[MAX_LIST], *groups[MAX_LIST];
     size_t n_sans, n_groups;
 } certs_args;
@@ -154,7 +169,11 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_DRY_RUN: a->dry_run = true; break;
     case OPT_CA_CERT: a->ca_cert = arg; break;
     case OPT_CA_KEY: a->ca_key = arg; break;
-    case OPT_CA_DUR: return seconds(arg, &a->s.ca_duration, err);
+    case OPT_CA_DUR: {
+        kjoin_code rc = seconds(arg, &a->s.ca_duration, err);
+        a->ca_set.ca_duration = a->s.ca_duration; /* ca-set: given, not the default */
+        return rc;
+    }
     case OPT_NODE_DUR: return seconds(arg, &a->s.node_duration, err);
     case OPT_CLIENT_DUR: return seconds(arg, &a->s.client_duration, err);
     case OPT_CA_WIN: return seconds(arg, &a->s.ca_window, err);
@@ -189,6 +208,14 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_IMAGE: a->image = arg; break;
     case OPT_CRONJOB_API: a->cronjob_api = arg; break;
     case OPT_ROTATED_EXIT: return cli_parse_long("--rotated-exit-code", arg, 0, 125, &a->rotated_exit, err);
+    case OPT_ROOT_CERT: a->ca_set.root_cert = arg; break;
+    case OPT_ROOT_KEY: a->ca_set.root_key = arg; break;
+    case OPT_INTERMEDIATE: a->ca_set.intermediate = true; break;
+    case OPT_INTERMEDIATE_DUR: return seconds(arg, &a->ca_set.intermediate_duration, err);
+    case OPT_ROTATE: a->ca_set.rotate = true; break;
+    case OPT_LAYOUT:
+        a->layout = arg;
+        return cli_flag_err("--layout", kjoin_ca_layout_parse(arg, &a->ca_set.layout, err), err);
     case OPT_ONLY:
         if (strcmp(arg, "ca") && strcmp(arg, "leaves"))
             return kjoin_err_set(err, KJOIN_E_USAGE, "--only takes ca or leaves, not \"%.40s\"", arg);
@@ -265,7 +292,7 @@ static int check_expiration(const certs_args *a, const kjoin_certs_store *store,
             struct tm tm;
             gmtime_r(&t, &tm);
             strftime(when, sizeof(when), "%b %d, %Y %H:%M UTC", &tm);
-            strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+            cli_rfc3339(st[i].not_after, iso, sizeof(iso));
             residual(st[i].not_after - a->now, res, sizeof(res));
             any_due |= st[i].due;
             if (a->format == CLI_TEXT && pass == 0)
@@ -300,6 +327,58 @@ static int check_expiration(const certs_args *a, const kjoin_certs_store *store,
         json_object_put(cas);
         printf("\nrotation due: %s\n", any_due ? "yes (run kjoin certs rotate)" : "no");
     }
+    return 0;
+}
+
+static int print_ca_set(const certs_args *a, const kjoin_ca_set_result *r)
+{
+    char when[32];
+    if (a->format == CLI_JSON) {
+        json_object *o = json_object_new_object(), *cas = json_object_new_array(), *pins = json_object_new_object();
+        json_object_object_add(o, "dir", json_object_new_string(a->ca_set.dir));
+        json_object_object_add(o, "layout", json_object_new_string(a->layout));
+        json_object_object_add(o, "written", json_object_new_boolean(r->written));
+        json_object_object_add(o, "rotated", json_object_new_boolean(r->rotated));
+        json_object_object_add(o, "finished", json_object_new_boolean(r->finished));
+        json_object_object_add(o, "root", json_object_new_string(r->root));
+        json_object_object_add(o, "signer", json_object_new_string(r->signer));
+        json_object_object_add(o, "intermediate", json_object_new_string(r->intermediate));
+        for (size_t i = 0; i < r->n; i++) {
+            json_object *c = json_object_new_object();
+            cli_rfc3339(r->cas[i].not_after, when, sizeof(when));
+            json_object_object_add(c, "role", json_object_new_string(r->cas[i].role));
+            json_object_object_add(c, "file", json_object_new_string(r->cas[i].file));
+            json_object_object_add(c, "subject", json_object_new_string(r->cas[i].subject));
+            json_object_object_add(c, "notAfter", json_object_new_string(when));
+            json_object_object_add(c, "bundle", json_object_new_int64((int64_t)r->cas[i].bundle));
+            json_object_array_add(cas, c);
+        }
+        json_object_object_add(o, "cas", cas);
+        json_object_object_add(o, "bundleFile", json_object_new_string(r->bundle_file));
+        json_object_object_add(o, "bundle", json_object_new_int64((int64_t)r->bundle));
+        json_object_object_add(pins, "rootSha256", json_object_new_string(r->root_pin));
+        json_object_object_add(pins, "sha256", json_object_new_string(r->spki_pin));
+        json_object_object_add(o, "pins", pins);
+        cli_print_json(o);
+        return 0;
+    }
+    printf("[ca-set] %s %s set in %s under \"%s\"%s%s%s\n",
+           r->finished ? "finished the" : !r->written ? "already holds the" : r->rotated ? "rotated to a new" : "wrote a",
+           a->layout, a->ca_set.dir, r->root, *r->intermediate ? " (intermediate \"" : "", r->intermediate,
+           *r->intermediate ? "\")" : "");
+    for (size_t i = 0; i < r->n; i++) {
+        cli_rfc3339(r->cas[i].not_after, when, sizeof(when));
+        printf("[ca-set] %-24s %-22s until %s, %zu certificate%s in the file\n", r->cas[i].file, r->cas[i].role, when,
+               r->cas[i].bundle, r->cas[i].bundle == 1 ? "" : "s");
+    }
+    printf("[ca-set] %s: the server CA's bundle (%zu certificates), what cluster-info and the nodes carry\n",
+           r->bundle_file, r->bundle);
+    printf("[ca-set] the pins of the root, %s:\n", r->rotated || !r->written ? "unchanged" : "the same after every --rotate");
+    printf("[ca-set]   %s   (kjoin join --discovery-token-ca-cert-hash; K3s token K10%s::...)\n", r->root_pin,
+           r->root_pin + strlen("root-sha256:"));
+    printf("[ca-set]   %s   (kubeadm join --discovery-token-ca-cert-hash)\n", r->spki_pin);
+    if (r->written || r->finished)
+        printf("[ca-set] restart the control plane so that it loads the new CAs\n");
     return 0;
 }
 
@@ -360,6 +439,16 @@ int cmd_certs(int argc, char **argv)
         return 0;
     if (p)
         return cli_fail(a.format, &err);
+    if (which == V_CA_SET) {
+        kjoin_ca_set_result r;
+        a.ca_set.dir = a.dir;
+        a.ca_set.key_type = a.s.key_type;
+        if (!a.dir || !a.layout || !a.ca_set.root_cert || !a.ca_set.root_key)
+            kjoin_err_set(&err, KJOIN_E_USAGE, "ca-set needs --dir, --layout, --root-cert and --root-key");
+        else if (!kjoin_certs_ca_set(&a.ca_set, a.now, &r, &err))
+            return print_ca_set(&a, &r);
+        return cli_fail(a.format, &err);
+    }
     kjoin_certs_store st = {0};
     kjoin_certs_report report;
     kjoin_code rc = which == V_MANIFESTS ? KJOIN_OK : open_store(&a, which != V_ADOPT_CA, &st, &err);

@@ -130,14 +130,6 @@ static kjoin_code connect_api(const token_args *a, kjoin_kubeapi **out, kjoin_er
     return cli_kubeapi(a->kubeconfig, a->context, false, a->timeout_ms, &a->verbosity, out, err);
 }
 
-static void format_time(long long t, char *buf, size_t cap)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    if (!gmtime_r(&tt, &tm) || !strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
-        snprintf(buf, cap, "?");
-}
-
 static const char *usages_text(const kjoin_token_spec *s)
 {
     return s->usage_authentication && s->usage_signing ? "authentication,signing"
@@ -237,7 +229,7 @@ static int run_create(token_args *a, int argc, char **argv, int first)
     if (!rc && a->print_join)
         rc = join_command(api, token, cmdline, sizeof(cmdline), &err);
     if (!rc && s->expires)
-        format_time(s->expires, expires, sizeof(expires));
+        cli_rfc3339(s->expires, expires, sizeof(expires));
     if (!rc && a->format == CLI_JSON) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "token", json_object_new_string(token));
@@ -318,7 +310,7 @@ static int run_list(token_args *a)
             kjoin_token_masked(&s->token, token);
         ttl_text(s->expires, now, ttl, sizeof(ttl));
         if (s->expires)
-            format_time(s->expires, expires, sizeof(expires));
+            cli_rfc3339(s->expires, expires, sizeof(expires));
         if (arr) {
             json_object *o = json_object_new_object();
             json_object_object_add(o, "token", json_object_new_string(token));

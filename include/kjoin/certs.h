@@ -145,4 +145,54 @@ kjoin_code kjoin_certs_schedule(int64_t period, int minute, int hour, char out[K
 /* Kubernetes Secret manifests as a JSON List (newly-allocated). */
 kjoin_code kjoin_certs_manifests(const char *dir, const char *ns, const char *prefix, char **out, kjoin_err *err);
 
+/* ---- ca-set: a control plane's CAs under an organisation's root ---- */
+
+/* The file layout a control plane reads: K3s' server/tls directory
+ * (server-ca, client-ca, request-header-ca, etcd/peer-ca, etcd/server-ca,
+ * service.key) or kubeadm's /etc/kubernetes (pki/ca, pki/front-proxy-ca,
+ * pki/etcd/ca, pki/sa.key and sa.pub). */
+typedef enum kjoin_ca_layout { KJOIN_CA_LAYOUT_K3S, KJOIN_CA_LAYOUT_KUBEADM } kjoin_ca_layout;
+
+/* Parses "k3s" or "kubeadm". Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_ca_layout_parse(const char *s, kjoin_ca_layout *out, kjoin_err *err);
+
+typedef struct kjoin_ca_set_opts {
+    const char *dir;
+    kjoin_ca_layout layout;
+    const char *root_cert, *root_key; /* paths: the signing CA (first), its chain up to the self-signed root */
+    bool intermediate;                /* sign the cluster CAs with an intermediate made under the root */
+    bool rotate;                      /* replace the set in dir (made under the same root) */
+    int64_t ca_duration, intermediate_duration; /* seconds; 0: 10 years, or to the issuer's end */
+    kjoin_key_type key_type;
+} kjoin_ca_set_opts;
+
+#define KJOIN_CA_SET_MAX 5
+typedef struct kjoin_ca_set_result {
+    bool written, rotated, finished; /* finished: a killed run's set was put in place */
+    char root[256], signer[256], intermediate[256]; /* subjects; intermediate "" without one */
+    char root_pin[80], spki_pin[80];  /* root-sha256: of the root's DER, sha256: of its key */
+    char bundle_file[48];             /* the server CA's bundle, for cluster-info and nodes */
+    size_t bundle;                    /* certificates in it */
+    size_t n;
+    struct {
+        char role[32], file[48], subject[256];
+        int64_t not_after;
+        size_t bundle; /* certificates in the file */
+    } cas[KJOIN_CA_SET_MAX];
+} kjoin_ca_set_result;
+
+/* Makes the cluster CAs and the service-account key pair, each CA signed by
+ * the intermediate (or the signer), with bundles "CA, intermediate, chain to
+ * the root" so that a root-sha256: pin (and kubeadm's sha256: pin of the
+ * root's key) joins: K3s' CA files are bundles; kubeadm's hold one
+ * certificate each (its controller-manager takes no more) and the server
+ * CA's bundle is pki/ca-bundle.crt, to publish in cluster-info. With rotate, the new set keeps the previous CA and
+ * service-account key in its bundles, so what they issued stays trusted
+ * until it is renewed. Every file is staged, then moved in place; a killed
+ * run's staged set is finished by the next. A run without rotate on a set
+ * already made under this root changes nothing. Errors: KJOIN_E_USAGE
+ * (unusable root, foreign files, lifetimes past the issuer's), KJOIN_E_OUTPUT,
+ * KJOIN_E_OTHER. */
+kjoin_code kjoin_certs_ca_set(const kjoin_ca_set_opts *o, int64_t now, kjoin_ca_set_result *r, kjoin_err *err);
+
 #endif

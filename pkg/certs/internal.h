@@ -19,6 +19,7 @@ typedef struct cert_request {
     const char *const *sans; /* DNS names or IP addresses, for nodes */
     size_t n_sans;
     int64_t not_before, not_after; /* Unix seconds */
+    bool no_sub_ca;                /* a CA: pathlen:0, it signs no further CA */
 } cert_request;
 
 EVP_PKEY *kjoin_certs__new_key(kjoin_key_type type, kjoin_err *err);
@@ -39,6 +40,17 @@ bool kjoin_certs__san_valid(const char *s);
 #define KJOIN_CERTS_MAX_SANS 16
 /* Whether issuer signed x (names, key ids and signature). */
 bool kjoin_certs__issued_by(X509 *issuer, X509 *x);
+/* "CN=...,O=..." of x's subject into out. */
+void kjoin_certs__subject(X509 *x, char *out, size_t cap);
+
+/* ---- userca.c: a CA the user provides ---- */
+
+/* Reads the CA certificate (first, with its chain) at crt and its key at
+ * key. The key file must be owned by this user or root and writable by no
+ * one else; *key_shared says it is readable by others. Errors:
+ * KJOIN_E_USAGE. The caller frees *certs and *pkey in any case. */
+kjoin_code kjoin_certs__read_ca(const char *crt, const char *key, STACK_OF(X509) **certs, EVP_PKEY **pkey,
+                                bool *key_shared, kjoin_err *err);
 
 /* ---- state.c: the state file (kjoin-certs.json), untrusted input ---- */
 

@@ -367,43 +367,15 @@ static kjoin_code check_groups(const char *const *groups, size_t n, kjoin_err *e
     return KJOIN_OK;
 }
 
-/* A CA key given by path gets the store's rule: owned by this user or root,
- * writable by no one else; readable by others is reported. */
-static kjoin_code check_key_file(pki *p, const char *path, kjoin_err *err)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "cannot open %s: %s", path, strerror(errno));
-    if (st.st_uid != geteuid() && st.st_uid != 0)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the CA key %s is owned by uid %u, not by this user or root", path,
-                             (unsigned)st.st_uid);
-    if (st.st_mode & 022)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the CA key %s is writable by group or others (mode %04o): chmod "
-                                                 "go-w it", path, (unsigned)(st.st_mode & 07777));
-    if (st.st_mode & 077)
-        kjoin_certs__say(p, "WARNING: the CA key %s is readable by group or others (mode %04o): chmod 600 it", path,
-            (unsigned)(st.st_mode & 07777));
-    return KJOIN_OK;
-}
-
 /* Loads a CA the user provides: its certificate (and chain) and key. */
 static kjoin_code user_ca(pki *p, entry *ca, const char *crt, const char *key, kjoin_err *err)
 {
-    char *pem = NULL;
-    size_t len = 0;
-    kjoin_code rc = kjoin_file_read(crt, 4 * 1024 * 1024, &pem, &len, err);
+    bool key_shared = false;
+    kjoin_code rc = kjoin_certs__read_ca(crt, key, &ca->certs, &ca->key, &key_shared, err);
     if (rc)
         return rc;
-    ca->certs = kjoin_certs__parse_certs(pem, len);
-    free(pem);
-    if ((rc = check_key_file(p, key, err)) || (rc = kjoin_file_read(key, 1024 * 1024, &pem, &len, err)))
-        return rc;
-    ca->key = kjoin_certs__parse_key(pem, len);
-    kjoin_free_wiped(pem, len);
-    if (!ca->certs || X509_check_ca(kjoin_certs__first(ca)) < 1)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "%s holds no CA certificate", crt);
-    if (!ca->key || X509_check_private_key(kjoin_certs__first(ca), ca->key) != 1)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "%s is not the key of the CA in %s", key, crt);
+    if (key_shared)
+        kjoin_certs__say(p, "WARNING: the CA key %s is readable by group or others: chmod 600 it", key);
     ca->user_provided = true;
     ca->duration = kjoin_certs__not_after(kjoin_certs__first(ca)) - kjoin_certs__not_before(kjoin_certs__first(ca));
     stamp(p, ca);

@@ -120,7 +120,7 @@ X509 *kjoin_certs__issue(const cert_request *req, EVP_PKEY *key, X509 *issuer, E
     bool rsa = EVP_PKEY_is_a(key, "RSA");
     switch (req->kind) {
     case CERT_CA:
-        ok = ok && add_ext(x, &ctx, NID_basic_constraints, "critical,CA:TRUE") &&
+        ok = ok && add_ext(x, &ctx, NID_basic_constraints, req->no_sub_ca ? "critical,CA:TRUE,pathlen:0" : "critical,CA:TRUE") &&
              add_ext(x, &ctx, NID_key_usage, "critical,keyCertSign,cRLSign");
         break;
     case CERT_NODE:
@@ -221,13 +221,32 @@ STACK_OF(X509) *kjoin_certs__parse_certs(const char *pem, size_t len)
     return out;
 }
 
+/* An encrypted key is refused, never a passphrase prompt: kjoin runs unattended. */
+static int no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+    (void)buf, (void)size, (void)rwflag, (void)u;
+    return -1;
+}
+
 EVP_PKEY *kjoin_certs__parse_key(const char *pem, size_t len)
 {
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
-    EVP_PKEY *key = bio ? PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *key = bio ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL) : NULL;
     BIO_free(bio);
     ERR_clear_error();
     return key;
+}
+
+void kjoin_certs__subject(X509 *x, char *out, size_t cap)
+{
+    out[0] = '\0';
+    BIO *bio = BIO_new(BIO_s_mem());
+    if (!bio)
+        return;
+    X509_NAME_print_ex(bio, X509_get_subject_name(x), 0, XN_FLAG_RFC2253);
+    int n = BIO_read(bio, out, (int)cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+    BIO_free(bio);
 }
 
 bool kjoin_certs__issued_by(X509 *issuer, X509 *x)
