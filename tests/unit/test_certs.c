@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <kjoin/certs.h>
 
@@ -402,6 +403,120 @@ static void test_job_manifests_refusals(void **state)
     assert_non_null(strstr(err.msg, "the CA expiry window"));
 }
 
+
+/* ---- ca-set ---- */
+
+/* A self-signed root valid from t0 for years, written to dir/name.crt and .key (0600). */
+static void write_root(const char *dir, const char *name, int64_t t0, int64_t years, bool no_sub_ca)
+{
+    kjoin_err err;
+    EVP_PKEY *key = kjoin_certs__new_key(KJOIN_KEY_ECDSA_P256, &err);
+    cert_request req = {.kind = CERT_CA, .cn = name, .not_before = t0 - H, .not_after = t0 + years * 8760 * H,
+                        .no_sub_ca = no_sub_ca};
+    X509 *x = kjoin_certs__issue(&req, key, NULL, NULL, &err);
+    assert_non_null(x);
+    char path[512], *crt = kjoin_certs__pem_certs(NULL, x), *pem = kjoin_certs__pem_key(key);
+    snprintf(path, sizeof(path), "%s/%s.crt", dir, name);
+    FILE *f = fopen(path, "w");
+    fputs(crt, f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/%s.key", dir, name);
+    f = fopen(path, "w");
+    fputs(pem, f);
+    fclose(f);
+    chmod(path, 0600);
+    free(crt);
+    free(pem);
+    X509_free(x);
+    EVP_PKEY_free(key);
+}
+
+static void test_ca_set(void **state)
+{
+    (void)state;
+    const int64_t t0 = 1767225600; /* 2026-01-01 */
+    char *dir = tu_tmpdir(), out[512], crt[512], key[512], other_crt[512], other_key[512], short_crt[512],
+         short_key[512], leaf_crt[512], leaf_key[512];
+    write_root(dir, "org", t0, 20, false);
+    write_root(dir, "other", t0, 20, false);
+    write_root(dir, "short", t0, 2, false);
+    write_root(dir, "leafonly", t0, 20, true);
+    snprintf(out, sizeof(out), "%s/tls", dir);
+    snprintf(crt, sizeof(crt), "%s/org.crt", dir);
+    snprintf(key, sizeof(key), "%s/org.key", dir);
+    snprintf(other_crt, sizeof(other_crt), "%s/other.crt", dir);
+    snprintf(other_key, sizeof(other_key), "%s/other.key", dir);
+    snprintf(short_crt, sizeof(short_crt), "%s/short.crt", dir);
+    snprintf(short_key, sizeof(short_key), "%s/short.key", dir);
+    snprintf(leaf_crt, sizeof(leaf_crt), "%s/leafonly.crt", dir);
+    snprintf(leaf_key, sizeof(leaf_key), "%s/leafonly.key", dir);
+    kjoin_ca_layout layout;
+    kjoin_err err;
+    assert_int_equal(kjoin_ca_layout_parse("k3s", &layout, &err), KJOIN_OK);
+    assert_int_equal(layout, KJOIN_CA_LAYOUT_K3S);
+    assert_int_equal(kjoin_ca_layout_parse("kubeadm", &layout, &err), KJOIN_OK);
+    assert_int_equal(layout, KJOIN_CA_LAYOUT_KUBEADM);
+    assert_int_equal(kjoin_ca_layout_parse("K3S", &layout, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_ca_layout_parse("", &layout, &err), KJOIN_E_USAGE);
+
+    kjoin_ca_set_result r, first;
+    kjoin_ca_set_opts o = {.dir = out, .layout = KJOIN_CA_LAYOUT_K3S, .root_cert = crt, .root_key = key,
+                           .intermediate = true};
+    if (kjoin_certs_ca_set(&o, t0, &first, &err))
+        fail_msg("%s", err.msg);
+    assert_true(first.written && !first.rotated && first.n == 5 && first.cas[0].bundle == 3);
+    assert_string_equal(first.root, "CN=org");
+    assert_true(strncmp(first.root_pin, "root-sha256:", 12) == 0 && strncmp(first.spki_pin, "sha256:", 7) == 0);
+    /* Ten years, as K3s' own CAs. */
+    assert_int_equal(first.cas[0].not_after, t0 + 87600 * H);
+    if (kjoin_certs_ca_set(&o, t0, &r, &err)) /* again: nothing to do */
+        fail_msg("%s", err.msg);
+    assert_false(r.written);
+    o.rotate = true;
+    if (kjoin_certs_ca_set(&o, t0 + H, &r, &err))
+        fail_msg("%s", err.msg);
+    assert_true(r.written && r.rotated && r.cas[0].bundle == 5);
+    assert_string_equal(r.root_pin, first.root_pin);
+    assert_string_equal(r.spki_pin, first.spki_pin);
+    assert_string_not_equal(r.intermediate, first.intermediate);
+
+    /* Refusals, each before anything is written. */
+    kjoin_ca_set_opts bad = o;
+    bad.root_cert = other_crt, bad.root_key = other_key;
+    assert_int_equal(kjoin_certs_ca_set(&bad, t0, &r, &err), KJOIN_E_USAGE); /* another root */
+    bad = o, bad.root_key = other_key;
+    assert_int_equal(kjoin_certs_ca_set(&bad, t0, &r, &err), KJOIN_E_USAGE); /* not the root's key */
+    bad = o, bad.dir = NULL;
+    assert_int_equal(kjoin_certs_ca_set(&bad, t0, &r, &err), KJOIN_E_USAGE);
+    bad = o, bad.ca_duration = -1;
+    assert_int_equal(kjoin_certs_ca_set(&bad, t0, &r, &err), KJOIN_E_USAGE);
+    bad = o, bad.intermediate = false, bad.intermediate_duration = H;
+    assert_int_equal(kjoin_certs_ca_set(&bad, t0, &r, &err), KJOIN_E_USAGE);
+    bad = o, bad.layout = (kjoin_ca_layout)7;
+    assert_int_equal(kjoin_certs_ca_set(&bad, t0, &r, &err), KJOIN_E_USAGE);
+    snprintf(out, sizeof(out), "%s/fresh", dir);
+    bad = o, bad.rotate = false, bad.dir = out;
+    assert_int_equal(kjoin_certs_ca_set(&bad, t0 + 30 * 8760 * H, &r, &err), KJOIN_E_USAGE); /* the root expired */
+    bad.root_cert = short_crt, bad.root_key = short_key, bad.ca_duration = 3 * 8760 * H;
+    assert_int_equal(kjoin_certs_ca_set(&bad, t0, &r, &err), KJOIN_E_USAGE); /* outlives its issuer */
+    assert_non_null(strstr(err.msg, "would outlive its issuer"));
+    bad.root_cert = leaf_crt, bad.root_key = leaf_key, bad.ca_duration = 0;
+    assert_int_equal(kjoin_certs_ca_set(&bad, t0, &r, &err), KJOIN_E_USAGE); /* pathlen:0 cannot take an intermediate */
+    assert_int_equal(kjoin_certs_ca_set(&(kjoin_ca_set_opts){.dir = out, .layout = KJOIN_CA_LAYOUT_KUBEADM,
+                                                              .root_cert = crt, .root_key = key, .rotate = true},
+                                        t0, &r, &err), KJOIN_E_USAGE); /* nothing to rotate */
+    struct stat st;
+    assert_int_equal(stat(out, &st) == 0 ? (int)st.st_nlink : 2, 2); /* left empty */
+    /* The default lifetime ends with a shorter root; no intermediate. */
+    bad.root_cert = short_crt, bad.root_key = short_key, bad.intermediate = false;
+    if (kjoin_certs_ca_set(&bad, t0, &r, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(r.cas[0].not_after, t0 + 2 * 8760 * H);
+    assert_int_equal(r.cas[0].bundle, 2);
+    assert_string_equal(r.intermediate, "");
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_secret_write_and_signature),
         cmocka_unit_test(test_schedule_ladder),
         cmocka_unit_test(test_job_manifests_refusals),
+        cmocka_unit_test(test_ca_set),
     };
     return cmocka_run_group_tests_name("certs", tests, NULL, NULL);
 }
