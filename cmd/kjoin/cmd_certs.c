@@ -333,6 +333,8 @@ static int check_expiration(const certs_args *a, const kjoin_certs_store *store,
 static int print_ca_set(const certs_args *a, const kjoin_ca_set_result *r)
 {
     char when[32];
+    if (r->root_key_shared)
+        fprintf(stderr, "WARNING: the root's key %s is readable by group or others: chmod 600 it\n", a->ca_set.root_key);
     if (a->format == CLI_JSON) {
         json_object *o = json_object_new_object(), *cas = json_object_new_array(), *pins = json_object_new_object();
         json_object_object_add(o, "dir", json_object_new_string(a->ca_set.dir));

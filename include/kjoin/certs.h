@@ -169,6 +169,7 @@ typedef struct kjoin_ca_set_opts {
 #define KJOIN_CA_SET_MAX 5
 typedef struct kjoin_ca_set_result {
     bool written, rotated, finished; /* finished: a killed run's set was put in place */
+    bool root_key_shared;            /* the root's key file is readable by others: warn */
     char root[256], signer[256], intermediate[256]; /* subjects; intermediate "" without one */
     char root_pin[80], spki_pin[80];  /* root-sha256: of the root's DER, sha256: of its key */
     char bundle_file[48];             /* the server CA's bundle, for cluster-info and nodes */

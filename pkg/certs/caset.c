@@ -178,8 +178,8 @@ static bool verifies(STACK_OF(X509) *bundle, X509 *root, int64_t now, const char
  * verifies now. */
 static kjoin_code load_signer(ca_set *c, kjoin_err *err)
 {
-    bool shared = false;
-    kjoin_code rc = kjoin_certs__read_ca(c->o->root_cert, c->o->root_key, &c->chain, &c->signer_key, &shared, err);
+    kjoin_code rc = kjoin_certs__read_ca(c->o->root_cert, c->o->root_key, &c->chain, &c->signer_key,
+                                         &c->r->root_key_shared, err);
     if (rc)
         return rc;
     X509 *root = root_of(c->chain);
@@ -196,7 +196,6 @@ static kjoin_code load_signer(ca_set *c, kjoin_err *err)
     if (!verifies(c->chain, root, c->now, &why))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the CA in %s does not verify to its root \"%s\": %s",
                              c->o->root_cert, subject, why);
-    (void)shared; /* the organisation's key is the user's to keep; kjoin only reads it */
     return KJOIN_OK;
 }
 
@@ -525,23 +524,6 @@ static char *pem_keys(EVP_PKEY *a, EVP_PKEY *b)
 
 /* ---- the stage, and moving it in place ---- */
 
-static bool write_at(int dirfd, const char *name, const char *data, size_t len)
-{
-    int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return false;
-    bool ok = true;
-    for (size_t off = 0; ok && off < len;) {
-        ssize_t n = write(fd, data + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        ok = n > 0;
-        off += ok ? (size_t)n : 0;
-    }
-    ok = ok && fsync(fd) == 0;
-    return close(fd) == 0 && ok;
-}
-
 /* Removes the stage: its entries (never followed), then the directory. */
 static void remove_stage(ca_set *c)
 {
@@ -658,13 +640,14 @@ static kjoin_code stage_and_move(ca_set *c, kjoin_err *err)
     for (size_t i = 0; i < n && !rc; i++) {
         char staged[24];
         snprintf(staged, sizeof(staged), "%zu", i);
-        if (!write_at(stage, staged, data[i], strlen(data[i])))
+        if (!kjoin_store__write_at(stage, staged, data[i], strlen(data[i]), 0600))
             rc = kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot write %s/" STAGE "/%s: %s", c->o->dir, staged,
                                strerror(errno));
     }
     /* The commit point: once the mark is on disk, the set is whole and any
      * later run puts it in place. */
-    if (!rc && (fsync(stage) != 0 || !write_at(stage, MARK, c->l->name, strlen(c->l->name)) || fsync(stage) != 0))
+    if (!rc && (fsync(stage) != 0 || !kjoin_store__write_at(stage, MARK, c->l->name, strlen(c->l->name), 0600) ||
+                fsync(stage) != 0))
         rc = kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot write %s/" STAGE ": %s", c->o->dir, strerror(errno));
     for (size_t i = 0; i < n; i++)
         kjoin_free_wiped_str(data[i]);

@@ -364,7 +364,7 @@ kjoin_code kjoin_store__read(kjoin_store *s, const char *name, bool secret, char
     return KJOIN_OK;
 }
 
-static bool write_file(int dirfd, const char *name, const char *data, size_t len, mode_t mode)
+bool kjoin_store__write_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode)
 {
     int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0)
@@ -400,7 +400,7 @@ kjoin_code kjoin_store__commit(kjoin_store *s, const kjoin_store_file *files, si
         return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create %s/%s: %s", s->path, gen, strerror(errno));
     int genfd = openat(s->dirfd, gen, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     for (size_t i = 0; i < n; i++) {
-        if (genfd < 0 || !write_file(genfd, files[i].name, files[i].data, files[i].len, files[i].mode)) {
+        if (genfd < 0 || !kjoin_store__write_at(genfd, files[i].name, files[i].data, files[i].len, files[i].mode)) {
             int saved = errno;
             if (genfd >= 0)
                 close(genfd);

@@ -56,6 +56,10 @@ kjoin_code kjoin_store__read(kjoin_store *s, const char *name, bool secret, char
  * (a name in the directory that is not kjoin's). */
 kjoin_code kjoin_store__commit(kjoin_store *s, const kjoin_store_file *files, size_t n, kjoin_err *err);
 
+/* Creates name in dirfd (never through a symlink, never over a file),
+ * writes data with mode and fsyncs it. */
+bool kjoin_store__write_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode);
+
 /* Test hook: exits (99) when KJOIN_CERTS_CRASH_AT names point, standing in
  * for a kill there. */
 void kjoin_store__crash_point(const char *point);

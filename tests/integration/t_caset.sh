@@ -203,6 +203,10 @@ t_caset_idempotent_and_refusals() {
   CASET_RC=0 caset "$T/n3" k3s "$ORG" --root-cert "$ORG/sub-chain.crt" --root-key "$ORG/sub.key" -o json || return 1
   jq -e --arg p "$(root_pin "$ORG/org.crt")" '.pins.rootSha256 == $p and .signer == "CN=sub"' "$OUT" >/dev/null \
     || fail "JSON: $(cat "$OUT")" || return 1
+  # A root key others can read is used, with a warning.
+  chmod 640 "$ORG/sub.key"
+  CASET_RC=0 caset "$T/n9" k3s "$ORG" --root-cert "$ORG/sub-chain.crt" --root-key "$ORG/sub.key" || return 1
+  err_has "WARNING: the root's key $ORG/sub.key is readable by group or others" || return 1
   # An encrypted key is refused without a prompt.
   openssl pkey -in "$ORG/org.key" -aes256 -passout pass:pw -out "$ORG/enc.key" 2>/dev/null
   timeout 10 "$KJOIN" certs ca-set --dir "$T/n4" --layout k3s --root-cert "$ORG/org.crt" --root-key "$ORG/enc.key" \
