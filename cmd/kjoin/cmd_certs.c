@@ -25,7 +25,7 @@ enum {
 };
 
 static const cli_opt certs_opts[] = {
-    {OPT_DIR, "dir", 0, true, "DIR", "the certs directory (the dir store)"},
+    {OPT_DIR, "dir", 0, true, "DIR", "the certs directory (the dir store); for ca-set, where the layout goes"},
     {OPT_NOW, "now", 0, true, "RFC3339", "stand-in for the clock, e.g. 2030-01-01T00:00:00Z"},
     {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
     {OPT_DRY_RUN, "dry-run", 0, false, NULL, "say what would change, write nothing"},

@@ -15,7 +15,6 @@
  * renames each file into place; a run killed in between leaves either no
  * marker (the stage is discarded) or a marker (the next run finishes the
  * moves), never a CA next to another CA's key. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -527,18 +526,7 @@ static char *pem_keys(EVP_PKEY *a, EVP_PKEY *b)
 /* Removes the stage: its entries (never followed), then the directory. */
 static void remove_stage(ca_set *c)
 {
-    int fd = openat(c->store.dirfd, STAGE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    for (struct dirent *e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            unlinkat(fd, e->d_name, 0);
-    closedir(d);
-    unlinkat(c->store.dirfd, STAGE, AT_REMOVEDIR);
+    kjoin_store__remove_dir(c->store.dirfd, STAGE, false);
     fsync(c->store.dirfd);
 }
 

@@ -74,17 +74,13 @@ static void note(kjoin_store *s, const char *fmt, const char *a, unsigned mode)
         snprintf(s->notes[s->n_notes++], sizeof(s->notes[0]), fmt, a, mode);
 }
 
-/* Removes one of kjoin's generation directories: a real directory of ours,
- * its entries unlinked (a symlink in it is removed, never followed). */
-static void remove_generation(int dirfd, const char *gen)
+void kjoin_store__remove_dir(int dirfd, const char *name, bool unless_locked)
 {
     struct stat st;
-    if (!is_generation_name(gen) || fstatat(dirfd, gen, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-        st.st_uid != geteuid())
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
         return;
-    int fd = openat(dirfd, gen, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    /* A reader holds it (a shared lock): leave it for a later run. */
-    DIR *d = fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 ? fdopendir(fd) : NULL;
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 && (!unless_locked || flock(fd, LOCK_EX | LOCK_NB) == 0) ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
             close(fd);
@@ -93,8 +89,16 @@ static void remove_generation(int dirfd, const char *gen)
     for (struct dirent *e; (e = readdir(d));)
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
             unlinkat(fd, e->d_name, 0);
-    unlinkat(dirfd, gen, AT_REMOVEDIR);
+    unlinkat(dirfd, name, AT_REMOVEDIR);
     closedir(d);
+}
+
+/* Removes one of kjoin's generation directories, unless a reader holds it
+ * (a shared lock): that one is left for a later run. */
+static void remove_generation(int dirfd, const char *gen)
+{
+    if (is_generation_name(gen))
+        kjoin_store__remove_dir(dirfd, gen, true);
 }
 
 /* The generation ..data names, or "" when there is none (or it is not ours). */

@@ -60,6 +60,11 @@ kjoin_code kjoin_store__commit(kjoin_store *s, const kjoin_store_file *files, si
  * writes data with mode and fsyncs it. */
 bool kjoin_store__write_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode);
 
+/* Removes dirfd/name, a flat directory of this user's (never a symlink):
+ * its entries are unlinked, never followed, then it. With unless_locked, a
+ * directory someone holds a flock on is left alone. */
+void kjoin_store__remove_dir(int dirfd, const char *name, bool unless_locked);
+
 /* Test hook: exits (99) when KJOIN_CERTS_CRASH_AT names point, standing in
  * for a kill there. */
 void kjoin_store__crash_point(const char *point);
