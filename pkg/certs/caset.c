@@ -34,7 +34,6 @@
 
 #define STAGE ".kjoin-ca-set.new"
 #define MARK "complete"
-#define MAX_READ (4 * 1024 * 1024)
 #define TEN_YEARS (87600LL * 3600)
 #define MAX_FILES (2 * KJOIN_CA_SET_MAX + 3)
 
@@ -84,18 +83,18 @@ kjoin_code kjoin_ca_layout_parse(const char *s, kjoin_ca_layout *out, kjoin_err 
 
 /* The files of a layout, in a fixed order: each CA's certificate and key,
  * then the service-account files. The stage names them by that index. */
-static size_t layout_files(const layout *l, const char *names[MAX_FILES], bool secret[MAX_FILES])
+static size_t layout_files(const layout *l, const char *names[MAX_FILES])
 {
     size_t n = 0;
     for (size_t i = 0; i < l->n; i++) {
-        secret[n] = false, names[n++] = l->cas[i].crt;
-        secret[n] = true, names[n++] = l->cas[i].key;
+        names[n++] = l->cas[i].crt;
+        names[n++] = l->cas[i].key;
     }
-    secret[n] = true, names[n++] = l->sa_key;
+    names[n++] = l->sa_key;
     if (l->sa_pub)
-        secret[n] = false, names[n++] = l->sa_pub;
+        names[n++] = l->sa_pub;
     if (l->bundle_file)
-        secret[n] = false, names[n++] = l->bundle_file;
+        names[n++] = l->bundle_file;
     return n;
 }
 
@@ -150,7 +149,7 @@ static bool in_chain(STACK_OF(X509) *chain, X509 *x)
     return false;
 }
 
-/* Whether bundle[0] chains to the last certificate of bundle at now, with
+/* Whether bundle[0] chains to root at now through the rest of bundle, with
  * OpenSSL's full checks (validity, CA flags, path lengths, key usage);
  * the reason when not. */
 static bool verifies(STACK_OF(X509) *bundle, X509 *root, int64_t now, const char **why)
@@ -262,34 +261,18 @@ static kjoin_code read_file(ca_set *c, const char *rel, bool secret, char **out,
                                : kjoin_err_set(err, KJOIN_E_USAGE, "cannot open %s/%s: %s%s", c->o->dir, rel,
                                                strerror(saved), saved == ELOOP ? " (a symlink is not followed)" : "");
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_READ)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s is not a regular file of at most %d bytes", c->o->dir, rel,
-                           MAX_READ);
+    char what[300];
+    snprintf(what, sizeof(what), "%s/%s", c->o->dir, rel);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s is not a regular file", what);
     else if ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & (secret ? 077 : 022)))
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s must be owned by this user or root and %s by no one else "
-                                               "(mode %04o)", c->o->dir, rel, secret ? "readable" : "writable",
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s must be owned by this user or root and %s by no one else "
+                                               "(mode %04o)", what, secret ? "readable" : "writable",
                            (unsigned)(st.st_mode & 07777));
-    char *buf = rc ? NULL : malloc((size_t)st.st_size + 1);
-    size_t got = 0;
-    while (buf && got < (size_t)st.st_size) {
-        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
+    else
+        rc = kjoin_store__read_fd(fd, what, out, len, err);
     close(fd);
-    if (rc)
-        return rc;
-    if (!buf || got != (size_t)st.st_size) {
-        kjoin_free_wiped(buf, got);
-        return kjoin_err_set(err, KJOIN_E_USAGE, "cannot read %s/%s", c->o->dir, rel);
-    }
-    buf[got] = '\0';
-    *out = buf;
-    *len = got;
-    return KJOIN_OK;
+    return rc;
 }
 
 /* The first private key of a PEM file holding one or more (K3s'
@@ -495,17 +478,6 @@ static kjoin_code make_set(ca_set *c, kjoin_err *err)
     return (c->sa = kjoin_certs__new_key(KJOIN_KEY_RSA2048, err)) ? KJOIN_OK : KJOIN_E_OTHER;
 }
 
-static char *pem_public(EVP_PKEY *a, EVP_PKEY *b)
-{
-    BIO *bio = BIO_new(BIO_s_mem());
-    bool ok = bio && PEM_write_bio_PUBKEY(bio, a) == 1 && (!b || PEM_write_bio_PUBKEY(bio, b) == 1);
-    char *data = NULL;
-    long n = bio ? BIO_get_mem_data(bio, &data) : -1;
-    char *out = ok && n >= 0 ? strndup(data, (size_t)n) : NULL;
-    BIO_free(bio);
-    return out;
-}
-
 /* Two keys' PEM, one after the other. */
 static char *pem_keys(EVP_PKEY *a, EVP_PKEY *b)
 {
@@ -535,8 +507,7 @@ static void remove_stage(ca_set *c)
 static kjoin_code move_stage(ca_set *c, const layout *l, int stage, kjoin_err *err)
 {
     const char *names[MAX_FILES];
-    bool secret[MAX_FILES];
-    size_t n = layout_files(l, names, secret);
+    size_t n = layout_files(l, names);
     for (size_t i = 0; i < n; i++) {
         char staged[24];
         struct stat st;
@@ -579,9 +550,12 @@ static kjoin_code recover_stage(ca_set *c, bool *finished, kjoin_err *err)
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s/" STAGE " is not kjoin's stage (a symlink, another owner or "
                                                  "open modes): remove it", c->o->dir);
     }
+    /* The mark: a regular file of ours (never a FIFO to block on). */
     char mark[16] = "";
-    int fd = openat(stage, MARK, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, mark, sizeof(mark) - 1) : -1;
+    int fd = openat(stage, MARK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    ssize_t n = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()
+                    ? read(fd, mark, sizeof(mark) - 1)
+                    : -1;
     if (fd >= 0)
         close(fd);
     mark[n > 0 ? n : 0] = '\0';
@@ -603,9 +577,8 @@ static kjoin_code recover_stage(ca_set *c, bool *finished, kjoin_err *err)
 static kjoin_code stage_and_move(ca_set *c, kjoin_err *err)
 {
     const char *names[MAX_FILES];
-    bool secret[MAX_FILES];
     char *data[MAX_FILES] = {0};
-    size_t n = layout_files(c->l, names, secret), k = 0;
+    size_t n = layout_files(c->l, names), k = 0;
     for (size_t i = 0; i < c->l->n; i++) {
         STACK_OF(X509) *b = c->made[i].certs;
         data[k++] = c->l->bundle_file ? kjoin_certs__pem_certs(NULL, sk_X509_value(b, 0))
@@ -614,7 +587,7 @@ static kjoin_code stage_and_move(ca_set *c, kjoin_err *err)
     }
     data[k++] = c->l->sa_pub ? kjoin_certs__pem_key(c->sa) : pem_keys(c->sa, c->old_sa);
     if (c->l->sa_pub)
-        data[k++] = pem_public(c->sa, c->old_sa);
+        data[k++] = kjoin_certs__pem_public(c->sa, c->old_sa);
     if (c->l->bundle_file)
         data[k++] = kjoin_certs__pem_certs(c->made[0].certs, NULL);
     kjoin_code rc = KJOIN_OK;

@@ -32,6 +32,8 @@ void kjoin_certs__fingerprint(X509 *x, char out[80]);
 /* PEM text of certificates and keys; newly-allocated. */
 char *kjoin_certs__pem_certs(STACK_OF(X509) *certs, X509 *one);
 char *kjoin_certs__pem_key(EVP_PKEY *key);
+/* The public keys of key and, unless NULL, more, as PEM. */
+char *kjoin_certs__pem_public(EVP_PKEY *key, EVP_PKEY *more);
 STACK_OF(X509) *kjoin_certs__parse_certs(const char *pem, size_t len);
 EVP_PKEY *kjoin_certs__parse_key(const char *pem, size_t len);
 /* Whether s may be a subject alternative name: an IPv4 or IPv6 address, or

@@ -333,15 +333,25 @@ kjoin_code kjoin_store__read(kjoin_store *s, const char *name, bool secret, char
     if (!rc && secret && (st.st_mode & 077))
         note(s, "%s is readable by group or others (mode %04o); kjoin writes it 0600 when it next rewrites it", name,
              (unsigned)(st.st_mode & 07777));
+    if (!rc) {
+        char what[600];
+        snprintf(what, sizeof(what), "%s/%s", s->path, name);
+        rc = kjoin_store__read_fd(fd, what, out, len, err);
+    }
+    close(fd);
+    return rc;
+}
+
+kjoin_code kjoin_store__read_fd(int fd, const char *what, char **out, size_t *len, kjoin_err *err)
+{
     size_t got = 0, cap = 8192;
-    char *buf = rc ? NULL : malloc(cap + 1);
-    if (!rc && !buf)
-        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    char *buf = malloc(cap + 1);
+    kjoin_code rc = buf ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     while (!rc) {
         if (got == cap) {
             char *bigger = cap >= MAX_FILE ? NULL : malloc(cap * 2 + 1);
             if (!bigger) {
-                rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s is larger than %d bytes", s->path, name, MAX_FILE);
+                rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s is larger than %d bytes", what, MAX_FILE);
                 break;
             }
             memcpy(bigger, buf, got);
@@ -352,12 +362,11 @@ kjoin_code kjoin_store__read(kjoin_store *s, const char *name, bool secret, char
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
-            rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot read %s/%s: %s", s->path, name, strerror(errno));
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot read %s: %s", what, strerror(errno));
         if (n <= 0)
             break;
         got += (size_t)n;
     }
-    close(fd);
     if (rc) {
         kjoin_free_wiped(buf, got);
         return rc;

@@ -51,6 +51,11 @@ bool kjoin_store__has_pki(const kjoin_store *s);
 kjoin_code kjoin_store__read(kjoin_store *s, const char *name, bool secret, char **out, size_t *len,
                              kjoin_err *err);
 
+/* Reads the open file fd to its end, at most 4 MiB (what names it in
+ * messages), into a new NUL-terminated buffer; wiped on failure (it may
+ * hold a key). Errors: KJOIN_E_USAGE, KJOIN_E_OTHER. */
+kjoin_code kjoin_store__read_fd(int fd, const char *what, char **out, size_t *len, kjoin_err *err);
+
 /* Writes the complete set of files as a new generation and switches to it
  * atomically (a locked store only). Errors: KJOIN_E_OUTPUT, KJOIN_E_USAGE
  * (a name in the directory that is not kjoin's). */

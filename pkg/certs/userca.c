@@ -2,6 +2,7 @@
  * its key. The key file gets the store's rule: owned by this user or root,
  * writable by no one else. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <kjoin/util.h>
 
 #include "internal.h"
+#include "store.h"
 
 #define MAX_CA_FILE (4 * 1024 * 1024)
 
@@ -30,17 +32,24 @@ kjoin_code kjoin_certs__read_ca(const char *crt, const char *key, STACK_OF(X509)
     free(pem);
     if (!*certs || X509_check_ca(sk_X509_value(*certs, 0)) < 1)
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s holds no CA certificate", crt);
-    if (stat(key, &st) != 0)
+    /* One open: the checks and the read are of the same file. */
+    int fd = open(key, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return kjoin_err_set(err, KJOIN_E_USAGE, "cannot open %s: %s", key, strerror(errno));
-    if (st.st_uid != geteuid() && st.st_uid != 0)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the CA key %s is owned by uid %u, not by this user or root", key,
-                             (unsigned)st.st_uid);
-    if (st.st_mode & 022)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the CA key %s is writable by group or others (mode %04o): chmod "
-                                                 "go-w it", key, (unsigned)(st.st_mode & 07777));
-    *key_shared = (st.st_mode & 077) != 0;
-    if ((rc = kjoin_file_read(key, 1024 * 1024, &pem, &len, err)))
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the CA key %s is not a regular file", key);
+    else if (st.st_uid != geteuid() && st.st_uid != 0)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the CA key %s is owned by uid %u, not by this user or root", key,
+                           (unsigned)st.st_uid);
+    else if (st.st_mode & 022)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the CA key %s is writable by group or others (mode %04o): chmod "
+                                               "go-w it", key, (unsigned)(st.st_mode & 07777));
+    else
+        rc = kjoin_store__read_fd(fd, key, &pem, &len, err);
+    close(fd);
+    if (rc)
         return rc;
+    *key_shared = (st.st_mode & 077) != 0;
     *pkey = kjoin_certs__parse_key(pem, len);
     kjoin_free_wiped(pem, len);
     if (!*pkey || X509_check_private_key(sk_X509_value(*certs, 0), *pkey) != 1)

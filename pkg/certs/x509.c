@@ -205,6 +205,14 @@ char *kjoin_certs__pem_key(EVP_PKEY *key)
     return bio_text(bio, PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL) == 1);
 }
 
+char *kjoin_certs__pem_public(EVP_PKEY *key, EVP_PKEY *more)
+{
+    BIO *bio = BIO_new(BIO_s_mem());
+    if (!bio)
+        return NULL;
+    return bio_text(bio, PEM_write_bio_PUBKEY(bio, key) == 1 && (!more || PEM_write_bio_PUBKEY(bio, more) == 1));
+}
+
 STACK_OF(X509) *kjoin_certs__parse_certs(const char *pem, size_t len)
 {
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
