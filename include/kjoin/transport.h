@@ -78,6 +78,12 @@ typedef struct kjoin_http_request {
     const char *client_key_pem;  /* secret */
     size_t client_key_len;
     bool want_headers;           /* collect the response headers (for logs at -v 6) */
+    /* When set, the body of a 200 answer is handed to sink in pieces as it
+     * arrives (still under max_body) instead of being collected: the
+     * response's body is then empty and its len counts what sink was given.
+     * Other statuses are collected as usual. */
+    void (*sink)(const char *data, size_t len, void *ctx);
+    void *sink_ctx;
     /* The request runs on this kept connection (see kjoin_http_conn): tls
      * must be KJOIN_TLS_INSECURE before kjoin_http_conn_pin and
      * KJOIN_TLS_PINNED after it (trust and anchors_pem unset: the conn's). */

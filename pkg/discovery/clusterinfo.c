@@ -1,3 +1,4 @@
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -6,6 +7,8 @@
 #include <kjoin/discovery.h>
 #include <kjoin/jws.h>
 #include <kjoin/util.h>
+
+#include "internal.h"
 
 #define JWS_KEY_PREFIX "jws-kubeconfig-"
 
@@ -40,47 +43,371 @@ static kjoin_code get_string(json_object *obj, const char *key, bool *present, c
     return KJOIN_OK;
 }
 
-kjoin_code kjoin_cluster_info_parse(const char *json, size_t len, const char *token_id,
-                                    kjoin_cluster_info *out, kjoin_err *err)
-{
-    if (len > INT32_MAX)
-        return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info too large");
-    json_tokener *tk = json_tokener_new();
-    if (!tk)
-        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    json_tokener_set_flags(tk, JSON_TOKENER_STRICT);
-    json_object *root = json_tokener_parse_ex(tk, json, (int)len);
-    enum json_tokener_error jerr = json_tokener_get_error(tk);
-    /* Exactly one document: json-c stops after the first object, so what
-     * follows it (a NUL, garbage, a second object) is checked here. */
-    size_t end = root ? json_tokener_get_parse_end(tk) : len;
-    json_tokener_free(tk);
-    while (end < len && strchr(" \t\r\n", json[end]) && json[end])
-        end++;
-    if (root && end != len) {
-        json_object_put(root);
-        return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info has %zu bytes after its JSON object", len - end);
-    }
+/* ---- parsing as the bytes arrive ------------------------------------------
+ * json-c parses the ConfigMap incrementally. The value of data.kubeconfig,
+ * nearly all of a large cluster-info, is set aside as it streams past (json-c
+ * is shown the marker "\u0000" in its place, a value no kubeconfig may hold)
+ * and decoded by json-c in pieces of about PIECE bytes, cut only between
+ * whole characters. So one decoded copy is held, or none when a re-fetch is
+ * only compared with the kubeconfig expected. Which value is set aside is
+ * found by following strings, nesting and keys: json-c still checks every
+ * byte, the set-aside ones included. */
 
-    kjoin_code rc = KJOIN_OK;
+#define PIECE 16384
+#define MARKER "\\u0000"
+#define KEY_MAX 16
+
+struct kjoin_discovery__ci {
+    json_tokener *tok, *piece_tok;
+    json_object *root;
+    size_t trailing;          /* bytes after the object, from the first that is not white space */
+    bool failed;              /* json-c refused the input: msg says why */
+    char msg[160];
+    /* Where the bytes are: inside a string (and an escape of it), how deep. */
+    bool in_string, escape;
+    unsigned hex_left;        /* hex digits of a \u escape still to come */
+    unsigned code;            /* the \u escape's value so far */
+    bool high_surrogate;      /* the last character was a \u escape of a high surrogate */
+    unsigned depth;
+    bool key_next[3];         /* at depth 1 and 2, objects only: the next string is a key */
+    bool is_object[3];
+    char key[KEY_MAX + 1];    /* the key being read at depth 1 or 2 (raw bytes) */
+    size_t key_len;
+    bool reading_key;
+    bool data_key;            /* the last key at depth 1 was "data" */
+    bool in_data;             /* the object at depth 2 is data's */
+    bool kubeconfig_key;      /* the last key at depth 2 (in data) was "kubeconfig" */
+    /* The kubeconfig set aside: raw (escaped) bytes of the current piece, and
+     * the decoded value, kept or compared with expect. */
+    bool aside, was_aside;
+    char *piece;
+    size_t piece_len, piece_cap;
+    char *value;
+    size_t value_len, value_cap;
+    const char *expect;       /* then value_len counts, and differs says whether it was expect so far */
+    size_t expect_len;
+    bool differs;
+    bool nul;                 /* the decoded value holds a NUL byte */
+};
+
+static void ci_fail(kjoin_discovery__ci *p, const char *msg)
+{
+    if (!p->failed)
+        snprintf(p->msg, sizeof(p->msg), "%s", msg);
+    p->failed = true;
+}
+
+kjoin_discovery__ci *kjoin_discovery__ci_new(const char *expect, size_t expect_len)
+{
+    kjoin_discovery__ci *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->tok = json_tokener_new();
+    p->piece_tok = json_tokener_new();
+    if (!p->tok || !p->piece_tok) {
+        kjoin_discovery__ci_free(p);
+        return NULL;
+    }
+    json_tokener_set_flags(p->tok, JSON_TOKENER_STRICT);
+    json_tokener_set_flags(p->piece_tok, JSON_TOKENER_STRICT);
+    p->expect = expect;
+    p->expect_len = expect_len;
+    return p;
+}
+
+void kjoin_discovery__ci_free(kjoin_discovery__ci *p)
+{
+    if (!p)
+        return;
+    if (p->tok)
+        json_tokener_free(p->tok);
+    if (p->piece_tok)
+        json_tokener_free(p->piece_tok);
+    json_object_put(p->root);
+    free(p->piece);
+    free(p->value);
+    free(p);
+}
+
+static bool grow(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap : 4096;
+    while (c < need)
+        c *= 2;
+    char *bigger = realloc(*buf, c);
+    if (!bigger)
+        return false;
+    *buf = bigger;
+    *cap = c;
+    return true;
+}
+
+/* Decodes the raw bytes of the piece with json-c (as the string literal
+ * they are part of), then keeps or compares them. */
+static void flush_piece(kjoin_discovery__ci *p)
+{
+    if (!p->piece_len || p->failed)
+        return;
+    p->piece[0] = '"';
+    p->piece[p->piece_len] = '"';
+    json_tokener_reset(p->piece_tok);
+    json_object *o = json_tokener_parse_ex(p->piece_tok, p->piece, (int)p->piece_len + 1);
+    p->piece_len = 0;
+    if (!o || !json_object_is_type(o, json_type_string)) {
+        enum json_tokener_error e = json_tokener_get_error(p->piece_tok);
+        char m[120];
+        snprintf(m, sizeof(m), "cluster-info is not valid JSON: %s",
+                 e == json_tokener_success ? "bad string" : json_tokener_error_desc(e));
+        json_object_put(o);
+        ci_fail(p, m);
+        return;
+    }
+    const char *s = json_object_get_string(o);
+    size_t n = (size_t)json_object_get_string_len(o);
+    p->nul = p->nul || memchr(s, '\0', n);
+    if (p->expect) {
+        p->differs = p->differs || n > p->expect_len - p->value_len || memcmp(p->expect + p->value_len, s, n) != 0;
+        p->value_len += n; /* past expect_len only once differs is set */
+    } else if (!grow(&p->value, &p->value_cap, p->value_len + n + 1)) {
+        ci_fail(p, "out of memory");
+    } else {
+        memcpy(p->value + p->value_len, s, n);
+        p->value_len += n;
+        p->value[p->value_len] = '\0';
+    }
+    json_object_put(o);
+}
+
+/* One raw byte of the set-aside string (not its closing quote). */
+static void aside_byte(kjoin_discovery__ci *p, char c)
+{
+    if (!grow(&p->piece, &p->piece_cap, p->piece_len + 2)) {
+        ci_fail(p, "out of memory");
+        return;
+    }
+    if (!p->piece_len)
+        p->piece_len = 1; /* room for the opening quote */
+    p->piece[p->piece_len++] = c;
+    if (p->hex_left && !isxdigit((unsigned char)c)) {
+        flush_piece(p); /* json-c names the broken escape */
+        ci_fail(p, "cluster-info is not valid JSON: invalid string sequence");
+        return;
+    }
+    if (p->hex_left) {
+        unsigned d = (unsigned)(c >= 'a' ? c - 'a' + 10 : c >= 'A' ? c - 'A' + 10 : c - '0') & 15;
+        p->code = p->code * 16 + d;
+        if (--p->hex_left == 0)
+            p->high_surrogate = p->code >= 0xD800 && p->code <= 0xDBFF;
+        return;
+    }
+    if (p->escape) {
+        p->escape = false;
+        if (c == 'u') {
+            p->hex_left = 4;
+            p->code = 0;
+        } else {
+            p->high_surrogate = false;
+        }
+        return;
+    }
+    if (c == '\\') {
+        p->escape = true;
+        return;
+    }
+    p->high_surrogate = false;
+    /* A whole character ends here and no surrogate pair is open: a cut is safe. */
+    if (p->piece_len >= PIECE)
+        flush_piece(p);
+}
+
+static void key_done(kjoin_discovery__ci *p)
+{
+    p->key[p->key_len <= KEY_MAX ? p->key_len : 0] = '\0';
+    bool exact = p->key_len <= KEY_MAX;
+    if (p->depth == 1)
+        p->data_key = exact && strcmp(p->key, "data") == 0;
+    else if (p->depth == 2 && p->in_data)
+        p->kubeconfig_key = exact && strcmp(p->key, "kubeconfig") == 0;
+    p->reading_key = false;
+}
+
+/* Follows one byte outside the set-aside value; true when it starts it. */
+static bool follow(kjoin_discovery__ci *p, char c)
+{
+    if (p->in_string) {
+        if (p->escape)
+            p->escape = false;
+        else if (c == '\\')
+            p->escape = true;
+        else if (c == '"') {
+            p->in_string = false;
+            if (p->reading_key)
+                key_done(p);
+            return false;
+        }
+        if (p->reading_key && p->key_len <= KEY_MAX)
+            p->key[p->key_len++] = c;
+        return false;
+    }
+    unsigned d = p->depth;
+    switch (c) {
+    case '"':
+        if (d == 2 && p->in_data && !p->key_next[2] && p->kubeconfig_key) {
+            p->kubeconfig_key = false;
+            return true;
+        }
+        p->in_string = true;
+        p->reading_key = (d == 1 || d == 2) && p->is_object[d] && p->key_next[d];
+        p->key_len = 0;
+        break;
+    case '{':
+    case '[':
+        if (d == 1)
+            p->in_data = c == '{' && p->data_key && !p->key_next[1];
+        p->depth++;
+        if (p->depth <= 2) {
+            p->is_object[p->depth] = c == '{';
+            p->key_next[p->depth] = c == '{';
+        }
+        break;
+    case '}':
+    case ']':
+        if (p->depth)
+            p->depth--;
+        break;
+    case ':':
+        if (d <= 2)
+            p->key_next[d] = false;
+        break;
+    case ',':
+        if (d <= 2)
+            p->key_next[d] = p->is_object[d];
+        break;
+    default:
+        break;
+    }
+    return false;
+}
+
+/* Hands len bytes to json-c until it has the whole object; then counts
+ * what follows it. */
+static void to_json_c(kjoin_discovery__ci *p, const char *b, size_t len)
+{
+    if (p->failed || !len)
+        return;
+    if (p->root) {
+        for (size_t i = 0; i < len; i++)
+            if (p->trailing || !b[i] || !strchr(" \t\r\n", b[i]))
+                p->trailing++;
+        return;
+    }
+    p->root = json_tokener_parse_ex(p->tok, b, (int)len);
+    enum json_tokener_error e = json_tokener_get_error(p->tok);
+    if (!p->root && e != json_tokener_continue) {
+        char m[120];
+        snprintf(m, sizeof(m), "cluster-info is not valid JSON: %s", json_tokener_error_desc(e));
+        ci_fail(p, m);
+        return;
+    }
+    if (p->root) {
+        size_t end = json_tokener_get_parse_end(p->tok);
+        to_json_c(p, b + end, len - end);
+    }
+}
+
+void kjoin_discovery__ci_feed(kjoin_discovery__ci *p, const char *data, size_t len)
+{
+    size_t start = 0; /* of the bytes not yet handed to json-c */
+    for (size_t i = 0; i < len && !p->failed; i++) {
+        char c = data[i];
+        if (!p->aside) {
+            if (p->root || !follow(p, data[i]))
+                continue;
+            /* The value starts: json-c gets its quote and the marker
+             * (unless the object had ended: then it is trailing bytes). */
+            to_json_c(p, data + start, i + 1 - start);
+            start = i + 1;
+            if (p->root)
+                continue;
+            to_json_c(p, MARKER, sizeof(MARKER) - 1);
+            p->aside = p->was_aside = true;
+            p->escape = false;
+            p->hex_left = 0;
+            p->high_surrogate = false;
+            p->piece_len = 0;
+            p->value_len = 0; /* a repeated key: the last one counts, as in json-c */
+            p->differs = false;
+            p->nul = false;
+            continue;
+        }
+        if (c == '"' && !p->escape && !p->hex_left) {
+            flush_piece(p);
+            p->aside = false;
+            start = i; /* the closing quote goes to json-c */
+            continue;
+        }
+        /* Plain bytes are taken a run at a time. */
+        if (!p->escape && !p->hex_left && c != '\\') {
+            size_t j = i;
+            while (j < len && data[j] != '"' && data[j] != '\\' && p->piece_len + (j - i) + 2 < PIECE)
+                j++;
+            if (j > i + 1 && grow(&p->piece, &p->piece_cap, p->piece_len + (j - i) + 2)) {
+                if (!p->piece_len)
+                    p->piece_len = 1;
+                memcpy(p->piece + p->piece_len, data + i, j - 1 - i);
+                p->piece_len += j - 1 - i;
+                i = j - 1;
+                c = data[i];
+            }
+        }
+        aside_byte(p, c);
+        start = i + 1;
+    }
+    if (!p->aside && !p->failed && start < len)
+        to_json_c(p, data + start, len - start);
+}
+
+kjoin_code kjoin_discovery__ci_finish(kjoin_discovery__ci *p, const char *token_id, kjoin_cluster_info *out,
+                                      bool *same, kjoin_err *err)
+{
+    if (p->failed)
+        return kjoin_err_set(err, strcmp(p->msg, "out of memory") ? KJOIN_E_TRUST : KJOIN_E_OTHER, "%s", p->msg);
+    if (!p->root)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info is not valid JSON: unexpected end of input");
+    if (p->trailing)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info has %zu bytes after its JSON object", p->trailing);
+    json_object *root = p->root, *kind = NULL, *data = NULL, *kc = NULL;
+    if (!json_object_is_type(root, json_type_object) || !json_object_object_get_ex(root, "kind", &kind) ||
+        !json_object_is_type(kind, json_type_string) || strcmp(json_object_get_string(kind), "ConfigMap") != 0)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info is not a ConfigMap");
+    if (!json_object_object_get_ex(root, "data", &data) || !json_object_is_type(data, json_type_object))
+        return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info ConfigMap has no data");
     kjoin_cluster_info ci = {0};
-    json_object *kind = NULL, *data = NULL;
-    bool present = false;
-    if (!root)
-        rc = kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info is not valid JSON: %s",
-                           jerr == json_tokener_continue ? "unexpected end of input"
-                                                         : json_tokener_error_desc(jerr));
-    else if (!json_object_is_type(root, json_type_object) ||
-             !json_object_object_get_ex(root, "kind", &kind) ||
-             !json_object_is_type(kind, json_type_string) ||
-             strcmp(json_object_get_string(kind), "ConfigMap") != 0)
-        rc = kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info is not a ConfigMap");
-    else if (!json_object_object_get_ex(root, "data", &data) ||
-             !json_object_is_type(data, json_type_object))
-        rc = kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info ConfigMap has no data");
-    else if ((rc = get_string(data, "kubeconfig", &present, &ci.kubeconfig, &ci.kubeconfig_len, err)))
-        ;
-    else if (!present || ci.kubeconfig_len == 0)
+    bool present = json_object_object_get_ex(data, "kubeconfig", &kc);
+    /* The marker: the value set aside is the one json-c kept (the last). */
+    bool aside = p->was_aside && present && json_object_is_type(kc, json_type_string) &&
+                 json_object_get_string_len(kc) == 1 && json_object_get_string(kc)[0] == '\0';
+    kjoin_code rc = KJOIN_OK;
+    if (aside && p->nul)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info data.kubeconfig holds a NUL byte");
+    if (aside && p->expect) {
+        ci.kubeconfig_len = p->value_len;
+        *same = !p->differs && p->value_len == p->expect_len;
+    } else if (aside) {
+        ci.kubeconfig = KJOIN_TAKE(p->value);
+        ci.kubeconfig_len = p->value_len;
+        if (!ci.kubeconfig && !(ci.kubeconfig = calloc(1, 1)))
+            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    } else if ((rc = get_string(data, "kubeconfig", &present, &ci.kubeconfig, &ci.kubeconfig_len, err))) {
+        return rc;
+    } else if (p->expect) {
+        *same = ci.kubeconfig && ci.kubeconfig_len == p->expect_len &&
+                memcmp(ci.kubeconfig, p->expect, p->expect_len) == 0;
+        kjoin_free_wiped(KJOIN_TAKE(ci.kubeconfig), ci.kubeconfig_len);
+    }
+    if (!present || ci.kubeconfig_len == 0)
         rc = kjoin_err_set(err, KJOIN_E_TRUST,
                            "cluster-info has no kubeconfig: this API server is not set up for token discovery");
     else if (token_id) {
@@ -88,13 +415,26 @@ kjoin_code kjoin_cluster_info_parse(const char *json, size_t len, const char *to
         snprintf(key, sizeof(key), JWS_KEY_PREFIX "%s", token_id);
         rc = get_string(data, key, &present, &ci.jws, NULL, err);
     }
-    json_object_put(root);
     if (rc) {
         kjoin_cluster_info_release(&ci);
         return rc;
     }
     *out = ci;
     return KJOIN_OK;
+}
+
+kjoin_code kjoin_cluster_info_parse(const char *json, size_t len, const char *token_id,
+                                    kjoin_cluster_info *out, kjoin_err *err)
+{
+    if (len > INT32_MAX)
+        return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info too large");
+    kjoin_discovery__ci *p = kjoin_discovery__ci_new(NULL, 0);
+    if (!p)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_discovery__ci_feed(p, json, len);
+    kjoin_code rc = kjoin_discovery__ci_finish(p, token_id, out, NULL, err);
+    kjoin_discovery__ci_free(p);
+    return rc;
 }
 
 static int by_id(const void *a, const void *b)

@@ -72,6 +72,21 @@ kjoin_code kjoin_discovery__get_200(kjoin_run *r, const char *url, const kjoin_h
 kjoin_code kjoin_discovery__finish(kjoin_run *r, const char *server, const char *endpoint, kjoin_bundle **bundle,
                                    kjoin_join_result *out, kjoin_err *err);
 
+/* cluster-info parsed as it arrives (see clusterinfo.c): fed in pieces of
+ * any size, it holds one decoded copy of data.kubeconfig, or none when
+ * expect is set: the kubeconfig is then only compared with expect. */
+typedef struct kjoin_discovery__ci kjoin_discovery__ci;
+/* NULL when out of memory; expect (which must outlive p) may be NULL. */
+kjoin_discovery__ci *kjoin_discovery__ci_new(const char *expect, size_t expect_len);
+/* Never fails: an error is kept for kjoin_discovery__ci_finish. */
+void kjoin_discovery__ci_feed(kjoin_discovery__ci *p, const char *data, size_t len);
+/* As kjoin_cluster_info_parse, on everything fed. With expect, out's
+ * kubeconfig is NULL (its length is set) and *same says whether it was
+ * expect byte for byte. */
+kjoin_code kjoin_discovery__ci_finish(kjoin_discovery__ci *p, const char *token_id, kjoin_cluster_info *out,
+                                      bool *same, kjoin_err *err);
+void kjoin_discovery__ci_free(kjoin_discovery__ci *p);
+
 /* The bundle's anchors and chained certificates as req->trust, for a
  * KJOIN_TLS_PINNED request on a connection of its own; released with
  * kjoin_discovery__pinned_release. */

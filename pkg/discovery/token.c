@@ -11,29 +11,43 @@
 
 #include "internal.h"
 
+static void feed(const char *data, size_t len, void *parser) { kjoin_discovery__ci_feed(parser, data, len); }
+
 /* cluster-info: 403 while kubeadm's RBAC role is not there yet, 404 while
- * the ConfigMap is not. */
+ * the ConfigMap is not. The body is parsed as it arrives (no copy of it is
+ * held), against expect when that is set: see kjoin_discovery__ci_new. */
 static kjoin_code get_cluster_info(kjoin_run *r, const char *url, const kjoin_http_request *trust,
-                                   kjoin_http_response *resp, kjoin_err *err)
+                                   const char *token_id, const char *expect, size_t expect_len,
+                                   kjoin_cluster_info *out, bool *same, kjoin_err *err)
 {
-    return kjoin_discovery__get_200(r, url, trust, KJOIN_RETRY_403 | KJOIN_RETRY_404, resp, err);
+    kjoin_discovery__ci *parser = kjoin_discovery__ci_new(expect, expect_len);
+    if (!parser)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_http_request req = *trust;
+    req.sink = feed;
+    req.sink_ctx = parser;
+    kjoin_http_response resp = {0};
+    kjoin_code rc = kjoin_discovery__get_200(r, url, &req, KJOIN_RETRY_403 | KJOIN_RETRY_404, &resp, err);
+    if (!rc)
+        rc = kjoin_discovery__ci_finish(parser, token_id, out, same, err);
+    kjoin_http_response_release(&resp);
+    kjoin_discovery__ci_free(parser);
+    return rc;
 }
 
 /* Everything after the unverified fetch; *st says which check failed. */
-static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const char *url, const char *body,
-                                  size_t len, kjoin_stage *st, kjoin_join_result *out, kjoin_err *err)
+static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const char *url,
+                                  const kjoin_cluster_info *ci, kjoin_stage *st, kjoin_join_result *out,
+                                  kjoin_err *err)
 {
     const kjoin_token_discovery *o = r->source;
     const kjoin_token *tok = o->discovery_token;
-    kjoin_cluster_info first = {0}, second = {0};
+    const kjoin_cluster_info first = *ci;
+    kjoin_cluster_info second = {0};
     kjoin_cluster cluster = {0};
     kjoin_bundle *bundle = NULL;
-    kjoin_http_response resp = {0};
     kjoin_http_request pinned = {.tls = KJOIN_TLS_PINNED, .conn = r->conn};
-
-    kjoin_code rc = kjoin_cluster_info_parse(body, len, tok->id, &first, err);
-    if (rc)
-        goto out;
+    kjoin_code rc = KJOIN_OK;
     if (!first.jws) {
         rc = kjoin_err_set(err, KJOIN_E_TRANSIENT,
                            "cluster-info has no signature for token id \"%s\" yet (the control plane "
@@ -76,14 +90,12 @@ static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const 
         kjoin_discovery__log(r, 0, "[discovery] Re-fetching cluster-info from %s over TLS verified against the "
                                    "pinned CA", ep->authority);
     /* The same connection, its chain now checked as a pinned handshake's. */
-    if ((rc = kjoin_discovery__pin(r, bundle, err)) || (rc = get_cluster_info(r, url, &pinned, &resp, err)))
+    /* The kubeconfig is compared as it arrives, not kept a second time. */
+    bool same = false;
+    if ((rc = kjoin_discovery__pin(r, bundle, err)) ||
+        (rc = get_cluster_info(r, url, &pinned, NULL, first.kubeconfig, first.kubeconfig_len, &second, &same, err)))
         goto out;
-    /* The same body holds the same kubeconfig: no second parse. */
-    bool same = resp.len == len && memcmp(resp.body, body, len) == 0;
-    if (!same && (rc = kjoin_cluster_info_parse(resp.body, resp.len, NULL, &second, err)))
-        goto out;
-    if (!same && (second.kubeconfig_len != first.kubeconfig_len ||
-                  memcmp(second.kubeconfig, first.kubeconfig, first.kubeconfig_len) != 0)) {
+    if (!same) {
         rc = kjoin_err_set(err, KJOIN_E_TRUST, "the kubeconfig fetched again over TLS differs from the signed one");
         goto out;
     }
@@ -96,11 +108,9 @@ static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const 
         kjoin_discovery__log(r, 0, "[discovery] Using API server \"%s\" (from cluster-info, discovered via %s)",
                              cluster.server, ep->authority);
 out:
-    kjoin_cluster_info_release(&first);
     kjoin_cluster_info_release(&second);
     kjoin_cluster_release(&cluster);
     kjoin_bundle_free(bundle);
-    kjoin_http_response_release(&resp);
     kjoin_discovery__unpin(r);
     return rc;
 }
@@ -111,13 +121,13 @@ static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_re
     const kjoin_endpoint *ep = &o->endpoints[i];
     char url[512];
     snprintf(url, sizeof(url), "https://%s" KJOIN_CLUSTER_INFO_PATH, ep->authority);
-    kjoin_http_response resp = {0};
+    kjoin_cluster_info first = {0};
     kjoin_http_request insecure = {.tls = KJOIN_TLS_INSECURE, .conn = r->conn};
     kjoin_discovery__log(r, 0, "[discovery] Requesting cluster-info from %s (server not verified yet)", ep->authority);
-    kjoin_code rc = get_cluster_info(r, url, &insecure, &resp, err);
+    kjoin_code rc = get_cluster_info(r, url, &insecure, o->discovery_token->id, NULL, 0, &first, NULL, err);
     if (!rc)
-        rc = check_and_build(r, ep, url, resp.body, resp.len, st, out, err);
-    kjoin_http_response_release(&resp);
+        rc = check_and_build(r, ep, url, &first, st, out, err);
+    kjoin_cluster_info_release(&first);
     return rc;
 }
 

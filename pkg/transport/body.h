@@ -10,6 +10,11 @@ typedef struct kjoin_http_body {
     char *buf; /* NUL-terminated when not NULL */
     size_t len, cap, max;
     bool overflow; /* more than max bytes were offered */
+    /* A 200 answer's body goes to sink instead of buf (decided at its first piece). */
+    void (*sink)(const char *data, size_t len, void *ctx);
+    void *sink_ctx;
+    void *curl;        /* the handle, to read the status */
+    bool routed, sunk; /* the choice is made; the body goes to sink */
 } kjoin_http_body;
 
 /* Appends n bytes; returns n, or 0 to abort the transfer (over max, or out

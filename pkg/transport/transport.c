@@ -40,7 +40,23 @@ void kjoin_http_response_release(kjoin_http_response *resp)
 
 static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
-    return kjoin_http__body_append(userdata, ptr, size * nmemb);
+    kjoin_http_body *b = userdata;
+    size_t n = size * nmemb;
+    if (!b->routed) {
+        long status = 0;
+        curl_easy_getinfo(b->curl, CURLINFO_RESPONSE_CODE, &status);
+        b->sunk = b->sink && status == 200;
+        b->routed = true;
+    }
+    if (!b->sunk)
+        return kjoin_http__body_append(b, ptr, n);
+    if (n > b->max - b->len) {
+        b->overflow = true;
+        return 0;
+    }
+    b->len += n;
+    b->sink(ptr, n, b->sink_ctx);
+    return n;
 }
 
 struct kjoin_tls_trust {
@@ -455,7 +471,10 @@ static kjoin_code request_trust(kjoin_http_conn *c, bool kept, const kjoin_http_
 static kjoin_code perform(kjoin_http_conn *c, bool kept, const kjoin_http_request *req, kjoin_http_response *out,
                           kjoin_err *err)
 {
-    kjoin_http_body b = {.max = req->max_body ? req->max_body : KJOIN_HTTP_MAX_BODY};
+    kjoin_http_body b = {.max = req->max_body ? req->max_body : KJOIN_HTTP_MAX_BODY,
+                         .sink = req->sink,
+                         .sink_ctx = req->sink_ctx,
+                         .curl = c->curl};
     char errbuf[CURL_ERROR_SIZE] = "";
     struct curl_slist *headers = NULL;
     kjoin_tls_trust *owned = NULL;

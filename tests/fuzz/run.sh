@@ -17,6 +17,7 @@ big = {
     "long-scalar": "a: " + "x" * (1024 * 1024 - 8),
     "json-deep": "{\"a\":" * 100000 + "1" + "}" * 100000,
     "aliases": "a: &a [x]\n" + "".join(f"b{i}: &b{i} [*a, *a]\n" for i in range(2000)),
+    "json-long-string": '{"kind":"ConfigMap","data":{"kubeconfig":"' + "a\\n\\u00e9\\ud83d\\ude00\\\"" * 38000 + '"}}',
 }
 for name, text in big.items():
     with open(os.path.join(d, name), "w") as f:

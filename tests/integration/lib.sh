@@ -83,8 +83,8 @@ events { worker_connections ${NGINX_CONNECTIONS:-256}; }
 http {
   log_format audit '\$http_audit_id \$request_uri';
   access_log $d/nginx/access.log audit;
-  # Which TLS connection served each request (handshakes per client), and when.
-  log_format conns '\$http_audit_id \$connection \$connection_requests \$status \$request_uri \$msec';
+  # Which TLS connection served each request (handshakes per client), when, and the URI after rewrites.
+  log_format conns '\$http_audit_id \$connection \$connection_requests \$status \$request_uri \$msec \$uri';
   access_log $d/nginx/conn.log conns;
   client_body_temp_path $d/nginx/tmp; proxy_temp_path $d/nginx/tmp; fastcgi_temp_path $d/nginx/tmp;
   uwsgi_temp_path $d/nginx/tmp; scgi_temp_path $d/nginx/tmp;

@@ -39,6 +39,49 @@ t_conn_polling_keeps_one_connection() {
   grep -q " 404 " "$c/nginx/conn.log" || fail "no 404 was served"
 }
 
+# serve_second C FILE: the connection's second request (the verified
+# re-fetch) gets FILE instead of cluster-info.
+serve_second() {
+  cp "$2" "$1/www/second"
+  echo 'if ($connection_requests = 2) { rewrite ^ /second last; }' >"$1/nginx/cluster-info.conf"
+  echo "location = /second { default_type application/json; alias $1/www/second; }" >"$1/nginx/extra.conf"
+  stop_nginx "$1"; start_nginx "$1" "$PORT" "$1/server.crt" "$1/server.key"
+}
+
+# The re-fetch is parsed as it arrives and compared with the signed
+# kubeconfig, never kept: another kubeconfig there is refused...
+t_conn_refetch_with_other_kubeconfig_refused() {
+  new_cluster refetch-other || return 1
+  sed 's|server: https://127.0.0.1|server: https://127.0.0.2|' "$C/www/cluster-info" >"$T/second"
+  serve_second "$C" "$T/second" || return 1
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "the kubeconfig fetched again over TLS differs from the signed one" || return 1
+  [ ! -e "$T/kubelet.conf" ] || fail "kubeconfig written after a failed re-fetch" || return 1
+  [ "$(awk '$3 == 2' "$C/nginx/conn.log" | wc -l)" = 1 ] || fail "no re-fetch on the connection: $(cat "$C/nginx/conn.log")"
+}
+
+# ... and so is one cut short; the same kubeconfig in another ConfigMap
+# (moved keys, new metadata, other spacing) is the same kubeconfig.
+t_conn_refetch_cut_short_refused() {
+  new_cluster refetch-short || return 1
+  head -c -40 "$C/www/cluster-info" >"$T/second"
+  serve_second "$C" "$T/second" || return 1
+  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "cluster-info is not valid JSON" || return 1
+  [ ! -e "$T/kubelet.conf" ] || fail "kubeconfig written after a failed re-fetch"
+}
+
+t_conn_refetch_same_kubeconfig_other_envelope_joins() {
+  new_cluster refetch-same || return 1
+  jq '{data: .data, metadata: (.metadata + {resourceVersion: "42"}), kind: .kind, apiVersion: .apiVersion}' \
+    "$C/www/cluster-info" >"$T/second" || return 1
+  cmp -s "$T/second" "$C/www/cluster-info" && { fail "the second body is not different"; return 1; }
+  serve_second "$C" "$T/second" || return 1
+  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "Verified re-fetch returned the signed kubeconfig byte for byte" || return 1
+  [ "$(awk '$3 == 2 && $7 == "/second"' "$C/nginx/conn.log" | wc -l)" = 1 ] || fail "the re-fetch was not the second body: $(cat "$C/nginx/conn.log")"
+}
+
 # start_certflip FIRST LATER: the server of tests/tools/certflip.py with
 # C's cluster-info; sets FLIP_PORT and FLIP_PID.
 start_certflip() {
