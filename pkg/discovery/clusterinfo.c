@@ -348,17 +348,20 @@ void kjoin_discovery__ci_feed(kjoin_discovery__ci *p, const char *data, size_t l
             start = i; /* the closing quote goes to json-c */
             continue;
         }
-        /* Plain bytes are taken a run at a time. */
-        if (!p->escape && !p->hex_left && c != '\\') {
-            size_t j = i;
-            while (j < len && data[j] != '"' && data[j] != '\\' && p->piece_len + (j - i) + 2 < PIECE)
-                j++;
-            if (j > i + 1 && grow(&p->piece, &p->piece_cap, p->piece_len + (j - i) + 2)) {
+        /* Plain bytes are taken a run at a time (memchr: up to the next
+         * backslash, then the quote within that), all but the last. */
+        if (!p->escape && !p->hex_left && c != '\\' && p->piece_len + 2 < PIECE) {
+            size_t window = len - i < PIECE - p->piece_len - 2 ? len - i : PIECE - p->piece_len - 2;
+            const char *b = memchr(data + i, '\\', window);
+            size_t run = b ? (size_t)(b - (data + i)) : window;
+            const char *q = memchr(data + i, '"', run);
+            run = q ? (size_t)(q - (data + i)) : run;
+            if (run > 1 && grow(&p->piece, &p->piece_cap, p->piece_len + run + 2)) {
                 if (!p->piece_len)
                     p->piece_len = 1;
-                memcpy(p->piece + p->piece_len, data + i, j - 1 - i);
-                p->piece_len += j - 1 - i;
-                i = j - 1;
+                memcpy(p->piece + p->piece_len, data + i, run - 1);
+                p->piece_len += run - 1;
+                i += run - 1;
                 c = data[i];
             }
         }
