@@ -47,8 +47,8 @@ static kjoin_code get_string(json_object *obj, const char *key, bool *present, c
  * json-c parses the ConfigMap incrementally. The value of data.kubeconfig,
  * nearly all of a large cluster-info, is set aside as it streams past (json-c
  * is shown the marker "\u0000" in its place, a value no kubeconfig may hold)
- * and decoded by json-c in pieces of about PIECE bytes, cut only between
- * whole characters. So one decoded copy is held, or none when a re-fetch is
+ * and decoded by json-c in pieces of about PIECE bytes, cut only after an
+ * unescaped byte. So one decoded copy is held, or none when a re-fetch is
  * only compared with the kubeconfig expected. Which value is set aside is
  * found by following strings, nesting and keys: json-c still checks every
  * byte, the set-aside ones included. */
@@ -66,8 +66,6 @@ struct kjoin_discovery__ci {
     /* Where the bytes are: inside a string (and an escape of it), how deep. */
     bool in_string, escape;
     unsigned hex_left;        /* hex digits of a \u escape still to come */
-    unsigned code;            /* the \u escape's value so far */
-    bool high_surrogate;      /* the last character was a \u escape of a high surrogate */
     unsigned depth;
     bool key_next[3];         /* at depth 1 and 2, objects only: the next string is a key */
     bool is_object[3];
@@ -196,28 +194,20 @@ static void aside_byte(kjoin_discovery__ci *p, char c)
         return;
     }
     if (p->hex_left) {
-        unsigned d = (unsigned)(c >= 'a' ? c - 'a' + 10 : c >= 'A' ? c - 'A' + 10 : c - '0') & 15;
-        p->code = p->code * 16 + d;
-        if (--p->hex_left == 0)
-            p->high_surrogate = p->code >= 0xD800 && p->code <= 0xDBFF;
+        p->hex_left--;
         return;
     }
     if (p->escape) {
         p->escape = false;
-        if (c == 'u') {
-            p->hex_left = 4;
-            p->code = 0;
-        } else {
-            p->high_surrogate = false;
-        }
+        p->hex_left = c == 'u' ? 4 : 0;
         return;
     }
     if (c == '\\') {
         p->escape = true;
         return;
     }
-    p->high_surrogate = false;
-    /* A whole character ends here and no surrogate pair is open: a cut is safe. */
+    /* Cut only after an unescaped byte: never inside an escape, nor between
+     * the two escapes of a surrogate pair, which are adjacent. */
     if (p->piece_len >= PIECE)
         flush_piece(p);
 }
@@ -335,7 +325,6 @@ void kjoin_discovery__ci_feed(kjoin_discovery__ci *p, const char *data, size_t l
             p->aside = p->was_aside = true;
             p->escape = false;
             p->hex_left = 0;
-            p->high_surrogate = false;
             p->piece_len = 0;
             p->value_len = 0; /* a repeated key: the last one counts, as in json-c */
             p->differs = false;

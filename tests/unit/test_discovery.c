@@ -160,6 +160,103 @@ static void test_malformed_cluster_info(void **state)
     free(forbidden);
 }
 
+/* parse_pieces: body fed n bytes at a time (n = 0: whole), compared with
+ * expect when that is not NULL. */
+static kjoin_code parse_pieces(const char *body, size_t n, const char *expect, kjoin_cluster_info *out, bool *same,
+                               kjoin_err *err)
+{
+    kjoin_discovery__ci *p = kjoin_discovery__ci_new(expect, expect ? strlen(expect) : 0);
+    assert_non_null(p);
+    size_t len = strlen(body), step = n ? n : len ? len : 1;
+    for (size_t off = 0; off < len; off += step)
+        kjoin_discovery__ci_feed(p, body + off, len - off < step ? len - off : step);
+    kjoin_code rc = kjoin_discovery__ci_finish(p, expect ? NULL : "abcdef", out, same, err);
+    kjoin_discovery__ci_free(p);
+    return rc;
+}
+
+/* The kubeconfig set aside as it streams past: any cut of the body gives
+ * the same value, escapes included; the last of repeated keys counts, as in
+ * json-c; a compare finds the same kubeconfig in another envelope and a
+ * different one in the same envelope. */
+static void test_cluster_info_in_pieces(void **state)
+{
+    (void)state;
+    /* 40 KiB of escapes: pieces are cut between whole characters only. */
+    size_t reps = 40 * 1024 / 24;
+    char *body = malloc(reps * 24 + 200), *want = malloc(reps * 16 + 1);
+    assert_non_null(body);
+    assert_non_null(want);
+    char *b = body + sprintf(body, "{\"kind\":\"ConfigMap\",\"data\":{\"jws-kubeconfig-abcdef\":\"h..s\",\"kubeconfig\":\"");
+    char *w = want;
+    for (size_t i = 0; i < reps; i++) {
+        b += sprintf(b, "a\\n\\\"\\u00e9\\ud83d\\ude00");
+        w += sprintf(w, "a\n\"\xc3\xa9\xf0\x9f\x98\x80");
+    }
+    strcpy(b, "\"}}\n");
+    size_t steps[] = {0, 1, 2, 5, 7, 4096, 16383};
+    for (size_t i = 0; i < TU_LEN(steps); i++) {
+        kjoin_cluster_info ci;
+        assert_int_equal(parse_pieces(body, steps[i], NULL, &ci, NULL, NULL), KJOIN_OK);
+        assert_int_equal(ci.kubeconfig_len, strlen(want));
+        assert_memory_equal(ci.kubeconfig, want, strlen(want));
+        assert_string_equal(ci.jws, "h..s");
+        kjoin_cluster_info_release(&ci);
+        bool same = false;
+        assert_int_equal(parse_pieces(body, steps[i], want, &ci, &same, NULL), KJOIN_OK);
+        assert_true(same);
+        assert_null(ci.kubeconfig);
+        kjoin_cluster_info_release(&ci);
+    }
+    want[strlen(want) - 1] ^= 1; /* one byte at the end differs */
+    bool same = true;
+    kjoin_cluster_info ci;
+    assert_int_equal(parse_pieces(body, 3, want, &ci, &same, NULL), KJOIN_OK);
+    assert_false(same);
+    kjoin_cluster_info_release(&ci);
+    free(body);
+    free(want);
+
+    struct {
+        const char *body, *kubeconfig;
+    } cases[] = {
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"first\",\"kubeconfig\":\"second\"}}", "second"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"first\",\"kube\\u0063onfig\":\"second\"}}", "second"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kube\\u0063onfig\":\"first\",\"kubeconfig\":\"second\"}}", "second"},
+        {"{\"kind\":\"ConfigMap\",\"metadata\":{\"kubeconfig\":\"no\"},\"data\":{\"kubeconfig\":\"yes\"}}", "yes"},
+        {"{\"kind\":\"ConfigMap\",\"x\":{\"data\":{\"kubeconfig\":\"no\"}},\"data\":{\"kubeconfig\":\"yes\"}}", "yes"},
+        {"{\"data\":{\"k\\\"ubeconfig\":\"no\",\"kubeconfig\":\"yes\"},\"kind\":\"ConfigMap\"}", "yes"},
+    };
+    for (size_t i = 0; i < TU_LEN(cases); i++)
+        for (size_t step = 0; step < 4; step++) {
+            assert_int_equal(parse_pieces(cases[i].body, step, NULL, &ci, NULL, NULL), KJOIN_OK);
+            assert_string_equal(ci.kubeconfig, cases[i].kubeconfig);
+            kjoin_cluster_info_release(&ci);
+        }
+    /* The same kubeconfig in another envelope is the same; a NUL in it, a
+     * value cut short, or bytes after the object are refused. */
+    assert_int_equal(parse_pieces("{\"data\":{\"kubeconfig\":\"yes\"},\"metadata\":{\"resourceVersion\":\"9\"},"
+                                  "\"kind\":\"ConfigMap\"}", 2, "yes", &ci, &same, NULL), KJOIN_OK);
+    assert_true(same);
+    kjoin_cluster_info_release(&ci);
+    struct {
+        const char *body, *why;
+    } bad[] = {
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"a\\u0000b\"}}", "NUL byte"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"abc", "unexpected end of input"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"a\\qb\"}}", "not valid JSON"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"a\\u12\"}}", "not valid JSON"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"x\"}} {\"data\":{\"kubeconfig\":\"y\"}}", "JSON"}, /* json-c: "unexpected character" when in the same piece */
+    };
+    for (size_t i = 0; i < TU_LEN(bad); i++)
+        for (size_t step = 0; step < 3; step++) {
+            kjoin_err err;
+            assert_int_equal(parse_pieces(bad[i].body, step, NULL, &ci, NULL, &err), KJOIN_E_TRUST);
+            if (!strstr(err.msg, bad[i].why))
+                fail_msg("case %zu, step %zu: \"%s\" lacks \"%s\"", i, step, err.msg, bad[i].why);
+        }
+}
+
 /* Checks the engine makes before any network access. */
 static void test_engine_input_checks(void **state)
 {
@@ -288,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_real_cluster_info),
         cmocka_unit_test(test_sign_reproduces_control_plane),
         cmocka_unit_test(test_malformed_cluster_info),
+        cmocka_unit_test(test_cluster_info_in_pieces),
         cmocka_unit_test(test_engine_input_checks),
         cmocka_unit_test(test_pinned_needs_a_host),
         cmocka_unit_test(test_credentials_need_verified_tls),
