@@ -61,12 +61,14 @@ struct kjoin_discovery__ci {
     json_tokener *tok, *piece_tok;
     json_object *root;
     size_t trailing;          /* bytes after the object, from the first that is not white space */
-    bool failed;              /* json-c refused the input: msg says why */
+    kjoin_code failed;        /* why the input is refused (msg says how), or KJOIN_OK */
     char msg[160];
     /* Where the bytes are: inside a string (and an escape of it), how deep. */
     bool in_string, escape;
     unsigned hex_left;        /* hex digits of a \u escape still to come */
     unsigned depth;
+    bool started;             /* the outermost value has begun */
+    bool closed;              /* the byte just followed closed the outermost object */
     bool key_next[3];         /* at depth 1 and 2, objects only: the next string is a key */
     bool is_object[3];
     char key[KEY_MAX + 1];    /* the key being read at depth 1 or 2 (raw bytes) */
@@ -88,11 +90,12 @@ struct kjoin_discovery__ci {
     bool nul;                 /* the decoded value holds a NUL byte */
 };
 
-static void ci_fail(kjoin_discovery__ci *p, const char *msg)
+static void ci_fail(kjoin_discovery__ci *p, kjoin_code code, const char *msg)
 {
-    if (!p->failed)
-        snprintf(p->msg, sizeof(p->msg), "%s", msg);
-    p->failed = true;
+    if (p->failed)
+        return; /* the first reason stands */
+    snprintf(p->msg, sizeof(p->msg), "%s", msg);
+    p->failed = code;
 }
 
 kjoin_discovery__ci *kjoin_discovery__ci_new(const char *expect, size_t expect_len)
@@ -159,7 +162,7 @@ static void flush_piece(kjoin_discovery__ci *p)
         snprintf(m, sizeof(m), "cluster-info is not valid JSON: %s",
                  e == json_tokener_success ? "bad string" : json_tokener_error_desc(e));
         json_object_put(o);
-        ci_fail(p, m);
+        ci_fail(p, KJOIN_E_TRUST, m);
         return;
     }
     const char *s = json_object_get_string(o);
@@ -169,7 +172,7 @@ static void flush_piece(kjoin_discovery__ci *p)
         p->differs = p->differs || n > p->expect_len - p->value_len || memcmp(p->expect + p->value_len, s, n) != 0;
         p->value_len += n; /* past expect_len only once differs is set */
     } else if (!grow(&p->value, &p->value_cap, p->value_len + n + 1)) {
-        ci_fail(p, "out of memory");
+        ci_fail(p, KJOIN_E_OTHER, "out of memory");
     } else {
         memcpy(p->value + p->value_len, s, n);
         p->value_len += n;
@@ -182,7 +185,7 @@ static void flush_piece(kjoin_discovery__ci *p)
 static void aside_byte(kjoin_discovery__ci *p, char c)
 {
     if (!grow(&p->piece, &p->piece_cap, p->piece_len + 2)) {
-        ci_fail(p, "out of memory");
+        ci_fail(p, KJOIN_E_OTHER, "out of memory");
         return;
     }
     if (!p->piece_len)
@@ -190,7 +193,7 @@ static void aside_byte(kjoin_discovery__ci *p, char c)
     p->piece[p->piece_len++] = c;
     if (p->hex_left && !isxdigit((unsigned char)c)) {
         flush_piece(p); /* json-c names the broken escape */
-        ci_fail(p, "cluster-info is not valid JSON: invalid string sequence");
+        ci_fail(p, KJOIN_E_TRUST, "cluster-info is not valid JSON: invalid string sequence");
         return;
     }
     if (p->hex_left) {
@@ -242,6 +245,16 @@ static bool follow(kjoin_discovery__ci *p, char c)
         return false;
     }
     unsigned d = p->depth;
+    /* Only an object can be a ConfigMap. Anything else is refused at its
+     * first byte, so json-c never parses past a value whose end only it
+     * would know (the answer is then the same however the bytes are cut). */
+    if (!p->started && (!c || !strchr(" \t\r\n", c))) {
+        p->started = true;
+        if (c != '{') {
+            ci_fail(p, KJOIN_E_TRUST, "cluster-info is not a ConfigMap: the body is not a JSON object");
+            return false;
+        }
+    }
     switch (c) {
     case '"':
         if (d == 2 && p->in_data && !p->key_next[2] && p->kubeconfig_key) {
@@ -266,6 +279,7 @@ static bool follow(kjoin_discovery__ci *p, char c)
     case ']':
         if (p->depth)
             p->depth--;
+        p->closed = d == 1;
         break;
     case ':':
         if (d <= 2)
@@ -282,7 +296,8 @@ static bool follow(kjoin_discovery__ci *p, char c)
 }
 
 /* Hands len bytes to json-c until it has the whole object; then counts
- * what follows it. */
+ * what follows it (json-c is never shown it, so the same bytes get the same
+ * answer however the network cut them). */
 static void to_json_c(kjoin_discovery__ci *p, const char *b, size_t len)
 {
     if (p->failed || !len)
@@ -298,7 +313,7 @@ static void to_json_c(kjoin_discovery__ci *p, const char *b, size_t len)
     if (!p->root && e != json_tokener_continue) {
         char m[120];
         snprintf(m, sizeof(m), "cluster-info is not valid JSON: %s", json_tokener_error_desc(e));
-        ci_fail(p, m);
+        ci_fail(p, KJOIN_E_TRUST, m);
         return;
     }
     if (p->root) {
@@ -313,13 +328,17 @@ void kjoin_discovery__ci_feed(kjoin_discovery__ci *p, const char *data, size_t l
     for (size_t i = 0; i < len && !p->failed; i++) {
         char c = data[i];
         if (!p->aside) {
-            if (p->root || !follow(p, data[i]))
+            if (p->root)
+                continue; /* trailing: counted when handed on below */
+            bool starts = follow(p, c);
+            if (!starts && !p->closed)
                 continue;
-            /* The value starts: json-c gets its quote and the marker
-             * (unless the object had ended: then it is trailing bytes). */
+            /* The object ends, or the value starts: json-c gets all up to
+             * here (the value's opening quote included), then the marker. */
             to_json_c(p, data + start, i + 1 - start);
             start = i + 1;
-            if (p->root)
+            p->closed = false;
+            if (!starts || p->root)
                 continue;
             to_json_c(p, MARKER, sizeof(MARKER) - 1);
             p->aside = p->was_aside = true;
@@ -365,11 +384,12 @@ kjoin_code kjoin_discovery__ci_finish(kjoin_discovery__ci *p, const char *token_
                                       bool *same, kjoin_err *err)
 {
     if (p->failed)
-        return kjoin_err_set(err, strcmp(p->msg, "out of memory") ? KJOIN_E_TRUST : KJOIN_E_OTHER, "%s", p->msg);
+        return kjoin_err_set(err, p->failed, "%s", p->msg);
     if (!p->root)
         return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info is not valid JSON: unexpected end of input");
     if (p->trailing)
-        return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info has %zu bytes after its JSON object", p->trailing);
+        return kjoin_err_set(err, KJOIN_E_TRUST, "cluster-info is not valid JSON: %zu bytes after its object",
+                             p->trailing);
     json_object *root = p->root, *kind = NULL, *data = NULL, *kc = NULL;
     if (!json_object_is_type(root, json_type_object) || !json_object_object_get_ex(root, "kind", &kind) ||
         !json_object_is_type(kind, json_type_string) || strcmp(json_object_get_string(kind), "ConfigMap") != 0)

@@ -246,7 +246,9 @@ static void test_cluster_info_in_pieces(void **state)
         {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"abc", "unexpected end of input"},
         {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"a\\qb\"}}", "not valid JSON"},
         {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"a\\u12\"}}", "not valid JSON"},
-        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"x\"}} {\"data\":{\"kubeconfig\":\"y\"}}", "JSON"}, /* json-c: "unexpected character" when in the same piece */
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"x\"}} {\"data\":{\"kubeconfig\":\"y\"}}", "27 bytes after its object"},
+        {"\"x\"{\"kind\":\"ConfigMap\"}", "not a JSON object"},
+        {" \n[{\"kind\":\"ConfigMap\"}]", "not a JSON object"},
     };
     for (size_t i = 0; i < TU_LEN(bad); i++)
         for (size_t step = 0; step < 3; step++) {
