@@ -37,25 +37,24 @@ static kjoin_code get_cluster_info(kjoin_run *r, const char *url, const kjoin_ht
 
 /* Everything after the unverified fetch; *st says which check failed. */
 static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const char *url,
-                                  const kjoin_cluster_info *ci, kjoin_stage *st, kjoin_join_result *out,
+                                  const kjoin_cluster_info *first, kjoin_stage *st, kjoin_join_result *out,
                                   kjoin_err *err)
 {
     const kjoin_token_discovery *o = r->source;
     const kjoin_token *tok = o->discovery_token;
-    const kjoin_cluster_info first = *ci;
     kjoin_cluster_info second = {0};
     kjoin_cluster cluster = {0};
     kjoin_bundle *bundle = NULL;
     kjoin_http_request pinned = {.tls = KJOIN_TLS_PINNED, .conn = r->conn};
     kjoin_code rc = KJOIN_OK;
-    if (!first.jws) {
+    if (!first->jws) {
         rc = kjoin_err_set(err, KJOIN_E_TRANSIENT,
                            "cluster-info has no signature for token id \"%s\" yet (the control plane "
                            "signs new tokens after a short delay; an unknown or expired token never gets one)",
                            tok->id);
         goto out;
     }
-    if (!*first.jws) {
+    if (!*first->jws) {
         /* The signer leaves the key empty for a token it will not sign: final. */
         rc = kjoin_err_set(err, KJOIN_E_TRUST,
                            "token id \"%s\" is invalid for this cluster or has expired (its signature is "
@@ -64,14 +63,14 @@ static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const 
         goto out;
     }
     *st = KJOIN_STAGE_SIGNATURE;
-    rc = kjoin_jws_verify(first.jws, first.kubeconfig, first.kubeconfig_len, tok->id, tok->secret,
+    rc = kjoin_jws_verify(first->jws, first->kubeconfig, first->kubeconfig_len, tok->id, tok->secret,
                           KJOIN_TOKEN_SECRET_LEN, err);
     if (rc)
         goto out;
     *st = KJOIN_STAGE_OTHER;
     kjoin_discovery__log(r, 0, "[discovery] Cluster-info signature for token id \"%s\" is valid", tok->id);
 
-    if ((rc = kjoin_kubeconfig_parse_cluster(first.kubeconfig, first.kubeconfig_len, &cluster, err)) ||
+    if ((rc = kjoin_kubeconfig_parse_cluster(first->kubeconfig, first->kubeconfig_len, &cluster, err)) ||
         (rc = kjoin_bundle_parse(cluster.ca_pem, cluster.ca_len, &bundle, err)) ||
         (rc = kjoin_bundle_apply_pins(bundle, o->unsafe_skip_ca_verification ? NULL : o->common.pins, err)))
         goto out;
@@ -93,7 +92,7 @@ static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const 
     /* The kubeconfig is compared as it arrives, not kept a second time. */
     bool same = false;
     if ((rc = kjoin_discovery__pin(r, bundle, err)) ||
-        (rc = get_cluster_info(r, url, &pinned, NULL, first.kubeconfig, first.kubeconfig_len, &second, &same, err)))
+        (rc = get_cluster_info(r, url, &pinned, NULL, first->kubeconfig, first->kubeconfig_len, &second, &same, err)))
         goto out;
     if (!same) {
         rc = kjoin_err_set(err, KJOIN_E_TRUST, "the kubeconfig fetched again over TLS differs from the signed one");
