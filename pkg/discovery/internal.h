@@ -40,10 +40,13 @@ kjoin_code kjoin_discovery__retry(kjoin_run *r, size_t n, const char *const *nam
 
 /* Milliseconds to wait before r's next attempt, given how long its last one
  * took; *round and *polling carry the schedule between attempts (start at 0
- * and false). After a not-ready answer (r->not_ready): a random wait below
- * KJOIN_POLL_MS, then KJOIN_POLL_MS from one attempt's start to the next.
- * Otherwise: full-jitter exponential backoff, 500 ms doubling up to 5 s. */
-#define KJOIN_POLL_MS 4900
+ * and false). After a not-ready answer (r->not_ready): the first retry
+ * starts KJOIN_KUBEADM_POLL_MS plus a random phase below KJOIN_POLL_MS after
+ * the failed attempt started, later ones KJOIN_POLL_MS after the previous
+ * one started. Otherwise: full-jitter exponential backoff, 500 ms doubling
+ * up to 5 s. */
+#define KJOIN_KUBEADM_POLL_MS 5000 /* kubeadm's DiscoveryRetryInterval */
+#define KJOIN_POLL_MS 4900         /* below 5 s, with room for the attempt that joins */
 int64_t kjoin_discovery__next_wait(const kjoin_run *r, int64_t attempt_ms, unsigned *round, bool *polling);
 
 /* Runs attempt over the endpoints (1 to KJOIN_MAX_ENDPOINTS) with one

@@ -338,30 +338,35 @@ static void test_credentials_need_verified_tls(void **state)
     free(ca);
 }
 
-/* A fleet that found the control plane not ready spreads out (a random
- * first wait across the whole period), then polls once per period from one
- * attempt's start to the next: never in lock-step, never more often than
- * kubeadm's 5 s poll, never more than 5 s after the data appears. */
+/* A fleet that found the control plane not ready first waits kubeadm's
+ * period plus a random phase across the whole poll period, then polls once
+ * per period from one attempt's start to the next: never in lock-step,
+ * never sooner or more often than kubeadm's 5 s poll, never more than 5 s
+ * after the data appears once polling. */
 static void test_not_ready_poll_schedule(void **state)
 {
     (void)state;
     kjoin_run r = {.not_ready = true};
-    int64_t lo = KJOIN_POLL_MS, hi = 0;
+    int64_t lo = INT64_MAX, hi = 0;
     for (int i = 0; i < 400; i++) {
         unsigned round = 0;
         bool polling = false;
-        int64_t first = kjoin_discovery__next_wait(&r, 10, &round, &polling);
-        assert_true(first >= 0 && first < KJOIN_POLL_MS);
+        int64_t first = kjoin_discovery__next_wait(&r, 10, &round, &polling) + 10;
+        assert_true(first >= 5000 && first < 5000 + KJOIN_POLL_MS);
         lo = first < lo ? first : lo;
         hi = first > hi ? first : hi;
         assert_true(polling);
         assert_int_equal(kjoin_discovery__next_wait(&r, 10, &round, &polling), KJOIN_POLL_MS - 10);
         assert_int_equal(kjoin_discovery__next_wait(&r, KJOIN_POLL_MS + 1, &round, &polling), 0);
     }
-    /* 400 draws of a uniform wait: the spread covers the period. */
-    assert_true(lo < KJOIN_POLL_MS / 5);
-    assert_true(hi > KJOIN_POLL_MS * 4 / 5);
+    /* 400 draws of a uniform phase: the spread covers the period. */
+    assert_true(lo < 5000 + KJOIN_POLL_MS / 5);
+    assert_true(hi > 5000 + KJOIN_POLL_MS * 4 / 5);
     assert_true(KJOIN_POLL_MS < 5000);
+    /* A slow attempt does not push the first retry later. */
+    unsigned round = 0;
+    bool polling = false;
+    assert_true(kjoin_discovery__next_wait(&r, 6000, &round, &polling) < 5000 + KJOIN_POLL_MS - 6000);
 }
 
 static void test_backoff_schedule(void **state)
