@@ -55,7 +55,7 @@ static kjoin_code get_string(json_object *obj, const char *key, bool *present, c
 
 #define PIECE 16384
 #define MARKER "\\u0000"
-#define KEY_MAX 16
+#define KEY_MAX 64 /* raw bytes: "kubeconfig" with every letter escaped is 60 */
 
 struct kjoin_discovery__ci {
     json_tokener *tok, *piece_tok;
@@ -71,7 +71,7 @@ struct kjoin_discovery__ci {
     bool closed;              /* the byte just followed closed the outermost object */
     bool key_next[3];         /* at depth 1 and 2, objects only: the next string is a key */
     bool is_object[3];
-    char key[KEY_MAX + 1];    /* the key being read at depth 1 or 2 (raw bytes) */
+    char key[KEY_MAX + 2];    /* the key being read at depth 1 or 2 (raw bytes, quoted) */
     size_t key_len;
     bool reading_key;
     bool data_key;            /* the last key at depth 1 was "data" */
@@ -215,14 +215,30 @@ static void aside_byte(kjoin_discovery__ci *p, char c)
         flush_piece(p);
 }
 
+/* Whether the key just read is want. A key spelled with escapes is decoded
+ * by json-c: "d\u0061ta" is data to json-c, so it must be to us too, or a
+ * value set aside could be taken for the one json-c kept. */
+static bool key_is(kjoin_discovery__ci *p, const char *want)
+{
+    if (p->key_len > KEY_MAX)
+        return false;
+    if (!memchr(p->key + 1, '\\', p->key_len))
+        return p->key_len == strlen(want) && memcmp(p->key + 1, want, p->key_len) == 0;
+    p->key[0] = p->key[p->key_len + 1] = '"';
+    json_tokener_reset(p->piece_tok); /* free: nothing is set aside while a key is read */
+    json_object *o = json_tokener_parse_ex(p->piece_tok, p->key, (int)p->key_len + 2);
+    bool is = o && json_object_is_type(o, json_type_string) &&
+              (size_t)json_object_get_string_len(o) == strlen(want) && strcmp(json_object_get_string(o), want) == 0;
+    json_object_put(o);
+    return is;
+}
+
 static void key_done(kjoin_discovery__ci *p)
 {
-    p->key[p->key_len <= KEY_MAX ? p->key_len : 0] = '\0';
-    bool exact = p->key_len <= KEY_MAX;
     if (p->depth == 1)
-        p->data_key = exact && strcmp(p->key, "data") == 0;
+        p->data_key = key_is(p, "data");
     else if (p->depth == 2 && p->in_data)
-        p->kubeconfig_key = exact && strcmp(p->key, "kubeconfig") == 0;
+        p->kubeconfig_key = key_is(p, "kubeconfig");
     p->reading_key = false;
 }
 
@@ -241,7 +257,7 @@ static bool follow(kjoin_discovery__ci *p, char c)
             return false;
         }
         if (p->reading_key && p->key_len <= KEY_MAX)
-            p->key[p->key_len++] = c;
+            p->key[1 + p->key_len++] = c;
         return false;
     }
     unsigned d = p->depth;

@@ -249,6 +249,11 @@ static void test_cluster_info_in_pieces(void **state)
         {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"x\"}} {\"data\":{\"kubeconfig\":\"y\"}}", "27 bytes after its object"},
         {"\"x\"{\"kind\":\"ConfigMap\"}", "not a JSON object"},
         {" \n[{\"kind\":\"ConfigMap\"}]", "not a JSON object"},
+        /* The kept kubeconfig is a NUL, spelled with escapes in its key or
+         * its data's key: never mistaken for a value set aside before it. */
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"a\",\"kube\\u0063onfig\":\"\\u0000\"}}", "NUL byte"},
+        {"{\"kind\":\"ConfigMap\",\"data\":{\"kubeconfig\":\"a\"},\"d\\u0061ta\":{\"kubeconfig\":\"\\u0000\"}}",
+         "NUL byte"},
     };
     for (size_t i = 0; i < TU_LEN(bad); i++)
         for (size_t step = 0; step < 3; step++) {
