@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +20,9 @@ const char *cli_current_flag;
 
 static void print_help(const cli_verb *v)
 {
-    printf("Usage: %s\n\n%s\n", v->usage, v->summary);
+    cli_out(stdout, "Usage: %s\n\n%s\n", v->usage, v->summary);
     if (v->n_opts)
-        printf("\nFlags:\n");
+        cli_out(stdout, "\nFlags:\n");
     for (size_t i = 0; i < v->n_opts; i++) {
         const cli_opt *o = &v->opts[i];
         char left[96];
@@ -29,9 +30,12 @@ static void print_help(const cli_verb *v)
                               : snprintf(left, sizeof(left), "      --%s", o->name);
         if (o->takes_arg)
             snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->metavar ? o->metavar : "VALUE");
-        printf("%-48s %s\n", left, o->help);
+        if (strlen(left) > 48) /* too wide for the column: the help goes on the next line */
+            cli_out(stdout, "%s\n%-48s %s\n", left, "", o->help);
+        else
+            cli_out(stdout, "%-48s %s\n", left, o->help);
     }
-    printf("%-48s %s\n", "  -h, --help", "show this help");
+    cli_out(stdout, "%-48s %s\n", "  -h, --help", "show this help");
 }
 
 static const cli_opt *find_long(const cli_verb *v, const char *name, size_t len)
@@ -171,11 +175,16 @@ void cli_print_json(json_object *obj)
     json_object_put(obj);
 }
 
+const char *cli_verb_name = "";
+
 json_object *cli_error_json(const kjoin_err *err)
 {
     json_object *e = json_object_new_object();
+    /* A deadline is discovery's only for the verbs that discover. */
+    bool discovers = strcmp(cli_verb_name, "join") == 0;
+    const char *reason = err->code == KJOIN_E_TIMEOUT && !discovers ? "Timeout" : kjoin_code_reason(err->code);
     json_object_object_add(e, "code", json_object_new_int(cli_exit_code(err->code)));
-    json_object_object_add(e, "reason", json_object_new_string(kjoin_code_reason(err->code)));
+    json_object_object_add(e, "reason", json_object_new_string(reason));
     json_object_object_add(e, "message", json_object_new_string(err->msg));
     return e;
 }
@@ -195,6 +204,7 @@ int cli_fail(cli_format format, const kjoin_err *in)
 {
     kjoin_err named = *in, *err = &named;
     cli_name_fields(named.msg, sizeof(named.msg), in->msg, common_names, sizeof(common_names) / sizeof(common_names[0]));
+    kjoin_printable(named.msg, sizeof(named.msg), named.msg, false);
     fprintf(stderr, "kjoin: %s\n", err->msg);
     if (format == CLI_JSON) {
         json_object *root = json_object_new_object();
@@ -250,9 +260,9 @@ int cli_group(int argc, char **argv, const char *group, const char *summary, con
             return (int)i;
     FILE *f = help ? stdout : stderr;
     if (!help && argc >= 2)
-        fprintf(f, "kjoin: unknown %s command \"%.40s\"\n\n", group, argv[1]);
+        cli_out(f, "kjoin: unknown %s command \"%.40s\"\n\n", group, argv[1]);
     else if (!help)
-        fprintf(f, "kjoin: %s needs a command\n\n", group);
+        cli_out(f, "kjoin: %s needs a command\n\n", group);
     fprintf(f, "Usage: %s COMMAND [flags]\n\n%s\n\nCommands:\n", group, summary);
     for (size_t i = 0; i < n; i++) {
         /* The summary's first sentence, on one line. */
@@ -292,12 +302,14 @@ const char *cli_run_id(char buf[CLI_RUN_ID_LEN])
     return buf;
 }
 
-void cli_printable(char *out, size_t cap, const char *in)
+void cli_out(FILE *f, const char *fmt, ...)
 {
-    size_t n = 0;
-    for (; *in && n + 1 < cap; in++)
-        out[n++] = ((unsigned char)*in < 0x20 || *in == 0x7f) ? '?' : *in;
-    out[n] = '\0';
+    char raw[8192], shown[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    va_end(ap);
+    fputs(kjoin_printable(shown, sizeof(shown), raw, true), f);
 }
 
 kjoin_code cli_parse_long(const char *flag, const char *arg, long min, long max, long *out,
@@ -360,7 +372,7 @@ void cli_name_fields(char *out, size_t cap, const char *in, const cli_field *map
 void cli_log_line(void *ctx, int level, const char *line)
 {
     if (level <= *(const long *)ctx)
-        fprintf(stderr, "%s\n", line);
+        cli_out(stderr, "%s\n", line);
 }
 
 kjoin_code cli_kubeapi(const char *kubeconfig, const char *context, bool in_cluster, int64_t timeout_ms,

@@ -84,6 +84,8 @@ cli_format cli_format_from_argv(int argc, char **argv);
 
 /* The {"code", "reason", "message"} object of an error. New reference. */
 json_object *cli_error_json(const kjoin_err *err);
+/* The verb running ("join", "token", ...), for the reasons that depend on it. */
+extern const char *cli_verb_name;
 
 /* A group of verbs ("kjoin token create"): argv[0] is the group, argv[1] the
  * verb. Returns the verb's index, or -(exit code + 1) when it printed the
@@ -107,8 +109,10 @@ struct kjoin_kubeapi;
 kjoin_code cli_kubeapi(const char *kubeconfig, const char *context, bool in_cluster, int64_t timeout_ms,
                        const long *verbosity, struct kjoin_kubeapi **out, kjoin_err *err);
 
-/* Copies in with control characters replaced, for terminal output. */
-void cli_printable(char *out, size_t cap, const char *in);
+/* Prints to f through kjoin_printable (newlines kept): every line of text a
+ * verb shows goes through here, so nothing from a server or a file reaches
+ * the terminal raw. Secrets a verb is asked to print (token create) do not. */
+void cli_out(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Parses a whole decimal number in [min, max]. Errors: KJOIN_E_USAGE. */
 kjoin_code cli_parse_long(const char *flag, const char *arg, long min, long max, long *out,

@@ -47,12 +47,12 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
 
 static void print_text(const kjoin_cert_info *c, size_t i)
 {
-    printf("[%zu] %s\n", i + 1, c->subject);
-    printf("    %s%s, issuer %s, valid %s to %s\n", kjoin_cert_role_name(c->role),
+    cli_out(stdout, "[%zu] %s\n", i + 1, c->subject);
+    cli_out(stdout, "    %s%s, issuer %s, valid %s to %s\n", kjoin_cert_role_name(c->role),
            c->self_signed ? " (self-signed)" : "", c->issuer, c->not_before, c->not_after);
-    printf("    %s\n", c->spki_pin);
+    cli_out(stdout, "    %s\n", c->spki_pin);
     if (*c->root_pin)
-        printf("    %s\n", c->root_pin);
+        cli_out(stdout, "    %s\n", c->root_pin);
 }
 
 int cmd_ca_hash(int argc, char **argv)
@@ -82,7 +82,7 @@ int cmd_ca_hash(int argc, char **argv)
     if (rc)
         return cli_fail(a.format, &err);
     if (!a.only && a.format == CLI_TEXT)
-        printf("%s: %zu certificate(s); SHA-256 of the file's bytes (K3s' single-certificate token hash): %s\n",
+        cli_out(stdout, "%s: %zu certificate(s); SHA-256 of the file's bytes (K3s' single-certificate token hash): %s\n",
                path, kjoin_bundle_count(b), k3s_hash);
 
     json_object *certs = a.format == CLI_JSON && !a.only ? json_object_new_array() : NULL;
@@ -91,7 +91,7 @@ int cmd_ca_hash(int argc, char **argv)
         if (a.only) {
             const char *pin = strcmp(a.only, "sha256") == 0 ? c->spki_pin : c->root_pin;
             if (*pin)
-                printf("%s\n", pin);
+                cli_out(stdout, "%s\n", pin);
         } else if (certs) {
             json_object_array_add(certs, cli_cert_json(c, true));
         } else {

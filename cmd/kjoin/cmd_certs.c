@@ -242,13 +242,13 @@ static int print_report(const certs_args *a, const kjoin_certs_report *r, bool r
         cli_print_json(o);
     } else {
         for (size_t i = 0; i < r->n; i++)
-            printf("[certs] %s\n", r->lines[i]);
+            cli_out(stdout, "[certs] %s\n", r->lines[i]);
         if (r->restart_nodes)
-            printf("[certs] restart (or SIGHUP) the nodes so that they load the new certificates\n");
+            cli_out(stdout, "[certs] restart (or SIGHUP) the nodes so that they load the new certificates\n");
         if (r->reload_clients)
-            printf("[certs] clients must reload their certificate and CA files\n");
+            cli_out(stdout, "[certs] clients must reload their certificate and CA files\n");
         if (a->dry_run && r->changed)
-            printf("[certs] dry run: nothing was written\n");
+            cli_out(stdout, "[certs] dry run: nothing was written\n");
     }
     return rotate && r->changed && !a->dry_run ? (int)a->rotated_exit : 0;
 }
@@ -280,7 +280,7 @@ static int check_expiration(const certs_args *a, const kjoin_certs_store *store,
     json_object *certs = json_object_new_array(), *cas = json_object_new_array();
     for (int pass = 0; pass < 2; pass++) {
         if (a->format == CLI_TEXT)
-            printf(pass == 0 ? "%-24s %-22s %-15s %-23s %-20s %s\n" : "\n%-24s %-22s %-15s %-20s %s\n",
+            cli_out(stdout, pass == 0 ? "%-24s %-22s %-15s %-23s %-20s %s\n" : "\n%-24s %-22s %-15s %-20s %s\n",
                    pass == 0 ? "CERTIFICATE" : "CERTIFICATE AUTHORITY", "EXPIRES", "RESIDUAL TIME",
                    pass == 0 ? "CERTIFICATE AUTHORITY" : "EXTERNALLY MANAGED", pass == 0 ? "EXTERNALLY MANAGED" : "ROTATION DUE",
                    pass == 0 ? "ROTATION DUE" : "");
@@ -296,11 +296,11 @@ static int check_expiration(const certs_args *a, const kjoin_certs_store *store,
             residual(st[i].not_after - a->now, res, sizeof(res));
             any_due |= st[i].due;
             if (a->format == CLI_TEXT && pass == 0)
-                printf("%-24s %-22s %-15s %-23s %-20s %s\n", st[i].name, when, res, st[i].ca_name, "no",
+                cli_out(stdout, "%-24s %-22s %-15s %-23s %-20s %s\n", st[i].name, when, res, st[i].ca_name, "no",
                        !st[i].due ? "no" : st[i].not_yet_valid ? "yes (not valid yet)"
                        : st[i].needs_regeneration ? "yes (needsRegeneration)" : "yes");
             else if (a->format == CLI_TEXT)
-                printf("%-24s %-22s %-15s %-20s %s\n", st[i].name, when, res, st[i].user_provided ? "yes" : "no",
+                cli_out(stdout, "%-24s %-22s %-15s %-20s %s\n", st[i].name, when, res, st[i].user_provided ? "yes" : "no",
                        st[i].due ? (st[i].user_provided ? "yes (replace it yourself)" : "yes") : "no");
             json_object *o = json_object_new_object();
             json_object_object_add(o, "name", json_object_new_string(st[i].name));
@@ -325,7 +325,7 @@ static int check_expiration(const certs_args *a, const kjoin_certs_store *store,
     } else {
         json_object_put(certs);
         json_object_put(cas);
-        printf("\nrotation due: %s\n", any_due ? "yes (run kjoin certs rotate)" : "no");
+        cli_out(stdout, "\nrotation due: %s\n", any_due ? "yes (run kjoin certs rotate)" : "no");
     }
     return 0;
 }
@@ -334,7 +334,7 @@ static int print_ca_set(const certs_args *a, const kjoin_ca_set_result *r)
 {
     char when[32];
     if (r->root_key_shared)
-        fprintf(stderr, "WARNING: the root's key %s is readable by group or others: chmod 600 it\n", a->ca_set.root_key);
+        cli_out(stderr, "WARNING: the root's key %s is readable by group or others: chmod 600 it\n", a->ca_set.root_key);
     if (a->format == CLI_JSON) {
         json_object *o = json_object_new_object(), *cas = json_object_new_array(), *pins = json_object_new_object();
         json_object_object_add(o, "dir", json_object_new_string(a->ca_set.dir));
@@ -364,23 +364,23 @@ static int print_ca_set(const certs_args *a, const kjoin_ca_set_result *r)
         cli_print_json(o);
         return 0;
     }
-    printf("[ca-set] %s %s set in %s under \"%s\"%s%s%s\n",
+    cli_out(stdout, "[ca-set] %s %s set in %s under \"%s\"%s%s%s\n",
            r->finished ? "finished the" : !r->written ? "already holds the" : r->rotated ? "rotated to a new" : "wrote a",
            a->layout, a->ca_set.dir, r->root, *r->intermediate ? " (intermediate \"" : "", r->intermediate,
            *r->intermediate ? "\")" : "");
     for (size_t i = 0; i < r->n; i++) {
         cli_rfc3339(r->cas[i].not_after, when, sizeof(when));
-        printf("[ca-set] %-24s %-22s until %s, %zu certificate%s in the file\n", r->cas[i].file, r->cas[i].role, when,
+        cli_out(stdout, "[ca-set] %-24s %-22s until %s, %zu certificate%s in the file\n", r->cas[i].file, r->cas[i].role, when,
                r->cas[i].bundle, r->cas[i].bundle == 1 ? "" : "s");
     }
-    printf("[ca-set] %s: the server CA's bundle (%zu certificates), what cluster-info and the nodes carry\n",
+    cli_out(stdout, "[ca-set] %s: the server CA's bundle (%zu certificates), what cluster-info and the nodes carry\n",
            r->bundle_file, r->bundle);
-    printf("[ca-set] the pins of the root, %s:\n", r->rotated || !r->written ? "unchanged" : "the same after every --rotate");
-    printf("[ca-set]   %s   (kjoin join --discovery-token-ca-cert-hash; K3s token K10%s::...)\n", r->root_pin,
+    cli_out(stdout, "[ca-set] the pins of the root, %s:\n", r->rotated || !r->written ? "unchanged" : "the same after every --rotate");
+    cli_out(stdout, "[ca-set]   %s   (kjoin join --discovery-token-ca-cert-hash; K3s token K10%s::...)\n", r->root_pin,
            r->root_pin + strlen("root-sha256:"));
-    printf("[ca-set]   %s   (kubeadm join --discovery-token-ca-cert-hash)\n", r->spki_pin);
+    cli_out(stdout, "[ca-set]   %s   (kubeadm join --discovery-token-ca-cert-hash)\n", r->spki_pin);
     if (r->written || r->finished)
-        printf("[ca-set] restart the control plane so that it loads the new CAs\n");
+        cli_out(stdout, "[ca-set] restart the control plane so that it loads the new CAs\n");
     return 0;
 }
 

@@ -219,7 +219,7 @@ static void log_line(void *ctx, int level, const char *line)
     if (level > l->verbosity)
         return;
     cli_name_fields(named, sizeof(named), line, l->names, l->n_names);
-    fprintf(stderr, "%s\n", named);
+    cli_out(stderr, "%s\n", named);
 }
 
 /* The specification from a JoinConfiguration; only output flags may go
@@ -242,7 +242,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     if (rc)
         return rc;
     for (size_t i = 0; a->verbosity >= 0 && i < cfg->n_notes; i++)
-        fprintf(stderr, "[config] %s\n", cfg->notes[i]);
+        cli_out(stderr, "[config] %s\n", cfg->notes[i]);
     kjoin_join_spec *s = &cfg->spec;
     s->kubeconfig_out = a->spec.kubeconfig_out;
     s->cluster_name = a->spec.cluster_name;
@@ -306,7 +306,7 @@ int cmd_join(int argc, char **argv)
                            "--%s is for joining a control-plane node, which kjoin does not do; use kubeadm join "
                            "--control-plane for that", a.refused);
     for (size_t i = 0; !rc && a.verbosity >= 0 && i < a.n_ignored; i++)
-        fprintf(stderr, "[join] --%s is a kubeadm node-local flag that does not apply to kjoin: ignored\n",
+        cli_out(stderr, "[join] --%s is a kubeadm node-local flag that does not apply to kjoin: ignored\n",
                 a.ignored[i]);
     kjoin_join_spec *spec = &a.spec;
     if (!rc && a.config) {

@@ -242,7 +242,7 @@ static int run_create(token_args *a, int argc, char **argv, int first)
             json_object_object_add(o, "joinCommand", json_object_new_string(cmdline));
         cli_print_json(o); /* the one place a secret is printed: the user asked for it */
     } else if (!rc) {
-        printf("%s\n", a->print_join ? cmdline : token);
+        printf("%s\n", a->print_join ? cmdline : token); /* asked for: not through the sanitiser, which masks it */
     }
     if (secret_json)
         OPENSSL_cleanse(secret_json, strlen(secret_json));
@@ -295,11 +295,11 @@ static int run_list(token_args *a)
     if (rc)
         return cli_fail(a->format, &err);
     for (size_t i = 0; i < l.n_warnings; i++)
-        fprintf(stderr, "[token] WARNING: %s\n", l.warnings[i]);
+        cli_out(stderr, "[token] WARNING: %s\n", l.warnings[i]);
     long long now = (long long)time(NULL);
     json_object *arr = a->format == CLI_JSON ? json_object_new_array() : NULL;
     if (!arr)
-        printf("%-23s %-9s %-20s %-22s %-30s %s\n", "TOKEN", "TTL", "EXPIRES", "USAGES", "DESCRIPTION",
+        cli_out(stdout, "%-23s %-9s %-20s %-22s %-30s %s\n", "TOKEN", "TTL", "EXPIRES", "USAGES", "DESCRIPTION",
                "EXTRA GROUPS");
     for (size_t i = 0; i < l.n; i++) {
         const kjoin_token_spec *s = &l.items[i];
@@ -322,10 +322,11 @@ static int run_list(token_args *a)
             json_object_object_add(o, "description", json_object_new_string(s->description));
             json_object_array_add(arr, o);
         } else {
-            char desc[KJOIN_TOKEN_DESCRIPTION_MAX];
-            cli_printable(desc, sizeof(desc), *s->description ? s->description : "<none>");
-            printf("%-23s %-9s %-20s %-22s %-30s %s\n", token, ttl, expires, usages_text(s), desc,
-                   *s->groups ? s->groups : "<none>");
+            /* The token as asked for (masked unless --show-secrets); the
+             * rest, the cluster's strings, through the sanitiser. */
+            printf("%-23s ", token);
+            cli_out(stdout, "%-9s %-20s %-22s %-30s %s\n", ttl, expires, usages_text(s),
+                    *s->description ? s->description : "<none>", *s->groups ? s->groups : "<none>");
         }
         OPENSSL_cleanse(token, sizeof(token));
     }
@@ -376,11 +377,11 @@ static int run_delete(token_args *a, int argc, char **argv, int first)
         kjoin_kubeapi_response_release(&resp);
         if (!one) {
             if (a->format == CLI_TEXT)
-                printf("bootstrap token \"%s\" deleted\n", id);
+                cli_out(stdout, "bootstrap token \"%s\" deleted\n", id);
             json_object_array_add(deleted, json_object_new_string(id));
             continue;
         }
-        fprintf(stderr, "kjoin: %s\n", err.msg);
+        cli_out(stderr, "kjoin: %s\n", err.msg);
         json_object_array_add(failed, json_object_new_string(id));
         last = err;
         if (one != KJOIN_E_API)
@@ -441,7 +442,7 @@ int cmd_token(int argc, char **argv)
             json_object_object_add(o, "tokenID", json_object_new_string(t.id));
             cli_print_json(o);
         } else {
-            printf("%s\n", s);
+            printf("%s\n", s); /* asked for: not through the sanitiser, which masks it */
         }
         OPENSSL_cleanse(s, sizeof(s));
         kjoin_token_clear(&t);

@@ -28,16 +28,16 @@ static const struct verb {
     {"cluster-info", cmd_cluster_info, false, "cluster-info sign: build a signed cluster-info ConfigMap"},
     {"tls-bootstrap", cmd_tls_bootstrap, true, "the node's client certificate and kubelet.conf from the bootstrap token; --rotate renews it"},
     {"refresh", cmd_refresh, true, "follow the cluster's CA bundle from cluster-info (CA rotation); exit 10 when updated"},
-    {"certs", cmd_certs, false, "a self-signing certificate manager: init, issue, rotate, check-expiration, manifests, ca-set"},
+    {"certs", cmd_certs, false, "a self-signing certificate manager: init, issue, rotate, adopt-ca, check-expiration, manifests, ca-set"},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "Usage: kjoin COMMAND [flags]\n\nCommands:\n");
+    cli_out(f, "Usage: kjoin COMMAND [flags]\n\nCommands:\n");
     for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-        fprintf(f, "  %-14s %s\n", verbs[i].name, verbs[i].help);
-    fprintf(f, "  %-14s %s\n", "version", "print the version");
-    fprintf(f, "\nRun 'kjoin COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 other,\n"
+        cli_out(f, "  %-14s %s\n", verbs[i].name, verbs[i].help);
+    cli_out(f, "  %-14s %s\n", "version", "print the version");
+    cli_out(f, "\nRun 'kjoin COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 other,\n"
                "2 usage or bad input, 3 discovery timed out, 4 trust verification failed,\n"
                "5 output not written, 6 the API refused a request; certs rotate and\n"
                "tls-bootstrap --rotate, refresh: 10 when something was renewed.\n");
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
             json_object_object_add(o, "version", json_object_new_string(KJOIN_VERSION));
             cli_print_json(o);
         } else {
-            printf("kjoin %s\n", KJOIN_VERSION);
+            cli_out(stdout, "kjoin %s\n", KJOIN_VERSION);
         }
         return 0;
     }
@@ -77,6 +77,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], verbs[i].name) != 0)
             continue;
         kjoin_err err;
+        cli_verb_name = verbs[i].name;
         if (verbs[i].network && kjoin_http_global_init(&err))
             return cli_fail(CLI_TEXT, &err);
         int rc = verbs[i].run(argc - 1, argv + 1);
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
             kjoin_http_global_cleanup();
         return rc;
     }
-    fprintf(stderr, "kjoin: unknown command \"%s\"\n\n", argv[1]);
+    cli_out(stderr, "kjoin: unknown command \"%s\"\n\n", argv[1]);
     usage(stderr);
     return 2;
 }

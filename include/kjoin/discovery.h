@@ -135,6 +135,7 @@ typedef struct kjoin_refresh_opts {
     const char *kubeconfig;   /* the file whose current cluster's certificate-authority-data to refresh */
     const char *ca_cert_path; /* also write the bundle there (0644); may be NULL */
     int64_t timeout_ms;       /* one deadline; 0: 60 s */
+    const struct kjoin_pinset *pins; /* may be NULL: else a new bundle must hold a certificate one names */
     const char *audit_id;
     kjoin_log_fn log;
     void *log_ctx;
@@ -145,13 +146,15 @@ typedef struct kjoin_refresh_result {
     size_t old_certs, new_certs;
 } kjoin_refresh_result;
 
-/* Re-fetches cluster-info from the kubeconfig's server over TLS verified
- * with the CA data the file holds, and, when the bundle changed and still
- * verifies that server, rewrites only that file's certificate-authority-data
- * (atomically; the rest of the file kept byte for byte). Errors:
- * KJOIN_E_USAGE, KJOIN_E_TIMEOUT, KJOIN_E_TRUST (TLS, malformed cluster-info,
- * a new bundle that would not verify the server: the file untouched),
- * KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
+/* Re-fetches cluster-info from the kubeconfig's server on one connection
+ * whose handshake the CA data the file holds must verify, and, when the
+ * bundle changed, verifies that same handshake with the new bundle (and the
+ * pins, if any) before it rewrites only that file's
+ * certificate-authority-data (kjoin_kubeconfig_replace_ca; atomically).
+ * Errors: KJOIN_E_USAGE, KJOIN_E_TIMEOUT, KJOIN_E_TRUST (TLS, malformed
+ * cluster-info, a new bundle that would not verify the server or matches no
+ * pin: the file untouched), KJOIN_E_OUTPUT, KJOIN_E_OTHER (the rewrite's
+ * check failed: the file untouched). */
 kjoin_code kjoin_refresh(const kjoin_refresh_opts *opts, kjoin_refresh_result *out, kjoin_err *err);
 
 #endif

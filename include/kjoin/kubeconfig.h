@@ -69,6 +69,16 @@ kjoin_code kjoin_kubeconfig_emit_cluster_info(const char *server, const char *ca
 kjoin_code kjoin_kubeconfig_emit_kubelet(const char *server, const char *ca_pem, size_t ca_len, const char *pem_path,
                                          char **out, size_t *out_len, kjoin_err *err);
 
+/* The kubeconfig text with its current cluster's certificate-authority-data
+ * (the current context's cluster, else the only one) replaced by ca_pem, in
+ * base64, every other byte kept, whatever YAML style the value had. The
+ * result is parsed again and must be the same document but for that value,
+ * which must be exactly the new CA; else nothing is returned. *out is
+ * newly-allocated (it may hold credentials: wipe it). Errors: KJOIN_E_USAGE
+ * (malformed, no such value), KJOIN_E_OTHER (the check failed). */
+kjoin_code kjoin_kubeconfig_replace_ca(const char *text, size_t len, const void *ca_pem, size_t ca_len, char **out,
+                                       size_t *out_len, kjoin_err *err);
+
 /* Checks that a kubeconfig may be published: no user entries and no
  * credential anywhere (token, tokenFile, client keys and certificates,
  * username, password, exec, auth-provider), naming the first one found by

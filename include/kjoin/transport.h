@@ -23,6 +23,9 @@ kjoin_tls_trust *kjoin_tls_trust_new(void);
 /* Adds cert as an anchor or as an untrusted intermediate; takes a reference,
  * the caller keeps its own. Errors: KJOIN_E_OTHER. */
 kjoin_code kjoin_tls_trust_add(kjoin_tls_trust *t, struct x509_st *cert, bool anchor, kjoin_err *err);
+/* Adds every certificate of a PEM text. Errors: KJOIN_E_USAGE (no PEM),
+ * KJOIN_E_OTHER. */
+kjoin_code kjoin_tls_trust_add_pem(kjoin_tls_trust *t, const char *pem, size_t len, bool anchor, kjoin_err *err);
 void kjoin_tls_trust_free(kjoin_tls_trust *t);
 
 /* One server's connection, kept alive across requests (one TLS handshake

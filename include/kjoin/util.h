@@ -90,7 +90,10 @@ typedef enum kjoin_write_result {
  * directory is fsynced. Such temporary files that a killed run left (ours,
  * older than this process) are removed first. An existing file with
  * identical bytes is left alone (its mode set to mode); a different one is
- * refused unless force. Errors: KJOIN_E_OUTPUT. */
+ * refused unless force. The directory and every one above it must be this
+ * user's or root's and not writable by others (kjoin_safedir), and nothing
+ * is followed through a symlink. Errors: KJOIN_E_OUTPUT, KJOIN_E_USAGE (a
+ * directory refused). */
 kjoin_code kjoin_file_write_mode(const char *path, const void *data, size_t len, mode_t mode, bool force,
                                  kjoin_write_result *result, kjoin_err *err);
 /* kjoin_file_write_mode with mode 0600. */
@@ -102,6 +105,15 @@ kjoin_code kjoin_file_write_atomic(const char *path, const void *data, size_t le
  * replaced by "?<redacted>". Strings without "://" are copied as they are.
  * Writes at most cap bytes into out and returns out. */
 char *kjoin_url_redact(const char *url, char *out, size_t cap);
+
+/* Copies in (NULL is "") into out, at most cap bytes with the NUL, as it may
+ * reach a terminal or a log: control characters (C0, DEL, C1), carriage
+ * returns and bytes that are not UTF-8 become '?', except '\n' and '\t' with
+ * keep_newlines; a bootstrap token ("abcdef.0123456789abcdef") keeps only
+ * its id, and a K3s token ("K10<hash>::user:password") only its hash, however
+ * it got into the text. The one way text from a server, a file or an
+ * argument reaches a terminal. Returns out. */
+char *kjoin_printable(char *out, size_t cap, const char *in, bool keep_newlines);
 
 /* SHA-256 of data into out. Errors: KJOIN_E_OTHER. */
 kjoin_code kjoin_sha256(const void *data, size_t len, unsigned char out[32], kjoin_err *err);

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include <kjoin/bootstrap.h>
 #include <kjoin/kubeapi.h>
 #include <kjoin/kubeconfig.h>
+#include <kjoin/safedir.h>
 
 #include "../certs/internal.h"
 #include "internal.h"
@@ -38,6 +40,7 @@ typedef struct run {
     size_t n_usages;
     const char *signer, *kubeconfig_out, *pki_dir, *ca_cert_path;
     char current[4200], key_tmp[4200];
+    kjoin_safedir pki; /* every file of the PKI directory is read and written through it */
     kjoin_kubeapi *api;
     EVP_PKEY *key;
     char *ca_pem; /* the CA the run trusts (the bootstrap kubeconfig's) */
@@ -67,19 +70,16 @@ static bool dns_name(const char *s)
     return true;
 }
 
-static bool read_pair(const char *path, X509 **cert, STACK_OF(X509) **chain, EVP_PKEY **key);
+static kjoin_code read_current(run *r, X509 **cert, STACK_OF(X509) **chain, EVP_PKEY **key, kjoin_err *err);
 
 /* A renewal asks for the subject the current certificate holds. */
-static kjoin_code subject_of_current(run *r, const char *pki_dir, kjoin_err *err)
+static kjoin_code subject_of_current(run *r, kjoin_err *err)
 {
     X509 *cert = NULL;
     STACK_OF(X509) *chain = NULL;
     EVP_PKEY *key = NULL;
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/" CURRENT, pki_dir);
-    kjoin_code rc = read_pair(path, &cert, &chain, &key)
-                        ? KJOIN_OK
-                        : kjoin_err_set(err, KJOIN_E_USAGE, "%s holds no certificate and key to renew", path);
+    const char *path = r->current;
+    kjoin_code rc = read_current(r, &cert, &chain, &key, err);
     X509_NAME *name = rc ? NULL : X509_get_subject_name(cert);
     if (name && X509_NAME_get_text_by_NID(name, NID_commonName, r->cn, sizeof(r->cn)) < 0)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s: the certificate has no CN", path);
@@ -104,8 +104,12 @@ static kjoin_code resolve(run *r, kjoin_err *err)
 {
     const kjoin_bootstrap_spec *s = r->spec;
     bool from_current = s->rotate && !s->node_name && !s->subject_cn;
-    kjoin_code rc = from_current ? subject_of_current(r, s->pki_dir ? s->pki_dir : KJOIN_BOOTSTRAP_DEFAULT_PKI_DIR, err)
-                                 : KJOIN_OK;
+    r->pki_dir = s->pki_dir ? s->pki_dir : KJOIN_BOOTSTRAP_DEFAULT_PKI_DIR;
+    snprintf(r->current, sizeof(r->current), "%s/" CURRENT, r->pki_dir);
+    snprintf(r->key_tmp, sizeof(r->key_tmp), "%s/" KEY_TMP, r->pki_dir);
+    kjoin_code rc = kjoin_safedir_open(r->pki_dir, true, &r->pki, err);
+    if (!rc && from_current)
+        rc = subject_of_current(r, err);
     if (rc)
         return rc;
     if (from_current && !*r->node) {
@@ -141,31 +145,37 @@ static kjoin_code resolve(run *r, kjoin_err *err)
     if (!s->subject_cn && !from_current && strcmp(r->signer, KJOIN_BOOTSTRAP_KUBELET_SIGNER) != 0)
         return kjoin_err_set(err, KJOIN_E_USAGE, "a `signer` other than the kubelet's needs a `subject_cn`");
     r->kubeconfig_out = s->kubeconfig_out ? s->kubeconfig_out : KJOIN_BOOTSTRAP_DEFAULT_KUBECONFIG;
-    r->pki_dir = s->pki_dir ? s->pki_dir : KJOIN_BOOTSTRAP_DEFAULT_PKI_DIR;
     r->ca_cert_path = s->ca_cert_path ? s->ca_cert_path : KJOIN_BOOTSTRAP_DEFAULT_CA_CERT;
     if (s->duration_s && s->duration_s < 600)
         return kjoin_err_set(err, KJOIN_E_USAGE, "`duration` must be at least 10m (the API's minimum)");
-    snprintf(r->current, sizeof(r->current), "%s/" CURRENT, r->pki_dir);
-    snprintf(r->key_tmp, sizeof(r->key_tmp), "%s/" KEY_TMP, r->pki_dir);
     r->now = (int64_t)time(NULL);
     return KJOIN_OK;
 }
 
-/* The certificate and key of a PEM file holding both (kubelet's format). */
-static bool read_pair(const char *path, X509 **cert, STACK_OF(X509) **chain, EVP_PKEY **key)
+/* The certificate and key of kubelet-client-current.pem, which holds both
+ * (kubelet's format): a regular file, or kubelet's link to a file of the
+ * same directory; either must pass the directory's checks as a secret. */
+static kjoin_code read_current(run *r, X509 **cert, STACK_OF(X509) **chain, EVP_PKEY **key, kjoin_err *err)
 {
-    char *pem = NULL;
+    char *pem = NULL, target[256] = CURRENT;
     size_t len = 0;
+    struct stat st;
     *cert = NULL, *chain = NULL, *key = NULL;
-    if (kjoin_file_read(path, MAX_PEM, &pem, &len, NULL))
-        return false;
+    kjoin_code rc = KJOIN_OK;
+    if (fstatat(r->pki.fd, CURRENT, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+        rc = kjoin_safedir_readlink(&r->pki, CURRENT, target, sizeof(target), err);
+    if (!rc)
+        rc = kjoin_safedir_read(&r->pki, target, MAX_PEM, true, &pem, &len, NULL, err);
+    if (rc)
+        return rc;
     STACK_OF(X509) *all = kjoin_certs__parse_certs(pem, len);
     *key = kjoin_certs__parse_key(pem, len);
     kjoin_free_wiped(pem, len);
     if (all && sk_X509_num(all) > 0)
         *cert = sk_X509_shift(all);
     *chain = all;
-    return *cert && *key;
+    return *cert && *key ? KJOIN_OK
+                         : kjoin_err_set(err, KJOIN_E_USAGE, "%s holds no certificate and key to renew", r->current);
 }
 
 /* Whether less than the renew-before share of the certificate's life is left. */
@@ -210,26 +220,33 @@ static kjoin_code make_client(run *r, const char *kubeconfig, kjoin_err *err)
 
 /* The key of a pending CSR (a run killed while waiting left it), else a new
  * one written first, so that a re-run asks with the same key and finds its
- * own CSR by name. */
+ * own CSR by name. A key file another user could have written or read is
+ * refused, never used: the node's identity would be theirs. */
 static kjoin_code load_or_make_key(run *r, bool fresh, kjoin_err *err)
 {
     char *pem = NULL;
     size_t len = 0;
-    struct stat st;
-    if (!fresh && lstat(r->key_tmp, &st) == 0 && S_ISREG(st.st_mode) &&
-        kjoin_file_read(r->key_tmp, MAX_PEM, &pem, &len, NULL) == KJOIN_OK) {
-        r->key = kjoin_certs__parse_key(pem, len);
-        kjoin_free_wiped(pem, len);
-        if (r->key) {
-            logf_(r, 1, "[kubelet-start] Using the key of a pending request (%s)", r->key_tmp);
-            return KJOIN_OK;
+    bool missing = false;
+    kjoin_err inner;
+    if (!fresh) {
+        kjoin_code rc = kjoin_safedir_read(&r->pki, KEY_TMP, MAX_PEM, true, &pem, &len, &missing, &inner);
+        if (rc && !missing)
+            return kjoin_err_set(err, rc, "the key of a pending request: %s", inner.msg);
+        if (!rc) {
+            r->key = kjoin_certs__parse_key(pem, len);
+            kjoin_free_wiped(pem, len);
+            if (r->key) {
+                logf_(r, 1, "[kubelet-start] Using the key of a pending request (%s)", r->key_tmp);
+                return KJOIN_OK;
+            }
+            logf_(r, 0, "[kubelet-start] %s holds no usable key: replacing it", r->key_tmp);
         }
     }
     if (!(r->key = kjoin_certs__new_key(r->spec->key_type, err)))
         return KJOIN_E_OTHER;
     if (!(pem = kjoin_certs__pem_key(r->key)))
         return kjoin_err_set(err, KJOIN_E_OTHER, "cannot encode the key");
-    kjoin_code rc = kjoin_file_write_mode(r->key_tmp, pem, strlen(pem), 0600, true, NULL, err);
+    kjoin_code rc = kjoin_safedir_write(&r->pki, KEY_TMP, pem, strlen(pem), 0600, true, NULL, err);
     kjoin_free_wiped_str(pem);
     return rc;
 }
@@ -333,29 +350,30 @@ static kjoin_code wait_for_certificate(run *r, const char *name, char **pem, siz
 
 /* Writes what kubelet and kubeadm leave on a node, the switch of
  * kubelet-client-current.pem last: a kill before it leaves the old
- * certificate in use, after it the new one. */
-static kjoin_code write_node_files(run *r, const char *cert_pem, size_t cert_len, kjoin_bootstrap_result *out,
+ * certificate in use, after it the new one. The certificate file holds what
+ * was parsed and checked, re-encoded, then our key: never the bytes the
+ * server sent. */
+static kjoin_code write_node_files(run *r, X509 *cert, STACK_OF(X509) *chain, kjoin_bootstrap_result *out,
                                    kjoin_err *err)
 {
-    char stamp[32], pem_path[4200], tmp_link[4300];
+    char stamp[32], name[64], pem_path[4200];
     time_t t = (time_t)r->now;
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof(stamp), "%Y-%m-%d-%H-%M-%S", &tm);
-    snprintf(pem_path, sizeof(pem_path), "%s/kubelet-client-%s.pem", r->pki_dir, stamp);
-    char *key = kjoin_certs__pem_key(r->key), *pair = NULL, *kubeconfig = NULL;
-    size_t key_len = key ? strlen(key) : 0, kc_len = 0;
-    kjoin_code rc = key && (pair = malloc(cert_len + key_len + 2)) ? KJOIN_OK
-                                                                    : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    size_t pair_len = 0;
+    snprintf(name, sizeof(name), "kubelet-client-%s.pem", stamp);
+    snprintf(pem_path, sizeof(pem_path), "%s/%s", r->pki_dir, name);
+    char *key = kjoin_certs__pem_key(r->key), *certs = kjoin_certs__pem_certs(chain, cert), *pair = NULL,
+         *kubeconfig = NULL;
+    size_t key_len = key ? strlen(key) : 0, certs_len = certs ? strlen(certs) : 0, kc_len = 0, pair_len = 0;
+    kjoin_code rc = key && certs && (pair = malloc(certs_len + key_len + 1))
+                        ? KJOIN_OK
+                        : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     if (!rc) {
-        memcpy(pair, cert_pem, cert_len);
-        pair_len = cert_len;
-        if (pair_len && pair[pair_len - 1] != '\n')
-            pair[pair_len++] = '\n';
-        memcpy(pair + pair_len, key, key_len);
-        pair_len += key_len;
-        rc = kjoin_file_write_mode(pem_path, pair, pair_len, 0600, true, NULL, err);
+        memcpy(pair, certs, certs_len);
+        memcpy(pair + certs_len, key, key_len);
+        pair_len = certs_len + key_len;
+        rc = kjoin_safedir_write(&r->pki, name, pair, pair_len, 0600, true, NULL, err);
     }
     if (!rc)
         rc = kjoin_file_write_mode(r->ca_cert_path, r->ca_pem, r->ca_len, 0644, true, NULL, err);
@@ -363,17 +381,13 @@ static kjoin_code write_node_files(run *r, const char *cert_pem, size_t cert_len
         rc = kjoin_kubeconfig_emit_kubelet(r->server, r->ca_pem, r->ca_len, r->current, &kubeconfig, &kc_len, err);
     if (!rc)
         rc = kjoin_file_write_atomic(r->kubeconfig_out, kubeconfig, kc_len, true, NULL, err);
-    snprintf(tmp_link, sizeof(tmp_link), "%s.kjoin-link", r->current);
-    if (!rc) {
-        unlink(tmp_link);
-        const char *base = strrchr(pem_path, '/') + 1;
-        if (symlink(base, tmp_link) != 0 || rename(tmp_link, r->current) != 0)
-            rc = kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot switch %s: %s", r->current, strerror(errno));
-    }
     if (!rc)
-        unlink(r->key_tmp); /* the request is done */
+        rc = kjoin_safedir_link(&r->pki, CURRENT, name, err);
+    if (!rc)
+        rc = kjoin_safedir_unlink(&r->pki, KEY_TMP, err); /* the request is done */
     kjoin_free_wiped(key, key_len);
     kjoin_free_wiped(pair, pair_len);
+    free(certs);
     free(kubeconfig);
     if (!rc) {
         snprintf(out->cert_path, sizeof(out->cert_path), "%s", pem_path);
@@ -391,7 +405,7 @@ static bool still_good(run *r, kjoin_bootstrap_result *out)
     STACK_OF(X509) *chain = NULL;
     EVP_PKEY *key = NULL;
     struct stat st;
-    bool good = stat(r->kubeconfig_out, &st) == 0 && read_pair(r->current, &cert, &chain, &key) &&
+    bool good = stat(r->kubeconfig_out, &st) == 0 && read_current(r, &cert, &chain, &key, NULL) == KJOIN_OK &&
                 kjoin_bootstrap__check_cert(cert, chain, key, r->cn, r->orgs, r->n_orgs, r->ca_pem, r->ca_len, r->now,
                                             NULL) == KJOIN_OK &&
                 !due(r, cert);
@@ -423,17 +437,18 @@ static kjoin_code request_and_write(run *r, kjoin_bootstrap_result *out, kjoin_e
         rc = submit(r, out->csr_name, csr, err);
     if (!rc)
         rc = wait_for_certificate(r, out->csr_name, &issued, &issued_len, err);
-    STACK_OF(X509) *chain = rc ? NULL : kjoin_certs__parse_certs(issued, issued_len);
-    X509 *cert = chain && sk_X509_num(chain) ? sk_X509_shift(chain) : NULL;
-    if (!rc && !cert)
-        rc = kjoin_err_set(err, KJOIN_E_TRUST, "%s: status.certificate holds no certificate", out->csr_name);
+    STACK_OF(X509) *chain = NULL;
+    kjoin_err inner;
+    if (!rc && kjoin_bootstrap__issued_chain(issued, issued_len, &chain, &inner))
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "%s: %s", out->csr_name, inner.msg);
+    X509 *cert = chain ? sk_X509_shift(chain) : NULL;
     r->now = (int64_t)time(NULL);
     if (!rc)
         rc = kjoin_bootstrap__check_cert(cert, chain, r->key, r->cn, r->orgs, r->n_orgs, r->ca_pem, r->ca_len, r->now,
                                          err);
     if (!rc) {
         out->not_after = kjoin_certs__not_after(cert);
-        rc = write_node_files(r, issued, issued_len, out, err);
+        rc = write_node_files(r, cert, chain, out, err);
     }
     X509_free(cert);
     sk_X509_pop_free(chain, X509_free);
@@ -444,7 +459,7 @@ static kjoin_code request_and_write(run *r, kjoin_bootstrap_result *out, kjoin_e
 
 kjoin_code kjoin_tls_bootstrap(const kjoin_bootstrap_spec *spec, kjoin_bootstrap_result *out, kjoin_err *err)
 {
-    run r = {.spec = spec};
+    run r = {.spec = spec, .pki = {.fd = -1}};
     kjoin_bootstrap_result res = {0};
     kjoin_code rc = resolve(&r, err);
     const char *client_kubeconfig = spec->rotate ? r.kubeconfig_out : spec->bootstrap_kubeconfig;
@@ -464,6 +479,7 @@ kjoin_code kjoin_tls_bootstrap(const kjoin_bootstrap_spec *spec, kjoin_bootstrap
     }
     snprintf(res.node_name, sizeof(res.node_name), "%s", r.node);
     kjoin_kubeapi_free(r.api);
+    kjoin_safedir_close(&r.pki);
     EVP_PKEY_free(r.key);
     free(r.ca_pem);
     free(r.server);

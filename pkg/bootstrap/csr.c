@@ -107,24 +107,40 @@ EVP_PKEY *kjoin_bootstrap__csr_pubkey(const char *pem, size_t len)
     return key;
 }
 
-/* Whether name holds exactly cn and, in any order, the orgs. */
+/* Whether name is exactly what was asked: one CN equal to cn, the O values
+ * equal to the set orgs (each once), and no other attribute. The API server
+ * takes a client certificate's first CN as the user and every O as a
+ * group, so anything more is an identity nobody asked for. */
 static bool subject_is(X509_NAME *name, const char *cn, const char *const *orgs, size_t n_orgs)
 {
-    char buf[256];
-    if (X509_NAME_get_text_by_NID(name, NID_commonName, buf, sizeof(buf)) < 0 || strcmp(buf, cn) != 0)
+    bool seen[KJOIN_BOOTSTRAP_MAX_ORGS] = {false};
+    size_t cns = 0;
+    if (n_orgs > KJOIN_BOOTSTRAP_MAX_ORGS)
         return false;
-    size_t found = 0;
-    for (int i = -1; (i = X509_NAME_get_index_by_NID(name, NID_organizationName, i)) >= 0;) {
-        ASN1_STRING *v = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i));
-        bool known = false;
-        for (size_t j = 0; j < n_orgs && !known; j++)
-            known = (size_t)ASN1_STRING_length(v) == strlen(orgs[j]) &&
-                    memcmp(ASN1_STRING_get0_data(v), orgs[j], strlen(orgs[j])) == 0;
-        if (!known)
+    for (int i = 0; i < X509_NAME_entry_count(name); i++) {
+        X509_NAME_ENTRY *e = X509_NAME_get_entry(name, i);
+        ASN1_STRING *v = X509_NAME_ENTRY_get_data(e);
+        size_t len = (size_t)ASN1_STRING_length(v);
+        const unsigned char *data = ASN1_STRING_get0_data(v);
+        int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(e));
+        if (nid == NID_commonName) {
+            if (++cns > 1 || len != strlen(cn) || memcmp(data, cn, len) != 0)
+                return false;
+        } else if (nid == NID_organizationName) {
+            size_t j = 0;
+            while (j < n_orgs && !(len == strlen(orgs[j]) && memcmp(data, orgs[j], len) == 0 && !seen[j]))
+                j++;
+            if (j == n_orgs)
+                return false; /* not asked for, or twice */
+            seen[j] = true;
+        } else {
             return false;
-        found++;
+        }
     }
-    return found == n_orgs;
+    for (size_t j = 0; j < n_orgs; j++)
+        if (!seen[j])
+            return false;
+    return cns == 1;
 }
 
 kjoin_code kjoin_bootstrap__check_cert(X509 *cert, STACK_OF(X509) *chain, EVP_PKEY *key, const char *cn,
@@ -134,7 +150,8 @@ kjoin_code kjoin_bootstrap__check_cert(X509 *cert, STACK_OF(X509) *chain, EVP_PK
     if (EVP_PKEY_eq(X509_get0_pubkey(cert), key) != 1)
         return kjoin_err_set(err, KJOIN_E_TRUST, "the issued certificate is not for our key");
     if (!subject_is(X509_get_subject_name(cert), cn, orgs, n_orgs))
-        return kjoin_err_set(err, KJOIN_E_TRUST, "the issued certificate's subject is not the one asked for (CN=%s)", cn);
+        return kjoin_err_set(err, KJOIN_E_TRUST, "the issued certificate's subject is not exactly the one asked for "
+                                                 "(one CN=%s, the organisations asked, nothing else)", cn);
     X509_STORE *store = X509_STORE_new();
     BIO *bio = BIO_new_mem_buf(ca_pem, (int)ca_len);
     int added = 0;
@@ -222,4 +239,63 @@ kjoin_code kjoin_bootstrap__csr_status(const char *body, size_t len, const char 
     }
     json_object_put(o);
     return rc;
+}
+
+#define BEGIN_CERT "-----BEGIN CERTIFICATE-----"
+#define END_CERT "-----END CERTIFICATE-----"
+
+kjoin_code kjoin_bootstrap__issued_chain(const char *pem, size_t len, STACK_OF(X509) **out, kjoin_err *err)
+{
+    STACK_OF(X509) *chain = sk_X509_new_null();
+    kjoin_code rc = chain ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    size_t i = 0;
+    while (!rc) {
+        while (i < len && (pem[i] == ' ' || pem[i] == '\t' || pem[i] == '\r' || pem[i] == '\n'))
+            i++;
+        if (i == len)
+            break;
+        const char *end = len - i > sizeof(BEGIN_CERT) - 1 && memcmp(pem + i, BEGIN_CERT, sizeof(BEGIN_CERT) - 1) == 0
+                              ? memmem(pem + i, len - i, END_CERT, sizeof(END_CERT) - 1)
+                              : NULL;
+        if (!end) {
+            rc = kjoin_err_set(err, KJOIN_E_TRUST, "status.certificate holds something other than certificates at "
+                                                   "byte %zu: refusing the whole answer", i);
+            break;
+        }
+        size_t block_end = (size_t)(end - pem) + sizeof(END_CERT) - 1;
+        /* One block at a time, and no headers (Proc-Type, DEK-Info). */
+        BIO *bio = BIO_new_mem_buf(pem + i, (int)(block_end - i));
+        char *name = NULL, *header = NULL;
+        unsigned char *der = NULL;
+        long der_len = 0;
+        X509 *x = NULL;
+        if (bio && PEM_read_bio(bio, &name, &header, &der, &der_len) == 1 && strcmp(name, "CERTIFICATE") == 0 &&
+            !*header) {
+            const unsigned char *p = der;
+            x = d2i_X509(NULL, &p, der_len);
+            if (x && p != der + der_len) {
+                X509_free(x); /* DER with bytes after the certificate */
+                x = NULL;
+            }
+        }
+        OPENSSL_free(name);
+        OPENSSL_free(header);
+        OPENSSL_free(der);
+        BIO_free(bio);
+        ERR_clear_error();
+        if (!x || !sk_X509_push(chain, x)) {
+            X509_free(x);
+            rc = kjoin_err_set(err, KJOIN_E_TRUST, "status.certificate holds a CERTIFICATE block that is not one "
+                                                   "certificate at byte %zu: refusing the whole answer", i);
+        }
+        i = block_end;
+    }
+    if (!rc && sk_X509_num(chain) == 0)
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "status.certificate holds no certificate");
+    if (rc) {
+        sk_X509_pop_free(chain, X509_free);
+        return rc;
+    }
+    *out = chain;
+    return KJOIN_OK;
 }

@@ -31,4 +31,11 @@ EVP_PKEY *kjoin_bootstrap__csr_body_pubkey(const char *body, size_t len);
 kjoin_code kjoin_bootstrap__csr_status(const char *body, size_t len, const char *name, char **pem, size_t *pem_len,
                                        bool *issued, kjoin_err *err);
 
+/* The certificates of status.certificate (untrusted bytes): PEM
+ * CERTIFICATE blocks without headers, each exactly one certificate, with
+ * only white space around them. Anything else (a key, other text, escape
+ * bytes) refuses the whole answer: what is written is re-encoded from what
+ * was parsed, never the bytes received. Errors: KJOIN_E_TRUST. */
+kjoin_code kjoin_bootstrap__issued_chain(const char *pem, size_t len, STACK_OF(X509) **out, kjoin_err *err);
+
 #endif

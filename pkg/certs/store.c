@@ -21,6 +21,7 @@
 
 #include <openssl/crypto.h>
 
+#include <kjoin/safedir.h>
 #include <kjoin/util.h>
 
 #include "store.h"
@@ -50,22 +51,13 @@ static bool is_generation_name(const char *name)
     return strlen(p) == 8 && strspn(p, "0123456789abcdef") == 8;
 }
 
-/* ssh's rule for a file it trusts: owned by us or root, and writable by no
- * one else. */
+/* ssh's rule for a file it trusts (kjoin_safedir_check), for DIR/name. */
 static kjoin_code check_owner(const kjoin_store *s, const struct stat *st, const char *what, const char *name,
                               kjoin_err *err)
 {
-    uid_t me = geteuid();
-    if (st->st_uid != me && st->st_uid != 0)
-        return kjoin_err_set(err, KJOIN_E_USAGE,
-                             "%s %s/%s is owned by uid %u, not by this user (uid %u) or root: another user could "
-                             "replace it; chown it or run as its owner",
-                             what, s->path, name, (unsigned)st->st_uid, (unsigned)me);
-    if (st->st_mode & 022)
-        return kjoin_err_set(err, KJOIN_E_USAGE,
-                             "%s %s/%s is writable by group or others (mode %04o): chmod go-w it", what, s->path,
-                             name, (unsigned)(st->st_mode & 07777));
-    return KJOIN_OK;
+    char full[4400];
+    snprintf(full, sizeof(full), "%s/%s", s->path, name);
+    return kjoin_safedir_check(what, full, st, false, err);
 }
 
 static void note(kjoin_store *s, const char *fmt, const char *a, unsigned mode)
@@ -134,24 +126,6 @@ static void tidy(kjoin_store *s)
     closedir(d);
 }
 
-/* mkdir -p for path and its parents, 0700. */
-static int make_dirs(const char *path)
-{
-    char *copy = strdup(path);
-    int rc = copy ? 0 : -1;
-    for (char *p = copy ? copy + 1 : NULL; p && *p && !rc; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        rc = mkdir(copy, 0700) != 0 && errno != EEXIST ? -1 : 0;
-        *p = '/';
-    }
-    if (!rc && mkdir(path, 0700) != 0 && errno != EEXIST)
-        rc = -1;
-    free(copy);
-    return rc;
-}
-
 static kjoin_code take_lock(kjoin_store *s, kjoin_err *err)
 {
     struct stat st;
@@ -205,71 +179,22 @@ static kjoin_code open_generation(kjoin_store *s, kjoin_err *err)
     return kjoin_err_set(err, KJOIN_E_OTHER, "%s changed generation too often to be read; try again", s->path);
 }
 
-/* ssh's StrictModes for the directories above the store: each owned by us
- * or root and writable by no one else, unless sticky (/tmp). */
-static kjoin_code check_parents(const char *path, kjoin_err *err)
-{
-    char *copy = strdup(path), *real = NULL;
-    char *slash = copy ? strrchr(copy, '/') : NULL;
-    if (slash)
-        *slash = '\0';
-    real = copy ? realpath(slash ? (*copy ? copy : "/") : ".", NULL) : NULL;
-    kjoin_code rc = real ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "cannot resolve the parent of %s", path);
-    while (!rc) {
-        struct stat st;
-        const char *dir = *real ? real : "/";
-        if (stat(dir, &st) != 0)
-            rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot stat %s: %s", dir, strerror(errno));
-        else if (st.st_uid != geteuid() && st.st_uid != 0)
-            rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s, above the certs directory, is owned by uid %u, not by this "
-                                                   "user or root: that user could swap the directory", dir,
-                               (unsigned)st.st_uid);
-        else if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX))
-            rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s, above the certs directory, is writable by group or others "
-                                                   "(mode %04o)", dir, (unsigned)(st.st_mode & 07777));
-        char *up = *real ? strrchr(real, '/') : NULL;
-        if (!up)
-            break;
-        *up = '\0';
-    }
-    free(real);
-    free(copy);
-    return rc;
-}
-
 kjoin_code kjoin_store__open(const char *path, kjoin_store_mode mode, kjoin_store *s, kjoin_err *err)
 {
-    struct stat st;
     memset(s, 0, sizeof(*s));
     s->path = path;
     s->dirfd = s->lockfd = s->genfd = -1;
-    if (mode == KJOIN_STORE_CREATE && make_dirs(path) != 0)
-        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create %s: %s", path, strerror(errno));
-    kjoin_code parents = check_parents(path, err);
-    if (parents)
-        return parents;
-    s->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    kjoin_code rc = KJOIN_OK;
-    if (s->dirfd < 0)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot open the certs directory %s: %s%s", path, strerror(errno),
-                           errno == ENOENT ? " (run kjoin certs init first)"
-                           : errno == ELOOP || errno == ENOTDIR ? " (a symlink is not followed: give the real path)"
-                                                                : "");
-    else if (fstat(s->dirfd, &st) != 0)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot stat %s: %s", path, strerror(errno));
-    else {
-        uid_t me = geteuid();
-        if (st.st_uid != me && st.st_uid != 0)
-            rc = kjoin_err_set(err, KJOIN_E_USAGE,
-                               "the certs directory %s is owned by uid %u, not by this user (uid %u) or root: "
-                               "another user could make this run delete or adopt files; chown it or run as its owner",
-                               path, (unsigned)st.st_uid, (unsigned)me);
-        else if (st.st_mode & 022)
-            rc = kjoin_err_set(err, KJOIN_E_USAGE,
-                               "the certs directory %s is writable by group or others (mode %04o): chmod go-w %s",
-                               path, (unsigned)(st.st_mode & 07777), path);
+    kjoin_safedir d;
+    kjoin_err inner;
+    kjoin_code rc = kjoin_safedir_open(path, mode == KJOIN_STORE_CREATE, &d, &inner);
+    if (rc) {
+        struct stat st;
+        bool missing = rc == KJOIN_E_USAGE && stat(path, &st) != 0 && errno == ENOENT;
+        return kjoin_err_set(err, rc, "the certs directory: %s%s", inner.msg,
+                             missing ? " (run kjoin certs init first)" : "");
     }
-    if (!rc && mode != KJOIN_STORE_READ)
+    s->dirfd = d.fd; /* the store keeps the descriptor */
+    if (mode != KJOIN_STORE_READ)
         rc = take_lock(s, err);
     if (!rc)
         rc = open_generation(s, err);

@@ -95,16 +95,6 @@ static const char *reason_of_status(long st)
     return st >= 500 ? "InternalError" : "Unknown";
 }
 
-/* Copies a string keeping only printable ASCII, so a hostile body cannot
- * put control characters into a terminal or a log. */
-static void printable_copy(char *out, size_t cap, const char *in)
-{
-    size_t n = 0;
-    for (; in && *in && n + 1 < cap; in++)
-        out[n++] = (*in >= 0x20 && *in < 0x7f) ? *in : '?';
-    out[n] = '\0';
-}
-
 void kjoin_kubeapi_status_decode(long http_status, const char *body, size_t len,
                                  char reason[KJOIN_KUBEAPI_REASON_MAX], char message[KJOIN_KUBEAPI_MESSAGE_MAX])
 {
@@ -117,12 +107,12 @@ void kjoin_kubeapi_status_decode(long http_status, const char *body, size_t len,
     if (root && json_object_is_type(root, json_type_object) && json_object_object_get_ex(root, "kind", &kind) &&
         json_object_is_type(kind, json_type_string) && strcmp(json_object_get_string(kind), "Status") == 0) {
         if (json_object_object_get_ex(root, "reason", &r) && json_object_is_type(r, json_type_string))
-            printable_copy(reason, KJOIN_KUBEAPI_REASON_MAX, json_object_get_string(r));
+            kjoin_printable(reason, KJOIN_KUBEAPI_REASON_MAX, json_object_get_string(r), false);
         if (json_object_object_get_ex(root, "message", &m) && json_object_is_type(m, json_type_string))
-            printable_copy(message, KJOIN_KUBEAPI_MESSAGE_MAX, json_object_get_string(m));
+            kjoin_printable(message, KJOIN_KUBEAPI_MESSAGE_MAX, json_object_get_string(m), false);
     }
     if (!*reason)
-        printable_copy(reason, KJOIN_KUBEAPI_REASON_MAX, reason_of_status(http_status));
+        kjoin_printable(reason, KJOIN_KUBEAPI_REASON_MAX, reason_of_status(http_status), false);
     if (!*message)
         snprintf(message, KJOIN_KUBEAPI_MESSAGE_MAX, "HTTP %ld", http_status);
     json_object_put(root);

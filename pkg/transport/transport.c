@@ -100,8 +100,7 @@ kjoin_code kjoin_tls_trust_add(kjoin_tls_trust *t, X509 *cert, bool anchor, kjoi
     return KJOIN_OK;
 }
 
-/* Adds every certificate of a PEM text to t. */
-static kjoin_code trust_add_pem(kjoin_tls_trust *t, const char *pem, size_t len, bool anchor, kjoin_err *err)
+kjoin_code kjoin_tls_trust_add_pem(kjoin_tls_trust *t, const char *pem, size_t len, bool anchor, kjoin_err *err)
 {
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
     STACK_OF(X509_INFO) *infos = bio ? PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL) : NULL;
@@ -131,7 +130,7 @@ struct kjoin_http_conn {
     STACK_OF(X509) *chain;
     int auth_level;
     bool failed;
-    char reason[256];
+    char reason[512];
     atomic_bool cancelled;
 };
 
@@ -191,16 +190,26 @@ static bool check_chain(kjoin_http_conn *c, const kjoin_tls_trust *t, X509 *leaf
         X509_VERIFY_PARAM_set_auth_level(param, level);
         unsigned char ip[16];
         bool is_ip = inet_pton(AF_INET, c->host, ip) == 1 || inet_pton(AF_INET6, c->host, ip) == 1;
+        /* The name is checked against the subject alternative names only, as
+         * Go's crypto/x509 checks it (and so kubeadm, kubelet and K3s): never
+         * OpenSSL's fallback to the subject's CN. */
+        X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
         ok = (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(param, c->host) : X509_VERIFY_PARAM_set1_host(param, c->host, 0)) == 1;
         ok = ok && X509_verify_cert(xs) == 1;
         if (!ok && !c->failed) {
             c->failed = true;
+            int why = X509_STORE_CTX_get_error(xs);
             X509 *bad = X509_STORE_CTX_get_current_cert(xs);
             char subject[160] = "";
             if (bad)
                 X509_NAME_oneline(X509_get_subject_name(bad), subject, sizeof(subject));
-            snprintf(c->reason, sizeof(c->reason), "%s%s%s", X509_verify_cert_error_string(X509_STORE_CTX_get_error(xs)),
-                     *subject ? " at " : "", subject);
+            bool legacy_cn = (why == X509_V_ERR_HOSTNAME_MISMATCH || why == X509_V_ERR_IP_ADDRESS_MISMATCH) &&
+                             X509_get_ext_by_NID(leaf, NID_subject_alt_name, -1) < 0;
+            snprintf(c->reason, sizeof(c->reason), "%s%s%s%s", X509_verify_cert_error_string(why),
+                     *subject ? " at " : "", subject,
+                     legacy_cn ? " (the certificate relies on the legacy Common Name field and has no subject "
+                                 "alternative names: Go's TLS, and so kubeadm, kubelet and K3s, refuse it too)"
+                               : "");
         }
     } else if (!c->failed) {
         c->failed = true;
@@ -455,9 +464,9 @@ static kjoin_code request_trust(kjoin_http_conn *c, bool kept, const kjoin_http_
     } else {
         if (!(*owned = kjoin_tls_trust_new()))
             return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-        kjoin_code rc = trust_add_pem(*owned, req->anchors_pem, req->anchors_len, true, err);
+        kjoin_code rc = kjoin_tls_trust_add_pem(*owned, req->anchors_pem, req->anchors_len, true, err);
         if (!rc && req->intermediates_pem)
-            rc = trust_add_pem(*owned, req->intermediates_pem, req->intermediates_len, false, err);
+            rc = kjoin_tls_trust_add_pem(*owned, req->intermediates_pem, req->intermediates_len, false, err);
         if (rc)
             return rc;
         *out = *owned;

@@ -1,5 +1,7 @@
-/* The kubeconfig inside cluster-info, then its CA bundle; and the same bytes
- * as a --discovery-file document (no directory: paths are refused). */
+/* The kubeconfig inside cluster-info, then its CA bundle; the same bytes
+ * as a --discovery-file document (no directory: paths are refused); and
+ * refresh's rewrite of the CA data, which must be stable: rewriting its own
+ * result with the same CA gives the same bytes. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -8,9 +10,24 @@
 #include <kjoin/kubeconfig.h>
 #include <kjoin/pin.h>
 
+static void rewrite(const uint8_t *data, size_t size)
+{
+    static const char pem[] = "-----BEGIN CERTIFICATE-----\nMA==\n-----END CERTIFICATE-----\n";
+    char *once = NULL, *twice = NULL;
+    size_t n1 = 0, n2 = 0;
+    if (kjoin_kubeconfig_replace_ca((const char *)data, size, pem, sizeof(pem) - 1, &once, &n1, NULL) != KJOIN_OK)
+        return;
+    if (kjoin_kubeconfig_replace_ca(once, n1, pem, sizeof(pem) - 1, &twice, &n2, NULL) != KJOIN_OK || n1 != n2 ||
+        memcmp(once, twice, n1) != 0)
+        abort();
+    free(once);
+    free(twice);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     kjoin_cluster c;
+    rewrite(data, size);
     if (kjoin_kubeconfig_parse_discovery((const char *)data, size, NULL, &c, NULL) == KJOIN_OK)
         kjoin_cluster_release(&c);
     if (kjoin_kubeconfig_parse_cluster((const char *)data, size, &c, NULL) != KJOIN_OK)

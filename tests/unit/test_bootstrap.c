@@ -3,6 +3,8 @@
 
 #include <kjoin/bootstrap.h>
 
+#include "../../pkg/bootstrap/internal.h"
+
 #include "testutil.h"
 
 static void name_of(const char *spki, const char *cn, const char *const *orgs, size_t n_orgs, char out[96])
@@ -30,10 +32,51 @@ static void test_csr_name_shape_and_separation(void **state)
     assert_string_not_equal(a, b);
 }
 
+/* status.certificate of a seed, decoded. */
+static char *status_pem(const char *seed, size_t *len)
+{
+    size_t n = 0;
+    char *body = tu_read(seed, &n), *pem = NULL;
+    bool issued = false;
+    assert_int_equal(kjoin_bootstrap__csr_status(body, n, "x", &pem, len, &issued, NULL), KJOIN_OK);
+    assert_true(issued);
+    free(body);
+    return pem;
+}
+
+/* Only certificates, each whole, with white space around them: a chain is
+ * taken; a key, text, escape bytes or a header after or inside it refuse the
+ * whole answer. */
+static void test_issued_chain_only_certificates(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *seed;
+        int rc, certs;
+    } cases[] = {
+        {"testdata/fuzz/csrstatus/issued.json", KJOIN_OK, 1},
+        {"testdata/fuzz/csrstatus/chain.json", KJOIN_OK, 2},
+        {"testdata/fuzz/csrstatus/trailing-key.json", KJOIN_E_TRUST, 0},
+        {"testdata/fuzz/csrstatus/trailing-escape.json", KJOIN_E_TRUST, 0},
+        {"testdata/fuzz/csrstatus/header.json", KJOIN_E_TRUST, 0},
+    };
+    for (size_t i = 0; i < TU_LEN(cases); i++) {
+        size_t len = 0;
+        char *pem = status_pem(cases[i].seed, &len);
+        STACK_OF(X509) *chain = NULL;
+        assert_int_equal(kjoin_bootstrap__issued_chain(pem, len, &chain, NULL), cases[i].rc);
+        assert_int_equal(chain ? sk_X509_num(chain) : 0, cases[i].certs);
+        sk_X509_pop_free(chain, X509_free);
+        free(pem);
+    }
+    assert_int_equal(kjoin_bootstrap__issued_chain("\n \n", 3, &(STACK_OF(X509) *){NULL}, NULL), KJOIN_E_TRUST);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csr_name_shape_and_separation),
+        cmocka_unit_test(test_issued_chain_only_certificates),
     };
     return cmocka_run_group_tests_name("bootstrap", tests, NULL, NULL);
 }

@@ -238,6 +238,67 @@ static void test_discovery_file_ca_path(void **state)
     free(dir);
 }
 
+/* Every scalar style YAML allows for certificate-authority-data is
+ * rewritten into a file that reads back with exactly the new CA and every
+ * other value unchanged (the bytes around it kept). */
+static void test_replace_ca_every_style(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "clusters:\n- name: ''\n  cluster:\n    certificate-authority-data: T0xE\n    server: https://a:1\n",
+        "clusters:\n- name: ''\n  cluster:\n    certificate-authority-data: 'T0xE'\n    server: https://a:1\n",
+        "clusters:\n- name: ''\n  cluster:\n    certificate-authority-data: \"T0xE\"\n    server: https://a:1\n",
+        "clusters:\n- name: ''\n  cluster:\n    certificate-authority-data: >-\n      T0xE\n    server: https://a:1\n",
+        "clusters:\n- name: ''\n  cluster:\n    certificate-authority-data: |\n        T0xE\n\n    # a comment\n    server: https://a:1\n",
+        "clusters:\n- name: ''\n  cluster:\n    certificate-authority-data: >+ # why\n      T0\n      xE\n\n\n    server: https://a:1\n",
+        "clusters:\n- name: ''\n  cluster:\n    server: https://a:1\n    certificate-authority-data: |-\n      T0xE", /* at the end, no break */
+        "clusters:\n- name: ''\n  cluster:\n    server: https://a:1\n    certificate-authority-data: T0\n      xE\n",
+        "clusters:\n- name: ''\n  cluster:\n    certificate-authority-data: \"T0\\\n      xE\" # quoted, two lines\n    server: https://a:1\n",
+        "{\"clusters\": [{\"name\": \"\", \"cluster\": {\"certificate-authority-data\": \"T0xE\", \"server\": \"https://a:1\"}}]}",
+        "clusters:\n- {name: '', cluster: {certificate-authority-data: T0xE, server: 'https://a:1'}}\n",
+        "current-context: x\ncontexts:\n- {name: x, context: {cluster: two}}\nclusters:\n- name: one\n  cluster: {certificate-authority-data: T1RIRVI=}\n- name: two\n  cluster:\n    certificate-authority-data: >\n     T0xE\n    server: https://a:1\n",
+    };
+    const char pem[] = "-----BEGIN CERTIFICATE-----\nNEW\n-----END CERTIFICATE-----\n";
+    for (size_t i = 0; i < TU_LEN(docs); i++) {
+        char *out = NULL;
+        size_t len = 0;
+        kjoin_err err;
+        int rc = kjoin_kubeconfig_replace_ca(docs[i], strlen(docs[i]), pem, strlen(pem), &out, &len, &err);
+        if (rc)
+            fail_msg("doc %zu: %s", i, err.msg);
+        /* The result reads back as a kubeconfig whose current cluster has the new CA. */
+        kjoin_cluster c = {0};
+        if (kjoin_kubeconfig_parse_discovery(out, len, "/", &c, &err))
+            fail_msg("doc %zu: %s\n%s", i, err.msg, out);
+        assert_int_equal(c.ca_len, strlen(pem));
+        assert_memory_equal(c.ca_pem, pem, strlen(pem));
+        assert_string_equal(c.server, "https://a:1");
+        kjoin_cluster_release(&c);
+        /* Nothing but the value changed: the text before it is the same. */
+        const char *at = strstr(docs[i], "certificate-authority-data");
+        assert_memory_equal(out, docs[i], (size_t)(at - docs[i]));
+        free(out);
+    }
+}
+
+/* No value to rewrite, or a document that is not YAML: an error, nothing returned. */
+static void test_replace_ca_refusals(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "clusters:\n- name: c\n  cluster: {certificate-authority: /etc/ca.crt, server: https://a:1}\n",
+        "clusters:\n- {name: a, cluster: {certificate-authority-data: QQ==}}\n- {name: b, cluster: {certificate-authority-data: QQ==}}\n",
+        "clusters: [",
+        "clusters:\n- name: c\n  cluster: {certificate-authority-data: [1, 2]}\n",
+    };
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        char *out = NULL;
+        size_t len = 0;
+        assert_int_equal(kjoin_kubeconfig_replace_ca(bad[i], strlen(bad[i]), "x", 1, &out, &len, NULL), KJOIN_E_USAGE);
+        assert_null(out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +310,8 @@ int main(void)
         cmocka_unit_test(test_discovery_file_choice),
         cmocka_unit_test(test_discovery_file_credentials_refused),
         cmocka_unit_test(test_discovery_file_ca_path),
+        cmocka_unit_test(test_replace_ca_every_style),
+        cmocka_unit_test(test_replace_ca_refusals),
     };
     return cmocka_run_group_tests_name("kubeconfig", tests, NULL, NULL);
 }

@@ -189,11 +189,45 @@ static void test_free_wiped(void **state)
     kjoin_free_wiped_str(NULL);
 }
 
+/* The one sanitiser: controls (C0, DEL, C1), broken UTF-8 and CR become
+ * '?'; UTF-8 text stays; token secrets are masked wherever they stand. */
+static void test_printable(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *want;
+        bool newlines;
+    } cases[] = {
+        {"plain text", "plain text", false},
+        {"a\033[31mred\007", "a?[31mred?", false},
+        {"line\r\nnext\tx", "line??next?x", false},
+        {"line\nnext\tx", "line\nnext\tx", true},
+        {"caf\xc3\xa9 \xe2\x9c\x93", "caf\xc3\xa9 \xe2\x9c\x93", false},
+        {"c1 \xc2\x9b csi", "c1 ?? csi", false},
+        {"raw \x9b csi", "raw ? csi", false},
+        {"overlong \xc0\xaf", "overlong ??", false},
+        {"cut \xe2\x9c", "cut ??", false},
+        {"del \x7f", "del ?", false},
+        {"open abcdef.0123456789abcdef: no", "open abcdef.****************: no", false},
+        {"xabcdef.0123456789abcdef", "xabcdef.0123456789abcdef", false}, /* not a token: longer run */
+        {"K10aa::server:pw9: x", "K10aa::**********: x", false},
+        {"K10aa::pw", "K10aa::**", false},
+        {NULL, "", false},
+    };
+    char out[128];
+    for (size_t i = 0; i < TU_LEN(cases); i++)
+        assert_string_equal(kjoin_printable(out, sizeof(out), cases[i].in, cases[i].newlines), cases[i].want);
+    assert_string_equal(kjoin_printable(out, 4, "abcdef", false), "abc");
+    assert_string_equal(kjoin_printable(out, 5, "ab\xc3\xa9", false), "ab\xc3\xa9");
+    assert_string_equal(kjoin_printable(out, 4, "ab\xc3\xa9", false), "ab");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_duration_parse), cmocka_unit_test(test_duration_format),
         cmocka_unit_test(test_base64),         cmocka_unit_test(test_url_redact),
+        cmocka_unit_test(test_printable),
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_read_cap),
         cmocka_unit_test(test_free_wiped),

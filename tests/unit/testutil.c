@@ -38,7 +38,10 @@ const char *tu_str(json_object *obj, const char *key)
 
 char *tu_tmpdir(void)
 {
-    char tmpl[] = "/tmp/kjoin-unit-XXXXXX";
+    /* Under $TMPDIR, which the runner (tests/check.sh) makes and removes. */
+    const char *top = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof(tmpl), "%s/kjoin-unit-XXXXXX", top && *top ? top : "/tmp");
     char *d = mkdtemp(tmpl);
     assert_non_null(d);
     return strdup(d);

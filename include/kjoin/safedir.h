@@ -1,0 +1,64 @@
+/* A directory kjoin manages, trusted only as ssh trusts its files: opened
+ * once (never through a symlink), its owner and mode and those of every
+ * directory above it checked, and every file read or written relative to
+ * that descriptor. */
+#ifndef KJOIN_SAFEDIR_H
+#define KJOIN_SAFEDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <kjoin/err.h>
+#include <kjoin/util.h>
+
+typedef struct kjoin_safedir {
+    int fd;
+    char path[4096]; /* for messages */
+} kjoin_safedir;
+
+/* ssh's rule (StrictModes) for what it trusts: owned by this user or root,
+ * and writable by no one else; a secret also readable by no one else. what
+ * names it in the message ("the key", "the directory"). Errors:
+ * KJOIN_E_USAGE naming the path, owner, mode and the fix. */
+kjoin_code kjoin_safedir_check(const char *what, const char *path, const struct stat *st, bool secret,
+                               kjoin_err *err);
+
+/* Opens path (with create, making it and missing parents 0700 first). Every
+ * directory above it must be this user's or root's and writable by no one
+ * else unless sticky (/tmp); the directory itself passes
+ * kjoin_safedir_check and is not a symlink. Errors: KJOIN_E_USAGE (refused,
+ * missing), KJOIN_E_OUTPUT (cannot be created). */
+kjoin_code kjoin_safedir_open(const char *path, bool create, kjoin_safedir *d, kjoin_err *err);
+void kjoin_safedir_close(kjoin_safedir *d);
+
+/* Reads name: a regular file (never a symlink) passing kjoin_safedir_check,
+ * at most cap bytes, into a new NUL-terminated buffer (wiped on failure).
+ * *missing (may be NULL) tells a file that is not there from one refused.
+ * Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_safedir_read(const kjoin_safedir *d, const char *name, size_t cap, bool secret, char **out,
+                              size_t *len, bool *missing, kjoin_err *err);
+
+/* Writes name atomically, as kjoin_file_write_mode describes, relative to d:
+ * a temporary file (O_EXCL|O_NOFOLLOW) with mode, fsynced, renamed over name,
+ * the directory fsynced. An existing name must be a regular file passing
+ * kjoin_safedir_check. Errors: KJOIN_E_OUTPUT, KJOIN_E_USAGE. */
+kjoin_code kjoin_safedir_write(const kjoin_safedir *d, const char *name, const void *data, size_t len, mode_t mode,
+                               bool force, kjoin_write_result *result, kjoin_err *err);
+
+/* Removes name when it is a regular file or a symlink of this user's or
+ * root's (a symlink itself, never its target). Missing is fine. Errors:
+ * KJOIN_E_USAGE (not ours to remove), KJOIN_E_OUTPUT. */
+kjoin_code kjoin_safedir_unlink(const kjoin_safedir *d, const char *name, kjoin_err *err);
+
+/* Points name at target (a name in d) with one rename(2): readers see the
+ * old link or the new one. Errors: KJOIN_E_OUTPUT. */
+kjoin_code kjoin_safedir_link(const kjoin_safedir *d, const char *name, const char *target, kjoin_err *err);
+
+/* Reads the symlink name, which must be this user's or root's and point at
+ * a file of d: a plain name, or d's path and a plain name (as kubelet links);
+ * target gets the plain name. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_safedir_readlink(const kjoin_safedir *d, const char *name, char *target, size_t cap, kjoin_err *err);
+
+#endif

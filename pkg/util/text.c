@@ -1,0 +1,79 @@
+/* The one sanitiser for text that reaches a terminal or a log. */
+#include <string.h>
+
+#include <kjoin/util.h>
+
+static bool is_token_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+/* The length of the UTF-8 sequence at p (at most n bytes) that may be shown:
+ * 0 for a byte that starts no valid sequence, or one that encodes a C1
+ * control (U+0080 to U+009F: 0x9b is CSI to many terminals). */
+static size_t utf8_shown(const unsigned char *p, size_t n)
+{
+    size_t len = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+    if (!len || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if (len == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+        return 0;
+    if ((len == 3 && p[0] == 0xe0 && p[1] < 0xa0) || (len == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
+        (len == 4 && p[0] == 0xf0 && p[1] < 0x90) || (len == 4 && p[0] == 0xf4 && p[1] >= 0x90))
+        return 0; /* overlong, surrogate, beyond U+10FFFF */
+    return len;
+}
+
+/* Whether in[i..] is a bootstrap token "[a-z0-9]{6}.[a-z0-9]{16}" standing
+ * alone (not inside a longer run of such characters). */
+static bool token_at(const char *in, size_t i, size_t n)
+{
+    if (i + 23 > n || (i > 0 && is_token_char(in[i - 1])) || (i + 23 < n && is_token_char(in[i + 23])))
+        return false;
+    for (size_t k = 0; k < 23; k++)
+        if (k == 6 ? in[i + k] != '.' : !is_token_char(in[i + k]))
+            return false;
+    return true;
+}
+
+char *kjoin_printable(char *out, size_t cap, const char *in, bool keep_newlines)
+{
+    size_t n = in ? strlen(in) : 0, o = 0;
+    if (!cap)
+        return out;
+    for (size_t i = 0; i < n && o + 1 < cap;) {
+        const unsigned char c = (unsigned char)in[i];
+        if (token_at(in, i, n)) {
+            /* id.secret: the id, never the secret (it may be a path's or a value's slip). */
+            for (size_t k = 0; k < 23 && o + 1 < cap; k++)
+                out[o++] = k <= 6 ? in[i + k] : '*';
+            i += 23;
+        } else if (c == 'K' && strncmp(in + i, "K10", 3) == 0 && (i == 0 || !is_token_char(in[i - 1])) &&
+                   strstr(in + i, "::") && strcspn(in + i, " \t\n\"'") > (size_t)(strstr(in + i, "::") - (in + i))) {
+            /* K10<hash>::<user>:<password>: the hash shown, the rest masked. */
+            size_t sep = (size_t)(strstr(in + i, "::") - (in + i)) + 2, end = strcspn(in + i, " \t\n\"'");
+            if (end > sep && in[i + end - 1] == ':')
+                end--; /* "cannot open K10…::…: reason" */
+            for (size_t k = 0; k < end && o + 1 < cap; k++)
+                out[o++] = k < sep ? in[i + k] : '*';
+            i += end;
+        } else if (c >= 0x20 && c < 0x7f) {
+            out[o++] = (char)c;
+            i++;
+        } else if (keep_newlines && (c == '\n' || c == '\t')) {
+            out[o++] = (char)c;
+            i++;
+        } else if (c >= 0x80 && utf8_shown((const unsigned char *)in + i, n - i)) {
+            size_t len = utf8_shown((const unsigned char *)in + i, n - i);
+            if (o + len >= cap)
+                break;
+            memcpy(out + o, in + i, len);
+            o += len, i += len;
+        } else {
+            out[o++] = '?';
+            i++;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}

@@ -1,0 +1,233 @@
+# A hostile or intercepted API server (tests/tools/hostile.py) and a
+# less-privileged local user against the API-facing verbs: refresh, the TLS
+# bootstrap and token list. Each attack has a control beside it that
+# succeeds against the same server, so a refusal is the defence, not a
+# broken fixture.
+
+# with_hostile FN: starts hostile.py on $T/h (config $T/h/config.json), sets
+# HSERVER, runs FN and stops the server whatever FN returned.
+with_hostile() {
+  mkdir -p "$T/h"
+  echo '{"certs": [["'"$C/server.crt"'", "'"$C/server.key"'"]]}' >"$T/h/config.json"
+  python3 "$here/../tools/hostile.py" "$T/h/port" "$T/h" 2>"$T/h/server.log" &
+  local pid=$! i rc
+  for i in $(seq 100); do [ -s "$T/h/port" ] && break; sleep 0.05; done
+  HSERVER="https://127.0.0.1:$(cat "$T/h/port" 2>/dev/null)"
+  "$1"; rc=$?
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  return $rc
+}
+hconf() { cat >"$T/h/config.json"; : >"$T/h/requests.log"; }
+requests() { grep -c "${1:-.}" "$T/h/requests.log" 2>/dev/null || true; }
+
+# signed_info FILE BUNDLE: cluster-info for HSERVER carrying BUNDLE.
+signed_info() {
+  cluster_kubeconfig "$HSERVER" "$2" >"$1.kc"
+  "$KJOIN" cluster-info sign --kubeconfig "$1.kc" --token-file "$C/token" >"$1"
+}
+
+# node_kubeconfig STYLE CA_FILE: a kubelet.conf trusting CA_FILE, its
+# certificate-authority-data written in STYLE (plain, single, double,
+# folded, literal, two-line plain).
+node_kubeconfig() {
+  local b64; b64=$(base64 -w0 <"$2")
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: default-cluster\n  cluster:\n'
+  case $1 in
+    plain) printf '    certificate-authority-data: %s\n' "$b64" ;;
+    single) printf "    certificate-authority-data: '%s'\n" "$b64" ;;
+    double) printf '    certificate-authority-data: "%s" # a comment\n' "$b64" ;;
+    folded) printf '    certificate-authority-data: >-\n      %s\n' "$b64" ;;
+    literal) printf '    certificate-authority-data: |\n\n        %s\n\n    # the CA above\n' "$b64" ;;
+    twoline) printf '    certificate-authority-data: %s\n      %s\n' "${b64:0:40}" "${b64:40}" ;;
+  esac
+  printf '    server: %s\ncontexts:\n- name: default-context\n  context: {cluster: default-cluster, user: default-auth}\n' "$HSERVER"
+  printf 'current-context: default-context\nusers:\n- name: default-auth\n  user: {token: none}\n'
+}
+
+# 1. An interceptor that shows the real server's certificate on the first
+# connection and its own on the next cannot move the node to its CA: the new
+# bundle must verify the very handshake the current CA verified.
+refresh_interceptor() {
+  mkca "$T" evil; mkleaf "$T" evil-srv evil
+  signed_info "$T/evil-ci.json" "$T/evil.crt" || return 1
+  cat "$T/evil.crt" "$C/ca.crt" >"$T/both.pem"; signed_info "$T/both-ci.json" "$T/both.pem" || return 1
+  node_kubeconfig plain "$C/ca.crt" >"$T/kubelet.conf"; cp "$T/kubelet.conf" "$T/before"
+  local real='["'"$C/server.crt"'", "'"$C/server.key"'"]' evil='["'"$T/evil-srv.crt"'", "'"$T/evil-srv.key"'"]'
+  hconf <<J
+{"certs": [$real, $evil], "close": true, "routes": {"GET $CLUSTER_INFO_PATH": {"file": "$T/evil-ci.json"}}}
+J
+  kj 4 refresh --kubeconfig "$T/kubelet.conf" --ca-cert-path "$T/pki/ca.crt" --timeout 10s || return 1
+  err_has "does not verify the API server it came from" || return 1
+  cmp -s "$T/kubelet.conf" "$T/before" && [ ! -e "$T/pki/ca.crt" ] || fail "the node's trust moved" || return 1
+  [ "$(requests)" = 1 ] || fail "$(requests) requests: a second connection was asked" || return 1
+  # The other order: the first handshake is the interceptor's; the current CA refuses it.
+  hconf <<J
+{"certs": [$evil, $real], "close": true, "routes": {"GET $CLUSTER_INFO_PATH": {"file": "$T/both-ci.json"}}}
+J
+  kj 4 refresh --kubeconfig "$T/kubelet.conf" --timeout 10s || return 1
+  cmp -s "$T/kubelet.conf" "$T/before" || fail "the node's trust moved" || return 1
+  # Control: the same interceptor order with the real server on the first
+  # connection and a bundle that still holds the current CA is a rotation.
+  hconf <<J
+{"certs": [$real, $evil], "close": true, "routes": {"GET $CLUSTER_INFO_PATH": {"file": "$T/both-ci.json"}}}
+J
+  kj 10 refresh --kubeconfig "$T/kubelet.conf" --timeout 10s || return 1
+  # The operator's further condition: the new bundle must hold a pinned root.
+  cp "$T/before" "$T/kubelet.conf"
+  hconf <<J
+{"certs": [$real], "routes": {"GET $CLUSTER_INFO_PATH": {"file": "$T/both-ci.json"}}}
+J
+  kj 4 refresh --kubeconfig "$T/kubelet.conf" --require-ca-pin "$(root_pin "$T/evil.crt" | sed 's/.$/0/')" || return 1
+  err_has "matches none of the required pins" || return 1
+  cmp -s "$T/kubelet.conf" "$T/before" || fail "changed despite the pin" || return 1
+  kj 10 refresh --kubeconfig "$T/kubelet.conf" --require-ca-pin "$(root_pin "$T/evil.crt")" || return 1
+}
+t_hostile_refresh_interceptor_cannot_move_the_ca() { with_hostile refresh_interceptor; }
+
+# 2. Every YAML style of certificate-authority-data is rewritten into a file
+# that reads back with the new bundle and nothing else changed.
+refresh_styles() {
+  mkca "$T" next
+  cat "$T/next.crt" "$C/ca.crt" >"$T/bundle.pem"; signed_info "$T/ci.json" "$T/bundle.pem" || return 1
+  hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "routes": {"GET $CLUSTER_INFO_PATH": {"file": "$T/ci.json"}}}
+J
+  local style
+  for style in plain single double folded literal twoline; do
+    node_kubeconfig "$style" "$C/ca.crt" >"$T/$style.conf"
+    kj 10 refresh --kubeconfig "$T/$style.conf" || { fail "style $style"; return 1; }
+    kubectl --kubeconfig "$T/$style.conf" config view --raw \
+      -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' >"$T/$style.b64" 2>"$T/$style.err" ||
+      { fail "kubectl cannot read the $style result: $(cat "$T/$style.err")"; return 1; }
+    base64 -d <"$T/$style.b64" | cmp -s - "$T/bundle.pem" || { fail "style $style: not the new bundle"; return 1; }
+    [ "$(kubectl --kubeconfig "$T/$style.conf" config view -o jsonpath='{.clusters[0].cluster.server}')" = "$HSERVER" ] ||
+      { fail "style $style: the server changed"; return 1; }
+    kj 0 refresh --kubeconfig "$T/$style.conf" || { fail "style $style: not stable"; return 1; }
+    err_has "unchanged (2 certificate(s))" || return 1
+  done
+}
+t_hostile_refresh_rewrites_every_yaml_style() { with_hostile refresh_styles; }
+
+# bootstrap_conf: a bootstrap kubeconfig for HSERVER with this cluster's CA.
+bootstrap_conf() {
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: k\n  cluster: {server: "%s", certificate-authority-data: %s}\n' \
+    "$HSERVER" "$(base64 -w0 <"$C/ca.crt")"
+  printf 'users:\n- name: b\n  user: {token: %s}\ncontexts:\n- name: b@k\n  context: {cluster: k, user: b}\ncurrent-context: b@k\n' \
+    "$(cat "$C/token")"
+}
+csr_server() { # [SUBJECT] [APPEND]: the CA of this cluster signs every CSR
+  hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "csr": {"ca": "$C/ca.crt", "ca_key": "$C/ca.key", "subject": "${1:-}", "append": "${2:-}"}}
+J
+}
+tls_bootstrap() { # EXPECTED PKI_DIR
+  kj "$1" tls-bootstrap --bootstrap-kubeconfig "$T/bootstrap.conf" --kubelet-pki-dir "$2" --node-name worker-1 \
+    --kubelet-kubeconfig "$T/out/kubelet.conf" --ca-cert-path "$T/out/ca.crt" --timeout 20s
+}
+nothing_issued() { # PKI_DIR: no certificate, no kubelet.conf
+  ! ls "$1"/kubelet-client-2* >/dev/null 2>&1 && [ ! -e "$T/out/kubelet.conf" ] ||
+    fail "something was written: $(ls "$1" "$T/out" 2>&1 | tr '\n' ' ')"
+}
+
+# 3. A key planted in the PKI directory by another user is never used.
+bootstrap_planted_key() {
+  bootstrap_conf >"$T/bootstrap.conf"; csr_server
+  local open pki as_nobody=(setpriv --reuid nobody --regid nogroup --clear-groups)
+  open=$(mktemp -d /tmp/kjoin-hostile.XXXXXX); chmod 755 "$open"; pki=$open/pki
+  mkdir "$pki"; chown nobody "$pki"
+  "${as_nobody[@]}" openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/kubelet-client.key.tmp" 2>/dev/null ||
+    { fail "setpriv"; rm -rf "$open"; return 1; }
+  local rc=0
+  # Their directory.
+  tls_bootstrap 2 "$pki" && err_has "the directory $pki is owned by uid $(id -u nobody)" && err_has "chown" || rc=1
+  # Root's directory, their key.
+  [ $rc = 0 ] && chown root "$pki" && chmod 700 "$pki" && tls_bootstrap 2 "$pki" &&
+    err_has "the key of a pending request" && err_has "owned by uid $(id -u nobody)" || rc=1
+  # Root's key, but readable by others.
+  [ $rc = 0 ] && chown root "$pki/kubelet-client.key.tmp" && chmod 644 "$pki/kubelet-client.key.tmp" &&
+    tls_bootstrap 2 "$pki" && err_has "readable by group or others (mode 0644)" || rc=1
+  # A symlink in its place (to a key root would otherwise read).
+  [ $rc = 0 ] && rm "$pki/kubelet-client.key.tmp" && ln -s "$C/server.key" "$pki/kubelet-client.key.tmp" &&
+    tls_bootstrap 2 "$pki" && err_has "not followed" || rc=1
+  # A group-writable directory above.
+  [ $rc = 0 ] && rm "$pki/kubelet-client.key.tmp" && chmod 775 "$open" && tls_bootstrap 2 "$pki" &&
+    err_has "writable by group or others" || rc=1
+  [ $rc = 0 ] && [ "$(requests POST)" = 0 ] || { fail "a CSR was sent with a refused key"; rc=1; }
+  [ $rc = 0 ] && nothing_issued "$pki" || rc=1
+  # Control: the same directory, once it is root's alone, bootstraps with a key of ours.
+  [ $rc = 0 ] && chmod 755 "$open" && tls_bootstrap 0 "$pki" && [ "$(requests POST)" = 1 ] || rc=1
+  rm -rf "$open"
+  return $rc
+}
+t_hostile_tls_bootstrap_refuses_a_planted_key() { with_hostile bootstrap_planted_key; }
+
+# 4. What the server answers is written only as parsed: no trailing key or text.
+bootstrap_answers() {
+  bootstrap_conf >"$T/bootstrap.conf"
+  local foreign; foreign=$(openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 2>/dev/null | awk '{printf "%s\\n", $0}')
+  csr_server "" "$foreign"
+  tls_bootstrap 4 "$T/pki1" && err_has "something other than certificates" && nothing_issued "$T/pki1" || return 1
+  csr_server "" 'trailing \u001b]2;pwned\u0007 text'
+  tls_bootstrap 4 "$T/pki2" && nothing_issued "$T/pki2" || return 1
+  bootstrap_control
+}
+t_hostile_tls_bootstrap_writes_only_what_it_checked() { with_hostile bootstrap_answers; }
+
+# 5. Only the subject asked for: one CN, the O values asked, nothing else.
+bootstrap_subjects() {
+  bootstrap_conf >"$T/bootstrap.conf"
+  local subject
+  for subject in "/O=system:nodes/CN=system:node:worker-1/CN=system:node:master" \
+                 "/O=system:nodes/O=system:masters/CN=system:node:worker-1" \
+                 "/O=system:nodes/OU=x/CN=system:node:worker-1" "/CN=system:node:worker-1"; do
+    csr_server "$subject"
+    tls_bootstrap 4 "$T/pki3" && err_has "subject is not exactly the one asked for" && nothing_issued "$T/pki3" ||
+      { fail "subject $subject was accepted"; return 1; }
+  done
+  bootstrap_control
+}
+t_hostile_tls_bootstrap_accepts_only_the_subject_asked() { with_hostile bootstrap_subjects; }
+
+# The control: the subject asked for (in the other order) and a plain answer.
+bootstrap_control() {
+  csr_server "/CN=system:node:worker-1/O=system:nodes"
+  tls_bootstrap 0 "$T/pki4" || return 1
+  local pem="$T/pki4/kubelet-client-current.pem"
+  [ "$(grep -c -- '-----BEGIN' "$pem")" = 2 ] || fail "the pair holds $(grep -c -- '-----BEGIN' "$pem") blocks" || return 1
+  cmp -s <(openssl x509 -in "$pem" -noout -pubkey) <(openssl pkey -in "$pem" -pubout) ||
+    fail "the certificate is not for the key beside it" || return 1
+}
+
+# 6. Strings from the cluster reach the terminal only through the sanitiser.
+token_list_escapes() {
+  local id=esc123 b; b() { printf '%s' "$1" | base64 -w0; }
+  cat >"$T/secrets.json" <<J
+{"kind": "SecretList", "items": [
+ {"metadata": {"name": "bootstrap-token-$id"}, "type": "bootstrap.kubernetes.io/token",
+  "data": {"token-id": "$(b $id)", "token-secret": "$(b 0123456789abcdef)", "usage-bootstrap-authentication": "$(b true)",
+           "description": "$(printf 'desc\033[2J' | base64 -w0)", "auth-extra-groups": "$(printf 'system:bootstrappers:x\033]0;pwned\007' | base64 -w0)"}},
+ {"metadata": {"name": "bootstrap-token-\u001b[31mred"}, "type": "bootstrap.kubernetes.io/token", "data": {}}]}
+J
+  hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "routes": {"GET /api/v1/namespaces/kube-system/secrets": {"file": "$T/secrets.json"}}}
+J
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "%s", certificate-authority-data: %s}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n' \
+    "$HSERVER" "$(base64 -w0 <"$C/ca.crt")" >"$T/admin.conf"
+  kj 0 token list --kubeconfig "$T/admin.conf" || return 1
+  out_has "system:bootstrappers:x?]0;pwned?" && out_has "desc?[2J" && err_has "bootstrap-token-?[31mred" || return 1
+  ! grep -q $'\033\|\007' "$OUT" "$ERR" || fail "a control character reached the terminal" || return 1
+}
+t_hostile_token_list_prints_no_escape_sequences() { with_hostile token_list_escapes; }
+
+# A token where a path belongs is never echoed; a deadline outside join is not "DiscoveryTimeout".
+t_hostile_token_shaped_values_are_not_echoed() {
+  SECRETS+=(0123456789abcdef)
+  kj 2 join 127.0.0.1:1 --token-file abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "cannot open abcdef.****************" || return 1
+  kj 2 join 127.0.0.1:1 --token-file 'K10abc::server:0123456789abcdef' --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "K10abc::****" || return 1
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", certificate-authority-data: %s}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n' \
+    "$(base64 -w0 <"$C/ca.crt")" >"$T/admin.conf"
+  kj 3 token create --kubeconfig "$T/admin.conf" --timeout 1s -o json || return 1
+  jq -e '.error.reason == "Timeout"' "$OUT" >/dev/null || fail "reason: $(cat "$OUT")" || return 1
+}
