@@ -22,7 +22,7 @@ REPLAY_BIN := $(patsubst %,$(BUILD)/fuzz/%-replay,$(FUZZ_NAMES))
 TOOL_BIN := $(BUILD)/tools/freeport $(BUILD)/tools/measure
 HEADERS := $(wildcard include/kjoin/*.h)
 
-.PHONY: FORCE all deps deb test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz docs install uninstall clean
+.PHONY: FORCE all deps deps-demo deps-bench deb test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz docs install uninstall clean
 
 all: $(BUILD)/kjoin
 
@@ -31,9 +31,14 @@ $(BUILD)/cflags: FORCE
 	@mkdir -p $(@D); echo '$(KJOIN_CFLAGS)' | cmp -s - $@ || echo '$(KJOIN_CFLAGS)' >$@
 FORCE:
 
+# Short lines: what is compiled, not the flags (V=1 shows whole commands;
+# the flags are in $(BUILD)/cflags).
+Q := $(if $(V),,@)
+say = $(if $(V),,@echo "  $(1) $(2)";)
+
 $(BUILD)/obj/%.o: %.c $(BUILD)/cflags
 	@mkdir -p $(@D)
-	$(CC) $(KJOIN_CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)$(CC) $(KJOIN_CFLAGS) -MMD -MP -c $< -o $@
 
 # libkjoin: the static archive (tests and fuzzers reach pkg/'s internals)
 # and the shared library the binary links, which exports only the public
@@ -43,44 +48,50 @@ LIB_SO := $(BUILD)/libkjoin.so.$(VERSION)
 
 $(BUILD)/libkjoin.a: $(PKG_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@ && $(AR) rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/libkjoin.map: $(HEADERS) scripts/mkmap.sh
 	@mkdir -p $(@D)
 	scripts/mkmap.sh $(HEADERS) >$@
 
 $(LIB_SO): $(PKG_OBJ) $(BUILD)/libkjoin.map
-	$(CC) $(KJOIN_LDFLAGS) -shared -Wl,-soname,libkjoin.so.$(SOVERSION) -Wl,--version-script=$(BUILD)/libkjoin.map \
+	$(call say,LD,$@)$(CC) $(KJOIN_LDFLAGS) -shared -Wl,-soname,libkjoin.so.$(SOVERSION) -Wl,--version-script=$(BUILD)/libkjoin.map \
 	  -Wl,--no-undefined $(PKG_OBJ) $(LIBS) -o $@
-	ln -sf libkjoin.so.$(VERSION) $(BUILD)/libkjoin.so.$(SOVERSION)
-	ln -sf libkjoin.so.$(SOVERSION) $(BUILD)/libkjoin.so
+	$(Q)ln -sf libkjoin.so.$(VERSION) $(BUILD)/libkjoin.so.$(SOVERSION)
+	$(Q)ln -sf libkjoin.so.$(SOVERSION) $(BUILD)/libkjoin.so
 
 # The command links libkjoin's archive: a join starts measurably sooner
 # without one more shared object to map and relocate (make bench: about
 # 0.2 ms and 40 KiB of a 10 ms join). The shared library is built beside it
 # for programs that use the API.
 $(BUILD)/kjoin: $(CMD_OBJ) $(BUILD)/libkjoin.a $(LIB_SO)
-	$(CC) $(KJOIN_LDFLAGS) $(CMD_OBJ) $(BUILD)/libkjoin.a $(LIBS) -o $@
+	$(call say,LD,$@)$(CC) $(KJOIN_LDFLAGS) $(CMD_OBJ) $(BUILD)/libkjoin.a $(LIBS) -o $@
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/testutil.c tests/unit/testutil.h $(BUILD)/libkjoin.a
 	@mkdir -p $(@D)
-	$(CC) $(KJOIN_CFLAGS) -Itests/unit $(KJOIN_LDFLAGS) $(filter %.c,$^) $(BUILD)/libkjoin.a $(LIBS) -lcmocka -o $@
+	$(call say,CC,$@)$(CC) $(KJOIN_CFLAGS) -Itests/unit $(KJOIN_LDFLAGS) $(filter %.c,$^) $(BUILD)/libkjoin.a $(LIBS) -lcmocka -o $@
 
 $(BUILD)/fuzz/%-replay: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libkjoin.a
 	@mkdir -p $(@D)
-	$(CC) $(KJOIN_CFLAGS) $(KJOIN_LDFLAGS) $(filter %.c,$^) $(BUILD)/libkjoin.a $(LIBS) -o $@
+	$(call say,CC,$@)$(CC) $(KJOIN_CFLAGS) $(KJOIN_LDFLAGS) $(filter %.c,$^) $(BUILD)/libkjoin.a $(LIBS) -o $@
 
 $(BUILD)/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)
-	$(CC) $(KJOIN_CFLAGS) $(KJOIN_LDFLAGS) $< -o $@
+	$(call say,CC,$@)$(CC) $(KJOIN_CFLAGS) $(KJOIN_LDFLAGS) $< -o $@
 
+# What each command needs, from Debian (scripts/deps.sh): the demo only its
+# own few packages; the suite also both control planes, built once per machine.
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh test
+deps-demo:
+	@scripts/deps.sh demo
+deps-bench:
+	@scripts/deps.sh bench
 
 # Everything, under ASan and UBSan, plus the plain build the README promises.
 test: deps
-	$(MAKE) all fuzz-build
-	$(MAKE) BUILD=build/asan SANITIZE=1 OPT="-O1 -g" check
+	@$(MAKE) -s all fuzz-build
+	@$(MAKE) -s BUILD=build/asan SANITIZE=1 OPT="-O1 -g" check
 
 # Every suite, totalled on the last line ("tests: N passed, N failed").
 check: $(UNIT_BIN) $(REPLAY_BIN) $(BUILD)/kjoin $(BUILD)/tools/freeport
@@ -104,10 +115,11 @@ integration: $(BUILD)/kjoin $(BUILD)/tools/freeport
 e2e: $(BUILD)/kjoin $(BUILD)/tools/freeport
 	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/e2e/run.sh
 
-demo: deps all $(BUILD)/tools/freeport
+demo: deps-demo
+	@$(MAKE) -s all $(BUILD)/tools/freeport
 	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash scripts/demo.sh
 
-bench: deps all $(TOOL_BIN)
+bench: deps-bench all $(TOOL_BIN)
 	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/bench/bench.sh
 
 # Coverage-guided fuzzing with libFuzzer (clang): every target runs
@@ -122,10 +134,10 @@ FUZZ_BIN := $(patsubst %,$(FUZZ_DIR)/%,$(FUZZ_NAMES))
 
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+	$(call say,CC,$<)$(FUZZ_CC) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ $(LIBS) -o $@
+	$(call say,LD,$@)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ $(LIBS) -o $@
 
 fuzz-build: $(FUZZ_BIN)
 
@@ -147,7 +159,11 @@ $(BUILD)/completion/_kjoin: $(BUILD)/kjoin scripts/mkdoc.py
 	@mkdir -p $(@D)
 	LD_LIBRARY_PATH=$(BUILD) python3 scripts/mkdoc.py $(BUILD)/kjoin zsh $@
 
-$(BUILD)/kjoin.pc: dist/kjoin.pc.in Makefile
+# Rebuilt when PREFIX or LIBDIR change (the stamp changes only then).
+$(BUILD)/install-vars: FORCE
+	@mkdir -p $(@D); echo '$(PREFIX) $(LIBDIR)' | cmp -s - $@ || echo '$(PREFIX) $(LIBDIR)' >$@
+
+$(BUILD)/kjoin.pc: dist/kjoin.pc.in Makefile $(BUILD)/install-vars
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(VERSION)|' $< >$@
 
 docs: $(BUILD)/man/kjoin.1 $(BUILD)/completion/kjoin.bash $(BUILD)/completion/_kjoin $(BUILD)/kjoin.pc
@@ -162,7 +178,10 @@ UNITS := $(wildcard dist/systemd/*.service dist/systemd/*.timer)
 
 install: all docs
 	@set -e; d="$(DESTDIR)"; list=$$(mktemp); \
-	put() { mode=$$1 src=$$2 dst=$$3; install -D -m $$mode "$$src" "$$d$$dst"; echo "$$dst" >>$$list; }; \
+	put() { mode=$$1 src=$$2 dst=$$3; dir=$${dst%/*}; new=""; \
+	  while [ -n "$$dir" ] && [ ! -d "$$d$$dir" ]; do new="$$dir/ $$new"; dir=$${dir%/*}; done; \
+	  for n in $$new; do echo "$$n" >>$$list; done; \
+	  install -D -m $$mode "$$src" "$$d$$dst"; echo "$$dst" >>$$list; }; \
 	put 0755 $(BUILD)/kjoin $(PREFIX)/bin/kjoin; \
 	[ "$(STRIP)" = 1 ] && strip --strip-unneeded "$$d$(PREFIX)/bin/kjoin"; \
 	put 0644 $(LIB_SO) $(LIBDIR)/libkjoin.so.$(VERSION); \
@@ -178,12 +197,14 @@ install: all docs
 	  put 0644 $(BUILD)/$${u##*/} $(SYSTEMDDIR)/$${u##*/}; done; \
 	echo "$(MANIFEST)" >>$$list; install -D -m 0644 $$list "$$d$(MANIFEST)"; rm -f $$list; \
 	[ -z "$$d" ] && [ "$$(id -u)" = 0 ] && ldconfig || true; \
-	echo "installed $$(wc -l <"$$d$(MANIFEST)") files under $$d$(PREFIX)"
+	echo "installed $$(grep -vc '/$$' "$$d$(MANIFEST)") files under $$d$(PREFIX)"
 
 uninstall:
 	@set -e; d="$(DESTDIR)"; [ -f "$$d$(MANIFEST)" ] || { echo "nothing installed under $$d$(PREFIX)"; exit 0; }; \
-	n=0; while read -r f; do rm -f "$$d$$f"; n=$$((n + 1)); done <"$$d$(MANIFEST)"; \
-	for dir in include/kjoin share/kjoin; do rmdir "$$d$(PREFIX)/$$dir" 2>/dev/null || true; done; \
+	list=$$(cat "$$d$(MANIFEST)"); \
+	n=0; for f in $$list; do case $$f in */) ;; *) rm -f "$$d$$f"; n=$$((n + 1));; esac; done; \
+	rmdir "$$d$(PREFIX)/share/kjoin" 2>/dev/null || true; \
+	for f in $$(echo "$$list" | tac); do case $$f in */) rmdir "$$d$$f" 2>/dev/null || true;; esac; done; \
 	echo "removed $$n files under $$d$(PREFIX)"
 
 # The Debian packages (kjoin, libkjoin0, libkjoin-dev) into build/packages.

@@ -1,29 +1,51 @@
 #!/usr/bin/env bash
-# Installs from Debian whatever kjoin's build, tests and demo need and the
-# machine lacks (clang for libFuzzer included). Quiet when nothing
-# is missing.
+# deps.sh [demo|test|deb|bench]: installs from Debian whatever that command
+# needs and the machine lacks, then (test) builds the real control planes
+# once per machine. Quiet when nothing is missing; a long step prints a line
+# at least every 30 s. Services a package enables on install (nginx, etcd)
+# are disabled again when this script installed them: the suite starts its
+# own on loopback, and the machine must not run them at boot because of it.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/progress.sh"
+what=${1:-test}
 
-packages=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev
-          uuid-dev libcmocka-dev nginx-light openssl curl jq)
-packages+=(clang libclang-rt-dev python3 cloud-init)  # libFuzzer; cloud-init checks the docs
-packages+=(debhelper lintian dpkg-dev)  # make deb, and its test
-packages+=(valgrind)  # make bench counts instructions
+demo=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev uuid-dev
+      nginx-light openssl curl ca-certificates)
+test=("${demo[@]}" jq libcmocka-dev clang libclang-rt-dev python3 util-linux groff-base man-db systemd
+      debhelper lintian dpkg-dev)
+case $what in
+  demo) packages=("${demo[@]}") ;;
+  test) packages=("${test[@]}") ;;
+  deb) packages=("${demo[@]}" debhelper lintian dpkg-dev python3) ;;
+  bench) packages=("${test[@]}" valgrind) ;;
+  *) echo "usage: deps.sh [demo|test|deb|bench]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-# kubectl: the machine's own if it has one, else Debian's kubernetes-client.
-command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+# kubectl for the demo: the machine's own if it has one, else Debian's. The
+# suite uses the one it builds with each control plane instead.
+[ "$what" = demo ] && ! command -v kubectl >/dev/null 2>&1 && missing+=(kubernetes-client)
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "deps: installing ${missing[*]}" >&2
   sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   export DEBIAN_FRONTEND=noninteractive
-  "${sudo[@]}" apt-get update -qq
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  log=$(mktemp)
+  echo "deps: installing ${missing[*]}" >&2
+  progress "deps: apt-get update" "$log" "${sudo[@]}" apt-get update -q || exit 1
+  progress "deps: apt-get install (${#missing[@]} packages)" "$log" \
+    "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" || exit 1
+  rm -f "$log"
+  if [[ " ${missing[*]} " == *" nginx-light "* ]] && command -v systemctl >/dev/null; then
+    "${sudo[@]}" systemctl disable --now --quiet nginx.service 2>/dev/null || true
+  fi
 fi
 
-# The real control plane for the e2e tests (etcd from Debian; the rest built
-# from Debian's kubernetes source package once per machine, then cached).
-[ -n "${1:-}" ] || bash "$(dirname "$0")/kube-build.sh" >/dev/null
+# The real control planes for the e2e tests: the oldest release kjoin
+# supports from Debian's source package, the newest from Go modules.
+if [ "$what" = test ] || [ "$what" = bench ]; then
+  bash "$here/kube-build.sh" >/dev/null
+  bash "$here/kube-build-mod.sh" >/dev/null
+fi

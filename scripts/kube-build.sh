@@ -14,7 +14,7 @@ set -euo pipefail
 
 KUBE_VERSION=${KUBE_VERSION:-1.20.5+really1.20.2}
 cache=${KJOIN_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kjoin/kubernetes-${KUBE_VERSION}}
-bins=(kube-apiserver kube-controller-manager kubeadm kubelet)
+bins=(kube-apiserver kube-controller-manager kubeadm kubelet kubectl)
 
 have_all() {
   local b
@@ -26,12 +26,21 @@ sudo=()
 [ "$(id -u)" -eq 0 ] || sudo=(sudo)
 export DEBIAN_FRONTEND=noninteractive
 
-# A deb-src line for the machine's own suite, if it has none.
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/progress.sh"
+
+# A deb-src source for the machine's own suite, if it has none: the same
+# archive as its deb entry (scripts/apt-src.sh reads it from apt's sources).
+# It is removed again once the source is here: the machine is left as found.
+added_src=""
+work=$(mktemp -d "${TMPDIR:-/tmp}/kjoin-kube-build.XXXXXX")
+trap 'rm -rf "$work"; [ -z "$added_src" ] || "${sudo[@]}" rm -f "$added_src"' EXIT
 if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-  suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
-  echo "kube-build: adding a deb-src line for $suite" >&2
-  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-    "$suite" | "${sudo[@]}" tee /etc/apt/sources.list.d/kjoin-src.sources >/dev/null
+  src=$(bash "$here/apt-src.sh")
+  echo "kube-build: adding a deb-src source beside the machine's deb source, for this build" >&2
+  ext=sources; [[ $src == deb-src* ]] && ext=list
+  added_src=/etc/apt/sources.list.d/kjoin-src.$ext
+  echo "$src" | "${sudo[@]}" tee "$added_src" >/dev/null
 fi
 need=(dpkg-dev golang-go golang-github-modern-go-reflect2-dev etcd-server make rsync)
 missing=()
@@ -39,10 +48,15 @@ for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 "${sudo[@]}" apt-get update -qq
-[ ${#missing[@]} -eq 0 ] || "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  progress "kube-build: apt-get install ${missing[*]}" "$work/apt.log" \
+    "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" || exit 1
+  # The suite runs its own etcd on loopback; none at boot because of it.
+  if [[ " ${missing[*]} " == *" etcd-server "* ]] && command -v systemctl >/dev/null; then
+    "${sudo[@]}" systemctl disable --now --quiet etcd.service 2>/dev/null || true
+  fi
+fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/kjoin-kube-build.XXXXXX")
-trap 'rm -rf "$work"' EXIT
 cd "$work"
 echo "kube-build: fetching the kubernetes source package $KUBE_VERSION (once per machine)" >&2
 apt-get source -qq --download-only "kubernetes=${KUBE_VERSION}*" >/dev/null 2>&1 ||
@@ -56,13 +70,16 @@ rm -rf vendor/github.com/modern-go/reflect2
 cp -r "$reflect2" vendor/github.com/modern-go/reflect2
 find vendor/github.com/modern-go/reflect2 -name '*_test.go' -delete
 
-echo "kube-build: building ${bins[*]} with $(go version | cut -d' ' -f3) (about 12 minutes on 2 cores)" >&2
+# Debian's own Go, whatever else is on PATH (a newer Go in /usr/local/go
+# cannot build this release).
+export PATH="/usr/lib/go/bin:$PATH"
+echo "kube-build: building ${bins[*]} v1.20.2 with Debian's $(go version | cut -d' ' -f3) (about 12 minutes on 2 cores)" >&2
 export CGO_ENABLED=0 GOPROXY=off GOFLAGS=-mod=vendor GO111MODULE=on
 export GOCACHE="$work/gocache" GOPATH="$work/gopath"
 export KUBE_GIT_VERSION="v1.20.2" KUBE_GIT_TREE_STATE=clean
 what=""
 for b in "${bins[@]}"; do what+="cmd/$b "; done
-make WHAT="${what% }" >"$work/build.log" 2>&1 || { tail -40 "$work/build.log" >&2; exit 1; }
+progress kube-build "$work/build.log" make WHAT="${what% }" || exit 1
 
 mkdir -p "$cache.part"
 for b in "${bins[@]}"; do

@@ -48,6 +48,7 @@ def run_help(words):
 def parse(text):
     """usage, summary paragraphs, flags [(short, long, metavar, help)], commands [(name, help)]."""
     usage, summary, flags, commands, part = "", [], [], [], "top"
+    pending = None  # a flag too wide for the column: its help is on the next line
     for line in text.splitlines():
         if line.startswith("Usage: "):
             usage = line[len("Usage: "):]
@@ -62,7 +63,13 @@ def parse(text):
             summary.append(line)
         elif part == "flags" and line.strip():
             m = re.match(r"\s+(?:-(\w), )?--([\w-]+)(?: (\S+))?\s{2,}(.*)", line)
-            if m:
+            alone = re.match(r"\s+(?:-(\w), )?--([\w-]+)(?: (\S+))?$", line)
+            if pending and not m and not alone:
+                flags.append(pending + (line.strip(),))
+                pending = None
+            elif alone:
+                pending = alone.groups()
+            elif m:
                 flags.append(m.groups())
         elif part == "commands" and line.strip():
             m = re.match(r"\s+(\S+(?: (?:node|client))?)\s{2,}(.*)", line)
@@ -134,7 +141,7 @@ def man():
            "runs the TLS bootstrap, follows CA rotations and manages certificates.", ".SH COMMANDS"]
     for name, help_ in commands:
         ref = "\\fBkjoin\\-%s\\fR(1)" % esc(name) if name != "version" else "print the version"
-        top += [".TP", "\\fB%s\\fR" % esc(name), esc(help_) + (" See %s." % ref if name != "version" else "")]
+        top += [".TP", "\\fB%s\\fR" % esc(name), esc(help_).rstrip(".") + (". See %s." % ref if name != "version" else "")]
     top.append(".SH EXIT STATUS")
     for code, what in EXIT:
         top += [".TP", "\\fB%s\\fR" % code, esc(what)]

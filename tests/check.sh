@@ -6,6 +6,15 @@ set -uo pipefail
 : "${BUILD:?}" "${CC:?}"
 passed=0 failed=0
 count() { passed=$((passed + $1)); failed=$((failed + $2)); }
+# Whatever a test leaves in a temporary folder, or kubectl in its cache,
+# goes with this run: the machine is left as it was found.
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/kjoin-check.XXXXXX")
+trap 'rm -rf "$SCRATCH"' EXIT
+export TMPDIR=$SCRATCH KUBECACHEDIR=$SCRATCH/kube-cache
+# The kubectl of the newest control plane (built by make deps), not whatever
+# the machine has on PATH (Debian's crashes writing kubeconfigs).
+[ -n "${KUBECTL:-}" ] || KUBECTL=$(bash scripts/kube-build-mod.sh)/kubectl || exit 1
+export KUBECTL
 
 for t in "$BUILD"/tests/test_*; do
   echo "== $t"
@@ -41,13 +50,15 @@ for h in include/kjoin/*.h; do
 done
 echo "headers: $(ls include/kjoin/*.h | wc -l) compile alone"
 
-# suite NAME SCRIPT: runs a shell suite, streaming its lines, and adds its
-# closing "NAME: N passed, N failed" (a crash without it counts as a failure).
+# suite NAME SCRIPT [VAR=VALUE...]: runs a shell suite with those variables,
+# streaming its lines, and adds its closing "NAME: N passed, N failed" (a
+# crash without it counts as a failure).
 suite() {
   local name=$1 script=$2 log rc line p f
+  shift 2
   log=$(mktemp)
   echo "== $name"
-  KJOIN="$BUILD/kjoin" TOOLS="$BUILD/tools" bash "$script" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
+  env "$@" KJOIN="$BUILD/kjoin" TOOLS="$BUILD/tools" bash "$script" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
   line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$log" | tail -1)
   rm -f "$log"
   if [ -z "$line" ]; then count 0 1; return; fi
@@ -56,7 +67,9 @@ suite() {
   count "$p" "$f"
 }
 suite integration tests/integration/run.sh
-suite e2e tests/e2e/run.sh
+# The e2e suite on each control plane: the oldest release kjoin supports and the newest.
+suite e2e-oldest tests/e2e/run.sh E2E_RELEASE=oldest E2E_NAME=e2e-oldest
+suite e2e-newest tests/e2e/run.sh E2E_RELEASE=newest E2E_NAME=e2e-newest
 
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

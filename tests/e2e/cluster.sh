@@ -1,20 +1,33 @@
-# The real control plane for the e2e tests: etcd from Debian, and
-# kube-apiserver, kube-controller-manager and kubeadm built from Debian's
-# kubernetes source package (scripts/kube-build.sh, cached per machine).
+# The real control plane for the e2e tests, of one of two releases
+# (E2E_RELEASE): "oldest", v1.20.2 built from Debian's kubernetes source
+# package (scripts/kube-build.sh), or "newest", the release tests/kube/go.mod
+# pins, built from Go modules (scripts/kube-build-mod.sh); both cached per
+# machine. etcd is Debian's, or the release's own when the build made one.
 # Sourced; cluster_up starts everything on free loopback ports with a PKI made
 # here, and cluster_down stops every process it started, by pid.
 #
 # After cluster_up: E2E_DIR, E2E_SERVER (https://127.0.0.1:PORT),
 # E2E_ENDPOINT (127.0.0.1:PORT), E2E_ADMIN (admin kubeconfig, system:masters),
-# E2E_CA (cluster CA), E2E_PIN (its sha256: pin), KBIN (the binaries).
+# E2E_CA (cluster CA), E2E_PIN (its sha256: pin), KBIN (the binaries),
+# E2E_VERSION (v1.37.2), E2E_MINOR (37) and KUBECTL (the release's kubectl).
 
 E2E_PIDS=()
 KBIN=${KBIN:-}
 
 e2e_bins() {
-  [ -n "$KBIN" ] && return 0
-  KBIN=$(bash "$(dirname "${BASH_SOURCE[0]}")/../../scripts/kube-build.sh") || return 1
-  command -v etcd >/dev/null || { echo "e2e: etcd missing (apt-get install etcd-server)" >&2; return 1; }
+  local scripts; scripts=$(dirname "${BASH_SOURCE[0]}")/../../scripts
+  if [ -z "$KBIN" ]; then
+    case ${E2E_RELEASE:-oldest} in
+      oldest) KBIN=$(bash "$scripts/kube-build.sh") ;;
+      newest) KBIN=$(bash "$scripts/kube-build-mod.sh") ;;
+      *) echo "e2e: E2E_RELEASE is oldest or newest" >&2; return 1 ;;
+    esac || return 1
+  fi
+  E2E_VERSION=$("$KBIN/kubeadm" version -o short) || return 1
+  E2E_MINOR=${E2E_VERSION#v1.}; E2E_MINOR=${E2E_MINOR%%.*}
+  KUBECTL=$KBIN/kubectl
+  ETCD=$KBIN/etcd
+  [ -x "$ETCD" ] || ETCD=$(command -v etcd) || { echo "e2e: etcd missing (apt-get install etcd-server)" >&2; return 1; }
 }
 
 e2e_pki() {
@@ -63,6 +76,14 @@ current-context: admin@e2e
 KC
 }
 
+# e2e_token_kubeconfig SERVER CA TOKEN: a kubeconfig with a bearer token,
+# written directly (no kubectl config: every helper's exit status is its own).
+e2e_token_kubeconfig() {
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "%s", certificate-authority-data: %s}\n' \
+    "$1" "$(base64 -w0 <"$2")"
+  printf 'users:\n- name: sa\n  user: {token: "%s"}\ncontexts:\n- name: c\n  context: {cluster: c, user: sa}\ncurrent-context: c\n' "$3"
+}
+
 # e2e_wait SECONDS CMD...: until CMD succeeds.
 e2e_wait() {
   local limit=$(($(date +%s) + $1)); shift
@@ -73,6 +94,14 @@ e2e_wait() {
 }
 
 e2e_alive() { kill -0 "$1" 2>/dev/null; }
+
+# e2e_before MINOR ARGS...: ARGS for releases before 1.MINOR (flags a newer
+# release removed), nothing after.
+e2e_before() {
+  local minor=$1; shift
+  [ "$E2E_MINOR" -lt "$minor" ] && echo "$@"
+  return 0
+}
 
 # e2e_start NAME CMD...: runs CMD in the background, logging to E2E_DIR/NAME.log.
 e2e_start() {
@@ -87,13 +116,13 @@ e2e_try_up() {
   port=$("$TOOLS/freeport"); etcd_port=$("$TOOLS/freeport"); peer_port=$("$TOOLS/freeport")
   E2E_ENDPOINT=127.0.0.1:$port E2E_SERVER=https://127.0.0.1:$port
   rm -rf "$d/etcd"
-  e2e_start etcd etcd --name e2e --data-dir "$d/etcd" \
+  e2e_start etcd "$ETCD" --name e2e --data-dir "$d/etcd" \
     --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
     --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
     --initial-cluster "e2e=http://127.0.0.1:$peer_port" --log-level error
   e2e_wait 20 curl -sf "http://127.0.0.1:$etcd_port/health" || return 1
   e2e_start kube-apiserver "$KBIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" --insecure-port 0 \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" $(e2e_before 24 --insecure-port 0) \
     --tls-cert-file "$d/apiserver.crt" --tls-private-key-file "$d/apiserver.key" --client-ca-file "$d/ca.crt" \
     --kubelet-client-certificate "$d/apiserver-kubelet-client.crt" --kubelet-client-key "$d/apiserver-kubelet-client.key" \
     --service-account-key-file "$d/sa.pub" --service-account-signing-key-file "$d/sa.key" \
@@ -107,14 +136,17 @@ e2e_try_up() {
   E2E_ADMIN=$d/admin.conf
   e2e_start kube-controller-manager "$KBIN/kube-controller-manager" --kubeconfig "$d/admin.conf" \
     --authentication-kubeconfig "$d/admin.conf" --authorization-kubeconfig "$d/admin.conf" \
-    --bind-address 127.0.0.1 --secure-port 0 --port 0 --leader-elect=false \
+    --bind-address 127.0.0.1 --secure-port 0 $(e2e_before 24 --port 0) --leader-elect=false \
     --controllers '*,bootstrapsigner,tokencleaner' --use-service-account-credentials \
     --cluster-signing-cert-file "$d/ca.crt" --cluster-signing-key-file "$d/ca.key" --cluster-signing-duration 1h \
     --root-ca-file "$d/ca.crt" --service-account-private-key-file "$d/sa.key" ${E2E_KCM_FLAGS:-}
   e2e_alive "$E2E_PID_kube_controller_manager" || return 1
   # The real kubeadm creates cluster-info and the bootstrap RBAC, as on a real cluster.
+  # The configuration version each release's kubeadm writes (v1beta2 went in 1.26).
+  local api=kubeadm.k8s.io/v1beta2
+  [ "$E2E_MINOR" -ge 31 ] && api=kubeadm.k8s.io/v1beta4
   cat >"$d/kubeadm.yaml" <<CFG
-apiVersion: kubeadm.k8s.io/v1beta2
+apiVersion: $api
 kind: InitConfiguration
 bootstrapTokens:
 - token: abcdef.0123456789abcdef
@@ -124,9 +156,9 @@ bootstrapTokens:
 nodeRegistration:
   name: e2e-control-plane
 ---
-apiVersion: kubeadm.k8s.io/v1beta2
+apiVersion: $api
 kind: ClusterConfiguration
-kubernetesVersion: v1.20.2
+kubernetesVersion: $E2E_VERSION
 clusterName: kubernetes
 controlPlaneEndpoint: $E2E_ENDPOINT
 CFG
@@ -152,7 +184,7 @@ cluster_up() {
   for try in 1 2 3; do
     e2e_try_up && return 0
     echo "e2e: control plane did not start (try $try); logs:" >&2
-    cluster_logs >&2
+    CLUSTER_LOG_LINES=5 cluster_logs >&2
     cluster_down
   done
   return 1
@@ -162,8 +194,8 @@ cluster_logs() {
   local f
   for f in "$E2E_DIR"/*.log; do
     [ -f "$f" ] || continue
-    echo "---- $(basename "$f") (last 30 lines)"
-    tail -n 30 "$f"
+    echo "---- $(basename "$f") (last ${CLUSTER_LOG_LINES:-30} lines)"
+    tail -n "${CLUSTER_LOG_LINES:-30}" "$f" | cut -c1-300
   done
 }
 

@@ -7,13 +7,20 @@ here=$(dirname "$0")
 source "$here/../integration/lib.sh"   # KJOIN, TOOLS, mkca
 source "$here/../lib/harness.sh"
 source "$here/cluster.sh"
-command -v kubectl >/dev/null || { echo "e2e: kubectl missing (run 'make deps')" >&2; exit 1; }
+e2e_bins || { echo "e2e: no control plane binaries (run 'make deps')" >&2; exit 1; }
 command -v jq >/dev/null || { echo "e2e: jq missing (run 'make deps')" >&2; exit 1; }
 
 ROOT=$(mktemp -d)
 cleanup() {
   local rc=$?
-  [ "$rc" -ne 0 ] && [ -n "${E2E_DIR:-}" ] && { echo "e2e: control-plane logs:" >&2; cluster_logs >&2; }
+  # On failure the control plane's logs are kept (the folder is not the
+  # suite's temporary one) and named; only their last lines are shown.
+  if [ "$rc" -ne 0 ] && [ -n "${E2E_DIR:-}" ]; then
+    local keep=${E2E_LOGS:-$PWD/build/e2e-logs}/${NAME:-e2e}
+    rm -rf "$keep"; mkdir -p "$keep" && cp "$E2E_DIR"/*.log "$keep/" 2>/dev/null
+    echo "e2e: the control plane's full logs are in $keep; their last lines:" >&2
+    CLUSTER_LOG_LINES=3 cluster_logs >&2
+  fi
   cluster_down
   rm -rf "$ROOT"
   exit "$rc"
@@ -37,11 +44,12 @@ new_token() {
 
 for f in "$here"/t_*.sh; do source "$f"; done
 
-echo "e2e: starting the control plane (kube-apiserver, kube-controller-manager, etcd, kubeadm)"
+NAME=${E2E_NAME:-e2e-$E2E_VERSION}
+echo "$NAME: starting the control plane $E2E_VERSION (kube-apiserver, kube-controller-manager, etcd, kubeadm)"
 started=$(date +%s)
 cluster_up "$ROOT/cp" || { echo "e2e: the control plane did not start" >&2; exit 1; }
 echo "e2e: control plane up at $E2E_SERVER in $(($(date +%s) - started)) s"
 SECRETS+=(0123456789abcdef)
 e2e_wait 30 signed abcdef || { echo "e2e: the bootstrap signer never signed kubeadm's token" >&2; exit 1; }
 nothing() { :; }
-run_suite e2e t_e2e_ nothing
+run_suite "$NAME" t_e2e_ nothing

@@ -9,6 +9,12 @@ TOOLS=$(realpath "$TOOLS")
 NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 CLUSTER_INFO_PATH=/api/v1/namespaces/kube-public/configmaps/cluster-info
 
+# kubectl is the one the runner chose ($KUBECTL: tests/check.sh takes the
+# one built with the newest control plane, which works; a broken one that
+# happens to be on PATH is never used), else the machine's (the demo).
+KUBECTL=${KUBECTL:-$(command -v kubectl || echo kubectl)}
+kubectl() { "$KUBECTL" "$@"; }
+
 need() {
   local t
   for t in "$@"; do
@@ -150,8 +156,15 @@ setup_cluster() {
 # stop_registered: stops every nginx start_nginx registered; then fails (and
 # kills them) if any process whose command line names under stays alive.
 stop_registered() {
-  local under=$1 d left
-  [ -f "${NGINX_REGISTRY:-}" ] && while read -r d; do stop_nginx "$d"; done <"$NGINX_REGISTRY"
+  local under=$1 d left pids=() i
+  # All at once (a TERM each, then one wait), not one after the other.
+  if [ -f "${NGINX_REGISTRY:-}" ]; then
+    while read -r d; do
+      [ -f "$d/nginx/nginx.pid" ] && pids+=("$(cat "$d/nginx/nginx.pid")") && rm -f "$d/nginx/nginx.pid"
+    done <"$NGINX_REGISTRY"
+    [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null
+    for i in $(seq 100); do kill -0 "${pids[@]}" 2>/dev/null || break; sleep 0.05; done
+  fi
   left=$(pgrep -f -- "$under" || true)
   if [ -n "$left" ]; then
     echo "leaked processes still running after the suite: $(ps -o pid=,args= -p $(echo $left | tr ' ' ,))" >&2

@@ -5,6 +5,7 @@ set -uo pipefail
 here=$(dirname "$0")
 source "$here/lib.sh"
 source "$here/../lib/harness.sh"
+source "$here/../lib/throwaway.sh"
 need jq
 
 ROOT=$(mktemp -d)

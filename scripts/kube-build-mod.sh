@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the newest Kubernetes release the suite tests against (the version
+# tests/kube/go.mod requires) from Go modules, with the machine's own Go at
+# /usr/local/go: kube-apiserver, kube-controller-manager, kubeadm, kubelet,
+# kubectl, and the suite's Go drivers of tests/kube. The binaries are cached
+# outside the checkout, keyed by version and go.sum, so only the first run
+# on a machine pays the build. Prints the cache directory on stdout.
+#
+# Debian's v1.20 build (scripts/kube-build.sh) needs Debian's Go instead:
+# each script puts its own Go first on PATH, so neither shadows the other.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+mod=$here/../tests/kube
+source "$here/progress.sh"
+
+export PATH="/usr/local/go/bin:$PATH"
+command -v go >/dev/null || { echo "kube-build-mod: no Go at /usr/local/go" >&2; exit 1; }
+version=$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" {print $3}' "$mod/go.mod")
+[ -n "$version" ] || { echo "kube-build-mod: tests/kube/go.mod requires no k8s.io/kubernetes" >&2; exit 1; }
+key=$(cat "$mod/go.sum" $(find "$mod" -name "*.go" | sort) | sha256sum | cut -c1-12)
+cache=${KJOIN_KUBE_MOD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kjoin/kubernetes-$version-$key}
+bins=(kube-apiserver kube-controller-manager kubeadm kubelet kubectl)
+drivers=$(cd "$mod" && ls -d */ 2>/dev/null | tr -d / || true)
+
+have_all() {
+  local b
+  for b in "${bins[@]}" $drivers; do [ -x "$cache/$b" ] || return 1; done
+}
+if have_all; then echo "$cache"; exit 0; fi
+
+minor=${version#v1.}; minor=${minor%%.*}
+pkg=k8s.io/component-base/version
+ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+ldflags+=" -X $pkg.buildDate=1970-01-01T00:00:00Z"
+ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=$version -X k8s.io/client-go/pkg/version.gitMajor=1"
+ldflags+=" -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+export CGO_ENABLED=0 GOFLAGS=-modcacherw GOTOOLCHAIN=local
+mkdir -p "$cache.part"
+log=$(mktemp "${TMPDIR:-/tmp}/kjoin-kube-build-mod.XXXXXX")
+trap 'rm -f "$log"' EXIT
+echo "kube-build-mod: building ${bins[*]} $version with $(go version | cut -d' ' -f3) (about 20 minutes on 2 cores, once per machine)" >&2
+cd "$mod"
+progress "kube-build-mod: modules" "$log" go mod download || exit 1
+for b in "${bins[@]}"; do
+  progress "kube-build-mod: $b" "$log" go build -trimpath -ldflags "$ldflags" -o "$cache.part/$b" "k8s.io/kubernetes/cmd/$b" || exit 1
+done
+for d in $drivers; do
+  progress "kube-build-mod: driver $d" "$log" go build -trimpath -o "$cache.part/$d" "./$d" || exit 1
+done
+rm -rf "$cache"
+mv "$cache.part" "$cache"
+echo "$cache"
