@@ -135,12 +135,11 @@ static kjoin_code resolve(run *r, kjoin_err *err)
         for (size_t i = 0; i < r->n_orgs; i++)
             r->orgs[i] = s->subject_o ? s->subject_o[i] : "system:nodes";
     }
-    /* kubelet's usages, in its order: the approvers before v1.27 require key
-     * encipherment for a kubelet client CSR, whatever the key type. */
-    r->n_usages = s->usages ? s->n_usages : 3;
+    /* The usages asked for; without any, kubelet's (kubelet_usages, once
+     * the key and the server's release are known). */
+    r->n_usages = s->usages ? s->n_usages : 0;
     for (size_t i = 0; i < r->n_usages; i++)
-        r->usages[i] = s->usages ? s->usages[i] : (const char *[]){"digital signature", "key encipherment",
-                                                                   "client auth"}[i];
+        r->usages[i] = s->usages[i];
     r->signer = s->signer ? s->signer : KJOIN_BOOTSTRAP_KUBELET_SIGNER;
     if (!s->subject_cn && !from_current && strcmp(r->signer, KJOIN_BOOTSTRAP_KUBELET_SIGNER) != 0)
         return kjoin_err_set(err, KJOIN_E_USAGE, "a `signer` other than the kubelet's needs a `subject_cn`");
@@ -420,12 +419,50 @@ static bool still_good(run *r, kjoin_bootstrap_result *out)
     return good;
 }
 
+/* The minor version the API server reports (GET /version), or 0 when it
+ * does not say. */
+static long server_minor(run *r)
+{
+    kjoin_kubeapi_response resp = {0};
+    long minor = 0;
+    if (kjoin_kubeapi_request(r->api, "GET", "/version", NULL, &resp, NULL) == KJOIN_OK && resp.status == 200) {
+        json_object *o = json_tokener_parse(resp.body), *m = NULL;
+        if (o && json_object_object_get_ex(o, "minor", &m) && json_object_is_type(m, json_type_string))
+            minor = strtol(json_object_get_string(m), NULL, 10); /* "37", or "37+" */
+        json_object_put(o);
+    }
+    kjoin_kubeapi_response_release(&resp);
+    return minor;
+}
+
+/* kubelet's usages for its client CSR, in its order, as the kubelet of the
+ * server's release asks: from 1.27 digital signature and client auth, with
+ * key encipherment last for an RSA key only; before, all three with key
+ * encipherment second, whatever the key (the approvers of those releases
+ * require it). The CSR's name depends on them, so a kubelet's pending
+ * request is found by its key. */
+static void kubelet_usages(run *r)
+{
+    bool rsa = EVP_PKEY_is_a(r->key, "RSA");
+    long minor = server_minor(r);
+    static const char *const old[] = {"digital signature", "key encipherment", "client auth"};
+    static const char *const now[] = {"digital signature", "client auth", "key encipherment"};
+    const char *const *set = minor && minor < 27 ? old : now;
+    r->n_usages = set == old || rsa ? 3 : 2;
+    for (size_t i = 0; i < r->n_usages; i++)
+        r->usages[i] = set[i];
+    logf_(r, 1, "[kubelet-start] Asking for kubelet's usages of release 1.%ld: %s, %s%s%s", minor, r->usages[0],
+          r->usages[1], r->n_usages > 2 ? ", " : "", r->n_usages > 2 ? r->usages[2] : "");
+}
+
 static kjoin_code request_and_write(run *r, kjoin_bootstrap_result *out, kjoin_err *err)
 {
     unsigned char *spki = NULL;
     size_t spki_len = 0;
     char *csr = NULL, *issued = NULL;
     size_t issued_len = 0;
+    if (!r->n_usages)
+        kubelet_usages(r);
     kjoin_code rc = kjoin_bootstrap__spki(r->key, &spki, &spki_len, err);
     if (!rc)
         rc = kjoin_bootstrap_csr_name(spki, spki_len, r->cn, r->orgs, r->n_orgs, r->usages, r->n_usages,

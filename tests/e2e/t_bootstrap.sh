@@ -91,14 +91,15 @@ t_e2e_tls_bootstrap_refuses_bad_input() {
 }
 
 # The real kubelet: it bootstraps from what kjoin join writes, and it uses
-# kjoin's certificate without asking for one of its own.
+# kjoin's certificate without asking for one of its own. (Kubelets from 1.31
+# refuse a host with cgroup v1, as machines here may be, unless told.)
 kubelet_start() { # NAME BOOTSTRAP KUBECONFIG CERTDIR
   local root=$T/kubelet-$1
   mkdir -p "$root/plugins"
   e2e_start "kubelet-$1" "$KBIN/kubelet" --bootstrap-kubeconfig="$2" --kubeconfig="$3" --cert-dir="$4" \
     --root-dir="$root" --hostname-override="$1" --fail-swap-on=false --cgroups-per-qos=false \
-    --enforce-node-allocatable= --container-runtime=remote --container-runtime-endpoint=unix:///nonexistent.sock \
-    --volume-plugin-dir="$root/plugins" --v=2
+    --enforce-node-allocatable= $(e2e_before 27 --container-runtime=remote) --container-runtime-endpoint=unix:///nonexistent.sock \
+    --volume-plugin-dir="$root/plugins" --v=2 $(e2e_from 31 --fail-cgroupv1=false)
 }
 kubelet_stop() { local pid; eval "pid=\${E2E_PID_kubelet_${1//-/_}:-}"; [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; return 0; }
 csrs_for() { kc get csr -o json | jq --arg u "system:node:$1" '[.items[] | select(.spec.username == $u or (.spec.request | @base64d | contains($u)))] | length'; }

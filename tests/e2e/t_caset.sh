@@ -8,16 +8,16 @@ t_e2e_caset_kubeadm_uses_the_set() {
   kj 0 certs ca-set --dir "$d" --layout kubeadm --root-cert "$org/org.crt" --root-key "$org/org.key" --intermediate || return 1
   # A routable-looking address: kubeadm picks a host interface for loopback ones.
   cat >"$T/kubeadm.yaml" <<CFG
-apiVersion: kubeadm.k8s.io/v1beta2
+apiVersion: $E2E_KUBEADM_API
 kind: InitConfiguration
 localAPIEndpoint:
   advertiseAddress: 192.0.2.10
 nodeRegistration:
   name: caset-node
 ---
-apiVersion: kubeadm.k8s.io/v1beta2
+apiVersion: $E2E_KUBEADM_API
 kind: ClusterConfiguration
-kubernetesVersion: v1.20.2
+kubernetesVersion: $E2E_VERSION
 certificatesDir: $d/pki
 CFG
   "$KBIN/kubeadm" init phase certs all --config "$T/kubeadm.yaml" >"$T/kubeadm.log" 2>&1 ||

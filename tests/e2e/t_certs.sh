@@ -189,8 +189,11 @@ t_e2e_certs_killed_run_is_finished_by_the_next() {
 
 t_e2e_certs_job_manifests_apply_and_rbac_is_exact() {
   cns || return 1
+  # CronJobs are batch/v1 from 1.21 (and only that from 1.25); v1.20 serves batch/v1beta1.
+  local cronjob_api=batch/v1
+  [ "$E2E_MINOR" -lt 21 ] && cronjob_api=batch/v1beta1
   kj 0 certs manifests --job --image registry.example/kjoin:0.1 --namespace "$NS" --prefix crdb \
-    --cronjob-api batch/v1beta1 || return 1
+    --cronjob-api "$cronjob_api" || return 1
   cp "$OUT" "$T/m.yaml"
   kc apply --dry-run=server -f "$T/m.yaml" >"$T/apply" 2>&1 || fail "dry-run apply: $(cat "$T/apply")" || return 1
   grep -c "(server dry run)" "$T/apply" | grep -qx 6 || fail "not 6 objects: $(cat "$T/apply")" || return 1

@@ -54,6 +54,13 @@ t_e2e_cluster_info_sign_matches_the_signer() {
   # Built from admin.conf as kubeadm builds it: the same bytes, so the same signature, and no credential.
   kj 0 cluster-info sign --from-kubeconfig "$E2E_ADMIN" --token-file "$T/token" || return 1
   jq -j .data.kubeconfig "$OUT" >"$T/built"
+  if [ "$E2E_MINOR" -lt 33 ]; then
+    # Until 1.33 client-go wrote "preferences: {}"; kjoin builds as the newest kubeadm does.
+    echo "    note [$current]: $E2E_VERSION's kubeadm writes the empty preferences the newest leaves out" >&2
+    grep -v '^preferences: {}$' "$T/kubeconfig" | cmp -s "$T/built" - ||
+      fail "built cluster-info differs by more than the preferences: $(diff "$T/built" "$T/kubeconfig")"
+    return
+  fi
   cmp -s "$T/built" "$T/kubeconfig" || fail "built cluster-info differs: $(diff "$T/built" "$T/kubeconfig")" || return 1
   mine=$(jq -r '.data["jws-kubeconfig-abcdef"]' "$OUT")
   [ "$mine" = "$theirs" ] || fail "signature of the built kubeconfig differs"
@@ -83,4 +90,51 @@ CSR
   e2e_wait 30 cert_issued || { fail "CSR $name was not approved and signed"; return 1; }
   kc get csr "$name" -o jsonpath='{.status.certificate}' | base64 -d >"$T/node.crt"
   openssl verify -CAfile "$E2E_CA" "$T/node.crt" >/dev/null 2>&1 || fail "signed certificate does not chain to the cluster CA"
+}
+
+# kjoin's bootstrap-kubelet.conf is byte for byte what kubeadm's own discovery
+# code writes for the same token and pin (tests/kube/discovery: the code
+# `kubeadm join` runs, built from the newest release's module).
+t_e2e_bootstrap_kubeconfig_is_kubeadms_byte_for_byte() {
+  # The newest kubeadm's discovery, against either control plane.
+  local driver=$E2E_DRIVERS/discovery
+  echo abcdef.0123456789abcdef >"$T/token"
+  "$driver" "$E2E_ENDPOINT" "$T/token" "$E2E_PIN" "$T/kubeadm.conf" >"$T/driver.log" 2>&1 ||
+    { fail "kubeadm's discovery: $(tail -3 "$T/driver.log")"; return 1; }
+  kj 0 join "$E2E_ENDPOINT" --token-file "$T/token" --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --kubeconfig-out "$T/kjoin.conf" --discovery-timeout 30s || return 1
+  cmp -s "$T/kjoin.conf" "$T/kubeadm.conf" ||
+    fail "kjoin's file differs from kubeadm's: $(diff "$T/kjoin.conf" "$T/kubeadm.conf" | sed 's/token: .*/token: <redacted>/' | head -8)"
+}
+
+# What the release's own `kubeadm config print join-defaults` prints, edited
+# to this cluster, is what `kjoin join --config` takes: each field honoured
+# or named as not applying. v1.20's kubeadm prints v1beta2, which kjoin
+# refuses by name (it reads v1beta3 and v1beta4, as kubeadm does since 1.26).
+t_e2e_join_config_from_kubeadm_join_defaults() {
+  "$KBIN/kubeadm" config print join-defaults >"$T/defaults.yaml" 2>"$T/kubeadm.err" ||
+    { fail "kubeadm config print join-defaults: $(cat "$T/kubeadm.err")"; return 1; }
+  if grep -q "^apiVersion: kubeadm.k8s.io/v1beta2" "$T/defaults.yaml"; then
+    echo "    note [$current]: $E2E_VERSION's kubeadm prints v1beta2, which kjoin refuses by name" >&2
+    kj 2 join --config "$T/defaults.yaml" || return 1
+    err_has "kubeadm.k8s.io/v1beta2" || return 1
+    return 0
+  fi
+  grep -q "^apiVersion: kubeadm.k8s.io/v1beta4" "$T/defaults.yaml" || fail "not v1beta4: $(head -1 "$T/defaults.yaml")" || return 1
+  # This cluster's endpoint, token and pin, where kubeadm's documentation says to put them.
+  sed -e "s|apiServerEndpoint: .*|apiServerEndpoint: \"$E2E_ENDPOINT\"|" \
+      -e "s|unsafeSkipCAVerification: true|caCertHashes: [\"$E2E_PIN\"]|" \
+      -e "s|caCertPath: .*|caCertPath: $T/pki/ca.crt|" "$T/defaults.yaml" >"$T/join.yaml"
+  kj 0 join --config "$T/join.yaml" --kubeconfig-out "$T/bootstrap.conf" -o json || return 1
+  [ -s "$T/bootstrap.conf" ] && [ -s "$T/pki/ca.crt" ] || fail "kubeconfig or caCertPath not written" || return 1
+  cmp -s "$T/pki/ca.crt" "$E2E_CA" || fail "caCertPath does not hold the cluster CA" || return 1
+  # Every field kubeadm printed that kjoin does not act on is named.
+  local field
+  for field in criSocket imagePullPolicy imagePullSerial controlPlaneComponentHealthCheck kubeletHealthCheck \
+               etcdAPICall kubernetesAPICall upgradeManifests; do
+    err_has "$field" || return 1
+  done
+  # The token from the file authenticates: the written kubeconfig can ask for a CSR.
+  kubectl --kubeconfig "$T/bootstrap.conf" auth can-i create certificatesigningrequests 2>&1 | grep -qx yes ||
+    fail "the kubeconfig from --config cannot create CSRs"
 }

@@ -133,3 +133,25 @@ t_e2e_kubeconfig_from_environment() {
   out_has "abcdef.****************" || return 1
   err_has "[api] Using $E2E_ADMIN, context \"admin@e2e\", server $E2E_SERVER"
 }
+
+# Tokens made by either tool are used and deleted by the other.
+t_e2e_tokens_cross_tools_use_and_delete() {
+  local a b; new_token a; new_token b
+  # kubeadm makes one, kjoin joins with it and deletes it.
+  kadm token create "$a" --ttl 10m >/dev/null 2>&1 || { fail "kubeadm token create"; return 1; }
+  e2e_wait 20 signed "${a%%.*}" || { fail "kubeadm's token never signed"; return 1; }
+  kj 0 join "$E2E_ENDPOINT" --token "$a" --discovery-token-ca-cert-hash "$E2E_PIN" --kubeconfig-out "$T/a.conf" \
+    --discovery-timeout 30s || return 1
+  kj 0 token delete "${a%%.*}" --kubeconfig "$E2E_ADMIN" || return 1
+  ! kadm token list 2>/dev/null | grep -q "^${a%%.*}\." || fail "kubeadm still lists the token kjoin deleted" || return 1
+  # kjoin makes one, kubeadm lists and deletes it; then nothing joins with it.
+  KJ_STDOUT_SECRET=1 kj 0 token create "$b" --kubeconfig "$E2E_ADMIN" --ttl 10m || return 1
+  kadm token list 2>/dev/null | grep -q "^${b%%.*}\." || fail "kubeadm does not list kjoin's token" || return 1
+  kadm token delete "${b%%.*}" >/dev/null 2>&1 || { fail "kubeadm token delete of kjoin's token"; return 1; }
+  kj 0 token list --kubeconfig "$E2E_ADMIN" -o json || return 1
+  ! jq -e --arg id "${b%%.*}" '.tokens[] | select(.tokenID == $id)' "$OUT" >/dev/null ||
+    fail "kjoin still lists the token kubeadm deleted" || return 1
+  e2e_wait 20 unsigned "${b%%.*}" || { fail "the signature stayed"; return 1; }
+  kj 3 join "$E2E_ENDPOINT" --token "$b" --discovery-token-ca-cert-hash "$E2E_PIN" --kubeconfig-out "$T/b.conf" \
+    --discovery-timeout 3s
+}
