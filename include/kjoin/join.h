@@ -48,6 +48,7 @@ typedef struct kjoin_join_spec {
     /* The environment as the caller read it: */
     const char *env_token;            /* KJOIN_TOKEN: the token when no token field is set */
     const char *env_k3s_token;        /* K3S_TOKEN: chooses K3s unless the flavor is kubeadm */
+    const char *env_k3s_token_file;   /* K3S_TOKEN_FILE: read (whole, trimmed) when K3S_TOKEN is not set */
     const char *env_k3s_url;          /* K3S_URL: likewise, and the endpoint when none is given */
     const char *audit_id;             /* sent as Audit-ID; NULL: none */
     kjoin_log_fn log;                 /* level 0 steps, 1 details, 4 requests; may be NULL */

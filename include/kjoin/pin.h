@@ -57,8 +57,11 @@ typedef struct kjoin_cert_info {
 
 typedef struct kjoin_bundle kjoin_bundle;
 
-/* Parses a PEM bundle of one to KJOIN_BUNDLE_MAX_CERTS certificates.
- * Text around the PEM blocks is ignored. *out is newly-allocated.
+/* Parses a PEM bundle of one to KJOIN_BUNDLE_MAX_CERTS certificates, as
+ * Go's certutil.ParseCertsPEM reads it (kubeadm, K3s): text around the PEM
+ * blocks is ignored, and so are blocks that are not plain "CERTIFICATE"
+ * blocks (another type such as "X509 CERTIFICATE", or headers): skipped,
+ * never trusted. *out is newly-allocated.
  * Errors: KJOIN_E_TRUST (the bundle is discovery data; callers reading a
  * user's file remap it). */
 kjoin_code kjoin_bundle_parse(const void *pem, size_t len, kjoin_bundle **out, kjoin_err *err);
@@ -90,18 +93,19 @@ char *kjoin_bundle_pem_filter(const kjoin_bundle *b, kjoin_cert_filter keep, voi
 #define KJOIN_TRUST_MASK(t) (1u << (t))
 #define KJOIN_TRUSTED_MASK (KJOIN_TRUST_MASK(KJOIN_TRUST_ANCHOR) | KJOIN_TRUST_MASK(KJOIN_TRUST_CHAINED))
 
-/* How a K3s token's CA hash (the "K10<hash>" part) matched a bundle. K3s
- * hashes the served bytes for one certificate and the DER of the root its
- * Go verifier finds for several, falling back to the bytes depending on the
- * clock and the order. kjoin accepts either value, deterministically. */
+/* How a K3s token's CA hash (the "K10<hash>" part) matched a bundle, by K3s'
+ * own rule (hashCA): one certificate hashes the served bytes; several hash
+ * the DER of the root of the first certificate's chain when that chain
+ * verifies now (roots: the other certificates without an authority key id
+ * or with one equal to their subject key id), else the bytes. */
 typedef enum kjoin_k3s_match {
     KJOIN_K3S_NO_MATCH,
     KJOIN_K3S_BUNDLE_BYTES, /* SHA-256 of the bytes as served: vouches for every certificate */
     KJOIN_K3S_ROOT_DER      /* SHA-256 of the DER of a root of the bundle: anchors that root */
 } kjoin_k3s_match;
 
-/* Checks hash against bytes (the bundle as served, which b was parsed
- * from) and against each root's DER. On KJOIN_K3S_ROOT_DER, *root (may be
+/* Checks hash against the one value K3s' hashCA gives for bytes (the bundle
+ * as served, which b was parsed from). On KJOIN_K3S_ROOT_DER, *root (may be
  * NULL) is the root's index. */
 kjoin_k3s_match kjoin_bundle_match_k3s_hash(const kjoin_bundle *b, const void *bytes, size_t len,
                                             const unsigned char hash[32], size_t *root);

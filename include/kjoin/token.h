@@ -33,6 +33,10 @@ kjoin_code kjoin_token_read_line(const char *path, char *buf, size_t cap, kjoin_
 /* Reads a token from the first line of a file ("-" for standard input);
  * surrounding white space is ignored. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_token_read_file(const char *path, kjoin_token *out, kjoin_err *err);
+/* The whole of a token file (or "-"), trimmed of surrounding white space as
+ * Go's strings.TrimSpace trims it (how K3s reads its token files), into out
+ * (cap bytes with the NUL). Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_token_read_text(const char *path, char *out, size_t cap, kjoin_err *err);
 
 /* Draws a new token from OpenSSL's CSPRNG, uniform over [a-z0-9]
  * (rejection sampling, so no modulo bias). Errors: KJOIN_E_OTHER. */
@@ -99,7 +103,7 @@ void kjoin_token_list_release(kjoin_token_list *l);
 /* ---- K3s tokens ----------------------------------------------------------- */
 
 #define KJOIN_K3S_HASH_LEN 32
-#define KJOIN_K3S_FIELD_MAX 256
+#define KJOIN_K3S_FIELD_MAX 1024 /* a user name or password, NUL included (K3s has no limit) */
 
 /* "K10<hash>::<user>:<password>", "K10<hash>::<bootstrap token>", with an
  * empty hash too, or a bare password. Wipe with kjoin_k3s_token_clear(). */

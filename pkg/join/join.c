@@ -9,7 +9,7 @@
 
 #include <kjoin/join.h>
 
-#define TOKEN_TEXT_MAX 600
+#define TOKEN_TEXT_MAX 2200 /* K10, 64 hex, "::", a user and a password of KJOIN_K3S_FIELD_MAX */
 
 static bool set(const char *s) { return s && *s; }
 
@@ -23,9 +23,24 @@ static kjoin_code shared_text(const kjoin_join_spec *s, char buf[TOKEN_TEXT_MAX]
     *origin = NULL;
     if (s->token && s->token_file)
         return kjoin_err_set(err, KJOIN_E_USAGE, "`token` and `token_file` are both set: give one");
-    if (s->token_file) {
-        *origin = "`token_file`";
-        return kjoin_token_read_line(s->token_file, buf, TOKEN_TEXT_MAX, err);
+    const char *file = s->token_file;
+    *origin = "`token_file`";
+    if (!file && !s->token && !s->discovery_token && !s->tls_bootstrap_token && !set(s->env_token) &&
+        !set(s->env_k3s_token) && s->flavor != KJOIN_FLAVOR_KUBEADM && set(s->env_k3s_token_file)) {
+        file = s->env_k3s_token_file; /* what `k3s agent` reads when K3S_TOKEN is not set */
+        *origin = "K3S_TOKEN_FILE";
+    }
+    if (file) {
+        kjoin_err inner;
+        kjoin_code rc = kjoin_token_read_text(file, buf, TOKEN_TEXT_MAX, &inner);
+        if (rc)
+            return kjoin_err_set(err, rc, "%s: %s", *origin, inner.msg);
+        /* K3s reads its token file whole, trimmed (a second line is part of
+         * the password); kubeadm's tokens are one line: its first. */
+        if (!(s->flavor == KJOIN_FLAVOR_K3S || kjoin_token_is_k3s(buf) || set(s->env_k3s_url) ||
+              file == s->env_k3s_token_file))
+            buf[strcspn(buf, "\r\n")] = '\0';
+        return KJOIN_OK;
     }
     const char *text = s->token;
     *origin = "`token`";
@@ -103,6 +118,23 @@ static kjoin_code resolve_tokens(const kjoin_join_spec *s, kjoin_join_plan *p, k
     return rc;
 }
 
+/* K3S_URL as `k3s agent` reads it: an https URL whose path is ignored, and
+ * whose port is 443 when it names none. */
+static kjoin_code k3s_url_authority(const char *url, char *out, size_t cap, kjoin_err *err)
+{
+    if (strncasecmp(url, "https://", 8) != 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "K3S_URL: only https:// URLs are supported, as K3s agents require");
+    const char *host = url + 8;
+    size_t n = strcspn(host, "/?#");
+    const char *close = host[0] == '[' ? memchr(host, ']', n) : NULL;
+    const char *after = close ? close + 1 : host;
+    bool has_port = memchr(after, ':', n - (size_t)(after - host)) != NULL;
+    if (!n || n + 5 >= cap)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "K3S_URL: no host, or a host too long");
+    snprintf(out, cap, "%.*s%s", (int)n, host, has_port ? "" : ":443");
+    return KJOIN_OK;
+}
+
 static kjoin_code resolve_endpoints(const kjoin_join_spec *s, kjoin_join_plan *p, kjoin_err *err)
 {
     kjoin_err inner;
@@ -118,8 +150,12 @@ static kjoin_code resolve_endpoints(const kjoin_join_spec *s, kjoin_join_plan *p
     p->n_endpoints = s->n_endpoints;
     bool k3s_url = !s->n_endpoints && !s->discovery_file && s->flavor != KJOIN_FLAVOR_KUBEADM && set(s->env_k3s_url);
     if (k3s_url) {
-        if (kjoin_endpoint_parse(s->env_k3s_url, &p->endpoints[0], &inner))
-            return kjoin_err_set(err, KJOIN_E_USAGE, "K3S_URL: %s", inner.msg);
+        char authority[300];
+        kjoin_code rc = k3s_url_authority(s->env_k3s_url, authority, sizeof(authority), err);
+        if (!rc && kjoin_endpoint_parse(authority, &p->endpoints[0], &inner))
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "K3S_URL: %s", inner.msg);
+        if (rc)
+            return rc;
         p->n_endpoints = 1;
     }
     if (!p->n_endpoints && !s->discovery_file)
@@ -238,13 +274,15 @@ static kjoin_code discover(const kjoin_join_spec *s, const kjoin_join_plan *p, k
         if (t->is_bootstrap)
             kjoin_token_masked(&t->bootstrap, masked);
         else
-            snprintf(masked, sizeof(masked), "%.12s:********", *t->username ? t->username : "node");
+            snprintf(masked, sizeof(masked), "node:********");
         kjoin_logf(s->log, s->log_ctx, 0,
                    "[discovery] Join ID %s: K3s cluster (%s), token with%s CA hash, credentials %s, %zu "
                    "endpoint(s), timeout %s", id, p->k3s_reason, t->has_hash ? "" : "out", masked, p->n_endpoints,
                    limit);
         common.tls_bootstrap_token = t->is_bootstrap ? &t->bootstrap : NULL;
-        common.username = *t->username ? t->username : "node"; /* what K3s agents send */
+        /* A K3s agent always presents "node" with the token's password,
+         * whatever user the token names (createProxyAndValidateToken). */
+        common.username = "node";
         common.password = t->password;
         kjoin_k3s_discovery kd = {.common = common,
                                   .endpoints = p->endpoints,

@@ -126,16 +126,37 @@ kjoin_code kjoin_bundle_parse(const void *pem, size_t len, kjoin_bundle **out, k
         goto out;
     }
     ERR_clear_error();
+    /* As Go's certutil.ParseCertsPEM reads a bundle (kubeadm's and K3s'
+     * agents): a block that is not a plain "CERTIFICATE" block (another
+     * type, or headers) is skipped, never trusted; a CERTIFICATE block that
+     * is not one certificate refuses the bundle. */
     for (;;) {
-        X509 *x = PEM_read_bio_X509(bio, NULL, NULL, NULL);
-        if (!x) {
+        char *name = NULL, *header = NULL;
+        unsigned char *der = NULL;
+        long der_len = 0;
+        if (PEM_read_bio(bio, &name, &header, &der, &der_len) != 1) {
             unsigned long e = ERR_peek_last_error();
             if (ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE) {
                 ERR_clear_error(); /* the normal end of the bundle */
                 break;
             }
-            rc = kjoin_err_ossl(err, KJOIN_E_TRUST, "certificate %zu of the CA bundle is malformed",
-                                b->count + 1);
+            rc = kjoin_err_ossl(err, KJOIN_E_TRUST, "PEM block %zu of the CA bundle is malformed", b->count + b->skipped + 1);
+            goto out;
+        }
+        bool plain = strcmp(name, "CERTIFICATE") == 0 && !*header;
+        const unsigned char *p = der;
+        X509 *x = plain ? d2i_X509(NULL, &p, der_len) : NULL;
+        bool whole = x && p == der + der_len;
+        OPENSSL_free(name);
+        OPENSSL_free(header);
+        OPENSSL_free(der);
+        if (!plain) {
+            b->skipped++;
+            continue;
+        }
+        if (!whole) {
+            X509_free(x);
+            rc = kjoin_err_ossl(err, KJOIN_E_TRUST, "certificate %zu of the CA bundle is malformed", b->count + 1);
             goto out;
         }
         if (b->count == KJOIN_BUNDLE_MAX_CERTS) {
@@ -270,19 +291,86 @@ char *kjoin_bundle_pem_filter(const kjoin_bundle *b, kjoin_cert_filter keep, voi
     return out;
 }
 
+/* Whether x has no authority key id, or one equal to its subject key id:
+ * what K3s' hashCA takes for a root. */
+static bool k3s_root_like(X509 *x)
+{
+    const ASN1_OCTET_STRING *aki = X509_get0_authority_key_id(x), *ski = X509_get0_subject_key_id(x);
+    return !aki || (ski && ASN1_OCTET_STRING_cmp(aki, ski) == 0);
+}
+
+/* Go's extended key usage rule for a chain verified for a TLS server (the
+ * default of x509.VerifyOptions): every certificate that names usages names
+ * serverAuth or any. */
+static bool go_server_usage(STACK_OF(X509) *chain)
+{
+    for (int i = 0; i < sk_X509_num(chain); i++) {
+        X509 *x = sk_X509_value(chain, i);
+        uint32_t xku = X509_get_extended_key_usage(x);
+        if (X509_get_ext_by_NID(x, NID_ext_key_usage, -1) >= 0 && !(xku & (XKU_SSL_SERVER | XKU_ANYEKU)))
+            return false;
+    }
+    return true;
+}
+
+/* Go's verifier never puts a certificate into a chain twice, nor another
+ * with the same subject and key (a cross-signed copy): alreadyInChain. */
+static bool go_no_repeats(STACK_OF(X509) *chain)
+{
+    for (int i = 0; i < sk_X509_num(chain); i++)
+        for (int j = i + 1; j < sk_X509_num(chain); j++) {
+            X509 *a = sk_X509_value(chain, i), *b = sk_X509_value(chain, j);
+            if (X509_NAME_cmp(X509_get_subject_name(a), X509_get_subject_name(b)) == 0 &&
+                EVP_PKEY_eq(X509_get0_pubkey(a), X509_get0_pubkey(b)) == 1)
+                return false;
+        }
+    return true;
+}
+
+/* The root of certificate 0's chain, as K3s' hashCA finds it: the other
+ * certificates that look like roots are the roots, the rest intermediates,
+ * verified now; -1 when there is none. */
+static ptrdiff_t k3s_chain_root(const kjoin_bundle *b)
+{
+    X509_STORE *roots = X509_STORE_new();
+    STACK_OF(X509) *intermediates = sk_X509_new_null();
+    X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+    bool ok = roots && intermediates && ctx && X509_STORE_set_flags(roots, X509_V_FLAG_PARTIAL_CHAIN) == 1;
+    for (size_t i = 1; ok && i < b->count; i++)
+        ok = k3s_root_like(b->certs[i].x509) ? X509_STORE_add_cert(roots, b->certs[i].x509) == 1
+                                             : sk_X509_push(intermediates, b->certs[i].x509) > 0;
+    ptrdiff_t found = -1;
+    if (ok && X509_STORE_CTX_init(ctx, roots, b->certs[0].x509, intermediates) == 1 && X509_verify_cert(ctx) == 1 &&
+        go_server_usage(X509_STORE_CTX_get0_chain(ctx)) && go_no_repeats(X509_STORE_CTX_get0_chain(ctx))) {
+        STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(ctx);
+        X509 *top = sk_X509_value(chain, sk_X509_num(chain) - 1);
+        for (size_t i = 1; found < 0 && i < b->count; i++)
+            if (X509_cmp(top, b->certs[i].x509) == 0)
+                found = (ptrdiff_t)i;
+    }
+    X509_STORE_CTX_free(ctx);
+    X509_STORE_free(roots);
+    sk_X509_free(intermediates);
+    ERR_clear_error();
+    return found;
+}
+
 kjoin_k3s_match kjoin_bundle_match_k3s_hash(const kjoin_bundle *b, const void *bytes, size_t len,
                                             const unsigned char hash[32], size_t *root)
 {
+    /* K3s' hashCA (pkg/clientaccess/token.go): several certificates hash the
+     * DER of the root of the first one's chain when that chain verifies now,
+     * else (and one certificate always) the bytes as served. One value,
+     * compared exactly. */
+    ptrdiff_t r = b->count > 1 ? k3s_chain_root(b) : -1;
     unsigned char whole[KJOIN_SHA256_LEN];
-    if (sha256(bytes, len, whole) && CRYPTO_memcmp(whole, hash, KJOIN_SHA256_LEN) == 0)
-        return KJOIN_K3S_BUNDLE_BYTES;
-    for (size_t i = 0; i < b->count; i++) {
-        if (b->certs[i].info.role == KJOIN_CERT_ROOT &&
-            CRYPTO_memcmp(b->certs[i].der_hash, hash, KJOIN_SHA256_LEN) == 0) {
-            if (root)
-                *root = i;
-            return KJOIN_K3S_ROOT_DER;
-        }
+    if (r >= 0) {
+        if (CRYPTO_memcmp(b->certs[r].der_hash, hash, KJOIN_SHA256_LEN) != 0)
+            return KJOIN_K3S_NO_MATCH;
+        if (root)
+            *root = (size_t)r;
+        return KJOIN_K3S_ROOT_DER;
     }
-    return KJOIN_K3S_NO_MATCH;
+    return sha256(bytes, len, whole) && CRYPTO_memcmp(whole, hash, KJOIN_SHA256_LEN) == 0 ? KJOIN_K3S_BUNDLE_BYTES
+                                                                                          : KJOIN_K3S_NO_MATCH;
 }

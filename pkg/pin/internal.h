@@ -31,6 +31,7 @@ typedef struct kjoin_cert {
 struct kjoin_bundle {
     kjoin_cert *certs;
     size_t count;
+    size_t skipped; /* PEM blocks that were not plain CERTIFICATE blocks: never trusted */
 };
 
 /* Writes "<kind>:<lower-case hex>" into out. */

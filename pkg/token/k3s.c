@@ -1,5 +1,6 @@
 /* K3s join tokens (k3s-io/k3s pkg/clientaccess/token.go), parsed the same
- * way, except that the CA hash must be hex and is compared in any case. */
+ * way, except that the CA hash must be lower-case hex (K3s compares the
+ * string as written, so anything else could never match). */
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -24,6 +25,10 @@ static kjoin_code parse_hash(const char *hex, size_t len, kjoin_k3s_token *t, kj
     if (len != 2 * KJOIN_K3S_HASH_LEN)
         return kjoin_err_set(err, KJOIN_E_USAGE, "invalid K3s token: the CA hash must be 64 hex digits, it has %zu",
                              len);
+    for (size_t i = 0; i < len; i++)
+        if (hex[i] >= 'A' && hex[i] <= 'F')
+            return kjoin_err_set(err, KJOIN_E_USAGE, "invalid K3s token: the CA hash has upper-case hex digits; K3s "
+                                                     "compares it as written, with the lower-case hash it computes");
     if (!kjoin_hex_decode(hex, KJOIN_K3S_HASH_LEN, t->hash))
         return kjoin_err_set(err, KJOIN_E_USAGE, "invalid K3s token: the CA hash is not hexadecimal");
     t->has_hash = true;

@@ -64,6 +64,29 @@ kjoin_code kjoin_token_read_line(const char *path, char *out, size_t cap, kjoin_
     return rc;
 }
 
+kjoin_code kjoin_token_read_text(const char *path, char *out, size_t cap, kjoin_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    kjoin_code rc = kjoin_file_read(path, 8192, &buf, &len, err);
+    if (rc)
+        return rc;
+    /* Go's strings.TrimSpace, as K3s trims a token file. */
+    static const char space[] = " \t\r\n\v\f";
+    char *start = buf + strspn(buf, space);
+    size_t n = strlen(start);
+    while (n && strchr(space, start[n - 1]))
+        n--;
+    if (memchr(buf, '\0', len))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "token file %s holds a NUL byte", path);
+    else if (n >= cap)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "token file %s holds more than %zu bytes", path, cap - 1);
+    else
+        memcpy(out, start, n), out[n] = '\0';
+    kjoin_free_wiped(buf, len);
+    return rc;
+}
+
 kjoin_code kjoin_token_read_file(const char *path, kjoin_token *out, kjoin_err *err)
 {
     char line[KJOIN_TOKEN_STR_MAX + 8];

@@ -60,13 +60,14 @@ root_pin() {
 }
 
 # cluster_kubeconfig SERVER CA_BUNDLE [SECOND_CLUSTER]: cluster-info's kubeconfig on stdout,
-# laid out as kubeadm writes it (one unnamed cluster, no users).
+# laid out as the newest kubeadm writes it (one unnamed cluster, no users, no
+# empty preferences).
 cluster_kubeconfig() {
   local server=$1 ca=$2 two=${3:-}
   local data; data=$(base64 -w0 <"$ca")
   printf 'apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: %s\n    server: %s\n  name: ""\n' "$data" "$server"
   [ -n "$two" ] && printf -- '- cluster:\n    certificate-authority-data: %s\n    server: %s\n  name: other\n' "$data" "$server"
-  printf 'contexts: null\ncurrent-context: ""\nkind: Config\npreferences: {}\nusers: null\n'
+  printf 'contexts: null\ncurrent-context: ""\nkind: Config\nusers: null\n'
 }
 
 # start_nginx DIR PORT CERT_CHAIN KEY: serves DIR/www/cluster-info at the

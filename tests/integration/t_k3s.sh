@@ -17,11 +17,17 @@ t_k3s_token_forms() {
   jq -e --arg s "https://127.0.0.1:$PORT" '.flavor == "k3s" and .server == $s and .tokenID == null' "$OUT" >/dev/null \
     || fail "JSON: $(cat "$OUT")" || return 1
   [ "$(kc_user username)" = node ] && [ "$(kc_user password)" = k3s-agent-pw ] || fail "basic auth not written" || return 1
-  kj 0 join $(k3s_args) --token "K10$root::$bt" --force -o json || return 1
-  err_has 'matches the DER of root "CN=ca"' || return 1
+  kj 0 join $(k3s_args) --token "K10$bytes::$bt" --force -o json || return 1
   [ "$(kc_user token)" = "$bt" ] || fail "bootstrap token not written" || return 1
   jq -e --arg id "${bt%%.*}" '.tokenID == $id' "$OUT" >/dev/null || fail "tokenID" || return 1
-  kj 0 join $(k3s_args) --token "K10$(echo "$bytes" | tr a-f A-F)::server:k3s-agent-pw" --force || return 1
+  # K3s hashes a one-certificate body's bytes, never its DER (hashCA).
+  kj 4 join $(k3s_args) --token "K10$root::node:k3s-agent-pw" --force || return 1
+  # The server's own node-token names user "server"; a K3s agent presents "node" whatever the token names.
+  kj 0 join $(k3s_args) --token "K10$bytes::server:k3s-agent-pw" --force || return 1
+  [ "$(kc_user username)" = node ] || fail "the token's user was presented: $(kc_user username)" || return 1
+  # K3s compares the hash as written with the lower-case one it computes: upper case never matches.
+  kj 2 join $(k3s_args) --token "K10$(echo "$bytes" | tr a-f A-F)::server:k3s-agent-pw" --force || return 1
+  err_has "upper-case" || return 1
   kj 0 join $(k3s_args) --token "K10::node:k3s-agent-pw" --discovery-token-ca-cert-hash "$PIN" --force || return 1
   err_has "matches pin $PIN" || return 1
   printf 'k3s-agent-pw\n' >"$T/pw"
@@ -64,7 +70,8 @@ t_k3s_rewrapped_pem() {
   SECRETS+=(k3s-agent-pw)
   kj 4 join $(k3s_args) --token "K10$(k3s_hash "$C/ca.crt")::node:k3s-agent-pw" || return 1
   kj 0 join $(k3s_args) --token "K10$(k3s_hash "$C/www/cacerts")::node:k3s-agent-pw" || return 1
-  kj 0 join $(k3s_args) --token "K10${ROOT_PIN#root-sha256:}::node:k3s-agent-pw" || return 1
+  # The DER of the one root is not what K3s hashes; as an explicit root-sha256: pin it is.
+  kj 4 join $(k3s_args) --token "K10${ROOT_PIN#root-sha256:}::node:k3s-agent-pw" || return 1
   kj 0 join $(k3s_args) --token "K10::node:k3s-agent-pw" --discovery-token-ca-cert-hash "$ROOT_PIN" || return 1
   [ "$(kjoin_ca_root_pin "$C/www/cacerts")" = "$ROOT_PIN" ] || fail "ca-hash root pin changed with the wrapping"
 }
@@ -86,4 +93,63 @@ t_k3s_token_scrubbed_from_ps() {
   cmdline=$(cmdline_while_running 'K10::****' "$KJOIN" join "127.0.0.1:$dead" --token "K10::node:k3s-agent-pw" \
     --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k.conf" --discovery-timeout 3s)
   [[ "$cmdline" == *"--token K10::****"* && "$cmdline" != *k3s-agent-pw* ]] || fail "argv not scrubbed: $cmdline"
+}
+
+# Where the token and the server come from, as `k3s agent` reads them:
+# K3S_TOKEN_FILE and --token-file whole and trimmed (a blank first line is
+# fine; a second line is part of the password), K3S_URL https://host meaning
+# port 443 with any path ignored, and a 300-byte password.
+t_k3s_token_sources_as_k3s_reads_them() {
+  new_k3s k3ssrc || return 1
+  local bytes pw long; bytes=$(k3s_hash "$C/ca.crt"); pw=k3s-agent-pw
+  long=$(head -c 300 /dev/zero | tr '\0' p)
+  SECRETS+=("$pw" "$long")
+  printf '\n\n  K10%s::server:%s  \n\n' "$bytes" "$pw" >"$T/node-token"
+  kj 0 join $(k3s_args) --token-file "$T/node-token" || return 1
+  [ "$(kc_user password)" = "$pw" ] || fail "trimmed password: $(kc_user password)" || return 1
+  K3S_TOKEN_FILE=$T/node-token kj 0 join $(k3s_args) --force || return 1
+  # A second line belongs to the password, as K3s reads it.
+  printf 'K10%s::server:%s\nmore\n' "$bytes" "$pw" >"$T/two-lines"
+  kj 0 join $(k3s_args) --token-file "$T/two-lines" --force || return 1
+  [ "$(kc_user password)" = "$pw"$'\n'more ] || fail "the second line was dropped" || return 1
+  # A 300-byte password, as K3s takes it.
+  kj 0 join $(k3s_args) --token "K10$bytes::node:$long" --force || return 1
+  [ "$(kc_user password)" = "$long" ] || fail "the long password changed" || return 1
+  # K3S_URL: the path is ignored; without a port it means 443 (nothing listens there: a timeout naming it).
+  K3S_URL="https://127.0.0.1:$PORT/some/path" K3S_TOKEN="K10$bytes::node:$pw" \
+    kj 0 join --kubeconfig-out "$T/url.conf" --discovery-timeout 20s || return 1
+  K3S_URL="https://127.0.0.1/x" K3S_TOKEN="K10$bytes::node:$pw" \
+    kj 3 join --kubeconfig-out "$T/443.conf" --discovery-timeout 1s || return 1
+  err_has "127.0.0.1:443" || return 1
+  K3S_URL="http://127.0.0.1:$PORT" K3S_TOKEN="K10$bytes::node:$pw" kj 2 join --kubeconfig-out "$T/http.conf" || return 1
+}
+
+# The server name is checked against the subject alternative names only, as
+# Go checks it: a certificate with the name only in its CN is refused, saying why.
+t_k3s_legacy_common_name_refused() {
+  new_k3s k3scn || return 1
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$C/cn.key" 2>/dev/null
+  openssl req -new -key "$C/cn.key" -subj "/CN=127.0.0.1" -out "$C/cn.csr" 2>/dev/null
+  printf 'extendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n' >"$C/cn.ext"
+  openssl x509 -req -in "$C/cn.csr" -CA "$C/ca.crt" -CAkey "$C/ca.key" -CAcreateserial -days 30 -extfile "$C/cn.ext" \
+    -out "$C/cn.crt" 2>/dev/null || return 1
+  restart_nginx "$C" "$C/cn.crt" "$C/cn.key" || return 1
+  SECRETS+=(k3s-agent-pw)
+  kj 4 join $(k3s_args) --token "K10$(k3s_hash "$C/ca.crt")::node:k3s-agent-pw" || return 1
+  err_has "legacy Common Name field" || return 1
+  kj 4 join "127.0.0.1:$PORT" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k.conf" || return 1
+  err_has "legacy Common Name field" || return 1
+}
+
+# PEM blocks that are not plain CERTIFICATE blocks are skipped, as K3s reads /cacerts, and never trusted.
+t_k3s_other_pem_blocks_are_skipped() {
+  new_k3s k3sblocks || return 1
+  mkca "$C" stray
+  { sed 's/CERTIFICATE/X509 CERTIFICATE/' "$C/stray.crt"
+    printf -- '-----BEGIN CERTIFICATE-----\nProc-Type: 4,ENCRYPTED\n\n%s\n-----END CERTIFICATE-----\n' \
+      "$(openssl x509 -in "$C/stray.crt" -outform der | base64 -w64)"
+    cat "$C/ca.crt"; } >"$C/www/cacerts"
+  SECRETS+=(k3s-agent-pw)
+  kj 0 join $(k3s_args) --token "K10$(k3s_hash "$C/www/cacerts")::node:k3s-agent-pw" -o json || return 1
+  jq -e '[.caCertificates[].subject] == ["CN=ca"]' "$OUT" >/dev/null || fail "trusted: $(jq -c '.caCertificates' "$OUT")" || return 1
 }

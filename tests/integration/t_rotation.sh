@@ -70,25 +70,34 @@ t_rotation_pin_never_flows_up() {
 }
 
 t_rotation_k3s_bundle_hashes() {
-  # K3s' hash of a bundle is the DER of its root; of the bytes, it vouches for all.
+  # K3s' hashCA: several certificates hash the DER of the root of the first
+  # one's chain when it verifies, else the bytes. Here the first is the new
+  # root itself (no chain: Go's verifier will not reuse the cross-signed copy
+  # of a certificate already in the chain), so K3s hashes the bytes.
   rotation_cluster rot-k3s new new-x old || return 1
   restart_nginx "$C" "$C/srv-new.crt" "$C/srv-new.key" || return 1
   SECRETS+=(k3s-agent-pw)
-  kj 0 join "127.0.0.1:$PORT" --token "K10$(openssl x509 -in "$C/new.crt" -outform der | sha256sum | cut -d' ' -f1)::node:k3s-agent-pw" \
-    --kubeconfig-out "$T/a.conf" -o json || return 1
-  err_has 'matches the DER of root "CN=new"' || return 1
-  jq -e '[.caCertificates[].subject] == ["CN=new"]' "$OUT" >/dev/null || fail "anchors: $(cat "$OUT")" || return 1
+  local new_der old_der
+  new_der=$(openssl x509 -in "$C/new.crt" -outform der | sha256sum | cut -d' ' -f1)
+  old_der=$(openssl x509 -in "$C/old.crt" -outform der | sha256sum | cut -d' ' -f1)
   kj 0 join "127.0.0.1:$PORT" --token "K10$(k3s_hash "$C/bundle.crt")::node:k3s-agent-pw" --kubeconfig-out "$T/b.conf" -o json || return 1
   err_has "vouches for all 3 certificate(s)" || return 1
-  # The old root's DER hash anchors the old root; the cross-signed copy carries
-  # that trust to the new CA, so a server already on it verifies.
-  local old_der; old_der=$(openssl x509 -in "$C/old.crt" -outform der | sha256sum | cut -d' ' -f1)
-  kj 0 join "127.0.0.1:$PORT" --token "K10$old_der::node:k3s-agent-pw" --kubeconfig-out "$T/c.conf" || return 1
-  err_has 'matches the DER of root "CN=old"' || return 1
-  # Without the cross-signed copy, the old root's hash does not reach the new CA: refused.
-  cat "$C/new.crt" "$C/old.crt" >"$C/www/cacerts"
-  kj 4 join "127.0.0.1:$PORT" --token "K10$old_der::node:k3s-agent-pw" --kubeconfig-out "$T/d.conf" || return 1
-  err_has 'dropping certificate "CN=new"'
+  kj 4 join "127.0.0.1:$PORT" --token "K10$new_der::node:k3s-agent-pw" --kubeconfig-out "$T/a.conf" || return 1
+  kj 4 join "127.0.0.1:$PORT" --token "K10$old_der::node:k3s-agent-pw" --kubeconfig-out "$T/c.conf" || return 1
+  # The broader rule stays under its own name: a root-sha256: pin anchors any root of the bundle.
+  kj 0 join "127.0.0.1:$PORT" --token "K10::node:k3s-agent-pw" --discovery-token-ca-cert-hash "root-sha256:$new_der" \
+    --kubeconfig-out "$T/d.conf" -o json || return 1
+  jq -e '[.caCertificates[].subject] == ["CN=new"]' "$OUT" >/dev/null || fail "anchors: $(cat "$OUT")" || return 1
+  # A server CA first, then its root: K3s hashes the root's DER, and kjoin trusts that root and what it issued.
+  mkca "$C" k3s-root; mkca "$C" k3s-ca k3s-root
+  mkleaf "$C" srv-k3s k3s-ca
+  cat "$C/srv-k3s.crt" "$C/k3s-ca.crt" >"$C/srv-k3s-chain.crt"
+  restart_nginx "$C" "$C/srv-k3s-chain.crt" "$C/srv-k3s.key" || return 1
+  cat "$C/k3s-ca.crt" "$C/k3s-root.crt" >"$C/www/cacerts"
+  local root_der; root_der=$(openssl x509 -in "$C/k3s-root.crt" -outform der | sha256sum | cut -d' ' -f1)
+  kj 0 join "127.0.0.1:$PORT" --token "K10$root_der::node:k3s-agent-pw" --kubeconfig-out "$T/e.conf" || return 1
+  err_has 'matches the DER of root "CN=k3s-root"' || return 1
+  kj 4 join "127.0.0.1:$PORT" --token "K10$(k3s_hash "$C/www/cacerts")::node:k3s-agent-pw" --kubeconfig-out "$T/f.conf" || return 1
 }
 
 t_ca_hash_structure() {

@@ -2,6 +2,10 @@
 #include <string.h>
 
 #include <kjoin/pin.h>
+#include <kjoin/util.h>
+
+#include <openssl/crypto.h>
+#include <openssl/x509.h>
 
 #include "testutil.h"
 
@@ -348,6 +352,85 @@ static void test_k3s_hash_vectors(void **state)
     json_object_put(root);
 }
 
+/* DER of the first certificate of a PEM text, hashed. */
+static void der_hash(const char *pem, unsigned char out[32])
+{
+    kjoin_bundle *b = NULL;
+    assert_int_equal(kjoin_bundle_parse(pem, strlen(pem), &b, NULL), KJOIN_OK);
+    unsigned char *der = NULL;
+    int n = i2d_X509(kjoin_bundle_x509(b, 0), &der);
+    assert_true(n > 0);
+    assert_int_equal(kjoin_sha256(der, (size_t)n, out, NULL), KJOIN_OK);
+    OPENSSL_free(der);
+    kjoin_bundle_free(b);
+}
+
+/* K3s' own rule, hashCA in k3s-io/k3s pkg/clientaccess/token.go (commit
+ * 0566d45): the expected answers are what that function computes. One
+ * certificate: the bytes; several: the DER of the root of the first
+ * certificate's chain when it verifies (roots are the later certificates
+ * without an authority key id or with one equal to their subject key id),
+ * else the bytes. K3s' negatives are held as firmly as its positives. */
+static void test_k3s_hash_ca_rule(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    char *root = tu_read("testdata/k3s/hashca/root.pem", &n), *ca = tu_read("testdata/k3s/hashca/server-ca.pem", &n),
+         *other = tu_read("testdata/k3s/hashca/other.pem", &n);
+    unsigned char h_root[32], h_ca[32], h_other[32];
+    der_hash(root, h_root);
+    der_hash(ca, h_ca);
+    der_hash(other, h_other);
+    /* X509 CERTIFICATE: a block type Go's ParseCertsPEM skips. */
+    char old_label[2048];
+    snprintf(old_label, sizeof(old_label), "%s", other);
+    char *b1 = strstr(old_label, "BEGIN CERTIFICATE"), *e1 = strstr(old_label, "END CERTIFICATE");
+    memmove(b1 + 11, b1 + 6, strlen(b1 + 6) + 1), memcpy(b1 + 6, "X509 ", 5);
+    e1 = strstr(old_label, "END CERTIFICATE");
+    memmove(e1 + 9, e1 + 4, strlen(e1 + 4) + 1), memcpy(e1 + 4, "X509 ", 5);
+    enum { BYTES = -1 };
+    static const struct {
+        const char *name;
+        int parts[3]; /* 0 root, 1 server-ca, 2 other, 3 other as X509 CERTIFICATE; -1 none */
+        int hashed;   /* what K3s hashes: BYTES, or the index (0, 1, 2) of the root whose DER */
+    } cases[] = {
+        {"one certificate: its bytes", {0, -1, -1}, BYTES},
+        {"server-ca then root: the root's DER", {1, 0, -1}, 0},
+        {"root then server-ca: no chain for the root, the bytes", {0, 1, -1}, BYTES},
+        {"two unrelated roots: the bytes", {0, 2, -1}, BYTES},
+        {"server-ca, an unrelated root, its root: the root's DER", {1, 2, 0}, 0},
+        {"a skipped X509 CERTIFICATE block, then server-ca and root: the root's DER", {3, 1, 0}, 0},
+    };
+    const char *texts[] = {root, ca, other, old_label};
+    const unsigned char *ders[] = {h_root, h_ca, h_other};
+    for (size_t i = 0; i < TU_LEN(cases); i++) {
+        char body[8192] = "";
+        for (int j = 0; j < 3 && cases[i].parts[j] >= 0; j++)
+            strcat(body, texts[cases[i].parts[j]]);
+        kjoin_bundle *b = NULL;
+        assert_int_equal(kjoin_bundle_parse(body, strlen(body), &b, NULL), KJOIN_OK);
+        unsigned char bytes[32];
+        assert_int_equal(kjoin_sha256(body, strlen(body), bytes, NULL), KJOIN_OK);
+        bool by_bytes = cases[i].hashed == BYTES;
+        /* K3s' value matches, and how. */
+        kjoin_k3s_match m = kjoin_bundle_match_k3s_hash(b, body, strlen(body), by_bytes ? bytes : ders[cases[i].hashed],
+                                                        NULL);
+        if (m != (by_bytes ? KJOIN_K3S_BUNDLE_BYTES : KJOIN_K3S_ROOT_DER))
+            fail_msg("%s: K3s' own hash gave %d", cases[i].name, m);
+        /* Every other candidate K3s refuses, kjoin refuses. */
+        const unsigned char *others[] = {bytes, h_root, h_ca, h_other};
+        for (size_t k = 0; k < TU_LEN(others); k++) {
+            bool is_k3s = by_bytes ? others[k] == bytes : others[k] == ders[cases[i].hashed];
+            if (!is_k3s && kjoin_bundle_match_k3s_hash(b, body, strlen(body), others[k], NULL) != KJOIN_K3S_NO_MATCH)
+                fail_msg("%s: candidate %zu accepted, K3s refuses it", cases[i].name, k);
+        }
+        kjoin_bundle_free(b);
+    }
+    free(root);
+    free(ca);
+    free(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_no_match_and_unsafe),
         cmocka_unit_test(test_malformed_bundles),
         cmocka_unit_test(test_k3s_hash_vectors),
+        cmocka_unit_test(test_k3s_hash_ca_rule),
     };
     return cmocka_run_group_tests_name("pin", tests, load_expected, NULL);
 }

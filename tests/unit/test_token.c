@@ -217,10 +217,20 @@ static void test_k3s_strictness_and_detection(void **state)
     char tok[200];
     kjoin_k3s_token t;
     kjoin_err err;
+    /* K3s compares the hash as written with the lower-case hash it computes:
+     * upper case can never match, so it is refused at once, saying why. */
     snprintf(tok, sizeof(tok), "K10%s::node:pw", upper);
+    assert_int_equal(kjoin_k3s_token_parse(tok, &t, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "upper-case"));
+    snprintf(tok, sizeof(tok), "K10%s::node:pw", hex);
     assert_int_equal(kjoin_k3s_token_parse(tok, &t, NULL), KJOIN_OK);
     assert_true(t.has_hash);
     assert_int_equal(t.hash[0], 0xaa);
+    /* A password of 300 bytes, as K3s takes it. */
+    char long_tok[400];
+    snprintf(long_tok, sizeof(long_tok), "K10%s::node:%0300d", hex, 7);
+    assert_int_equal(kjoin_k3s_token_parse(long_tok, &t, NULL), KJOIN_OK);
+    assert_int_equal(strlen(t.password), 300);
     snprintf(tok, sizeof(tok), "K10%.63sg::node:sekrit", hex);
     assert_int_equal(kjoin_k3s_token_parse(tok, &t, &err), KJOIN_E_USAGE);
     assert_null(strstr(err.msg, "sekrit"));
