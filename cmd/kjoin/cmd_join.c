@@ -49,7 +49,7 @@ static const cli_opt join_opts[] = {
     {OPT_TOKEN, "token", 0, true, "TOKEN", "bootstrap token for discovery and TLS bootstrap (prefer --token-file)"},
     {OPT_DISCOVERY_TOKEN, "discovery-token", 0, true, "TOKEN", "token for discovery only"},
     {OPT_TLS_TOKEN, "tls-bootstrap-token", 0, true, "TOKEN", "token written into the kubeconfig"},
-    {OPT_TOKEN_FILE, "token-file", 0, true, "FILE", "read --token from FILE (- for stdin): its first line; for K3s all of it, trimmed"},
+    {OPT_TOKEN_FILE, "token-file", 0, true, "FILE", "read --token from FILE (- for stdin), trimmed: its first line; for K3s all of it"},
     {OPT_PIN, "discovery-token-ca-cert-hash", 0, true, "PIN",
      "sha256:<hex> (SPKI) or root-sha256:<hex> (root DER); repeatable, comma-separated"},
     {OPT_UNSAFE, "discovery-token-unsafe-skip-ca-verification", 0, false, NULL,

@@ -40,6 +40,11 @@ void kjoin_safedir_close(kjoin_safedir *d);
 kjoin_code kjoin_safedir_read(const kjoin_safedir *d, const char *name, size_t cap, bool secret, char **out,
                               size_t *len, bool *missing, kjoin_err *err);
 
+/* Reads the open file fd to its end, at most cap bytes (what names it in
+ * messages), into a new NUL-terminated buffer, wiped on failure (it may hold
+ * a key). Errors: KJOIN_E_USAGE, KJOIN_E_OTHER. */
+kjoin_code kjoin_safedir_read_fd(int fd, const char *what, size_t cap, char **out, size_t *len, kjoin_err *err);
+
 /* Writes name atomically, as kjoin_file_write_mode describes, relative to d:
  * a temporary file (O_EXCL|O_NOFOLLOW) with mode, fsynced, renamed over name,
  * the directory fsynced. An existing name must be a regular file passing

@@ -25,8 +25,9 @@ bool kjoin_token_id_valid(const char *s);
  * failure never repeats the input. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_token_parse(const char *s, kjoin_token *out, kjoin_err *err);
 
-/* Copies the first line of a file ("-" for standard input), without
- * surrounding white space, into buf (cap bytes). It is a secret: wipe buf
+/* Copies the first line of a file ("-" for standard input) after any
+ * leading blank lines, without surrounding white space, into buf (cap
+ * bytes). It is a secret: wipe buf
  * after use. Errors: KJOIN_E_USAGE (unreadable, or the line too long). */
 kjoin_code kjoin_token_read_line(const char *path, char *buf, size_t cap, kjoin_err *err);
 

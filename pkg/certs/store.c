@@ -269,37 +269,7 @@ kjoin_code kjoin_store__read(kjoin_store *s, const char *name, bool secret, char
 
 kjoin_code kjoin_store__read_fd(int fd, const char *what, char **out, size_t *len, kjoin_err *err)
 {
-    size_t got = 0, cap = 8192;
-    char *buf = malloc(cap + 1);
-    kjoin_code rc = buf ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    while (!rc) {
-        if (got == cap) {
-            char *bigger = cap >= MAX_FILE ? NULL : malloc(cap * 2 + 1);
-            if (!bigger) {
-                rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s is larger than %d bytes", what, MAX_FILE);
-                break;
-            }
-            memcpy(bigger, buf, got);
-            kjoin_free_wiped(buf, got);
-            buf = bigger, cap *= 2;
-        }
-        ssize_t n = read(fd, buf + got, cap - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot read %s: %s", what, strerror(errno));
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    if (rc) {
-        kjoin_free_wiped(buf, got);
-        return rc;
-    }
-    buf[got] = '\0';
-    *out = buf;
-    *len = got;
-    return KJOIN_OK;
+    return kjoin_safedir_read_fd(fd, what, MAX_FILE, out, len, err);
 }
 
 bool kjoin_store__write_at(int dirfd, const char *name, const char *data, size_t len, mode_t mode)

@@ -147,15 +147,22 @@ kjoin_code kjoin_safedir_read(const kjoin_safedir *d, const char *name, size_t c
     kjoin_code rc = fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)
                         ? kjoin_err_set(err, KJOIN_E_USAGE, "%s is not a regular file: remove it", full)
                         : kjoin_safedir_check(secret ? "the key" : "the file", full, &st, secret, err);
+    if (!rc)
+        rc = kjoin_safedir_read_fd(fd, full, cap, out, len, err);
+    close(fd);
+    return rc;
+}
+
+kjoin_code kjoin_safedir_read_fd(int fd, const char *what, size_t cap, char **out, size_t *len, kjoin_err *err)
+{
     size_t got = 0, size = 4096;
-    char *buf = rc ? NULL : malloc(size + 1);
-    if (!rc && !buf)
-        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    char *buf = malloc(size + 1);
+    kjoin_code rc = buf ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     while (!rc) {
         if (got == size) {
             char *bigger = size > cap ? NULL : malloc(size * 2 + 1);
             if (!bigger) {
-                rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s is larger than %zu bytes", full, cap);
+                rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s is larger than %zu bytes", what, cap);
                 break;
             }
             memcpy(bigger, buf, got);
@@ -166,14 +173,13 @@ kjoin_code kjoin_safedir_read(const kjoin_safedir *d, const char *name, size_t c
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
-            rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot read %s: %s", full, strerror(errno));
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot read %s: %s", what, strerror(errno));
         if (n <= 0)
             break;
         got += (size_t)n;
     }
-    close(fd);
     if (!rc && got > cap)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s is larger than %zu bytes", full, cap);
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s is larger than %zu bytes", what, cap);
     if (rc) {
         kjoin_free_wiped(buf, got);
         return rc;

@@ -43,27 +43,6 @@ kjoin_code kjoin_token_parse(const char *s, kjoin_token *out, kjoin_err *err)
     return KJOIN_OK;
 }
 
-kjoin_code kjoin_token_read_line(const char *path, char *out, size_t cap, kjoin_err *err)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    kjoin_code rc = kjoin_file_read(path, 4096, &buf, &len, err);
-    if (rc)
-        return rc;
-    char *start = buf;
-    while (*start == ' ' || *start == '\t')
-        start++;
-    size_t n = strcspn(start, "\r\n");
-    while (n && (start[n - 1] == ' ' || start[n - 1] == '\t'))
-        n--;
-    if (n >= cap)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "token file %s: the first line is too long", path);
-    else
-        memcpy(out, start, n), out[n] = '\0';
-    kjoin_free_wiped(buf, len);
-    return rc;
-}
-
 kjoin_code kjoin_token_read_text(const char *path, char *out, size_t cap, kjoin_err *err)
 {
     char *buf = NULL;
@@ -84,6 +63,21 @@ kjoin_code kjoin_token_read_text(const char *path, char *out, size_t cap, kjoin_
     else
         memcpy(out, start, n), out[n] = '\0';
     kjoin_free_wiped(buf, len);
+    return rc;
+}
+
+kjoin_code kjoin_token_read_line(const char *path, char *out, size_t cap, kjoin_err *err)
+{
+    char text[8192];
+    kjoin_code rc = kjoin_token_read_text(path, text, sizeof(text), err);
+    size_t n = rc ? 0 : strcspn(text, "\r\n");
+    while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+        n--;
+    if (!rc && n >= cap)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "token file %s: the first line is too long", path);
+    else if (!rc)
+        memcpy(out, text, n), out[n] = '\0';
+    OPENSSL_cleanse(text, sizeof(text));
     return rc;
 }
 

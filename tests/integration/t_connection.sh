@@ -85,14 +85,17 @@ t_conn_refetch_same_kubeconfig_other_envelope_joins() {
   [ "$(awk '$3 == 2 && $7 == "/second"' "$C/nginx/conn.log" | wc -l)" = 1 ] || fail "the re-fetch was not the second body: $(cat "$C/nginx/conn.log")"
 }
 
-# start_certflip FIRST LATER: the server of tests/tools/certflip.py with
-# C's cluster-info; sets FLIP_PORT and FLIP_PID.
+# start_certflip FIRST LATER: tests/tools/hostile.py serving C's
+# cluster-info, with FIRST's certificate on the first connection (closed
+# after one answer) and LATER's on every later one; sets FLIP_PORT, FLIP_PID.
 start_certflip() {
-  rm -f "$T/flip.port"
-  python3 "$here/../tools/certflip.py" "$T/flip.port" "$C/www/cluster-info" "$1.crt" "$1.key" "$2.crt" "$2.key" &
+  mkdir -p "$T/flip"; rm -f "$T/flip/port"
+  printf '{"certs": [["%s.crt", "%s.key"], ["%s.crt", "%s.key"]], "close": "first", "routes": {"GET %s": {"file": "%s"}}}\n' \
+    "$1" "$1" "$2" "$2" "$CLUSTER_INFO_PATH" "$C/www/cluster-info" >"$T/flip/config.json"
+  python3 "$here/../tools/hostile.py" "$T/flip/port" "$T/flip" 2>"$T/flip/server.log" &
   FLIP_PID=$!
-  local i; for i in $(seq 200); do [ -s "$T/flip.port" ] && break; sleep 0.05; done
-  FLIP_PORT=$(cat "$T/flip.port")
+  local i; for i in $(seq 200); do [ -s "$T/flip/port" ] && break; sleep 0.05; done
+  FLIP_PORT=$(cat "$T/flip/port")
 }
 
 t_conn_reconnect_after_pin_is_verified() {

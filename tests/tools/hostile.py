@@ -8,7 +8,8 @@ for every request:
   certs       [[crt, key], ...]: connection N presents certs[min(N, last)],
               N counted from 0 again whenever config.json is rewritten
               (an interceptor that shows the real certificate first)
-  close       true: every connection is closed after one answer
+  close       true: every connection is closed after one answer; "first":
+              only connection 0 (the verified request needs a new handshake)
   routes      {"METHOD /path": {"status": 200, "file": PATH}} (exact path,
               query ignored); anything else is 404
   csr         CertificateSigningRequests: a POST is kept (DIR/csr.pem) and
@@ -135,6 +136,7 @@ while True:
                 log.write("%d %s %s\n" % (n, method, path))
             status, data = answer(cfg, method, path, body)
             close = cfg.get("close", False)
+            close = close is True or (close == "first" and n == 0)
             head = "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n" % (
                 status, len(data), "Connection: close\r\n" if close else "")
             conn.sendall(head.encode() + data)
