@@ -5,9 +5,10 @@
 # no `deb` entry names the suite. Never names an archive itself.
 set -euo pipefail
 suite=${1:-$(. /etc/os-release && echo "$VERSION_CODENAME")}
+etc=${APT_ETC:-/etc/apt} # (tests point it elsewhere)
 
 # deb822 (*.sources): the first stanza whose Types has deb and Suites has the suite.
-for f in /etc/apt/sources.list.d/*.sources; do
+for f in "$etc"/sources.list.d/*.sources; do
   [ -f "$f" ] || continue
   out=$(awk -v suite="$suite" 'BEGIN { RS = ""; FS = "\n" }
     {
@@ -24,7 +25,7 @@ for f in /etc/apt/sources.list.d/*.sources; do
   [ -n "$out" ] && { echo "$out"; exit 0; }
 done
 # One-line format: "deb [options] URI SUITE COMPONENTS".
-line=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+line=$({ cat "$etc"/sources.list "$etc"/sources.list.d/*.list 2>/dev/null || true; } |
   awk -v suite="$suite" '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ } if ($(i + 1) == suite) { sub(/^deb/, "deb-src"); print; exit } }')
 [ -n "$line" ] && { echo "$line"; exit 0; }
 echo "apt-src: no deb entry for $suite in the machine's apt sources" >&2

@@ -36,7 +36,7 @@ added_src=""
 work=$(mktemp -d "${TMPDIR:-/tmp}/kjoin-kube-build.XXXXXX")
 trap 'rm -rf "$work"; [ -z "$added_src" ] || "${sudo[@]}" rm -f "$added_src"' EXIT
 if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-  src=$(bash "$here/apt-src.sh")
+  src=$(bash "$here/apt-src.sh") || { echo "kube-build: cannot derive a deb-src source from apt's sources" >&2; exit 1; }
   echo "kube-build: adding a deb-src source beside the machine's deb source, for this build" >&2
   ext=sources; [[ $src == deb-src* ]] && ext=list
   added_src=/etc/apt/sources.list.d/kjoin-src.$ext

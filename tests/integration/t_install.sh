@@ -122,3 +122,22 @@ t_debian_packages_install_work_and_remove() {
   ' debs "$T/tmp" "$PORT" "$C/token" "$PIN" >"$T/pkg.log" 2>&1 || { fail "$(tail -3 "$T/pkg.log")"; return 1; }
   [ -n "$had" ] || [ ! -e /usr/bin/kjoin ] || fail "the machine got /usr/bin/kjoin" || return 1
 }
+
+# The deb-src source the v1.20 build needs is derived from the machine's own
+# apt sources, in either format, never named in the repository; a machine
+# without a deb entry for its release gets a clear error.
+t_apt_src_derives_from_the_machines_sources() {
+  local etc=$T/apt; mkdir -p "$etc/sources.list.d"
+  printf '# a comment\ndeb [signed-by=/k.gpg] http://mirror.invalid/debian bookworm main contrib\ndeb http://mirror.invalid/debian bookworm-updates main\n' \
+    >"$etc/sources.list"
+  [ "$(APT_ETC=$etc bash "$REPO/scripts/apt-src.sh" bookworm)" = "deb-src [signed-by=/k.gpg] http://mirror.invalid/debian bookworm main contrib" ] ||
+    fail "one-line: $(APT_ETC=$etc bash "$REPO/scripts/apt-src.sh" bookworm 2>&1)" || return 1
+  rm "$etc/sources.list"
+  printf 'Types: deb\nURIs: http://other.invalid/debian\nSuites: bookworm bookworm-updates\nComponents: main\nSigned-By: /k.gpg\n' \
+    >"$etc/sources.list.d/debian.sources"
+  APT_ETC=$etc bash "$REPO/scripts/apt-src.sh" bookworm >"$T/deb822" || { fail "deb822 refused"; return 1; }
+  printf 'Types: deb-src\nSuites: bookworm\nURIs: http://other.invalid/debian\nComponents: main\nSigned-By: /k.gpg\n' | cmp -s - "$T/deb822" ||
+    fail "deb822: $(cat "$T/deb822")" || return 1
+  ! APT_ETC=$etc bash "$REPO/scripts/apt-src.sh" trixie 2>"$T/none.err" && grep -q "no deb entry for trixie" "$T/none.err" ||
+    fail "no entry: $(cat "$T/none.err")"
+}
