@@ -46,8 +46,14 @@ echo "deb $mirror $suite main" >"$root/etc/apt/sources.list"
 for m in proc sys dev dev/pts; do mount --rbind "/$m" "$root/$m"; done
 mount -t tmpfs tmpfs "$root/tmp"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-# What a fresh machine of this kind has besides Debian: its Go toolchain.
+# What a fresh machine of this kind has besides Debian: its Go toolchain,
+# and the certificate authorities its image adds to the system's trust
+# (ca-certificates takes them in when the README's first command installs it).
 mkdir -p "$root/usr/local/go"; mount --bind -o ro /usr/local/go "$root/usr/local/go"
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+fi
 git clone -q "$repo" "$root/root/kjoin"
 
 rc=0
