@@ -7,6 +7,7 @@ source "$(dirname "$0")/../tests/integration/lib.sh"
 
 d=$(mktemp -d)
 trap 'stop_nginx "$d"; rm -rf "$d"' EXIT
+export KUBECACHEDIR=$d/kube-cache # kubectl's cache goes with the demo, not into ~/.kube
 # Bold headings only on a terminal, and never with NO_COLOR (https://no-color.org).
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
   step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }

@@ -43,6 +43,9 @@ inroot() { chroot "$root" env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
 step debootstrap debootstrap "$suite" "$root" "$mirror"
 # deb lines only, as a fresh machine has them.
 echo "deb $mirror $suite main" >"$root/etc/apt/sources.list"
+# The root is a mount point of its own, as / is on a machine (a private
+# mount namespace needs one to make its mounts private).
+mount --bind "$root" "$root"
 for m in proc sys dev dev/pts; do mount --rbind "/$m" "$root/$m"; done
 mount -t tmpfs tmpfs "$root/tmp"
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true

@@ -37,9 +37,12 @@ ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$
 ldflags+=" -X $pkg.buildDate=1970-01-01T00:00:00Z"
 ldflags+=" -X k8s.io/client-go/pkg/version.gitVersion=$version -X k8s.io/client-go/pkg/version.gitMajor=1"
 ldflags+=" -X k8s.io/client-go/pkg/version.gitMinor=$minor"
-export CGO_ENABLED=0 GOFLAGS=-modcacherw GOTOOLCHAIN=local
+export CGO_ENABLED=0 GOFLAGS="-modcacherw -buildvcs=false" GOTOOLCHAIN=local
 log=$(mktemp "${TMPDIR:-/tmp}/kjoin-kube-build-mod.XXXXXX")
-trap 'rm -f "$log"' EXIT
+# Go keeps telemetry counters under the user's configuration directory: a
+# temporary one, so that the build leaves nothing there (only its caches).
+export XDG_CONFIG_HOME; XDG_CONFIG_HOME=$(mktemp -d "${TMPDIR:-/tmp}/kjoin-go-config.XXXXXX")
+trap 'rm -rf "$log" "$XDG_CONFIG_HOME"' EXIT
 cd "$mod"
 if ! have_all; then
   echo "kube-build-mod: building ${bins[*]} $version with $(go version | cut -d' ' -f3) (about 30 minutes on 2 cores, once per machine)" >&2

@@ -13,7 +13,9 @@ CLUSTER_INFO_PATH=/api/v1/namespaces/kube-public/configmaps/cluster-info
 # one built with the newest control plane, which works; a broken one that
 # happens to be on PATH is never used), else the machine's (the demo).
 KUBECTL=${KUBECTL:-$(command -v kubectl || echo kubectl)}
-kubectl() { "$KUBECTL" "$@"; }
+# Its cache goes where KUBECACHEDIR says (--cache-dir: kubectl v1.20 ignores
+# the variable), never into ~/.kube.
+kubectl() { "$KUBECTL" ${KUBECACHEDIR:+--cache-dir "$KUBECACHEDIR"} "$@"; }
 
 need() {
   local t
