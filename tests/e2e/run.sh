@@ -11,6 +11,8 @@ e2e_bins || { echo "e2e: no control plane binaries (run 'make deps')" >&2; exit 
 command -v jq >/dev/null || { echo "e2e: jq missing (run 'make deps')" >&2; exit 1; }
 
 ROOT=$(mktemp -d)
+# kubectl's cache stays with the run, even outside tests/check.sh.
+export KUBECACHEDIR=${KUBECACHEDIR:-$ROOT/kube-cache}
 cleanup() {
   local rc=$?
   # On failure the control plane's logs are kept (the folder is not the

@@ -9,6 +9,8 @@ source "$here/../lib/throwaway.sh"
 need jq
 
 ROOT=$(mktemp -d)
+# kubectl's cache stays with the run, even outside tests/check.sh.
+export KUBECACHEDIR=${KUBECACHEDIR:-$ROOT/kube-cache}
 export NGINX_REGISTRY=$ROOT/nginx-started
 cleanup() {
   local rc=$?
