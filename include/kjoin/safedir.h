@@ -25,12 +25,22 @@ typedef struct kjoin_safedir {
 kjoin_code kjoin_safedir_check(const char *what, const char *path, const struct stat *st, bool secret,
                                kjoin_err *err);
 
-/* Opens path (with create, making it and missing parents 0700 first). Every
- * directory above it must be this user's or root's and writable by no one
- * else unless sticky (/tmp); the directory itself passes
- * kjoin_safedir_check and is not a symlink. Errors: KJOIN_E_USAGE (refused,
- * missing), KJOIN_E_OUTPUT (cannot be created). */
-kjoin_code kjoin_safedir_open(const char *path, bool create, kjoin_safedir *d, kjoin_err *err);
+/* How a directory may be opened. */
+enum {
+    KJOIN_SAFEDIR_CREATE = 1, /* make it and missing parents (0700) first */
+    /* Accept a sticky directory others may write in (/tmp), for writing one
+     * file by name: no one can swap our names there, and a file of theirs is
+     * never read as ours. Never for a directory whose contents kjoin trusts
+     * as a whole (a certs store, a PKI directory). */
+    KJOIN_SAFEDIR_SHARED_OK = 2
+};
+
+/* Opens path. Every directory above it must be this user's or root's and
+ * writable by no one else unless sticky; the directory itself passes
+ * kjoin_safedir_check (sticky accepted only with KJOIN_SAFEDIR_SHARED_OK)
+ * and is not a symlink. Errors: KJOIN_E_USAGE (refused, missing),
+ * KJOIN_E_OUTPUT (cannot be created). */
+kjoin_code kjoin_safedir_open(const char *path, unsigned flags, kjoin_safedir *d, kjoin_err *err);
 void kjoin_safedir_close(kjoin_safedir *d);
 
 /* Reads name: a regular file (never a symlink) passing kjoin_safedir_check,

@@ -107,7 +107,7 @@ static kjoin_code resolve(run *r, kjoin_err *err)
     r->pki_dir = s->pki_dir ? s->pki_dir : KJOIN_BOOTSTRAP_DEFAULT_PKI_DIR;
     snprintf(r->current, sizeof(r->current), "%s/" CURRENT, r->pki_dir);
     snprintf(r->key_tmp, sizeof(r->key_tmp), "%s/" KEY_TMP, r->pki_dir);
-    kjoin_code rc = kjoin_safedir_open(r->pki_dir, true, &r->pki, err);
+    kjoin_code rc = kjoin_safedir_open(r->pki_dir, KJOIN_SAFEDIR_CREATE, &r->pki, err);
     if (!rc && from_current)
         rc = subject_of_current(r, err);
     if (rc)

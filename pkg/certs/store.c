@@ -186,7 +186,7 @@ kjoin_code kjoin_store__open(const char *path, kjoin_store_mode mode, kjoin_stor
     s->dirfd = s->lockfd = s->genfd = -1;
     kjoin_safedir d;
     kjoin_err inner;
-    kjoin_code rc = kjoin_safedir_open(path, mode == KJOIN_STORE_CREATE, &d, &inner);
+    kjoin_code rc = kjoin_safedir_open(path, mode == KJOIN_STORE_CREATE ? KJOIN_SAFEDIR_CREATE : 0, &d, &inner);
     if (rc) {
         struct stat st;
         bool missing = rc == KJOIN_E_USAGE && stat(path, &st) != 0 && errno == ENOENT;

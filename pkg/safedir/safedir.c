@@ -87,14 +87,14 @@ static kjoin_code check_parents(const char *path, kjoin_err *err)
     return rc;
 }
 
-kjoin_code kjoin_safedir_open(const char *path, bool create, kjoin_safedir *d, kjoin_err *err)
+kjoin_code kjoin_safedir_open(const char *path, unsigned flags, kjoin_safedir *d, kjoin_err *err)
 {
     struct stat st;
     d->fd = -1;
     snprintf(d->path, sizeof(d->path), "%s", path);
     if (strlen(path) >= sizeof(d->path))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the path %.80s... is too long", path);
-    if (create && make_dirs(path) != 0)
+    if ((flags & KJOIN_SAFEDIR_CREATE) && make_dirs(path) != 0)
         return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create the directory %s: %s", path, strerror(errno));
     kjoin_code rc = check_parents(path, err);
     if (rc)
@@ -107,8 +107,8 @@ kjoin_code kjoin_safedir_open(const char *path, bool create, kjoin_safedir *d, k
     if (fstat(d->fd, &st) != 0)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot stat %s: %s", path, strerror(errno));
     else {
-        if (st.st_mode & S_ISVTX) /* sticky (/tmp): others cannot swap our names, and theirs are refused */
-            st.st_mode &= ~(mode_t)022;
+        if ((flags & KJOIN_SAFEDIR_SHARED_OK) && (st.st_mode & S_ISVTX))
+            st.st_mode &= ~(mode_t)022; /* sticky (/tmp): see KJOIN_SAFEDIR_SHARED_OK */
         rc = kjoin_safedir_check("the directory", path, &st, false, err);
     }
     if (rc)

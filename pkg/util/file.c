@@ -83,7 +83,7 @@ kjoin_code kjoin_file_write_mode(const char *path, const void *data, size_t len,
     if (!*base)
         return kjoin_err_set(err, KJOIN_E_OUTPUT, "%s names a directory, not a file", path);
     kjoin_safedir d;
-    kjoin_code rc = kjoin_safedir_open(dir, true, &d, err);
+    kjoin_code rc = kjoin_safedir_open(dir, KJOIN_SAFEDIR_CREATE | KJOIN_SAFEDIR_SHARED_OK, &d, err);
     if (!rc)
         rc = kjoin_safedir_write(&d, base, data, len, mode, force, result, err);
     kjoin_safedir_close(&d);

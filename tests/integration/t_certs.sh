@@ -193,6 +193,10 @@ t_certs_store_checks_owners_modes_and_links() {
   chmod 777 "$T/pki"
   kj 2 certs rotate --dir "$T/pki" || return 1
   err_has "writable by group or others (mode 0777)" || return 1
+  # Sticky changes nothing for a store: others could still create names in it.
+  chmod 1777 "$T/pki"
+  kj 2 certs rotate --dir "$T/pki" || return 1
+  err_has "writable by group or others (mode 1777)" || return 1
   chmod 700 "$T/pki"
   # A generation-looking symlink to a directory that must survive the cleanup of leftovers.
   mkdir -p "$T/precious"; echo keep >"$T/precious/file"

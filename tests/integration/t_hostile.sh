@@ -154,6 +154,9 @@ bootstrap_planted_key() {
   # A group-writable directory above.
   [ $rc = 0 ] && rm "$pki/kubelet-client.key.tmp" && chmod 775 "$open" && tls_bootstrap 2 "$pki" &&
     err_has "writable by group or others" || rc=1
+  # A sticky directory others may write in is no PKI directory (anyone could plant a key there).
+  [ $rc = 0 ] && chmod 755 "$open" && chmod 1777 "$pki" && tls_bootstrap 2 "$pki" &&
+    err_has "the directory $pki is writable by group or others (mode 1777)" && chmod 700 "$pki" || rc=1
   [ $rc = 0 ] && [ "$(requests POST)" = 0 ] || { fail "a CSR was sent with a refused key"; rc=1; }
   [ $rc = 0 ] && nothing_issued "$pki" || rc=1
   # Control: the same directory, once it is root's alone, bootstraps with a key of ours.
