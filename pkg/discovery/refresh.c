@@ -107,6 +107,12 @@ kjoin_code kjoin_refresh(const kjoin_refresh_opts *o, kjoin_refresh_result *out,
         rc = current_cluster(o->kubeconfig, text, len, &cur, err);
     if (!rc && !cur.ca_pem)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s has no certificate authority to verify the refresh with", o->kubeconfig);
+    /* Before the network, as every other input: the file must be one whose
+     * CA data can be rewritten (data, not a certificate-authority path). */
+    if (!rc && !(rc = kjoin_kubeconfig_replace_ca(text, len, cur.ca_pem, cur.ca_len, &rewritten, &new_len, err))) {
+        kjoin_free_wiped(rewritten, new_len);
+        rewritten = NULL, new_len = 0;
+    }
     if (!rc && (!(url = malloc(strlen(cur.server) + sizeof(KJOIN_CLUSTER_INFO_PATH))) || !(conn = kjoin_http_conn_new())))
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     else if (!rc)

@@ -4,7 +4,7 @@
 #include <kjoin/kubeconfig.h>
 #include <kjoin/util.h>
 
-#include "../yamldoc/yamldoc.h"
+#include "internal.h"
 
 #define BAD KJOIN_E_TRUST /* a malformed discovery document is discovery data gone wrong */
 
@@ -107,8 +107,7 @@ static kjoin_code clusters_of(kjoin_yaml *y, yaml_node_t **out, kjoin_err *err)
     return rc;
 }
 
-/* The entry of seq whose "name" is name (NULL or "" for the unnamed one). */
-static yaml_node_t *find_named(kjoin_yaml *y, yaml_node_t *seq, const char *name)
+yaml_node_t *kjoin_kubeconfig__find_named(kjoin_yaml *y, yaml_node_t *seq, const char *name)
 {
     for (size_t i = 0; i < kjoin_yaml__len(seq); i++) {
         yaml_node_t *entry = kjoin_yaml__item(y, seq, i), *n = NULL;
@@ -179,13 +178,13 @@ static kjoin_code pick_discovery_cluster(kjoin_yaml *y, parse_job *job, kjoin_er
         return rc;
     if (kjoin_yaml__len(clusters) == 0)
         return kjoin_err_set(err, BAD, "the discovery file defines no cluster");
-    yaml_node_t *entry = find_named(y, clusters, "");
+    yaml_node_t *entry = kjoin_kubeconfig__find_named(y, clusters, "");
     if (!entry && current && *current) {
-        yaml_node_t *ctx_entry = find_named(y, contexts, current), *ctx = NULL;
+        yaml_node_t *ctx_entry = kjoin_kubeconfig__find_named(y, contexts, current), *ctx = NULL;
         const char *cluster_name = NULL;
         if (ctx_entry && !kjoin_yaml__get(y, ctx_entry, "context", &ctx, BAD, NULL) && ctx &&
             !opt_string(y, ctx, "cluster", &cluster_name, NULL) && cluster_name)
-            entry = find_named(y, clusters, cluster_name);
+            entry = kjoin_kubeconfig__find_named(y, clusters, cluster_name);
     }
     if (!entry)
         return kjoin_err_set(err, BAD,

@@ -8,22 +8,11 @@
 #include <kjoin/kubeconfig.h>
 #include <kjoin/util.h>
 
-#include "../yamldoc/yamldoc.h"
+#include "internal.h"
 
 #define CA_KEY "certificate-authority-data"
 /* Aliases make a tree larger than its text; a kubeconfig has no use for it. */
 #define MAX_VISITS 2000000
-
-static yaml_node_t *named(kjoin_yaml *y, yaml_node_t *list, const char *name)
-{
-    for (size_t i = 0; i < kjoin_yaml__len(list); i++) {
-        yaml_node_t *e = kjoin_yaml__item(y, list, i), *n = NULL;
-        const char *s = kjoin_yaml__get(y, e, "name", &n, KJOIN_E_USAGE, NULL) ? NULL : kjoin_yaml__str(n);
-        if (s && strcmp(s, name) == 0)
-            return e;
-    }
-    return NULL;
-}
 
 /* The certificate-authority-data node of the current context's cluster (or
  * of the only cluster when there is no current context), or NULL. */
@@ -34,13 +23,13 @@ static yaml_node_t *current_ca_node(kjoin_yaml *y)
     const char *name = NULL;
     if (!kjoin_yaml__get(y, root, "current-context", &cc, KJOIN_E_USAGE, NULL) && kjoin_yaml__str(cc) &&
         *kjoin_yaml__str(cc) && !kjoin_yaml__get(y, root, "contexts", &contexts, KJOIN_E_USAGE, NULL)) {
-        yaml_node_t *entry = named(y, contexts, kjoin_yaml__str(cc)), *c = NULL;
+        yaml_node_t *entry = kjoin_kubeconfig__find_named(y, contexts, kjoin_yaml__str(cc)), *c = NULL;
         if (entry && !kjoin_yaml__get(y, entry, "context", &ctx, KJOIN_E_USAGE, NULL) &&
             !kjoin_yaml__get(y, ctx, "cluster", &c, KJOIN_E_USAGE, NULL))
             name = kjoin_yaml__str(c);
     }
     kjoin_yaml__get(y, root, "clusters", &clusters, KJOIN_E_USAGE, NULL);
-    yaml_node_t *entry = name ? named(y, clusters, name)
+    yaml_node_t *entry = name ? kjoin_kubeconfig__find_named(y, clusters, name)
                          : kjoin_yaml__len(clusters) == 1 ? kjoin_yaml__item(y, clusters, 0)
                                                           : NULL;
     if (entry && !kjoin_yaml__get(y, entry, "cluster", &cluster, KJOIN_E_USAGE, NULL) && cluster)

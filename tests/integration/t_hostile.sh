@@ -107,6 +107,12 @@ J
     kj 0 refresh --kubeconfig "$T/$style.conf" || { fail "style $style: not stable"; return 1; }
     err_has "unchanged (2 certificate(s))" || return 1
   done
+  # A CA given as a path cannot be rewritten: exit 2 before anything is asked.
+  node_kubeconfig plain "$C/ca.crt" | sed "s|certificate-authority-data: .*|certificate-authority: $C/ca.crt|" >"$T/path.conf"
+  : >"$T/h/requests.log"
+  kj 2 refresh --kubeconfig "$T/path.conf" || return 1
+  err_has "a certificate-authority path is not rewritten" || return 1
+  [ "$(requests)" = 0 ] || fail "the server was asked before the input was checked" || return 1
 }
 t_hostile_refresh_rewrites_every_yaml_style() { with_hostile refresh_styles; }
 
