@@ -106,7 +106,8 @@ kjoin_code kjoin_file_write_atomic(const char *path, const void *data, size_t le
  * Writes at most cap bytes into out and returns out. */
 char *kjoin_url_redact(const char *url, char *out, size_t cap);
 
-/* Copies in (NULL is "") into out, at most cap bytes with the NUL, as it may
+/* Copies in (NULL is "") into out (which may be in itself: nothing is
+ * written ahead of what was read), at most cap bytes with the NUL, as it may
  * reach a terminal or a log: control characters (C0, DEL, C1), carriage
  * returns and bytes that are not UTF-8 become '?', except '\n' and '\t' with
  * keep_newlines; a bootstrap token ("abcdef.0123456789abcdef") keeps only
