@@ -135,6 +135,6 @@ t_e2e_join_config_from_kubeadm_join_defaults() {
     err_has "$field" || return 1
   done
   # The token from the file authenticates: the written kubeconfig can ask for a CSR.
-  kubectl --kubeconfig "$T/bootstrap.conf" auth can-i create certificatesigningrequests 2>&1 | grep -qx yes ||
-    fail "the kubeconfig from --config cannot create CSRs"
+  kubectl --kubeconfig "$T/bootstrap.conf" auth can-i create certificatesigningrequests >"$T/can" 2>&1
+  grep -qx yes "$T/can" || fail "the kubeconfig from --config cannot create CSRs: $(cat "$T/can")"
 }

@@ -143,10 +143,13 @@ t_e2e_tokens_cross_tools_use_and_delete() {
   kj 0 join "$E2E_ENDPOINT" --token "$a" --discovery-token-ca-cert-hash "$E2E_PIN" --kubeconfig-out "$T/a.conf" \
     --discovery-timeout 30s || return 1
   kj 0 token delete "${a%%.*}" --kubeconfig "$E2E_ADMIN" || return 1
-  ! kadm token list 2>/dev/null | grep -q "^${a%%.*}\." || fail "kubeadm still lists the token kjoin deleted" || return 1
+  # (Listed into a file first: under pipefail, grep -q ending the pipe early would fail the list.)
+  kadm token list >"$T/list-a" 2>/dev/null || { fail "kubeadm token list"; return 1; }
+  ! grep -q "^${a%%.*}\." "$T/list-a" || fail "kubeadm still lists the token kjoin deleted" || return 1
   # kjoin makes one, kubeadm lists and deletes it; then nothing joins with it.
   KJ_STDOUT_SECRET=1 kj 0 token create "$b" --kubeconfig "$E2E_ADMIN" --ttl 10m || return 1
-  kadm token list 2>/dev/null | grep -q "^${b%%.*}\." || fail "kubeadm does not list kjoin's token" || return 1
+  kadm token list >"$T/list-b" 2>/dev/null || { fail "kubeadm token list"; return 1; }
+  grep -q "^${b%%.*}\." "$T/list-b" || fail "kubeadm does not list kjoin's token" || return 1
   kadm token delete "${b%%.*}" >/dev/null 2>&1 || { fail "kubeadm token delete of kjoin's token"; return 1; }
   kj 0 token list --kubeconfig "$E2E_ADMIN" -o json || return 1
   ! jq -e --arg id "${b%%.*}" '.tokens[] | select(.tokenID == $id)' "$OUT" >/dev/null ||
