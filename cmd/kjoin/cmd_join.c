@@ -13,6 +13,7 @@
 #include <kjoin/join.h>
 #include <kjoin/kubeconfig.h>
 #include <kjoin/util.h>
+#include <kjoin/worker.h>
 
 #include "cli.h"
 #include "verbs.h"
@@ -41,6 +42,9 @@ enum {
     OPT_KUBELET_KUBECONFIG,
     OPT_KUBELET_PKI_DIR,
     OPT_KEY_TYPE,
+    OPT_SKIP_PHASES,
+    OPT_IGNORE_PREFLIGHT,
+    OPT_CRI_SOCKET,
     OPT_NODE_LOCAL,   /* kubeadm's node-local flags: accepted, reported once */
     OPT_CONTROL_PLANE, /* kubeadm's control-plane join: refused */
 };
@@ -73,9 +77,10 @@ static const cli_opt join_opts[] = {
     {OPT_KUBELET_KUBECONFIG, "kubelet-kubeconfig", 0, true, "FILE", "with --tls-bootstrap: kubelet.conf (default /etc/kubernetes/kubelet.conf)"},
     {OPT_KUBELET_PKI_DIR, "kubelet-pki-dir", 0, true, "DIR", "with --tls-bootstrap: the client certificates (default /var/lib/kubelet/pki)"},
     {OPT_KEY_TYPE, "key-type", 0, true, "TYPE", "with --tls-bootstrap: ecdsa-p256 (default), rsa2048, rsa3072, rsa4096, ed25519"},
-    {OPT_NODE_LOCAL, "cri-socket", 0, true, "PATH", "kubeadm's: accepted, does not apply (no container runtime)"},
-    {OPT_NODE_LOCAL, "ignore-preflight-errors", 0, true, "LIST", "kubeadm's: accepted, does not apply (no preflight)"},
-    {OPT_NODE_LOCAL, "skip-phases", 0, true, "LIST", "kubeadm's: accepted, does not apply (kjoin runs discovery only)"},
+    {OPT_SKIP_PHASES, "skip-phases", 0, true, "LIST",
+     "phases not to run: preflight, kubelet-start, kubelet-wait-bootstrap (discovery alone: preflight,kubelet-start)"},
+    {OPT_IGNORE_PREFLIGHT, "ignore-preflight-errors", 0, true, "LIST", "preflight checks whose errors are only warnings (names, or all)"},
+    {OPT_CRI_SOCKET, "cri-socket", 0, true, "PATH", "the container runtime's socket (default: containerd's or CRI-O's, whichever exists)"},
     {OPT_NODE_LOCAL, "patches", 0, true, "DIR", "kubeadm's: accepted, does not apply (no manifests)"},
     {OPT_CONTROL_PLANE, "control-plane", 0, false, NULL, "kubeadm's control-plane join: refused"},
     {OPT_CONTROL_PLANE, "certificate-key", 0, true, "KEY", "kubeadm's control-plane join: refused"},
@@ -84,11 +89,15 @@ static const cli_opt join_opts[] = {
 };
 
 static const cli_verb join_verb = {
-    .usage = "kjoin join ENDPOINT... [flags] | kjoin join --discovery-file SOURCE [flags] | kjoin join --config FILE",
-    .summary = "Discover a cluster and write a TLS-bootstrap kubeconfig. With ENDPOINTs (host:port,\n"
-               "ipv4:port or [ipv6]:port, optionally with https://; several are tried in turn) it\n"
-               "runs token discovery with a CA pin; with --discovery-file it trusts a kubeconfig\n"
-               "distributed out of band; --config reads both from a kubeadm JoinConfiguration.",
+    .usage = "kjoin join [phase NAME] ENDPOINT... [flags] | kjoin join --discovery-file SOURCE [flags] | kjoin join --config FILE",
+    .summary = "Join this machine to a cluster as a worker, as kubeadm join does: preflight, discovery,\n"
+               "kubelet-start (the cluster's kubelet configuration, the node's flags, the kubelet\n"
+               "started) and kubelet-wait-bootstrap (until the Node is registered). With ENDPOINTs\n"
+               "(host:port, ipv4:port or [ipv6]:port, optionally with https://; several are tried in\n"
+               "turn) discovery uses a token and a CA pin; with --discovery-file it trusts a kubeconfig\n"
+               "distributed out of band; --config reads both from a kubeadm JoinConfiguration.\n"
+               "Discovery alone (the bootstrap kubeconfig only): --skip-phases preflight,kubelet-start.\n"
+               "'kjoin join phase NAME' runs one phase.",
     .opts = join_opts,
     .n_opts = sizeof(join_opts) / sizeof(join_opts[0]),
     .min_args = 0,
@@ -111,6 +120,8 @@ typedef struct join_args {
     bool tls_bootstrap;
     const char *bootstrap_flag; /* a --tls-bootstrap flag given (refused without it) */
     kjoin_bootstrap_spec bootstrap;
+    const char *skip_phases, *ignore_preflight, *cri_socket;
+    unsigned only_phase;        /* kjoin join phase NAME */
 } join_args;
 
 /* A token flag's value: copied, and scrubbed from argv so ps never shows it. */
@@ -139,6 +150,13 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
             a->ignored[a->n_ignored++] = cli_current_flag;
         break;
     case OPT_CONTROL_PLANE: a->refused = cli_current_flag; break;
+    case OPT_SKIP_PHASES: {
+        unsigned ignored_mask = 0;
+        a->skip_phases = arg;
+        return kjoin_phases_parse(arg, &ignored_mask, err); /* checked now, so the message names the flag */
+    }
+    case OPT_IGNORE_PREFLIGHT: a->ignore_preflight = arg; break;
+    case OPT_CRI_SOCKET: a->cri_socket = arg; break;
     case OPT_TOKEN: s->token = take_secret(a, 0, arg); break;
     case OPT_DISCOVERY_TOKEN: s->discovery_token = take_secret(a, 1, arg); break;
     case OPT_TLS_TOKEN: s->tls_bootstrap_token = take_secret(a, 2, arg); break;
@@ -189,6 +207,7 @@ static const cli_field flag_names[] = {
     {"ca_cert_path", "--ca-cert-path"},
     {"flavor", "--flavor"},
     {"force", "--force"},
+    {"cri_socket", "--cri-socket"},
 };
 
 /* ...and as a JoinConfiguration names them. */
@@ -204,6 +223,7 @@ static const cli_field config_names[] = {
     {"cluster_name", "--cluster-name"},
     {"kubeconfig_out", "--kubeconfig-out"},
     {"force", "--force"},
+    {"cri_socket", "nodeRegistration.criSocket"},
 };
 
 typedef struct log_ctx {
@@ -228,7 +248,8 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
 {
     if (a->spec.flavor == KJOIN_FLAVOR_K3S)
         return kjoin_err_set(err, KJOIN_E_USAGE, "--config holds a kubeadm JoinConfiguration, not a K3s join");
-    if (n_args || a->from_flags || kjoin_pinset_count(a->pins) || a->spec.node_name || a->spec.ca_cert_path)
+    if (n_args || a->from_flags || kjoin_pinset_count(a->pins) || a->spec.node_name || a->spec.ca_cert_path ||
+        a->cri_socket)
         return kjoin_err_set(err, KJOIN_E_USAGE,
                              "--config cannot be mixed with ENDPOINTs, discovery or node flags (as kubeadm); put "
                              "them in the JoinConfiguration");
@@ -251,47 +272,177 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     return KJOIN_OK;
 }
 
-static void print_result(const join_args *a, const kjoin_join_spec *s, const kjoin_join_outcome *o,
+static json_object *node_json(const kjoin_worker_outcome *w)
+{
+    json_object *node = json_object_new_object(), *phases = json_object_new_array(),
+                *findings = json_object_new_array(), *files = json_object_new_array(), *steps = json_object_new_array();
+    const unsigned bits[] = {KJOIN_PHASE_PREFLIGHT, KJOIN_PHASE_KUBELET_START, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP};
+    for (size_t i = 0; i < 3; i++) {
+        if (!(w->ran & bits[i]))
+            continue;
+        json_object *p = json_object_new_object();
+        json_object_object_add(p, "name", json_object_new_string(kjoin_phase_name(bits[i])));
+        json_object_object_add(p, "elapsedMs", json_object_new_int64(w->phase_ms[i]));
+        json_object_array_add(phases, p);
+    }
+    for (size_t i = 0; i < w->preflight.n; i++) {
+        const kjoin_preflight_finding *f = &w->preflight.items[i];
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "name", json_object_new_string(f->name));
+        json_object_object_add(o, "level", json_object_new_string(!f->error ? "warning" : f->ignored ? "ignored" : "error"));
+        json_object_object_add(o, "message", json_object_new_string(f->message));
+        json_object_array_add(findings, o);
+    }
+    for (size_t i = 0; i < w->kubelet.n_files; i++) {
+        char mode[8];
+        json_object *o = json_object_new_object();
+        snprintf(mode, sizeof(mode), "%04o", w->kubelet.files[i].mode);
+        json_object_object_add(o, "path", json_object_new_string(w->kubelet.files[i].path));
+        json_object_object_add(o, "mode", json_object_new_string(mode));
+        json_object_array_add(files, o);
+    }
+    for (size_t i = 0; i < w->kubelet.n_steps; i++) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "name", json_object_new_string(w->kubelet.steps[i].name));
+        json_object_object_add(o, "elapsedMs", json_object_new_int64(w->kubelet.steps[i].ms));
+        json_object_array_add(steps, o);
+    }
+    json_object_object_add(node, "phases", phases);
+    json_object_object_add(node, "preflight", findings);
+    json_object_object_add(node, "files", files);
+    json_object_object_add(node, "steps", steps);
+    if (w->ran & KJOIN_PHASE_KUBELET_START) {
+        json_object_object_add(node, "nodeName", json_object_new_string(w->kubelet.node_name));
+        json_object_object_add(node, "serverMinor", json_object_new_int(w->kubelet.server_minor));
+        json_object_object_add(node, "kubeletConfigMap", json_object_new_string(w->kubelet.config_map));
+        json_object_object_add(node, "criSocket", json_object_new_string(w->preflight.cri_socket));
+        json_object_object_add(node, "kubelet", json_object_new_string(w->preflight.kubelet_version));
+        json_object_object_add(node, "systemd", json_object_new_boolean(w->kubelet.systemd));
+        json_object_object_add(node, "kubeletStartCommand",
+                               w->kubelet.start_command[0] ? json_object_new_string(w->kubelet.start_command) : NULL);
+    }
+    if (w->ran & KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP) {
+        json_object_object_add(node, "nodeRegistered", json_object_new_boolean(w->kubelet.node_registered));
+        json_object_object_add(node, "bootstrapKubeconfigRemoved", json_object_new_boolean(w->kubelet.bootstrap_removed));
+    }
+    return node;
+}
+
+static void print_result(const join_args *a, const kjoin_join_spec *s, const kjoin_worker_outcome *w,
                          const kjoin_bootstrap_result *tb, const char *join_id)
 {
+    const kjoin_join_outcome *o = &w->join;
     const kjoin_join_result *r = &o->result;
     static const char *const kinds[] = {"token", "file", "k3s"};
     json_object *root = json_object_new_object(), *certs = json_object_new_array();
+    bool wrote = o->written || (w->ran & KJOIN_PHASE_KUBELET_START);
     json_object_object_add(root, "joinID", json_object_new_string(join_id));
-    json_object_object_add(root, "kubeconfig", o->written ? json_object_new_string(s->kubeconfig_out) : NULL);
+    json_object_object_add(root, "kubeconfig", w->discovered && wrote ? json_object_new_string(s->kubeconfig_out) : NULL);
     json_object_object_add(root, "caCertPath", o->ca_written ? json_object_new_string(s->ca_cert_path) : NULL);
     json_object_object_add(root, "dryRun", json_object_new_boolean(s->dry_run));
-    json_object_object_add(root, "server", json_object_new_string(r->server));
-    json_object_object_add(root, "endpoint", json_object_new_string(r->endpoint));
-    json_object_object_add(root, "discovery", json_object_new_string(kinds[o->kind]));
-    json_object_object_add(root, "flavor", json_object_new_string(o->k3s ? "k3s" : "kubeadm"));
+    if (w->discovered) {
+        json_object_object_add(root, "server", json_object_new_string(r->server));
+        json_object_object_add(root, "endpoint", json_object_new_string(r->endpoint));
+        json_object_object_add(root, "discovery", json_object_new_string(kinds[o->kind]));
+        json_object_object_add(root, "flavor", json_object_new_string(o->k3s ? "k3s" : "kubeadm"));
+        json_object_object_add(root, "tokenID", *o->token_id ? json_object_new_string(o->token_id) : NULL);
+        for (size_t i = 0; i < kjoin_bundle_count(r->bundle); i++) {
+            const kjoin_cert_info *c = kjoin_bundle_cert(r->bundle, i);
+            if (c->trust == KJOIN_TRUST_ANCHOR || c->trust == KJOIN_TRUST_CHAINED)
+                json_object_array_add(certs, cli_cert_json(c, false));
+        }
+        json_object_object_add(root, "attempts", json_object_new_int((int)r->attempts));
+        json_object_object_add(root, "elapsedMs", json_object_new_int64(r->elapsed_ms));
+    }
     json_object_object_add(root, "clusterName",
                            json_object_new_string(s->cluster_name ? s->cluster_name : "kubernetes"));
     json_object_object_add(root, "nodeName", s->node_name ? json_object_new_string(s->node_name) : NULL);
-    json_object_object_add(root, "tokenID", *o->token_id ? json_object_new_string(o->token_id) : NULL);
-    for (size_t i = 0; i < kjoin_bundle_count(r->bundle); i++) {
-        const kjoin_cert_info *c = kjoin_bundle_cert(r->bundle, i);
-        if (c->trust == KJOIN_TRUST_ANCHOR || c->trust == KJOIN_TRUST_CHAINED)
-            json_object_array_add(certs, cli_cert_json(c, false));
-    }
     json_object_object_add(root, "caCertificates", certs);
-    json_object_object_add(root, "attempts", json_object_new_int((int)r->attempts));
-    json_object_object_add(root, "elapsedMs", json_object_new_int64(r->elapsed_ms));
+    json_object_object_add(root, "node", node_json(w));
     if (tb)
         json_object_object_add(root, "tlsBootstrap", cli_bootstrap_json(&a->bootstrap, tb));
     cli_print_json(root);
+}
+
+/* kjoin's own TLS bootstrap, from the bootstrap kubeconfig discovery wrote
+ * (or, in a full join, kubelet-start wrote before the kubelet starts). */
+typedef struct tls_run {
+    join_args *a;
+    const kjoin_join_spec *spec;
+    kjoin_bootstrap_result *tb;
+    bool done;
+} tls_run;
+
+static kjoin_code run_tls_bootstrap(void *ctx, kjoin_err *err)
+{
+    tls_run *t = ctx;
+    kjoin_bootstrap_spec *b = &t->a->bootstrap;
+    const kjoin_join_spec *spec = t->spec;
+    b->bootstrap_kubeconfig = spec->kubeconfig_out;
+    b->node_name = spec->node_name;
+    b->ca_cert_path = spec->ca_cert_path;
+    b->timeout_ms = spec->timeout_ms;
+    b->audit_id = spec->audit_id;
+    b->log = spec->log;
+    b->log_ctx = spec->log_ctx;
+    kjoin_code rc = kjoin_tls_bootstrap(b, t->tb, err);
+    if (rc)
+        cli_bootstrap_fail_names(err);
+    t->done = !rc;
+    return rc;
+}
+
+/* "kjoin join phase NAME ...": the phase's bit, and argv without the two words. */
+static kjoin_code take_phase(int *argc, char **argv, unsigned *only, kjoin_err *err)
+{
+    if (*argc < 2 || strcmp(argv[1], "phase") != 0)
+        return KJOIN_OK;
+    if (*argc < 3 || argv[2][0] == '-')
+        return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase NAME: NAME is preflight, kubelet-start or "
+                                                 "kubelet-wait-bootstrap");
+    kjoin_code rc = kjoin_phases_parse(argv[2], only, err);
+    if (!rc && (!*only || strchr(argv[2], ',')))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: one worker phase: preflight, kubelet-start or "
+                                               "kubelet-wait-bootstrap", argv[2]);
+    for (int i = 1; !rc && i + 2 <= *argc; i++)
+        argv[i] = argv[i + 2];
+    if (!rc)
+        *argc -= 2;
+    return rc;
+}
+
+/* The phases to run: one, or all but those skipped. kubelet-wait-bootstrap
+ * waits for what kubelet-start started: skipping that skips the wait too. */
+static kjoin_code phases_to_run(const join_args *a, const kjoin_join_config *cfg, unsigned *out, kjoin_err *err)
+{
+    unsigned skip = 0;
+    kjoin_code rc;
+    if (a->only_phase) {
+        *out = a->only_phase;
+        return KJOIN_OK;
+    }
+    if ((rc = kjoin_phases_parse(a->skip_phases, &skip, err)) ||
+        (rc = kjoin_phases_parse(cfg->skip_phases, &skip, err)))
+        return rc;
+    if (skip & KJOIN_PHASE_KUBELET_START)
+        skip |= KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP;
+    *out = KJOIN_PHASE_ALL & ~skip;
+    return KJOIN_OK;
 }
 
 int cmd_join(int argc, char **argv)
 {
     join_args a = {.format = cli_format_from_argv(argc, argv), .pins = kjoin_pinset_new()};
     kjoin_join_config cfg = {0};
-    kjoin_join_outcome outcome = {0};
+    kjoin_worker_outcome outcome = {0};
     kjoin_err err = {0};
-    char join_id[CLI_RUN_ID_LEN];
+    char join_id[CLI_RUN_ID_LEN], ignore[1200];
     log_ctx logs = {.names = flag_names, .n_names = sizeof(flag_names) / sizeof(flag_names[0])};
     int first = 0;
+    unsigned phases = 0;
     kjoin_code rc = a.pins ? KJOIN_OK : kjoin_err_set(&err, KJOIN_E_OTHER, "out of memory");
+    if (!rc)
+        rc = take_phase(&argc, argv, &a.only_phase, &err);
     if (!rc) {
         int parsed = cli_parse(&join_verb, argc, argv, on_opt, &a, &first, &err);
         if (parsed < 0) {
@@ -327,30 +478,42 @@ int cmd_join(int argc, char **argv)
     spec->log = log_line;
     spec->log_ctx = &logs;
     logs.verbosity = a.verbosity;
+    if (!rc)
+        rc = phases_to_run(&a, &cfg, &phases, &err);
+    if (!rc && spec->dry_run && !a.only_phase)
+        phases = 0; /* a dry run is discovery's: nothing on the node changes */
     if (!rc && !a.tls_bootstrap && a.bootstrap_flag)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--%s is for the TLS bootstrap: add --tls-bootstrap", a.bootstrap_flag);
     if (!rc && a.tls_bootstrap && spec->dry_run)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--tls-bootstrap writes the node's files: not with --dry-run");
-    if (!rc)
-        rc = kjoin_join(spec, &outcome, &err);
+    /* The ignore lists of the flag and of the file add up, as with kubeadm. */
+    snprintf(ignore, sizeof(ignore), "%s%s%s", a.ignore_preflight ? a.ignore_preflight : "",
+             a.ignore_preflight && cfg.ignore_preflight ? "," : "", cfg.ignore_preflight ? cfg.ignore_preflight : "");
     kjoin_bootstrap_result tb;
-    if (!rc && a.tls_bootstrap) {
-        kjoin_bootstrap_spec *b = &a.bootstrap;
-        b->bootstrap_kubeconfig = spec->kubeconfig_out;
-        b->node_name = spec->node_name;
-        b->ca_cert_path = spec->ca_cert_path;
-        b->timeout_ms = spec->timeout_ms;
-        b->audit_id = spec->audit_id;
-        b->log = spec->log;
-        b->log_ctx = spec->log_ctx;
-        if ((rc = kjoin_tls_bootstrap(b, &tb, &err)))
-            cli_bootstrap_fail_names(&err);
-    }
-    if (!rc && spec->dry_run && a.format == CLI_TEXT)
-        fwrite(outcome.result.kubeconfig, 1, outcome.result.kubeconfig_len, stdout);
+    tls_run tls = {.a = &a, .spec = spec, .tb = &tb};
+    bool start = phases & KJOIN_PHASE_KUBELET_START;
+    kjoin_worker_spec w = {
+        .join = spec,
+        .phases = phases,
+        .preflight = {.cri_socket = a.config ? cfg.cri_socket : a.cri_socket, .ignore = ignore,
+                      .paths = {.kubelet_kubeconfig = a.bootstrap.kubeconfig_out}},
+        .taints = (const char *const *)cfg.taints,
+        .n_taints = cfg.n_taints,
+        .extra_args = (const char *const *)cfg.extra_args,
+        .n_extra_args = cfg.n_extra_args,
+        .join_id = join_id,
+        .before_start = a.tls_bootstrap && start ? run_tls_bootstrap : NULL,
+        .before_start_ctx = &tls,
+    };
+    if (!rc)
+        rc = kjoin_worker_join(&w, &outcome, &err);
+    if (!rc && a.tls_bootstrap && !start && outcome.discovered)
+        rc = run_tls_bootstrap(&tls, &err);
+    if (!rc && spec->dry_run && outcome.discovered && a.format == CLI_TEXT)
+        fwrite(outcome.join.result.kubeconfig, 1, outcome.join.result.kubeconfig_len, stdout);
     if (!rc && a.format == CLI_JSON)
-        print_result(&a, spec, &outcome, a.tls_bootstrap ? &tb : NULL, join_id);
-    kjoin_join_outcome_release(&outcome);
+        print_result(&a, spec, &outcome, tls.done ? &tb : NULL, join_id);
+    kjoin_worker_outcome_release(&outcome);
     kjoin_join_config_release(&cfg);
     kjoin_pinset_free(a.pins);
     for (size_t i = 0; i < 3; i++) {

@@ -22,7 +22,8 @@ static const struct verb {
     bool network; /* libcurl is set up only for the verbs that need it */
     const char *help;
 } verbs[] = {
-    {"join", cmd_join, true, "discover a cluster from a bootstrap token and write a TLS-bootstrap kubeconfig"},
+    {"join", cmd_join, true, "join this machine as a worker: preflight, discovery, the kubelet started, its Node registered"},
+    {"reset", cmd_reset, true, "undo a worker join: stop the kubelet, remove exactly what the join made"},
     {"token", cmd_token, true, "bootstrap tokens, as kubeadm token: generate, create, list, delete"},
     {"ca-hash", cmd_ca_hash, false, "print the pins of each certificate of a CA bundle"},
     {"cluster-info", cmd_cluster_info, false, "cluster-info sign: build a signed cluster-info ConfigMap"},

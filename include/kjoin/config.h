@@ -28,6 +28,14 @@ typedef struct kjoin_join_config {
     char *file;                /* discovery.file.kubeConfigPath */
     char *node_name;           /* nodeRegistration.name */
     char *ca_cert_path;        /* caCertPath */
+    /* The node's registration and the phases, for a worker join: */
+    char *cri_socket;          /* nodeRegistration.criSocket */
+    char *ignore_preflight;    /* nodeRegistration.ignorePreflightErrors, comma-separated */
+    char *skip_phases;         /* skipPhases, comma-separated */
+    char **taints;             /* nodeRegistration.taints as "key=value:Effect" */
+    size_t n_taints;
+    char **extra_args;         /* nodeRegistration.kubeletExtraArgs as "name=value" */
+    size_t n_extra_args;
     /* What the caller should log, one line each: other documents of the
      * stream, and fields that mean nothing for kjoin (criSocket, patches, ...). */
     size_t n_notes;
@@ -36,8 +44,9 @@ typedef struct kjoin_join_config {
 
 /* Parses a stream of YAML documents ("---"), of which exactly one must be a
  * kubeadm.k8s.io/v1beta3 or v1beta4 JoinConfiguration. Every field is
- * honoured (discovery, timeouts.discovery, nodeRegistration.name, caCertPath,
- * dryRun), noted as not applying, or refused by name (controlPlane, unknown
+ * honoured (discovery, timeouts.discovery, nodeRegistration's name,
+ * criSocket, taints, kubeletExtraArgs and ignorePreflightErrors, caCertPath,
+ * skipPhases, dryRun), noted as not applying, or refused by name (controlPlane, unknown
  * fields), with its line and column; values are checked. *out is written
  * only on success. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_config *out, kjoin_err *err);

@@ -99,4 +99,8 @@ typedef struct kjoin_join_outcome {
 kjoin_code kjoin_join(const kjoin_join_spec *spec, kjoin_join_outcome *out, kjoin_err *err);
 void kjoin_join_outcome_release(kjoin_join_outcome *o);
 
+/* The CA certificates the discovery trusts (anchors and what chains to
+ * them), as PEM: newly-allocated, NULL (with *len 0) when there are none. */
+char *kjoin_join_trusted_ca_pem(const kjoin_join_result *r, size_t *len);
+
 #endif

@@ -28,6 +28,15 @@ void kjoin_join_config_release(kjoin_join_config *c)
     free(c->file);
     free(c->node_name);
     free(c->ca_cert_path);
+    free(c->cri_socket);
+    free(c->ignore_preflight);
+    free(c->skip_phases);
+    for (size_t i = 0; i < c->n_taints; i++)
+        free(c->taints[i]);
+    for (size_t i = 0; i < c->n_extra_args; i++)
+        free(c->extra_args[i]);
+    free(c->taints);
+    free(c->extra_args);
     memset(c, 0, sizeof(*c));
 }
 
@@ -223,20 +232,138 @@ static kjoin_code read_inapplicable(kjoin_yaml *y, yaml_node_t *map, const char 
     return KJOIN_OK;
 }
 
+/* Appends text to a growing list. */
+static kjoin_code push(char ***list, size_t *n, const char *text, kjoin_err *err)
+{
+    char **grown = realloc(*list, (*n + 1) * sizeof(**list));
+    if (!grown)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    *list = grown;
+    return keep(text, &grown[(*n)++], err) ? (*n)--, KJOIN_E_OTHER : KJOIN_OK;
+}
+
+/* A sequence of strings, kept comma-separated (ignorePreflightErrors, skipPhases). */
+static kjoin_code string_list(kjoin_yaml *y, yaml_node_t *map, const char *where, const char *key, char **out,
+                              kjoin_err *err)
+{
+    yaml_node_t *seq = NULL;
+    char joined[1024] = "";
+    kjoin_code rc = kjoin_yaml__get(y, map, key, &seq, BAD, err);
+    if (rc || !seq || kjoin_yaml__is_null(seq))
+        return rc;
+    if (seq->type != YAML_SEQUENCE_NODE)
+        return kjoin_err_set(err, BAD, "%s%s at line %zu must be a list", where, key, KJOIN_YAML_LINE(seq));
+    for (size_t i = 0; i < kjoin_yaml__len(seq); i++) {
+        yaml_node_t *item = kjoin_yaml__item(y, seq, i);
+        const char *v = kjoin_yaml__str(item);
+        size_t used = strlen(joined);
+        if (!v || !*v || strchr(v, ','))
+            return kjoin_err_set(err, BAD, "%s%s at line %zu: each item is one name", where, key,
+                                 KJOIN_YAML_LINE(item));
+        if ((size_t)snprintf(joined + used, sizeof(joined) - used, "%s%s", used ? "," : "", v) >=
+            sizeof(joined) - used)
+            return kjoin_err_set(err, BAD, "%s%s at line %zu is too long", where, key, KJOIN_YAML_LINE(seq));
+    }
+    return keep(joined, out, err);
+}
+
+/* taints: [{key, value, effect}] as the kubelet's --register-with-taints takes them. */
+static kjoin_code read_taints(kjoin_yaml *y, yaml_node_t *nr, kjoin_join_config *c, kjoin_err *err)
+{
+    static const char *const keys[] = {"key", "value", "effect", "timeAdded"};
+    static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
+    yaml_node_t *seq = NULL, *node;
+    kjoin_code rc = kjoin_yaml__get(y, nr, "taints", &seq, BAD, err);
+    if (rc || !seq || kjoin_yaml__is_null(seq))
+        return rc;
+    if (seq->type != YAML_SEQUENCE_NODE)
+        return kjoin_err_set(err, BAD, "nodeRegistration.taints at line %zu must be a list", KJOIN_YAML_LINE(seq));
+    for (size_t i = 0; i < kjoin_yaml__len(seq); i++) {
+        yaml_node_t *t = kjoin_yaml__item(y, seq, i);
+        const char *key, *value, *effect;
+        char text[400];
+        if ((rc = only_keys(y, t, "nodeRegistration.taints[]", keys, 4, err)) ||
+            (rc = string_field(y, t, "nodeRegistration.taints[]", "key", &key, &node, err)) ||
+            (rc = string_field(y, t, "nodeRegistration.taints[]", "value", &value, &node, err)) ||
+            (rc = string_field(y, t, "nodeRegistration.taints[]", "effect", &effect, &node, err)))
+            return rc;
+        bool known = false;
+        for (size_t e = 0; effect && e < 3; e++)
+            known |= !strcmp(effect, effects[e]);
+        if (!key || !*key || strpbrk(key, "=:,") || (value && strpbrk(value, "=:,")) || !known)
+            return kjoin_err_set(err, BAD, "nodeRegistration.taints at line %zu: a taint needs a key, an effect "
+                                 "(NoSchedule, PreferNoSchedule or NoExecute) and no \"=\", \":\" or \",\" in them",
+                                 KJOIN_YAML_LINE(t));
+        if ((size_t)snprintf(text, sizeof(text), "%s%s%s:%s", key, value && *value ? "=" : "",
+                             value ? value : "", effect) >= sizeof(text))
+            return kjoin_err_set(err, BAD, "nodeRegistration.taints at line %zu is too long", KJOIN_YAML_LINE(t));
+        if ((rc = push(&c->taints, &c->n_taints, text, err)))
+            return rc;
+    }
+    return KJOIN_OK;
+}
+
+static kjoin_code push_arg(kjoin_join_config *c, const char *name, const char *value, yaml_node_t *at, kjoin_err *err)
+{
+    char text[1200];
+    if (!name || !*name || !value || (size_t)snprintf(text, sizeof(text), "%s=%s", name, value) >= sizeof(text))
+        return kjoin_err_set(err, BAD, "nodeRegistration.kubeletExtraArgs at line %zu: each argument needs a name "
+                             "and a value", KJOIN_YAML_LINE(at));
+    return push(&c->extra_args, &c->n_extra_args, text, err);
+}
+
+/* kubeletExtraArgs: a map in v1beta3, a list of {name, value} in v1beta4. */
+static kjoin_code read_extra_args(kjoin_yaml *y, yaml_node_t *nr, kjoin_join_config *c, kjoin_err *err)
+{
+    static const char *const keys[] = {"name", "value"};
+    yaml_node_t *args = NULL, *node;
+    bool v1beta3 = !strcmp(c->api_version, supported[0]);
+    kjoin_code rc = kjoin_yaml__get(y, nr, "kubeletExtraArgs", &args, BAD, err);
+    if (rc || !args || kjoin_yaml__is_null(args))
+        return rc;
+    if (v1beta3 ? args->type != YAML_MAPPING_NODE : args->type != YAML_SEQUENCE_NODE)
+        return kjoin_err_set(err, BAD, "nodeRegistration.kubeletExtraArgs at line %zu must be %s in %s",
+                             KJOIN_YAML_LINE(args), v1beta3 ? "a map of name: value" : "a list of {name, value}",
+                             c->api_version);
+    if (v1beta3) {
+        for (yaml_node_pair_t *p = args->data.mapping.pairs.start; p < args->data.mapping.pairs.top; p++)
+            if ((rc = push_arg(c, kjoin_yaml__str(yaml_document_get_node(&y->doc, p->key)),
+                               kjoin_yaml__str(yaml_document_get_node(&y->doc, p->value)), args, err)))
+                return rc;
+        return KJOIN_OK;
+    }
+    for (size_t i = 0; i < kjoin_yaml__len(args); i++) {
+        yaml_node_t *a = kjoin_yaml__item(y, args, i);
+        const char *name, *value;
+        if ((rc = only_keys(y, a, "nodeRegistration.kubeletExtraArgs[]", keys, 2, err)) ||
+            (rc = string_field(y, a, "nodeRegistration.kubeletExtraArgs[]", "name", &name, &node, err)) ||
+            (rc = string_field(y, a, "nodeRegistration.kubeletExtraArgs[]", "value", &value, &node, err)) ||
+            (rc = push_arg(c, name, value ? value : "", a, err)))
+            return rc;
+    }
+    return KJOIN_OK;
+}
+
 static kjoin_code read_node_registration(kjoin_yaml *y, yaml_node_t *root, kjoin_join_config *c, kjoin_err *err)
 {
-    static const char *const keys[] = {"name", "criSocket", "taints", "kubeletExtraArgs", "ignorePreflightErrors",
-                                       "imagePullPolicy", "imagePullSerial"};
-    const char *name;
+    static const char *const keys[] = {"name",          "criSocket",       "taints",         "kubeletExtraArgs",
+                                       "ignorePreflightErrors", "imagePullPolicy", "imagePullSerial"};
+    const char *name, *cri;
     yaml_node_t *nr = NULL, *node;
     kjoin_code rc = kjoin_yaml__get(y, root, "nodeRegistration", &nr, BAD, err);
     if (rc || !nr || kjoin_yaml__is_null(nr))
         return rc;
+    /* The image pull settings are for control-plane images: nothing to pull on a worker. */
     if ((rc = only_keys(y, nr, "nodeRegistration", keys, 7, err)) ||
-        (rc = read_inapplicable(y, nr, "nodeRegistration.", keys + 1, 6, c, err)) ||
-        (rc = string_field(y, nr, "nodeRegistration", "name", &name, &node, err)))
+        (rc = read_inapplicable(y, nr, "nodeRegistration.", keys + 5, 2, c, err)) ||
+        (rc = string_field(y, nr, "nodeRegistration", "name", &name, &node, err)) ||
+        (name && (rc = keep(name, &c->node_name, err))) ||
+        (rc = string_field(y, nr, "nodeRegistration", "criSocket", &cri, &node, err)) ||
+        (cri && (rc = keep(cri, &c->cri_socket, err))) ||
+        (rc = string_list(y, nr, "nodeRegistration.", "ignorePreflightErrors", &c->ignore_preflight, err)) ||
+        (rc = read_taints(y, nr, c, err)))
         return rc;
-    return name ? keep(name, &c->node_name, err) : KJOIN_OK;
+    return read_extra_args(y, nr, c, err);
 }
 
 static kjoin_code read_top_level(kjoin_yaml *y, yaml_node_t *root, bool v1beta3, kjoin_join_config *c,
@@ -244,7 +371,7 @@ static kjoin_code read_top_level(kjoin_yaml *y, yaml_node_t *root, bool v1beta3,
 {
     static const char *const keys[] = {"apiVersion", "kind",       "discovery", "nodeRegistration", "caCertPath",
                                        "dryRun",     "skipPhases", "patches",   "controlPlane",     "timeouts"};
-    static const char *const ignored[] = {"skipPhases", "patches"};
+    static const char *const ignored[] = {"patches"};
     static const char *const timeouts[] = {"controlPlaneComponentHealthCheck", "kubeletHealthCheck",
                                            "kubernetesAPICall", "etcdAPICall", "tlsBootstrap", "upgradeManifests",
                                            "discovery"};
@@ -257,7 +384,8 @@ static kjoin_code read_top_level(kjoin_yaml *y, yaml_node_t *root, bool v1beta3,
     if (cp && !kjoin_yaml__is_null(cp))
         return kjoin_err_set(err, BAD, "controlPlane at line %zu asks for a control-plane join, which kjoin does "
                                        "not do; use kubeadm join for that", KJOIN_YAML_LINE(cp));
-    if ((rc = read_inapplicable(y, root, "", ignored, 2, c, err)) ||
+    if ((rc = read_inapplicable(y, root, "", ignored, 1, c, err)) ||
+        (rc = string_list(y, root, "", "skipPhases", &c->skip_phases, err)) ||
         (rc = bool_field(y, root, "JoinConfiguration", "dryRun", &c->spec.dry_run, err)) ||
         (rc = string_field(y, root, "JoinConfiguration", "caCertPath", &value, &node, err)) ||
         (value && (rc = keep(value, &c->ca_cert_path, err))) || (rc = read_node_registration(y, root, c, err)) ||

@@ -319,6 +319,12 @@ static bool trusted(const kjoin_cert_info *c, void *ctx)
     return c->trust == KJOIN_TRUST_ANCHOR || c->trust == KJOIN_TRUST_CHAINED;
 }
 
+char *kjoin_join_trusted_ca_pem(const kjoin_join_result *r, size_t *len)
+{
+    *len = 0;
+    return r->bundle ? kjoin_bundle_pem_filter(r->bundle, trusted, NULL, len) : NULL;
+}
+
 static const char *written_word(kjoin_write_result w)
 {
     return w == KJOIN_WRITE_UNCHANGED ? "Unchanged:" : w == KJOIN_WRITE_REPLACED ? "Replaced" : "Wrote";
@@ -337,7 +343,7 @@ static kjoin_code write_outputs(const kjoin_join_spec *s, kjoin_join_outcome *o,
     if (!s->ca_cert_path)
         return KJOIN_OK;
     size_t len = 0;
-    char *pem = r->bundle ? kjoin_bundle_pem_filter(r->bundle, trusted, NULL, &len) : NULL;
+    char *pem = kjoin_join_trusted_ca_pem(r, &len);
     if (!pem || !len) {
         free(pem);
         return kjoin_err_set(err, KJOIN_E_OTHER, "no trusted CA certificate to write to %s", s->ca_cert_path);

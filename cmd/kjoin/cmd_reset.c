@@ -1,0 +1,91 @@
+/* kjoin reset: undo a worker join, as kubeadm reset does on a worker, but
+ * only what the join made. */
+#include <stdio.h>
+
+#include <kjoin/node.h>
+#include <kjoin/util.h>
+
+#include "cli.h"
+#include "verbs.h"
+
+enum { OPT_OUTPUT, OPT_VERBOSE, OPT_QUIET, OPT_KUBEADM };
+
+static const cli_opt reset_opts[] = {
+    {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
+    {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 1 lists each file removed"},
+    {OPT_QUIET, "quiet", 'q', false, NULL, "print errors only"},
+    {OPT_KUBEADM, "force", 'f', false, NULL, "kubeadm's: accepted (kjoin never prompts)"},
+};
+
+static const cli_verb reset_verb = {
+    .usage = "kjoin reset [-o json]",
+    .summary = "Stop the kubelet (systemd) and remove what kjoin join made on this node: its files\n"
+               "while they hold what it wrote, the kubelet's identity and state from that join, and\n"
+               "the directories it created. Other files are left and named. Running it again is fine.",
+    .opts = reset_opts,
+    .n_opts = sizeof(reset_opts) / sizeof(reset_opts[0]),
+    .min_args = 0,
+    .max_args = 0,
+};
+
+typedef struct reset_args {
+    cli_format format;
+    long verbosity;
+} reset_args;
+
+static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
+{
+    reset_args *a = ctx;
+    switch (id) {
+    case OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);
+    case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
+    case OPT_QUIET: a->verbosity = -1; break;
+    }
+    return KJOIN_OK;
+}
+
+static json_object *strings(char *const *list, size_t n)
+{
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; i < n; i++)
+        json_object_array_add(arr, json_object_new_string(list[i]));
+    return arr;
+}
+
+int cmd_reset(int argc, char **argv)
+{
+    reset_args a = {.format = cli_format_from_argv(argc, argv)};
+    kjoin_err err;
+    char run_id[CLI_RUN_ID_LEN];
+    int first = 0;
+    int p = cli_parse(&reset_verb, argc, argv, on_opt, &a, &first, &err);
+    if (p)
+        return p < 0 ? 0 : cli_fail(a.format, &err);
+    kjoin_reset_spec spec = {.log = cli_log_line, .log_ctx = &a.verbosity};
+    kjoin_reset_result r;
+    cli_run_id(run_id);
+    if (kjoin_reset(&spec, &r, &err))
+        return cli_fail(a.format, &err);
+    if (a.format == CLI_JSON) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "runID", json_object_new_string(run_id));
+        json_object_object_add(o, "joined", json_object_new_boolean(r.had_state));
+        json_object_object_add(o, "nodeName", r.had_state ? json_object_new_string(r.node_name) : NULL);
+        json_object_object_add(o, "kubeletStopped", json_object_new_boolean(r.kubelet_stopped));
+        json_object_object_add(o, "removed", strings(r.removed, r.n_removed));
+        json_object_object_add(o, "left", strings(r.kept, r.n_kept));
+        cli_print_json(o);
+    } else if (a.verbosity >= 0) {
+        if (!r.had_state)
+            cli_out(stdout, "[reset] No join of kjoin's on this node: nothing to undo\n");
+        else
+            cli_out(stdout, "[reset] Removed %zu paths of the join of node %s%s\n", r.n_removed, r.node_name,
+                    r.n_kept ? "; some were left (said above)" : "");
+    }
+    if (a.verbosity >= 0 && r.had_state)
+        cli_out(stderr, "[reset] Left as they are: the container runtime's containers and images (crictl rmp -a "
+                        "removes the pods), and the Node object %s in the cluster, which only an admin can delete: "
+                        "kubectl delete node %s\n", r.node_name, r.node_name);
+    kjoin_reset_result_release(&r);
+    return 0;
+}

@@ -1,0 +1,232 @@
+/* The node side of a worker join, after kubeadm's phases: preflight (the
+ * machine can run a kubelet), kubelet-start (the cluster's kubelet
+ * configuration and the node's flags written, the kubelet started),
+ * kubelet-wait-bootstrap (the kubelet has its identity and its Node), and
+ * reset (exactly what a join made, removed again). Messages name fields and
+ * check names, never command-line flags. */
+#ifndef KJOIN_NODE_H
+#define KJOIN_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kjoin/err.h>
+#include <kjoin/util.h>
+
+#define KJOIN_NODE_KUBERNETES_DIR "/etc/kubernetes"
+#define KJOIN_NODE_KUBELET_DIR "/var/lib/kubelet"
+/* What a join wrote, for reset: in the Kubernetes directory, mode 0600. */
+#define KJOIN_NODE_STATE_NAME "kjoin-join.json"
+#define KJOIN_NODE_KUBELET_PORT 10250
+#define KJOIN_NODE_STATE_MAX (64 * 1024)
+
+/* kubeadm's worker phases; a set of them is a bit mask. */
+enum {
+    KJOIN_PHASE_PREFLIGHT = 1,
+    KJOIN_PHASE_KUBELET_START = 2,
+    KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP = 4,
+    KJOIN_PHASE_ALL = 7
+};
+
+/* Adds the phases a comma-separated list names (kubeadm's names; its
+ * control-plane phases are accepted and mean nothing on a worker) to *mask.
+ * Errors: KJOIN_E_USAGE for a name kubeadm does not have. */
+kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err);
+/* The name of one phase bit. */
+const char *kjoin_phase_name(unsigned phase);
+
+/* Where the node's files live; NULL fields take the defaults above. */
+typedef struct kjoin_node_paths {
+    const char *kubernetes_dir;       /* bootstrap-kubelet.conf, kubelet.conf, the state */
+    const char *kubelet_dir;          /* config.yaml, kubeadm-flags.env, pki/ */
+    const char *bootstrap_kubeconfig; /* NULL: <kubernetes_dir>/bootstrap-kubelet.conf */
+    const char *kubelet_kubeconfig;   /* NULL: <kubernetes_dir>/kubelet.conf */
+    const char *ca_cert_path;         /* NULL: <kubernetes_dir>/pki/ca.crt */
+} kjoin_node_paths;
+
+#define KJOIN_PREFLIGHT_MAX 16
+
+typedef struct kjoin_preflight_finding {
+    char name[80];       /* kubeadm's check name: "Port-10250", "CRI", ... */
+    char message[480];   /* what is wrong and how to fix it */
+    bool error;          /* false: a warning */
+    bool ignored;        /* an error named in the ignore list (or "all") */
+} kjoin_preflight_finding;
+
+typedef struct kjoin_preflight_report {
+    size_t n;
+    kjoin_preflight_finding items[KJOIN_PREFLIGHT_MAX];
+    char cri_socket[320];       /* the runtime's endpoint, "unix:///run/containerd/containerd.sock" */
+    char kubelet[4096];         /* the kubelet binary found */
+    char kubelet_version[64];   /* "v1.37.2" */
+    int kubelet_minor;          /* 37; 0 when unknown */
+} kjoin_preflight_report;
+
+typedef struct kjoin_preflight_spec {
+    kjoin_node_paths paths;
+    const char *cri_socket;     /* a path or unix:// URL; NULL: the first of containerd's and CRI-O's that exists */
+    const char *kubelet;        /* the kubelet binary; NULL: "kubelet" on PATH */
+    const char *ignore;         /* comma-separated check names, or "all"; case does not matter */
+    const char *endpoint_host;  /* the API server's host: an IP literal adds its family's forwarding check */
+    const char *proc_dir;       /* NULL: "/proc" */
+    int kubelet_port;           /* 0: KJOIN_NODE_KUBELET_PORT */
+    bool not_root_ok;           /* skip IsPrivilegedUser (tests of a library caller) */
+} kjoin_preflight_spec;
+
+/* The checks that need nothing from the cluster: IsPrivilegedUser, the
+ * FileAvailable checks of the files a join writes, CRI, KubeletVersion (the
+ * binary and a release kjoin supports), Port-10250, Swap (a warning here),
+ * and the forwarding FileContent check. Every finding is in *report (also
+ * on failure). Errors: KJOIN_E_USAGE when an error was not ignored. */
+kjoin_code kjoin_preflight_node(const kjoin_preflight_spec *spec, kjoin_preflight_report *report, kjoin_err *err);
+
+/* The checks that need the cluster, run before anything is written:
+ * KubeletVersion against the API server's minor version (kubeadm's skew:
+ * not newer, at most three minors older) and Swap against the cluster
+ * kubelet configuration's failSwapOn. Findings are added to *report.
+ * Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_preflight_cluster(const kjoin_preflight_spec *spec, int server_minor, bool fail_swap_on,
+                                   kjoin_preflight_report *report, kjoin_err *err);
+
+/* The kubelet's "Kubernetes v1.37.2" into version and *minor. Errors:
+ * KJOIN_E_USAGE. */
+kjoin_code kjoin_kubelet_version_parse(const char *text, char *version, size_t cap, int *minor, kjoin_err *err);
+
+/* The cluster's kubelet configuration, as the kubelet-config ConfigMap's
+ * "kubelet" key holds it, checked: one mapping, kubelet.config.k8s.io/v1beta1
+ * KubeletConfiguration. Errors: KJOIN_E_OTHER (malformed). */
+typedef struct kjoin_kubelet_config {
+    bool fail_swap_on;           /* default true */
+    int healthz_port;            /* default 10248; 0 disables it */
+    char healthz_address[64];    /* default 127.0.0.1 */
+} kjoin_kubelet_config;
+kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubelet_config *out, kjoin_err *err);
+
+/* The node's flags file (kubeadm-flags.env): KUBELET_KUBEADM_ARGS="...",
+ * sorted by name, extra arguments ("name=value") overriding kjoin's own.
+ * Newly-allocated into *out. Errors: KJOIN_E_USAGE (a value the systemd
+ * environment file cannot hold as it is: quotes, backslashes, whitespace,
+ * "$", control characters). */
+typedef struct kjoin_kubelet_flags {
+    const char *cri_socket;           /* unix:// URL */
+    int kubelet_minor;                /* before 24 also --container-runtime=remote */
+    const char *node_name;            /* --hostname-override when not the host name */
+    const char *host_name;            /* NULL: this machine's, lower-cased */
+    const char *const *taints;        /* "key=value:Effect" or "key:Effect" */
+    size_t n_taints;
+    const char *const *extra_args;    /* "name=value" */
+    size_t n_extra_args;
+} kjoin_kubelet_flags;
+kjoin_code kjoin_kubelet_flags_env(const kjoin_kubelet_flags *f, char **out, kjoin_err *err);
+
+#define KJOIN_NODE_MAX_FILES 12
+#define KJOIN_NODE_MAX_STEPS 8
+
+typedef struct kjoin_node_file {
+    char path[4096];
+    unsigned mode;
+} kjoin_node_file;
+
+typedef struct kjoin_node_step {
+    const char *name;            /* static text: "node-check", "write", "start", "kubelet-healthz", ... */
+    int64_t ms;
+} kjoin_node_step;
+
+typedef struct kjoin_kubelet_start_spec {
+    kjoin_node_paths paths;
+    const char *bootstrap_kubeconfig;  /* the verified bootstrap kubeconfig (text); NULL for the wait alone */
+    size_t bootstrap_len;
+    const char *ca_pem;                /* the trusted CA bundle, written when ca_cert_path is missing */
+    size_t ca_len;
+    const char *node_name;             /* NULL: the host name, lower-cased */
+    const kjoin_preflight_spec *preflight; /* for the cluster checks and the runtime and kubelet found */
+    kjoin_preflight_report *report;    /* the node checks' report (runtime, kubelet); filled if empty */
+    const char *const *taints;
+    size_t n_taints;
+    const char *const *extra_args;
+    size_t n_extra_args;
+    unsigned phases;                   /* KJOIN_PHASE_KUBELET_START and/or ..._WAIT_BOOTSTRAP */
+    const char *join_id;               /* recorded in the state */
+    int64_t deadline_ms;               /* kjoin_now_ms() value by which everything ends */
+    const char *systemd_dir;           /* NULL: "/run/systemd/system": systemd runs when it exists */
+    /* Runs after the files are written, before the kubelet starts (a TLS
+     * bootstrap of the caller's own); may be NULL. */
+    kjoin_code (*before_start)(void *ctx, kjoin_err *err);
+    void *before_start_ctx;
+    const char *audit_id;
+    kjoin_log_fn log;
+    void *log_ctx;
+} kjoin_kubelet_start_spec;
+
+typedef struct kjoin_kubelet_start_result {
+    char node_name[254];
+    char config_map[64];               /* "kubelet-config" or "kubelet-config-1.20" */
+    int server_minor;
+    bool systemd;
+    char start_command[8192];          /* without systemd: what starts the kubelet */
+    size_t n_files;
+    kjoin_node_file files[KJOIN_NODE_MAX_FILES];
+    size_t n_steps;
+    kjoin_node_step steps[KJOIN_NODE_MAX_STEPS];
+    bool node_registered;
+    bool bootstrap_removed;
+} kjoin_kubelet_start_result;
+
+/* kubelet-start then (with the phase) kubelet-wait-bootstrap. Nothing is
+ * written until the cluster checks pass. Errors: KJOIN_E_USAGE (a check, a
+ * Ready Node of that name), KJOIN_E_API (the ConfigMap or Node refused or
+ * missing), KJOIN_E_OTHER (a malformed ConfigMap, the kubelet cannot be
+ * started), KJOIN_E_TIMEOUT (the kubelet did not bootstrap in time; the
+ * message has its last error), KJOIN_E_OUTPUT. */
+kjoin_code kjoin_kubelet_start(const kjoin_kubelet_start_spec *spec, kjoin_kubelet_start_result *out,
+                               kjoin_err *err);
+
+typedef struct kjoin_reset_spec {
+    kjoin_node_paths paths;
+    const char *systemd_dir;           /* as for kjoin_kubelet_start */
+    kjoin_log_fn log;
+    void *log_ctx;
+} kjoin_reset_spec;
+
+typedef struct kjoin_reset_result {
+    bool had_state;                    /* false: no join to undo (nothing done) */
+    bool kubelet_stopped;              /* through systemd */
+    char node_name[254];
+    char **removed;                    /* paths removed */
+    size_t n_removed;
+    char **kept;                       /* "path: why it was left" */
+    size_t n_kept;
+} kjoin_reset_result;
+
+/* Stops the kubelet (systemd) and removes what the join recorded, each file
+ * only when it still holds what was written (the kubelet's own identity
+ * files and state only when they are what a kubelet makes), never through a
+ * symlink or across a mount point, and the directories the join created
+ * when empty; the record last. Idempotent. Errors: KJOIN_E_USAGE (a record
+ * that is not kjoin's or is malformed), KJOIN_E_OUTPUT. */
+kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err);
+void kjoin_reset_result_release(kjoin_reset_result *r);
+
+/* The record a join writes (KJOIN_NODE_STATE_NAME), parsed and checked:
+ * absolute paths under the node's directories, no "..", SHA-256 digests.
+ * For the fuzzer and reset. Errors: KJOIN_E_USAGE. */
+#define KJOIN_NODE_STATE_MAX_ENTRIES 32
+typedef struct kjoin_node_state {
+    char join_id[40];
+    char server[512];
+    char node_name[254];
+    size_t n_files;
+    struct {
+        char path[4096];
+        char sha256[65];
+    } files[KJOIN_NODE_STATE_MAX_ENTRIES];
+    size_t n_dirs;                     /* directories the join created, parents first */
+    char dirs[8][4096];
+    size_t n_kubelet_entries;          /* what the kubelet directory held before the join */
+    char kubelet_entries[KJOIN_NODE_STATE_MAX_ENTRIES][256];
+} kjoin_node_state;
+kjoin_code kjoin_node_state_parse(const char *json, size_t len, const kjoin_node_paths *paths, kjoin_node_state *out,
+                                  kjoin_err *err);
+
+#endif

@@ -1,0 +1,37 @@
+/* Private to pkg/node. */
+#ifndef KJOIN_NODE_INTERNAL_H
+#define KJOIN_NODE_INTERNAL_H
+
+#include <kjoin/node.h>
+
+/* The node's paths with their defaults filled in. */
+typedef struct kjoin_node__resolved {
+    char kubernetes_dir[2048], kubelet_dir[2048];
+    char bootstrap_kubeconfig[4096], kubelet_kubeconfig[4096], ca_cert_path[4096];
+    char state[4096];
+    char config_yaml[4096], flags_env[4096], kubelet_pki[4096];
+} kjoin_node__resolved;
+void kjoin_node__resolve(const kjoin_node_paths *in, kjoin_node__resolved *out);
+
+/* name as execvp would find it (a name with a slash is taken as it is), into
+ * out. Errors: KJOIN_E_USAGE ("not found in PATH"). */
+kjoin_code kjoin_node__find_program(const char *name, char *out, size_t cap, kjoin_err *err);
+
+/* Runs argv (argv[0] a path), its stdin /dev/null, and collects its stdout
+ * and stderr (at most 64 KiB) into *out; killed after timeout_ms. Errors:
+ * KJOIN_E_OTHER (cannot run, killed, or a non-zero exit: the message has its
+ * last line of output). */
+kjoin_code kjoin_node__run(const char *const *argv, int64_t timeout_ms, char **out, kjoin_err *err);
+
+/* Whether systemd runs this machine (sd_booted(3)'s test on dir). */
+bool kjoin_node__systemd(const char *dir);
+
+/* The kubelet configuration this node's config.yaml holds (defaults when it
+ * is missing or unusable); true when it was read. */
+bool kjoin_node__kubelet_config(const kjoin_node__resolved *p, kjoin_kubelet_config *out);
+
+/* Whether the kubelet's healthz answers 200 (plain HTTP on loopback, as
+ * kubeadm polls it); why says what failed. A port of 0 counts as healthy. */
+bool kjoin_node__healthz(const kjoin_kubelet_config *c, char *why, size_t cap);
+
+#endif

@@ -1,0 +1,199 @@
+/* What kubelet-start writes: the cluster's kubelet configuration, checked,
+ * and the node's flags file; and kubeadm's phase names. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kjoin/node.h>
+
+#include "../yamldoc/yamldoc.h"
+#include "internal.h"
+
+#define BAD KJOIN_E_OTHER /* the cluster's data, not the user's */
+
+static const struct {
+    const char *name;
+    unsigned bit; /* 0: a control-plane phase, nothing on a worker */
+} phases[] = {
+    {"preflight", KJOIN_PHASE_PREFLIGHT},
+    {"control-plane-prepare", 0},
+    {"check-etcd", 0},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START},
+    {"etcd-join", 0},
+    {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP},
+    {"control-plane-join", 0},
+    {"wait-control-plane", 0},
+};
+
+kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err)
+{
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, ","), base = strcspn(p, ",/"); /* "control-plane-prepare/all" */
+        bool known = false;
+        for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]) && !known; i++)
+            if (strlen(phases[i].name) == base && strncmp(p, phases[i].name, base) == 0) {
+                known = true;
+                *mask |= phases[i].bit;
+            }
+        if (len && !known)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "unknown phase \"%.*s\"; a worker join has preflight, "
+                                 "kubelet-start and kubelet-wait-bootstrap", (int)(len > 60 ? 60 : len), p);
+        p += len + (p[len] == ',');
+    }
+    return KJOIN_OK;
+}
+
+const char *kjoin_phase_name(unsigned phase)
+{
+    for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
+        if (phases[i].bit == phase)
+            return phases[i].name;
+    return "?";
+}
+
+static kjoin_code scalar(kjoin_yaml *y, yaml_node_t *root, const char *key, const char **out, kjoin_err *err)
+{
+    yaml_node_t *n = NULL;
+    kjoin_code rc = kjoin_yaml__get(y, root, key, &n, BAD, err);
+    *out = NULL;
+    if (rc || !n)
+        return rc;
+    if (!(*out = kjoin_yaml__str(n)))
+        return kjoin_err_set(err, BAD, "the kubelet configuration's %s at line %zu is not a scalar", key,
+                             KJOIN_YAML_LINE(n));
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubelet_config *out, kjoin_err *err)
+{
+    kjoin_yaml y;
+    kjoin_err in;
+    const char *api, *kind, *swap, *port, *addr;
+    kjoin_kubelet_config c = {.fail_swap_on = true, .healthz_port = 10248, .healthz_address = "127.0.0.1"};
+    kjoin_code rc = kjoin_yaml__load(&y, yaml, len, BAD, &in);
+    if (rc)
+        return kjoin_err_set(err, BAD, "the kubelet configuration is not YAML: %s", in.msg);
+    yaml_node_t *root = kjoin_yaml__root(&y);
+    if (!root || root->type != YAML_MAPPING_NODE)
+        rc = kjoin_err_set(err, BAD, "the kubelet configuration is not a mapping");
+    if (!rc && !(rc = scalar(&y, root, "apiVersion", &api, err)) && !(rc = scalar(&y, root, "kind", &kind, err)) &&
+        (!api || !kind || strcmp(api, "kubelet.config.k8s.io/v1beta1") || strcmp(kind, "KubeletConfiguration")))
+        rc = kjoin_err_set(err, BAD, "the kubelet configuration is not a kubelet.config.k8s.io/v1beta1 "
+                                     "KubeletConfiguration");
+    if (!rc && !(rc = scalar(&y, root, "failSwapOn", &swap, err)) && swap) {
+        if (strcmp(swap, "true") && strcmp(swap, "false"))
+            rc = kjoin_err_set(err, BAD, "the kubelet configuration's failSwapOn is not true or false");
+        c.fail_swap_on = strcmp(swap, "true") == 0;
+    }
+    if (!rc && !(rc = scalar(&y, root, "healthzPort", &port, err)) && port) {
+        char *end;
+        long v = strtol(port, &end, 10);
+        if (!*port || *end || v < 0 || v > 65535)
+            rc = kjoin_err_set(err, BAD, "the kubelet configuration's healthzPort is not a port");
+        c.healthz_port = (int)v;
+    }
+    if (!rc && !(rc = scalar(&y, root, "healthzBindAddress", &addr, err)) && addr) {
+        if (strlen(addr) >= sizeof(c.healthz_address) || strspn(addr, "0123456789abcdefABCDEF.:") != strlen(addr))
+            rc = kjoin_err_set(err, BAD, "the kubelet configuration's healthzBindAddress is not an IP address");
+        else if (*addr && strcmp(addr, "0.0.0.0") && strcmp(addr, "::"))
+            snprintf(c.healthz_address, sizeof(c.healthz_address), "%s", addr);
+    }
+    kjoin_yaml__release(&y);
+    if (!rc)
+        *out = c;
+    return rc;
+}
+
+/* A flag value the environment file holds as it is: systemd's EnvironmentFile
+ * and kubeadm's quoting agree on it, and the shell's word splitting of
+ * $KUBELET_KUBEADM_ARGS keeps it one word. */
+static bool plain_value(const char *v)
+{
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++)
+        if (*c <= ' ' || *c == '"' || *c == '\\' || *c == '$' || *c == '`' || *c == '\'' || *c == 0x7f)
+            return false;
+    return true;
+}
+
+typedef struct flag {
+    char name[64];
+    const char *value;
+} flag;
+
+static kjoin_code put(flag *flags, size_t *n, size_t cap, const char *name, size_t name_len, const char *value,
+                      kjoin_err *err)
+{
+    if (!name_len || name_len >= sizeof(flags[0].name) || name[0] == '-' ||
+        strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") < name_len)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "kubelet argument \"%.*s\" is not a flag name (name=value, "
+                             "without dashes)", (int)(name_len > 64 ? 64 : name_len), name);
+    if (!plain_value(value))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "kubelet argument %.*s has a value with spaces, quotes, "
+                             "backslashes or \"$\", which the kubelet's environment file cannot carry as it is",
+                             (int)name_len, name);
+    for (size_t i = 0; i < *n; i++)
+        if (strlen(flags[i].name) == name_len && strncmp(flags[i].name, name, name_len) == 0) {
+            flags[i].value = value; /* an extra argument overrides kjoin's own, as with kubeadm */
+            return KJOIN_OK;
+        }
+    if (*n == cap)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "more than %zu kubelet arguments", cap);
+    memcpy(flags[*n].name, name, name_len);
+    flags[*n].name[name_len] = '\0';
+    flags[(*n)++].value = value;
+    return KJOIN_OK;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const flag *)a)->name, ((const flag *)b)->name);
+}
+
+kjoin_code kjoin_kubelet_flags_env(const kjoin_kubelet_flags *f, char **out, kjoin_err *err)
+{
+    flag flags[40];
+    size_t n = 0;
+    char host[256] = "", taints[2048] = "";
+    kjoin_code rc = KJOIN_OK;
+    *out = NULL;
+    if (f->kubelet_minor && f->kubelet_minor < 24)
+        rc = put(flags, &n, 40, "container-runtime", 17, "remote", err);
+    if (!rc && f->cri_socket)
+        rc = put(flags, &n, 40, "container-runtime-endpoint", 26, f->cri_socket, err);
+    if (f->host_name)
+        snprintf(host, sizeof(host), "%s", f->host_name);
+    else if (gethostname(host, sizeof(host) - 1) != 0)
+        host[0] = '\0';
+    for (char *c = host; *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    if (!rc && f->node_name && strcmp(f->node_name, host) != 0)
+        rc = put(flags, &n, 40, "hostname-override", 17, f->node_name, err);
+    for (size_t i = 0; !rc && i < f->n_taints; i++) {
+        size_t used = strlen(taints);
+        if ((size_t)snprintf(taints + used, sizeof(taints) - used, "%s%s", i ? "," : "", f->taints[i]) >=
+            sizeof(taints) - used)
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "the taints are too long");
+    }
+    if (!rc && f->n_taints)
+        rc = put(flags, &n, 40, "register-with-taints", 20, taints, err);
+    for (size_t i = 0; !rc && i < f->n_extra_args; i++) {
+        const char *a = f->extra_args[i], *eq = strchr(a, '=');
+        rc = put(flags, &n, 40, a, eq ? (size_t)(eq - a) : strlen(a), eq ? eq + 1 : "", err);
+    }
+    if (rc)
+        return rc;
+    qsort(flags, n, sizeof(flags[0]), by_name);
+    size_t cap = 64;
+    for (size_t i = 0; i < n; i++)
+        cap += strlen(flags[i].name) + strlen(flags[i].value) + 4;
+    char *env = malloc(cap);
+    if (!env)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    size_t len = (size_t)snprintf(env, cap, "KUBELET_KUBEADM_ARGS=\"");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(env + len, cap - len, "%s--%s=%s", i ? " " : "", flags[i].name, flags[i].value);
+    snprintf(env + len, cap - len, "\"\n");
+    *out = env;
+    return KJOIN_OK;
+}

@@ -1,0 +1,270 @@
+/* preflight: kubeadm's worker checks, by kubeadm's names, so a list given to
+ * ignore them means the same to both tools. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <kjoin/node.h>
+
+#include "internal.h"
+
+/* The oldest kubelet kjoin starts (Debian's, the oldest release tested). */
+#define OLDEST_MINOR 20
+/* kubeadm's skew: a kubelet at most three minors older than the API server. */
+#define MAX_SKEW 3
+
+static const char *const runtime_sockets[] = {"/run/containerd/containerd.sock", "/var/run/crio/crio.sock"};
+
+static bool ignored(const char *list, const char *name)
+{
+    if (!list)
+        return false;
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        while (len && *p == ' ')
+            p++, len--;
+        while (len && p[len - 1] == ' ')
+            len--;
+        if ((len == 3 && strncasecmp(p, "all", 3) == 0) || (len == n && strncasecmp(p, name, n) == 0))
+            return true;
+        p = end ? end + 1 : p + strlen(p);
+    }
+    return false;
+}
+
+static void add(kjoin_preflight_report *r, const kjoin_preflight_spec *s, bool error, const char *name,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void add(kjoin_preflight_report *r, const kjoin_preflight_spec *s, bool error, const char *name,
+                const char *fmt, ...)
+{
+    if (r->n == KJOIN_PREFLIGHT_MAX)
+        return;
+    kjoin_preflight_finding *f = &r->items[r->n++];
+    va_list ap;
+    snprintf(f->name, sizeof(f->name), "%s", name);
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof(f->message), fmt, ap);
+    va_end(ap);
+    f->error = error;
+    f->ignored = error && ignored(s->ignore, name);
+}
+
+/* "FileAvailable--etc-kubernetes-kubelet.conf", as kubeadm names the check. */
+static void file_available(kjoin_preflight_report *r, const kjoin_preflight_spec *s, const char *path)
+{
+    char name[80];
+    struct stat st;
+    snprintf(name, sizeof(name), "FileAvailable-%s", path);
+    for (char *c = name; *c; c++)
+        *c = *c == '/' ? '-' : *c;
+    if (lstat(path, &st) == 0)
+        add(r, s, true, name, "%s already exists: a node joined already (run kjoin reset first) or another tool "
+                              "wrote it (move it away)", path);
+}
+
+static void check_root(kjoin_preflight_report *r, const kjoin_preflight_spec *s)
+{
+    if (!s->not_root_ok && geteuid() != 0)
+        add(r, s, true, "IsPrivilegedUser", "user is not running as root: run the join as root (sudo)");
+}
+
+/* A unix socket that accepts a connection. */
+static bool socket_answers(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(sa.sun_path))
+        return false;
+    memcpy(sa.sun_path, path, strlen(path));
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+static void check_cri(kjoin_preflight_report *r, const kjoin_preflight_spec *s)
+{
+    const char *path = s->cri_socket;
+    if (path && strncmp(path, "unix://", 7) == 0)
+        path += 7;
+    if (path && *path != '/') {
+        add(r, s, true, "CRI", "the container runtime socket \"%s\" is not an absolute path or unix:// URL", path);
+        return;
+    }
+    for (size_t i = 0; !path && i < sizeof(runtime_sockets) / sizeof(runtime_sockets[0]); i++) {
+        struct stat st;
+        if (stat(runtime_sockets[i], &st) == 0)
+            path = runtime_sockets[i];
+    }
+    if (!path) {
+        add(r, s, true, "CRI", "no container runtime found at %s or %s: install and start containerd or CRI-O, or "
+                               "name the runtime's socket", runtime_sockets[0], runtime_sockets[1]);
+        return;
+    }
+    snprintf(r->cri_socket, sizeof(r->cri_socket), "unix://%s", path);
+    if (!socket_answers(path))
+        add(r, s, true, "CRI", "the container runtime at %s does not answer (%s): start it", path, strerror(errno));
+}
+
+kjoin_code kjoin_kubelet_version_parse(const char *text, char *version, size_t cap, int *minor, kjoin_err *err)
+{
+    const char *v = text ? strstr(text, "Kubernetes v") : NULL;
+    unsigned major = 0, mnr = 0;
+    int used = 0;
+    if (!v || sscanf(v + 11, "v%u.%u%n", &major, &mnr, &used) != 2 || major != 1 || mnr > 999)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the kubelet's version is not \"Kubernetes v1.N...\"");
+    size_t n = strcspn(v + 11, " \t\r\n");
+    if (n >= cap || n > 40)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the kubelet's version is too long");
+    memcpy(version, v + 11, n);
+    version[n] = '\0';
+    kjoin_printable(version, cap, version, false);
+    *minor = (int)mnr;
+    return KJOIN_OK;
+}
+
+static void check_kubelet(kjoin_preflight_report *r, const kjoin_preflight_spec *s)
+{
+    kjoin_err e;
+    char *out = NULL;
+    if (kjoin_node__find_program(s->kubelet ? s->kubelet : "kubelet", r->kubelet, sizeof(r->kubelet), &e)) {
+        add(r, s, true, "KubeletVersion", "%s: install the kubelet of the cluster's release", e.msg);
+        return;
+    }
+    const char *argv[] = {r->kubelet, "--version", NULL};
+    if (kjoin_node__run(argv, 10000, &out, &e) ||
+        kjoin_kubelet_version_parse(out, r->kubelet_version, sizeof(r->kubelet_version), &r->kubelet_minor, &e))
+        add(r, s, true, "KubeletVersion", "couldn't get the version of %s: %s", r->kubelet, e.msg);
+    else if (r->kubelet_minor < OLDEST_MINOR)
+        add(r, s, true, "KubeletVersion", "kubelet %s is older than kjoin supports (v1.%d): upgrade the kubelet",
+            r->kubelet_version, OLDEST_MINOR);
+    free(out);
+}
+
+static void check_port(kjoin_preflight_report *r, const kjoin_preflight_spec *s)
+{
+    int port = s->kubelet_port ? s->kubelet_port : KJOIN_NODE_KUBELET_PORT, one = 1;
+    char name[32];
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    snprintf(name, sizeof(name), "Port-%d", port);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* as Go's net.Listen, which kubeadm uses */
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+        add(r, s, true, name, "port %d is in use (%s): stop what listens there (a kubelet still running?)", port,
+            strerror(errno));
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Reads a small file under the proc directory; "" when unreadable. */
+static void read_proc(const kjoin_preflight_spec *s, const char *rel, char *buf, size_t cap)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", s->proc_dir ? s->proc_dir : "/proc", rel);
+    buf[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, cap - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    close(fd);
+}
+
+/* Whether /proc/swaps lists a device (its first line is a header). */
+static bool swap_on(const kjoin_preflight_spec *s)
+{
+    char buf[4096];
+    read_proc(s, "swaps", buf, sizeof(buf));
+    const char *nl = strchr(buf, '\n');
+    return nl && nl[1] != '\0';
+}
+
+static void check_forwarding(kjoin_preflight_report *r, const kjoin_preflight_spec *s)
+{
+    unsigned char addr[16];
+    const char *rel = NULL;
+    if (!s->endpoint_host)
+        return;
+    if (inet_pton(AF_INET, s->endpoint_host, addr) == 1)
+        rel = "sys/net/ipv4/ip_forward";
+    else if (inet_pton(AF_INET6, s->endpoint_host, addr) == 1)
+        rel = "sys/net/ipv6/conf/default/forwarding";
+    if (!rel)
+        return; /* a host name: kubeadm checks neither family */
+    char buf[16], name[96] = "FileContent--proc-", key[64];
+    read_proc(s, rel, buf, sizeof(buf));
+    snprintf(key, sizeof(key), "%s", strchr(rel, '/') + 1); /* the sysctl's name: net.ipv4.ip_forward */
+    for (char *c = key; *c; c++)
+        *c = *c == '/' ? '.' : *c;
+    snprintf(name + strlen(name), sizeof(name) - strlen(name), "%s", rel);
+    for (char *c = name; *c; c++)
+        *c = *c == '/' ? '-' : *c;
+    if (buf[0] != '1')
+        add(r, s, true, name, "/proc/%s is not set to 1: enable forwarding (sysctl -w %s=1, and in "
+                              "/etc/sysctl.d to keep it)", rel, key);
+}
+
+static kjoin_code verdict(const kjoin_preflight_report *r, size_t from, kjoin_err *err)
+{
+    char names[400] = "";
+    size_t failed = 0;
+    for (size_t i = from; i < r->n; i++) {
+        if (!r->items[i].error || r->items[i].ignored)
+            continue;
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof(names) - used, "%s%s", failed++ ? ", " : "", r->items[i].name);
+    }
+    if (failed)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%zu preflight check%s failed: %s (each is said above with its "
+                             "fix; ignore one by its name only if you know it does not matter)", failed,
+                             failed == 1 ? "" : "s", names);
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_preflight_node(const kjoin_preflight_spec *spec, kjoin_preflight_report *report, kjoin_err *err)
+{
+    kjoin_node__resolved p;
+    memset(report, 0, sizeof(*report));
+    kjoin_node__resolve(&spec->paths, &p);
+    check_root(report, spec);
+    file_available(report, spec, p.kubelet_kubeconfig);
+    file_available(report, spec, p.bootstrap_kubeconfig);
+    file_available(report, spec, p.ca_cert_path);
+    check_cri(report, spec);
+    if (swap_on(spec))
+        add(report, spec, false, "Swap", "swap is on: the kubelet refuses to start unless the cluster's kubelet "
+                                         "configuration sets failSwapOn: false (checked after discovery)");
+    check_kubelet(report, spec);
+    check_port(report, spec);
+    check_forwarding(report, spec);
+    return verdict(report, 0, err);
+}
+
+kjoin_code kjoin_preflight_cluster(const kjoin_preflight_spec *spec, int server_minor, bool fail_swap_on,
+                                   kjoin_preflight_report *report, kjoin_err *err)
+{
+    size_t from = report->n;
+    int k = report->kubelet_minor;
+    if (k && server_minor && k > server_minor)
+        add(report, spec, true, "KubeletVersion", "the kubelet (%s) is newer than the control plane (v1.%d), which "
+            "kubeadm's skew policy forbids: install the kubelet of the cluster's release", report->kubelet_version,
+            server_minor);
+    else if (k && server_minor && k + MAX_SKEW < server_minor)
+        add(report, spec, true, "KubeletVersion", "the kubelet (%s) is more than %d minor releases older than the "
+            "control plane (v1.%d): install a newer kubelet", report->kubelet_version, MAX_SKEW, server_minor);
+    if (fail_swap_on && swap_on(spec))
+        add(report, spec, true, "Swap", "swap is on and the cluster's kubelet configuration has failSwapOn: the "
+                                        "kubelet would not start: turn swap off (swapoff -a, and in /etc/fstab)");
+    return verdict(report, from, err);
+}

@@ -1,0 +1,307 @@
+/* reset: exactly what a join made, removed again: the files the join wrote
+ * while they still hold what it wrote, the kubelet's identity and state that
+ * the join's kubelet made, the directories the join created; each relative
+ * to an opened directory, never through a symlink or across a mount. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kjoin/kubeapi.h>
+#include <kjoin/node.h>
+#include <kjoin/safedir.h>
+
+#include "internal.h"
+
+/* What a kubelet makes in its directory (besides the join's files). */
+static const char *const kubelet_made[] = {
+    "checkpoints", "cpu_manager_state", "dra_manager_state", "memory_manager_state", "device-plugins",
+    "image_manager", "plugins", "plugins_registry", "pod-resources", "pods", "pods-api", "pki"};
+/* ... and in its pki directory. */
+static const char *const kubelet_pki_made[] = {"kubelet-client-*.pem", "kubelet.crt", "kubelet.key"};
+
+typedef struct run {
+    const kjoin_reset_spec *spec;
+    kjoin_reset_result *out;
+    kjoin_node__resolved p;
+    kjoin_node_state *state;
+} run;
+
+static void list_add(char ***list, size_t *n, const char *fmt, const char *a, const char *b)
+{
+    char line[4400], **grown = realloc(*list, (*n + 1) * sizeof(**list));
+    if (!grown)
+        return;
+    *list = grown;
+    snprintf(line, sizeof(line), fmt, a, b);
+    if (((*list)[*n] = strdup(line)))
+        (*n)++;
+}
+
+static void removed(run *r, const char *path)
+{
+    list_add(&r->out->removed, &r->out->n_removed, "%s%s", path, "");
+    kjoin_logf(r->spec->log, r->spec->log_ctx, 1, "[reset] Removed %s", path);
+}
+
+static void kept(run *r, const char *path, const char *why)
+{
+    list_add(&r->out->kept, &r->out->n_kept, "%s: %s", path, why);
+    kjoin_logf(r->spec->log, r->spec->log_ctx, KJOIN_LOG_WARNING, "[reset] Left %s: %s", path, why);
+}
+
+void kjoin_reset_result_release(kjoin_reset_result *r)
+{
+    for (size_t i = 0; r && i < r->n_removed; i++)
+        free(r->removed[i]);
+    for (size_t i = 0; r && i < r->n_kept; i++)
+        free(r->kept[i]);
+    if (r) {
+        free(r->removed);
+        free(r->kept);
+        memset(r, 0, sizeof(*r));
+    }
+}
+
+static void split(const char *path, char *dir, size_t cap, const char **name)
+{
+    snprintf(dir, cap, "%s", path);
+    char *slash = strrchr(dir, '/');
+    *name = path + (slash - dir) + 1;
+    if (slash == dir)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+}
+
+/* One file the join wrote: removed when it holds what was written. */
+static void remove_written(run *r, const char *path, const char *sha256)
+{
+    char dir[4096], *text = NULL, hex[65];
+    const char *name;
+    size_t len = 0;
+    bool missing = false;
+    unsigned char sum[32];
+    kjoin_safedir d;
+    kjoin_err e;
+    split(path, dir, sizeof(dir), &name);
+    if (kjoin_safedir_open(dir, 0, &d, &e)) {
+        if (errno != ENOENT && access(dir, F_OK) == 0)
+            kept(r, path, e.msg);
+        return;
+    }
+    if (kjoin_safedir_read(&d, name, 1 << 20, false, &text, &len, &missing, &e)) {
+        if (!missing)
+            kept(r, path, e.msg);
+    } else if (kjoin_sha256(text, len, sum, NULL) || strcmp(kjoin_hex(sum, 32, hex), sha256) != 0) {
+        kept(r, path, "changed since the join wrote it");
+    } else if (kjoin_safedir_unlink(&d, name, &e)) {
+        kept(r, path, e.msg);
+    } else {
+        removed(r, path);
+    }
+    kjoin_free_wiped(text, len);
+    kjoin_safedir_close(&d);
+}
+
+/* kubelet.conf as the join's kubelet wrote it: for the recorded server, with
+ * the kubelet's rotating client certificate. */
+static void remove_kubelet_kubeconfig(run *r)
+{
+    for (size_t i = 0; i < r->state->n_files; i++)
+        if (!strcmp(r->state->files[i].path, r->p.kubelet_kubeconfig))
+            return; /* kjoin's own TLS bootstrap wrote it: a recorded file */
+    char dir[4096], *text = NULL, current[4200], server[600];
+    const char *name;
+    size_t len = 0;
+    bool missing = false;
+    kjoin_safedir d;
+    kjoin_err e;
+    split(r->p.kubelet_kubeconfig, dir, sizeof(dir), &name);
+    if (kjoin_safedir_open(dir, 0, &d, &e))
+        return;
+    snprintf(current, sizeof(current), "%s/kubelet-client-current.pem", r->p.kubelet_pki);
+    snprintf(server, sizeof(server), "server: %s\n", r->state->server);
+    if (kjoin_safedir_read(&d, name, 1 << 20, true, &text, &len, &missing, &e)) {
+        if (!missing)
+            kept(r, r->p.kubelet_kubeconfig, e.msg);
+    } else if (!*r->state->server || !strstr(text, server) || !strstr(text, current)) {
+        kept(r, r->p.kubelet_kubeconfig, "not the kubelet's kubeconfig for the cluster this node joined");
+    } else if (kjoin_safedir_unlink(&d, name, &e)) {
+        kept(r, r->p.kubelet_kubeconfig, e.msg);
+    } else {
+        removed(r, r->p.kubelet_kubeconfig);
+    }
+    kjoin_free_wiped(text, len);
+    kjoin_safedir_close(&d);
+}
+
+/* Removes name under dirfd and everything below it, never following a
+ * symlink and never leaving the file system dev (a mount inside is left). */
+static bool remove_tree(int dirfd, const char *name, dev_t dev, char *why, size_t cap)
+{
+    struct stat st;
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT;
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlinkat(dirfd, name, 0) == 0)
+            return true;
+        snprintf(why, cap, "cannot remove %s: %s", name, strerror(errno));
+        return false;
+    }
+    if (st.st_dev != dev) {
+        snprintf(why, cap, "%s is a mount point: unmount it first", name);
+        return false;
+    }
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    bool ok = d != NULL;
+    struct dirent *e;
+    while (ok && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            ok = remove_tree(fd, e->d_name, dev, why, cap);
+    if (d)
+        closedir(d);
+    else if (fd >= 0)
+        close(fd);
+    if (ok && unlinkat(dirfd, name, AT_REMOVEDIR) != 0) {
+        snprintf(why, cap, "cannot remove %s: %s", name, strerror(errno));
+        ok = false;
+    }
+    return ok;
+}
+
+static bool was_there(const run *r, const char *name)
+{
+    for (size_t i = 0; i < r->state->n_kubelet_entries; i++)
+        if (!strcmp(r->state->kubelet_entries[i], name))
+            return true;
+    return false;
+}
+
+/* The kubelet's identity and state, made after the join started it. */
+static void remove_kubelet_state(run *r)
+{
+    kjoin_safedir d, pki;
+    kjoin_err e;
+    char path[4400], why[400];
+    if (kjoin_safedir_open(r->p.kubelet_dir, 0, &d, &e))
+        return;
+    if (!kjoin_safedir_open(r->p.kubelet_pki, 0, &pki, &e)) {
+        DIR *dir = opendir(r->p.kubelet_pki);
+        struct dirent *ent;
+        while (dir && (ent = readdir(dir))) {
+            bool match = false;
+            for (size_t i = 0; i < sizeof(kubelet_pki_made) / sizeof(kubelet_pki_made[0]) && !match; i++)
+                match = fnmatch(kubelet_pki_made[i], ent->d_name, 0) == 0;
+            snprintf(path, sizeof(path), "%s/%s", r->p.kubelet_pki, ent->d_name);
+            if (!match)
+                continue;
+            if (kjoin_safedir_unlink(&pki, ent->d_name, &e))
+                kept(r, path, e.msg);
+            else
+                removed(r, path);
+        }
+        if (dir)
+            closedir(dir);
+        kjoin_safedir_close(&pki);
+    }
+    struct stat st;
+    if (fstat(d.fd, &st) == 0)
+        for (size_t i = 0; i < sizeof(kubelet_made) / sizeof(kubelet_made[0]); i++) {
+            struct stat entry;
+            if (was_there(r, kubelet_made[i]) || fstatat(d.fd, kubelet_made[i], &entry, AT_SYMLINK_NOFOLLOW) != 0)
+                continue;
+            snprintf(path, sizeof(path), "%s/%s", r->p.kubelet_dir, kubelet_made[i]);
+            if (remove_tree(d.fd, kubelet_made[i], st.st_dev, why, sizeof(why)))
+                removed(r, path);
+            else
+                kept(r, path, why);
+        }
+    kjoin_safedir_close(&d);
+}
+
+static int deeper_first(const void *a, const void *b)
+{
+    return (int)strlen((const char *)b) - (int)strlen((const char *)a);
+}
+
+static kjoin_code read_state(run *r, bool *found, kjoin_err *err)
+{
+    kjoin_safedir d;
+    char *text = NULL;
+    size_t len = 0;
+    bool missing = false;
+    kjoin_err e;
+    *found = false;
+    if (kjoin_safedir_open(r->p.kubernetes_dir, 0, &d, &e))
+        return access(r->p.kubernetes_dir, F_OK) != 0 ? KJOIN_OK : kjoin_err_set(err, e.code, "%s", e.msg);
+    kjoin_code rc = kjoin_safedir_read(&d, KJOIN_NODE_STATE_NAME, KJOIN_NODE_STATE_MAX, true, &text, &len, &missing, err);
+    kjoin_safedir_close(&d);
+    if (rc)
+        return missing ? KJOIN_OK : rc;
+    *found = true;
+    if ((rc = kjoin_node_state_parse(text, len, &r->spec->paths, r->state, &e)))
+        kjoin_err_set(err, rc, "%s: %s", r->p.state, e.msg);
+    free(text);
+    return rc;
+}
+
+kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err)
+{
+    run r = {.spec = spec, .out = out, .state = calloc(1, sizeof(kjoin_node_state))};
+    bool found;
+    memset(out, 0, sizeof(*out));
+    kjoin_node__resolve(&spec->paths, &r.p);
+    if (!r.state)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_code rc = read_state(&r, &found, err);
+    if (rc || !found) {
+        free(r.state);
+        return rc;
+    }
+    out->had_state = true;
+    snprintf(out->node_name, sizeof(out->node_name), "%s", r.state->node_name);
+    kjoin_kubelet_config kubelet;
+    char why[400];
+    if (!kjoin_node__systemd(spec->systemd_dir) && kjoin_node__kubelet_config(&r.p, &kubelet) &&
+        kjoin_node__healthz(&kubelet, why, sizeof(why))) {
+        free(r.state);
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the kubelet still runs (its healthz answers) and systemd does not "
+                             "run this machine: stop the kubelet first");
+    }
+    if (kjoin_node__systemd(spec->systemd_dir)) {
+        char prog[4096], *text = NULL;
+        const char *argv[] = {prog, "stop", "kubelet", NULL};
+        kjoin_err e;
+        if (!kjoin_node__find_program("systemctl", prog, sizeof(prog), &e) && !kjoin_node__run(argv, 60000, &text, &e))
+            out->kubelet_stopped = true;
+        else
+            kjoin_logf(spec->log, spec->log_ctx, KJOIN_LOG_WARNING, "[reset] could not stop the kubelet: %s", e.msg);
+        free(text);
+    }
+    for (size_t i = 0; i < r.state->n_files; i++)
+        remove_written(&r, r.state->files[i].path, r.state->files[i].sha256);
+    remove_kubelet_kubeconfig(&r);
+    remove_kubelet_state(&r);
+    kjoin_safedir d;
+    if (!kjoin_safedir_open(r.p.kubernetes_dir, 0, &d, err)) {
+        if (!(rc = kjoin_safedir_unlink(&d, KJOIN_NODE_STATE_NAME, err)))
+            removed(&r, r.p.state);
+        kjoin_safedir_close(&d);
+    }
+    qsort(r.state->dirs, r.state->n_dirs, sizeof(r.state->dirs[0]), deeper_first);
+    for (size_t i = 0; !rc && i < r.state->n_dirs; i++) {
+        if (rmdir(r.state->dirs[i]) == 0)
+            removed(&r, r.state->dirs[i]);
+        else if (errno != ENOENT)
+            kept(&r, r.state->dirs[i], errno == ENOTEMPTY ? "not empty: it holds files the join did not make"
+                                                          : strerror(errno));
+    }
+    free(r.state);
+    return rc;
+}

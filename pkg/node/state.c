@@ -1,0 +1,133 @@
+/* The join's record of what it made, for reset: written before the kubelet
+ * starts (so a join that fails later can be undone), read back as untrusted
+ * bytes. */
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include <kjoin/node.h>
+
+#include "internal.h"
+
+#define BAD KJOIN_E_USAGE
+
+/* A clean absolute path: no empty, "." or ".." component, no trailing slash. */
+static bool clean_path(const char *p)
+{
+    if (p[0] != '/' || !p[1])
+        return false;
+    for (const char *c = p + 1; *c;) {
+        size_t len = strcspn(c, "/");
+        if (!len || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+            return false;
+        c += len;
+        if (*c == '/' && !*++c)
+            return false;
+    }
+    return true;
+}
+
+/* Whether path is dir or inside it. */
+static bool within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* A path the join may have made: under one of the node's directories, or the
+ * CA file (and its directory) wherever it was asked to go. */
+static bool ours(const char *path, const kjoin_node__resolved *r)
+{
+    char ca_dir[4096];
+    snprintf(ca_dir, sizeof(ca_dir), "%s", r->ca_cert_path);
+    char *slash = strrchr(ca_dir, '/');
+    if (slash && slash != ca_dir)
+        *slash = '\0';
+    return clean_path(path) &&
+           (within(path, r->kubernetes_dir) || within(path, r->kubelet_dir) || strcmp(path, r->ca_cert_path) == 0 ||
+            strcmp(path, ca_dir) == 0);
+}
+
+static const char *str_of(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                             : NULL;
+}
+
+static kjoin_code copy(char *dst, size_t cap, const char *src, const char *what, kjoin_err *err)
+{
+    if (!src || strlen(src) >= cap)
+        return kjoin_err_set(err, BAD, "the join record's %s is missing or too long", what);
+    memcpy(dst, src, strlen(src) + 1);
+    return KJOIN_OK;
+}
+
+static json_object *array_of(json_object *o, const char *key, size_t cap)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_array) ||
+        json_object_array_length(v) > cap)
+        return NULL;
+    return v;
+}
+
+kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node_paths *paths, kjoin_node_state *out,
+                                  kjoin_err *err)
+{
+    kjoin_node__resolved r;
+    kjoin_node__resolve(paths, &r);
+    if (len > KJOIN_NODE_STATE_MAX || memchr(text, '\0', len))
+        return kjoin_err_set(err, BAD, "the join record is not a kjoin join record");
+    json_tokener *tok = json_tokener_new_ex(16);
+    json_object *o = tok ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
+    bool whole = tok && json_tokener_get_error(tok) == json_tokener_success &&
+                 json_tokener_get_parse_end(tok) == len;
+    json_tokener_free(tok);
+    kjoin_code rc = KJOIN_OK;
+    const char *kind = o ? str_of(o, "kind") : NULL;
+    json_object *files = o ? array_of(o, "files", KJOIN_NODE_STATE_MAX_ENTRIES) : NULL;
+    json_object *dirs = o ? array_of(o, "createdDirs", 8) : NULL;
+    json_object *before = o ? array_of(o, "kubeletDirBefore", KJOIN_NODE_STATE_MAX_ENTRIES) : NULL;
+    memset(out, 0, sizeof(*out));
+    if (!whole || !json_object_is_type(o, json_type_object) || !kind || strcmp(kind, "KjoinJoinRecord") ||
+        !files || !dirs || !before)
+        rc = kjoin_err_set(err, BAD, "the join record is not a kjoin join record (kind KjoinJoinRecord with files, "
+                                     "createdDirs and kubeletDirBefore)");
+    if (!rc && !(rc = copy(out->join_id, sizeof(out->join_id), str_of(o, "joinID"), "joinID", err)) &&
+        !(rc = copy(out->server, sizeof(out->server), str_of(o, "server"), "server", err)))
+        rc = copy(out->node_name, sizeof(out->node_name), str_of(o, "nodeName"), "nodeName", err);
+    for (size_t i = 0; !rc && i < (size_t)json_object_array_length(files); i++) {
+        json_object *f = json_object_array_get_idx(files, i);
+        const char *path = str_of(f, "path"), *sum = str_of(f, "sha256");
+        unsigned char raw[32];
+        if (!path || !ours(path, &r) || !sum || strlen(sum) != 64 || !kjoin_hex_decode(sum, 32, raw))
+            rc = kjoin_err_set(err, BAD, "the join record's file %zu is not a path the join writes with its "
+                                         "SHA-256", i + 1);
+        else if (!(rc = copy(out->files[i].path, sizeof(out->files[i].path), path, "path", err)))
+            rc = copy(out->files[i].sha256, sizeof(out->files[i].sha256), sum, "sha256", err);
+        out->n_files = i + 1;
+    }
+    for (size_t i = 0; !rc && i < (size_t)json_object_array_length(dirs); i++) {
+        const char *d = json_object_get_string(json_object_array_get_idx(dirs, i));
+        if (!json_object_is_type(json_object_array_get_idx(dirs, i), json_type_string) || !ours(d, &r))
+            rc = kjoin_err_set(err, BAD, "the join record's directory %zu is not one the join makes", i + 1);
+        else
+            rc = copy(out->dirs[i], sizeof(out->dirs[i]), d, "directory", err);
+        out->n_dirs = i + 1;
+    }
+    for (size_t i = 0; !rc && i < (size_t)json_object_array_length(before); i++) {
+        json_object *e = json_object_array_get_idx(before, i);
+        const char *name = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : NULL;
+        if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+            rc = kjoin_err_set(err, BAD, "the join record's kubelet directory entry %zu is not a name", i + 1);
+        else
+            rc = copy(out->kubelet_entries[i], sizeof(out->kubelet_entries[i]), name, "entry", err);
+        out->n_kubelet_entries = i + 1;
+    }
+    json_object_put(o);
+    if (rc)
+        memset(out, 0, sizeof(*out));
+    return rc;
+}

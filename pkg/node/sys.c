@@ -1,0 +1,199 @@
+/* The node's programs: found on PATH, run with a deadline, their output
+ * collected. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "internal.h"
+
+extern char **environ;
+
+#define OUTPUT_MAX (64 * 1024)
+
+static void join_path(char *out, const char *dir, const char *name)
+{
+    if (snprintf(out, 4096, "%s/%s", dir, name) >= 4096)
+        out[0] = '\0';
+}
+
+void kjoin_node__resolve(const kjoin_node_paths *in, kjoin_node__resolved *o)
+{
+    snprintf(o->kubernetes_dir, sizeof(o->kubernetes_dir), "%s",
+             in->kubernetes_dir ? in->kubernetes_dir : KJOIN_NODE_KUBERNETES_DIR);
+    snprintf(o->kubelet_dir, sizeof(o->kubelet_dir), "%s", in->kubelet_dir ? in->kubelet_dir : KJOIN_NODE_KUBELET_DIR);
+    join_path(o->bootstrap_kubeconfig, o->kubernetes_dir, "bootstrap-kubelet.conf");
+    join_path(o->kubelet_kubeconfig, o->kubernetes_dir, "kubelet.conf");
+    join_path(o->ca_cert_path, o->kubernetes_dir, "pki/ca.crt");
+    if (in->bootstrap_kubeconfig)
+        snprintf(o->bootstrap_kubeconfig, sizeof(o->bootstrap_kubeconfig), "%s", in->bootstrap_kubeconfig);
+    if (in->kubelet_kubeconfig)
+        snprintf(o->kubelet_kubeconfig, sizeof(o->kubelet_kubeconfig), "%s", in->kubelet_kubeconfig);
+    if (in->ca_cert_path)
+        snprintf(o->ca_cert_path, sizeof(o->ca_cert_path), "%s", in->ca_cert_path);
+    join_path(o->state, o->kubernetes_dir, KJOIN_NODE_STATE_NAME);
+    join_path(o->config_yaml, o->kubelet_dir, "config.yaml");
+    join_path(o->flags_env, o->kubelet_dir, "kubeadm-flags.env");
+    join_path(o->kubelet_pki, o->kubelet_dir, "pki");
+}
+
+kjoin_code kjoin_node__find_program(const char *name, char *out, size_t cap, kjoin_err *err)
+{
+    struct stat st;
+    if (strchr(name, '/')) {
+        if (stat(name, &st) != 0 || !S_ISREG(st.st_mode) || access(name, X_OK) != 0)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "%s is not an executable file", name);
+        snprintf(out, cap, "%s", name);
+        return KJOIN_OK;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+        size_t len = strcspn(p, ":");
+        if (len && (int)snprintf(out, cap, "%.*s/%s", (int)len, p, name) < (int)cap && stat(out, &st) == 0 &&
+            S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+            return KJOIN_OK;
+        p += len + (p[len] == ':');
+    }
+    out[0] = '\0';
+    return kjoin_err_set(err, KJOIN_E_USAGE, "%s not found in PATH", name);
+}
+
+/* The last non-empty line of text, for a message. */
+static const char *last_line(char *text)
+{
+    size_t n = strlen(text);
+    while (n && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+        text[--n] = '\0';
+    const char *nl = strrchr(text, '\n');
+    return nl ? nl + 1 : text;
+}
+
+kjoin_code kjoin_node__run(const char *const *argv, int64_t timeout_ms, char **out, kjoin_err *err)
+{
+    int fds[2];
+    pid_t pid;
+    posix_spawn_file_actions_t fa;
+    char *buf = calloc(1, OUTPUT_MAX + 1);
+    size_t len = 0;
+    *out = NULL;
+    if (!buf || pipe2(fds, O_CLOEXEC) != 0) {
+        free(buf);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot run %s: %s", argv[0], strerror(errno));
+    }
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        free(buf);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "cannot run %s: %s", argv[0], strerror(rc));
+    }
+    int64_t deadline = kjoin_now_ms() + timeout_ms;
+    bool killed = false;
+    for (;;) {
+        struct pollfd p = {.fd = fds[0], .events = POLLIN};
+        int64_t left = deadline - kjoin_now_ms();
+        if (left <= 0) {
+            kill(pid, SIGKILL);
+            killed = true;
+            break;
+        }
+        int n = poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            continue;
+        char chunk[4096];
+        ssize_t got = read(fds[0], chunk, sizeof(chunk));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        size_t keep = (size_t)got > OUTPUT_MAX - len ? OUTPUT_MAX - len : (size_t)got;
+        memcpy(buf + len, chunk, keep);
+        len += keep;
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    buf[len] = '\0';
+    if (killed || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char line[200];
+        kjoin_printable(line, sizeof(line), last_line(buf), false);
+        free(buf);
+        if (killed)
+            return kjoin_err_set(err, KJOIN_E_OTHER, "%s did not finish in %lld ms", argv[0], (long long)timeout_ms);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "%s %s failed (%s %d)%s%s", argv[0], argv[1] ? argv[1] : "",
+                             WIFEXITED(status) ? "exit" : "signal",
+                             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), *line ? ": " : "", line);
+    }
+    *out = buf;
+    return KJOIN_OK;
+}
+
+bool kjoin_node__systemd(const char *dir)
+{
+    struct stat st;
+    return lstat(dir ? dir : "/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool kjoin_node__kubelet_config(const kjoin_node__resolved *p, kjoin_kubelet_config *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    kjoin_err e;
+    *out = (kjoin_kubelet_config){.fail_swap_on = true, .healthz_port = 10248, .healthz_address = "127.0.0.1"};
+    bool ok = !kjoin_file_read(p->config_yaml, 1 << 20, &text, &len, &e) &&
+              !kjoin_kubelet_config_parse(text, len, out, &e);
+    free(text);
+    return ok;
+}
+
+static size_t discard(char *p, size_t size, size_t n, void *ctx)
+{
+    (void)p, (void)ctx;
+    return size * n;
+}
+
+bool kjoin_node__healthz(const kjoin_kubelet_config *k, char *why, size_t cap)
+{
+    if (!k->healthz_port)
+        return true;
+    char url[128];
+    bool v6 = strchr(k->healthz_address, ':') != NULL;
+    snprintf(url, sizeof(url), "http://%s%s%s:%d/healthz", v6 ? "[" : "", k->healthz_address, v6 ? "]" : "",
+             k->healthz_port);
+    CURL *c = curl_easy_init();
+    long code = 0;
+    if (!c) {
+        snprintf(why, cap, "out of memory");
+        return false;
+    }
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+    curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 2000L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    CURLcode cc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(c);
+    if (cc != CURLE_OK)
+        snprintf(why, cap, "the kubelet's healthz at %s does not answer (%s)", url, curl_easy_strerror(cc));
+    else if (code != 200)
+        snprintf(why, cap, "the kubelet's healthz at %s answers %ld", url, code);
+    return cc == CURLE_OK && code == 200;
+}
