@@ -195,6 +195,7 @@ install: all docs
 	put 0644 $(BUILD)/completion/_kjoin $(PREFIX)/share/zsh/vendor-completions/_kjoin; \
 	for u in $(UNITS); do sed 's|/usr/bin/kjoin|$(PREFIX)/bin/kjoin|' $$u >$(BUILD)/$${u##*/}; \
 	  put 0644 $(BUILD)/$${u##*/} $(SYSTEMDDIR)/$${u##*/}; done; \
+	put 0644 dist/systemd/kubelet.service.d/10-kjoin.conf $(SYSTEMDDIR)/kubelet.service.d/10-kjoin.conf; \
 	echo "$(MANIFEST)" >>$$list; install -D -m 0644 $$list "$$d$(MANIFEST)"; rm -f $$list; \
 	[ -z "$$d" ] && [ "$$(id -u)" = 0 ] && ldconfig || true; \
 	echo "installed $$(grep -vc '/$$' "$$d$(MANIFEST)") files under $$d$(PREFIX)"

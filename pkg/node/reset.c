@@ -17,10 +17,11 @@
 
 #include "internal.h"
 
-/* What a kubelet makes in its directory (besides the join's files). */
+/* What a kubelet makes in its directory (besides the join's files and pki/,
+ * whose files are told apart by name). */
 static const char *const kubelet_made[] = {
     "checkpoints", "cpu_manager_state", "dra_manager_state", "memory_manager_state", "device-plugins",
-    "image_manager", "plugins", "plugins_registry", "pod-resources", "pods", "pods-api", "pki"};
+    "image_manager", "plugins", "plugins_registry", "pod-resources", "pods", "pods-api"};
 /* ... and in its pki directory. */
 static const char *const kubelet_pki_made[] = {"kubelet-client-*.pem", "kubelet.crt", "kubelet.key"};
 
@@ -209,6 +210,13 @@ static void remove_kubelet_state(run *r)
         if (dir)
             closedir(dir);
         kjoin_safedir_close(&pki);
+        if (!was_there(r, "pki")) {
+            if (unlinkat(d.fd, "pki", AT_REMOVEDIR) == 0)
+                removed(r, r->p.kubelet_pki);
+            else if (errno != ENOENT)
+                kept(r, r->p.kubelet_pki, errno == ENOTEMPTY ? "not empty: it holds files the kubelet did not make"
+                                                              : strerror(errno));
+        }
     }
     struct stat st;
     if (fstat(d.fd, &st) == 0)
@@ -268,7 +276,8 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kj
     snprintf(out->node_name, sizeof(out->node_name), "%s", r.state->node_name);
     kjoin_kubelet_config kubelet;
     char why[400];
-    if (!kjoin_node__systemd(spec->systemd_dir) && kjoin_node__kubelet_config(&r.p, &kubelet) &&
+    kjoin_node__kubelet_config(&r.p, &kubelet); /* the defaults when config.yaml is gone */
+    if (!kjoin_node__systemd(spec->systemd_dir) && kubelet.healthz_port &&
         kjoin_node__healthz(&kubelet, why, sizeof(why))) {
         free(r.state);
         return kjoin_err_set(err, KJOIN_E_USAGE, "the kubelet still runs (its healthz answers) and systemd does not "

@@ -17,7 +17,7 @@ t_e2e_token_create_is_signed_seen_by_kubeadm_and_joins() {
   [[ "$line" == *"system:bootstrappers:e2e,system:bootstrappers:kubeadm:default-node-token"* ]] ||
     fail "kubeadm shows other groups: $line" || return 1
   [[ "$line" =~ [[:space:]](1h|119m|120m)[[:space:]] ]] || fail "kubeadm shows another TTL: $line" || return 1
-  kj 0 join "$E2E_ENDPOINT" --token "$t" --discovery-token-ca-cert-hash "$E2E_PIN" \
+  kj 0 join --skip-phases preflight,kubelet-start "$E2E_ENDPOINT" --token "$t" --discovery-token-ca-cert-hash "$E2E_PIN" \
     --kubeconfig-out "$T/out.conf" --discovery-timeout 30s
 }
 
@@ -46,7 +46,7 @@ t_e2e_token_delete_removes_signature_and_join_times_out() {
   kj 0 token delete "$t" --kubeconfig "$E2E_ADMIN" || return 1
   out_has "bootstrap token \"$id\" deleted" || return 1
   e2e_wait 20 unsigned "$id" || { fail "the signature stayed after delete"; return 1; }
-  kj 3 join "$E2E_ENDPOINT" --token "$t" --discovery-token-ca-cert-hash "$E2E_PIN" \
+  kj 3 join --skip-phases preflight,kubelet-start "$E2E_ENDPOINT" --token "$t" --discovery-token-ca-cert-hash "$E2E_PIN" \
     --kubeconfig-out "$T/out.conf" --discovery-timeout 3s
 }
 
@@ -56,7 +56,7 @@ t_e2e_expired_token_is_cleaned_and_never_joins() {
   KJ_STDOUT_SECRET=1 kj 0 token create "$t" --kubeconfig "$E2E_ADMIN" --ttl 2s || return 1
   gone() { ! kc -n kube-system get secret "bootstrap-token-$id" >/dev/null 2>&1; }
   e2e_wait 30 gone || { fail "the token cleaner did not remove the expired token"; return 1; }
-  kj 3 join "$E2E_ENDPOINT" --token "$t" --discovery-token-ca-cert-hash "$E2E_PIN" \
+  kj 3 join --skip-phases preflight,kubelet-start "$E2E_ENDPOINT" --token "$t" --discovery-token-ca-cert-hash "$E2E_PIN" \
     --kubeconfig-out "$T/out.conf" --discovery-timeout 3s
 }
 
@@ -100,7 +100,7 @@ t_e2e_token_create_refuses_bad_groups_and_usages() {
 # A kubeconfig whose credential is a bootstrap token: authenticated, but may
 # not read Secrets.
 t_e2e_forbidden_names_the_resource() {
-  kj 0 join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+  kj 0 join --skip-phases preflight,kubelet-start "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
     --kubeconfig-out "$T/bootstrap.conf" --discovery-timeout 30s || return 1
   kj 6 token list --kubeconfig "$T/bootstrap.conf" || return 1
   err_has "Forbidden" && err_has "secrets"
@@ -140,7 +140,7 @@ t_e2e_tokens_cross_tools_use_and_delete() {
   # kubeadm makes one, kjoin joins with it and deletes it.
   kadm token create "$a" --ttl 10m >/dev/null 2>&1 || { fail "kubeadm token create"; return 1; }
   e2e_wait 20 signed "${a%%.*}" || { fail "kubeadm's token never signed"; return 1; }
-  kj 0 join "$E2E_ENDPOINT" --token "$a" --discovery-token-ca-cert-hash "$E2E_PIN" --kubeconfig-out "$T/a.conf" \
+  kj 0 join --skip-phases preflight,kubelet-start "$E2E_ENDPOINT" --token "$a" --discovery-token-ca-cert-hash "$E2E_PIN" --kubeconfig-out "$T/a.conf" \
     --discovery-timeout 30s || return 1
   kj 0 token delete "${a%%.*}" --kubeconfig "$E2E_ADMIN" || return 1
   # (Listed into a file first: under pipefail, grep -q ending the pipe early would fail the list.)
@@ -155,6 +155,6 @@ t_e2e_tokens_cross_tools_use_and_delete() {
   ! jq -e --arg id "${b%%.*}" '.tokens[] | select(.tokenID == $id)' "$OUT" >/dev/null ||
     fail "kjoin still lists the token kubeadm deleted" || return 1
   e2e_wait 20 unsigned "${b%%.*}" || { fail "the signature stayed"; return 1; }
-  kj 3 join "$E2E_ENDPOINT" --token "$b" --discovery-token-ca-cert-hash "$E2E_PIN" --kubeconfig-out "$T/b.conf" \
+  kj 3 join --skip-phases preflight,kubelet-start "$E2E_ENDPOINT" --token "$b" --discovery-token-ca-cert-hash "$E2E_PIN" --kubeconfig-out "$T/b.conf" \
     --discovery-timeout 3s
 }

@@ -16,7 +16,7 @@ requests_by_connection() { awk '{ n[$2]++ } END { for (c in n) print c, n[c] }' 
 
 t_conn_one_handshake_per_join() {
   : >"$C/nginx/conn.log"
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -v 4 || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" -v 4 || return 1
   err_has "(server not verified): HTTP 200" || return 1
   grep -F "(pinned CA): HTTP 200" "$ERR" | grep -qF "same connection" || fail "the verified GET opened a connection: $(grep http "$ERR")" || return 1
   local by; by=$(requests_by_connection "$C/nginx/conn.log")
@@ -28,7 +28,7 @@ t_conn_polling_keeps_one_connection() {
   mv "$C/www/cluster-info" "$C/cluster-info.later"   # 404 until it is moved back
   ( sleep 2; mv "$C/cluster-info.later" "$C/www/cluster-info" ) &
   local mover=$!
-  kj 0 join $(join_args 30s) --discovery-token-ca-cert-hash "$PIN" -v 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args 30s) --discovery-token-ca-cert-hash "$PIN" -v 1
   local rc=$?
   wait "$mover"; stop_nginx "$c"
   [ "$rc" = 0 ] || return 1
@@ -57,7 +57,7 @@ t_conn_refetch_with_other_kubeconfig_refused() {
   new_cluster refetch-other || return 1
   sed 's|server: https://127.0.0.1|server: https://127.0.0.2|' "$C/www/cluster-info" >"$T/second"
   serve_second "$C" "$T/second" || return 1
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "the kubeconfig fetched again over TLS differs from the signed one" || return 1
   [ ! -e "$T/kubelet.conf" ] || fail "kubeconfig written after a failed re-fetch" || return 1
   [ "$(awk '$3 == 2' "$C/nginx/conn.log" | wc -l)" = 1 ] || fail "no re-fetch on the connection: $(cat "$C/nginx/conn.log")"
@@ -69,7 +69,7 @@ t_conn_refetch_cut_short_refused() {
   new_cluster refetch-short || return 1
   head -c -40 "$C/www/cluster-info" >"$T/second"
   serve_second "$C" "$T/second" || return 1
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "cluster-info is not valid JSON" || return 1
   [ ! -e "$T/kubelet.conf" ] || fail "kubeconfig written after a failed re-fetch"
 }
@@ -80,7 +80,7 @@ t_conn_refetch_same_kubeconfig_other_envelope_joins() {
     "$C/www/cluster-info" >"$T/second" || return 1
   cmp -s "$T/second" "$C/www/cluster-info" && { fail "the second body is not different"; return 1; }
   serve_second "$C" "$T/second" || return 1
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "Verified re-fetch returned the signed kubeconfig byte for byte" || return 1
   [ "$(awk '$3 == 2 && $7 == "/second"' "$C/nginx/conn.log" | wc -l)" = 1 ] || fail "the re-fetch was not the second body: $(cat "$C/nginx/conn.log")"
 }
@@ -102,7 +102,7 @@ t_conn_reconnect_after_pin_is_verified() {
   # The server closes the first connection: the verified GET needs a new
   # handshake, which must pass the pinned checks itself.
   start_certflip "$C/server" "$C/server"
-  kj_then_stop "$FLIP_PID" 0 join "127.0.0.1:$FLIP_PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+  kj_then_stop "$FLIP_PID" 0 join --skip-phases preflight,kubelet-start "127.0.0.1:$FLIP_PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
     --discovery-token-ca-cert-hash "$PIN" -v 4 || return 1
   grep -F "(pinned CA): HTTP 200" "$ERR" | grep -qF "new connection" || fail "the second GET did not reconnect: $(grep http "$ERR")"
 }
@@ -111,7 +111,7 @@ t_conn_reconnect_after_pin_is_verified() {
 # LATER, fails trust verification (exit 4) and writes nothing.
 flip_refused() {
   start_certflip "$1" "$2"
-  kj_then_stop "$FLIP_PID" 4 join "127.0.0.1:$FLIP_PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+  kj_then_stop "$FLIP_PID" 4 join --skip-phases preflight,kubelet-start "127.0.0.1:$FLIP_PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
     --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 5s || return 1
   err_has "against the pinned CA failed" || return 1
   [ ! -e "$T/k.conf" ] || fail "a kubeconfig was written"
@@ -135,7 +135,7 @@ t_conn_silent_endpoints_raced() {
   local eps=() p
   for p in $(cat "$T/silent"); do eps+=("127.0.0.1:$p"); done
   local start=$SECONDS
-  kj_then_stop "$SILENT_PID" 0 join "${eps[@]}" "127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+  kj_then_stop "$SILENT_PID" 0 join --skip-phases preflight,kubelet-start "${eps[@]}" "127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
     --discovery-token-ca-cert-hash "$PIN" -o json || return 1
   local took=$((SECONDS - start))
   jq -e --arg e "127.0.0.1:$PORT" '.endpoint == $e' "$OUT" >/dev/null || fail "wrong endpoint: $(cat "$OUT")" || return 1
@@ -147,7 +147,7 @@ t_conn_all_silent_time_out() {
   silent_listeners 2 "$T/silent" || return 1
   local eps=() p
   for p in $(cat "$T/silent"); do eps+=("127.0.0.1:$p"); done
-  kj_then_stop "$SILENT_PID" 3 join "${eps[@]}" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+  kj_then_stop "$SILENT_PID" 3 join --skip-phases preflight,kubelet-start "${eps[@]}" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
     --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 3s || return 1
   err_has "discovery timed out after 3s" || return 1
   [ ! -e "$T/k.conf" ] || fail "a kubeconfig was written"

@@ -233,9 +233,9 @@ t_hostile_token_list_prints_no_escape_sequences() { with_hostile token_list_esca
 # A token where a path belongs is never echoed; a deadline outside join is not "DiscoveryTimeout".
 t_hostile_token_shaped_values_are_not_echoed() {
   SECRETS+=(0123456789abcdef)
-  kj 2 join 127.0.0.1:1 --token-file abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start 127.0.0.1:1 --token-file abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "cannot open abcdef.****************" || return 1
-  kj 2 join 127.0.0.1:1 --token-file 'K10abc::server:0123456789abcdef' --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start 127.0.0.1:1 --token-file 'K10abc::server:0123456789abcdef' --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "K10abc::****" || return 1
   printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", certificate-authority-data: %s}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n' \
     "$(base64 -w0 <"$C/ca.crt")" >"$T/admin.conf"

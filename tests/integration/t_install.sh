@@ -19,7 +19,8 @@ t_install_everything_and_uninstall_exactly() {
   for f in usr/bin/kjoin usr/lib/libkjoin.so.0 usr/lib/pkgconfig/kjoin.pc usr/include/kjoin/join.h \
     usr/share/man/man1/kjoin.1 usr/share/man/man1/kjoin-join.1 usr/share/man/man1/kjoin-token.1 \
     usr/share/man/man1/kjoin-certs.1 usr/share/bash-completion/completions/kjoin usr/lib/systemd/system/kjoin-join.service \
-    usr/lib/systemd/system/kjoin-certs-rotate.timer usr/lib/systemd/system/kjoin-tls-rotate.timer; do
+    usr/lib/systemd/system/kjoin-certs-rotate.timer usr/lib/systemd/system/kjoin-tls-rotate.timer \
+    usr/lib/systemd/system/kubelet.service.d/10-kjoin.conf usr/include/kjoin/node.h usr/include/kjoin/worker.h; do
     [ -e "$root/$f" ] || { fail "$f not installed"; return 1; }
   done
   # kjoin.pc follows PREFIX, whatever an earlier make built it with.
@@ -44,9 +45,17 @@ t_install_everything_and_uninstall_exactly() {
     fail "bash completion" || return 1
   # The units pass systemd's own check.
   local units=$T/units; mkdir -p "$units"
-  for f in "$root"/usr/lib/systemd/system/*; do sed "s|/usr/bin/kjoin|$root/usr/bin/kjoin|" "$f" >"$units/${f##*/}"; done
+  for f in "$root"/usr/lib/systemd/system/*.service "$root"/usr/lib/systemd/system/*.timer; do
+    sed "s|/usr/bin/kjoin|$root/usr/bin/kjoin|" "$f" >"$units/${f##*/}"
+  done
   (cd "$units" && systemd-analyze verify --man=no ./*.service ./*.timer) >"$T/verify" 2>&1 ||
     { fail "systemd-analyze verify: $(head -5 "$T/verify")"; return 1; }
+  # The kubelet drop-in, on a kubelet.service of its own (a stand-in binary that exists).
+  mkdir -p "$units/kubelet.service.d"
+  printf '[Unit]\nDescription=kubelet\n[Service]\nExecStart=/bin/true\n' >"$units/kubelet.service"
+  sed 's|/usr/bin/kubelet|/bin/true|' "$root/usr/lib/systemd/system/kubelet.service.d/10-kjoin.conf" >"$units/kubelet.service.d/10-kjoin.conf"
+  (cd "$units" && SYSTEMD_UNIT_PATH="$units:" systemd-analyze verify --man=no ./kubelet.service) >"$T/verify" 2>&1 ||
+    { fail "systemd-analyze verify of the kubelet drop-in: $(head -5 "$T/verify")"; return 1; }
   # A program joins through the installed library, built with pkg-config.
   local san=""
   [ ${#BUILD_VARS[@]} -gt 0 ] && san="-fsanitize=address,undefined"

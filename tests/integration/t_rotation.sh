@@ -19,7 +19,7 @@ rotation_cluster() {
   "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >"$C/www/cluster-info"
   start_nginx "$C" "$PORT" "$C/srv-old.crt" "$C/srv-old.key"
 }
-rot_join() { kj "$1" join "127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/kubelet.conf" --force \
+rot_join() { kj "$1" join --skip-phases preflight,kubelet-start "127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/kubelet.conf" --force \
   --discovery-timeout 20s "${@:2}"; }
 
 t_rotation_both_roots_pinned() {
@@ -80,12 +80,12 @@ t_rotation_k3s_bundle_hashes() {
   local new_der old_der
   new_der=$(openssl x509 -in "$C/new.crt" -outform der | sha256sum | cut -d' ' -f1)
   old_der=$(openssl x509 -in "$C/old.crt" -outform der | sha256sum | cut -d' ' -f1)
-  kj 0 join "127.0.0.1:$PORT" --token "K10$(k3s_hash "$C/bundle.crt")::node:k3s-agent-pw" --kubeconfig-out "$T/b.conf" -o json || return 1
+  kj 0 join --skip-phases preflight,kubelet-start "127.0.0.1:$PORT" --token "K10$(k3s_hash "$C/bundle.crt")::node:k3s-agent-pw" --kubeconfig-out "$T/b.conf" -o json || return 1
   err_has "vouches for all 3 certificate(s)" || return 1
-  kj 4 join "127.0.0.1:$PORT" --token "K10$new_der::node:k3s-agent-pw" --kubeconfig-out "$T/a.conf" || return 1
-  kj 4 join "127.0.0.1:$PORT" --token "K10$old_der::node:k3s-agent-pw" --kubeconfig-out "$T/c.conf" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start "127.0.0.1:$PORT" --token "K10$new_der::node:k3s-agent-pw" --kubeconfig-out "$T/a.conf" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start "127.0.0.1:$PORT" --token "K10$old_der::node:k3s-agent-pw" --kubeconfig-out "$T/c.conf" || return 1
   # The broader rule stays under its own name: a root-sha256: pin anchors any root of the bundle.
-  kj 0 join "127.0.0.1:$PORT" --token "K10::node:k3s-agent-pw" --discovery-token-ca-cert-hash "root-sha256:$new_der" \
+  kj 0 join --skip-phases preflight,kubelet-start "127.0.0.1:$PORT" --token "K10::node:k3s-agent-pw" --discovery-token-ca-cert-hash "root-sha256:$new_der" \
     --kubeconfig-out "$T/d.conf" -o json || return 1
   jq -e '[.caCertificates[].subject] == ["CN=new"]' "$OUT" >/dev/null || fail "anchors: $(cat "$OUT")" || return 1
   # A server CA first, then its root: K3s hashes the root's DER, and kjoin trusts that root and what it issued.
@@ -95,9 +95,9 @@ t_rotation_k3s_bundle_hashes() {
   restart_nginx "$C" "$C/srv-k3s-chain.crt" "$C/srv-k3s.key" || return 1
   cat "$C/k3s-ca.crt" "$C/k3s-root.crt" >"$C/www/cacerts"
   local root_der; root_der=$(openssl x509 -in "$C/k3s-root.crt" -outform der | sha256sum | cut -d' ' -f1)
-  kj 0 join "127.0.0.1:$PORT" --token "K10$root_der::node:k3s-agent-pw" --kubeconfig-out "$T/e.conf" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start "127.0.0.1:$PORT" --token "K10$root_der::node:k3s-agent-pw" --kubeconfig-out "$T/e.conf" || return 1
   err_has 'matches the DER of root "CN=k3s-root"' || return 1
-  kj 4 join "127.0.0.1:$PORT" --token "K10$(k3s_hash "$C/www/cacerts")::node:k3s-agent-pw" --kubeconfig-out "$T/f.conf" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start "127.0.0.1:$PORT" --token "K10$(k3s_hash "$C/www/cacerts")::node:k3s-agent-pw" --kubeconfig-out "$T/f.conf" || return 1
 }
 
 t_ca_hash_structure() {

@@ -3,7 +3,7 @@
 # ---- success paths -----------------------------------------------------------
 
 t_ipv4_spki_pin_and_kubectl() {
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   [ "$(stat -c %a "$T/kubelet.conf")" = 600 ] || fail "mode is not 0600" || return 1
   kubectl --kubeconfig "$T/kubelet.conf" get --raw "$CLUSTER_INFO_PATH" | jq -e '.kind == "ConfigMap"' >/dev/null \
     || fail "kubectl could not use the kubeconfig" || return 1
@@ -14,22 +14,22 @@ t_ipv4_spki_pin_and_kubectl() {
 }
 
 t_ipv6_root_pin() {
-  kj 0 join "[::1]:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" --discovery-token-ca-cert-hash "$ROOT_PIN" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start "[::1]:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" --discovery-token-ca-cert-hash "$ROOT_PIN" || return 1
   err_has "matches pin $ROOT_PIN"
 }
 
 t_https_prefix_and_uppercase_pin() {
-  kj 0 join "https://127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+  kj 0 join --skip-phases preflight,kubelet-start "https://127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
     --discovery-token-ca-cert-hash "$(echo "$PIN" | tr a-f A-F)"
 }
 
 t_several_pins_one_matching() {
   local other; other=sha256:$(printf '0%.0s' {1..64})
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$other,$PIN" --discovery-token-ca-cert-hash "root-sha256:$(printf 'f%.0s' {1..64})"
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$other,$PIN" --discovery-token-ca-cert-hash "root-sha256:$(printf 'f%.0s' {1..64})"
 }
 
 t_json_output() {
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -o json || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" -o json || return 1
   jq -e --arg p "$PIN" --arg r "$ROOT_PIN" --arg s "$SERVER" --arg k "$T/kubelet.conf" --arg id "$(cut -d. -f1 "$C/token")" '
     .kubeconfig == $k and .server == $s and .clusterName == "kubernetes" and .tokenID == $id and
     (.caCertificates | length) == 1 and .caCertificates[0].pins == [$p, $r] and
@@ -39,7 +39,7 @@ t_json_output() {
 
 t_audit_id_is_the_join_id() {
   new_cluster audit || return 1
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -o json || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" -o json || return 1
   local id; id=$(jq -r .joinID "$OUT")
   err_has "Join ID $id" || return 1
   [ "$(grep -c "^$id $CLUSTER_INFO_PATH\$" "$C/nginx/access.log")" -eq 2 ] \
@@ -47,39 +47,39 @@ t_audit_id_is_the_join_id() {
 }
 
 t_idempotent_rerun() {
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   local before; before=$(stat -c %i:%Y "$T/kubelet.conf")
   sleep 1.1
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "Unchanged" || return 1
   [ "$before" = "$(stat -c %i:%Y "$T/kubelet.conf")" ] || fail "identical file was rewritten"
 }
 
 t_refuse_overwrite_then_force() {
   mkdir -p "$T/etc"; echo "something else" >"$T/etc/kubelet.conf"
-  kj 5 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/etc/kubelet.conf" || return 1
+  kj 5 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/etc/kubelet.conf" || return 1
   err_has "--force" || return 1
   [ "$(cat "$T/etc/kubelet.conf")" = "something else" ] || fail "file changed without --force" || return 1
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/etc/kubelet.conf" --force || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/etc/kubelet.conf" --force || return 1
   grep -q tls-bootstrap-token-user "$T/etc/kubelet.conf" || fail "not replaced" || return 1
   if ls "$T/etc" | grep -q kjoin-; then fail "temporary file left behind"; fi
 }
 
 t_parent_dirs_created() {
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/a/b/c/kubelet.conf" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/a/b/c/kubelet.conf" || return 1
   [ "$(stat -c %a "$T/a/b/c/kubelet.conf")" = 600 ] || fail "mode"
 }
 
 t_dry_run_writes_nothing() {
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --dry-run || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --dry-run || return 1
   [ ! -e "$T/kubelet.conf" ] || fail "dry run wrote a file" || return 1
   out_has "current-context: tls-bootstrap-token-user@kubernetes"
 }
 
 t_token_env_and_flags() {
-  KJOIN_TOKEN=$(cat "$C/token") kj 0 join "127.0.0.1:$PORT" --kubeconfig-out "$T/k.conf" --discovery-token-ca-cert-hash "$PIN" || return 1
+  KJOIN_TOKEN=$(cat "$C/token") kj 0 join --skip-phases preflight,kubelet-start "127.0.0.1:$PORT" --kubeconfig-out "$T/k.conf" --discovery-token-ca-cert-hash "$PIN" || return 1
   local other; other=$("$KJOIN" token generate); SECRETS+=("${other#*.}")
-  kj 0 join "127.0.0.1:$PORT" --discovery-token "$(cat "$C/token")" --tls-bootstrap-token "$other" \
+  kj 0 join --skip-phases preflight,kubelet-start "127.0.0.1:$PORT" --discovery-token "$(cat "$C/token")" --tls-bootstrap-token "$other" \
     --kubeconfig-out "$T/k2.conf" --discovery-token-ca-cert-hash "$PIN" || return 1
   [ "$(kubectl --kubeconfig "$T/k2.conf" config view --raw -o jsonpath='{.users[0].user.token}')" = "$other" ] \
     || fail "--tls-bootstrap-token not written"
@@ -89,24 +89,24 @@ t_numeric_looking_token_round_trips() {
   # Unquoted, 123456.1234567890123456 would be a YAML float: the emitter must quote it.
   local tok=123456.1234567890123456
   SECRETS+=(1234567890123456)
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --tls-bootstrap-token "$tok" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --tls-bootstrap-token "$tok" || return 1
   [ "$(kubectl --kubeconfig "$T/kubelet.conf" config view --raw -o jsonpath='{.users[0].user.token}')" = "$tok" ] \
     || fail "token changed on the way through YAML"
 }
 
 t_cluster_name() {
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --cluster-name prod.example || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --cluster-name prod.example || return 1
   [ "$(kubectl --kubeconfig "$T/kubelet.conf" config current-context)" = tls-bootstrap-token-user@prod.example ] || fail "context"
 }
 
 t_reordered_header_verifies() {
   local c; new_cluster reorder || return 1; c=$C
   resign "$c" "{\"kid\":\"$(cut -d. -f1 "$c/token")\",\"alg\":\"HS256\"}" sha256
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN"
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN"
 }
 
 t_unsafe_mode_warns() {
-  kj 0 join $(join_args) --discovery-token-unsafe-skip-ca-verification -v 1 || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-unsafe-skip-ca-verification -v 1 || return 1
   err_has "WARNING" && err_has "unsafe" || return 1
   ! grep -i "verified" "$ERR" | grep -qv "not verified" || fail "the unsafe mode's log says verified: $(grep -i verified "$ERR")"
 }
@@ -120,18 +120,18 @@ t_pinned_intermediate_and_chain() {
   mkdir -p "$C/www"; "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >"$C/www/cluster-info"
   start_nginx "$C" "$PORT" "$C/chain.crt" "$C/server.key" || return 1
   # The intermediate's key pinned alone anchors by itself.
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$(spki_pin "$C/inter.crt")" --dry-run -o json || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$(spki_pin "$C/inter.crt")" --dry-run -o json || return 1
   jq -e '.caCertificates | length == 1 and .[0].subject == "CN=inter"' "$OUT" >/dev/null || fail "anchor set: $(cat "$OUT")" || return 1
   err_has 'dropping certificate "CN=root"' || return 1
   # The root pinned: the intermediate is trusted because the root issued it.
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$(root_pin "$C/root.crt")" -o json || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$(root_pin "$C/root.crt")" -o json || return 1
   jq -e '.caCertificates | length == 2' "$OUT" >/dev/null || fail "both should be trusted" || return 1
   err_has 'Trusting CA "CN=inter": issued by a pinned certificate'
 }
 
 t_first_endpoint_down() {
   local dead; dead=$("$TOOLS/freeport")
-  kj 0 join "127.0.0.1:$dead" "127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+  kj 0 join --skip-phases preflight,kubelet-start "127.0.0.1:$dead" "127.0.0.1:$PORT" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
     --discovery-token-ca-cert-hash "$PIN" -o json || return 1
   jq -e --arg e "127.0.0.1:$PORT" '.endpoint == $e' "$OUT" >/dev/null || fail "wrong endpoint"
 }
@@ -142,7 +142,7 @@ t_server_down_then_up() {
   cluster_kubeconfig "https://127.0.0.1:$PORT" "$C/ca.crt" >"$C/cluster.kubeconfig"; mkdir -p "$C/www"
   "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >"$C/www/cluster-info"
   ( sleep 1.5; start_nginx "$C" "$PORT" "$C/server.crt" "$C/server.key" ) &
-  kj 0 join $(join_args 30s) --discovery-token-ca-cert-hash "$(spki_pin "$C/ca.crt")" -o json
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args 30s) --discovery-token-ca-cert-hash "$(spki_pin "$C/ca.crt")" -o json
   local rc=$?; wait
   [ $rc -eq 0 ] || return 1
   jq -e '.attempts > 1' "$OUT" >/dev/null || fail "expected retries" || return 1
@@ -152,19 +152,19 @@ t_server_down_then_up() {
 # ---- failures ----------------------------------------------------------------
 
 t_wrong_pin() {
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "sha256:$(printf 'ab%.0s' {1..32})" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "sha256:$(printf 'ab%.0s' {1..32})" || return 1
   err_has "no certificate of the CA bundle matches" && err_has "$PIN"
 }
 
 t_root_pin_of_leaf_does_not_match() {
   # root-sha256 names a root's DER; the serving certificate is no root of the bundle.
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$(root_pin "$C/server.crt")"
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$(root_pin "$C/server.crt")"
 }
 
 t_wrong_secret() {
   local id; id=$(cut -d. -f1 "$C/token")
   SECRETS+=(0000000000000000)
-  kj 4 join "127.0.0.1:$PORT" --token "$id.0000000000000000" --kubeconfig-out "$T/k.conf" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start "127.0.0.1:$PORT" --token "$id.0000000000000000" --kubeconfig-out "$T/k.conf" --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "does not match" || return 1
   [ "$(grep -c Retrying "$ERR")" -eq 2 ] || fail "a bad signature is retried exactly twice"
 }
@@ -172,7 +172,7 @@ t_wrong_secret() {
 t_tampered_kubeconfig() {
   new_cluster tamper || return 1
   sed -i 's|server: https://127.0.0.1|server: https://127.0.0.2|' "$C/www/cluster-info"
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "does not match the cluster-info kubeconfig" || return 1
   [ ! -e "$T/kubelet.conf" ] || fail "kubeconfig written after a failed join"
 }
@@ -181,14 +181,14 @@ t_missing_signature_times_out() {
   new_cluster nosig || return 1
   local other; other=$("$KJOIN" token generate); SECRETS+=("${other#*.}")
   "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token "$other" >"$C/www/cluster-info"
-  kj 3 join $(join_args 2s) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 3 join --skip-phases preflight,kubelet-start $(join_args 2s) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "no signature for token id"
 }
 
 t_empty_signature_fails_at_once() {
   new_cluster emptysig || return 1
   sed -i "s|\"jws-kubeconfig-\([a-z0-9]*\)\":\"[^\"]*\"|\"jws-kubeconfig-\1\":\"\"|" "$C/www/cluster-info"
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "invalid for this cluster or has expired" || return 1
   if grep -q Retrying "$ERR"; then fail "an empty signature must not be retried"; fi
 }
@@ -196,21 +196,21 @@ t_empty_signature_fails_at_once() {
 t_alg_none_rejected() {
   new_cluster algnone || return 1
   resign "$C" "{\"alg\":\"none\",\"kid\":\"$(cut -d. -f1 "$C/token")\"}" sha256
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has 'algorithm "none" is not allowed'
 }
 
 t_hs512_rejected() {
   new_cluster hs512 || return 1
   resign "$C" "{\"alg\":\"HS512\",\"kid\":\"$(cut -d. -f1 "$C/token")\"}" sha512
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has 'algorithm "HS512" is not allowed'
 }
 
 t_wrong_kid_rejected() {
   new_cluster kid || return 1
   resign "$C" '{"alg":"HS256","kid":"zzzzzz"}' sha256
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has 'key id "zzzzzz" is not the token id'
 }
 
@@ -225,7 +225,7 @@ t_two_clusters_rejected() {
   printf '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cluster-info","namespace":"kube-public"},"data":{"jws-kubeconfig-%s":"x","kubeconfig":%s}}' \
     "$id" "$(jq -Rs . <"$C/cluster.kubeconfig")" >"$C/www/cluster-info"
   resign "$C" "{\"alg\":\"HS256\",\"kid\":\"$id\"}" sha256
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "exactly one cluster"
 }
 
@@ -233,7 +233,7 @@ t_server_cert_from_other_ca() {
   new_cluster otherca || return 1
   mkca "$C" rogue; mkleaf "$C" rogueserver rogue
   stop_nginx "$C"; start_nginx "$C" "$PORT" "$C/rogueserver.crt" "$C/rogueserver.key" || return 1
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "TLS verification" && err_has "against the pinned CA failed"
 }
 
@@ -246,7 +246,7 @@ t_extra_ca_in_bundle_refused() {
   cluster_kubeconfig "$SERVER" "$C/bundle.crt" >"$C/cluster.kubeconfig"
   "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >"$C/www/cluster-info"
   stop_nginx "$C"; start_nginx "$C" "$PORT" "$C/evilserver.crt" "$C/evilserver.key" || return 1
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has 'dropping certificate "CN=evil"' && err_has "$(spki_pin "$C/evil.crt")" && err_has "against the pinned CA failed"
 }
 
@@ -254,14 +254,14 @@ t_san_mismatch() {
   new_cluster san || return 1
   mkleaf "$C" other ca DNS:api.example.com
   stop_nginx "$C"; start_nginx "$C" "$PORT" "$C/other.crt" "$C/other.key" || return 1
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "mismatch"
 }
 
 t_server_down_for_good() {
   local dead start elapsed; dead=$("$TOOLS/freeport")
   start=$(date +%s%N)
-  kj 3 join "127.0.0.1:$dead" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
+  kj 3 join --skip-phases preflight,kubelet-start "127.0.0.1:$dead" --token-file "$C/token" --kubeconfig-out "$T/k.conf" \
     --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 2s || return 1
   elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
   err_has "timed out after 2s" || return 1
@@ -271,7 +271,7 @@ t_server_down_for_good() {
 t_not_found_retried_until_timeout() {
   new_cluster notfound || return 1
   rm "$C/www/cluster-info"
-  kj 3 join $(join_args 1500ms) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 3 join --skip-phases preflight,kubelet-start $(join_args 1500ms) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "404"
 }
 
@@ -281,7 +281,7 @@ t_unauthorized_fails_at_once() {
   echo 'return 401;' >"$C/nginx/cluster-info.conf"
   stop_nginx "$C"; start_nginx "$C" "$PORT" "$C/server.crt" "$C/server.key" || return 1
   local start elapsed; start=$(date +%s%N)
-  kj 1 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 1 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
   err_has "HTTP 401 (the server refuses anonymous requests" || return 1
   [ "$elapsed" -lt 5000 ] || fail "took ${elapsed}ms"
@@ -290,14 +290,14 @@ t_unauthorized_fails_at_once() {
 t_body_over_1mib() {
   new_cluster huge || return 1
   head -c $((1024 * 1024 + 10)) /dev/zero | tr '\0' ' ' >"$C/www/cluster-info"
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "exceeds 1048576 bytes"
 }
 
 t_garbage_json() {
   new_cluster garbage || return 1
   printf '{"kind":"ConfigMap","data":{"kubeconfig": nope' >"$C/www/cluster-info"
-  kj 4 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "not valid JSON"
 }
 
@@ -305,26 +305,26 @@ t_usage_errors_before_network() {
   # Nothing listens on the port: each of these must fail fast with exit 2.
   local dead; dead=$("$TOOLS/freeport")
   local good="127.0.0.1:$dead"
-  kj 2 join "$good" --token "abcdef.0123456789ABCDEF" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "$good" --token "abcdef.0123456789ABCDEF" --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "malformed secret of token abcdef" || return 1
-  kj 2 join "$good" --token-file "$C/token" --discovery-token-ca-cert-hash sha256:1234 || return 1
-  kj 2 join "$good" --token-file "$C/token" --discovery-token-ca-cert-hash md5:$(printf 'a%.0s' {1..32}) || return 1
-  kj 2 join "$good" --token-file "$C/token" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "$good" --token-file "$C/token" --discovery-token-ca-cert-hash sha256:1234 || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "$good" --token-file "$C/token" --discovery-token-ca-cert-hash md5:$(printf 'a%.0s' {1..32}) || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "$good" --token-file "$C/token" || return 1
   err_has "unsafe" || return 1
-  kj 2 join "::1:6443" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
-  kj 2 join "127.0.0.1" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
-  kj 2 join "http://127.0.0.1:6443" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
-  kj 2 join "$good" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 5 || return 1
-  kj 2 join "$good" --token-file "$T/no-such-file" --discovery-token-ca-cert-hash "$PIN" || return 1
-  kj 2 join "$good" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --bogus || return 1
-  kj 2 join --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
-  kj 2 join "$good" --discovery-token-ca-cert-hash "$PIN" -o json || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "::1:6443" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "127.0.0.1" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "http://127.0.0.1:6443" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "$good" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 5 || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "$good" --token-file "$T/no-such-file" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "$good" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --bogus || return 1
+  kj 2 join --skip-phases preflight,kubelet-start --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "$good" --discovery-token-ca-cert-hash "$PIN" -o json || return 1
   jq -e '.error.code == 2 and .error.reason == "InvalidInput"' "$OUT" >/dev/null || fail "JSON error shape: $(cat "$OUT")"
 }
 
 t_token_flag_scrubbed_from_ps() {
   local dead cmdline; dead=$("$TOOLS/freeport")
-  cmdline=$(cmdline_while_running '****' "$KJOIN" join "127.0.0.1:$dead" --token "$(cat "$C/token")" \
+  cmdline=$(cmdline_while_running '****' "$KJOIN" join --skip-phases preflight,kubelet-start "127.0.0.1:$dead" --token "$(cat "$C/token")" \
     --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k.conf" --discovery-timeout 3s)
   [[ "$cmdline" == *"--token $(cut -d. -f1 "$C/token").****************"* ]] || fail "argv not scrubbed: $cmdline"
 }
@@ -332,7 +332,7 @@ t_token_flag_scrubbed_from_ps() {
 t_secret_absent_from_bad_token_messages() {
   # A secret with one bad character must not be echoed back.
   SECRETS+=("0123456789abcdeF")
-  kj 2 join "127.0.0.1:1" --token "abcdef.0123456789abcdeF" --discovery-token-ca-cert-hash "$PIN" -o json
+  kj 2 join --skip-phases preflight,kubelet-start "127.0.0.1:1" --token "abcdef.0123456789abcdeF" --discovery-token-ca-cert-hash "$PIN" -o json
 }
 
 t_companion_commands() {
@@ -378,7 +378,7 @@ t_cluster_info_sign_never_publishes_credentials() {
   cluster_kubeconfig "$SERVER" "$C/ca.crt" | cmp -s - "$T/published" || fail "not kubeadm's shape: $(cat "$T/published")" || return 1
   ! grep -q "$(base64 -w0 <"$T/admin.key" | cut -c1-40)" "$OUT" || fail "the key was published" || return 1
   cp "$OUT" "$C/www/cluster-info"
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   kj 2 cluster-info sign --from-kubeconfig "$T/admin.conf" --kubeconfig "$T/published" --token-file "$C/token" || return 1
   err_has "one of them"
 }
@@ -391,53 +391,62 @@ t_token_typo_is_usage_error_not_k3s() {
   local t start=$(date +%s)
   printf '\xef\xbb\xbf%s\n' "$good" >"$T/bom"
   for t in "${good}x" "${good%?}" "${good} " "$(tr a-z A-Z <<<"$good")"; do
-    kj 2 join 127.0.0.1:$PORT --token "$t" --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k" || return 1
+    kj 2 join --skip-phases preflight,kubelet-start 127.0.0.1:$PORT --token "$t" --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k" || return 1
     err_has "[a-z0-9]{6}.[a-z0-9]{16}" || return 1
   done
-  kj 2 join 127.0.0.1:$PORT --token-file "$T/bom" --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start 127.0.0.1:$PORT --token-file "$T/bom" --discovery-token-ca-cert-hash "$PIN" --kubeconfig-out "$T/k" || return 1
   [ $(($(date +%s) - start)) -le 5 ] || fail "a typo took $(($(date +%s) - start)) s to fail"
 }
 
 t_token_k3s_only_when_said() {
   local out="--kubeconfig-out $T/k --discovery-timeout 2s"
   # A bare password is a malformed bootstrap token unless K3s is named.
-  kj 2 join 127.0.0.1:$PORT $out --token just-a-password --discovery-token-unsafe-skip-ca-verification || return 1
+  kj 2 join --skip-phases preflight,kubelet-start 127.0.0.1:$PORT $out --token just-a-password --discovery-token-unsafe-skip-ca-verification || return 1
   err_has "[a-z0-9]{6}.[a-z0-9]{16}" || return 1
   # K3S_TOKEN (what K3s agents are given) says K3s: /cacerts is asked (404 on this kubeadm-style server).
   : >"$C/nginx/access.log"
-  K3S_TOKEN=just-a-password kj 3 join 127.0.0.1:$PORT $out --discovery-token-unsafe-skip-ca-verification || return 1
+  K3S_TOKEN=just-a-password kj 3 join --skip-phases preflight,kubelet-start 127.0.0.1:$PORT $out --discovery-token-unsafe-skip-ca-verification || return 1
   err_has "K3s cluster (K3S_TOKEN is set)" || return 1
   grep -q ' /cacerts$' "$C/nginx/access.log" || fail "K3S_TOKEN did not select K3s discovery" || return 1
   # K3S_URL stands for the endpoint.
   : >"$C/nginx/access.log"
-  K3S_URL=https://127.0.0.1:$PORT K3S_TOKEN=just-a-password kj 3 join $out \
+  K3S_URL=https://127.0.0.1:$PORT K3S_TOKEN=just-a-password kj 3 join --skip-phases preflight,kubelet-start $out \
     --discovery-token-unsafe-skip-ca-verification || return 1
   grep -q ' /cacerts$' "$C/nginx/access.log" || fail "K3S_URL was not used" || return 1
   err_has "K3s cluster (K3S_URL is set)" || return 1
   # With a discovery file, a stray K3S_TOKEN is named as the reason.
-  K3S_TOKEN=just-a-password kj 2 join --discovery-file "$T/none.yaml" --kubeconfig-out "$T/k" || return 1
+  K3S_TOKEN=just-a-password kj 2 join --skip-phases preflight,kubelet-start --discovery-file "$T/none.yaml" --kubeconfig-out "$T/k" || return 1
   err_has "K3s was chosen (K3S_TOKEN is set); set the --flavor to kubeadm" || return 1
   # --flavor kubeadm overrides both.
-  K3S_URL=https://127.0.0.1:1 K3S_TOKEN=just-a-password kj 0 join $(join_args) --flavor kubeadm \
+  K3S_URL=https://127.0.0.1:1 K3S_TOKEN=just-a-password kj 0 join --skip-phases preflight,kubelet-start $(join_args) --flavor kubeadm \
     --discovery-token-ca-cert-hash "$PIN"
 }
 
 t_token_kubeadm_command_lines() {
-  # The line kubeadm token create --print-join-command prints, with the usual provisioning extras.
+  # The line kubeadm token create --print-join-command prints, with the usual
+  # provisioning extras; discovery alone, as the phases to skip say.
   kj 0 join 127.0.0.1:$PORT --token "$(cat "$C/token")" --discovery-token-ca-cert-hash "$PIN" \
     --node-name worker-1 --cri-socket /run/containerd/containerd.sock --ignore-preflight-errors=all \
-    --skip-phases preflight --patches /etc/kubeadm/patches --v=5 --kubeconfig-out "$T/kubelet.conf" -o json || return 1
-  err_has "--cri-socket is a kubeadm node-local flag that does not apply to kjoin: ignored" || return 1
-  [ "$(grep -c 'node-local flag' "$ERR")" -eq 4 ] || fail "each ignored flag is reported once" || return 1
-  jq -e '.nodeName == "worker-1"' "$OUT" >/dev/null || fail "--node-name is not in the result" || return 1
-  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --node-name Worker_1 || return 1
+    --skip-phases preflight,kubelet-start --patches /etc/kubeadm/patches --v=5 --kubeconfig-out "$T/kubelet.conf" \
+    -o json || return 1
+  err_has "--patches is a kubeadm node-local flag that does not apply to kjoin: ignored" || return 1
+  [ "$(grep -c 'node-local flag' "$ERR")" -eq 1 ] || fail "the node flags kjoin uses were called ignored" || return 1
+  jq -e '.nodeName == "worker-1" and .node.phases == []' "$OUT" >/dev/null ||
+    fail "--node-name is not in the result, or a node phase ran" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --node-name Worker_1 || return 1
   err_has '--node-name "Worker_1" is invalid' || return 1
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --ignore-preflight-errors=a \
-    --ignore-preflight-errors=b || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --patches=a \
+    --patches=b || return 1
   [ "$(grep -c 'node-local flag' "$ERR")" -eq 1 ] || fail "a repeated flag was reported twice" || return 1
+  # A phase kubeadm does not have is refused by name, before anything runs.
+  kj 2 join --skip-phases preflight,kubelet-strat $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has 'unknown phase "kubelet-strat"' || return 1
+  # kubeadm's control-plane phases are accepted and mean nothing on a worker.
+  kj 0 join --skip-phases preflight,kubelet-start,control-plane-prepare/all,control-plane-join $(join_args) \
+    --discovery-token-ca-cert-hash "$PIN" || return 1
   local f
   for f in --control-plane "--certificate-key=0123" "--apiserver-advertise-address=10.0.0.2" "--apiserver-bind-port=6443"; do
-    kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" "$f" || return 1
+    kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" "$f" || return 1
     err_has "control-plane node, which kjoin does not do" || return 1
   done
 }
@@ -445,13 +454,13 @@ t_token_kubeadm_command_lines() {
 t_token_cli_says_what_is_wrong() {
   local good; good=$(cat "$C/token")
   # An abbreviation is not a flag (--kubeconfig is not --kubeconfig-out).
-  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig "$T/x" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig "$T/x" || return 1
   err_has "unknown flag --kubeconfig;" || return 1
   # An unknown flag's value is never echoed (it may be the secret).
-  kj 2 join $(join_args) --tokn="$good" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start $(join_args) --tokn="$good" || return 1
   err_has "unknown flag --tokn;" || return 1
   # -o json wins wherever it stands, even after the error.
-  kj 2 join 127.0.0.1:$PORT/api --token-file "$C/token" -o json || return 1
+  kj 2 join --skip-phases preflight,kubelet-start 127.0.0.1:$PORT/api --token-file "$C/token" -o json || return 1
   jq -e '.error.code == 2 and (.error.message | contains("a path is not allowed"))' "$OUT" >/dev/null ||
     fail "no JSON error: $(cat "$OUT")" || return 1
   [ "$(grep -c '^kjoin:' "$ERR")" -eq 1 ] || fail "the failure was printed $(grep -c '^kjoin:' "$ERR") times" || return 1
@@ -461,10 +470,10 @@ t_token_cli_says_what_is_wrong() {
     jq -e '.error.code == 2' "$OUT" >/dev/null || fail "kjoin $cmd -o json: no JSON error" || return 1
   done
   # Limits are named.
-  kj 2 join $(for i in $(seq 17); do echo 127.0.0.1:$i; done) --token-file "$C/token" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start $(for i in $(seq 17); do echo 127.0.0.1:$i; done) --token-file "$C/token" || return 1
   err_has "at most 16 endpoints" || return 1
   # A token pasted as the endpoint is not echoed.
-  kj 2 join "$good" --token-file "$C/token" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start "$good" --token-file "$C/token" || return 1
   ! grep -qF "${good#*.}" "$ERR" || fail "the endpoint's secret was echoed" || return 1
   # Group help lists the verbs and exits 0.
   kj 0 token --help || return 1
@@ -476,7 +485,7 @@ t_token_no_core_dump_and_version_json() {
   kj 0 version -o json || return 1
   jq -e '.version | length > 0' "$OUT" >/dev/null || fail "version -o json: $(cat "$OUT")" || return 1
   # A running join is not dumpable (core dumps would carry the token).
-  "$KJOIN" join 127.0.0.1:$PORT --token-file "$C/token" --discovery-token-unsafe-skip-ca-verification \
+  "$KJOIN" join --skip-phases preflight,kubelet-start 127.0.0.1:$PORT --token-file "$C/token" --discovery-token-unsafe-skip-ca-verification \
     --flavor k3s --kubeconfig-out "$T/k" --discovery-timeout 3s >/dev/null 2>&1 &
   local pid=$! i
   for i in $(seq 40); do
@@ -490,17 +499,17 @@ t_token_no_core_dump_and_version_json() {
 
 # -v 4 shows each request with its trust mode and status; the default shows none.
 t_verbose_levels_show_requests() {
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -v 4 || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" -v 4 || return 1
   err_has "[http] GET https://127.0.0.1:$PORT$CLUSTER_INFO_PATH (server not verified): HTTP 200" || return 1
   err_has "[http] GET https://127.0.0.1:$PORT$CLUSTER_INFO_PATH (pinned CA): HTTP 200" || return 1
   ! grep -qE '^\[http\]   [A-Za-z-]+: ' "$ERR" || fail "response headers at -v 4" || return 1
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -v 6 || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" -v 6 || return 1
   grep -qE '^\[http\]   Content-Length: [0-9]+' "$ERR" || fail "no response headers at -v 6: $(grep http "$ERR" | head -3)" || return 1
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   ! grep -q '^\[http\]' "$ERR" || fail "requests logged at -v 0" || return 1
   # -q: errors only, but a warning about an unpinned CA still shows.
-  kj 0 join $(join_args) --discovery-token-ca-cert-hash "$PIN" -q || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" -q || return 1
   [ ! -s "$ERR" ] || fail "-q printed: $(head -2 "$ERR")" || return 1
-  kj 0 join $(join_args) --discovery-token-unsafe-skip-ca-verification --force -q || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-unsafe-skip-ca-verification --force -q || return 1
   [ "$(grep -vc WARNING "$ERR")" = 0 ] && err_has "WARNING" || fail "-q with the unsafe mode: $(cat "$ERR")"
 }

@@ -135,8 +135,9 @@ static void test_fields_honoured_or_noted(void **state)
 {
     (void)state;
     const char *yaml = V4(BT "dryRun: true\ncaCertPath: /etc/kubernetes/pki/ca.crt\n"
-                             "nodeRegistration:\n  name: worker-1\n  criSocket: unix:///x\n  taints: []\n"
-                             "  kubeletExtraArgs: [{name: a, value: b}]\n  ignorePreflightErrors: [all]\n"
+                             "nodeRegistration:\n  name: worker-1\n  criSocket: unix:///x\n"
+                             "  taints: [{key: k, value: v, effect: NoSchedule}, {key: only, effect: NoExecute}]\n"
+                             "  kubeletExtraArgs: [{name: a, value: b}]\n  ignorePreflightErrors: [Swap, CRI]\n"
                              "  imagePullPolicy: Never\n  imagePullSerial: true\n"
                              "skipPhases: [preflight]\npatches: {directory: /p}\n"
                              "timeouts:\n  discovery: 2m\n  tlsBootstrap: 1m\n  kubernetesAPICall: 1m\n");
@@ -148,8 +149,15 @@ static void test_fields_honoured_or_noted(void **state)
     assert_string_equal(c.spec.ca_cert_path, "/etc/kubernetes/pki/ca.crt");
     assert_string_equal(c.spec.node_name, "worker-1");
     assert_int_equal(c.spec.timeout_ms, 120000);
-    const char *noted[] = {"skipPhases", "patches", "nodeRegistration.criSocket", "nodeRegistration.taints", "nodeRegistration.kubeletExtraArgs",
-                           "nodeRegistration.ignorePreflightErrors", "nodeRegistration.imagePullPolicy",
+    assert_string_equal(c.cri_socket, "unix:///x");
+    assert_string_equal(c.ignore_preflight, "Swap,CRI");
+    assert_string_equal(c.skip_phases, "preflight");
+    assert_int_equal(c.n_taints, 2);
+    assert_string_equal(c.taints[0], "k=v:NoSchedule");
+    assert_string_equal(c.taints[1], "only:NoExecute");
+    assert_int_equal(c.n_extra_args, 1);
+    assert_string_equal(c.extra_args[0], "a=b");
+    const char *noted[] = {"patches", "nodeRegistration.imagePullPolicy",
                            "nodeRegistration.imagePullSerial", "timeouts.kubernetesAPICall",
                            "timeouts.tlsBootstrap"};
     assert_int_equal(c.n_notes, TU_LEN(noted));

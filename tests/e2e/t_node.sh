@@ -1,0 +1,370 @@
+# The whole worker join against the real control plane, with a real node:
+# Debian's containerd and runc on a socket of the run's own, the release's
+# own kubelet, and kjoin join with kubeadm's default phases, then kjoin
+# reset. Every node lives in a throwaway root (tests/lib/throwaway.sh): its
+# /etc/kubernetes and /var/lib/kubelet are a copy-on-write view, so the
+# machine's own are never touched. No systemd runs here, so kjoin prints the
+# kubelet's command and waits; the test starts the kubelet with exactly that
+# command. The Node stays NotReady: no network plugin runs (none is needed
+# for a Node to register). Sourced by run.sh.
+
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/throwaway.sh"
+
+# The cluster's kubelet configuration, for this machine: cgroupfs (no
+# systemd), no QoS cgroups (nothing of the host's cgroup tree changes; kubeadm
+# turns an empty enforceNodeAllocatable into ["pods"], so newer releases say
+# "none", which v1.20 does not take), swap
+# allowed, cgroup v1 allowed (from 1.31 the kubelet refuses it by default),
+# and maxPods 42, which shows the kubelet serves with this configuration.
+node_kubelet_config() {
+  cat <<CFG
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+cgroupsPerQOS: false
+enforceNodeAllocatable: $( [ "$E2E_MINOR" -ge 24 ] && echo '["none"]' || echo '[]')
+failSwapOn: false
+maxPods: 42
+rotateCertificates: true
+authentication:
+  x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}
+  webhook: {enabled: true}
+  anonymous: {enabled: false}
+authorization: {mode: Webhook}
+$(e2e_from 31 "failCgroupV1: false")
+CFG
+}
+
+NODE_CRI=
+# node_setup: once a run: containerd on its own socket (stopped with the
+# control plane) and the kubelet-config ConfigMap as each release's kubeadm
+# makes it: the newest's own upload-config phase; v1.20's phase would also
+# wait for a control-plane Node to annotate, so its ConfigMap and RBAC are
+# made as that kubeadm names them (kubelet-config-1.20).
+node_setup() {
+  [ -n "$NODE_CRI" ] && return 0
+  local d=$ROOT/ctr
+  mkdir -p "$d/cni/bin" "$d/cni/conf"
+  cat >"$d/config.toml" <<TOML
+version = 2
+root = "$d/root"
+state = "$d/state"
+[grpc]
+  address = "$d/containerd.sock"
+[plugins."io.containerd.grpc.v1.cri".cni]
+  bin_dir = "$d/cni/bin"
+  conf_dir = "$d/cni/conf"
+TOML
+  e2e_start containerd containerd --config "$d/config.toml"
+  e2e_wait 30 test -S "$d/containerd.sock" || { fail "containerd did not start: $(tail -3 "$E2E_DIR/containerd.log")"; return 1; }
+  NODE_CRI=unix://$d/containerd.sock
+  node_kubelet_config >"$ROOT/kubelet-config.yaml"
+  if [ "$E2E_MINOR" -ge 24 ]; then
+    { cat "$E2E_DIR/kubeadm.yaml"; echo ---; cat "$ROOT/kubelet-config.yaml"; } >"$ROOT/kubeadm-kubelet.yaml"
+    "$KBIN/kubeadm" init phase upload-config kubelet --config "$ROOT/kubeadm-kubelet.yaml" --kubeconfig "$E2E_ADMIN" \
+      >"$ROOT/upload.log" 2>&1 || { fail "kubeadm upload-config kubelet: $(tail -3 "$ROOT/upload.log")"; return 1; }
+  else
+    local cm=kubelet-config-1.$E2E_MINOR
+    kc -n kube-system create configmap "$cm" --from-file=kubelet="$ROOT/kubelet-config.yaml" >/dev/null &&
+      kc -n kube-system create role "kubeadm:$cm" --verb=get --resource=configmaps --resource-name="$cm" >/dev/null &&
+      kc -n kube-system create rolebinding "kubeadm:$cm" --role="kubeadm:$cm" --group=system:nodes \
+        --group=system:bootstrappers:kubeadm:default-node-token >/dev/null || return 1
+  fi
+  NODE_CM=$(kc -n kube-system get configmap -o name | grep -o 'kubelet-config[-0-9.]*$') || return 1
+}
+
+# This machine keeps IPv4 forwarding off, and a test must not turn it on.
+NODE_IGNORE=FileContent--proc-sys-net-ipv4-ip_forward
+
+# in_node FN [PATH]: runs the function FN of this suite as root in a throwaway
+# root kept in $T/root, with the suite's functions and variables; PATH (the
+# release's binaries first by default, so "kubelet" is the release's).
+in_node() {
+  local fn=$1 path=${2:-$KBIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
+  throwaway_root "$T/root" env -i PATH="$path" HOME=/root LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" bash -c "
+    $(declare -p KJOIN T ROOT TOOLS KBIN KUBECTL KUBECACHEDIR E2E_ENDPOINT E2E_SERVER E2E_PIN E2E_CA E2E_ADMIN E2E_DIR \
+      E2E_MINOR E2E_VERSION NODE_CRI NODE_CM NODE_IGNORE SECRETS current 2>/dev/null)
+    $(declare -f)
+    NODE_BEFORE=\$(node_dirs)
+    $fn"
+}
+
+# node_join ARGS...: kjoin join ARGS in the background (as provisioning runs
+# it); when it says how to start the kubelet, starts the kubelet so
+# (KUBELET_PID, its log $T/kubelet.log); then waits for kjoin. JOIN_RC, and
+# its output in $T/join.out and $T/join.err, checked for secrets.
+node_join() {
+  "$KJOIN" join "$@" >"$T/join.out" 2>"$T/join.err" &
+  local pid=$! i cmd=
+  for i in $(seq 300); do
+    cmd=$(sed -n 's/.*start the kubelet with: //p' "$T/join.err")
+    [ -n "$cmd" ] || ! e2e_alive "$pid" && break
+    sleep 0.1
+  done
+  if [ -n "$cmd" ]; then
+    eval "exec $cmd" >"$T/kubelet.log" 2>&1 &
+    KUBELET_PID=$!
+    # A kubelet that exits at once would leave kjoin waiting to its deadline.
+    while e2e_alive "$pid" && e2e_alive "$KUBELET_PID"; do sleep 0.2; done
+    e2e_alive "$pid" && ! e2e_alive "$KUBELET_PID" && sleep 1 && e2e_alive "$pid" &&
+      { fail "the kubelet exited: $(grep -m2 '"command failed"\|^[EF][0-9]' "$T/kubelet.log" | cut -c1-400)"; cp "$T/kubelet.log" "$ROOT/kubelet-exited.log" 2>/dev/null; kill "$pid"; }
+  fi
+  wait "$pid"; JOIN_RC=$?
+  local s
+  for s in "${SECRETS[@]}"; do
+    ! grep -qF -- "$s" "$T/join.out" "$T/join.err" || { fail "a token secret was printed"; return 1; }
+  done
+  return 0
+}
+kubelet_down() { [ -n "${KUBELET_PID:-}" ] && kill "$KUBELET_PID" 2>/dev/null && wait "$KUBELET_PID" 2>/dev/null; KUBELET_PID=; return 0; }
+join_err() { grep -qF -- "$1" "$T/join.err" || fail "kjoin join's stderr lacks \"$1\": $(tail -3 "$T/join.err")"; }
+# The node's two directories, as a listing to compare before and after.
+node_dirs() { find /etc/kubernetes /var/lib/kubelet 2>/dev/null | sort; }
+# Nothing written: the two directories as in_node found them (the machine's
+# own, seen through the throwaway root, may hold something already).
+nothing_written() { [ "$(node_dirs)" = "$NODE_BEFORE" ] || fail "written: $(diff <(echo "$NODE_BEFORE") <(node_dirs) | grep '^>' | tr '\n' ' ')"; }
+# kubeadm's own join line, as `kubeadm token create --print-join-command` prints it, with kjoin for kubeadm.
+kubeadm_line() { "$KBIN/kubeadm" token create --print-join-command --ttl 10m --kubeconfig "$E2E_ADMIN" 2>/dev/null | sed 's/^kubeadm /kjoin /'; }
+
+node_scenario_full() {
+  local before=$NODE_BEFORE line
+  line=$(kubeadm_line) || return 1
+  set -- ${line#kjoin join }
+  SECRETS+=("$(echo "$line" | sed -n 's/.*--token [a-z0-9]*\.\([a-z0-9]*\).*/\1/p')")
+  node_join "$@" --node-name e2e-worker --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" \
+    --discovery-timeout 120s -o json || return 1
+  [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -5 "$T/join.err"); kubelet: $(tail -3 "$T/kubelet.log")"; kubelet_down; return 1; }
+  local out=$T/join.out rc=0
+  jq -e --arg cm "$NODE_CM" '.node.nodeRegistered and .node.bootstrapKubeconfigRemoved and .node.kubeletConfigMap == $cm
+      and ([.node.phases[].name] == ["preflight","kubelet-start","kubelet-wait-bootstrap"])
+      and ([.node.files[] | "\(.path) \(.mode)"] | index("/var/lib/kubelet/config.yaml 0644") != null)
+      and ([.node.files[] | "\(.path) \(.mode)"] | index("/etc/kubernetes/bootstrap-kubelet.conf 0600") != null)' \
+    "$out" >/dev/null || { fail "json: $(cat "$out")"; rc=1; }
+  [ ! -e /etc/kubernetes/bootstrap-kubelet.conf ] || { fail "the bootstrap token stayed on disk"; rc=1; }
+  [ "$(stat -c %a /var/lib/kubelet/kubeadm-flags.env)" = 644 ] && [ "$(stat -c %a /etc/kubernetes/pki/ca.crt)" = 644 ] ||
+    { fail "modes"; rc=1; }
+  grep -q -- "--container-runtime-endpoint=$NODE_CRI" /var/lib/kubelet/kubeadm-flags.env || { fail "no runtime flag"; rc=1; }
+  # The client certificate chains to the cluster CA and is this node's.
+  openssl verify -CAfile "$E2E_CA" /var/lib/kubelet/pki/kubelet-client-current.pem >/dev/null 2>&1 ||
+    { fail "the kubelet's certificate does not chain to the cluster CA"; rc=1; }
+  openssl x509 -in /var/lib/kubelet/pki/kubelet-client-current.pem -noout -subject | grep -q "CN = system:node:e2e-worker" ||
+    { fail "the kubelet's certificate is not e2e-worker's"; rc=1; }
+  # The Node: its name, the runtime, the ConfigMap's maxPods, NotReady (no network plugin here).
+  local node=$T/node.json
+  "$KUBECTL" --kubeconfig "$E2E_ADMIN" get node e2e-worker -o json >"$node" 2>/dev/null || { fail "no Node e2e-worker"; rc=1; }
+  jq -e '(.status.nodeInfo.containerRuntimeVersion | startswith("containerd://")) and .status.capacity.pods == "42"' \
+    "$node" >/dev/null || { fail "node: $(jq -c '.status.nodeInfo, .status.capacity' "$node")"; rc=1; }
+  # Without systemd, reset refuses while the kubelet still runs.
+  "$KJOIN" reset >"$T/reset.out" 2>&1 && { fail "reset ran under a running kubelet"; rc=1; }
+  grep -q "the kubelet still runs" "$T/reset.out" || { fail "reset: $(cat "$T/reset.out")"; rc=1; }
+  kubelet_down
+  "$KJOIN" reset -o json >"$T/reset.json" 2>"$T/reset.err" || { fail "reset: $(cat "$T/reset.err")"; rc=1; }
+  jq -e '.joined and .nodeName == "e2e-worker" and .left == [] and (.removed | index("/var/lib/kubelet/config.yaml") != null)
+      and (.removed | index("/etc/kubernetes/kjoin-join.json") != null)' "$T/reset.json" >/dev/null ||
+    { fail "reset json: $(cat "$T/reset.json")"; rc=1; }
+  grep -q "kubectl delete node e2e-worker" "$T/reset.err" || { fail "reset does not say how to delete the Node"; rc=1; }
+  [ "$(node_dirs)" = "$before" ] || { fail "reset left: $(diff <(echo "$before") <(node_dirs) | tr '\n' ' ')"; rc=1; }
+  "$KJOIN" reset -o json >"$T/reset2.json" 2>/dev/null && jq -e '.joined == false and .removed == []' "$T/reset2.json" >/dev/null ||
+    { fail "a second reset was not a no-op"; rc=1; }
+  return $rc
+}
+
+t_e2e_node_kubeadm_line_registers_a_node_and_reset_undoes_it() {
+  node_setup || return 1
+  in_node node_scenario_full
+  local rc=$?
+  kc delete node e2e-worker >/dev/null 2>&1
+  return $rc
+}
+
+# A JoinConfiguration's nodeRegistration: taints, kubeletExtraArgs and the
+# runtime reach the kubelet; and with --tls-bootstrap kjoin gets the identity
+# itself, so the kubelet starts with it and asks for no certificate.
+node_scenario_config() {
+  cat >"$T/join.yaml" <<CFG
+apiVersion: kubeadm.k8s.io/$( [ "$E2E_MINOR" -ge 31 ] && echo v1beta4 || echo v1beta3)
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    apiServerEndpoint: "$E2E_ENDPOINT"
+    token: abcdef.0123456789abcdef
+    caCertHashes: ["$E2E_PIN"]
+$( [ "$E2E_MINOR" -ge 31 ] && printf 'timeouts:\n  discovery: 90s\n' || printf '  timeout: 90s\n')
+nodeRegistration:
+  name: e2e-tainted
+  criSocket: "$NODE_CRI"
+  ignorePreflightErrors: [$NODE_IGNORE]
+  taints: [{key: dedicated, value: e2e, effect: NoSchedule}]
+  kubeletExtraArgs:
+$( [ "$E2E_MINOR" -ge 31 ] && printf '  - {name: node-labels, value: kjoin.test/role=e2e}\n' || printf '    node-labels: kjoin.test/role=e2e\n')
+CFG
+  local csrs rc=0
+  csrs=$("$KUBECTL" --kubeconfig "$E2E_ADMIN" get csr -o name | sort)
+  node_join --config "$T/join.yaml" --tls-bootstrap -o json || return 1
+  [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -5 "$T/join.err")"; kubelet_down; return 1; }
+  grep -q -- '--register-with-taints=dedicated=e2e:NoSchedule' /var/lib/kubelet/kubeadm-flags.env &&
+    grep -q -- '--node-labels=kjoin.test/role=e2e' /var/lib/kubelet/kubeadm-flags.env || { fail "flags: $(cat /var/lib/kubelet/kubeadm-flags.env)"; rc=1; }
+  "$KUBECTL" --kubeconfig "$E2E_ADMIN" get node e2e-tainted -o json >"$T/node.json" || rc=1
+  jq -e '(.spec.taints | map(.key + "=" + .value + ":" + .effect) | index("dedicated=e2e:NoSchedule") != null)
+      and .metadata.labels["kjoin.test/role"] == "e2e"' "$T/node.json" >/dev/null ||
+    { fail "node: $(jq -c '.spec.taints, .metadata.labels' "$T/node.json")"; rc=1; }
+  jq -e '.tlsBootstrap.changed' "$T/join.out" >/dev/null || { fail "no TLS bootstrap of kjoin's: $(cat "$T/join.out")"; rc=1; }
+  # One new CSR: kjoin's; the kubelet found its kubeconfig valid and asked for none.
+  local added; added=$(comm -13 <(echo "$csrs") <("$KUBECTL" --kubeconfig "$E2E_ADMIN" get csr -o name | sort) | wc -l)
+  [ "$added" = 1 ] || { fail "$added CSRs were made, want kjoin's one"; rc=1; }
+  kubelet_down
+  "$KJOIN" reset >/dev/null 2>&1 || { fail "reset failed"; rc=1; }
+  nothing_written || rc=1
+  return $rc
+}
+
+t_e2e_node_join_configuration_and_tls_bootstrap() {
+  node_setup || return 1
+  in_node node_scenario_config
+  local rc=$?
+  kc delete node e2e-tainted >/dev/null 2>&1
+  return $rc
+}
+
+# A Node of the same name that is Ready already is refused, as kubeadm does,
+# before anything is written.
+node_scenario_ready() {
+  node_join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --node-name e2e-ready --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 30s || return 1
+  kubelet_down
+  [ "$JOIN_RC" = 2 ] || { fail "exit $JOIN_RC, want 2: $(tail -3 "$T/join.err")"; return 1; }
+  join_err 'a Node named e2e-ready is Ready in the cluster already' || return 1
+  nothing_written
+}
+t_e2e_node_refuses_a_ready_node_of_its_name() {
+  node_setup || return 1
+  printf 'apiVersion: v1\nkind: Node\nmetadata: {name: e2e-ready}\n' | kc create -f - >/dev/null || return 1
+  local now; now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  kc patch node e2e-ready --subresource=status --type=merge -p "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null 2>&1 ||
+    kc get node e2e-ready -o json | jq --arg t "$now" '.status.conditions = [{type: "Ready", status: "True", reason: "KubeletReady", lastHeartbeatTime: $t, lastTransitionTime: $t}]' |
+      kc replace --raw /api/v1/nodes/e2e-ready/status -f - >/dev/null || return 1
+  in_node node_scenario_ready
+  local rc=$?
+  kc delete node e2e-ready >/dev/null 2>&1
+  return $rc
+}
+
+# Bad input, each with its check's name and exit code, and nothing written.
+node_scenario_refusals() {
+  local args=("$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN"
+    --node-name e2e-bad --discovery-timeout 30s) rc=0
+  # No runtime at the socket named: CRI.
+  node_join "${args[@]}" --cri-socket "$T/none.sock" --ignore-preflight-errors "$NODE_IGNORE" || return 1
+  [ "$JOIN_RC" = 2 ] && join_err "ERROR CRI:" && nothing_written || { fail "no runtime: exit $JOIN_RC"; rc=1; }
+  # Every failing check is listed before the exit, not only the first.
+  node_join "${args[@]}" --cri-socket "$T/none.sock" || return 1
+  [ "$JOIN_RC" = 2 ] && join_err "2 preflight checks failed: CRI, $NODE_IGNORE" || { fail "all failures: exit $JOIN_RC"; rc=1; }
+  # A kubelet newer than the control plane, and one too old for kjoin.
+  mkdir -p "$T/bin"
+  printf '#!/bin/sh\necho "Kubernetes v1.%d.0"\n' $((E2E_MINOR + 1)) >"$T/bin/kubelet"; chmod +x "$T/bin/kubelet"
+  PATH=$T/bin:$PATH node_join "${args[@]}" --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" || return 1
+  [ "$JOIN_RC" = 2 ] && join_err "ERROR KubeletVersion: the kubelet (v1.$((E2E_MINOR + 1)).0) is newer than the control plane" &&
+    nothing_written || { fail "newer kubelet: exit $JOIN_RC"; rc=1; }
+  printf '#!/bin/sh\necho "Kubernetes v1.19.16"\n' >"$T/bin/kubelet"
+  PATH=$T/bin:$PATH node_join "${args[@]}" --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" || return 1
+  [ "$JOIN_RC" = 2 ] && join_err "older than kjoin supports" && nothing_written || { fail "old kubelet: exit $JOIN_RC"; rc=1; }
+  # The less-privileged user gets IsPrivilegedUser, and nothing is written.
+  setpriv --reuid=nobody --regid=nogroup --clear-groups "$KJOIN" join "${args[@]}" --cri-socket "$NODE_CRI" \
+    --ignore-preflight-errors "$NODE_IGNORE" >"$T/join.out" 2>"$T/join.err"
+  JOIN_RC=$?
+  [ "$JOIN_RC" = 2 ] && join_err "ERROR IsPrivilegedUser" && nothing_written || { fail "nobody: exit $JOIN_RC"; rc=1; }
+  # A phase kubeadm does not have.
+  "$KJOIN" join phase kubelet-begin "${args[@]}" >/dev/null 2>"$T/join.err"; JOIN_RC=$?
+  [ "$JOIN_RC" = 2 ] && join_err 'unknown phase "kubelet-begin"' || { fail "unknown phase: exit $JOIN_RC"; rc=1; }
+  # preflight alone writes nothing and needs no server.
+  "$KJOIN" join phase preflight 127.0.0.1:1 --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" -o json >"$T/pf.json" 2>"$T/join.err"; JOIN_RC=$?
+  [ "$JOIN_RC" = 0 ] && jq -e '[.node.phases[].name] == ["preflight"]' "$T/pf.json" >/dev/null && nothing_written ||
+    { fail "phase preflight: exit $JOIN_RC: $(cat "$T/join.err")"; rc=1; }
+  return $rc
+}
+t_e2e_node_preflight_refusals_write_nothing() {
+  node_setup || return 1
+  in_node node_scenario_refusals
+}
+
+# The cluster's kubelet configuration missing (exit 6, the API's NotFound) or
+# malformed (exit 1): refused before anything is written.
+node_scenario_configmap() {
+  node_join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --node-name e2e-cm --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 30s || return 1
+  kubelet_down
+  [ "$JOIN_RC" = "$1" ] || { fail "exit $JOIN_RC, want $1: $(tail -3 "$T/join.err")"; return 1; }
+  join_err "$2" && nothing_written
+}
+t_e2e_node_kubelet_configmap_missing_or_malformed() {
+  node_setup || return 1
+  local saved=$T/cm.json rc=0
+  kc -n kube-system get configmap "$NODE_CM" -o json | jq 'del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp, .metadata.managedFields)' >"$saved" || return 1
+  kc -n kube-system get configmap "$NODE_CM" -o json | jq '.data.kubelet = "apiVersion: v1\nkind: Pod\n"' | kc replace -f - >/dev/null || return 1
+  in_node "node_scenario_configmap 1 'is not a kubelet.config.k8s.io/v1beta1 KubeletConfiguration'" || rc=1
+  kc -n kube-system get configmap "$NODE_CM" -o json | jq '.data.kubelet = "maxPods: [\n"' | kc replace -f - >/dev/null || return 1
+  in_node "node_scenario_configmap 1 'the kubelet configuration is not YAML'" || rc=1
+  kc -n kube-system delete configmap "$NODE_CM" >/dev/null || return 1
+  in_node "node_scenario_configmap 6 'NotFound'" || rc=1
+  kc create -f "$saved" >/dev/null || { fail "the ConfigMap could not be restored"; return 1; }
+  return $rc
+}
+
+# A kubelet that never starts: exit 3 at the deadline with what the kubelet
+# last showed; the files are whole, and reset removes them.
+node_scenario_never_bootstraps() {
+  "$KJOIN" join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --node-name e2e-silent --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 8s \
+    >"$T/join.out" 2>"$T/join.err"
+  JOIN_RC=$?
+  local rc=0
+  [ "$JOIN_RC" = 3 ] || { fail "exit $JOIN_RC, want 3: $(tail -3 "$T/join.err")"; rc=1; }
+  join_err "the kubelet did not bootstrap by the deadline: the kubelet's healthz at http://127.0.0.1:10248/healthz does not answer" || rc=1
+  grep -q "^KUBELET_KUBEADM_ARGS=\".*\"$" /var/lib/kubelet/kubeadm-flags.env || { fail "the flags file is not whole"; rc=1; }
+  "$KJOIN" reset >/dev/null 2>&1 || { fail "reset after a timeout failed"; rc=1; }
+  nothing_written || rc=1
+  return $rc
+}
+t_e2e_node_kubelet_that_never_bootstraps_is_exit_3() {
+  node_setup || return 1
+  in_node node_scenario_never_bootstraps
+}
+
+# reset removes only what the join made and still holds what it wrote: a file
+# changed since, a symlink put in a file's place and a file of someone else's
+# are left and named; a join record that is not kjoin's is refused whole.
+node_scenario_reset_is_careful() {
+  local rc=0
+  node_join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --node-name e2e-careful --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" \
+    --skip-phases kubelet-wait-bootstrap --discovery-timeout 30s || return 1
+  kubelet_down
+  [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -3 "$T/join.err")"; return 1; }
+  echo "# an operator's edit" >>/var/lib/kubelet/config.yaml
+  rm /var/lib/kubelet/kubeadm-flags.env && ln -s /etc/passwd /var/lib/kubelet/kubeadm-flags.env
+  echo mine >/var/lib/kubelet/operator-notes
+  cp /etc/kubernetes/kjoin-join.json "$T/record"
+  # A record naming a file outside the node's directories is refused whole.
+  jq '.files[0].path = "/etc/shadow"' "$T/record" >/etc/kubernetes/kjoin-join.json
+  "$KJOIN" reset >"$T/reset.out" 2>&1 && { fail "a forged record was followed"; rc=1; }
+  grep -q "not a path the join writes" "$T/reset.out" || { fail "forged: $(cat "$T/reset.out")"; rc=1; }
+  [ -e /etc/passwd ] && [ -e /var/lib/kubelet/config.yaml ] || { fail "a forged record removed files"; rc=1; }
+  cp "$T/record" /etc/kubernetes/kjoin-join.json
+  "$KJOIN" reset -o json >"$T/reset.json" 2>"$T/reset.err" || { fail "reset: $(cat "$T/reset.err")"; rc=1; }
+  jq -e '(.left | map(split(":")[0])) as $l | ($l | index("/var/lib/kubelet/config.yaml") != null)
+      and ($l | index("/var/lib/kubelet/kubeadm-flags.env") != null)' "$T/reset.json" >/dev/null ||
+    { fail "reset json: $(cat "$T/reset.json")"; rc=1; }
+  [ -L /var/lib/kubelet/kubeadm-flags.env ] && [ -e /var/lib/kubelet/operator-notes ] && [ -s /etc/passwd ] &&
+    grep -q "an operator's edit" /var/lib/kubelet/config.yaml || { fail "reset removed what was not the join's"; rc=1; }
+  [ ! -e /etc/kubernetes/pki/ca.crt ] && [ ! -e /etc/kubernetes/bootstrap-kubelet.conf ] ||
+    { fail "reset left the join's own files"; rc=1; }
+  return $rc
+}
+t_e2e_node_reset_removes_only_what_the_join_made() {
+  node_setup || return 1
+  in_node node_scenario_reset_is_careful
+  local rc=$?
+  kc delete node e2e-careful >/dev/null 2>&1
+  return $rc
+}

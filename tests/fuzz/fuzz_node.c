@@ -1,0 +1,41 @@
+/* What a worker join reads back: the cluster's kubelet configuration (the
+ * kubelet-config ConfigMap's value, from the server), the join record reset
+ * reads (a file on disk), and the kubelet's --version output. The first byte
+ * chooses the parser. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "fuzz.h"
+
+#include <kjoin/node.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    const char *text = (const char *)data + 1;
+    size_t len = size - 1;
+    switch (data[0] % 3) {
+    case 0: {
+        kjoin_kubelet_config c;
+        kjoin_kubelet_config_parse(text, len, &c, NULL);
+        break;
+    }
+    case 1: {
+        kjoin_node_paths paths = {0};
+        kjoin_node_state *st = malloc(sizeof(*st));
+        if (st)
+            kjoin_node_state_parse(text, len, &paths, st, NULL);
+        free(st);
+        break;
+    }
+    default: {
+        char *s = fuzz_string(data + 1, len), version[64];
+        int minor;
+        if (s)
+            kjoin_kubelet_version_parse(s, version, sizeof(version), &minor, NULL);
+        free(s);
+    }
+    }
+    return 0;
+}

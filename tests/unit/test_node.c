@@ -1,0 +1,368 @@
+/* pkg/node: phase names, the kubelet's version and configuration, the flags
+ * file, the join record, the preflight checks and reset, on scratch
+ * directories (the real node is in tests/e2e/t_node.sh). */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kjoin/node.h>
+
+#include "testutil.h"
+
+static void test_phases(void **state)
+{
+    (void)state;
+    unsigned m = 0;
+    kjoin_err err;
+    assert_int_equal(kjoin_phases_parse("preflight,kubelet-start", &m, &err), KJOIN_OK);
+    assert_int_equal(m, KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_KUBELET_START);
+    m = 0;
+    assert_int_equal(kjoin_phases_parse("control-plane-prepare/all,control-plane-join,kubelet-wait-bootstrap", &m, &err),
+                     KJOIN_OK);
+    assert_int_equal(m, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP);
+    const char *bad[] = {"kubelet", "preflight,kubelet-strat", "Preflight", "kubelet-start-x", "preflight/all/x,x"};
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        m = 0;
+        if (kjoin_phases_parse(bad[i], &m, &err) != KJOIN_E_USAGE)
+            fail_msg("\"%s\" accepted", bad[i]);
+        assert_non_null(strstr(err.msg, "unknown phase"));
+    }
+    m = 0;
+    assert_int_equal(kjoin_phases_parse("", &m, &err), KJOIN_OK);
+    assert_int_equal(m, 0);
+    assert_string_equal(kjoin_phase_name(KJOIN_PHASE_KUBELET_START), "kubelet-start");
+}
+
+static void test_kubelet_version(void **state)
+{
+    (void)state;
+    char v[64];
+    int minor = 0;
+    kjoin_err err;
+    assert_int_equal(kjoin_kubelet_version_parse("Kubernetes v1.37.2\n", v, sizeof(v), &minor, &err), KJOIN_OK);
+    assert_string_equal(v, "v1.37.2");
+    assert_int_equal(minor, 37);
+    assert_int_equal(kjoin_kubelet_version_parse("Kubernetes v1.20.5+really1.20.2", v, sizeof(v), &minor, &err), KJOIN_OK);
+    assert_int_equal(minor, 20);
+    assert_int_equal(kjoin_kubelet_version_parse("Kubernetes v1.30.0-\x1b[31mred", v, sizeof(v), &minor, &err), KJOIN_OK);
+    assert_null(strchr(v, 0x1b)); /* a terminal escape from a fake kubelet never reaches the log */
+    const char *bad[] = {"", "kubelet 1.30", "Kubernetes v2.0.0", "Kubernetes v1.x", NULL};
+    for (size_t i = 0; i < TU_LEN(bad); i++)
+        assert_int_equal(kjoin_kubelet_version_parse(bad[i], v, sizeof(v), &minor, &err), KJOIN_E_USAGE);
+}
+
+#define KC "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+
+static void test_kubelet_config(void **state)
+{
+    (void)state;
+    kjoin_kubelet_config c;
+    kjoin_err err;
+    assert_int_equal(kjoin_kubelet_config_parse(KC, strlen(KC), &c, &err), KJOIN_OK);
+    assert_true(c.fail_swap_on);
+    assert_int_equal(c.healthz_port, 10248);
+    assert_string_equal(c.healthz_address, "127.0.0.1");
+    const char *set = KC "failSwapOn: false\nhealthzPort: 11248\nhealthzBindAddress: \"::1\"\nmaxPods: 42\n";
+    assert_int_equal(kjoin_kubelet_config_parse(set, strlen(set), &c, &err), KJOIN_OK);
+    assert_false(c.fail_swap_on);
+    assert_int_equal(c.healthz_port, 11248);
+    assert_string_equal(c.healthz_address, "::1");
+    const char *any = KC "healthzBindAddress: 0.0.0.0\n"; /* listening everywhere: asked on loopback */
+    assert_int_equal(kjoin_kubelet_config_parse(any, strlen(any), &c, &err), KJOIN_OK);
+    assert_string_equal(c.healthz_address, "127.0.0.1");
+    const struct {
+        const char *yaml, *why;
+    } bad[] = {
+        {"- a\n", "not a mapping"},
+        {"apiVersion: v1\nkind: Pod\n", "not a kubelet.config.k8s.io/v1beta1 KubeletConfiguration"},
+        {"kind: KubeletConfiguration\n", "not a kubelet.config.k8s.io/v1beta1"},
+        {KC "failSwapOn: maybe\n", "failSwapOn"},
+        {KC "healthzPort: 70000\n", "healthzPort"},
+        {KC "healthzPort: [1]\n", "healthzPort"},
+        {KC "healthzBindAddress: evil.example\n", "healthzBindAddress"},
+        {KC "kind: again\n", "duplicate"},
+        {"a: [\n", "not YAML"},
+    };
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        if (kjoin_kubelet_config_parse(bad[i].yaml, strlen(bad[i].yaml), &c, &err) != KJOIN_E_OTHER)
+            fail_msg("case %zu accepted", i);
+        if (!strstr(err.msg, bad[i].why))
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, bad[i].why);
+    }
+}
+
+static void test_flags_env(void **state)
+{
+    (void)state;
+    char *env = NULL;
+    kjoin_err err;
+    const char *taints[] = {"a=b:NoSchedule", "c:NoExecute"};
+    const char *extra[] = {"node-labels=x=y", "hostname-override=chosen", "v=2"};
+    kjoin_kubelet_flags f = {.cri_socket = "unix:///run/containerd/containerd.sock", .kubelet_minor = 37,
+                             .node_name = "worker-1", .host_name = "Host-A", .taints = taints, .n_taints = 2,
+                             .extra_args = extra, .n_extra_args = 3};
+    assert_int_equal(kjoin_kubelet_flags_env(&f, &env, &err), KJOIN_OK);
+    /* Sorted by name, extra arguments overriding kjoin's own. */
+    assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/containerd/containerd.sock "
+                             "--hostname-override=chosen --node-labels=x=y --register-with-taints=a=b:NoSchedule,"
+                             "c:NoExecute --v=2\"\n");
+    free(env);
+    kjoin_kubelet_flags old = {.cri_socket = "unix:///s", .kubelet_minor = 20, .node_name = "host-a", .host_name = "HOST-A"};
+    assert_int_equal(kjoin_kubelet_flags_env(&old, &env, &err), KJOIN_OK);
+    assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--container-runtime=remote --container-runtime-endpoint=unix:///s\"\n");
+    free(env);
+    const char *bad_values[] = {"a=b c", "a=\"x\"", "a=$(id)", "a=`id`", "a=x\\y", "--a=b", "=b", "a b=c", "a=x\ny"};
+    for (size_t i = 0; i < TU_LEN(bad_values); i++) {
+        kjoin_kubelet_flags b = {.cri_socket = "unix:///s", .host_name = "h", .extra_args = &bad_values[i], .n_extra_args = 1};
+        if (kjoin_kubelet_flags_env(&b, &env, &err) != KJOIN_E_USAGE)
+            fail_msg("\"%s\" accepted", bad_values[i]);
+        assert_null(env);
+    }
+}
+
+static char *record(const char *files, const char *dirs, const char *before)
+{
+    char *s = malloc(8192);
+    snprintf(s, 8192,
+             "{\"kind\":\"KjoinJoinRecord\",\"joinID\":\"j\",\"server\":\"https://127.0.0.1:6443\",\"nodeName\":\"n\","
+             "\"files\":[%s],\"createdDirs\":[%s],\"kubeletDirBefore\":[%s]}",
+             files, dirs, before);
+    return s;
+}
+
+#define SUM "\"sha256\":\"0000000000000000000000000000000000000000000000000000000000000000\""
+
+static void test_state_parse(void **state)
+{
+    (void)state;
+    kjoin_node_paths paths = {.kubernetes_dir = "/etc/kubernetes", .kubelet_dir = "/var/lib/kubelet",
+                              .ca_cert_path = "/opt/ca/ca.crt"};
+    kjoin_node_state *st = calloc(1, sizeof(*st));
+    kjoin_err err;
+    char *ok = record("{\"path\":\"/var/lib/kubelet/config.yaml\"," SUM "},{\"path\":\"/opt/ca/ca.crt\"," SUM "}",
+                      "\"/etc/kubernetes\",\"/opt/ca\"", "\"pods\"");
+    assert_int_equal(kjoin_node_state_parse(ok, strlen(ok), &paths, st, &err), KJOIN_OK);
+    assert_int_equal(st->n_files, 2);
+    assert_string_equal(st->files[1].path, "/opt/ca/ca.crt");
+    assert_int_equal(st->n_dirs, 2);
+    assert_string_equal(st->kubelet_entries[0], "pods");
+    free(ok);
+    char *bad[] = {
+        record("{\"path\":\"/etc/shadow\"," SUM "}", "", ""),
+        record("{\"path\":\"/etc/kubernetes/../shadow\"," SUM "}", "", ""),
+        record("{\"path\":\"/etc/kubernetes//x\"," SUM "}", "", ""),
+        record("{\"path\":\"/etc/kubernetesX/x\"," SUM "}", "", ""),
+        record("{\"path\":\"/etc/kubernetes/x\",\"sha256\":\"zz\"}", "", ""),
+        record("", "\"/etc\"", ""),
+        record("", "", "\"../x\""),
+        record("", "", "\"a/b\""),
+        record("", "", "7"),
+        strdup("{\"kind\":\"Other\"}"),
+        strdup("[]"),
+        strdup("{\"kind\":\"KjoinJoinRecord\"} trailing"),
+    };
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        if (kjoin_node_state_parse(bad[i], strlen(bad[i]), &paths, st, &err) != KJOIN_E_USAGE)
+            fail_msg("case %zu accepted: %s", i, bad[i]);
+        assert_int_equal(st->n_files, 0);
+        free(bad[i]);
+    }
+    free(st);
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static bool has(const kjoin_preflight_report *r, const char *name, bool error, bool ignored)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->items[i].name, name) && r->items[i].error == error && r->items[i].ignored == ignored)
+            return true;
+    return false;
+}
+
+/* A port nothing listens on, and one something does (fd kept open). */
+static int listener(int *port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY)};
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 1), 0);
+    getsockname(fd, (struct sockaddr *)&sa, &len);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+static void test_preflight(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), proc[256], kube[256], kubelet[256], bin[256], ipv4[300];
+    snprintf(proc, sizeof(proc), "%s/proc", d);
+    snprintf(kube, sizeof(kube), "%s/etc", d);
+    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    snprintf(bin, sizeof(bin), "%s/kubelet-bin", d);
+    snprintf(ipv4, sizeof(ipv4), "%s/sys/net/ipv4", proc);
+    char cmd[9000];
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s %s", ipv4, kube);
+    assert_int_equal(system(cmd), 0);
+    write_file(proc, "swaps", "Filename\tType\tSize\tUsed\tPriority\n/swap file 1 0 -2\n");
+    write_file(ipv4, "ip_forward", "0\n");
+    write_file(kube, "kubelet.conf", "x");
+    write_file(d, "kubelet-bin", "#!/bin/sh\necho Kubernetes v1.37.2\n");
+    chmod(bin, 0755);
+    int port, fd = listener(&port);
+    kjoin_preflight_spec s = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
+                              .cri_socket = "/nonexistent/cri.sock", .kubelet = bin, .endpoint_host = "10.0.0.1",
+                              .proc_dir = proc, .kubelet_port = port, .not_root_ok = true, .ignore = "swap, cri"};
+    kjoin_preflight_report r;
+    kjoin_err err;
+    assert_int_equal(kjoin_preflight_node(&s, &r, &err), KJOIN_E_USAGE);
+    char avail[300];
+    snprintf(avail, sizeof(avail), "FileAvailable-%s/kubelet.conf", kube);
+    for (char *c = avail; *c; c++)
+        *c = *c == '/' ? '-' : *c;
+    char port_name[32];
+    snprintf(port_name, sizeof(port_name), "Port-%d", port);
+    assert_true(has(&r, avail, true, false));
+    assert_true(has(&r, "CRI", true, true)); /* ignored, case and spaces aside */
+    assert_true(has(&r, "Swap", false, false));
+    assert_true(has(&r, port_name, true, false));
+    assert_true(has(&r, "FileContent--proc-sys-net-ipv4-ip_forward", true, false));
+    assert_false(has(&r, "KubeletVersion", true, false));
+    assert_string_equal(r.kubelet_version, "v1.37.2");
+    assert_int_equal(r.kubelet_minor, 37);
+    /* Every failure is named in the error, the ignored one is not. */
+    assert_non_null(strstr(err.msg, "3 preflight checks failed"));
+    assert_non_null(strstr(err.msg, port_name));
+    assert_null(strstr(err.msg, "CRI"));
+    close(fd);
+    /* "all" makes every error a warning; a host name has no forwarding check. */
+    s.ignore = "all";
+    s.endpoint_host = "api.example";
+    assert_int_equal(kjoin_preflight_node(&s, &r, &err), KJOIN_OK);
+    assert_false(has(&r, "FileContent--proc-sys-net-ipv4-ip_forward", true, true));
+    /* The cluster's side: kubeadm's skew rule and failSwapOn. */
+    s.ignore = NULL;
+    assert_int_equal(kjoin_preflight_cluster(&s, 36, false, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "KubeletVersion"));
+    r.n = 0;
+    assert_int_equal(kjoin_preflight_cluster(&s, 41, false, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(r.items[0].message, "more than 3 minor releases older"));
+    r.n = 0;
+    assert_int_equal(kjoin_preflight_cluster(&s, 40, false, &r, &err), KJOIN_OK);
+    assert_int_equal(kjoin_preflight_cluster(&s, 37, true, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "Swap"));
+    /* No kubelet at all. */
+    s.kubelet = "kubelet-that-is-not-there";
+    s.ignore = NULL;
+    kjoin_preflight_node(&s, &r, &err);
+    assert_true(has(&r, "KubeletVersion", true, false));
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+    assert_int_equal(system(cmd), 0);
+    free(d);
+}
+
+static bool listed(char *const *list, size_t n, const char *prefix)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strncmp(list[i], prefix, strlen(prefix)))
+            return true;
+    return false;
+}
+
+static void test_reset(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), kube[256], kubelet[256], pki[300], cmd[9000], rec[8192];
+    snprintf(kube, sizeof(kube), "%s/etc", d);
+    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    snprintf(pki, sizeof(pki), "%s/pki", kubelet);
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s/pki %s %s/pods/x %s/other && chmod -R go-w %s", kube, pki, kubelet, kubelet, d);
+    assert_int_equal(system(cmd), 0);
+    int port, fd = listener(&port);
+    close(fd); /* a healthz port where nothing answers */
+    char config[128];
+    snprintf(config, sizeof(config), KC "healthzPort: %d\n", port);
+    write_file(kubelet, "config.yaml", config);
+    write_file(kube, "pki/ca.crt", "changed by the operator");
+    write_file(pki, "kubelet-client-2026.pem", "x");
+    write_file(pki, "unrelated.pem", "x");
+    /* sha256("KC healthzPort...") is not known here: the record holds the real digest of config.yaml. */
+    snprintf(cmd, sizeof(cmd), "sha256sum %s/config.yaml | cut -c1-64 > %s/sum", kubelet, d);
+    assert_int_equal(system(cmd), 0);
+    char sumpath[300], sum[80] = "";
+    snprintf(sumpath, sizeof(sumpath), "%s/sum", d);
+    FILE *f = fopen(sumpath, "r");
+    assert_non_null(fgets(sum, sizeof(sum), f));
+    fclose(f);
+    sum[64] = '\0';
+    snprintf(rec, sizeof(rec),
+             "{\"kind\":\"KjoinJoinRecord\",\"joinID\":\"j\",\"server\":\"https://x\",\"nodeName\":\"n1\","
+             "\"files\":[{\"path\":\"%s/config.yaml\",\"sha256\":\"%s\"},{\"path\":\"%s/pki/ca.crt\",\"sha256\":\"%s\"}],"
+             "\"createdDirs\":[\"%s/pki\"],\"kubeletDirBefore\":[\"other\"]}",
+             kubelet, sum, kube, sum, kube);
+    write_file(kube, KJOIN_NODE_STATE_NAME, rec);
+    snprintf(cmd, sizeof(cmd), "chmod 600 %s/%s", kube, KJOIN_NODE_STATE_NAME);
+    assert_int_equal(system(cmd), 0);
+    kjoin_reset_spec spec = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet}, .systemd_dir = "/nonexistent"};
+    kjoin_reset_result r;
+    kjoin_err err;
+    if (kjoin_reset(&spec, &r, &err))
+        fail_msg("%s", err.msg);
+    assert_true(r.had_state);
+    assert_string_equal(r.node_name, "n1");
+    char path[400];
+    snprintf(path, sizeof(path), "%s/config.yaml", kubelet);
+    assert_true(listed(r.removed, r.n_removed, path));
+    assert_int_equal(access(path, F_OK), -1);
+    snprintf(path, sizeof(path), "%s/pki/ca.crt", kube);
+    assert_true(listed(r.kept, r.n_kept, path)); /* changed since the join */
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/pods", kubelet);
+    assert_true(listed(r.removed, r.n_removed, path));
+    snprintf(path, sizeof(path), "%s/other", kubelet);
+    assert_int_equal(access(path, F_OK), 0); /* there before the join */
+    snprintf(path, sizeof(path), "%s/unrelated.pem", pki);
+    assert_int_equal(access(path, F_OK), 0); /* not the kubelet's */
+    assert_true(listed(r.kept, r.n_kept, pki)); /* so its directory stays */
+    snprintf(path, sizeof(path), "%s/pki", kube);
+    assert_true(listed(r.kept, r.n_kept, path)); /* not empty: the operator's ca.crt */
+    kjoin_reset_result_release(&r);
+    /* Again: nothing to do. */
+    assert_int_equal(kjoin_reset(&spec, &r, &err), KJOIN_OK);
+    assert_false(r.had_state);
+    kjoin_reset_result_release(&r);
+    /* A record others may read is refused (it names the node's files). */
+    write_file(kube, KJOIN_NODE_STATE_NAME, rec);
+    snprintf(cmd, sizeof(cmd), "chmod 644 %s/%s", kube, KJOIN_NODE_STATE_NAME);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(kjoin_reset(&spec, &r, &err), KJOIN_E_USAGE);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+    assert_int_equal(system(cmd), 0);
+    free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_phases),         cmocka_unit_test(test_kubelet_version),
+        cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
+        cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),
+        cmocka_unit_test(test_reset),
+    };
+    return cmocka_run_group_tests_name("node", tests, NULL, NULL);
+}
