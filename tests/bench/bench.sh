@@ -12,6 +12,9 @@
 #                 404, then there: requests and handshakes per client, and
 #                 the last join after the data appeared, beside kubeadm's
 #                 fixed 5 s poll on the same timeline
+#   worker        kjoin join against kubeadm join to the Node registered, on
+#                 the newest control plane with containerd and the kubelet
+#                 (tests/bench/node.sh)
 # A benchmark, not a test: it reports the figures and the targets, and fails
 # only when a run fails. BENCH_N runs per row (200), HERD clients (200).
 set -euo pipefail
@@ -160,3 +163,6 @@ awk -v ready="$ready" -v clients="$HERD" -v failed="$failed" '
            "herd", clients, failed, total, total / clients, maxreq, maxhs, last, busiest(kb)
     printf "%-12s kubeadm fixed 5 s poll on the same timeline: %d requests, last join %.2f s after the data; busiest 100 ms: %d requests (lock-step)\n",
            "", kreq + clients, klast, busiest(kub) }' "$h/nginx/conn.log" "$h"/runs/*.done
+
+# The whole worker join against kubeadm's, to the Node registered (tests/bench/node.sh).
+bash "$(dirname "$0")/node.sh"
