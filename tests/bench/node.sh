@@ -2,7 +2,8 @@
 # make bench, the worker row: `kjoin join` against `kubeadm join` (the newest
 # release built for the tests), each from the command's start to the Node
 # registered, on the same control plane and the same containerd, interleaved
-# (kjoin, kubeadm, kjoin, ...), each run a fresh node in a throwaway root.
+# (kjoin, kubeadm, kjoin, ...), each run a fresh node in a mount namespace
+# of its own (in_node of tests/e2e/t_node.sh).
 # kubeadm runs with --ignore-preflight-errors=all: this machine fails its
 # SystemVerification and forwarding checks, and kubeadm's report goes on
 # regardless; kjoin ignores only the forwarding check. No systemd runs here,
@@ -38,7 +39,7 @@ e2e_wait 30 bash -c "kubectl --kubeconfig '$E2E_ADMIN' -n kube-public get config
 # --version run not included).
 hwm() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 
-# One run inside the throwaway root: TOOL NAME. Prints "node_ms cmd_ms rss_kib".
+# One run on a fresh node: TOOL NAME. Prints "node_ms cmd_ms rss_kib".
 bench_one() {
   local tool=$1 name=$2 start pid cmd= i r rss0=0
   local api=(--cacert "$E2E_CA" --cert "$E2E_DIR/admin.crt" --key "$E2E_DIR/admin.key" -sf -o /dev/null)

@@ -1,14 +1,13 @@
 # The whole worker join against the real control plane, with a real node:
 # Debian's containerd and runc on a socket of the run's own, the release's
 # own kubelet, and kjoin join with kubeadm's default phases, then kjoin
-# reset. Every node lives in a throwaway root (tests/lib/throwaway.sh): its
+# reset. Every node lives in a mount namespace of its own (in_node): its
 # /etc/kubernetes and /var/lib/kubelet are a copy-on-write view, so the
 # machine's own are never touched. No systemd runs here, so kjoin prints the
 # kubelet's command and waits; the test starts the kubelet with exactly that
 # command. The Node stays NotReady: no network plugin runs (none is needed
 # for a Node to register). Sourced by run.sh.
 
-source "$(dirname "${BASH_SOURCE[0]}")/../lib/throwaway.sh"
 
 # The cluster's kubelet configuration, for this machine: cgroupfs (no
 # systemd), no QoS cgroups (nothing of the host's cgroup tree changes; kubeadm
@@ -76,12 +75,19 @@ TOML
 # This machine keeps IPv4 forwarding off, and a test must not turn it on.
 NODE_IGNORE=FileContent--proc-sys-net-ipv4-ip_forward
 
-# in_node FN [PATH]: runs the function FN of this suite as root in a throwaway
-# root kept in $T/root, with the suite's functions and variables; PATH (the
-# release's binaries first by default, so "kubelet" is the release's).
+# in_node FN [PATH]: runs the function FN of this suite as root in a private
+# mount namespace whose /etc and /var/lib are copy-on-write views of the
+# machine's (overlays with their upper layers in $T/ns): whatever the node
+# writes there goes with $T, and the machine's /etc/kubernetes and
+# /var/lib/kubelet are never touched. The suite's functions and variables
+# go along; PATH has the release's binaries first, so "kubelet" is the
+# release's. (Not a chroot: runc, for the Job's pod, refuses to run in one.)
 in_node() {
-  local fn=$1 path=${2:-$KBIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
-  throwaway_root "$T/root" env -i PATH="$path" HOME=/root LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" bash -c "
+  local fn=$1 path=${2:-$KBIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin} n=$T/ns
+  mkdir -p "$n/etc.upper" "$n/etc.work" "$n/lib.upper" "$n/lib.work"
+  unshare --mount --propagation private env -i PATH="$path" HOME=/root LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" bash -c "
+    mount -t overlay overlay -o lowerdir=/etc,upperdir=$n/etc.upper,workdir=$n/etc.work /etc &&
+      mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$n/lib.upper,workdir=$n/lib.work /var/lib || exit 1
     $(declare -p KJOIN T ROOT TOOLS KBIN KUBECTL KUBECACHEDIR E2E_ENDPOINT E2E_SERVER E2E_PIN E2E_CA E2E_ADMIN E2E_DIR \
       E2E_MINOR E2E_VERSION NODE_CRI NODE_CM NODE_IGNORE SECRETS current 2>/dev/null)
     $(declare -f)
@@ -121,7 +127,7 @@ join_err() { grep -qF -- "$1" "$T/join.err" || fail "kjoin join's stderr lacks \
 # The node's two directories, as a listing to compare before and after.
 node_dirs() { find /etc/kubernetes /var/lib/kubelet 2>/dev/null | sort; }
 # Nothing written: the two directories as in_node found them (the machine's
-# own, seen through the throwaway root, may hold something already).
+# own, seen through the overlays, may hold something already).
 nothing_written() { [ "$(node_dirs)" = "$NODE_BEFORE" ] || fail "written: $(diff <(echo "$NODE_BEFORE") <(node_dirs) | grep '^>' | tr '\n' ' ')"; }
 # kubeadm's own join line, as `kubeadm token create --print-join-command` prints it, with kjoin for kubeadm.
 kubeadm_line() { "$KBIN/kubeadm" token create --print-join-command --ttl 10m --kubeconfig "$E2E_ADMIN" 2>/dev/null | sed 's/^kubeadm /kjoin /'; }
@@ -366,5 +372,104 @@ t_e2e_node_reset_removes_only_what_the_join_made() {
   in_node node_scenario_reset_is_careful
   local rc=$?
   kc delete node e2e-careful >/dev/null 2>&1
+  return $rc
+}
+
+source "$(dirname "${BASH_SOURCE[0]}")/image.sh"
+
+# kjoin certs manifests --job on the node: the Job runs the store's first
+# init as the ServiceAccount and Role it was given, and the CronJobs are
+# accepted as batch/v1. The images are made here (tests/e2e/image.sh): one
+# with this kjoin and its libraries, and the sandbox's pause. containerd runs
+# inside the node's mount namespace, where the kubelet's volumes are. This
+# control plane has no scheduler, no kube-proxy and no network plugin, so the
+# pod is given its node, the host's network and the API server's address;
+# the Job's command, arguments, ServiceAccount and Role are kjoin's, as is.
+node_scenario_job() {
+  local c=$T/ctr rc=0 ns=e2e-certs-job cgroups_before
+  cgroups_before=$(ls -d /sys/fs/cgroup/*/k8s.io 2>/dev/null)
+  mkdir -p "$c/cni/bin" "$c/cni/conf"
+  cat >"$c/config.toml" <<TOML
+version = 2
+root = "$c/root"
+state = "$c/state"
+[grpc]
+  address = "$c/containerd.sock"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "kjoin.test/pause:e2e"
+  # This machine's root lacks CAP_SYS_RESOURCE: a container's OOM score may
+  # not go below containerd's (runc fails at oom_score_adj otherwise).
+  restrict_oom_score_adj = true
+[plugins."io.containerd.grpc.v1.cri".cni]
+  bin_dir = "$c/cni/bin"
+  conf_dir = "$c/cni/conf"
+TOML
+  containerd --config "$c/config.toml" >"$T/containerd.log" 2>&1 &
+  local ctr_pid=$!
+  e2e_wait 30 test -S "$c/containerd.sock" || { fail "containerd did not start"; kill "$ctr_pid"; return 1; }
+  local i
+  for i in "$ROOT/images/kjoin.tar" "$ROOT/images/pause.tar"; do
+    ctr --address "$c/containerd.sock" -n k8s.io images import "$i" >>"$T/import.log" 2>&1 ||
+      { fail "ctr import $i: $(tail -2 "$T/import.log")"; rc=1; }
+  done
+  [ $rc = 0 ] && node_join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --node-name e2e-job --cri-socket "unix://$c/containerd.sock" --ignore-preflight-errors "$NODE_IGNORE" \
+    --discovery-timeout 90s && [ "$JOIN_RC" = 0 ] || { fail "join: $JOIN_RC $(tail -2 "$T/join.err")"; rc=1; }
+  local k=("$KUBECTL" --kubeconfig "$E2E_ADMIN")
+  if [ $rc = 0 ]; then
+    "${k[@]}" create namespace "$ns" >/dev/null
+    # CronJobs are batch/v1 from 1.21; v1.20 serves batch/v1beta1 (kjoin's --cronjob-api).
+    local api=batch/v1
+    [ "$E2E_MINOR" -lt 21 ] && api=batch/v1beta1
+    "$KJOIN" certs manifests --job --image kjoin.test/kjoin:e2e --namespace "$ns" --prefix crdb --cronjob-api "$api" \
+      >"$T/manifests.yaml" ||
+      { fail "manifests"; rc=1; }
+    "${k[@]}" apply --dry-run=client -o json -f "$T/manifests.yaml" >"$T/list.json" 2>"$T/apply.err" || rc=1
+    jq --arg host "${E2E_ENDPOINT%:*}" --arg port "${E2E_ENDPOINT##*:}" '.items |= map(if .kind == "Job" then
+        .spec.template.spec += {nodeName: "e2e-job", hostNetwork: true,
+          tolerations: [{operator: "Exists"}]}
+        | .spec.template.spec.containers[0].env = [{name: "KUBERNETES_SERVICE_HOST", value: $host},
+          {name: "KUBERNETES_SERVICE_PORT", value: $port}]
+        else . end)' "$T/list.json" >"$T/patched.json"
+    "${k[@]}" apply -f "$T/patched.json" >"$T/apply.out" 2>"$T/apply.err" || { fail "apply: $(cat "$T/apply.err")"; rc=1; }
+    [ "$(grep -c "^cronjob.batch/crdb-certs-rotate-[a-z]* created" "$T/apply.out")" = 2 ] &&
+      [ "$("${k[@]}" -n "$ns" get cronjobs -o json | jq -r '[.items[].apiVersion] | unique | .[]')" = "$api" ] ||
+      { fail "the CronJobs were not accepted as $api: $(cat "$T/apply.out")"; rc=1; }
+    "${k[@]}" -n "$ns" wait --for=condition=complete job/crdb-certs-init --timeout=120s >/dev/null 2>&1 ||
+      { fail "the Job did not complete: $("${k[@]}" -n "$ns" get pods -o wide 2>&1 | tail -2) $("${k[@]}" -n "$ns" logs job/crdb-certs-init 2>&1 | tail -3)"; rc=1; }
+    "${k[@]}" -n "$ns" get secrets -o json | jq -e '[.items[].metadata.name] as $n | ["crdb-ca-secret", "crdb-node-secret", "crdb-client-secret"] - $n == []' >/dev/null ||
+      { fail "the Job made no store: $("${k[@]}" -n "$ns" get secrets 2>&1)"; rc=1; }
+    "${k[@]}" -n "$ns" logs job/crdb-certs-init >"$T/job.log" 2>&1
+    # It ran as the ServiceAccount it was given.
+    "${k[@]}" -n "$ns" get pods -o json | jq -e '.items[0].spec.serviceAccountName == "crdb-certs"' >/dev/null ||
+      { fail "the pod did not run as crdb-certs"; rc=1; }
+  fi
+  # Nothing stays running: the pod goes, then the kubelet, then containerd.
+  "${k[@]}" delete namespace "$ns" --wait=true --timeout=60s >/dev/null 2>&1
+  for i in $(seq 100); do
+    [ -z "$(ctr --address "$c/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null)" ] && break; sleep 0.2
+  done
+  [ -z "$(ctr --address "$c/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null)" ] || { fail "containers were left"; rc=1; }
+  kubelet_down
+  kill "$ctr_pid"; wait "$ctr_pid" 2>/dev/null
+  # The pod's cgroups went with it; the k8s.io parent containerd made in each
+  # hierarchy goes too, unless it was there before.
+  if [ -z "$cgroups_before" ]; then
+    for i in /sys/fs/cgroup/*/k8s.io; do [ -d "$i" ] && { rmdir "$i" || { fail "cgroup $i left"; rc=1; }; }; done
+  fi
+  "$KJOIN" reset >/dev/null 2>&1
+  return $rc
+}
+t_e2e_node_certs_job_runs_on_the_node() {
+  node_setup || return 1
+  if [ ! -s "$ROOT/images/kjoin.tar" ]; then
+    mkdir -p "$ROOT/images"
+    rootfs_with "$ROOT/images/kjoin" "$KJOIN" && oci_archive kjoin.test/kjoin:e2e "$ROOT/images/kjoin" "$ROOT/images/kjoin.tar" kjoin &&
+      pause_rootfs "$ROOT/images/pause" && oci_archive kjoin.test/pause:e2e "$ROOT/images/pause" "$ROOT/images/pause.tar" /pause ||
+      { fail "the images could not be made"; return 1; }
+  fi
+  in_node node_scenario_job
+  local rc=$?
+  kc delete node e2e-job >/dev/null 2>&1
   return $rc
 }
