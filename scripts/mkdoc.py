@@ -22,15 +22,20 @@ FIXED = {
 EXIT = [
     ("0", "success, or nothing to do"),
     ("1", "any other failure"),
-    ("2", "usage or bad input (flags, tokens, pins, files, configuration)"),
-    ("3", "a deadline passed (discovery, a CSR without a certificate)"),
+    ("2", "usage or bad input (flags, tokens, pins, files, configuration), a failed preflight check"),
+    ("3", "a deadline passed (discovery, a CSR without a certificate, a kubelet that did not bootstrap)"),
     ("4", "trust verification failed (signature, pin, TLS, malformed data, a denied CSR)"),
     ("5", "an output cannot be written, or would replace a different file"),
     ("6", "the Kubernetes API refused a request"),
     ("10", "certs rotate, tls-bootstrap --rotate, refresh: something was renewed (not an error)"),
 ]
 FILES = {
-    "join": ["/etc/kubernetes/bootstrap-kubelet.conf", "the TLS-bootstrap kubeconfig (mode 0600)"],
+    "join": ["/etc/kubernetes/bootstrap-kubelet.conf", "the TLS-bootstrap kubeconfig (mode 0600; removed once the kubelet has its identity)",
+             "/etc/kubernetes/pki/ca.crt", "the cluster CA (mode 0644)",
+             "/var/lib/kubelet/config.yaml", "the cluster's kubelet configuration (mode 0644)",
+             "/var/lib/kubelet/kubeadm-flags.env", "the node's kubelet flags, KUBELET_KUBEADM_ARGS (mode 0644)",
+             "/etc/kubernetes/kjoin-join.json", "what the join wrote, for kjoin reset (mode 0600)"],
+    "reset": ["/etc/kubernetes/kjoin-join.json", "the join record it undoes"],
     "tls-bootstrap": ["/etc/kubernetes/kubelet.conf", "the node's kubeconfig (mode 0600)",
                       "/var/lib/kubelet/pki/kubelet-client-current.pem", "the current client certificate and key",
                       "/etc/kubernetes/pki/ca.crt", "the cluster CA (mode 0644)"],

@@ -9,6 +9,8 @@
 
 #include <kjoin/join.h>
 
+#include "internal.h"
+
 #define TOKEN_TEXT_MAX 2200 /* K10, 64 hex, "::", a user and a password of KJOIN_K3S_FIELD_MAX */
 
 static bool set(const char *s) { return s && *s; }
@@ -366,21 +368,18 @@ void kjoin_join_outcome_release(kjoin_join_outcome *o)
     memset(o, 0, sizeof(*o));
 }
 
-kjoin_code kjoin_join(const kjoin_join_spec *spec, kjoin_join_outcome *out, kjoin_err *err)
+kjoin_code kjoin_join__planned(const kjoin_join_spec *spec, kjoin_join_plan *p, kjoin_join_outcome *out,
+                               kjoin_err *err)
 {
-    kjoin_join_plan p;
     kjoin_join_outcome o = {0};
-    kjoin_code rc = kjoin_join_resolve(spec, &p, err);
-    if (rc)
-        return rc;
-    o.kind = p.kind;
-    o.k3s = p.kind == KJOIN_DISCOVERY_K3S;
-    const kjoin_token *id = o.k3s ? (p.k3s_token.is_bootstrap ? &p.k3s_token.bootstrap : NULL)
-                            : p.has_discovery_token ? &p.discovery_token : &p.tls_bootstrap_token;
+    o.kind = p->kind;
+    o.k3s = p->kind == KJOIN_DISCOVERY_K3S;
+    const kjoin_token *id = o.k3s ? (p->k3s_token.is_bootstrap ? &p->k3s_token.bootstrap : NULL)
+                            : p->has_discovery_token ? &p->discovery_token : &p->tls_bootstrap_token;
     if (id)
         memcpy(o.token_id, id->id, sizeof(o.token_id));
-    rc = discover(spec, &p, &o.result, err);
-    kjoin_join_plan_clear(&p);
+    kjoin_code rc = discover(spec, p, &o.result, err);
+    kjoin_join_plan_clear(p);
     if (!rc && !spec->dry_run)
         rc = write_outputs(spec, &o, err);
     if (rc) {
@@ -389,4 +388,11 @@ kjoin_code kjoin_join(const kjoin_join_spec *spec, kjoin_join_outcome *out, kjoi
     }
     *out = o;
     return KJOIN_OK;
+}
+
+kjoin_code kjoin_join(const kjoin_join_spec *spec, kjoin_join_outcome *out, kjoin_err *err)
+{
+    kjoin_join_plan p;
+    kjoin_code rc = kjoin_join_resolve(spec, &p, err);
+    return rc ? rc : kjoin_join__planned(spec, &p, out, err);
 }

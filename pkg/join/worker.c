@@ -5,6 +5,8 @@
 
 #include <kjoin/worker.h>
 
+#include "internal.h"
+
 int kjoin_worker_phase_index(unsigned phase)
 {
     return phase == KJOIN_PHASE_PREFLIGHT ? 0 : phase == KJOIN_PHASE_KUBELET_START ? 1 : 2;
@@ -35,30 +37,40 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
     int64_t deadline = t + timeout;
     kjoin_code rc = KJOIN_OK;
     memset(out, 0, sizeof(*out));
+    kjoin_join_plan plan;
+    if ((rc = kjoin_join_resolve(j, &plan, err)))
+        return rc;
+    /* A K3s agent runs its kubelet itself, from its own configuration:
+     * kubeadm's node phases have nothing to do there. */
+    if (plan.kind == KJOIN_DISCOVERY_K3S && (ph & KJOIN_PHASE_ALL)) {
+        kjoin_logf(j->log, j->log_ctx, 0, "[join] A K3s cluster: its agent starts the kubelet, so only discovery runs");
+        ph &= ~(unsigned)KJOIN_PHASE_ALL;
+    }
     if (ph & KJOIN_PHASE_PREFLIGHT) {
-        kjoin_join_plan plan;
         kjoin_preflight_spec pf = spec->preflight;
         /* The forwarding check follows the API server's address family. */
-        if (!(rc = kjoin_join_resolve(j, &plan, err))) {
-            if (plan.n_endpoints)
-                pf.endpoint_host = plan.endpoints[0].host;
-            kjoin_logf(j->log, j->log_ctx, 0, "[preflight] Running pre-flight checks");
-            rc = kjoin_preflight_node(&pf, &out->preflight, err);
-            print_findings(j, &out->preflight, 0);
-            kjoin_join_plan_clear(&plan);
-        }
+        if (plan.n_endpoints)
+            pf.endpoint_host = plan.endpoints[0].host;
+        kjoin_logf(j->log, j->log_ctx, 0, "[preflight] Running pre-flight checks");
+        rc = kjoin_preflight_node(&pf, &out->preflight, err);
+        print_findings(j, &out->preflight, 0);
         out->phase_ms[0] = kjoin_now_ms() - t;
-        if (rc)
+        if (rc) {
+            kjoin_join_plan_clear(&plan);
             return rc;
+        }
         out->ran |= KJOIN_PHASE_PREFLIGHT;
     }
     bool discover = (ph & KJOIN_PHASE_KUBELET_START) || !(ph & KJOIN_PHASE_ALL);
+    if (!discover)
+        kjoin_join_plan_clear(&plan);
     if (discover) {
         bool dry = j->dry_run;
         t = kjoin_now_ms();
         j->dry_run = dry || (ph & KJOIN_PHASE_KUBELET_START);
-        j->timeout_ms = timeout;
-        rc = kjoin_join(j, &out->join, err);
+        /* What preflight left of the one deadline. */
+        plan.timeout_ms = !(out->ran & KJOIN_PHASE_PREFLIGHT) ? timeout : deadline - t > 0 ? deadline - t : 1;
+        rc = kjoin_join__planned(j, &plan, &out->join, err);
         j->dry_run = dry;
         out->discovery_ms = kjoin_now_ms() - t;
         if (rc)
@@ -97,7 +109,6 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
         .log = j->log,
         .log_ctx = j->log_ctx,
     };
-    t = kjoin_now_ms();
     rc = kjoin_kubelet_start(&ks, &out->kubelet, err);
     print_findings(j, &out->preflight, seen);
     free(ca);
@@ -106,7 +117,6 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
         int which = !strcmp(n, "kubelet-healthz") || !strcmp(n, "node-registered") ? 2 : 1;
         out->phase_ms[which] += out->kubelet.steps[i].ms;
     }
-    (void)t;
     if (!rc)
         out->ran |= ph & (KJOIN_PHASE_KUBELET_START | KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP);
     return rc;

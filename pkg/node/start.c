@@ -28,14 +28,7 @@ typedef struct run {
     int64_t t0;
 } run;
 
-static void logf_(const run *r, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void logf_(const run *r, int level, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    kjoin_vlogf(r->spec->log, r->spec->log_ctx, level, fmt, ap);
-    va_end(ap);
-}
+#define logf_(r, level, ...) kjoin_logf((r)->spec->log, (r)->spec->log_ctx, level, __VA_ARGS__)
 
 static void step(run *r, const char *name)
 {

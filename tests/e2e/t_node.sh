@@ -88,11 +88,21 @@ in_node() {
   unshare --mount --propagation private env -i PATH="$path" HOME=/root LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" bash -c "
     mount -t overlay overlay -o lowerdir=/etc,upperdir=$n/etc.upper,workdir=$n/etc.work /etc &&
       mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$n/lib.upper,workdir=$n/lib.work /var/lib || exit 1
-    $(declare -p KJOIN T ROOT TOOLS KBIN KUBECTL KUBECACHEDIR E2E_ENDPOINT E2E_SERVER E2E_PIN E2E_CA E2E_ADMIN E2E_DIR \
+    $(declare -p KJOIN T ROOT REPO_DIR TOOLS KBIN KUBECTL KUBECACHEDIR E2E_ENDPOINT E2E_SERVER E2E_PIN E2E_CA E2E_ADMIN E2E_DIR \
       E2E_MINOR E2E_VERSION NODE_CRI NODE_CM NODE_IGNORE SECRETS current 2>/dev/null)
     $(declare -f)
     NODE_BEFORE=\$(node_dirs)
     $fn"
+}
+
+# on_node SCENARIO NODE: a test: SCENARIO in_node, then the Node NODE it
+# registered (if any) deleted as an admin would.
+on_node() {
+  node_setup || return 1
+  in_node "$1"
+  local rc=$?
+  kc delete node "$2" >/dev/null 2>&1
+  return $rc
 }
 
 # node_join ARGS...: kjoin join ARGS in the background (as provisioning runs
@@ -160,6 +170,12 @@ node_scenario_full() {
   "$KUBECTL" --kubeconfig "$E2E_ADMIN" get node e2e-worker -o json >"$node" 2>/dev/null || { fail "no Node e2e-worker"; rc=1; }
   jq -e '(.status.nodeInfo.containerRuntimeVersion | startswith("containerd://")) and .status.capacity.pods == "42"' \
     "$node" >/dev/null || { fail "node: $(jq -c '.status.nodeInfo, .status.capacity' "$node")"; rc=1; }
+  # A second join of this node is refused before anything changes, as
+  # kubeadm's is: the node has its kubelet.conf. (The Ready rule, which this
+  # NotReady node cannot show, has a test of its own below.)
+  "$KJOIN" join "$@" --node-name e2e-worker --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" \
+    >"$T/again.out" 2>"$T/again.err" && { fail "a second join went through"; rc=1; }
+  grep -q "ERROR FileAvailable--etc-kubernetes-kubelet.conf" "$T/again.err" || { fail "second join: $(tail -2 "$T/again.err")"; rc=1; }
   # Without systemd, reset refuses while the kubelet still runs.
   "$KJOIN" reset >"$T/reset.out" 2>&1 && { fail "reset ran under a running kubelet"; rc=1; }
   grep -q "the kubelet still runs" "$T/reset.out" || { fail "reset: $(cat "$T/reset.out")"; rc=1; }
@@ -175,13 +191,7 @@ node_scenario_full() {
   return $rc
 }
 
-t_e2e_node_kubeadm_line_registers_a_node_and_reset_undoes_it() {
-  node_setup || return 1
-  in_node node_scenario_full
-  local rc=$?
-  kc delete node e2e-worker >/dev/null 2>&1
-  return $rc
-}
+t_e2e_node_kubeadm_line_registers_a_node_and_reset_undoes_it() { on_node node_scenario_full e2e-worker; }
 
 # A JoinConfiguration's nodeRegistration: taints, kubeletExtraArgs and the
 # runtime reach the kubelet; and with --tls-bootstrap kjoin gets the identity
@@ -224,13 +234,7 @@ CFG
   return $rc
 }
 
-t_e2e_node_join_configuration_and_tls_bootstrap() {
-  node_setup || return 1
-  in_node node_scenario_config
-  local rc=$?
-  kc delete node e2e-tainted >/dev/null 2>&1
-  return $rc
-}
+t_e2e_node_join_configuration_and_tls_bootstrap() { on_node node_scenario_config e2e-tainted; }
 
 # A Node of the same name that is Ready already is refused, as kubeadm does,
 # before anything is written.
@@ -243,16 +247,12 @@ node_scenario_ready() {
   nothing_written
 }
 t_e2e_node_refuses_a_ready_node_of_its_name() {
-  node_setup || return 1
   printf 'apiVersion: v1\nkind: Node\nmetadata: {name: e2e-ready}\n' | kc create -f - >/dev/null || return 1
   local now; now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   kc patch node e2e-ready --subresource=status --type=merge -p "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null 2>&1 ||
     kc get node e2e-ready -o json | jq --arg t "$now" '.status.conditions = [{type: "Ready", status: "True", reason: "KubeletReady", lastHeartbeatTime: $t, lastTransitionTime: $t}]' |
       kc replace --raw /api/v1/nodes/e2e-ready/status -f - >/dev/null || return 1
-  in_node node_scenario_ready
-  local rc=$?
-  kc delete node e2e-ready >/dev/null 2>&1
-  return $rc
+  on_node node_scenario_ready e2e-ready
 }
 
 # Bad input, each with its check's name and exit code, and nothing written.
@@ -265,6 +265,10 @@ node_scenario_refusals() {
   # Every failing check is listed before the exit, not only the first.
   node_join "${args[@]}" --cri-socket "$T/none.sock" || return 1
   [ "$JOIN_RC" = 2 ] && join_err "2 preflight checks failed: CRI, $NODE_IGNORE" || { fail "all failures: exit $JOIN_RC"; rc=1; }
+  # No kubelet on PATH.
+  PATH=/usr/sbin:/usr/bin:/sbin:/bin node_join "${args[@]}" --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" || return 1
+  [ "$JOIN_RC" = 2 ] && join_err "ERROR KubeletVersion: kubelet not found in PATH" && nothing_written ||
+    { fail "no kubelet: exit $JOIN_RC"; rc=1; }
   # A kubelet newer than the control plane, and one too old for kjoin.
   mkdir -p "$T/bin"
   printf '#!/bin/sh\necho "Kubernetes v1.%d.0"\n' $((E2E_MINOR + 1)) >"$T/bin/kubelet"; chmod +x "$T/bin/kubelet"
@@ -289,10 +293,7 @@ node_scenario_refusals() {
     { fail "phase preflight: exit $JOIN_RC: $(cat "$T/join.err")"; rc=1; }
   return $rc
 }
-t_e2e_node_preflight_refusals_write_nothing() {
-  node_setup || return 1
-  in_node node_scenario_refusals
-}
+t_e2e_node_preflight_refusals_write_nothing() { on_node node_scenario_refusals e2e-bad; }
 
 # The cluster's kubelet configuration missing (exit 6, the API's NotFound) or
 # malformed (exit 1): refused before anything is written.
@@ -332,10 +333,7 @@ node_scenario_never_bootstraps() {
   nothing_written || rc=1
   return $rc
 }
-t_e2e_node_kubelet_that_never_bootstraps_is_exit_3() {
-  node_setup || return 1
-  in_node node_scenario_never_bootstraps
-}
+t_e2e_node_kubelet_that_never_bootstraps_is_exit_3() { on_node node_scenario_never_bootstraps e2e-silent; }
 
 # reset removes only what the join made and still holds what it wrote: a file
 # changed since, a symlink put in a file's place and a file of someone else's
@@ -367,13 +365,7 @@ node_scenario_reset_is_careful() {
     { fail "reset left the join's own files"; rc=1; }
   return $rc
 }
-t_e2e_node_reset_removes_only_what_the_join_made() {
-  node_setup || return 1
-  in_node node_scenario_reset_is_careful
-  local rc=$?
-  kc delete node e2e-careful >/dev/null 2>&1
-  return $rc
-}
+t_e2e_node_reset_removes_only_what_the_join_made() { on_node node_scenario_reset_is_careful e2e-careful; }
 
 source "$(dirname "${BASH_SOURCE[0]}")/image.sh"
 
@@ -468,8 +460,65 @@ t_e2e_node_certs_job_runs_on_the_node() {
       pause_rootfs "$ROOT/images/pause" && oci_archive kjoin.test/pause:e2e "$ROOT/images/pause" "$ROOT/images/pause.tar" /pause ||
       { fail "the images could not be made"; return 1; }
   fi
-  in_node node_scenario_job
-  local rc=$?
-  kc delete node e2e-job >/dev/null 2>&1
+  on_node node_scenario_job e2e-job
+}
+
+# With systemd: kjoin stops the kubelet, writes, and starts it with
+# `systemctl restart kubelet`; reset stops it with `systemctl stop kubelet`.
+# No systemd runs here, so the namespace gets a /run with /run/systemd/system
+# (what tells a systemd machine) and a systemctl of the test's own that runs
+# kubelet.service as the package's drop-in (dist/systemd/kubelet.service.d/
+# 10-kjoin.conf) says: its Environment= lines, its EnvironmentFile= and its
+# ExecStart=, so the drop-in's command line is what starts the kubelet.
+node_fake_systemctl() {
+  local dropin=$1
+  cat >"$T/bin/systemctl" <<SH
+#!/bin/bash
+echo "\$*" >>"$T/systemctl.log"
+[ "\$2" = kubelet ] || exit 5
+stop() { [ -s "$T/kubelet.pid" ] || return 0; kill "\$(cat "$T/kubelet.pid")" 2>/dev/null
+  while kill -0 "\$(cat "$T/kubelet.pid")" 2>/dev/null; do sleep 0.1; done; rm -f "$T/kubelet.pid"; }
+case \$1 in
+  stop) stop ;;
+  restart)
+    stop
+    while IFS= read -r line; do
+      case \$line in
+        Environment=*) v=\${line#Environment=}; v=\${v#\\"}; v=\${v%\\"}; export "\$v" ;;
+        EnvironmentFile=*) f=\${line#EnvironmentFile=}; f=\${f#-}; [ -f "\$f" ] && set -a && . "\$f" && set +a ;;
+        ExecStart=?*) exec_start=\${line#ExecStart=} ;;
+      esac
+    done <"$dropin"
+    exec_start=\${exec_start/\\/usr\\/bin\\/kubelet/$KBIN/kubelet}
+    setsid bash -c "exec \$exec_start" >"$T/kubelet.log" 2>&1 </dev/null &
+    echo \$! >"$T/kubelet.pid" ;;
+  *) exit 1 ;;
+esac
+SH
+  chmod +x "$T/bin/systemctl"
+}
+node_scenario_systemd() {
+  local rc=0
+  mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/systemd/system || { fail "no private /run"; return 1; }
+  mkdir -p "$T/bin"
+  node_fake_systemctl "$REPO_DIR/dist/systemd/kubelet.service.d/10-kjoin.conf"
+  PATH=$T/bin:$PATH "$KJOIN" join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --node-name e2e-systemd --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 90s -o json \
+    >"$T/join.out" 2>"$T/join.err"
+  JOIN_RC=$?
+  [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -3 "$T/join.err"); kubelet: $(tail -2 "$T/kubelet.log" 2>/dev/null)"; rc=1; }
+  join_err "Starting the kubelet (systemctl restart kubelet)" || rc=1
+  jq -e '.node.systemd and .node.kubeletStartCommand == null and .node.nodeRegistered' "$T/join.out" >/dev/null ||
+    { fail "json: $(jq -c .node "$T/join.out")"; rc=1; }
+  [ "$(cat "$T/systemctl.log" 2>/dev/null | tr '\n' ,)" = "stop kubelet,restart kubelet," ] ||
+    { fail "systemctl calls: $(cat "$T/systemctl.log" 2>/dev/null | tr '\n' ,)"; rc=1; }
+  PATH=$T/bin:$PATH "$KJOIN" reset -o json >"$T/reset.json" 2>"$T/reset.err" || { fail "reset: $(cat "$T/reset.err")"; rc=1; }
+  jq -e '.kubeletStopped and .left == []' "$T/reset.json" >/dev/null || { fail "reset: $(cat "$T/reset.json")"; rc=1; }
+  [ ! -s "$T/kubelet.pid" ] || { fail "the kubelet still runs after reset"; kill "$(cat "$T/kubelet.pid")"; rc=1; }
+  nothing_written || rc=1
   return $rc
+}
+t_e2e_node_systemd_machine_uses_the_packaged_drop_in() {
+  REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  on_node node_scenario_systemd e2e-systemd
 }

@@ -153,3 +153,18 @@ t_k3s_other_pem_blocks_are_skipped() {
   kj 0 join --skip-phases preflight,kubelet-start $(k3s_args) --token "K10$(k3s_hash "$C/www/cacerts")::node:k3s-agent-pw" -o json || return 1
   jq -e '[.caCertificates[].subject] == ["CN=ca"]' "$OUT" >/dev/null || fail "trusted: $(jq -c '.caCertificates' "$OUT")" || return 1
 }
+
+# A K3s agent starts its kubelet itself: with the default phases, a K3s join
+# is discovery alone, and says so; the token may come on standard input and
+# is read once.
+t_k3s_default_phases_are_discovery_alone() {
+  new_k3s k3sphases || return 1
+  local bytes; bytes=$(k3s_hash "$C/ca.crt")
+  SECRETS+=(k3s-agent-pw)
+  echo "K10$bytes::node:k3s-agent-pw" >"$T/token"
+  kj 0 join $(k3s_args) --token-file - -o json <"$T/token" || return 1
+  err_has "A K3s cluster: its agent starts the kubelet, so only discovery runs" || return 1
+  ! grep -q "preflight" "$ERR" || fail "a node phase ran for K3s: $(cat "$ERR")" || return 1
+  jq -e '.flavor == "k3s" and .node.phases == []' "$OUT" >/dev/null || fail "JSON: $(cat "$OUT")" || return 1
+  [ "$(kc_user password)" = k3s-agent-pw ] || fail "the token from standard input was not used" || return 1
+}
