@@ -46,8 +46,13 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
         kjoin_logf(j->log, j->log_ctx, 0, "[join] A K3s cluster: its agent starts the kubelet, so only discovery runs");
         ph &= ~(unsigned)KJOIN_PHASE_ALL;
     }
+    /* The node's paths: the bootstrap kubeconfig and the CA where discovery
+     * was told to write them, for the checks and the writes alike. */
+    kjoin_preflight_spec pf = spec->preflight;
+    pf.paths.bootstrap_kubeconfig = j->kubeconfig_out;
+    if (j->ca_cert_path)
+        pf.paths.ca_cert_path = j->ca_cert_path;
     if (ph & KJOIN_PHASE_PREFLIGHT) {
-        kjoin_preflight_spec pf = spec->preflight;
         /* The forwarding check follows the API server's address family. */
         if (plan.n_endpoints)
             pf.endpoint_host = plan.endpoints[0].host;
@@ -81,14 +86,8 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
         return KJOIN_OK;
     size_t ca_len = 0, seen = out->preflight.n;
     char *ca = out->discovered ? kjoin_join_trusted_ca_pem(&out->join.result, &ca_len) : NULL;
-    kjoin_node_paths paths = spec->preflight.paths;
-    paths.bootstrap_kubeconfig = j->kubeconfig_out;
-    if (j->ca_cert_path)
-        paths.ca_cert_path = j->ca_cert_path;
-    kjoin_preflight_spec pf = spec->preflight;
-    pf.paths = paths;
     kjoin_kubelet_start_spec ks = {
-        .paths = paths,
+        .paths = pf.paths,
         .bootstrap_kubeconfig = out->discovered ? out->join.result.kubeconfig : NULL,
         .bootstrap_len = out->discovered ? out->join.result.kubeconfig_len : 0,
         .ca_pem = ca,

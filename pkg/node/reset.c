@@ -176,6 +176,23 @@ static bool remove_tree(int dirfd, const char *name, dev_t dev, char *why, size_
     return ok;
 }
 
+/* Whether a mount point lies at or below path (/proc/self/mountinfo): a
+ * volume the kubelet left mounted, maybe a bind mount of the same file
+ * system, which removing the tree would reach through. */
+static bool holds_mount(const char *path)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    char line[8192], point[4096];
+    size_t n = strlen(path);
+    bool found = false;
+    while (f && !found && fgets(line, sizeof(line), f))
+        if (sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1)
+            found = strncmp(point, path, n) == 0 && (point[n] == '\0' || point[n] == '/');
+    if (f)
+        fclose(f);
+    return found;
+}
+
 static bool was_there(const run *r, const char *name)
 {
     for (size_t i = 0; i < r->state->n_kubelet_entries; i++)
@@ -225,7 +242,9 @@ static void remove_kubelet_state(run *r)
             if (was_there(r, kubelet_made[i]) || fstatat(d.fd, kubelet_made[i], &entry, AT_SYMLINK_NOFOLLOW) != 0)
                 continue;
             snprintf(path, sizeof(path), "%s/%s", r->p.kubelet_dir, kubelet_made[i]);
-            if (remove_tree(d.fd, kubelet_made[i], st.st_dev, why, sizeof(why)))
+            if (holds_mount(path))
+                kept(r, path, "a volume is still mounted below it: unmount it first");
+            else if (remove_tree(d.fd, kubelet_made[i], st.st_dev, why, sizeof(why)))
                 removed(r, path);
             else
                 kept(r, path, why);

@@ -318,6 +318,11 @@ static void test_reset(void **state)
     write_file(kube, KJOIN_NODE_STATE_NAME, rec);
     snprintf(cmd, sizeof(cmd), "chmod 600 %s/%s", kube, KJOIN_NODE_STATE_NAME);
     assert_int_equal(system(cmd), 0);
+    /* A volume left mounted below plugins/ (a bind mount of the same file
+     * system): the tree is left whole, the volume's source untouched. */
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s/src %s/plugins/vol && echo keep >%s/src/f && mount --bind %s/src %s/plugins/vol",
+             d, kubelet, d, d, kubelet);
+    bool mounted = system(cmd) == 0;
     kjoin_reset_spec spec = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet}, .systemd_dir = "/nonexistent"};
     kjoin_reset_result r;
     kjoin_err err;
@@ -336,6 +341,14 @@ static void test_reset(void **state)
     assert_true(listed(r.removed, r.n_removed, path));
     snprintf(path, sizeof(path), "%s/other", kubelet);
     assert_int_equal(access(path, F_OK), 0); /* there before the join */
+    if (mounted) {
+        snprintf(path, sizeof(path), "%s/plugins", kubelet);
+        assert_true(listed(r.kept, r.n_kept, path));
+        snprintf(path, sizeof(path), "%s/src/f", d);
+        assert_int_equal(access(path, F_OK), 0);
+        snprintf(cmd, sizeof(cmd), "umount %s/plugins/vol", kubelet);
+        assert_int_equal(system(cmd), 0);
+    }
     snprintf(path, sizeof(path), "%s/unrelated.pem", pki);
     assert_int_equal(access(path, F_OK), 0); /* not the kubelet's */
     assert_true(listed(r.kept, r.n_kept, pki)); /* so its directory stays */
