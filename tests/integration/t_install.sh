@@ -117,6 +117,7 @@ t_debian_packages_install_work_and_remove() {
       { echo "apt-get install: $(tail -3 apt.log)"; exit 1; }
     /usr/bin/kjoin version | grep -q "^kjoin " || { echo "kjoin version"; exit 1; }
     man -w kjoin-join >/dev/null || { echo "man -w kjoin-join"; exit 1; }
+    [ -f /lib/systemd/system/kubelet.service.d/10-kjoin.conf ] || { echo "no kubelet drop-in"; exit 1; }
     cc -std=c11 -Wall -Werror join.c $(pkg-config --cflags --libs kjoin) -o join-pkg 2>cc.err ||
       { echo "build against the package: $(head -3 cc.err)"; exit 1; }
     ./join-pkg "127.0.0.1:$2" "$3" "$4" pkg.conf >pkg.out 2>&1 || { echo "the packaged library join: $(cat pkg.out)"; exit 1; }
