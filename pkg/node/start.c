@@ -390,7 +390,7 @@ static void journal_tail(const run *r, char *out, size_t cap)
     if (!r->out->systemd || kjoin_node__find_program("journalctl", prog, sizeof(prog), NULL))
         return;
     const char *argv[] = {prog, "-u", "kubelet", "-n", "1", "-o", "cat", "--no-pager", NULL};
-    if (!kjoin_node__run(argv, 10000, &text, NULL))
+    if (!kjoin_node__run(argv, 10000, &text, NULL) && text[strspn(text, " \t\r\n")])
         snprintf(out, cap, "; the kubelet's last log line: %s", text);
     free(text);
     kjoin_printable(out, cap, out, false);

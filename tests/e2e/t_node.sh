@@ -482,6 +482,7 @@ case \$1 in
   stop) stop ;;
   restart)
     stop
+    [ -r "$dropin" ] || { echo "no $dropin" >&2; exit 1; }
     while IFS= read -r line; do
       case \$line in
         Environment=*) v=\${line#Environment=}; v=\${v#\\"}; v=\${v%\\"}; export "\$v" ;;
