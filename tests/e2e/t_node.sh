@@ -132,6 +132,13 @@ node_join() {
   done
   return 0
 }
+# join_as NAME [ARGS...]: node_join with the cluster's token and pin as node
+# NAME on the run's containerd, forwarding's check ignored; ARGS go after.
+join_as() {
+  local name=$1; shift
+  node_join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --node-name "$name" --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 30s "$@"
+}
 kubelet_down() { [ -n "${KUBELET_PID:-}" ] && kill "$KUBELET_PID" 2>/dev/null && wait "$KUBELET_PID" 2>/dev/null; KUBELET_PID=; return 0; }
 join_err() { grep -qF -- "$1" "$T/join.err" || fail "kjoin join's stderr lacks \"$1\": $(tail -3 "$T/join.err")"; }
 # The node's two directories, as a listing to compare before and after.
@@ -239,8 +246,7 @@ t_e2e_node_join_configuration_and_tls_bootstrap() { on_node node_scenario_config
 # A Node of the same name that is Ready already is refused, as kubeadm does,
 # before anything is written.
 node_scenario_ready() {
-  node_join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
-    --node-name e2e-ready --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 30s || return 1
+  join_as e2e-ready || return 1
   kubelet_down
   [ "$JOIN_RC" = 2 ] || { fail "exit $JOIN_RC, want 2: $(tail -3 "$T/join.err")"; return 1; }
   join_err 'a Node named e2e-ready is Ready in the cluster already' || return 1
@@ -298,8 +304,7 @@ t_e2e_node_preflight_refusals_write_nothing() { on_node node_scenario_refusals e
 # The cluster's kubelet configuration missing (exit 6, the API's NotFound) or
 # malformed (exit 1): refused before anything is written.
 node_scenario_configmap() {
-  node_join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
-    --node-name e2e-cm --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 30s || return 1
+  join_as e2e-cm || return 1
   kubelet_down
   [ "$JOIN_RC" = "$1" ] || { fail "exit $JOIN_RC, want $1: $(tail -3 "$T/join.err")"; return 1; }
   join_err "$2" && nothing_written
@@ -340,9 +345,7 @@ t_e2e_node_kubelet_that_never_bootstraps_is_exit_3() { on_node node_scenario_nev
 # are left and named; a join record that is not kjoin's is refused whole.
 node_scenario_reset_is_careful() {
   local rc=0
-  node_join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
-    --node-name e2e-careful --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" \
-    --skip-phases kubelet-wait-bootstrap --discovery-timeout 30s || return 1
+  join_as e2e-careful --skip-phases kubelet-wait-bootstrap || return 1
   kubelet_down
   [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -3 "$T/join.err")"; return 1; }
   echo "# an operator's edit" >>/var/lib/kubelet/config.yaml
@@ -404,9 +407,9 @@ TOML
     ctr --address "$c/containerd.sock" -n k8s.io images import "$i" >>"$T/import.log" 2>&1 ||
       { fail "ctr import $i: $(tail -2 "$T/import.log")"; rc=1; }
   done
-  [ $rc = 0 ] && node_join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
-    --node-name e2e-job --cri-socket "unix://$c/containerd.sock" --ignore-preflight-errors "$NODE_IGNORE" \
-    --discovery-timeout 90s && [ "$JOIN_RC" = 0 ] || { fail "join: $JOIN_RC $(tail -2 "$T/join.err")"; rc=1; }
+  # (The last --cri-socket and --discovery-timeout win: this node's own containerd.)
+  [ $rc = 0 ] && join_as e2e-job --cri-socket "unix://$c/containerd.sock" --discovery-timeout 90s &&
+    [ "$JOIN_RC" = 0 ] || { fail "join: $JOIN_RC $(tail -2 "$T/join.err")"; rc=1; }
   local k=("$KUBECTL" --kubeconfig "$E2E_ADMIN")
   if [ $rc = 0 ]; then
     "${k[@]}" create namespace "$ns" >/dev/null
