@@ -29,6 +29,67 @@ static void print_findings(const kjoin_join_spec *j, const kjoin_preflight_repor
     }
 }
 
+/* kubelet-start's and kubelet-wait-bootstrap's part, after discovery (or
+ * without it, for the wait alone). */
+static kjoin_code node_phases(const kjoin_worker_spec *spec, const kjoin_preflight_spec *pf, unsigned ph,
+                              int64_t deadline, kjoin_worker_outcome *out, kjoin_err *err)
+{
+    const kjoin_join_spec *j = spec->join;
+    size_t ca_len = 0, seen = out->preflight.n;
+    char *ca = out->discovered ? kjoin_join_trusted_ca_pem(&out->join.result, &ca_len) : NULL;
+    kjoin_kubelet_start_spec ks = {
+        .paths = pf->paths,
+        .bootstrap_kubeconfig = out->discovered ? out->join.result.kubeconfig : NULL,
+        .bootstrap_len = out->discovered ? out->join.result.kubeconfig_len : 0,
+        .ca_pem = ca,
+        .ca_len = ca_len,
+        .node_name = j->node_name,
+        .preflight = pf,
+        .report = &out->preflight,
+        .taints = spec->taints,
+        .n_taints = spec->n_taints,
+        .extra_args = spec->extra_args,
+        .n_extra_args = spec->n_extra_args,
+        .phases = ph,
+        .join_id = spec->join_id,
+        .deadline_ms = deadline,
+        .before_start = spec->before_start,
+        .before_start_ctx = spec->before_start_ctx,
+        .audit_id = j->audit_id,
+        .log = j->log,
+        .log_ctx = j->log_ctx,
+    };
+    kjoin_code rc = kjoin_kubelet_start(&ks, &out->kubelet, err);
+    print_findings(j, &out->preflight, seen);
+    free(ca);
+    for (size_t i = 0; i < out->kubelet.n_steps; i++) {
+        const char *n = out->kubelet.steps[i].name;
+        int which = !strcmp(n, "kubelet-healthz") || !strcmp(n, "node-registered") ? 2 : 1;
+        out->phase_ms[which] += out->kubelet.steps[i].ms;
+    }
+    if (!rc)
+        out->ran |= ph & (KJOIN_PHASE_KUBELET_START | KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP);
+    return rc;
+}
+
+/* The node's paths: the bootstrap kubeconfig and the CA where discovery is
+ * told to write them, for the checks and the writes alike. */
+static kjoin_preflight_spec node_paths(const kjoin_worker_spec *spec)
+{
+    kjoin_preflight_spec pf = spec->preflight;
+    pf.paths.bootstrap_kubeconfig = spec->join->kubeconfig_out;
+    if (spec->join->ca_cert_path)
+        pf.paths.ca_cert_path = spec->join->ca_cert_path;
+    return pf;
+}
+
+static kjoin_code wait_alone(const kjoin_worker_spec *spec, kjoin_worker_outcome *out, int64_t deadline,
+                             kjoin_err *err)
+{
+    kjoin_preflight_spec pf = node_paths(spec);
+    return node_phases(spec, &pf, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, deadline, out, err);
+}
+
 kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome *out, kjoin_err *err)
 {
     kjoin_join_spec *j = spec->join;
@@ -37,6 +98,9 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
     int64_t deadline = t + timeout;
     kjoin_code rc = KJOIN_OK;
     memset(out, 0, sizeof(*out));
+    /* kubelet-wait-bootstrap alone needs neither discovery nor its inputs. */
+    if (ph == KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP)
+        return wait_alone(spec, out, deadline, err);
     kjoin_join_plan plan;
     if ((rc = kjoin_join_resolve(j, &plan, err)))
         return rc;
@@ -46,12 +110,7 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
         kjoin_logf(j->log, j->log_ctx, 0, "[join] A K3s cluster: its agent starts the kubelet, so only discovery runs");
         ph &= ~(unsigned)KJOIN_PHASE_ALL;
     }
-    /* The node's paths: the bootstrap kubeconfig and the CA where discovery
-     * was told to write them, for the checks and the writes alike. */
-    kjoin_preflight_spec pf = spec->preflight;
-    pf.paths.bootstrap_kubeconfig = j->kubeconfig_out;
-    if (j->ca_cert_path)
-        pf.paths.ca_cert_path = j->ca_cert_path;
+    kjoin_preflight_spec pf = node_paths(spec);
     if (ph & KJOIN_PHASE_PREFLIGHT) {
         /* The forwarding check follows the API server's address family. */
         if (plan.n_endpoints)
@@ -84,39 +143,5 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
     }
     if (!(ph & (KJOIN_PHASE_KUBELET_START | KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP)) || j->dry_run)
         return KJOIN_OK;
-    size_t ca_len = 0, seen = out->preflight.n;
-    char *ca = out->discovered ? kjoin_join_trusted_ca_pem(&out->join.result, &ca_len) : NULL;
-    kjoin_kubelet_start_spec ks = {
-        .paths = pf.paths,
-        .bootstrap_kubeconfig = out->discovered ? out->join.result.kubeconfig : NULL,
-        .bootstrap_len = out->discovered ? out->join.result.kubeconfig_len : 0,
-        .ca_pem = ca,
-        .ca_len = ca_len,
-        .node_name = j->node_name,
-        .preflight = &pf,
-        .report = &out->preflight,
-        .taints = spec->taints,
-        .n_taints = spec->n_taints,
-        .extra_args = spec->extra_args,
-        .n_extra_args = spec->n_extra_args,
-        .phases = ph,
-        .join_id = spec->join_id,
-        .deadline_ms = deadline,
-        .before_start = spec->before_start,
-        .before_start_ctx = spec->before_start_ctx,
-        .audit_id = j->audit_id,
-        .log = j->log,
-        .log_ctx = j->log_ctx,
-    };
-    rc = kjoin_kubelet_start(&ks, &out->kubelet, err);
-    print_findings(j, &out->preflight, seen);
-    free(ca);
-    for (size_t i = 0; i < out->kubelet.n_steps; i++) {
-        const char *n = out->kubelet.steps[i].name;
-        int which = !strcmp(n, "kubelet-healthz") || !strcmp(n, "node-registered") ? 2 : 1;
-        out->phase_ms[which] += out->kubelet.steps[i].ms;
-    }
-    if (!rc)
-        out->ran |= ph & (KJOIN_PHASE_KUBELET_START | KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP);
-    return rc;
+    return node_phases(spec, &pf, ph, deadline, out, err);
 }

@@ -526,3 +526,26 @@ t_e2e_node_systemd_machine_uses_the_packaged_drop_in() {
   REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
   on_node node_scenario_systemd e2e-systemd
 }
+
+# The phases one at a time, as `kubeadm join phase NAME` runs them:
+# kubelet-start (with discovery) starts the kubelet and returns, and
+# kubelet-wait-bootstrap alone waits for it, then takes the token off disk.
+node_scenario_phase_by_phase() {
+  local rc=0 args=("$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN"
+    --node-name e2e-phased --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 60s)
+  "$KJOIN" join phase preflight "${args[@]}" >/dev/null 2>"$T/join.err" || { fail "phase preflight: $(tail -2 "$T/join.err")"; return 1; }
+  node_join phase kubelet-start "${args[@]}" -o json || return 1
+  [ "$JOIN_RC" = 0 ] || { fail "phase kubelet-start: exit $JOIN_RC: $(tail -2 "$T/join.err")"; kubelet_down; return 1; }
+  jq -e '[.node.phases[].name] == ["kubelet-start"] and .node.nodeRegistered == null' "$T/join.out" >/dev/null ||
+    { fail "kubelet-start json: $(jq -c .node "$T/join.out")"; rc=1; }
+  [ -s /etc/kubernetes/bootstrap-kubelet.conf ] || { fail "no bootstrap kubeconfig after kubelet-start"; rc=1; }
+  "$KJOIN" join phase kubelet-wait-bootstrap --node-name e2e-phased --discovery-timeout 60s -o json >"$T/wait.json" 2>"$T/wait.err" ||
+    { fail "phase kubelet-wait-bootstrap: $(tail -2 "$T/wait.err")"; rc=1; }
+  jq -e '[.node.phases[].name] == ["kubelet-wait-bootstrap"] and .node.nodeRegistered and .node.bootstrapKubeconfigRemoved' \
+    "$T/wait.json" >/dev/null || { fail "wait json: $(jq -c .node "$T/wait.json")"; rc=1; }
+  [ ! -e /etc/kubernetes/bootstrap-kubelet.conf ] || { fail "the token stayed on disk"; rc=1; }
+  kubelet_down
+  "$KJOIN" reset >/dev/null 2>&1 && nothing_written || { fail "reset after the phases"; rc=1; }
+  return $rc
+}
+t_e2e_node_phases_one_at_a_time() { on_node node_scenario_phase_by_phase e2e-phased; }
