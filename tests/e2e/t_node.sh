@@ -174,7 +174,7 @@ node_scenario_full() {
     { fail "the kubelet's certificate is not e2e-worker's"; rc=1; }
   # The Node: its name, the runtime, the ConfigMap's maxPods, NotReady (no network plugin here).
   local node=$T/node.json
-  "$KUBECTL" --kubeconfig "$E2E_ADMIN" get node e2e-worker -o json >"$node" 2>/dev/null || { fail "no Node e2e-worker"; rc=1; }
+  kubectl --kubeconfig "$E2E_ADMIN" get node e2e-worker -o json >"$node" 2>/dev/null || { fail "no Node e2e-worker"; rc=1; }
   jq -e '(.status.nodeInfo.containerRuntimeVersion | startswith("containerd://")) and .status.capacity.pods == "42"' \
     "$node" >/dev/null || { fail "node: $(jq -c '.status.nodeInfo, .status.capacity' "$node")"; rc=1; }
   # A second join of this node is refused before anything changes, as
@@ -222,18 +222,18 @@ nodeRegistration:
 $( [ "$E2E_MINOR" -ge 31 ] && printf '  - {name: node-labels, value: kjoin.test/role=e2e}\n' || printf '    node-labels: kjoin.test/role=e2e\n')
 CFG
   local csrs rc=0
-  csrs=$("$KUBECTL" --kubeconfig "$E2E_ADMIN" get csr -o name | sort)
+  csrs=$(kubectl --kubeconfig "$E2E_ADMIN" get csr -o name | sort)
   node_join --config "$T/join.yaml" --tls-bootstrap -o json || return 1
   [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -5 "$T/join.err")"; kubelet_down; return 1; }
   grep -q -- '--register-with-taints=dedicated=e2e:NoSchedule' /var/lib/kubelet/kubeadm-flags.env &&
     grep -q -- '--node-labels=kjoin.test/role=e2e' /var/lib/kubelet/kubeadm-flags.env || { fail "flags: $(cat /var/lib/kubelet/kubeadm-flags.env)"; rc=1; }
-  "$KUBECTL" --kubeconfig "$E2E_ADMIN" get node e2e-tainted -o json >"$T/node.json" || rc=1
+  kubectl --kubeconfig "$E2E_ADMIN" get node e2e-tainted -o json >"$T/node.json" || rc=1
   jq -e '(.spec.taints | map(.key + "=" + .value + ":" + .effect) | index("dedicated=e2e:NoSchedule") != null)
       and .metadata.labels["kjoin.test/role"] == "e2e"' "$T/node.json" >/dev/null ||
     { fail "node: $(jq -c '.spec.taints, .metadata.labels' "$T/node.json")"; rc=1; }
   jq -e '.tlsBootstrap.changed' "$T/join.out" >/dev/null || { fail "no TLS bootstrap of kjoin's: $(cat "$T/join.out")"; rc=1; }
   # One new CSR: kjoin's; the kubelet found its kubeconfig valid and asked for none.
-  local added; added=$(comm -13 <(echo "$csrs") <("$KUBECTL" --kubeconfig "$E2E_ADMIN" get csr -o name | sort) | wc -l)
+  local added; added=$(comm -13 <(echo "$csrs") <(kubectl --kubeconfig "$E2E_ADMIN" get csr -o name | sort) | wc -l)
   [ "$added" = 1 ] || { fail "$added CSRs were made, want kjoin's one"; rc=1; }
   kubelet_down
   "$KJOIN" reset >/dev/null 2>&1 || { fail "reset failed"; rc=1; }
@@ -410,7 +410,7 @@ TOML
   # (The last --cri-socket and --discovery-timeout win: this node's own containerd.)
   [ $rc = 0 ] && join_as e2e-job --cri-socket "unix://$c/containerd.sock" --discovery-timeout 90s &&
     [ "$JOIN_RC" = 0 ] || { fail "join: $JOIN_RC $(tail -2 "$T/join.err")"; rc=1; }
-  local k=("$KUBECTL" --kubeconfig "$E2E_ADMIN")
+  local k=(kubectl --kubeconfig "$E2E_ADMIN")
   if [ $rc = 0 ]; then
     "${k[@]}" create namespace "$ns" >/dev/null
     # CronJobs are batch/v1 from 1.21; v1.20 serves batch/v1beta1 (kjoin's --cronjob-api).
