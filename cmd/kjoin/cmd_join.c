@@ -315,6 +315,9 @@ static json_object *node_json(const kjoin_worker_outcome *w)
         json_object_object_add(node, "nodeName", json_object_new_string(w->kubelet.node_name));
         json_object_object_add(node, "serverMinor", json_object_new_int(w->kubelet.server_minor));
         json_object_object_add(node, "kubeletConfigMap", json_object_new_string(w->kubelet.config_map));
+        json_object_object_add(node, "kubernetesVersion", w->kubelet.kubernetes_version[0]
+                                                              ? json_object_new_string(w->kubelet.kubernetes_version)
+                                                              : NULL);
         json_object_object_add(node, "criSocket", json_object_new_string(w->preflight.cri_socket));
         json_object_object_add(node, "kubelet", json_object_new_string(w->preflight.kubelet_version));
         json_object_object_add(node, "systemd", json_object_new_boolean(w->kubelet.systemd));

@@ -103,6 +103,14 @@ typedef struct kjoin_kubelet_config {
 } kjoin_kubelet_config;
 kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubelet_config *out, kjoin_err *err);
 
+/* kubeadm's ClusterConfiguration, as the kubeadm-config ConfigMap's
+ * "ClusterConfiguration" key holds it, checked: one mapping, a
+ * kubeadm.k8s.io ClusterConfiguration; its kubernetesVersion ("v1.37.2")
+ * into version (may be "") and *minor (0 when absent). Errors:
+ * KJOIN_E_OTHER (malformed). */
+kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, char *version, size_t cap, int *minor,
+                                             kjoin_err *err);
+
 /* The node's flags file (kubeadm-flags.env): KUBELET_KUBEADM_ARGS="...",
  * sorted by name, extra arguments ("name=value") overriding kjoin's own.
  * Newly-allocated into *out. Errors: KJOIN_E_USAGE (a value the systemd
@@ -162,6 +170,7 @@ typedef struct kjoin_kubelet_start_spec {
 typedef struct kjoin_kubelet_start_result {
     char node_name[254];
     char config_map[64];               /* "kubelet-config" or "kubelet-config-1.20" */
+    char kubernetes_version[64];       /* the ClusterConfiguration's kubernetesVersion; "" without one */
     int server_minor;
     bool systemd;
     char start_command[8192];          /* without systemd: what starts the kubelet */

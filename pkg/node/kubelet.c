@@ -105,6 +105,38 @@ kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubele
     return rc;
 }
 
+kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, char *version, size_t cap, int *minor,
+                                             kjoin_err *err)
+{
+    kjoin_yaml y;
+    kjoin_err in;
+    const char *api, *kind, *v;
+    unsigned major = 0, mnr = 0;
+    *minor = 0;
+    if (cap)
+        version[0] = '\0';
+    kjoin_code rc = kjoin_yaml__load(&y, yaml, len, BAD, &in);
+    if (rc)
+        return kjoin_err_set(err, BAD, "the ClusterConfiguration is not YAML: %s", in.msg);
+    yaml_node_t *root = kjoin_yaml__root(&y);
+    if (!root || root->type != YAML_MAPPING_NODE)
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration is not a mapping");
+    if (!rc && !(rc = scalar(&y, root, "apiVersion", &api, err)) && !(rc = scalar(&y, root, "kind", &kind, err)) &&
+        (!api || !kind || strncmp(api, "kubeadm.k8s.io/", 15) || strcmp(kind, "ClusterConfiguration")))
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration is not a kubeadm.k8s.io ClusterConfiguration");
+    if (!rc && !(rc = scalar(&y, root, "kubernetesVersion", &v, err)) && v) {
+        if (sscanf(v, "v%u.%u", &major, &mnr) != 2 || major != 1 || mnr > 999 || strlen(v) >= cap ||
+            strspn(v, "v0123456789.-+abcdefghijklmnopqrstuvwxyz") != strlen(v))
+            rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's kubernetesVersion is not \"v1.N...\"");
+        else {
+            memcpy(version, v, strlen(v) + 1);
+            *minor = (int)mnr;
+        }
+    }
+    kjoin_yaml__release(&y);
+    return rc;
+}
+
 /* A flag value the environment file holds as it is: systemd's EnvironmentFile
  * and kubeadm's quoting agree on it, and the shell's word splitting of
  * $KUBELET_KUBEADM_ARGS keeps it one word. */

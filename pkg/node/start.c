@@ -106,6 +106,36 @@ static int server_minor(kjoin_kubeapi *api)
     return minor;
 }
 
+/* kubeadm's ClusterConfiguration (kube-system/kubeadm-config), which
+ * kubeadm join reads too: checked when the cluster has one, its release
+ * recorded, and the skew rule's control-plane version when GET /version
+ * told none. A cluster kubeadm did not make has none: that is fine. */
+static kjoin_code read_cluster_configuration(run *r, kjoin_kubeapi *api, kjoin_err *err)
+{
+    json_object *cm = NULL, *data, *text;
+    long status = 0;
+    int minor = 0;
+    kjoin_err in;
+    kjoin_code rc = get_json(api, "/api/v1/namespaces/kube-system/configmaps/kubeadm-config",
+                             "get configmap kube-system/kubeadm-config", &cm, &status, err);
+    if (rc || !cm) {
+        if (!rc)
+            logf_(r, 1, "[kubelet-start] No kubeadm ClusterConfiguration in the cluster (not made by kubeadm)");
+        return rc;
+    }
+    if (!json_object_object_get_ex(cm, "data", &data) || !json_object_object_get_ex(data, "ClusterConfiguration", &text) ||
+        !json_object_is_type(text, json_type_string))
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "configmap kube-system/kubeadm-config has no \"ClusterConfiguration\" key");
+    else if ((rc = kjoin_cluster_configuration_parse(json_object_get_string(text),
+                                                     (size_t)json_object_get_string_len(text), r->out->kubernetes_version,
+                                                     sizeof(r->out->kubernetes_version), &minor, &in)))
+        kjoin_err_set(err, rc, "configmap kube-system/kubeadm-config: %s", in.msg);
+    else if (!r->out->server_minor)
+        r->out->server_minor = minor;
+    json_object_put(cm);
+    return rc;
+}
+
 /* The cluster's side, read with the bootstrap identity: the release, no
  * Ready Node of this name, the kubelet configuration. *config_text is the
  * ConfigMap's "kubelet" value. */
@@ -149,7 +179,7 @@ static kjoin_code read_cluster(run *r, kjoin_kubeapi *api, char **config_text, k
     else if (!(*config_text = strdup(json_object_get_string(kubelet))))
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     json_object_put(cm);
-    return rc;
+    return rc ? rc : read_cluster_configuration(r, api, err);
 }
 
 static bool exists(const char *path)

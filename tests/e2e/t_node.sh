@@ -158,7 +158,8 @@ node_scenario_full() {
     --discovery-timeout 120s -o json || return 1
   [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -5 "$T/join.err"); kubelet: $(tail -3 "$T/kubelet.log")"; kubelet_down; return 1; }
   local out=$T/join.out rc=0
-  jq -e --arg cm "$NODE_CM" '.node.nodeRegistered and .node.bootstrapKubeconfigRemoved and .node.kubeletConfigMap == $cm
+  jq -e --arg cm "$NODE_CM" --arg v "$E2E_VERSION" '.node.nodeRegistered and .node.bootstrapKubeconfigRemoved
+      and .node.kubeletConfigMap == $cm and .node.kubernetesVersion == $v
       and ([.node.phases[].name] == ["preflight","kubelet-start","kubelet-wait-bootstrap"])
       and ([.node.files[] | "\(.path) \(.mode)"] | index("/var/lib/kubelet/config.yaml 0644") != null)
       and ([.node.files[] | "\(.path) \(.mode)"] | index("/etc/kubernetes/bootstrap-kubelet.conf 0600") != null)' \

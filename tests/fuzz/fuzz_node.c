@@ -1,7 +1,7 @@
 /* What a worker join reads back: the cluster's kubelet configuration (the
  * kubelet-config ConfigMap's value, from the server), the join record reset
- * reads (a file on disk), and the kubelet's --version output. The first byte
- * chooses the parser. */
+ * reads (a file on disk), the kubelet's --version output, and kubeadm's
+ * ClusterConfiguration (from the server). The first byte chooses the parser. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     const char *text = (const char *)data + 1;
     size_t len = size - 1;
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0: {
         kjoin_kubelet_config c;
         kjoin_kubelet_config_parse(text, len, &c, NULL);
@@ -27,6 +27,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (st)
             kjoin_node_state_parse(text, len, &paths, st, NULL);
         free(st);
+        break;
+    }
+    case 3: {
+        char version[64];
+        int minor;
+        kjoin_cluster_configuration_parse(text, len, version, sizeof(version), &minor, NULL);
         break;
     }
     default: {

@@ -97,6 +97,30 @@ static void test_kubelet_config(void **state)
     }
 }
 
+static void test_cluster_configuration(void **state)
+{
+    (void)state;
+    char v[64];
+    int minor = -1;
+    kjoin_err err;
+    const char *ok = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n";
+    assert_int_equal(kjoin_cluster_configuration_parse(ok, strlen(ok), v, sizeof(v), &minor, &err), KJOIN_OK);
+    assert_string_equal(v, "v1.37.2");
+    assert_int_equal(minor, 37);
+    const char *none = "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\n";
+    assert_int_equal(kjoin_cluster_configuration_parse(none, strlen(none), v, sizeof(v), &minor, &err), KJOIN_OK);
+    assert_string_equal(v, "");
+    assert_int_equal(minor, 0);
+    const char *bad[] = {"- x\n", "apiVersion: v1\nkind: ClusterConfiguration\n",
+                         "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n",
+                         "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: latest\n",
+                         "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: \"v1.3\\e[1m\"\n",
+                         "a: ["};
+    for (size_t i = 0; i < TU_LEN(bad); i++)
+        if (kjoin_cluster_configuration_parse(bad[i], strlen(bad[i]), v, sizeof(v), &minor, &err) != KJOIN_E_OTHER)
+            fail_msg("case %zu accepted", i);
+}
+
 static void test_flags_env(void **state)
 {
     (void)state;
@@ -374,6 +398,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_phases),         cmocka_unit_test(test_kubelet_version),
         cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
+        cmocka_unit_test(test_cluster_configuration),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),
         cmocka_unit_test(test_reset),
     };
