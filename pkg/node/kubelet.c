@@ -65,23 +65,39 @@ static kjoin_code scalar(kjoin_yaml *y, yaml_node_t *root, const char *key, cons
     return KJOIN_OK;
 }
 
+/* Loads the one YAML document in yaml, which must be a mapping whose
+ * apiVersion starts with api and whose kind is kind; what names it in
+ * messages. On success the caller releases *y. Errors: BAD. */
+static kjoin_code load_kind(kjoin_yaml *y, const char *yaml, size_t len, const char *what, const char *api,
+                            const char *kind, yaml_node_t **root, kjoin_err *err)
+{
+    kjoin_err in;
+    const char *a, *k;
+    kjoin_code rc = kjoin_yaml__load(y, yaml, len, BAD, &in);
+    if (rc)
+        return kjoin_err_set(err, BAD, "%s is not YAML: %s", what, in.msg);
+    *root = kjoin_yaml__root(y);
+    if (!*root || (*root)->type != YAML_MAPPING_NODE)
+        rc = kjoin_err_set(err, BAD, "%s is not a mapping", what);
+    if (!rc && !(rc = scalar(y, *root, "apiVersion", &a, err)) && !(rc = scalar(y, *root, "kind", &k, err)) &&
+        (!a || !k || strncmp(a, api, strlen(api)) || strcmp(k, kind)))
+        rc = kjoin_err_set(err, BAD, "%s is not a %s %s", what, api, kind);
+    if (rc)
+        kjoin_yaml__release(y);
+    return rc;
+}
+
 kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubelet_config *out, kjoin_err *err)
 {
     kjoin_yaml y;
-    kjoin_err in;
-    const char *api, *kind, *swap, *port, *addr;
+    yaml_node_t *root;
+    const char *swap, *port, *addr;
     kjoin_kubelet_config c = {.fail_swap_on = true, .healthz_port = 10248, .healthz_address = "127.0.0.1"};
-    kjoin_code rc = kjoin_yaml__load(&y, yaml, len, BAD, &in);
+    kjoin_code rc = load_kind(&y, yaml, len, "the kubelet configuration", "kubelet.config.k8s.io/v1beta1",
+                              "KubeletConfiguration", &root, err);
     if (rc)
-        return kjoin_err_set(err, BAD, "the kubelet configuration is not YAML: %s", in.msg);
-    yaml_node_t *root = kjoin_yaml__root(&y);
-    if (!root || root->type != YAML_MAPPING_NODE)
-        rc = kjoin_err_set(err, BAD, "the kubelet configuration is not a mapping");
-    if (!rc && !(rc = scalar(&y, root, "apiVersion", &api, err)) && !(rc = scalar(&y, root, "kind", &kind, err)) &&
-        (!api || !kind || strcmp(api, "kubelet.config.k8s.io/v1beta1") || strcmp(kind, "KubeletConfiguration")))
-        rc = kjoin_err_set(err, BAD, "the kubelet configuration is not a kubelet.config.k8s.io/v1beta1 "
-                                     "KubeletConfiguration");
-    if (!rc && !(rc = scalar(&y, root, "failSwapOn", &swap, err)) && swap) {
+        return rc;
+    if (!(rc = scalar(&y, root, "failSwapOn", &swap, err)) && swap) {
         if (strcmp(swap, "true") && strcmp(swap, "false"))
             rc = kjoin_err_set(err, BAD, "the kubelet configuration's failSwapOn is not true or false");
         c.fail_swap_on = strcmp(swap, "true") == 0;
@@ -109,22 +125,17 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, char 
                                              kjoin_err *err)
 {
     kjoin_yaml y;
-    kjoin_err in;
-    const char *api, *kind, *v;
+    yaml_node_t *root;
+    const char *v;
     unsigned major = 0, mnr = 0;
     *minor = 0;
     if (cap)
         version[0] = '\0';
-    kjoin_code rc = kjoin_yaml__load(&y, yaml, len, BAD, &in);
+    kjoin_code rc = load_kind(&y, yaml, len, "the ClusterConfiguration", "kubeadm.k8s.io/", "ClusterConfiguration",
+                              &root, err);
     if (rc)
-        return kjoin_err_set(err, BAD, "the ClusterConfiguration is not YAML: %s", in.msg);
-    yaml_node_t *root = kjoin_yaml__root(&y);
-    if (!root || root->type != YAML_MAPPING_NODE)
-        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration is not a mapping");
-    if (!rc && !(rc = scalar(&y, root, "apiVersion", &api, err)) && !(rc = scalar(&y, root, "kind", &kind, err)) &&
-        (!api || !kind || strncmp(api, "kubeadm.k8s.io/", 15) || strcmp(kind, "ClusterConfiguration")))
-        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration is not a kubeadm.k8s.io ClusterConfiguration");
-    if (!rc && !(rc = scalar(&y, root, "kubernetesVersion", &v, err)) && v) {
+        return rc;
+    if (!(rc = scalar(&y, root, "kubernetesVersion", &v, err)) && v) {
         if (sscanf(v, "v%u.%u", &major, &mnr) != 2 || major != 1 || mnr > 999 || strlen(v) >= cap ||
             strspn(v, "v0123456789.-+abcdefghijklmnopqrstuvwxyz") != strlen(v))
             rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's kubernetesVersion is not \"v1.N...\"");
