@@ -87,6 +87,10 @@ const char *kjoin_kubeapi_ca_pem(const kjoin_kubeapi *api, size_t *len);
 /* Milliseconds left before the client's deadline (may be negative). */
 int64_t kjoin_kubeapi_remaining_ms(const kjoin_kubeapi *api);
 
+/* The API server's minor version (GET /version, "minor": "37" or "37+"), or
+ * 0 when it does not tell (refused, unreachable, not a version). */
+int kjoin_kubeapi_server_minor(kjoin_kubeapi *api);
+
 #define KJOIN_KUBEAPI_REASON_MAX 48
 #define KJOIN_KUBEAPI_MESSAGE_MAX 320
 

@@ -419,22 +419,6 @@ static bool still_good(run *r, kjoin_bootstrap_result *out)
     return good;
 }
 
-/* The minor version the API server reports (GET /version), or 0 when it
- * does not say. */
-static long server_minor(run *r)
-{
-    kjoin_kubeapi_response resp = {0};
-    long minor = 0;
-    if (kjoin_kubeapi_request(r->api, "GET", "/version", NULL, &resp, NULL) == KJOIN_OK && resp.status == 200) {
-        json_object *o = json_tokener_parse(resp.body), *m = NULL;
-        if (o && json_object_object_get_ex(o, "minor", &m) && json_object_is_type(m, json_type_string))
-            minor = strtol(json_object_get_string(m), NULL, 10); /* "37", or "37+" */
-        json_object_put(o);
-    }
-    kjoin_kubeapi_response_release(&resp);
-    return minor;
-}
-
 /* kubelet's usages for its client CSR, in its order, as the kubelet of the
  * server's release asks: from 1.27 digital signature and client auth, with
  * key encipherment last for an RSA key only; before, all three with key
@@ -444,7 +428,7 @@ static long server_minor(run *r)
 static void kubelet_usages(run *r)
 {
     bool rsa = EVP_PKEY_is_a(r->key, "RSA");
-    long minor = server_minor(r);
+    long minor = kjoin_kubeapi_server_minor(r->api);
     static const char *const old[] = {"digital signature", "key encipherment", "client auth"};
     static const char *const now[] = {"digital signature", "client auth", "key encipherment"};
     const char *const *set = minor && minor < 27 ? old : now;

@@ -196,3 +196,17 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
         kjoin_sleep_ms(pause);
     }
 }
+
+int kjoin_kubeapi_server_minor(kjoin_kubeapi *api)
+{
+    kjoin_kubeapi_response resp = {0};
+    long minor = 0;
+    if (kjoin_kubeapi_request(api, "GET", "/version", NULL, &resp, NULL) == KJOIN_OK && resp.status == 200) {
+        json_object *o = json_tokener_parse(resp.body), *m = NULL;
+        if (o && json_object_object_get_ex(o, "minor", &m) && json_object_is_type(m, json_type_string))
+            minor = strtol(json_object_get_string(m), NULL, 10); /* "37", or "37+" */
+        json_object_put(o);
+    }
+    kjoin_kubeapi_response_release(&resp);
+    return minor > 0 && minor < 1000 ? (int)minor : 0;
+}
