@@ -101,6 +101,8 @@ typedef struct kjoin_kubelet_config {
     int healthz_port;            /* default 10248; 0 disables it */
     char healthz_address[64];    /* default 127.0.0.1 */
 } kjoin_kubelet_config;
+/* The kubelet's own defaults, for what a configuration leaves out. */
+#define KJOIN_KUBELET_CONFIG_DEFAULTS {.fail_swap_on = true, .healthz_port = 10248, .healthz_address = "127.0.0.1"}
 kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubelet_config *out, kjoin_err *err);
 
 /* kubeadm's ClusterConfiguration, as the kubeadm-config ConfigMap's

@@ -3,6 +3,7 @@
 #define KJOIN_NODE_INTERNAL_H
 
 #include <kjoin/node.h>
+#include <kjoin/safedir.h>
 
 /* The node's paths with their defaults filled in. */
 typedef struct kjoin_node__resolved {
@@ -26,6 +27,10 @@ kjoin_code kjoin_node__run(const char *const *argv, int64_t timeout_ms, char **o
 /* Whether systemd runs this machine (sd_booted(3)'s test on dir). */
 bool kjoin_node__systemd(const char *dir);
 
+/* systemctl VERB kubelet, within timeout_ms. Errors: as kjoin_node__run,
+ * and KJOIN_E_USAGE when there is no systemctl. */
+kjoin_code kjoin_node__systemctl(const char *verb, int64_t timeout_ms, kjoin_err *err);
+
 /* The kubelet configuration this node's config.yaml holds (defaults when it
  * is missing or unusable); true when it was read. */
 bool kjoin_node__kubelet_config(const kjoin_node__resolved *p, kjoin_kubelet_config *out);
@@ -33,5 +38,16 @@ bool kjoin_node__kubelet_config(const kjoin_node__resolved *p, kjoin_kubelet_con
 /* Whether the kubelet's healthz answers 200 (plain HTTP on loopback, as
  * kubeadm polls it); why says what failed. A port of 0 counts as healthy. */
 bool kjoin_node__healthz(const kjoin_kubelet_config *c, char *why, size_t cap);
+
+/* Opens path's directory as a safe directory (kjoin_safedir_open, nothing
+ * created) and points *name at path's last component, for a file read or
+ * removed relative to it. Errors: as kjoin_safedir_open. */
+kjoin_code kjoin_node__open_parent(const char *path, kjoin_safedir *d, const char **name, kjoin_err *err);
+
+/* The join record in the Kubernetes directory, read through its safe
+ * directory (a secret: owner-only) and checked. *found is false, with
+ * success, when there is none. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_node__read_record(const kjoin_node__resolved *p, const kjoin_node_paths *paths, kjoin_node_state *st,
+                                   bool *found, kjoin_err *err);
 
 #endif

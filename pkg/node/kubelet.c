@@ -92,7 +92,7 @@ kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubele
     kjoin_yaml y;
     yaml_node_t *root;
     const char *swap, *port, *addr;
-    kjoin_kubelet_config c = {.fail_swap_on = true, .healthz_port = 10248, .healthz_address = "127.0.0.1"};
+    kjoin_kubelet_config c = KJOIN_KUBELET_CONFIG_DEFAULTS;
     kjoin_code rc = load_kind(&y, yaml, len, "the kubelet configuration", "kubelet.config.k8s.io/v1beta1",
                               "KubeletConfiguration", &root, err);
     if (rc)
@@ -188,6 +188,12 @@ static kjoin_code put(flag *flags, size_t *n, size_t cap, const char *name, size
     return KJOIN_OK;
 }
 
+/* put with a NUL-terminated name. */
+static kjoin_code put_flag(flag *flags, size_t *n, size_t cap, const char *name, const char *value, kjoin_err *err)
+{
+    return put(flags, n, cap, name, strlen(name), value, err);
+}
+
 static int by_name(const void *a, const void *b)
 {
     return strcmp(((const flag *)a)->name, ((const flag *)b)->name);
@@ -201,9 +207,9 @@ kjoin_code kjoin_kubelet_flags_env(const kjoin_kubelet_flags *f, char **out, kjo
     kjoin_code rc = KJOIN_OK;
     *out = NULL;
     if (f->kubelet_minor && f->kubelet_minor < 24)
-        rc = put(flags, &n, 40, "container-runtime", 17, "remote", err);
+        rc = put_flag(flags, &n, 40, "container-runtime", "remote", err);
     if (!rc && f->cri_socket)
-        rc = put(flags, &n, 40, "container-runtime-endpoint", 26, f->cri_socket, err);
+        rc = put_flag(flags, &n, 40, "container-runtime-endpoint", f->cri_socket, err);
     if (f->host_name)
         snprintf(host, sizeof(host), "%s", f->host_name);
     else if (gethostname(host, sizeof(host) - 1) != 0)
@@ -211,7 +217,7 @@ kjoin_code kjoin_kubelet_flags_env(const kjoin_kubelet_flags *f, char **out, kjo
     for (char *c = host; *c; c++)
         *c = (char)tolower((unsigned char)*c);
     if (!rc && f->node_name && strcmp(f->node_name, host) != 0)
-        rc = put(flags, &n, 40, "hostname-override", 17, f->node_name, err);
+        rc = put_flag(flags, &n, 40, "hostname-override", f->node_name, err);
     for (size_t i = 0; !rc && i < f->n_taints; i++) {
         size_t used = strlen(taints);
         if ((size_t)snprintf(taints + used, sizeof(taints) - used, "%s%s", i ? "," : "", f->taints[i]) >=
@@ -219,7 +225,7 @@ kjoin_code kjoin_kubelet_flags_env(const kjoin_kubelet_flags *f, char **out, kjo
             rc = kjoin_err_set(err, KJOIN_E_USAGE, "the taints are too long");
     }
     if (!rc && f->n_taints)
-        rc = put(flags, &n, 40, "register-with-taints", 20, taints, err);
+        rc = put_flag(flags, &n, 40, "register-with-taints", taints, err);
     for (size_t i = 0; !rc && i < f->n_extra_args; i++) {
         const char *a = f->extra_args[i], *eq = strchr(a, '=');
         rc = put(flags, &n, 40, a, eq ? (size_t)(eq - a) : strlen(a), eq ? eq + 1 : "", err);

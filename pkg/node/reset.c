@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/kubeapi.h>
 #include <kjoin/node.h>
 #include <kjoin/safedir.h>
 
@@ -68,30 +67,19 @@ void kjoin_reset_result_release(kjoin_reset_result *r)
     }
 }
 
-static void split(const char *path, char *dir, size_t cap, const char **name)
-{
-    snprintf(dir, cap, "%s", path);
-    char *slash = strrchr(dir, '/');
-    *name = path + (slash - dir) + 1;
-    if (slash == dir)
-        slash[1] = '\0';
-    else
-        *slash = '\0';
-}
-
 /* One file the join wrote: removed when it holds what was written. */
 static void remove_written(run *r, const char *path, const char *sha256)
 {
-    char dir[4096], *text = NULL, hex[65];
+    char *text = NULL, hex[65];
     const char *name;
     size_t len = 0;
     bool missing = false;
     unsigned char sum[32];
     kjoin_safedir d;
     kjoin_err e;
-    split(path, dir, sizeof(dir), &name);
-    if (kjoin_safedir_open(dir, 0, &d, &e)) {
-        if (errno != ENOENT && access(dir, F_OK) == 0)
+    if (kjoin_node__open_parent(path, &d, &name, &e)) {
+        struct stat st;
+        if (lstat(path, &st) == 0) /* there, in a directory it cannot trust */
             kept(r, path, e.msg);
         return;
     }
@@ -116,14 +104,13 @@ static void remove_kubelet_kubeconfig(run *r)
     for (size_t i = 0; i < r->state->n_files; i++)
         if (!strcmp(r->state->files[i].path, r->p.kubelet_kubeconfig))
             return; /* kjoin's own TLS bootstrap wrote it: a recorded file */
-    char dir[4096], *text = NULL, current[4200], server[600];
+    char *text = NULL, current[4200], server[600];
     const char *name;
     size_t len = 0;
     bool missing = false;
     kjoin_safedir d;
     kjoin_err e;
-    split(r->p.kubelet_kubeconfig, dir, sizeof(dir), &name);
-    if (kjoin_safedir_open(dir, 0, &d, &e))
+    if (kjoin_node__open_parent(r->p.kubelet_kubeconfig, &d, &name, &e))
         return;
     snprintf(current, sizeof(current), "%s/kubelet-client-current.pem", r->p.kubelet_pki);
     snprintf(server, sizeof(server), "server: %s\n", r->state->server);
@@ -210,7 +197,10 @@ static void remove_kubelet_state(run *r)
     if (kjoin_safedir_open(r->p.kubelet_dir, 0, &d, &e))
         return;
     if (!kjoin_safedir_open(r->p.kubelet_pki, 0, &pki, &e)) {
-        DIR *dir = opendir(r->p.kubelet_pki);
+        int fd = dup(pki.fd); /* listed through the descriptor that was checked */
+        DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!dir && fd >= 0)
+            close(fd);
         struct dirent *ent;
         while (dir && (ent = readdir(dir))) {
             bool match = false;
@@ -257,27 +247,6 @@ static int deeper_first(const void *a, const void *b)
     return (int)strlen((const char *)b) - (int)strlen((const char *)a);
 }
 
-static kjoin_code read_state(run *r, bool *found, kjoin_err *err)
-{
-    kjoin_safedir d;
-    char *text = NULL;
-    size_t len = 0;
-    bool missing = false;
-    kjoin_err e;
-    *found = false;
-    if (kjoin_safedir_open(r->p.kubernetes_dir, 0, &d, &e))
-        return access(r->p.kubernetes_dir, F_OK) != 0 ? KJOIN_OK : kjoin_err_set(err, e.code, "%s", e.msg);
-    kjoin_code rc = kjoin_safedir_read(&d, KJOIN_NODE_STATE_NAME, KJOIN_NODE_STATE_MAX, true, &text, &len, &missing, err);
-    kjoin_safedir_close(&d);
-    if (rc)
-        return missing ? KJOIN_OK : rc;
-    *found = true;
-    if ((rc = kjoin_node_state_parse(text, len, &r->spec->paths, r->state, &e)))
-        kjoin_err_set(err, rc, "%s: %s", r->p.state, e.msg);
-    free(text);
-    return rc;
-}
-
 kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err)
 {
     run r = {.spec = spec, .out = out, .state = calloc(1, sizeof(kjoin_node_state))};
@@ -286,7 +255,7 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kj
     kjoin_node__resolve(&spec->paths, &r.p);
     if (!r.state)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    kjoin_code rc = read_state(&r, &found, err);
+    kjoin_code rc = kjoin_node__read_record(&r.p, &spec->paths, r.state, &found, err);
     if (rc || !found) {
         free(r.state);
         return rc;
@@ -295,22 +264,19 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kj
     snprintf(out->node_name, sizeof(out->node_name), "%s", r.state->node_name);
     kjoin_kubelet_config kubelet;
     char why[400];
-    kjoin_node__kubelet_config(&r.p, &kubelet); /* the defaults when config.yaml is gone */
-    if (!kjoin_node__systemd(spec->systemd_dir) && kubelet.healthz_port &&
-        kjoin_node__healthz(&kubelet, why, sizeof(why))) {
-        free(r.state);
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the kubelet still runs (its healthz answers) and systemd does not "
-                             "run this machine: stop the kubelet first");
-    }
+    kjoin_err e;
     if (kjoin_node__systemd(spec->systemd_dir)) {
-        char prog[4096], *text = NULL;
-        const char *argv[] = {prog, "stop", "kubelet", NULL};
-        kjoin_err e;
-        if (!kjoin_node__find_program("systemctl", prog, sizeof(prog), &e) && !kjoin_node__run(argv, 60000, &text, &e))
+        if (!kjoin_node__systemctl("stop", 60000, &e))
             out->kubelet_stopped = true;
         else
             kjoin_logf(spec->log, spec->log_ctx, KJOIN_LOG_WARNING, "[reset] could not stop the kubelet: %s", e.msg);
-        free(text);
+    } else {
+        kjoin_node__kubelet_config(&r.p, &kubelet); /* the defaults when config.yaml is gone */
+        if (kubelet.healthz_port && kjoin_node__healthz(&kubelet, why, sizeof(why))) {
+            free(r.state);
+            return kjoin_err_set(err, KJOIN_E_USAGE, "the kubelet still runs (its healthz answers) and systemd "
+                                 "does not run this machine: stop the kubelet first");
+        }
     }
     for (size_t i = 0; i < r.state->n_files; i++)
         remove_written(&r, r.state->files[i].path, r.state->files[i].sha256);

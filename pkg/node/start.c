@@ -60,15 +60,14 @@ static kjoin_code client(const run *r, const char *text, size_t len, const char 
     return rc;
 }
 
-static kjoin_code get_json(kjoin_kubeapi *api, const char *path, const char *what, json_object **out, long *status,
-                           kjoin_err *err)
+/* GET path as JSON into *out; a NotFound is success with *out NULL. */
+static kjoin_code get_json(kjoin_kubeapi *api, const char *path, const char *what, json_object **out, kjoin_err *err)
 {
     kjoin_kubeapi_response resp;
     kjoin_code rc = kjoin_kubeapi_request(api, "GET", path, NULL, &resp, err);
     *out = NULL;
     if (rc)
         return rc;
-    *status = resp.status;
     if (resp.status == 404 && strcmp(resp.reason, "NotFound") == 0) {
         kjoin_kubeapi_response_release(&resp);
         return KJOIN_OK;
@@ -94,18 +93,6 @@ static bool node_ready(json_object *node)
     return false;
 }
 
-static int server_minor(kjoin_kubeapi *api)
-{
-    json_object *v = NULL, *m;
-    long status = 0;
-    int minor = 0;
-    if (!get_json(api, "/version", "get /version", &v, &status, NULL) && v &&
-        json_object_object_get_ex(v, "minor", &m) && json_object_is_type(m, json_type_string))
-        minor = (int)strtol(json_object_get_string(m), NULL, 10); /* "37", or "37+" */
-    json_object_put(v);
-    return minor;
-}
-
 /* kubeadm's ClusterConfiguration (kube-system/kubeadm-config), which
  * kubeadm join reads too: checked when the cluster has one, its release
  * recorded, and the skew rule's control-plane version when GET /version
@@ -113,11 +100,10 @@ static int server_minor(kjoin_kubeapi *api)
 static kjoin_code read_cluster_configuration(run *r, kjoin_kubeapi *api, kjoin_err *err)
 {
     json_object *cm = NULL, *data, *text;
-    long status = 0;
     int minor = 0;
     kjoin_err in;
     kjoin_code rc = get_json(api, "/api/v1/namespaces/kube-system/configmaps/kubeadm-config",
-                             "get configmap kube-system/kubeadm-config", &cm, &status, err);
+                             "get configmap kube-system/kubeadm-config", &cm, err);
     if (rc || !cm) {
         if (!rc)
             logf_(r, 1, "[kubelet-start] No kubeadm ClusterConfiguration in the cluster (not made by kubeadm)");
@@ -143,13 +129,12 @@ static kjoin_code read_cluster(run *r, kjoin_kubeapi *api, char **config_text, k
 {
     char path[512], what[320];
     json_object *node = NULL, *cm = NULL, *data, *kubelet;
-    long status = 0;
     kjoin_err in;
     kjoin_code rc;
-    r->out->server_minor = server_minor(api);
+    r->out->server_minor = kjoin_kubeapi_server_minor(api);
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", r->out->node_name);
     snprintf(what, sizeof(what), "get node %s", r->out->node_name);
-    if ((rc = get_json(api, path, what, &node, &status, err)))
+    if ((rc = get_json(api, path, what, &node, err)))
         return rc;
     bool ready = node && node_ready(node);
     json_object_put(node);
@@ -165,7 +150,7 @@ static kjoin_code read_cluster(run *r, kjoin_kubeapi *api, char **config_text, k
         snprintf(r->out->config_map, sizeof(r->out->config_map), "kubelet-config");
     snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/configmaps/%s", r->out->config_map);
     snprintf(what, sizeof(what), "get configmap kube-system/%s", r->out->config_map);
-    if ((rc = get_json(api, path, what, &cm, &status, err)))
+    if ((rc = get_json(api, path, what, &cm, err)))
         return rc;
     if (!cm)
         return kjoin_err_set(err, KJOIN_E_API, "%s: NotFound: the cluster has no kubelet configuration for this "
@@ -203,14 +188,12 @@ static kjoin_code write_record(run *r, const char *const *paths, const char *con
                                size_t n, kjoin_err *err)
 {
     kjoin_node_state *old = calloc(1, sizeof(*old));
-    char *text = NULL;
-    size_t len = 0;
     kjoin_err ignore;
+    bool have_old = false;
     if (!old)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    bool have_old = !kjoin_file_read(r->p.state, KJOIN_NODE_STATE_MAX, &text, &len, &ignore) &&
-                    !kjoin_node_state_parse(text, len, &r->spec->paths, old, &ignore);
-    free(text);
+    if (kjoin_node__read_record(&r->p, &r->spec->paths, old, &have_old, &ignore))
+        have_old = false; /* a record not kjoin's is replaced, never trusted */
     json_object *o = json_object_new_object(), *files = json_object_new_array(), *dirs = json_object_new_array(),
                 *before = json_object_new_array();
     json_object_object_add(o, "kind", json_object_new_string("KjoinJoinRecord"));
@@ -249,9 +232,8 @@ static kjoin_code write_record(run *r, const char *const *paths, const char *con
         for (size_t i = 0; i < old->n_kubelet_entries; i++)
             json_object_array_add(before, json_object_new_string(old->kubelet_entries[i]));
     } else {
-        char ca_dir[4096], kubelet_pki_parent[4096];
+        char ca_dir[4096];
         parent_of(r->p.ca_cert_path, ca_dir, sizeof(ca_dir));
-        parent_of(r->p.kubelet_pki, kubelet_pki_parent, sizeof(kubelet_pki_parent));
         const char *candidates[] = {r->p.kubernetes_dir, ca_dir, r->p.kubelet_dir};
         for (size_t i = 0; i < 3; i++) {
             bool dup = false;
@@ -286,20 +268,6 @@ static void add_file(run *r, const char *path, unsigned mode)
         snprintf(f->path, sizeof(f->path), "%s", path);
         f->mode = mode;
     }
-}
-
-static void systemctl(const run *r, const char *verb)
-{
-    char prog[4096], *out = NULL;
-    kjoin_err e;
-    if (kjoin_node__find_program("systemctl", prog, sizeof(prog), &e)) {
-        logf_(r, KJOIN_LOG_WARNING, "[kubelet-start] %s", e.msg);
-        return;
-    }
-    const char *argv[] = {prog, verb, "kubelet", NULL};
-    if (kjoin_node__run(argv, 30000, &out, &e))
-        logf_(r, KJOIN_LOG_WARNING, "[kubelet-start] %s", e.msg);
-    free(out);
 }
 
 static kjoin_code start_phase(run *r, kjoin_err *err)
@@ -337,8 +305,9 @@ static kjoin_code start_phase(run *r, kjoin_err *err)
         logf_(r, 0, "[kubelet-start] Cluster v1.%d, kubelet configuration from configmap kube-system/%s, runtime %s",
               r->out->server_minor, r->out->config_map, r->report->cri_socket);
     r->out->systemd = kjoin_node__systemd(s->systemd_dir);
-    if (!rc && r->out->systemd)
-        systemctl(r, "stop"); /* kubeadm's order: the kubelet does not read half a configuration */
+    /* kubeadm's order: the kubelet does not read half a configuration. */
+    if (!rc && r->out->systemd && kjoin_node__systemctl("stop", 30000, &in))
+        logf_(r, KJOIN_LOG_WARNING, "[kubelet-start] %s", in.msg);
     bool write_ca = !exists(r->p.ca_cert_path);
     const char *paths[] = {r->p.bootstrap_kubeconfig, r->p.config_yaml, r->p.flags_env, r->p.ca_cert_path};
     const char *data[] = {s->bootstrap_kubeconfig, config, flags, s->ca_pem};
@@ -362,13 +331,9 @@ static kjoin_code start_phase(run *r, kjoin_err *err)
         return rc;
     if (r->out->systemd) {
         logf_(r, 0, "[kubelet-start] Starting the kubelet (systemctl restart kubelet)");
-        char prog[4096], *out = NULL;
-        const char *argv[] = {prog, "restart", "kubelet", NULL};
-        if ((rc = kjoin_node__find_program("systemctl", prog, sizeof(prog), &in)) ||
-            (rc = kjoin_node__run(argv, 60000, &out, &in)))
+        if (kjoin_node__systemctl("restart", 60000, &in))
             rc = kjoin_err_set(err, KJOIN_E_OTHER, "the kubelet did not start: %s (is kubelet.service installed?)",
                                in.msg);
-        free(out);
     } else {
         /* kubeadm's drop-in (10-kubeadm.conf) runs the kubelet this way. */
         if (snprintf(r->out->start_command, sizeof(r->out->start_command),
@@ -390,7 +355,6 @@ static bool registered(run *r, char *why, size_t cap)
     kjoin_kubeapi *api = NULL;
     kjoin_err e;
     json_object *node = NULL;
-    long status = 0;
     char path[320];
     if (!exists(r->p.kubelet_kubeconfig)) {
         (void)!snprintf(why, cap, "the kubelet has not written %.300s yet (its TLS bootstrap: is its CSR approved?)",
@@ -402,7 +366,7 @@ static bool registered(run *r, char *why, size_t cap)
         return false;
     }
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", r->out->node_name);
-    kjoin_code rc = get_json(api, path, "get node", &node, &status, &e);
+    kjoin_code rc = get_json(api, path, "get node", &node, &e);
     kjoin_kubeapi_free(api);
     bool ok = !rc && node;
     json_object_put(node);
@@ -449,20 +413,26 @@ static kjoin_code wait_phase(run *r, kjoin_err *err)
     logf_(r, 0, "[kubelet-wait-bootstrap] The kubelet has its client certificate; Node %s is registered",
           r->out->node_name);
     /* The token has done its job: it does not stay on disk (kubeadm removes
-     * the file too). Only a file still holding what discovery wrote. */
+     * the file too). After kubelet-start, only a file still holding what it
+     * wrote; through its checked directory, never through a symlink. */
     char *text = NULL;
     size_t len = 0;
+    bool missing = false;
+    const char *name;
+    kjoin_safedir d;
     kjoin_err e;
-    if (r->spec->bootstrap_kubeconfig && !kjoin_file_read(r->p.bootstrap_kubeconfig, 1 << 20, &text, &len, &e) &&
-        len == r->spec->bootstrap_len && !memcmp(text, r->spec->bootstrap_kubeconfig, len) &&
-        unlink(r->p.bootstrap_kubeconfig) == 0) {
+    if (kjoin_node__open_parent(r->p.bootstrap_kubeconfig, &d, &name, &e))
+        return KJOIN_OK;
+    if (!kjoin_safedir_read(&d, name, 1 << 20, true, &text, &len, &missing, &e) &&
+        (!r->spec->bootstrap_kubeconfig ||
+         (len == r->spec->bootstrap_len && !memcmp(text, r->spec->bootstrap_kubeconfig, len))) &&
+        !kjoin_safedir_unlink(&d, name, &e)) {
         r->out->bootstrap_removed = true;
         logf_(r, 0, "[kubelet-wait-bootstrap] Removed %s: the bootstrap token is no longer on this node",
               r->p.bootstrap_kubeconfig);
-    } else if (!r->spec->bootstrap_kubeconfig && unlink(r->p.bootstrap_kubeconfig) == 0) {
-        r->out->bootstrap_removed = true;
     }
     kjoin_free_wiped(text, len);
+    kjoin_safedir_close(&d);
     return KJOIN_OK;
 }
 
@@ -471,7 +441,7 @@ kjoin_code kjoin_kubelet_start(const kjoin_kubelet_start_spec *spec, kjoin_kubel
     run r = {.spec = spec, .out = out, .report = spec->report, .t0 = kjoin_now_ms()};
     memset(out, 0, sizeof(*out));
     kjoin_node__resolve(&spec->paths, &r.p);
-    r.kubelet = (kjoin_kubelet_config){.fail_swap_on = true, .healthz_port = 10248, .healthz_address = "127.0.0.1"};
+    r.kubelet = (kjoin_kubelet_config)KJOIN_KUBELET_CONFIG_DEFAULTS;
     if (spec->node_name)
         snprintf(out->node_name, sizeof(out->node_name), "%s", spec->node_name);
     else if (gethostname(out->node_name, sizeof(out->node_name) - 1) == 0)

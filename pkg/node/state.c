@@ -3,6 +3,7 @@
  * bytes. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -129,5 +130,27 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
     json_object_put(o);
     if (rc)
         memset(out, 0, sizeof(*out));
+    return rc;
+}
+
+kjoin_code kjoin_node__read_record(const kjoin_node__resolved *p, const kjoin_node_paths *paths, kjoin_node_state *st,
+                                   bool *found, kjoin_err *err)
+{
+    kjoin_safedir d;
+    char *text = NULL;
+    size_t len = 0;
+    bool missing = false;
+    kjoin_err e;
+    *found = false;
+    if (kjoin_safedir_open(p->kubernetes_dir, 0, &d, &e))
+        return access(p->kubernetes_dir, F_OK) != 0 ? KJOIN_OK : kjoin_err_set(err, e.code, "%s", e.msg);
+    kjoin_code rc = kjoin_safedir_read(&d, KJOIN_NODE_STATE_NAME, KJOIN_NODE_STATE_MAX, true, &text, &len, &missing, err);
+    kjoin_safedir_close(&d);
+    if (rc)
+        return missing ? KJOIN_OK : rc;
+    *found = true;
+    if ((rc = kjoin_node_state_parse(text, len, paths, st, &e)))
+        kjoin_err_set(err, rc, "%s: %s", p->state, e.msg);
+    free(text);
     return rc;
 }

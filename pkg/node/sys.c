@@ -150,14 +150,41 @@ bool kjoin_node__systemd(const char *dir)
     return lstat(dir ? dir : "/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+kjoin_code kjoin_node__systemctl(const char *verb, int64_t timeout_ms, kjoin_err *err)
+{
+    char prog[4096], *out = NULL;
+    const char *argv[] = {prog, verb, "kubelet", NULL};
+    kjoin_code rc = kjoin_node__find_program("systemctl", prog, sizeof(prog), err);
+    if (!rc)
+        rc = kjoin_node__run(argv, timeout_ms, &out, err);
+    free(out);
+    return rc;
+}
+
+kjoin_code kjoin_node__open_parent(const char *path, kjoin_safedir *d, const char **name, kjoin_err *err)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash || (size_t)(slash - path) >= sizeof(dir))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s is not an absolute path", path);
+    *name = slash + 1;
+    snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return kjoin_safedir_open(dir, 0, d, err);
+}
+
 bool kjoin_node__kubelet_config(const kjoin_node__resolved *p, kjoin_kubelet_config *out)
 {
+    kjoin_safedir d;
+    const char *name;
     char *text = NULL;
     size_t len = 0;
     kjoin_err e;
-    *out = (kjoin_kubelet_config){.fail_swap_on = true, .healthz_port = 10248, .healthz_address = "127.0.0.1"};
-    bool ok = !kjoin_file_read(p->config_yaml, 1 << 20, &text, &len, &e) &&
+    *out = (kjoin_kubelet_config)KJOIN_KUBELET_CONFIG_DEFAULTS;
+    if (kjoin_node__open_parent(p->config_yaml, &d, &name, &e))
+        return false;
+    bool ok = !kjoin_safedir_read(&d, name, 1 << 20, false, &text, &len, NULL, &e) &&
               !kjoin_kubelet_config_parse(text, len, out, &e);
+    kjoin_safedir_close(&d);
     free(text);
     return ok;
 }
