@@ -439,7 +439,7 @@ int cmd_join(int argc, char **argv)
     kjoin_join_config cfg = {0};
     kjoin_worker_outcome outcome = {0};
     kjoin_err err = {0};
-    char join_id[CLI_RUN_ID_LEN], ignore[1200];
+    char join_id[CLI_RUN_ID_LEN], ignore[1200] = "";
     log_ctx logs = {.names = flag_names, .n_names = sizeof(flag_names) / sizeof(flag_names[0])};
     int first = 0;
     unsigned phases = 0;
@@ -490,8 +490,11 @@ int cmd_join(int argc, char **argv)
     if (!rc && a.tls_bootstrap && spec->dry_run)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--tls-bootstrap writes the node's files: not with --dry-run");
     /* The ignore lists of the flag and of the file add up, as with kubeadm. */
-    snprintf(ignore, sizeof(ignore), "%s%s%s", a.ignore_preflight ? a.ignore_preflight : "",
-             a.ignore_preflight && cfg.ignore_preflight ? "," : "", cfg.ignore_preflight ? cfg.ignore_preflight : "");
+    if (!rc && snprintf(ignore, sizeof(ignore), "%s%s%s", a.ignore_preflight ? a.ignore_preflight : "",
+                        a.ignore_preflight && cfg.ignore_preflight ? "," : "",
+                        cfg.ignore_preflight ? cfg.ignore_preflight : "") >= (int)sizeof(ignore))
+        rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--ignore-preflight-errors and ignorePreflightErrors name more "
+                                                "than %zu characters of checks", sizeof(ignore) - 1);
     kjoin_bootstrap_result tb;
     tls_run tls = {.a = &a, .spec = spec, .tb = &tb};
     bool start = phases & KJOIN_PHASE_KUBELET_START;

@@ -303,7 +303,8 @@ node_scenario_refusals() {
 t_e2e_node_preflight_refusals_write_nothing() { on_node node_scenario_refusals e2e-bad; }
 
 # The cluster's kubelet configuration missing (exit 6, the API's NotFound) or
-# malformed (exit 1): refused before anything is written.
+# malformed (exit 1), and kubeadm's ClusterConfiguration malformed (exit 1):
+# refused before anything is written.
 node_scenario_configmap() {
   join_as e2e-cm || return 1
   kubelet_down
@@ -321,6 +322,12 @@ t_e2e_node_kubelet_configmap_missing_or_malformed() {
   kc -n kube-system delete configmap "$NODE_CM" >/dev/null || return 1
   in_node "node_scenario_configmap 6 'NotFound'" || rc=1
   kc create -f "$saved" >/dev/null || { fail "the ConfigMap could not be restored"; return 1; }
+  # kubeadm's ClusterConfiguration, read beside it, malformed: exit 1 too.
+  local cc; cc=$(kc -n kube-system get configmap kubeadm-config -o json) || return 1
+  jq '.data.ClusterConfiguration = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n"' <<<"$cc" |
+    kc replace -f - >/dev/null || return 1
+  in_node "node_scenario_configmap 1 'configmap kube-system/kubeadm-config: the ClusterConfiguration is not a kubeadm.k8s.io/ ClusterConfiguration'" || rc=1
+  jq 'del(.metadata.resourceVersion)' <<<"$cc" | kc replace -f - >/dev/null || { fail "kubeadm-config could not be restored"; return 1; }
   return $rc
 }
 
