@@ -30,8 +30,8 @@ typedef struct kjoin_worker_outcome {
     kjoin_preflight_report preflight;
     kjoin_kubelet_start_result kubelet;
     unsigned ran;                      /* the phases that ran to the end */
-    int64_t phase_ms[3];               /* preflight, kubelet-start, kubelet-wait-bootstrap */
-    int64_t discovery_ms;
+    int64_t phase_ms[3];               /* preflight, kubelet-start, kubelet-wait-bootstrap (discovery's
+                                        * own time is join.result.elapsed_ms) */
 } kjoin_worker_outcome;
 
 /* Runs the phases asked for. Findings and steps are logged as they happen.
@@ -40,8 +40,5 @@ typedef struct kjoin_worker_outcome {
  * kjoin_join and kjoin_kubelet_start. */
 kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome *out, kjoin_err *err);
 void kjoin_worker_outcome_release(kjoin_worker_outcome *o);
-
-/* The index of a phase bit in phase_ms. */
-int kjoin_worker_phase_index(unsigned phase);
 
 #endif

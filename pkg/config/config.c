@@ -239,7 +239,10 @@ static kjoin_code push(char ***list, size_t *n, const char *text, kjoin_err *err
     if (!grown)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     *list = grown;
-    return keep(text, &grown[(*n)++], err) ? (*n)--, KJOIN_E_OTHER : KJOIN_OK;
+    if (keep(text, &grown[*n], err))
+        return KJOIN_E_OTHER;
+    (*n)++;
+    return KJOIN_OK;
 }
 
 /* A sequence of strings, kept comma-separated (ignorePreflightErrors, skipPhases). */

@@ -7,11 +7,6 @@
 
 #include "internal.h"
 
-int kjoin_worker_phase_index(unsigned phase)
-{
-    return phase == KJOIN_PHASE_PREFLIGHT ? 0 : phase == KJOIN_PHASE_KUBELET_START ? 1 : 2;
-}
-
 void kjoin_worker_outcome_release(kjoin_worker_outcome *o)
 {
     if (o && o->discovered)
@@ -136,7 +131,6 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
         plan.timeout_ms = !(out->ran & KJOIN_PHASE_PREFLIGHT) ? timeout : deadline - t > 0 ? deadline - t : 1;
         rc = kjoin_join__planned(j, &plan, &out->join, err);
         j->dry_run = dry;
-        out->discovery_ms = kjoin_now_ms() - t;
         if (rc)
             return rc;
         out->discovered = true;
