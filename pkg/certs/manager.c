@@ -197,12 +197,13 @@ typedef kjoin_code (*run_fn)(pki *p, const void *args, kjoin_err *err);
 static kjoin_code run(const kjoin_certs_store *st, int64_t now, kjoin_certs_report *rep, run_fn fn, const void *args,
                       kjoin_err *err)
 {
-    kjoin_code rc = kjoin_certs_store_check(st, err);
+    kjoin_code rc = KJOIN_OK;
     for (int attempt = 1; !rc; attempt++) {
-        pki p = {.where = st, .now = now, .rep = rep};
+        pki p;
         memset(rep, 0, sizeof(*rep));
-        rc = fn(&p, args, err);
-        kjoin_certs__release(&p);
+        if (!(rc = kjoin_certs__begin(&p, st, now, rep, err)))
+            rc = fn(&p, args, err);
+        kjoin_certs__end(&p);
         if (rc != KJOIN_E_TRANSIENT)
             break;
         if (attempt == MAX_ATTEMPTS) {
@@ -237,18 +238,18 @@ static kjoin_code rotate_once(pki *p, const void *args, kjoin_err *err)
     const rotate_args *a = args;
     kjoin_certs_report *report = p->rep;
     char where[300];
-    kjoin_code rc = kjoin_certs__load(p, KJOIN_STORE_WRITE, err);
+    kjoin_code rc = p->be->load(p, KJOIN_STORE_WRITE, err);
     entry *ca = rc ? NULL : kjoin_certs__find(p, "ca");
     bool ca_rotated = false, leaves = a->scope != KJOIN_CERTS_CA;
     char when[32];
-    if (ca && ca->changed_outside && !p->where->dir) {
+    if (ca && ca->changed_outside && p->be->adopts_changed_ca) {
         adopt_changed_ca(p, ca);
         ca_rotated = true;
     } else if (ca && ca->changed_outside) {
         /* A CA is adopted only when asked (adopt-ca), never as a side effect. */
         rc = kjoin_err_set(err, KJOIN_E_USAGE,
                            "%s: ca.crt is not the CA kjoin recorded (%s): it was changed outside kjoin. Restore it, or "
-                           "adopt a new CA explicitly with kjoin certs adopt-ca", kjoin_certs__where(p, where, sizeof(where)),
+                           "adopt a new CA explicitly with kjoin certs adopt-ca", p->be->where(p, where, sizeof(where)),
                            ca->fingerprint);
     } else if (ca && kjoin_certs__is_due(p, ca) && a->scope == KJOIN_CERTS_LEAVES) {
         kjoin_certs__say(p, "ca: due, left to the CA's own rotation job");
@@ -266,7 +267,7 @@ static kjoin_code rotate_once(pki *p, const void *args, kjoin_err *err)
     }
     bool behind = false;
     for (size_t i = 0; i < p->n; i++)
-        behind |= kjoin_certs__behind(p, i);
+        behind |= p->be->behind(p, i);
     if (!rc && ca && behind && !ca_rotated) {
         /* A killed run, or a CA replaced by hand: finish giving every Secret
          * the bundle before any leaf is issued under the new CA. */
@@ -306,7 +307,7 @@ static kjoin_code rotate_once(pki *p, const void *args, kjoin_err *err)
     if (!rc && ca && !ca->user_provided && a->scope != KJOIN_CERTS_LEAVES)
         prune_bundle(p, ca);
     if (!rc && report->changed && !a->dry_run)
-        rc = kjoin_certs__save(p, err);
+        rc = p->be->save(p, err);
     if (!rc && !report->changed)
         kjoin_certs__say(p, "nothing to do");
     return rc;
@@ -394,7 +395,7 @@ typedef struct init_args {
 static kjoin_code init_again(pki *p, const kjoin_certs_settings *wanted, kjoin_err *err)
 {
     char where[300];
-    kjoin_certs__say(p, "%s already holds a kjoin PKI: nothing to create", kjoin_certs__where(p, where, sizeof(where)));
+    kjoin_certs__say(p, "%s already holds a kjoin PKI: nothing to create", p->be->where(p, where, sizeof(where)));
     const kjoin_certs_settings *had = &p->s;
     if (had->ca_duration == wanted->ca_duration && had->ca_window == wanted->ca_window &&
         had->node_duration == wanted->node_duration && had->node_window == wanted->node_window &&
@@ -404,7 +405,7 @@ static kjoin_code init_again(pki *p, const kjoin_certs_settings *wanted, kjoin_e
     p->s = *wanted;
     p->rep->changed = true;
     kjoin_certs__say(p, "settings updated: the certificates follow them from their next rotation");
-    return kjoin_certs__save(p, err);
+    return p->be->save(p, err);
 }
 
 static kjoin_code init_once(pki *p, const void *args, kjoin_err *err)
@@ -414,22 +415,9 @@ static kjoin_code init_once(pki *p, const void *args, kjoin_err *err)
     char client[80], where[300];
     p->s = o->settings;
     snprintf(client, sizeof(client), "client.%s", a->user);
-    kjoin_code rc;
-    if (p->where->dir) {
-        /* Checked while holding the lock: a half-made store (a killed init)
-         * has no generation yet, and its leftovers are removed by the open. */
-        rc = kjoin_store__open(p->where->dir, KJOIN_STORE_CREATE, &p->store, err);
-        if (!rc && kjoin_store__has_pki(&p->store))
-            rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s already holds a kjoin PKI; use kjoin certs rotate or issue",
-                               p->where->dir);
-    } else {
-        /* What a killed init left is loaded, to be reused (the CA) or replaced. */
-        rc = kjoin_certs__secrets_load(p, KJOIN_STORE_CREATE, err);
-        if (!rc && p->initialised)
-            return init_again(p, &o->settings, err);
-        if (!rc && !kjoin_certs__find(p, client))
-            rc = kjoin_certs__secrets_load_leftover(p, client, err);
-    }
+    kjoin_code rc = p->be->open_new(p, client, err);
+    if (!rc && p->initialised)
+        return init_again(p, &o->settings, err);
     if (rc)
         return rc;
     entry *ca = kjoin_certs__find(p, "ca");
@@ -437,7 +425,7 @@ static kjoin_code init_once(pki *p, const void *args, kjoin_err *err)
         kjoin_certs__say(p, "ca: using the CA Secret you provided (%s); kjoin will never write it", p->ca_secret);
     else if (ca && ca->changed_outside)
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s: the CA Secret a previous init left was changed outside kjoin: "
-                             "delete it or restore it", kjoin_certs__where(p, where, sizeof(where)));
+                             "delete it or restore it", p->be->where(p, where, sizeof(where)));
     else if (ca)
         kjoin_certs__say(p, "ca: reusing the CA an interrupted init made (%s)", ca->fingerprint);
     if (!ca) {
@@ -458,7 +446,7 @@ static kjoin_code init_once(pki *p, const void *args, kjoin_err *err)
     if (!rc)
         rc = add_leaf(p, CERT_CLIENT, client, a->user, NULL, 0, err);
     if (!rc)
-        rc = kjoin_certs__save(p, err);
+        rc = p->be->save(p, err);
     return rc;
 }
 
@@ -468,14 +456,14 @@ kjoin_code kjoin_certs_init(const kjoin_certs_store *st, const kjoin_certs_init_
     memset(report, 0, sizeof(*report));
     init_args a = {.o = o, .user = o->user ? o->user : "root"};
     kjoin_certs_settings s = o->settings;
-    bool provided = o->ca_cert || (!st->dir && st->ca_secret);
-    kjoin_code rc = kjoin_certs_validate(&s, provided, err);
+    bool provided = false;
+    kjoin_code rc = kjoin_certs_store_check(st, err);
     if (!rc && (!!o->ca_cert != !!o->ca_key))
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "give `ca_cert` and `ca_key` together");
-    if (!rc && o->ca_cert && !st->dir)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "in Secrets a CA you provide is a Secret (`ca_secret`), not files");
-    if (!rc && st->dir && st->ca_secret)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "`ca_secret` needs the Secrets store");
+    if (!rc)
+        rc = kjoin_certs__backend(st)->check_init(st, o, &provided, err);
+    if (!rc)
+        rc = kjoin_certs_validate(&s, provided, err);
     if (!rc && !kjoin_certs__name_valid(a.user))
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "invalid user \"%.64s\": use letters, digits, '-' and '_'", a.user);
     if (!rc)
@@ -489,13 +477,14 @@ kjoin_code kjoin_certs_init(const kjoin_certs_store *st, const kjoin_certs_init_
 kjoin_code kjoin_certs_adopt_ca(const kjoin_certs_store *st, const char *ca_cert, const char *ca_key, int64_t now,
                                 kjoin_certs_report *report, kjoin_err *err)
 {
-    if (!st->dir)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "adopt-ca works on a directory; in Secrets, put the new CA into the "
-                             "CA Secret and the next rotate adopts it (the RFC's new CA case)");
-    pki p = {.where = st, .now = now, .rep = report};
+    pki p;
     entry fresh = {.kind = CERT_CA};
     memset(report, 0, sizeof(*report));
-    kjoin_code rc = kjoin_certs__load(&p, KJOIN_STORE_WRITE, err);
+    kjoin_code rc = kjoin_certs__begin(&p, st, now, report, err);
+    if (!rc && p.be->no_adopt_ca)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s", p.be->no_adopt_ca);
+    if (!rc)
+        rc = p.be->load(&p, KJOIN_STORE_WRITE, err);
     entry *ca = rc ? NULL : kjoin_certs__find(&p, "ca");
     if (!rc)
         rc = user_ca(&p, &fresh, ca_cert, ca_key, err);
@@ -522,10 +511,10 @@ kjoin_code kjoin_certs_adopt_ca(const kjoin_certs_store *st, const char *ca_cert
                     p.e[i].name);
             }
         report->changed = report->restart_nodes = report->reload_clients = true;
-        rc = kjoin_certs__save(&p, err);
+        rc = p.be->save(&p, err);
     }
     kjoin_certs__entry_release(&fresh);
-    kjoin_certs__release(&p);
+    kjoin_certs__end(&p);
     return rc;
 }
 
@@ -539,11 +528,11 @@ typedef struct issue_args {
 static kjoin_code issue_once(pki *p, const void *args, kjoin_err *err)
 {
     const issue_args *a = args;
-    kjoin_code rc = kjoin_certs__load(p, KJOIN_STORE_WRITE, err);
+    kjoin_code rc = p->be->load(p, KJOIN_STORE_WRITE, err);
     if (!rc)
         rc = add_leaf(p, a->kind, a->entry_name, a->kind == CERT_CLIENT ? a->name : NULL, a->names, a->n, err);
     if (!rc)
-        rc = kjoin_certs__save(p, err);
+        rc = p->be->save(p, err);
     return rc;
 }
 

@@ -19,10 +19,10 @@ static int by_name(const void *a, const void *b)
 kjoin_code kjoin_certs_check(const kjoin_certs_store *st, int64_t now, kjoin_certs_status *out, size_t cap, size_t *n,
                              kjoin_err *err)
 {
-    pki p = {.where = st, .now = now};
-    kjoin_code rc = kjoin_certs_store_check(st, err);
+    pki p;
+    kjoin_code rc = kjoin_certs__begin(&p, st, now, NULL, err);
     if (!rc)
-        rc = kjoin_certs__load(&p, KJOIN_STORE_READ, err);
+        rc = p.be->load(&p, KJOIN_STORE_READ, err);
     *n = 0;
     for (size_t i = 0; !rc && i < p.n && *n < cap; i++) {
         entry *e = &p.e[i];
@@ -33,21 +33,23 @@ kjoin_code kjoin_certs_check(const kjoin_certs_store *st, int64_t now, kjoin_cer
         s->is_ca = e->kind == CERT_CA;
         s->user_provided = e->user_provided;
         s->needs_regeneration = e->needs_regen;
-        s->due = kjoin_certs__is_due(&p, e) || e->needs_regen || e->changed_outside || kjoin_certs__behind(&p, i);
+        s->due = kjoin_certs__is_due(&p, e) || e->needs_regen || e->changed_outside || p.be->behind(&p, i);
         s->not_yet_valid = kjoin_certs__not_yet_valid(&p, e);
     }
     if (!rc)
         qsort(out, *n, sizeof(*out), by_name);
-    kjoin_certs__release(&p);
+    kjoin_certs__end(&p);
     return rc;
 }
 
 kjoin_code kjoin_certs_manifests(const char *dir, const char *ns, const char *prefix, char **out, kjoin_err *err)
 {
     kjoin_certs_store st = {.dir = dir};
-    pki p = {.where = &st};
+    pki p;
     *out = NULL;
-    kjoin_code rc = kjoin_certs__load(&p, KJOIN_STORE_READ, err);
+    kjoin_code rc = kjoin_certs__begin(&p, &st, 0, NULL, err);
+    if (!rc)
+        rc = p.be->load(&p, KJOIN_STORE_READ, err);
     json_object *list = json_object_new_object(), *items = json_object_new_array();
     json_object_object_add(list, "apiVersion", json_object_new_string("v1"));
     json_object_object_add(list, "kind", json_object_new_string("List"));
@@ -69,6 +71,6 @@ kjoin_code kjoin_certs_manifests(const char *dir, const char *ns, const char *pr
             rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     }
     kjoin_certs__json_free(list);
-    kjoin_certs__release(&p);
+    kjoin_certs__end(&p);
     return rc;
 }

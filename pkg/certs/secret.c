@@ -20,21 +20,9 @@ static const char *const data_keys[SECRET_N_KEYS] = {"ca.crt", "ca.key", "tls.cr
 
 const char *kjoin_certs__secret_key_name(secret_key k) { return data_keys[k]; }
 
-/* A DNS-1123 subdomain name, as the API requires of a Secret's name. */
-static bool dns_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 253 || s[0] == '-' || s[0] == '.' || s[n - 1] == '-' || s[n - 1] == '.')
-        return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '.'))
-            return false;
-    return true;
-}
-
 bool kjoin_certs__secret_prefix_valid(const char *prefix)
 {
-    return dns_name(prefix) && strlen(prefix) <= 200 && !strchr(prefix, '.');
+    return kjoin_dns_subdomain_valid(prefix) && strlen(prefix) <= 200 && !strchr(prefix, '.');
 }
 
 bool kjoin_certs__secret_name(const char *prefix, const char *entry, char out[SECRET_NAME_MAX])
@@ -49,19 +37,19 @@ bool kjoin_certs__secret_name(const char *prefix, const char *entry, char out[SE
                      strchr(entry, '.') + 1);
     else
         return false;
-    return n > 0 && n < SECRET_NAME_MAX && dns_name(out);
+    return n > 0 && n < SECRET_NAME_MAX && kjoin_dns_subdomain_valid(out);
 }
 
 kjoin_code kjoin_certs__secrets_names_check(const char *ns, const char *prefix, const char *ca_secret, kjoin_err *err)
 {
     char probe[SECRET_NAME_MAX];
-    if (!ns || !dns_name(ns) || strlen(ns) > 63 || strchr(ns, '.'))
+    if (!ns || !kjoin_dns_subdomain_valid(ns) || strlen(ns) > 63 || strchr(ns, '.'))
         return kjoin_err_set(err, KJOIN_E_USAGE, "invalid namespace \"%.64s\": a DNS label (lowercase letters, digits, '-')",
                              ns ? ns : "");
     if (!prefix || !kjoin_certs__secret_prefix_valid(prefix) || !kjoin_certs__secret_name(prefix, "ca", probe))
         return kjoin_err_set(err, KJOIN_E_USAGE, "invalid Secret name prefix \"%.64s\": lowercase letters, digits and '-'",
                              prefix ? prefix : "");
-    if (ca_secret && !dns_name(ca_secret))
+    if (ca_secret && !kjoin_dns_subdomain_valid(ca_secret))
         return kjoin_err_set(err, KJOIN_E_USAGE, "invalid CA Secret name \"%.64s\": lowercase letters, digits, '-' and '.'",
                              ca_secret);
     return KJOIN_OK;
@@ -111,7 +99,7 @@ kjoin_code kjoin_certs__secret_parse(const char *json, size_t len, certs_secret 
         rc = bad(err, "", "the API's answer is not one JSON object with metadata");
     else if (!kind || strcmp(kind, "Secret") != 0)
         rc = bad(err, "", "the API's answer is not a Secret");
-    else if (!name || strlen(name) >= sizeof(s.name) || !dns_name(name))
+    else if (!name || strlen(name) >= sizeof(s.name) || !kjoin_dns_subdomain_valid(name))
         rc = bad(err, "", "metadata.name is missing or not a valid name");
     if (!rc) {
         snprintf(s.name, sizeof(s.name), "%s", name);

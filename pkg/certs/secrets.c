@@ -1,4 +1,4 @@
-/* The Secrets store: each certificate in a Kubernetes Secret shaped as the
+/* The Secrets store of a PKI (one of the two behind backend.c): each certificate in a Kubernetes Secret shaped as the
  * CockroachDB self-signer shapes them, with the RFC's annotations. What a
  * Secret says is untrusted: every field is checked, and a Secret whose data
  * no longer matches the fingerprint kjoin wrote was changed by someone
@@ -35,15 +35,6 @@
 #define A_SETTINGS "kjoin.io/settings"
 #define A_INDEX "kjoin.io/certificates"
 #define A_CA_SECRET "kjoin.io/ca-secret"
-
-kjoin_code kjoin_certs_store_check(const kjoin_certs_store *st, kjoin_err *err)
-{
-    if (st->dir)
-        return *st->dir ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "the certs directory is empty");
-    if (!st->api)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the Secrets store needs an API client");
-    return kjoin_certs__secrets_names_check(st->ns, st->prefix, st->ca_secret, err);
-}
 
 /* ---- the API ------------------------------------------------------------ */
 
@@ -256,19 +247,23 @@ static kjoin_code keep_old_issuers(pki *p, entry *ca, kjoin_err *err)
     return KJOIN_OK;
 }
 
-bool kjoin_certs__behind(const pki *p, size_t i)
+/* A leaf's Secret holds its own ca.crt: one without the current CA has not
+ * had the CA's rotation yet (a killed run, a CA replaced by hand). */
+static bool behind(const pki *p, size_t i)
 {
     const entry *ca = kjoin_certs__find((pki *)p, "ca");
-    return !p->where->dir && ca && p->e[i].kind != CERT_CA && !in_stack(p->held_ca[i], kjoin_certs__first(ca));
+    return ca && p->e[i].kind != CERT_CA && !in_stack(p->held_ca[i], kjoin_certs__first(ca));
 }
 
-kjoin_code kjoin_certs__secrets_load(pki *p, kjoin_store_mode mode, kjoin_err *err)
+/* For init (mode CREATE) a missing Secret is not an error: what exists is
+ * loaded, to be reused or replaced. */
+static kjoin_code load(pki *p, kjoin_store_mode mode, kjoin_err *err)
 {
     const kjoin_certs_store *w = p->where;
     char name[SECRET_NAME_MAX], index[1100] = "";
     bool init = mode == KJOIN_STORE_CREATE, found = false;
-    kjoin_code rc = kjoin_certs_store_check(w, err);
-    if (!rc && kjoin_certs__secret_name(w->prefix, "node", name))
+    kjoin_code rc = KJOIN_OK;
+    if (kjoin_certs__secret_name(w->prefix, "node", name))
         rc = load_entry(p, "node", name, false, &found, err);
     p->initialised = found;
     if (!rc && !found && !init)
@@ -318,14 +313,47 @@ kjoin_code kjoin_certs__secrets_load(pki *p, kjoin_store_mode mode, kjoin_err *e
     return rc;
 }
 
-kjoin_code kjoin_certs__secrets_load_leftover(pki *p, const char *name, kjoin_err *err)
+/* What a killed init left is loaded, to be reused (the CA) or replaced:
+ * the whole set, and the client's Secret, which the index does not name
+ * until the node Secret is written. */
+static kjoin_code open_new(pki *p, const char *client, kjoin_err *err)
 {
     char secret[SECRET_NAME_MAX];
     bool found;
-    if (!kjoin_certs__secret_name(p->where->prefix, name, secret))
+    kjoin_code rc = load(p, KJOIN_STORE_CREATE, err);
+    if (rc || p->initialised || kjoin_certs__find(p, client))
+        return rc;
+    if (!kjoin_certs__secret_name(p->where->prefix, client, secret))
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s cannot be a Secret: a Secret name takes lowercase letters, digits "
-                             "and '-'", name);
-    return load_entry(p, name, secret, false, &found, err);
+                             "and '-'", client);
+    return load_entry(p, client, secret, false, &found, err);
+}
+
+static void close_store(pki *p)
+{
+    for (size_t i = 0; i < KJOIN_CERTS_MAX_ENTRIES; i++) {
+        if (p->sec[i].obj)
+            kjoin_certs__secret_release(&p->sec[i]);
+        sk_X509_pop_free(p->held_ca[i], X509_free);
+        p->held_ca[i] = NULL;
+    }
+    p->initialised = false;
+    p->ca_secret[0] = '\0';
+}
+
+static const char *where(const pki *p, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "Secrets %s/%s-*", p->where->ns, p->where->prefix);
+    return buf;
+}
+
+static kjoin_code check_init(const kjoin_certs_store *st, const kjoin_certs_init_opts *o, bool *provided,
+                             kjoin_err *err)
+{
+    *provided = st->ca_secret != NULL;
+    return o->ca_cert ? kjoin_err_set(err, KJOIN_E_USAGE, "in Secrets a CA you provide is a Secret (`ca_secret`), not "
+                                      "files")
+                      : KJOIN_OK;
 }
 
 /* ---- writing ------------------------------------------------------------ */
@@ -438,7 +466,9 @@ static json_object *encode(pki *p, size_t i, kjoin_code *rc, kjoin_err *err)
     return obj;
 }
 
-kjoin_code kjoin_certs__secrets_save(pki *p, kjoin_err *err)
+/* Each Secret whose content changed: the CA, the leaves, the node Secret
+ * (which holds the settings and the index) last, each a compare-and-swap. */
+static kjoin_code save(pki *p, kjoin_err *err)
 {
     /* The order: the CA, the leaves, the node Secret (the settings and the
      * index) last. All are encoded before the first write, so a
@@ -475,3 +505,16 @@ kjoin_code kjoin_certs__secrets_save(pki *p, kjoin_err *err)
         kjoin_certs__json_free(objs[k]);
     return rc;
 }
+
+const certs_backend kjoin_certs__secrets_backend = {
+    .load = load,
+    .open_new = open_new,
+    .save = save,
+    .close = close_store,
+    .where = where,
+    .behind = behind,
+    .check_init = check_init,
+    .adopts_changed_ca = true,
+    .no_adopt_ca = "adopt-ca works on a directory; in Secrets, put the new CA into the CA Secret and the next rotate "
+                   "adopts it (the RFC's new CA case)",
+};
