@@ -104,12 +104,12 @@ static const cli_verb join_verb = {
     .max_args = -1, /* checked with a message that names the limit */
 };
 
-/* The flags, as given; the library decides what they mean together. */
+/* The flags, as given, into the one worker specification; the library
+ * decides what they mean together. */
 typedef struct join_args {
-    kjoin_join_spec spec;
+    kjoin_worker_spec w;
     const char *config;
     bool from_flags;        /* a discovery flag was given (not allowed with --config) */
-    bool has_timeout;
     cli_format format;
     long verbosity;
     const char *ignored[8]; /* kubeadm node-local flags given, reported once */
@@ -117,11 +117,7 @@ typedef struct join_args {
     const char *refused;    /* a control-plane flag given */
     kjoin_pinset *pins;
     char *secrets[3];       /* copies of the token flags, whose argv text is scrubbed at once */
-    bool tls_bootstrap;
     const char *bootstrap_flag; /* a --tls-bootstrap flag given (refused without it) */
-    kjoin_bootstrap_spec bootstrap;
-    const char *skip_phases, *ignore_preflight, *cri_socket;
-    unsigned only_phase;        /* kjoin join phase NAME */
 } join_args;
 
 /* A token flag's value: copied, and scrubbed from argv so ps never shows it. */
@@ -138,7 +134,8 @@ static const char *take_secret(join_args *a, int slot, const char *arg)
 static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
 {
     join_args *a = ctx;
-    kjoin_join_spec *s = &a->spec;
+    kjoin_join_spec *s = &a->w.join;
+    kjoin_node_spec *n = &a->w.node;
     a->from_flags |= id == OPT_TOKEN || id == OPT_DISCOVERY_TOKEN || id == OPT_TLS_TOKEN || id == OPT_TOKEN_FILE ||
                      id == OPT_PIN || id == OPT_UNSAFE || id == OPT_DISCOVERY_FILE || id == OPT_TIMEOUT;
     switch (id) {
@@ -150,13 +147,9 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
             a->ignored[a->n_ignored++] = cli_current_flag;
         break;
     case OPT_CONTROL_PLANE: a->refused = cli_current_flag; break;
-    case OPT_SKIP_PHASES: {
-        unsigned ignored_mask = 0;
-        a->skip_phases = arg;
-        return kjoin_phases_parse(arg, &ignored_mask, err); /* checked now, so the message names the flag */
-    }
-    case OPT_IGNORE_PREFLIGHT: a->ignore_preflight = arg; break;
-    case OPT_CRI_SOCKET: a->cri_socket = arg; break;
+    case OPT_SKIP_PHASES: return kjoin_phases_parse(arg, &a->w.skip, err); /* now, so the message names the flag */
+    case OPT_IGNORE_PREFLIGHT: n->ignore_preflight = arg; break;
+    case OPT_CRI_SOCKET: n->cri_socket = arg; break;
     case OPT_TOKEN: s->token = take_secret(a, 0, arg); break;
     case OPT_DISCOVERY_TOKEN: s->discovery_token = take_secret(a, 1, arg); break;
     case OPT_TLS_TOKEN: s->tls_bootstrap_token = take_secret(a, 2, arg); break;
@@ -165,20 +158,20 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_UNSAFE: s->unsafe_skip_ca_verification = true; break;
     case OPT_DISCOVERY_FILE: s->discovery_file = arg; return kjoin_discovery_source_check(arg, err);
     case OPT_CONFIG: a->config = arg; break;
-    case OPT_TIMEOUT: a->has_timeout = true; return kjoin_duration_parse(arg, &s->timeout_ms, err);
-    case OPT_OUT: s->kubeconfig_out = arg; break;
+    case OPT_TIMEOUT: return kjoin_duration_parse(arg, &s->timeout_ms, err);
+    case OPT_OUT: n->paths.bootstrap_kubeconfig = arg; break;
     case OPT_CLUSTER_NAME: s->cluster_name = arg; break;
-    case OPT_NODE_NAME: s->node_name = arg; break;
-    case OPT_TLS_BOOTSTRAP: a->tls_bootstrap = true; break;
+    case OPT_NODE_NAME: n->name = arg; break;
+    case OPT_TLS_BOOTSTRAP: a->w.tls_bootstrap = true; break;
     case OPT_QUIET: a->verbosity = -1; break;
-    case OPT_KUBELET_KUBECONFIG: a->bootstrap.kubeconfig_out = arg, a->bootstrap_flag = cli_current_flag; break;
-    case OPT_KUBELET_PKI_DIR: a->bootstrap.pki_dir = arg, a->bootstrap_flag = cli_current_flag; break;
+    case OPT_KUBELET_KUBECONFIG: n->paths.kubelet_kubeconfig = arg, a->bootstrap_flag = cli_current_flag; break;
+    case OPT_KUBELET_PKI_DIR: a->w.bootstrap.pki_dir = arg, a->bootstrap_flag = cli_current_flag; break;
     case OPT_KEY_TYPE:
         a->bootstrap_flag = cli_current_flag;
-        return kjoin_key_type_parse(arg, &a->bootstrap.key_type, err);
-    case OPT_CA_CERT_PATH: s->ca_cert_path = arg; break;
-    case OPT_FORCE: s->force = true; break;
-    case OPT_DRY_RUN: s->dry_run = true; break;
+        return kjoin_key_type_parse(arg, &a->w.bootstrap.key_type, err);
+    case OPT_CA_CERT_PATH: n->paths.ca_cert_path = arg; break;
+    case OPT_FORCE: n->force = true; break;
+    case OPT_DRY_RUN: a->w.dry_run = true; break;
     case OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);
     case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
     case OPT_FLAVOR:
@@ -203,10 +196,13 @@ static const cli_field flag_names[] = {
     {"timeout_ms", "--discovery-timeout"},
     {"cluster_name", "--cluster-name"},
     {"node_name", "--node-name"},
-    {"kubeconfig_out", "--kubeconfig-out"},
+    {"bootstrap_kubeconfig", "--kubeconfig-out"},
     {"ca_cert_path", "--ca-cert-path"},
     {"flavor", "--flavor"},
     {"force", "--force"},
+    {"dry_run", "--dry-run"},
+    {"tls_bootstrap", "--tls-bootstrap"},
+    {"kubelet_kubeconfig", "--kubelet-kubeconfig"},
     {"cri_socket", "--cri-socket"},
 };
 
@@ -221,8 +217,10 @@ static const cli_field config_names[] = {
     {"node_name", "nodeRegistration.name"},
     {"ca_cert_path", "caCertPath"},
     {"cluster_name", "--cluster-name"},
-    {"kubeconfig_out", "--kubeconfig-out"},
+    {"bootstrap_kubeconfig", "--kubeconfig-out"},
     {"force", "--force"},
+    {"dry_run", "dryRun"},
+    {"tls_bootstrap", "--tls-bootstrap"},
     {"cri_socket", "nodeRegistration.criSocket"},
 };
 
@@ -243,13 +241,16 @@ static void log_line(void *ctx, int level, const char *line)
 }
 
 /* The specification from a JoinConfiguration; only output flags may go
- * with it, as with kubeadm. */
-static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join_config *cfg, kjoin_err *err)
+ * with it, as with kubeadm. The ignore lists of the flag and of the file
+ * add up, as with kubeadm, into ignore. */
+static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join_config *cfg, char *ignore,
+                                   size_t cap, kjoin_err *err)
 {
-    if (a->spec.flavor == KJOIN_FLAVOR_K3S)
+    const kjoin_worker_spec *f = &a->w;
+    if (f->join.flavor == KJOIN_FLAVOR_K3S)
         return kjoin_err_set(err, KJOIN_E_USAGE, "--config holds a kubeadm JoinConfiguration, not a K3s join");
-    if (n_args || a->from_flags || kjoin_pinset_count(a->pins) || a->spec.node_name || a->spec.ca_cert_path ||
-        a->cri_socket)
+    if (n_args || a->from_flags || kjoin_pinset_count(a->pins) || f->node.name || f->node.paths.ca_cert_path ||
+        f->node.cri_socket)
         return kjoin_err_set(err, KJOIN_E_USAGE,
                              "--config cannot be mixed with ENDPOINTs, discovery or node flags (as kubeadm); put "
                              "them in the JoinConfiguration");
@@ -264,16 +265,29 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
         return rc;
     for (size_t i = 0; a->verbosity >= 0 && i < cfg->n_notes; i++)
         cli_out(stderr, "[config] %s\n", cfg->notes[i]);
-    kjoin_join_spec *s = &cfg->spec;
-    s->kubeconfig_out = a->spec.kubeconfig_out;
-    s->cluster_name = a->spec.cluster_name;
-    s->force = a->spec.force;
-    s->dry_run = s->dry_run || a->spec.dry_run;
+    kjoin_worker_spec *s = &cfg->spec;
+    const char *flag_ignore = f->node.ignore_preflight, *file_ignore = s->node.ignore_preflight;
+    if (snprintf(ignore, cap, "%s%s%s", flag_ignore ? flag_ignore : "", flag_ignore && file_ignore ? "," : "",
+                 file_ignore ? file_ignore : "") >= (int)cap)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "--ignore-preflight-errors and ignorePreflightErrors name more "
+                                                 "than %zu characters of checks", cap - 1);
+    s->node.ignore_preflight = ignore;
+    s->node.paths.bootstrap_kubeconfig = f->node.paths.bootstrap_kubeconfig;
+    s->node.paths.kubelet_kubeconfig = f->node.paths.kubelet_kubeconfig;
+    s->join.cluster_name = f->join.cluster_name;
+    s->node.force = f->node.force;
+    s->dry_run = s->dry_run || f->dry_run;
+    s->skip |= f->skip;
+    s->only = f->only;
+    s->tls_bootstrap = f->tls_bootstrap;
+    s->bootstrap = f->bootstrap;
     return KJOIN_OK;
 }
 
 static json_object *node_json(const kjoin_worker_outcome *w)
 {
+    const kjoin_kubelet_start_result *k = &w->node.result;
+    const kjoin_preflight_report *pf = &w->node.report;
     json_object *node = json_object_new_object(), *phases = json_object_new_array(),
                 *findings = json_object_new_array(), *files = json_object_new_array(), *steps = json_object_new_array();
     const unsigned bits[] = {KJOIN_PHASE_PREFLIGHT, KJOIN_PHASE_KUBELET_START, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP};
@@ -285,26 +299,26 @@ static json_object *node_json(const kjoin_worker_outcome *w)
         json_object_object_add(p, "elapsedMs", json_object_new_int64(w->phase_ms[i]));
         json_object_array_add(phases, p);
     }
-    for (size_t i = 0; i < w->preflight.n; i++) {
-        const kjoin_preflight_finding *f = &w->preflight.items[i];
+    for (size_t i = 0; i < pf->n; i++) {
+        const kjoin_preflight_finding *f = &pf->items[i];
         json_object *o = json_object_new_object();
         json_object_object_add(o, "name", json_object_new_string(f->name));
         json_object_object_add(o, "level", json_object_new_string(!f->error ? "warning" : f->ignored ? "ignored" : "error"));
         json_object_object_add(o, "message", json_object_new_string(f->message));
         json_object_array_add(findings, o);
     }
-    for (size_t i = 0; i < w->kubelet.n_files; i++) {
+    for (size_t i = 0; i < k->n_files; i++) {
         char mode[8];
         json_object *o = json_object_new_object();
-        snprintf(mode, sizeof(mode), "%04o", w->kubelet.files[i].mode);
-        json_object_object_add(o, "path", json_object_new_string(w->kubelet.files[i].path));
+        snprintf(mode, sizeof(mode), "%04o", k->files[i].mode);
+        json_object_object_add(o, "path", json_object_new_string(k->files[i].path));
         json_object_object_add(o, "mode", json_object_new_string(mode));
         json_object_array_add(files, o);
     }
-    for (size_t i = 0; i < w->kubelet.n_steps; i++) {
+    for (size_t i = 0; i < k->n_steps; i++) {
         json_object *o = json_object_new_object();
-        json_object_object_add(o, "name", json_object_new_string(w->kubelet.steps[i].name));
-        json_object_object_add(o, "elapsedMs", json_object_new_int64(w->kubelet.steps[i].ms));
+        json_object_object_add(o, "name", json_object_new_string(k->steps[i].name));
+        json_object_object_add(o, "elapsedMs", json_object_new_int64(k->steps[i].ms));
         json_object_array_add(steps, o);
     }
     json_object_object_add(node, "phases", phases);
@@ -312,27 +326,24 @@ static json_object *node_json(const kjoin_worker_outcome *w)
     json_object_object_add(node, "files", files);
     json_object_object_add(node, "steps", steps);
     if (w->ran & KJOIN_PHASE_KUBELET_START) {
-        json_object_object_add(node, "nodeName", json_object_new_string(w->kubelet.node_name));
-        json_object_object_add(node, "serverMinor", json_object_new_int(w->kubelet.server_minor));
-        json_object_object_add(node, "kubeletConfigMap", json_object_new_string(w->kubelet.config_map));
-        json_object_object_add(node, "kubernetesVersion", w->kubelet.kubernetes_version[0]
-                                                              ? json_object_new_string(w->kubelet.kubernetes_version)
-                                                              : NULL);
-        json_object_object_add(node, "criSocket", json_object_new_string(w->preflight.cri_socket));
-        json_object_object_add(node, "kubelet", json_object_new_string(w->preflight.kubelet_version));
-        json_object_object_add(node, "systemd", json_object_new_boolean(w->kubelet.systemd));
+        json_object_object_add(node, "serverMinor", json_object_new_int(k->server_minor));
+        json_object_object_add(node, "kubeletConfigMap", json_object_new_string(k->config_map));
+        json_object_object_add(node, "kubernetesVersion",
+                               k->kubernetes_version[0] ? json_object_new_string(k->kubernetes_version) : NULL);
+        json_object_object_add(node, "criSocket", json_object_new_string(pf->cri_socket));
+        json_object_object_add(node, "kubelet", json_object_new_string(pf->kubelet_version));
+        json_object_object_add(node, "systemd", json_object_new_boolean(k->systemd));
         json_object_object_add(node, "kubeletStartCommand",
-                               w->kubelet.start_command[0] ? json_object_new_string(w->kubelet.start_command) : NULL);
+                               k->start_command[0] ? json_object_new_string(k->start_command) : NULL);
     }
     if (w->ran & KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP) {
-        json_object_object_add(node, "nodeRegistered", json_object_new_boolean(w->kubelet.node_registered));
-        json_object_object_add(node, "bootstrapKubeconfigRemoved", json_object_new_boolean(w->kubelet.bootstrap_removed));
+        json_object_object_add(node, "nodeRegistered", json_object_new_boolean(k->node_registered));
+        json_object_object_add(node, "bootstrapKubeconfigRemoved", json_object_new_boolean(k->bootstrap_removed));
     }
     return node;
 }
 
-static void print_result(const join_args *a, const kjoin_join_spec *s, const kjoin_worker_outcome *w,
-                         const kjoin_bootstrap_result *tb, const char *join_id)
+static void print_result(const kjoin_worker_spec *s, const kjoin_worker_outcome *w, const char *join_id)
 {
     const kjoin_join_outcome *o = &w->join;
     const kjoin_join_result *r = &o->result;
@@ -340,8 +351,8 @@ static void print_result(const join_args *a, const kjoin_join_spec *s, const kjo
     json_object *root = json_object_new_object(), *certs = json_object_new_array();
     bool wrote = o->written || (w->ran & KJOIN_PHASE_KUBELET_START);
     json_object_object_add(root, "joinID", json_object_new_string(join_id));
-    json_object_object_add(root, "kubeconfig", w->discovered && wrote ? json_object_new_string(s->kubeconfig_out) : NULL);
-    json_object_object_add(root, "caCertPath", o->ca_written ? json_object_new_string(s->ca_cert_path) : NULL);
+    json_object_object_add(root, "kubeconfig", w->discovered && wrote ? json_object_new_string(w->kubeconfig_path) : NULL);
+    json_object_object_add(root, "caCertPath", o->ca_written ? json_object_new_string(s->node.paths.ca_cert_path) : NULL);
     json_object_object_add(root, "dryRun", json_object_new_boolean(s->dry_run));
     if (w->discovered) {
         json_object_object_add(root, "server", json_object_new_string(r->server));
@@ -358,41 +369,13 @@ static void print_result(const join_args *a, const kjoin_join_spec *s, const kjo
         json_object_object_add(root, "elapsedMs", json_object_new_int64(r->elapsed_ms));
     }
     json_object_object_add(root, "clusterName",
-                           json_object_new_string(s->cluster_name ? s->cluster_name : "kubernetes"));
-    json_object_object_add(root, "nodeName", s->node_name ? json_object_new_string(s->node_name) : NULL);
+                           json_object_new_string(s->join.cluster_name ? s->join.cluster_name : "kubernetes"));
+    json_object_object_add(root, "nodeName", json_object_new_string(w->node_name.name));
     json_object_object_add(root, "caCertificates", certs);
     json_object_object_add(root, "node", node_json(w));
-    if (tb)
-        json_object_object_add(root, "tlsBootstrap", cli_bootstrap_json(&a->bootstrap, tb));
+    if (w->tls_bootstrapped)
+        json_object_object_add(root, "tlsBootstrap", cli_bootstrap_json(&s->bootstrap, &w->tls));
     cli_print_json(root);
-}
-
-/* kjoin's own TLS bootstrap, from the bootstrap kubeconfig discovery wrote
- * (or, in a full join, kubelet-start wrote before the kubelet starts). */
-typedef struct tls_run {
-    join_args *a;
-    const kjoin_join_spec *spec;
-    kjoin_bootstrap_result *tb;
-    bool done;
-} tls_run;
-
-static kjoin_code run_tls_bootstrap(void *ctx, kjoin_err *err)
-{
-    tls_run *t = ctx;
-    kjoin_bootstrap_spec *b = &t->a->bootstrap;
-    const kjoin_join_spec *spec = t->spec;
-    b->bootstrap_kubeconfig = spec->kubeconfig_out;
-    b->node_name = spec->node_name;
-    b->ca_cert_path = spec->ca_cert_path;
-    b->timeout_ms = spec->timeout_ms;
-    b->audit_id = spec->audit_id;
-    b->log = spec->log;
-    b->log_ctx = spec->log_ctx;
-    kjoin_code rc = kjoin_tls_bootstrap(b, t->tb, err);
-    if (rc)
-        cli_bootstrap_fail_names(err);
-    t->done = !rc;
-    return rc;
 }
 
 /* "kjoin join phase NAME ...": the phase's bit, and argv without the two words. */
@@ -414,25 +397,6 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, kjoin_err *
     return rc;
 }
 
-/* The phases to run: one, or all but those skipped. kubelet-wait-bootstrap
- * waits for what kubelet-start started: skipping that skips the wait too. */
-static kjoin_code phases_to_run(const join_args *a, const kjoin_join_config *cfg, unsigned *out, kjoin_err *err)
-{
-    unsigned skip = 0;
-    kjoin_code rc;
-    if (a->only_phase) {
-        *out = a->only_phase;
-        return KJOIN_OK;
-    }
-    if ((rc = kjoin_phases_parse(a->skip_phases, &skip, err)) ||
-        (rc = kjoin_phases_parse(cfg->skip_phases, &skip, err)))
-        return rc;
-    if (skip & KJOIN_PHASE_KUBELET_START)
-        skip |= KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP;
-    *out = KJOIN_PHASE_ALL & ~skip;
-    return KJOIN_OK;
-}
-
 int cmd_join(int argc, char **argv)
 {
     join_args a = {.format = cli_format_from_argv(argc, argv), .pins = kjoin_pinset_new()};
@@ -442,10 +406,10 @@ int cmd_join(int argc, char **argv)
     char join_id[CLI_RUN_ID_LEN], ignore[1200] = "";
     log_ctx logs = {.names = flag_names, .n_names = sizeof(flag_names) / sizeof(flag_names[0])};
     int first = 0;
-    unsigned phases = 0;
+    kjoin_worker_spec_init(&a.w);
     kjoin_code rc = a.pins ? KJOIN_OK : kjoin_err_set(&err, KJOIN_E_OTHER, "out of memory");
     if (!rc)
-        rc = take_phase(&argc, argv, &a.only_phase, &err);
+        rc = take_phase(&argc, argv, &a.w.only, &err);
     if (!rc) {
         int parsed = cli_parse(&join_verb, argc, argv, on_opt, &a, &first, &err);
         if (parsed < 0) {
@@ -462,63 +426,34 @@ int cmd_join(int argc, char **argv)
     for (size_t i = 0; !rc && a.verbosity >= 0 && i < a.n_ignored; i++)
         cli_out(stderr, "[join] --%s is a kubeadm node-local flag that does not apply to kjoin: ignored\n",
                 a.ignored[i]);
-    kjoin_join_spec *spec = &a.spec;
+    kjoin_worker_spec *w = &a.w;
     if (!rc && a.config) {
         logs.names = config_names, logs.n_names = sizeof(config_names) / sizeof(config_names[0]);
-        if (!(rc = spec_from_config(&a, n_args, &cfg, &err)))
-            spec = &cfg.spec;
+        if (!(rc = spec_from_config(&a, n_args, &cfg, ignore, sizeof(ignore), &err)))
+            w = &cfg.spec;
     } else if (!rc) {
-        spec->endpoints = (const char *const *)argv + first;
-        spec->n_endpoints = n_args;
-        spec->pins = a.pins;
-        spec->env_token = getenv("KJOIN_TOKEN");
-        spec->env_k3s_token = getenv("K3S_TOKEN");
-        spec->env_k3s_token_file = getenv("K3S_TOKEN_FILE");
-        spec->env_k3s_url = getenv("K3S_URL");
+        w->join.endpoints = (const char *const *)argv + first;
+        w->join.n_endpoints = n_args;
+        w->join.pins = a.pins;
+        w->join.env_token = getenv("KJOIN_TOKEN");
+        w->join.env_k3s_token = getenv("K3S_TOKEN");
+        w->join.env_k3s_token_file = getenv("K3S_TOKEN_FILE");
+        w->join.env_k3s_url = getenv("K3S_URL");
     }
-    spec->kubeconfig_out = spec->kubeconfig_out ? spec->kubeconfig_out : KJOIN_JOIN_DEFAULT_OUT;
-    spec->audit_id = cli_run_id(join_id);
-    spec->log = log_line;
-    spec->log_ctx = &logs;
+    w->join_id = cli_run_id(join_id);
+    w->join.audit_id = join_id;
+    w->join.log = log_line;
+    w->join.log_ctx = &logs;
     logs.verbosity = a.verbosity;
-    if (!rc)
-        rc = phases_to_run(&a, &cfg, &phases, &err);
-    if (!rc && spec->dry_run && !a.only_phase)
-        phases = 0; /* a dry run is discovery's: nothing on the node changes */
-    if (!rc && !a.tls_bootstrap && a.bootstrap_flag)
+    if (!rc && !a.w.tls_bootstrap && a.bootstrap_flag)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--%s is for the TLS bootstrap: add --tls-bootstrap", a.bootstrap_flag);
-    if (!rc && a.tls_bootstrap && spec->dry_run)
-        rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--tls-bootstrap writes the node's files: not with --dry-run");
-    /* The ignore lists of the flag and of the file add up, as with kubeadm. */
-    if (!rc && snprintf(ignore, sizeof(ignore), "%s%s%s", a.ignore_preflight ? a.ignore_preflight : "",
-                        a.ignore_preflight && cfg.ignore_preflight ? "," : "",
-                        cfg.ignore_preflight ? cfg.ignore_preflight : "") >= (int)sizeof(ignore))
-        rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--ignore-preflight-errors and ignorePreflightErrors name more "
-                                                "than %zu characters of checks", sizeof(ignore) - 1);
-    kjoin_bootstrap_result tb;
-    tls_run tls = {.a = &a, .spec = spec, .tb = &tb};
-    bool start = phases & KJOIN_PHASE_KUBELET_START;
-    kjoin_worker_spec w = {
-        .join = spec,
-        .phases = phases,
-        .preflight = {.cri_socket = a.config ? cfg.cri_socket : a.cri_socket, .ignore = ignore,
-                      .paths = {.kubelet_kubeconfig = a.bootstrap.kubeconfig_out}},
-        .taints = (const char *const *)cfg.taints,
-        .n_taints = cfg.n_taints,
-        .extra_args = (const char *const *)cfg.extra_args,
-        .n_extra_args = cfg.n_extra_args,
-        .join_id = join_id,
-        .before_start = a.tls_bootstrap && start ? run_tls_bootstrap : NULL,
-        .before_start_ctx = &tls,
-    };
-    if (!rc)
-        rc = kjoin_worker_join(&w, &outcome, &err);
-    if (!rc && a.tls_bootstrap && !start && outcome.discovered)
-        rc = run_tls_bootstrap(&tls, &err);
-    if (!rc && spec->dry_run && outcome.discovered && a.format == CLI_TEXT)
+    if (!rc && (rc = kjoin_worker_join(w, &outcome, &err)) && outcome.discovered && w->tls_bootstrap &&
+        !outcome.tls_bootstrapped)
+        cli_bootstrap_fail_names(&err);
+    if (!rc && w->dry_run && outcome.discovered && a.format == CLI_TEXT)
         fwrite(outcome.join.result.kubeconfig, 1, outcome.join.result.kubeconfig_len, stdout);
     if (!rc && a.format == CLI_JSON)
-        print_result(&a, spec, &outcome, tls.done ? &tb : NULL, join_id);
+        print_result(w, &outcome, join_id);
     kjoin_worker_outcome_release(&outcome);
     kjoin_join_config_release(&cfg);
     kjoin_pinset_free(a.pins);

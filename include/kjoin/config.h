@@ -11,14 +11,16 @@
 #include <kjoin/join.h>
 #include <kjoin/pin.h>
 #include <kjoin/token.h>
+#include <kjoin/worker.h>
 
 #define KJOIN_CONFIG_MAX_NOTES 32
 
-/* A JoinConfiguration as a join specification. spec borrows from the other
- * fields, which hold token secrets: release with kjoin_join_config_release().
- * The caller adds what a file does not hold (outputs, log, environment). */
+/* A JoinConfiguration as a worker join's specification. spec borrows from
+ * the other fields, which hold token secrets: release with
+ * kjoin_join_config_release(). The caller adds what a file does not hold
+ * (outputs, log, environment). */
 typedef struct kjoin_join_config {
-    kjoin_join_spec spec;
+    kjoin_worker_spec spec;
     char api_version[64];
     const char *endpoint_list[1];
     char *endpoint;            /* discovery.bootstrapToken.apiServerEndpoint */

@@ -40,10 +40,9 @@ typedef struct kjoin_join_spec {
     bool unsafe_skip_ca_verification;
     int64_t timeout_ms;               /* 0: KJOIN_JOIN_DEFAULT_TIMEOUT_MS */
     const char *cluster_name;         /* NULL: "kubernetes" */
-    const char *node_name;            /* recorded in the outcome */
     const char *kubeconfig_out;       /* NULL: KJOIN_JOIN_DEFAULT_OUT */
     const char *ca_cert_path;         /* also write the trusted CA there (0644), as kubeadm does */
-    bool force;                       /* replace a kubeconfig with different content */
+    bool force;                       /* replace a kubeconfig or CA with different content */
     bool dry_run;                     /* write nothing; the kubeconfig is in the outcome */
     /* The environment as the caller read it: */
     const char *env_token;            /* KJOIN_TOKEN: the token when no token field is set */

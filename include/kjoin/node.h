@@ -21,21 +21,6 @@
 #define KJOIN_NODE_KUBELET_PORT 10250
 #define KJOIN_NODE_STATE_MAX (64 * 1024)
 
-/* kubeadm's worker phases; a set of them is a bit mask. */
-enum {
-    KJOIN_PHASE_PREFLIGHT = 1,
-    KJOIN_PHASE_KUBELET_START = 2,
-    KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP = 4,
-    KJOIN_PHASE_ALL = 7
-};
-
-/* Adds the phases a comma-separated list names (kubeadm's names; its
- * control-plane phases are accepted and mean nothing on a worker) to *mask.
- * Errors: KJOIN_E_USAGE for a name kubeadm does not have. */
-kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err);
-/* The name of one phase bit. */
-const char *kjoin_phase_name(unsigned phase);
-
 /* Where the node's files live; NULL fields take the defaults above. */
 typedef struct kjoin_node_paths {
     const char *kubernetes_dir;       /* bootstrap-kubelet.conf, kubelet.conf, the state */
@@ -63,30 +48,41 @@ typedef struct kjoin_preflight_report {
     int kubelet_minor;          /* 37; 0 when unknown */
 } kjoin_preflight_report;
 
-typedef struct kjoin_preflight_spec {
+/* Everything the node side of a join is told: one structure, passed down
+ * whole. Strings are borrowed; NULL takes the default named. */
+typedef struct kjoin_node_spec {
     kjoin_node_paths paths;
+    const char *name;           /* NULL: the host name; kjoin_node_name_resolve decides (kubeadm's rule) */
     const char *cri_socket;     /* a path or unix:// URL; NULL: the first of containerd's and CRI-O's that exists */
     const char *kubelet;        /* the kubelet binary; NULL: "kubelet" on PATH */
-    const char *ignore;         /* comma-separated check names, or "all"; case does not matter */
-    const char *endpoint_host;  /* the API server's host: an IP literal adds its family's forwarding check */
+    const char *ignore_preflight; /* comma-separated check names, or "all"; case does not matter */
+    const char *const *taints;  /* "key=value:Effect" or "key:Effect", registered with the Node */
+    size_t n_taints;
+    const char *const *extra_args; /* kubelet flags "name=value", over kjoin's own */
+    size_t n_extra_args;
+    bool force;                 /* replace a bootstrap kubeconfig or CA that holds something else */
+    /* The machine, for tests and unusual hosts: */
     const char *proc_dir;       /* NULL: "/proc" */
+    const char *systemd_dir;    /* NULL: "/run/systemd/system": systemd runs when it exists */
     int kubelet_port;           /* 0: KJOIN_NODE_KUBELET_PORT */
     bool not_root_ok;           /* skip IsPrivilegedUser (tests of a library caller) */
-} kjoin_preflight_spec;
+} kjoin_node_spec;
 
 /* The checks that need nothing from the cluster: IsPrivilegedUser, the
  * FileAvailable checks of the files a join writes, CRI, KubeletVersion (the
  * binary and a release kjoin supports), Port-10250, Swap (a warning here),
- * and the forwarding FileContent check. Every finding is in *report (also
+ * and the forwarding FileContent check (for endpoint_host's family when it is
+ * an IP literal; it may be NULL). Every finding is in *report (also
  * on failure). Errors: KJOIN_E_USAGE when an error was not ignored. */
-kjoin_code kjoin_preflight_node(const kjoin_preflight_spec *spec, kjoin_preflight_report *report, kjoin_err *err);
+kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *endpoint_host, kjoin_preflight_report *report,
+                                kjoin_err *err);
 
 /* The checks that need the cluster, run before anything is written:
  * KubeletVersion against the API server's minor version (kubeadm's skew:
  * not newer, at most three minors older) and Swap against the cluster
  * kubelet configuration's failSwapOn. Findings are added to *report.
  * Errors: KJOIN_E_USAGE. */
-kjoin_code kjoin_preflight_cluster(const kjoin_preflight_spec *spec, int server_minor, bool fail_swap_on,
+kjoin_code kjoin_preflight_cluster(const kjoin_node_spec *spec, int server_minor, bool fail_swap_on,
                                    kjoin_preflight_report *report, kjoin_err *err);
 
 /* The kubelet's "Kubernetes v1.37.2" into version and *minor. Errors:
@@ -114,21 +110,34 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, char 
                                              kjoin_err *err);
 
 /* The node's flags file (kubeadm-flags.env): KUBELET_KUBEADM_ARGS="...",
- * sorted by name, extra arguments ("name=value") overriding kjoin's own.
- * Newly-allocated into *out. Errors: KJOIN_E_USAGE (a value the systemd
- * environment file cannot hold as it is: quotes, backslashes, whitespace,
- * "$", control characters). */
-typedef struct kjoin_kubelet_flags {
-    const char *cri_socket;           /* unix:// URL */
-    int kubelet_minor;                /* before 24 also --container-runtime=remote */
-    const char *node_name;            /* --hostname-override when not the host name */
-    const char *host_name;            /* NULL: this machine's, lower-cased */
-    const char *const *taints;        /* "key=value:Effect" or "key:Effect" */
-    size_t n_taints;
-    const char *const *extra_args;    /* "name=value" */
-    size_t n_extra_args;
-} kjoin_kubelet_flags;
-kjoin_code kjoin_kubelet_flags_env(const kjoin_kubelet_flags *f, char **out, kjoin_err *err);
+ * sorted by name: the runtime endpoint (and, for a kubelet before 1.24,
+ * --container-runtime=remote), --hostname-override unless the name is the
+ * host's, the spec's taints, then its extra arguments ("name=value"), which
+ * override kjoin's own. Newly-allocated into *out. Errors: KJOIN_E_USAGE (a
+ * value the systemd environment file cannot hold as it is: quotes,
+ * backslashes, whitespace, "$", control characters, bytes not UTF-8). */
+kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node_name *name, const char *cri_socket,
+                                   int kubelet_minor, char **out, kjoin_err *err);
+
+/* The files a join writes on the node, each with one rule for a file that
+ * is there already (docs/join.md, "What --force means"). */
+typedef enum kjoin_node_file_kind {
+    KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, /* 0600; other content kept unless force */
+    KJOIN_NODE_FILE_CA_CERT,              /* 0644; other content kept unless force */
+    KJOIN_NODE_FILE_KUBELET_CONFIG,       /* 0644; replaced, as kubeadm does */
+    KJOIN_NODE_FILE_FLAGS_ENV,            /* 0644; replaced, as kubeadm does */
+    KJOIN_NODE_FILE_RECORD                /* 0600; replaced (reset's record) */
+} kjoin_node_file_kind;
+
+/* The one writer of every node file: atomically, with its kind's mode and
+ * rule (kjoin_file_write_mode). Errors: KJOIN_E_OUTPUT (refused or failed),
+ * KJOIN_E_USAGE (a directory refused). */
+kjoin_code kjoin_node_file_write(kjoin_node_file_kind kind, const char *path, const void *data, size_t len, bool force,
+                                 kjoin_write_result *result, kjoin_err *err);
+unsigned kjoin_node_file_mode(kjoin_node_file_kind kind);
+/* Where a node file of kind is, the defaults filled in, into out (cap
+ * bytes; "" when it does not fit). */
+void kjoin_node_file_path(const kjoin_node_paths *paths, kjoin_node_file_kind kind, char *out, size_t cap);
 
 #define KJOIN_NODE_MAX_FILES 12
 #define KJOIN_NODE_MAX_STEPS 8
@@ -143,34 +152,7 @@ typedef struct kjoin_node_step {
     int64_t ms;
 } kjoin_node_step;
 
-typedef struct kjoin_kubelet_start_spec {
-    kjoin_node_paths paths;
-    const char *bootstrap_kubeconfig;  /* the verified bootstrap kubeconfig (text); NULL for the wait alone */
-    size_t bootstrap_len;
-    const char *ca_pem;                /* the trusted CA bundle, written when ca_cert_path is missing */
-    size_t ca_len;
-    const char *node_name;             /* NULL: the host name, lower-cased */
-    const kjoin_preflight_spec *preflight; /* for the cluster checks and the runtime and kubelet found */
-    kjoin_preflight_report *report;    /* the node checks' report (runtime, kubelet); filled if empty */
-    const char *const *taints;
-    size_t n_taints;
-    const char *const *extra_args;
-    size_t n_extra_args;
-    unsigned phases;                   /* KJOIN_PHASE_KUBELET_START and/or ..._WAIT_BOOTSTRAP */
-    const char *join_id;               /* recorded in the state */
-    int64_t deadline_ms;               /* kjoin_now_ms() value by which everything ends */
-    const char *systemd_dir;           /* NULL: "/run/systemd/system": systemd runs when it exists */
-    /* Runs after the files are written, before the kubelet starts (a TLS
-     * bootstrap of the caller's own); may be NULL. */
-    kjoin_code (*before_start)(void *ctx, kjoin_err *err);
-    void *before_start_ctx;
-    const char *audit_id;
-    kjoin_log_fn log;
-    void *log_ctx;
-} kjoin_kubelet_start_spec;
-
 typedef struct kjoin_kubelet_start_result {
-    char node_name[254];
     char config_map[64];               /* "kubelet-config" or "kubelet-config-1.20" */
     char kubernetes_version[64];       /* the ClusterConfiguration's kubernetesVersion; "" without one */
     int server_minor;
@@ -184,14 +166,50 @@ typedef struct kjoin_kubelet_start_result {
     bool bootstrap_removed;
 } kjoin_kubelet_start_result;
 
-/* kubelet-start then (with the phase) kubelet-wait-bootstrap. Nothing is
- * written until the cluster checks pass. Errors: KJOIN_E_USAGE (a check, a
- * Ready Node of that name), KJOIN_E_API (the ConfigMap or Node refused or
- * missing), KJOIN_E_OTHER (a malformed ConfigMap, the kubelet cannot be
- * started), KJOIN_E_TIMEOUT (the kubelet did not bootstrap in time; the
- * message has its last error), KJOIN_E_OUTPUT. */
-kjoin_code kjoin_kubelet_start(const kjoin_kubelet_start_spec *spec, kjoin_kubelet_start_result *out,
-                               kjoin_err *err);
+/* One worker join's node side, shared by its steps in order: fill the
+ * inputs, run the steps the join needs, then kjoin_node_join_release(). */
+typedef struct kjoin_node_join {
+    /* Inputs, borrowed: */
+    const kjoin_node_spec *spec;
+    kjoin_node_name name;              /* resolved once (kjoin_node_name_resolve) */
+    const char *bootstrap_kubeconfig;  /* the verified bootstrap kubeconfig (text); NULL for the wait alone */
+    size_t bootstrap_len;
+    const char *ca_pem;                /* the trusted CA bundle */
+    size_t ca_len;
+    const char *join_id;               /* recorded for reset */
+    int64_t deadline_ms;               /* kjoin_now_ms() value by which everything ends */
+    const char *audit_id;
+    kjoin_log_fn log;
+    void *log_ctx;
+    /* What the steps found and did: */
+    kjoin_preflight_report report;     /* preflight's findings; the runtime and kubelet found */
+    kjoin_kubelet_start_result result;
+    /* Between the steps: */
+    kjoin_kubelet_config kubelet;      /* the cluster's (after check) or the node's (the wait alone) */
+    bool checked;                      /* kjoin_kubelet_check passed */
+    char *config_yaml, *flags_env;     /* what kubelet-start writes, once checked */
+    int64_t t0;
+} kjoin_node_join;
+
+/* kubelet-start's cluster checks, with the bootstrap identity: no Ready
+ * Node of this name, the kubelet-config ConfigMap, kubeadm's
+ * ClusterConfiguration, and (preflight) KubeletVersion's skew and Swap
+ * against the cluster; the files' contents made ready. Nothing is written.
+ * Errors: KJOIN_E_USAGE (a check, a Ready Node of that name), KJOIN_E_API
+ * (refused or missing), KJOIN_E_OTHER (malformed). */
+kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *err);
+/* kubelet-start's writes: the record, the bootstrap kubeconfig, config.yaml,
+ * kubeadm-flags.env and the CA, each by its rule (the kubelet is stopped
+ * first under systemd). Errors: KJOIN_E_OUTPUT, KJOIN_E_USAGE. */
+kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err);
+/* kubelet-start's last step: systemctl restart kubelet, or (without systemd)
+ * the command that starts it in result.start_command. Errors: KJOIN_E_OTHER. */
+kjoin_code kjoin_kubelet_launch(kjoin_node_join *j, kjoin_err *err);
+/* kubelet-wait-bootstrap: healthz, a usable kubelet.conf and the Node, by the
+ * deadline; then the bootstrap kubeconfig removed. Errors: KJOIN_E_TIMEOUT
+ * (the message has the last thing seen and the kubelet's last log line). */
+kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err);
+void kjoin_node_join_release(kjoin_node_join *j);
 
 typedef struct kjoin_reset_spec {
     kjoin_node_paths paths;

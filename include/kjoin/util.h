@@ -130,4 +130,27 @@ bool kjoin_hex_decode(const char *hex, size_t len, unsigned char *out);
  * Errors: KJOIN_E_OTHER. */
 kjoin_code kjoin_random_bytes(void *buf, size_t len, kjoin_err *err);
 
+/* The longest DNS-1123 subdomain, which a Node's name is. */
+#define KJOIN_DNS_SUBDOMAIN_MAX 253
+
+/* Whether s is a DNS-1123 subdomain as the API server checks one (at most
+ * 253 characters; dot-separated labels of a-z, 0-9 and '-' that start and
+ * end with a letter or digit). The _check form says which rule s breaks.
+ * Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_dns_subdomain_check(const char *s, kjoin_err *err);
+bool kjoin_dns_subdomain_valid(const char *s);
+
+/* A node's name, resolved once for a whole join. */
+typedef struct kjoin_node_name {
+    char name[KJOIN_DNS_SUBDOMAIN_MAX + 1];
+    bool is_host_name;   /* the same as the host's name (the kubelet needs no --hostname-override) */
+} kjoin_node_name;
+
+/* kubeadm's rule: the given name, else the host name (host, or this
+ * machine's when NULL), white space trimmed and lower-cased; then it must be
+ * a DNS-1123 subdomain. *out is written only on success. Errors:
+ * KJOIN_E_USAGE (the rule broken, naming `node_name` or the host name),
+ * KJOIN_E_OTHER (no host name to read). */
+kjoin_code kjoin_node_name_resolve(const char *given, const char *host, kjoin_node_name *out, kjoin_err *err);
+
 #endif

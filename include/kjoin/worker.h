@@ -1,43 +1,70 @@
 /* A worker join as `kubeadm join` runs it: preflight, discovery, then
  * kubelet-start and kubelet-wait-bootstrap, each phase skippable by its
- * kubeadm name. The order and what each phase needs from the others live
- * here; a command only fills the specification. */
+ * kubeadm name, and kjoin's own TLS bootstrap as a step between them. One
+ * specification in, passed down whole; the phase table, what each phase
+ * needs and the dry-run rule live in pkg/join, so a program gets the same
+ * join as the kjoin command by filling the specification. */
 #ifndef KJOIN_WORKER_H
 #define KJOIN_WORKER_H
 
+#include <kjoin/bootstrap.h>
 #include <kjoin/join.h>
 #include <kjoin/node.h>
 
+/* kubeadm's worker phases; a set of them is a bit mask. */
+enum {
+    KJOIN_PHASE_PREFLIGHT = 1,
+    KJOIN_PHASE_KUBELET_START = 2,
+    KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP = 4,
+    KJOIN_PHASE_ALL = 7
+};
+
+/* Adds the phases a comma-separated list names (kubeadm's names; its
+ * control-plane phases are accepted and mean nothing on a worker) to *mask.
+ * Errors: KJOIN_E_USAGE for a name kubeadm does not have. */
+kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err);
+/* The name of one phase bit. */
+const char *kjoin_phase_name(unsigned phase);
+
+/* Everything a worker join is told. Fill it after kjoin_worker_spec_init(). */
 typedef struct kjoin_worker_spec {
-    kjoin_join_spec *join;             /* discovery; its kubeconfig_out is the bootstrap kubeconfig */
-    unsigned phases;                   /* KJOIN_PHASE_* to run (discovery runs when kubelet-start does, or
-                                        * when no node phase is asked for) */
-    kjoin_preflight_spec preflight;    /* its paths are the node's */
-    const char *const *taints;
-    size_t n_taints;
-    const char *const *extra_args;
-    size_t n_extra_args;
-    const char *join_id;
-    /* Runs after kubelet-start wrote the bootstrap kubeconfig, before the
-     * kubelet starts (the command's own TLS bootstrap); may be NULL. */
-    kjoin_code (*before_start)(void *ctx, kjoin_err *err);
-    void *before_start_ctx;
+    kjoin_join_spec join;              /* discovery's inputs. Its kubeconfig_out, ca_cert_path, force and dry_run
+                                        * are not read: node.paths says where the node's files go, node.force and
+                                        * dry_run below what happens to them */
+    kjoin_node_spec node;              /* the node: its paths, name, runtime, taints, kubelet arguments, checks */
+    bool tls_bootstrap;                /* kjoin's own TLS bootstrap before the kubelet starts (or after discovery
+                                        * alone) */
+    kjoin_bootstrap_spec bootstrap;    /* with tls_bootstrap: key type, PKI directory, CSR; its bootstrap_kubeconfig,
+                                        * node_name, ca_cert_path, kubeconfig_out, timeout and log are taken from
+                                        * the fields above */
+    unsigned skip;                     /* KJOIN_PHASE_* not to run; skipping kubelet-start skips the wait too */
+    unsigned only;                     /* one phase alone (kjoin join phase NAME); 0: all but skip */
+    bool dry_run;                      /* discovery and its checks only; nothing written or started */
+    const char *join_id;               /* recorded for reset and sent as Audit-ID */
 } kjoin_worker_spec;
 
+/* Zeroes *spec and sets the defaults: every phase, the default timeout,
+ * the node's default paths. */
+void kjoin_worker_spec_init(kjoin_worker_spec *spec);
+
 typedef struct kjoin_worker_outcome {
+    kjoin_node_name node_name;         /* resolved once, before anything else */
     bool discovered;
-    kjoin_join_outcome join;
-    kjoin_preflight_report preflight;
-    kjoin_kubelet_start_result kubelet;
+    kjoin_join_outcome join;           /* discovery; its write fields for discovery alone */
+    char kubeconfig_path[4096];        /* the bootstrap kubeconfig's path */
+    kjoin_node_join node;              /* the preflight report, kubelet-start's and the wait's results */
+    bool tls_bootstrapped;
+    kjoin_bootstrap_result tls;
     unsigned ran;                      /* the phases that ran to the end */
     int64_t phase_ms[3];               /* preflight, kubelet-start, kubelet-wait-bootstrap (discovery's
                                         * own time is join.result.elapsed_ms) */
 } kjoin_worker_outcome;
 
-/* Runs the phases asked for. Findings and steps are logged as they happen.
- * *out is filled as far as the join got, also on failure; release it with
- * kjoin_worker_outcome_release(). Errors: those of kjoin_preflight_node,
- * kjoin_join and kjoin_kubelet_start. */
+/* Runs the phases the specification asks for. Findings and steps are
+ * logged as they happen. *out is filled as far as the join got, also on
+ * failure; release it with kjoin_worker_outcome_release(). Errors:
+ * KJOIN_E_USAGE (the specification, the node name, a check), and those of
+ * kjoin_join, kjoin_kubelet_* and kjoin_tls_bootstrap. */
 kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome *out, kjoin_err *err);
 void kjoin_worker_outcome_release(kjoin_worker_outcome *o);
 

@@ -58,18 +58,6 @@ static void logf_(const run *r, int level, const char *fmt, ...)
     va_end(ap);
 }
 
-static bool dns_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (!n || n > 253 || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-' ||
-              (s[i] == '.' && s[i + 1] != '.')))
-            return false;
-    return true;
-}
-
 static kjoin_code read_current(run *r, X509 **cert, STACK_OF(X509) **chain, EVP_PKEY **key, kjoin_err *err);
 
 /* A renewal asks for the subject the current certificate holds. */
@@ -112,18 +100,18 @@ static kjoin_code resolve(run *r, kjoin_err *err)
         rc = subject_of_current(r, err);
     if (rc)
         return rc;
+    kjoin_err in;
     if (from_current && !*r->node) {
         snprintf(r->node, sizeof(r->node), "agent"); /* not a kubelet's: the node name is not used */
-    } else if (!from_current && s->node_name) {
-        snprintf(r->node, sizeof(r->node), "%s", s->node_name);
     } else if (!from_current) {
-        if (gethostname(r->node, sizeof(r->node) - 1) != 0)
-            return kjoin_err_set(err, KJOIN_E_OTHER, "cannot read the host name: %s", strerror(errno));
-        for (char *c = r->node; *c; c++)
-            *c = (char)tolower((unsigned char)*c); /* kubeadm's rule */
+        kjoin_node_name name;
+        if ((rc = kjoin_node_name_resolve(s->node_name, NULL, &name, err)))
+            return rc;
+        snprintf(r->node, sizeof(r->node), "%s", name.name);
     }
-    if (!dns_name(r->node))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "`node_name` \"%.253s\" is not a lower-case DNS name", r->node);
+    if (kjoin_dns_subdomain_check(r->node, &in)) /* a renewal's, from the current certificate */
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the current certificate's node name \"%.253s\" is not valid: %s",
+                             r->node, in.msg);
     if (s->n_o > KJOIN_BOOTSTRAP_MAX_ORGS || s->n_usages > KJOIN_BOOTSTRAP_MAX_USAGES)
         return kjoin_err_set(err, KJOIN_E_USAGE, "at most %d subject organisations and %d usages",
                              KJOIN_BOOTSTRAP_MAX_ORGS, KJOIN_BOOTSTRAP_MAX_USAGES);

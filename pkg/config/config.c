@@ -140,7 +140,7 @@ static kjoin_code read_bootstrap_token(kjoin_yaml *y, yaml_node_t *bt, kjoin_joi
     kjoin_code rc;
     if ((rc = only_keys(y, bt, where, keys, 4, err)) || (rc = token_field(y, bt, where, "token", &c->token, err)) ||
         (rc = string_field(y, bt, where, "apiServerEndpoint", &endpoint, &en, err)) ||
-        (rc = bool_field(y, bt, where, "unsafeSkipCAVerification", &c->spec.unsafe_skip_ca_verification, err)) ||
+        (rc = bool_field(y, bt, where, "unsafeSkipCAVerification", &c->spec.join.unsafe_skip_ca_verification, err)) ||
         (rc = kjoin_yaml__get(y, bt, "caCertHashes", &hashes, BAD, err)))
         return rc;
     if (!c->token)
@@ -174,7 +174,7 @@ static kjoin_code read_timeout(kjoin_yaml *y, yaml_node_t *map, const char *wher
     if (rc || !value)
         return rc;
     snprintf(what, sizeof(what), "%s.%s", where, key);
-    return placed(kjoin_duration_parse(value, &c->spec.timeout_ms, &in), what, node, &in, err);
+    return placed(kjoin_duration_parse(value, &c->spec.join.timeout_ms, &in), what, node, &in, err);
 }
 
 static kjoin_code read_discovery(kjoin_yaml *y, yaml_node_t *root, bool v1beta3, kjoin_join_config *c,
@@ -438,19 +438,31 @@ static kjoin_code read_document(kjoin_yaml *y, bool *found, kjoin_join_config *c
 }
 
 /* Points the specification at the fields it borrows (after the final copy). */
-static void fill_spec(kjoin_join_config *c)
+/* The worker specification from what the file holds; its strings stay
+ * the configuration's. */
+static kjoin_code fill_spec(kjoin_join_config *c, kjoin_err *err)
 {
-    kjoin_join_spec *s = &c->spec;
+    kjoin_worker_spec *s = &c->spec;
+    kjoin_err in;
     c->endpoint_list[0] = c->endpoint;
-    s->endpoints = c->endpoint ? c->endpoint_list : NULL;
-    s->n_endpoints = c->endpoint ? 1 : 0;
-    s->token = c->token;
-    s->tls_bootstrap_token = c->tls_bootstrap_token;
-    s->pins = c->pins;
-    s->discovery_file = c->file;
-    s->node_name = c->node_name;
-    s->ca_cert_path = c->ca_cert_path;
-    s->flavor = KJOIN_FLAVOR_KUBEADM;
+    s->join.endpoints = c->endpoint ? c->endpoint_list : NULL;
+    s->join.n_endpoints = c->endpoint ? 1 : 0;
+    s->join.token = c->token;
+    s->join.tls_bootstrap_token = c->tls_bootstrap_token;
+    s->join.pins = c->pins;
+    s->join.discovery_file = c->file;
+    s->join.flavor = KJOIN_FLAVOR_KUBEADM;
+    s->node.name = c->node_name;
+    s->node.paths.ca_cert_path = c->ca_cert_path;
+    s->node.cri_socket = c->cri_socket;
+    s->node.ignore_preflight = c->ignore_preflight;
+    s->node.taints = (const char *const *)c->taints;
+    s->node.n_taints = c->n_taints;
+    s->node.extra_args = (const char *const *)c->extra_args;
+    s->node.n_extra_args = c->n_extra_args;
+    if (kjoin_phases_parse(c->skip_phases, &s->skip, &in))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "skipPhases: %s", in.msg);
+    return KJOIN_OK;
 }
 
 /* Whether line number line (0-based) of text contains needle. */
@@ -482,6 +494,7 @@ kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_conf
 {
     kjoin_join_config c = {.pins = kjoin_pinset_new()};
     kjoin_yaml_stream stream;
+    kjoin_worker_spec_init(&c.spec);
     kjoin_err inner;
     if (!c.pins)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
@@ -505,11 +518,13 @@ kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_conf
     kjoin_yaml__stream_close(&stream);
     if (!rc && !found)
         rc = kjoin_err_set(err, BAD, "no JoinConfiguration (%s or %s) in the configuration", supported[0], supported[1]);
+    if (!rc)
+        rc = fill_spec(&c, err);
     if (rc) {
         kjoin_join_config_release(&c);
         return rc;
     }
     *out = c;
-    fill_spec(out);
-    return KJOIN_OK;
+    /* The specification points into the configuration: at its new place. */
+    return fill_spec(out, NULL);
 }

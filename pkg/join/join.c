@@ -8,6 +8,7 @@
 #include <openssl/crypto.h>
 
 #include <kjoin/join.h>
+#include <kjoin/node.h>
 
 #include "internal.h"
 
@@ -177,25 +178,8 @@ static bool valid_cluster_name(const char *s)
     return true;
 }
 
-/* A node name as Kubernetes takes it: a lower-case RFC 1123 subdomain. */
-static bool valid_node_name(const char *s)
-{
-    size_t n = strlen(s);
-    if (!n || n > 253 || *s == '.' || *s == '-' || s[n - 1] == '.' || s[n - 1] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        bool alnum = (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9');
-        if (!alnum && s[i] != '-' && !(s[i] == '.' && s[i + 1] != '.' && s[i + 1] != '-' && s[i - 1] != '-'))
-            return false;
-    }
-    return true;
-}
-
 static kjoin_code check_outputs(const kjoin_join_spec *s, kjoin_err *err)
 {
-    if (s->node_name && !valid_node_name(s->node_name))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "`node_name` \"%.253s\" is invalid: a lower-case DNS name (a-z, "
-                                                 "0-9, '-' and '.', at most 253 characters)", s->node_name);
     if (s->cluster_name && !valid_cluster_name(s->cluster_name))
         return kjoin_err_set(err, KJOIN_E_USAGE, "`cluster_name` \"%.253s\" is invalid: use letters, digits, '-', "
                                                  "'.', '_'", s->cluster_name);
@@ -332,31 +316,31 @@ static const char *written_word(kjoin_write_result w)
     return w == KJOIN_WRITE_UNCHANGED ? "Unchanged:" : w == KJOIN_WRITE_REPLACED ? "Replaced" : "Wrote";
 }
 
-static kjoin_code write_outputs(const kjoin_join_spec *s, kjoin_join_outcome *o, kjoin_err *err)
+kjoin_code kjoin_join__write(kjoin_join_outcome *o, const char *kubeconfig_path, const char *ca_path, bool force,
+                            kjoin_log_fn log, void *log_ctx, kjoin_err *err)
 {
-    const char *out = s->kubeconfig_out ? s->kubeconfig_out : KJOIN_JOIN_DEFAULT_OUT;
     const kjoin_join_result *r = &o->result;
-    kjoin_code rc = kjoin_file_write_atomic(out, r->kubeconfig, r->kubeconfig_len, s->force, &o->kubeconfig_write,
-                                            err);
+    kjoin_code rc = kjoin_node_file_write(KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, kubeconfig_path, r->kubeconfig,
+                                          r->kubeconfig_len, force, &o->kubeconfig_write, err);
     if (rc)
         return rc;
     o->written = true;
-    kjoin_logf(s->log, s->log_ctx, 0, "[kubeconfig] %s %s (mode 0600)", written_word(o->kubeconfig_write), out);
-    if (!s->ca_cert_path)
+    kjoin_logf(log, log_ctx, 0, "[kubeconfig] %s %s (mode 0600)", written_word(o->kubeconfig_write), kubeconfig_path);
+    if (!ca_path)
         return KJOIN_OK;
     size_t len = 0;
     char *pem = kjoin_join_trusted_ca_pem(r, &len);
     if (!pem || !len) {
         free(pem);
-        return kjoin_err_set(err, KJOIN_E_OTHER, "no trusted CA certificate to write to %s", s->ca_cert_path);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "no trusted CA certificate to write to %s", ca_path);
     }
-    rc = kjoin_file_write_mode(s->ca_cert_path, pem, len, 0644, true, &o->ca_write, err);
+    rc = kjoin_node_file_write(KJOIN_NODE_FILE_CA_CERT, ca_path, pem, len, force, &o->ca_write, err);
     free(pem);
     if (rc)
         return rc;
     o->ca_written = true;
-    kjoin_logf(s->log, s->log_ctx, 0, "[kubelet-start] %s the cluster CA to %s (mode 0644)",
-               written_word(o->ca_write), s->ca_cert_path);
+    kjoin_logf(log, log_ctx, 0, "[kubelet-start] %s the cluster CA to %s (mode 0644)", written_word(o->ca_write),
+               ca_path);
     return KJOIN_OK;
 }
 
@@ -368,7 +352,7 @@ void kjoin_join_outcome_release(kjoin_join_outcome *o)
     memset(o, 0, sizeof(*o));
 }
 
-kjoin_code kjoin_join__planned(const kjoin_join_spec *spec, kjoin_join_plan *p, kjoin_join_outcome *out,
+kjoin_code kjoin_join__planned(const kjoin_join_spec *spec, kjoin_join_plan *p, bool write, kjoin_join_outcome *out,
                                kjoin_err *err)
 {
     kjoin_join_outcome o = {0};
@@ -380,8 +364,9 @@ kjoin_code kjoin_join__planned(const kjoin_join_spec *spec, kjoin_join_plan *p, 
         memcpy(o.token_id, id->id, sizeof(o.token_id));
     kjoin_code rc = discover(spec, p, &o.result, err);
     kjoin_join_plan_clear(p);
-    if (!rc && !spec->dry_run)
-        rc = write_outputs(spec, &o, err);
+    if (!rc && write)
+        rc = kjoin_join__write(&o, spec->kubeconfig_out ? spec->kubeconfig_out : KJOIN_JOIN_DEFAULT_OUT,
+                               spec->ca_cert_path, spec->force, spec->log, spec->log_ctx, err);
     if (rc) {
         kjoin_join_outcome_release(&o);
         return rc;
@@ -394,5 +379,5 @@ kjoin_code kjoin_join(const kjoin_join_spec *spec, kjoin_join_outcome *out, kjoi
 {
     kjoin_join_plan p;
     kjoin_code rc = kjoin_join_resolve(spec, &p, err);
-    return rc ? rc : kjoin_join__planned(spec, &p, out, err);
+    return rc ? rc : kjoin_join__planned(spec, &p, !spec->dry_run, out, err);
 }

@@ -1,141 +1,308 @@
-/* The worker join's phases in kubeadm's order. Discovery runs in memory when
- * kubelet-start follows, so that nothing is written before the cluster
- * checks pass; kubelet-start writes the bootstrap kubeconfig itself. */
+/* The worker join as one table of steps in kubeadm's order. Each step
+ * belongs to a kubeadm phase (and runs when that phase does) or is one of
+ * kjoin's own (discovery, writing discovery's files, the TLS bootstrap),
+ * which runs when its rule says. Which steps run is decided once, from the
+ * specification, before anything runs: then the node name is resolved, and
+ * the steps run in order. Discovery runs in memory when kubelet-start
+ * follows, so that nothing is written before the cluster checks pass. */
+#include <stdio.h>
 #include <string.h>
 
 #include <kjoin/worker.h>
 
 #include "internal.h"
 
-void kjoin_worker_outcome_release(kjoin_worker_outcome *o)
-{
-    if (o && o->discovered)
-        kjoin_join_outcome_release(&o->join);
-    if (o)
-        o->discovered = false;
-}
+enum {
+    NEEDS_PLAN = 1,      /* the join inputs resolved (tokens read, endpoints parsed) */
+    NEEDS_DISCOVERY = 2, /* the verified bootstrap kubeconfig, in memory */
+};
 
-static void print_findings(const kjoin_join_spec *j, const kjoin_preflight_report *r, size_t from)
+typedef struct worker_run {
+    const kjoin_worker_spec *spec;
+    kjoin_worker_outcome *out;
+    unsigned phases;           /* the kubeadm phases that run */
+    bool planned;
+    kjoin_join_plan plan;
+    int64_t start, deadline;
+    char *ca;                  /* discovery's trusted CA bundle (PEM) */
+    size_t ca_len;
+} worker_run;
+
+typedef struct step {
+    const char *phase;         /* the kubeadm phase it is part of, by its --skip-phases name; NULL: kjoin's own */
+    unsigned bit;              /* that phase's bit; 0 for kubeadm's control-plane phases, which have no step here */
+    unsigned needs;            /* NEEDS_*: what must be done before it */
+    bool (*when)(const worker_run *r); /* kjoin's own steps: whether it runs */
+    kjoin_code (*run)(worker_run *r, kjoin_err *err);
+} step;
+
+#define logf_(r, level, ...) kjoin_logf((r)->spec->join.log, (r)->spec->join.log_ctx, level, __VA_ARGS__)
+
+/* ---- the steps ---------------------------------------------------------- */
+
+static void print_findings(const worker_run *r, size_t from)
 {
-    for (size_t i = from; i < r->n; i++) {
-        const kjoin_preflight_finding *f = &r->items[i];
-        kjoin_logf(j->log, j->log_ctx, f->error && !f->ignored ? 0 : KJOIN_LOG_WARNING, "[preflight] %s %s: %s",
-                   !f->error ? "WARNING" : f->ignored ? "WARNING (ignored)" : "ERROR", f->name, f->message);
+    const kjoin_preflight_report *p = &r->out->node.report;
+    for (size_t i = from; i < p->n; i++) {
+        const kjoin_preflight_finding *f = &p->items[i];
+        logf_(r, f->error && !f->ignored ? 0 : KJOIN_LOG_WARNING, "[preflight] %s %s: %s",
+              !f->error ? "WARNING" : f->ignored ? "WARNING (ignored)" : "ERROR", f->name, f->message);
     }
 }
 
-/* kubelet-start's and kubelet-wait-bootstrap's part, after discovery (or
- * without it, for the wait alone). */
-static kjoin_code node_phases(const kjoin_worker_spec *spec, const kjoin_preflight_spec *pf, unsigned ph,
-                              int64_t deadline, kjoin_worker_outcome *out, kjoin_err *err)
+static kjoin_code run_preflight(worker_run *r, kjoin_err *err)
 {
-    const kjoin_join_spec *j = spec->join;
-    size_t ca_len = 0, seen = out->preflight.n;
-    char *ca = out->discovered ? kjoin_join_trusted_ca_pem(&out->join.result, &ca_len) : NULL;
-    kjoin_kubelet_start_spec ks = {
-        .paths = pf->paths,
-        .bootstrap_kubeconfig = out->discovered ? out->join.result.kubeconfig : NULL,
-        .bootstrap_len = out->discovered ? out->join.result.kubeconfig_len : 0,
-        .ca_pem = ca,
-        .ca_len = ca_len,
-        .node_name = j->node_name,
-        .preflight = pf,
-        .report = &out->preflight,
-        .taints = spec->taints,
-        .n_taints = spec->n_taints,
-        .extra_args = spec->extra_args,
-        .n_extra_args = spec->n_extra_args,
-        .phases = ph,
-        .join_id = spec->join_id,
-        .deadline_ms = deadline,
-        .before_start = spec->before_start,
-        .before_start_ctx = spec->before_start_ctx,
-        .audit_id = j->audit_id,
-        .log = j->log,
-        .log_ctx = j->log_ctx,
-    };
-    kjoin_code rc = kjoin_kubelet_start(&ks, &out->kubelet, err);
-    print_findings(j, &out->preflight, seen);
-    free(ca);
-    for (size_t i = 0; i < out->kubelet.n_steps; i++) {
-        const char *n = out->kubelet.steps[i].name;
-        int which = !strcmp(n, "kubelet-healthz") || !strcmp(n, "node-registered") ? 2 : 1;
-        out->phase_ms[which] += out->kubelet.steps[i].ms;
-    }
-    if (!rc)
-        out->ran |= ph & (KJOIN_PHASE_KUBELET_START | KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP);
+    /* The forwarding check follows the API server's address family. */
+    const char *host = r->plan.n_endpoints ? r->plan.endpoints[0].host : NULL;
+    logf_(r, 0, "[preflight] Running pre-flight checks");
+    kjoin_code rc = kjoin_preflight_node(&r->spec->node, host, &r->out->node.report, err);
+    print_findings(r, 0);
     return rc;
 }
 
-/* The node's paths: the bootstrap kubeconfig and the CA where discovery is
- * told to write them, for the checks and the writes alike. */
-static kjoin_preflight_spec node_paths(const kjoin_worker_spec *spec)
+static kjoin_code run_discovery(worker_run *r, kjoin_err *err)
 {
-    kjoin_preflight_spec pf = spec->preflight;
-    pf.paths.bootstrap_kubeconfig = spec->join->kubeconfig_out;
-    if (spec->join->ca_cert_path)
-        pf.paths.ca_cert_path = spec->join->ca_cert_path;
-    return pf;
+    /* What preflight left of the one deadline. */
+    int64_t left = r->deadline - kjoin_now_ms();
+    r->plan.timeout_ms = !(r->out->ran & KJOIN_PHASE_PREFLIGHT) ? r->deadline - r->start : left > 0 ? left : 1;
+    r->planned = false; /* the plan is spent (and wiped) by the discovery */
+    kjoin_code rc = kjoin_join__planned(&r->spec->join, &r->plan, false, &r->out->join, err);
+    if (rc)
+        return rc;
+    r->out->discovered = true;
+    r->ca = kjoin_join_trusted_ca_pem(&r->out->join.result, &r->ca_len);
+    r->out->node.bootstrap_kubeconfig = r->out->join.result.kubeconfig;
+    r->out->node.bootstrap_len = r->out->join.result.kubeconfig_len;
+    r->out->node.ca_pem = r->ca;
+    r->out->node.ca_len = r->ca_len;
+    return KJOIN_OK;
 }
 
-static kjoin_code wait_alone(const kjoin_worker_spec *spec, kjoin_worker_outcome *out, int64_t deadline,
-                             kjoin_err *err)
+static kjoin_code run_check(worker_run *r, kjoin_err *err)
 {
-    kjoin_preflight_spec pf = node_paths(spec);
-    return node_phases(spec, &pf, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, deadline, out, err);
+    size_t seen = r->out->node.report.n;
+    kjoin_code rc = kjoin_kubelet_check(&r->out->node, r->phases & KJOIN_PHASE_PREFLIGHT, err);
+    print_findings(r, seen);
+    return rc;
+}
+
+static kjoin_code run_write(worker_run *r, kjoin_err *err) { return kjoin_kubelet_write(&r->out->node, err); }
+static kjoin_code run_launch(worker_run *r, kjoin_err *err) { return kjoin_kubelet_launch(&r->out->node, err); }
+static kjoin_code run_wait(worker_run *r, kjoin_err *err) { return kjoin_kubelet_wait(&r->out->node, err); }
+
+/* Discovery alone leaves its kubeconfig (and the CA where one was asked
+ * for) on disk; a dry run writes nothing. */
+static bool discovery_alone(const worker_run *r)
+{
+    return !(r->phases & KJOIN_PHASE_KUBELET_START) && !r->spec->dry_run;
+}
+
+static kjoin_code run_write_discovered(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    return kjoin_join__write(&r->out->join, r->out->kubeconfig_path, s->node.paths.ca_cert_path, s->node.force,
+                             s->join.log, s->join.log_ctx, err);
+}
+
+static bool wants_tls_bootstrap(const worker_run *r) { return r->spec->tls_bootstrap; }
+
+/* kjoin's own TLS bootstrap, from the bootstrap kubeconfig on disk, for the
+ * node's name, within what is left of the deadline. */
+static kjoin_code run_tls_bootstrap(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    kjoin_bootstrap_spec b = s->bootstrap;
+    int64_t left = r->deadline - kjoin_now_ms();
+    b.bootstrap_kubeconfig = r->out->kubeconfig_path;
+    b.node_name = r->out->node_name.name;
+    b.ca_cert_path = s->node.paths.ca_cert_path;
+    b.kubeconfig_out = s->node.paths.kubelet_kubeconfig;
+    b.timeout_ms = left > 0 ? left : 1;
+    b.audit_id = s->join.audit_id;
+    b.log = s->join.log;
+    b.log_ctx = s->join.log_ctx;
+    kjoin_code rc = kjoin_tls_bootstrap(&b, &r->out->tls, err);
+    r->out->tls_bootstrapped = !rc;
+    return rc;
+}
+
+static bool needs_discovery(const worker_run *r);
+
+/* kubeadm's join phases in order (its control-plane ones have no step on a
+ * worker: their names are accepted, and skipping them changes nothing). */
+static const step steps[] = {
+    {"preflight", KJOIN_PHASE_PREFLIGHT, NEEDS_PLAN, NULL, run_preflight},
+    {NULL, 0, NEEDS_PLAN, needs_discovery, run_discovery},
+    {"control-plane-prepare", 0, 0, NULL, NULL},
+    {"check-etcd", 0, 0, NULL, NULL},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_write},
+    {NULL, 0, NEEDS_DISCOVERY, discovery_alone, run_write_discovered},
+    {NULL, 0, NEEDS_DISCOVERY, wants_tls_bootstrap, run_tls_bootstrap},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_launch},
+    {"etcd-join", 0, 0, NULL, NULL},
+    {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0, NULL, run_wait},
+    {"control-plane-join", 0, 0, NULL, NULL},
+    {"wait-control-plane", 0, 0, NULL, NULL},
+};
+#define N_STEPS (sizeof(steps) / sizeof(steps[0]))
+
+static bool runs(const worker_run *r, const step *s)
+{
+    return s->run && (s->phase ? (r->phases & s->bit) != 0 : s->when(r));
+}
+
+/* Discovery runs for any later step that needs it, and alone when no node
+ * phase runs. */
+static bool needs_discovery(const worker_run *r)
+{
+    if (!(r->phases & KJOIN_PHASE_ALL))
+        return true;
+    for (size_t i = 0; i < N_STEPS; i++)
+        if (steps[i].run != run_discovery && (steps[i].needs & NEEDS_DISCOVERY) && runs(r, &steps[i]))
+            return true;
+    return false;
+}
+
+static unsigned needs_of_run(const worker_run *r)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < N_STEPS; i++)
+        n |= runs(r, &steps[i]) ? steps[i].needs : 0;
+    return n;
+}
+
+/* ---- the phases asked for ----------------------------------------------- */
+
+kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err)
+{
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, ","), base = strcspn(p, ",/"); /* "control-plane-prepare/all" */
+        bool known = false;
+        for (size_t i = 0; i < N_STEPS; i++)
+            if (steps[i].phase && strlen(steps[i].phase) == base && strncmp(p, steps[i].phase, base) == 0) {
+                known = true;
+                *mask |= steps[i].bit;
+            }
+        if (len && !known)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "unknown phase \"%.*s\"; a worker join has preflight, "
+                                 "kubelet-start and kubelet-wait-bootstrap", (int)(len > 60 ? 60 : len), p);
+        p += len + (p[len] == ',');
+    }
+    return KJOIN_OK;
+}
+
+const char *kjoin_phase_name(unsigned phase)
+{
+    for (size_t i = 0; i < N_STEPS; i++)
+        if (steps[i].phase && steps[i].bit == phase)
+            return steps[i].phase;
+    return "?";
+}
+
+/* The specification's own checks, and the phases to run: one alone, or all
+ * but those skipped. The wait waits
+ * for what kubelet-start started: skipping that skips the wait too. A dry
+ * run is discovery's: nothing on the node changes. */
+static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err *err)
+{
+    unsigned skip = s->skip;
+    const kjoin_node_paths *p = &s->node.paths;
+    const struct {
+        const char *field, *value;
+    } paths[] = {
+        {"kubernetes_dir", p->kubernetes_dir},        {"kubelet_dir", p->kubelet_dir},
+        {"bootstrap_kubeconfig", p->bootstrap_kubeconfig}, {"kubelet_kubeconfig", p->kubelet_kubeconfig},
+        {"ca_cert_path", p->ca_cert_path},
+    };
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+        if (paths[i].value && !*paths[i].value)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "`%s` is empty", paths[i].field);
+    if (s->only & (s->only - 1) || s->only & ~(unsigned)KJOIN_PHASE_ALL)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`only` names one worker phase");
+    if (s->tls_bootstrap && s->dry_run)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`tls_bootstrap` writes the node's files: not with `dry_run`");
+    if (skip & KJOIN_PHASE_KUBELET_START)
+        skip |= KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP;
+    *out = s->dry_run ? 0 : s->only ? s->only : KJOIN_PHASE_ALL & ~skip;
+    return KJOIN_OK;
+}
+
+/* ---- the join ----------------------------------------------------------- */
+
+void kjoin_worker_spec_init(kjoin_worker_spec *spec)
+{
+    memset(spec, 0, sizeof(*spec));
+    spec->join.flavor = KJOIN_FLAVOR_AUTO;
+    spec->join.timeout_ms = KJOIN_JOIN_DEFAULT_TIMEOUT_MS;
+    spec->node.paths.kubernetes_dir = KJOIN_NODE_KUBERNETES_DIR;
+    spec->node.paths.kubelet_dir = KJOIN_NODE_KUBELET_DIR;
+    spec->bootstrap.key_type = KJOIN_KEY_ECDSA_P256;
+}
+
+void kjoin_worker_outcome_release(kjoin_worker_outcome *o)
+{
+    if (!o)
+        return;
+    if (o->discovered)
+        kjoin_join_outcome_release(&o->join);
+    o->discovered = false;
+    kjoin_node_join_release(&o->node);
+    free((void *)o->node.ca_pem);
+    o->node.ca_pem = NULL;
+    o->node.bootstrap_kubeconfig = NULL;
+}
+
+/* Whether no later step of s's phase runs: the phase ran to its end. */
+static bool last_of_phase(const worker_run *r, size_t i)
+{
+    for (size_t k = i + 1; k < N_STEPS; k++)
+        if (steps[k].bit == steps[i].bit && runs(r, &steps[k]))
+            return false;
+    return true;
 }
 
 kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome *out, kjoin_err *err)
 {
-    kjoin_join_spec *j = spec->join;
-    unsigned ph = spec->phases;
-    int64_t t = kjoin_now_ms(), timeout = j->timeout_ms ? j->timeout_ms : KJOIN_JOIN_DEFAULT_TIMEOUT_MS;
-    int64_t deadline = t + timeout;
-    kjoin_code rc = KJOIN_OK;
+    const kjoin_join_spec *j = &spec->join;
+    worker_run r = {.spec = spec, .out = out, .start = kjoin_now_ms()};
+    kjoin_code rc;
     memset(out, 0, sizeof(*out));
-    /* kubelet-wait-bootstrap alone needs neither discovery nor its inputs. */
-    if (ph == KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP)
-        return wait_alone(spec, out, deadline, err);
-    kjoin_join_plan plan;
-    if ((rc = kjoin_join_resolve(j, &plan, err)))
+    r.deadline = r.start + (j->timeout_ms > 0 ? j->timeout_ms : KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
+    kjoin_node_file_path(&spec->node.paths, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, out->kubeconfig_path,
+                         sizeof(out->kubeconfig_path));
+    if ((rc = phases_of(spec, &r.phases, err)))
         return rc;
-    /* A K3s agent runs its kubelet itself, from its own configuration:
-     * kubeadm's node phases have nothing to do there. */
-    if (plan.kind == KJOIN_DISCOVERY_K3S && (ph & KJOIN_PHASE_ALL)) {
-        kjoin_logf(j->log, j->log_ctx, 0, "[join] A K3s cluster: its agent starts the kubelet, so only discovery runs");
-        ph &= ~(unsigned)KJOIN_PHASE_ALL;
-    }
-    kjoin_preflight_spec pf = node_paths(spec);
-    if (ph & KJOIN_PHASE_PREFLIGHT) {
-        /* The forwarding check follows the API server's address family. */
-        if (plan.n_endpoints)
-            pf.endpoint_host = plan.endpoints[0].host;
-        kjoin_logf(j->log, j->log_ctx, 0, "[preflight] Running pre-flight checks");
-        rc = kjoin_preflight_node(&pf, &out->preflight, err);
-        print_findings(j, &out->preflight, 0);
-        out->phase_ms[0] = kjoin_now_ms() - t;
-        if (rc) {
-            kjoin_join_plan_clear(&plan);
+    /* One node name for every step, checked before anything is read or
+     * written. */
+    if ((rc = kjoin_node_name_resolve(spec->node.name, NULL, &out->node_name, err)))
+        return rc;
+    if (needs_of_run(&r) & NEEDS_PLAN) {
+        if ((rc = kjoin_join_resolve(j, &r.plan, err)))
             return rc;
+        r.planned = true;
+        /* A K3s agent runs its kubelet itself, from its own configuration:
+         * kubeadm's node phases have nothing to do there. */
+        if (r.plan.kind == KJOIN_DISCOVERY_K3S && (r.phases & KJOIN_PHASE_ALL)) {
+            logf_(&r, 0, "[join] A K3s cluster: its agent starts the kubelet, so only discovery runs");
+            r.phases = 0;
         }
-        out->ran |= KJOIN_PHASE_PREFLIGHT;
     }
-    bool discover = (ph & KJOIN_PHASE_KUBELET_START) || !(ph & KJOIN_PHASE_ALL);
-    if (!discover)
-        kjoin_join_plan_clear(&plan);
-    if (discover) {
-        bool dry = j->dry_run;
-        t = kjoin_now_ms();
-        j->dry_run = dry || (ph & KJOIN_PHASE_KUBELET_START);
-        /* What preflight left of the one deadline. */
-        plan.timeout_ms = !(out->ran & KJOIN_PHASE_PREFLIGHT) ? timeout : deadline - t > 0 ? deadline - t : 1;
-        rc = kjoin_join__planned(j, &plan, &out->join, err);
-        j->dry_run = dry;
-        if (rc)
-            return rc;
-        out->discovered = true;
+    out->node = (kjoin_node_join){.spec = &spec->node, .name = out->node_name, .join_id = spec->join_id,
+                                  .deadline_ms = r.deadline, .audit_id = j->audit_id, .log = j->log,
+                                  .log_ctx = j->log_ctx};
+    for (size_t i = 0; !rc && i < N_STEPS; i++) {
+        if (!runs(&r, &steps[i]))
+            continue;
+        int64_t t = kjoin_now_ms();
+        rc = steps[i].run(&r, err);
+        if (steps[i].bit)
+            out->phase_ms[steps[i].bit == KJOIN_PHASE_PREFLIGHT ? 0 : steps[i].bit == KJOIN_PHASE_KUBELET_START ? 1 : 2] +=
+                kjoin_now_ms() - t;
+        if (!rc && steps[i].bit && last_of_phase(&r, i))
+            out->ran |= steps[i].bit;
     }
-    if (!(ph & (KJOIN_PHASE_KUBELET_START | KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP)) || j->dry_run)
-        return KJOIN_OK;
-    return node_phases(spec, &pf, ph, deadline, out, err);
+    if (r.planned)
+        kjoin_join_plan_clear(&r.plan);
+    return rc;
 }

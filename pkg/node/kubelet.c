@@ -1,9 +1,7 @@
 /* What kubelet-start writes: the cluster's kubelet configuration, checked,
- * and the node's flags file; and kubeadm's phase names. */
-#include <ctype.h>
+ * and the node's flags file. */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <kjoin/node.h>
 
@@ -11,46 +9,6 @@
 #include "internal.h"
 
 #define BAD KJOIN_E_OTHER /* the cluster's data, not the user's */
-
-static const struct {
-    const char *name;
-    unsigned bit; /* 0: a control-plane phase, nothing on a worker */
-} phases[] = {
-    {"preflight", KJOIN_PHASE_PREFLIGHT},
-    {"control-plane-prepare", 0},
-    {"check-etcd", 0},
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START},
-    {"etcd-join", 0},
-    {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP},
-    {"control-plane-join", 0},
-    {"wait-control-plane", 0},
-};
-
-kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err)
-{
-    for (const char *p = list; p && *p;) {
-        size_t len = strcspn(p, ","), base = strcspn(p, ",/"); /* "control-plane-prepare/all" */
-        bool known = false;
-        for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]) && !known; i++)
-            if (strlen(phases[i].name) == base && strncmp(p, phases[i].name, base) == 0) {
-                known = true;
-                *mask |= phases[i].bit;
-            }
-        if (len && !known)
-            return kjoin_err_set(err, KJOIN_E_USAGE, "unknown phase \"%.*s\"; a worker join has preflight, "
-                                 "kubelet-start and kubelet-wait-bootstrap", (int)(len > 60 ? 60 : len), p);
-        p += len + (p[len] == ',');
-    }
-    return KJOIN_OK;
-}
-
-const char *kjoin_phase_name(unsigned phase)
-{
-    for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
-        if (phases[i].bit == phase)
-            return phases[i].name;
-    return "?";
-}
 
 static kjoin_code scalar(kjoin_yaml *y, yaml_node_t *root, const char *key, const char **out, kjoin_err *err)
 {
@@ -199,35 +157,30 @@ static int by_name(const void *a, const void *b)
     return strcmp(((const flag *)a)->name, ((const flag *)b)->name);
 }
 
-kjoin_code kjoin_kubelet_flags_env(const kjoin_kubelet_flags *f, char **out, kjoin_err *err)
+kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node_name *name, const char *cri_socket,
+                                   int kubelet_minor, char **out, kjoin_err *err)
 {
     flag flags[40];
     size_t n = 0;
-    char host[256] = "", taints[2048] = "";
+    char taints[2048] = "";
     kjoin_code rc = KJOIN_OK;
     *out = NULL;
-    if (f->kubelet_minor && f->kubelet_minor < 24)
+    if (kubelet_minor && kubelet_minor < 24)
         rc = put_flag(flags, &n, 40, "container-runtime", "remote", err);
-    if (!rc && f->cri_socket)
-        rc = put_flag(flags, &n, 40, "container-runtime-endpoint", f->cri_socket, err);
-    if (f->host_name)
-        snprintf(host, sizeof(host), "%s", f->host_name);
-    else if (gethostname(host, sizeof(host) - 1) != 0)
-        host[0] = '\0';
-    for (char *c = host; *c; c++)
-        *c = (char)tolower((unsigned char)*c);
-    if (!rc && f->node_name && strcmp(f->node_name, host) != 0)
-        rc = put_flag(flags, &n, 40, "hostname-override", f->node_name, err);
-    for (size_t i = 0; !rc && i < f->n_taints; i++) {
+    if (!rc && cri_socket)
+        rc = put_flag(flags, &n, 40, "container-runtime-endpoint", cri_socket, err);
+    if (!rc && !name->is_host_name)
+        rc = put_flag(flags, &n, 40, "hostname-override", name->name, err);
+    for (size_t i = 0; !rc && i < spec->n_taints; i++) {
         size_t used = strlen(taints);
-        if ((size_t)snprintf(taints + used, sizeof(taints) - used, "%s%s", i ? "," : "", f->taints[i]) >=
+        if ((size_t)snprintf(taints + used, sizeof(taints) - used, "%s%s", i ? "," : "", spec->taints[i]) >=
             sizeof(taints) - used)
             rc = kjoin_err_set(err, KJOIN_E_USAGE, "the taints are too long");
     }
-    if (!rc && f->n_taints)
+    if (!rc && spec->n_taints)
         rc = put_flag(flags, &n, 40, "register-with-taints", taints, err);
-    for (size_t i = 0; !rc && i < f->n_extra_args; i++) {
-        const char *a = f->extra_args[i], *eq = strchr(a, '=');
+    for (size_t i = 0; !rc && i < spec->n_extra_args; i++) {
+        const char *a = spec->extra_args[i], *eq = strchr(a, '=');
         rc = put(flags, &n, 40, a, eq ? (size_t)(eq - a) : strlen(a), eq ? eq + 1 : "", err);
     }
     if (rc)

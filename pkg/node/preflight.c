@@ -43,9 +43,9 @@ static bool ignored(const char *list, const char *name)
     return false;
 }
 
-static void add(kjoin_preflight_report *r, const kjoin_preflight_spec *s, bool error, const char *name,
+static void add(kjoin_preflight_report *r, const kjoin_node_spec *s, bool error, const char *name,
                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void add(kjoin_preflight_report *r, const kjoin_preflight_spec *s, bool error, const char *name,
+static void add(kjoin_preflight_report *r, const kjoin_node_spec *s, bool error, const char *name,
                 const char *fmt, ...)
 {
     if (r->n == KJOIN_PREFLIGHT_MAX)
@@ -57,11 +57,11 @@ static void add(kjoin_preflight_report *r, const kjoin_preflight_spec *s, bool e
     vsnprintf(f->message, sizeof(f->message), fmt, ap);
     va_end(ap);
     f->error = error;
-    f->ignored = error && ignored(s->ignore, name);
+    f->ignored = error && ignored(s->ignore_preflight, name);
 }
 
 /* "FileAvailable--etc-kubernetes-kubelet.conf", as kubeadm names the check. */
-static void file_available(kjoin_preflight_report *r, const kjoin_preflight_spec *s, const char *path)
+static void file_available(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *path)
 {
     char name[80];
     struct stat st;
@@ -73,7 +73,7 @@ static void file_available(kjoin_preflight_report *r, const kjoin_preflight_spec
                               "wrote it (move it away)", path);
 }
 
-static void check_root(kjoin_preflight_report *r, const kjoin_preflight_spec *s)
+static void check_root(kjoin_preflight_report *r, const kjoin_node_spec *s)
 {
     if (!s->not_root_ok && geteuid() != 0)
         add(r, s, true, "IsPrivilegedUser", "user is not running as root: run the join as root (sudo)");
@@ -93,7 +93,7 @@ static bool socket_answers(const char *path)
     return ok;
 }
 
-static void check_cri(kjoin_preflight_report *r, const kjoin_preflight_spec *s)
+static void check_cri(kjoin_preflight_report *r, const kjoin_node_spec *s)
 {
     const char *path = s->cri_socket;
     if (path && strncmp(path, "unix://", 7) == 0)
@@ -134,7 +134,7 @@ kjoin_code kjoin_kubelet_version_parse(const char *text, char *version, size_t c
     return KJOIN_OK;
 }
 
-static void check_kubelet(kjoin_preflight_report *r, const kjoin_preflight_spec *s)
+static void check_kubelet(kjoin_preflight_report *r, const kjoin_node_spec *s)
 {
     kjoin_err e;
     char *out = NULL;
@@ -152,7 +152,7 @@ static void check_kubelet(kjoin_preflight_report *r, const kjoin_preflight_spec 
     free(out);
 }
 
-static void check_port(kjoin_preflight_report *r, const kjoin_preflight_spec *s)
+static void check_port(kjoin_preflight_report *r, const kjoin_node_spec *s)
 {
     int port = s->kubelet_port ? s->kubelet_port : KJOIN_NODE_KUBELET_PORT, one = 1;
     char name[32];
@@ -168,7 +168,7 @@ static void check_port(kjoin_preflight_report *r, const kjoin_preflight_spec *s)
 }
 
 /* Reads a small file under the proc directory; "" when unreadable. */
-static void read_proc(const kjoin_preflight_spec *s, const char *rel, char *buf, size_t cap)
+static void read_proc(const kjoin_node_spec *s, const char *rel, char *buf, size_t cap)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", s->proc_dir ? s->proc_dir : "/proc", rel);
@@ -182,7 +182,7 @@ static void read_proc(const kjoin_preflight_spec *s, const char *rel, char *buf,
 }
 
 /* Whether /proc/swaps lists a device (its first line is a header). */
-static bool swap_on(const kjoin_preflight_spec *s)
+static bool swap_on(const kjoin_node_spec *s)
 {
     char buf[4096];
     read_proc(s, "swaps", buf, sizeof(buf));
@@ -190,15 +190,15 @@ static bool swap_on(const kjoin_preflight_spec *s)
     return nl && nl[1] != '\0';
 }
 
-static void check_forwarding(kjoin_preflight_report *r, const kjoin_preflight_spec *s)
+static void check_forwarding(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *host)
 {
     unsigned char addr[16];
     const char *rel = NULL;
-    if (!s->endpoint_host)
+    if (!host)
         return;
-    if (inet_pton(AF_INET, s->endpoint_host, addr) == 1)
+    if (inet_pton(AF_INET, host, addr) == 1)
         rel = "sys/net/ipv4/ip_forward";
-    else if (inet_pton(AF_INET6, s->endpoint_host, addr) == 1)
+    else if (inet_pton(AF_INET6, host, addr) == 1)
         rel = "sys/net/ipv6/conf/default/forwarding";
     if (!rel)
         return; /* a host name: kubeadm checks neither family */
@@ -232,7 +232,8 @@ static kjoin_code verdict(const kjoin_preflight_report *r, size_t from, kjoin_er
     return KJOIN_OK;
 }
 
-kjoin_code kjoin_preflight_node(const kjoin_preflight_spec *spec, kjoin_preflight_report *report, kjoin_err *err)
+kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *endpoint_host, kjoin_preflight_report *report,
+                                kjoin_err *err)
 {
     kjoin_node__resolved p;
     memset(report, 0, sizeof(*report));
@@ -247,11 +248,11 @@ kjoin_code kjoin_preflight_node(const kjoin_preflight_spec *spec, kjoin_prefligh
                                          "configuration sets failSwapOn: false (checked after discovery)");
     check_kubelet(report, spec);
     check_port(report, spec);
-    check_forwarding(report, spec);
+    check_forwarding(report, spec, endpoint_host);
     return verdict(report, 0, err);
 }
 
-kjoin_code kjoin_preflight_cluster(const kjoin_preflight_spec *spec, int server_minor, bool fail_swap_on,
+kjoin_code kjoin_preflight_cluster(const kjoin_node_spec *spec, int server_minor, bool fail_swap_on,
                                    kjoin_preflight_report *report, kjoin_err *err)
 {
     size_t from = report->n;

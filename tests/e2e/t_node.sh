@@ -75,8 +75,9 @@ TOML
 # This machine keeps IPv4 forwarding off, and a test must not turn it on.
 NODE_IGNORE=FileContent--proc-sys-net-ipv4-ip_forward
 
-# in_node FN [PATH]: runs the function FN of this suite as root in a private
-# mount namespace whose /etc and /var/lib are copy-on-write views of the
+# in_node FN [PATH]: runs the function FN of this suite as root in private
+# mount and UTS namespaces (a scenario may give its node a host name of its
+# own), where /etc and /var/lib are copy-on-write views of the
 # machine's (overlays with their upper layers in $T/ns): whatever the node
 # writes there goes with $T, and the machine's /etc/kubernetes and
 # /var/lib/kubelet are never touched. The suite's functions and variables
@@ -85,7 +86,7 @@ NODE_IGNORE=FileContent--proc-sys-net-ipv4-ip_forward
 in_node() {
   local fn=$1 path=${2:-$KBIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin} n=$T/ns
   mkdir -p "$n/etc.upper" "$n/etc.work" "$n/lib.upper" "$n/lib.work"
-  unshare --mount --propagation private env -i PATH="$path" HOME=/root LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" bash -c "
+  unshare --mount --uts --propagation private env -i PATH="$path" HOME=/root LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" bash -c "
     mount -t overlay overlay -o lowerdir=/etc,upperdir=$n/etc.upper,workdir=$n/etc.work /etc &&
       mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$n/lib.upper,workdir=$n/lib.work /var/lib || exit 1
     $(declare -p KJOIN T ROOT REPO_DIR TOOLS KBIN KUBECTL KUBECACHEDIR E2E_ENDPOINT E2E_SERVER E2E_PIN E2E_CA E2E_ADMIN E2E_DIR \
@@ -243,6 +244,36 @@ CFG
 }
 
 t_e2e_node_join_configuration_and_tls_bootstrap() { on_node node_scenario_config e2e-tainted; }
+
+# The node's name when none is given: the host name, lower-cased, as kubeadm
+# and the kubelet take it, decided once for the whole join and kjoin's TLS
+# bootstrap; a host name that is no node name is refused before the cluster
+# is asked anything.
+node_scenario_host_name() {
+  local csrs rc=0 args=("$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN"
+    --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 60s --tls-bootstrap -o json)
+  csrs=$(kc get csr -o name | sort)
+  printf %s Node_1 >/proc/sys/kernel/hostname
+  node_join "${args[@]}" || return 1
+  [ "$JOIN_RC" = 2 ] || { fail "host Node_1: exit $JOIN_RC, want 2: $(tail -3 "$T/join.err")"; kubelet_down; return 1; }
+  join_err 'the host name "node_1" is not a valid node name' || return 1
+  nothing_written || return 1
+  [ "$(kc get csr -o name | sort)" = "$csrs" ] || { fail "a CSR was made for a refused name"; return 1; }
+  printf %s E2E-Host.Example >/proc/sys/kernel/hostname
+  node_join "${args[@]}" || return 1
+  [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -5 "$T/join.err")"; kubelet_down; return 1; }
+  jq -e '.nodeName == "e2e-host.example" and .tlsBootstrap.nodeName == "e2e-host.example"' "$T/join.out" >/dev/null ||
+    { fail "json: $(jq -c '.nodeName, .tlsBootstrap' "$T/join.out")"; rc=1; }
+  kc get node e2e-host.example >/dev/null 2>&1 || { fail "no Node e2e-host.example: $(kc get nodes -o name | tr '\n' ' ')"; rc=1; }
+  ! grep -q -- --hostname-override /var/lib/kubelet/kubeadm-flags.env || { fail "the host's own name was overridden"; rc=1; }
+  openssl x509 -in /var/lib/kubelet/pki/kubelet-client-current.pem -noout -subject | grep -q "CN = system:node:e2e-host.example" ||
+    { fail "the client certificate is not e2e-host.example's"; rc=1; }
+  kubelet_down
+  "$KJOIN" reset >/dev/null 2>&1 || { fail "reset failed"; rc=1; }
+  nothing_written || rc=1
+  return $rc
+}
+t_e2e_node_host_name_is_the_node_name_once() { on_node node_scenario_host_name e2e-host.example; }
 
 # A Node of the same name that is Ready already is refused, as kubeadm does,
 # before anything is written.

@@ -65,6 +65,19 @@ t_install_everything_and_uninstall_exactly() {
   LD_LIBRARY_PATH=$root/usr/lib "$T/join-with-lib" "127.0.0.1:$PORT" "$C/token" "$PIN" "$T/lib.conf" >"$T/lib.out" 2>&1 ||
     { fail "the library join: $(cat "$T/lib.out")"; return 1; }
   kubectl --kubeconfig "$T/lib.conf" get --raw "$CLUSTER_INFO_PATH" >/dev/null || fail "kubectl with the library's kubeconfig" || return 1
+  # The worker join through the one specification: discovery alone here
+  # (nginx is no API server), and the same node-name rule as the command.
+  PKG_CONFIG_PATH=$root/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root \
+    cc -std=c11 -Wall -Werror $san "$REPO/testdata/library/worker.c" $(PKG_CONFIG_PATH=$root/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root pkg-config --cflags --libs kjoin) \
+    -o "$T/worker-with-lib" 2>"$T/cc.err" || { fail "build the worker against the library: $(head -3 "$T/cc.err")"; return 1; }
+  LD_LIBRARY_PATH=$root/usr/lib "$T/worker-with-lib" "127.0.0.1:$PORT" "$C/token" "$PIN" Worker-7 "$T/worker.conf" \
+    preflight,kubelet-start >"$T/worker.out" 2>&1 || { fail "the library's worker join: $(cat "$T/worker.out")"; return 1; }
+  grep -q "as node worker-7$" "$T/worker.out" || fail "node name: $(cat "$T/worker.out")" || return 1
+  [ "$(stat -c %a "$T/worker.conf")" = 600 ] || fail "the bootstrap kubeconfig's mode" || return 1
+  kubectl --kubeconfig "$T/worker.conf" get --raw "$CLUSTER_INFO_PATH" >/dev/null || fail "kubectl with the worker's kubeconfig" || return 1
+  LD_LIBRARY_PATH=$root/usr/lib "$T/worker-with-lib" "127.0.0.1:$PORT" "$C/token" "$PIN" a..b "$T/bad.conf" \
+    preflight,kubelet-start >"$T/worker.out" 2>&1; [ $? = 2 ] && [ ! -e "$T/bad.conf" ] ||
+    fail "a bad node name through the library: $(cat "$T/worker.out")" || return 1
   # make uninstall removes exactly what install wrote.
   clean_make -s -C "$REPO" uninstall BUILD="$BUILD_DIR" DESTDIR="$root" PREFIX=/usr >/dev/null || return 1
   [ -z "$(find "$root" -mindepth 1)" ] || fail "left behind: $(find "$root" -mindepth 1 | head -3)" || return 1

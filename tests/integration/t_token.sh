@@ -434,7 +434,7 @@ t_token_kubeadm_command_lines() {
   jq -e '.nodeName == "worker-1" and .node.phases == []' "$OUT" >/dev/null ||
     fail "--node-name is not in the result, or a node phase ran" || return 1
   kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --node-name Worker_1 || return 1
-  err_has '--node-name "Worker_1" is invalid' || return 1
+  err_has '--node-name "worker_1" is not a valid node name' || return 1
   kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --patches=a \
     --patches=b || return 1
   [ "$(grep -c 'node-local flag' "$ERR")" -eq 1 ] || fail "a repeated flag was reported twice" || return 1

@@ -19,7 +19,7 @@ static void test_v1beta3_token_discovery(void **state)
     if (parse(yaml, &c, &err))
         fail_msg("%s", err.msg);
     assert_string_equal(c.api_version, "kubeadm.k8s.io/v1beta3");
-    const kjoin_join_spec *s = &c.spec;
+    const kjoin_join_spec *s = &c.spec.join;
     assert_int_equal(s->n_endpoints, 1);
     assert_string_equal(s->endpoints[0], "10.0.0.10:6443");
     assert_string_equal(s->token, "abcdef.0123456789abcdef");
@@ -42,11 +42,11 @@ static void test_v1beta4_file_discovery(void **state)
     kjoin_err err;
     if (parse(yaml, &c, &err))
         fail_msg("%s", err.msg);
-    assert_int_equal(c.spec.n_endpoints, 0);
-    assert_null(c.spec.token);
-    assert_string_equal(c.spec.discovery_file, "https://config.example.com/cluster.kubeconfig");
-    assert_string_equal(c.spec.tls_bootstrap_token, "abcdef.0123456789abcdef");
-    assert_int_equal(c.spec.timeout_ms, 90000);
+    assert_int_equal(c.spec.join.n_endpoints, 0);
+    assert_null(c.spec.join.token);
+    assert_string_equal(c.spec.join.discovery_file, "https://config.example.com/cluster.kubeconfig");
+    assert_string_equal(c.spec.join.tls_bootstrap_token, "abcdef.0123456789abcdef");
+    assert_int_equal(c.spec.join.timeout_ms, 90000);
     assert_non_null(strstr(c.notes[0], "Skipping InitConfiguration"));
     kjoin_join_config_release(&c);
     free(yaml);
@@ -146,12 +146,20 @@ static void test_fields_honoured_or_noted(void **state)
     if (parse(yaml, &c, &err))
         fail_msg("%s", err.msg);
     assert_true(c.spec.dry_run);
-    assert_string_equal(c.spec.ca_cert_path, "/etc/kubernetes/pki/ca.crt");
-    assert_string_equal(c.spec.node_name, "worker-1");
-    assert_int_equal(c.spec.timeout_ms, 120000);
+    assert_string_equal(c.spec.node.paths.ca_cert_path, "/etc/kubernetes/pki/ca.crt");
+    assert_string_equal(c.spec.node.name, "worker-1");
+    assert_int_equal(c.spec.join.timeout_ms, 120000);
     assert_string_equal(c.cri_socket, "unix:///x");
     assert_string_equal(c.ignore_preflight, "Swap,CRI");
     assert_string_equal(c.skip_phases, "preflight");
+    /* The one worker specification carries the node's registration whole. */
+    assert_int_equal(c.spec.skip, KJOIN_PHASE_PREFLIGHT);
+    assert_string_equal(c.spec.node.cri_socket, "unix:///x");
+    assert_string_equal(c.spec.node.ignore_preflight, "Swap,CRI");
+    assert_int_equal(c.spec.node.n_taints, 2);
+    assert_string_equal(c.spec.node.taints[1], "only:NoExecute");
+    assert_int_equal(c.spec.node.n_extra_args, 1);
+    assert_string_equal(c.spec.node.extra_args[0], "a=b");
     assert_int_equal(c.n_taints, 2);
     assert_string_equal(c.taints[0], "k=v:NoSchedule");
     assert_string_equal(c.taints[1], "only:NoExecute");

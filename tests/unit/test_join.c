@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <kjoin/join.h>
+#include <kjoin/worker.h>
 
 #include "testutil.h"
 
@@ -206,9 +207,7 @@ static void test_inputs_checked_against_each_other(void **state)
     s.n_endpoints = 1, s.endpoints = (const char *const[]){"127.0.0.1:6443/api"};
     refused(&s, "a path is not allowed");
     s = base();
-    s.token = TOK, s.node_name = "Worker_1";
-    refused(&s, "`node_name` \"Worker_1\" is invalid");
-    s.node_name = "worker-1.example.com";
+    s.token = TOK;
     kjoin_join_plan p;
     resolves(&s, &p);
     s.cluster_name = "a b";
@@ -217,6 +216,100 @@ static void test_inputs_checked_against_each_other(void **state)
     refused(&s, "`kubeconfig_out` is empty");
     kjoin_join_plan_clear(&p);
     kjoin_pinset_free(pins);
+}
+
+static void test_phases(void **state)
+{
+    (void)state;
+    unsigned m = 0;
+    kjoin_err err;
+    assert_int_equal(kjoin_phases_parse("preflight,kubelet-start", &m, &err), KJOIN_OK);
+    assert_int_equal(m, KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_KUBELET_START);
+    m = 0;
+    assert_int_equal(kjoin_phases_parse("control-plane-prepare/all,control-plane-join,kubelet-wait-bootstrap", &m, &err),
+                     KJOIN_OK);
+    assert_int_equal(m, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP);
+    const char *bad[] = {"kubelet", "preflight,kubelet-strat", "Preflight", "kubelet-start-x", "preflight/all/x,x"};
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        m = 0;
+        if (kjoin_phases_parse(bad[i], &m, &err) != KJOIN_E_USAGE)
+            fail_msg("\"%s\" accepted", bad[i]);
+        assert_non_null(strstr(err.msg, "unknown phase"));
+    }
+    m = 0;
+    assert_int_equal(kjoin_phases_parse("", &m, &err), KJOIN_OK);
+    assert_int_equal(m, 0);
+    assert_string_equal(kjoin_phase_name(KJOIN_PHASE_KUBELET_START), "kubelet-start");
+}
+
+
+/* A worker spec whose discovery would fail at once, reading a token file
+ * that is not there: what fails before it proves its order. */
+static void worker_base(kjoin_worker_spec *w)
+{
+    kjoin_worker_spec_init(w);
+    w->join.endpoints = one_endpoint, w->join.n_endpoints = 1, w->join.unsafe_skip_ca_verification = true;
+    w->join.token_file = "/nonexistent/kjoin-token";
+    w->skip = KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_KUBELET_START; /* discovery alone */
+}
+
+static void test_worker_node_name_before_anything(void **state)
+{
+    (void)state;
+    char long_name[256];
+    memset(long_name, 'a', 254);
+    long_name[254] = '\0';
+    const char *bad[] = {"Node_1", "a-.b", "a..b", long_name, "-a", "a.", "", "a b", "node\xc3\xa9"};
+    const unsigned skips[] = {KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_KUBELET_START, 0};
+    for (size_t i = 0; i < TU_LEN(bad); i++)
+        for (size_t k = 0; k < TU_LEN(skips) + 1; k++) {
+            kjoin_worker_spec w;
+            kjoin_worker_outcome o;
+            kjoin_err err;
+            worker_base(&w);
+            w.node.name = bad[i];
+            w.skip = k < TU_LEN(skips) ? skips[k] : 0;
+            w.only = k < TU_LEN(skips) ? 0 : KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP;
+            if (kjoin_worker_join(&w, &o, &err) != KJOIN_E_USAGE || !strstr(err.msg, "`node_name`"))
+                fail_msg("name \"%.20s\", case %zu: %s", bad[i], k, err.msg);
+            assert_false(o.discovered);
+            kjoin_worker_outcome_release(&o);
+        }
+    /* A valid name in upper case is lower-cased, as kubeadm does, and the
+     * join goes on (to the token file, which is missing). */
+    kjoin_worker_spec w;
+    kjoin_worker_outcome o;
+    kjoin_err err;
+    worker_base(&w);
+    w.node.name = " Worker-1.Example ";
+    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "`token_file`"));
+    assert_string_equal(o.node_name.name, "worker-1.example");
+    kjoin_worker_outcome_release(&o);
+}
+
+static void test_worker_phases_asked(void **state)
+{
+    (void)state;
+    kjoin_worker_spec w;
+    kjoin_worker_outcome o;
+    kjoin_err err;
+    worker_base(&w);
+    w.node.name = "n";
+    w.only = KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_KUBELET_START;
+    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "`only`"));
+    w.only = 8;
+    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    w.only = 0, w.tls_bootstrap = true, w.dry_run = true;
+    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "`tls_bootstrap`"));
+    /* The defaults the initialiser sets. */
+    kjoin_worker_spec_init(&w);
+    assert_int_equal(w.join.timeout_ms, KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
+    assert_string_equal(w.node.paths.kubernetes_dir, KJOIN_NODE_KUBERNETES_DIR);
+    assert_string_equal(w.node.paths.kubelet_dir, KJOIN_NODE_KUBELET_DIR);
+    assert_int_equal(w.skip | w.only, 0);
 }
 
 int main(void)
@@ -229,6 +322,9 @@ int main(void)
         cmocka_unit_test(test_malformed_token_is_not_k3s),
         cmocka_unit_test(test_k3s_only_when_chosen),
         cmocka_unit_test(test_inputs_checked_against_each_other),
+        cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_worker_node_name_before_anything),
+        cmocka_unit_test(test_worker_phases_asked),
     };
     return cmocka_run_group_tests_name("join", tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* pkg/node: phase names, the kubelet's version and configuration, the flags
+/* pkg/node: the kubelet's version and configuration, the flags
  * file, the join record, the preflight checks and reset, on scratch
  * directories (the real node is in tests/e2e/t_node.sh). */
 #include <arpa/inet.h>
@@ -14,30 +14,6 @@
 #include <kjoin/node.h>
 
 #include "testutil.h"
-
-static void test_phases(void **state)
-{
-    (void)state;
-    unsigned m = 0;
-    kjoin_err err;
-    assert_int_equal(kjoin_phases_parse("preflight,kubelet-start", &m, &err), KJOIN_OK);
-    assert_int_equal(m, KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_KUBELET_START);
-    m = 0;
-    assert_int_equal(kjoin_phases_parse("control-plane-prepare/all,control-plane-join,kubelet-wait-bootstrap", &m, &err),
-                     KJOIN_OK);
-    assert_int_equal(m, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP);
-    const char *bad[] = {"kubelet", "preflight,kubelet-strat", "Preflight", "kubelet-start-x", "preflight/all/x,x"};
-    for (size_t i = 0; i < TU_LEN(bad); i++) {
-        m = 0;
-        if (kjoin_phases_parse(bad[i], &m, &err) != KJOIN_E_USAGE)
-            fail_msg("\"%s\" accepted", bad[i]);
-        assert_non_null(strstr(err.msg, "unknown phase"));
-    }
-    m = 0;
-    assert_int_equal(kjoin_phases_parse("", &m, &err), KJOIN_OK);
-    assert_int_equal(m, 0);
-    assert_string_equal(kjoin_phase_name(KJOIN_PHASE_KUBELET_START), "kubelet-start");
-}
 
 static void test_kubelet_version(void **state)
 {
@@ -128,23 +104,25 @@ static void test_flags_env(void **state)
     kjoin_err err;
     const char *taints[] = {"a=b:NoSchedule", "c:NoExecute"};
     const char *extra[] = {"node-labels=x=y", "hostname-override=chosen", "v=2"};
-    kjoin_kubelet_flags f = {.cri_socket = "unix:///run/containerd/containerd.sock", .kubelet_minor = 37,
-                             .node_name = "worker-1", .host_name = "Host-A", .taints = taints, .n_taints = 2,
-                             .extra_args = extra, .n_extra_args = 3};
-    assert_int_equal(kjoin_kubelet_flags_env(&f, &env, &err), KJOIN_OK);
+    kjoin_node_spec spec = {.taints = taints, .n_taints = 2, .extra_args = extra, .n_extra_args = 3};
+    kjoin_node_name name = {.name = "worker-1", .is_host_name = false};
+    assert_int_equal(kjoin_kubelet_flags_env(&spec, &name, "unix:///run/containerd/containerd.sock", 37, &env, &err),
+                     KJOIN_OK);
     /* Sorted by name, extra arguments overriding kjoin's own. */
     assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/containerd/containerd.sock "
                              "--hostname-override=chosen --node-labels=x=y --register-with-taints=a=b:NoSchedule,"
                              "c:NoExecute --v=2\"\n");
     free(env);
-    kjoin_kubelet_flags old = {.cri_socket = "unix:///s", .kubelet_minor = 20, .node_name = "host-a", .host_name = "HOST-A"};
-    assert_int_equal(kjoin_kubelet_flags_env(&old, &env, &err), KJOIN_OK);
+    /* The host's own name needs no override; a kubelet before 1.24 is told the runtime is remote. */
+    kjoin_node_spec plain = {0};
+    kjoin_node_name host = {.name = "host-a", .is_host_name = true};
+    assert_int_equal(kjoin_kubelet_flags_env(&plain, &host, "unix:///s", 20, &env, &err), KJOIN_OK);
     assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--container-runtime=remote --container-runtime-endpoint=unix:///s\"\n");
     free(env);
     const char *bad_values[] = {"a=b c", "a=\"x\"", "a=$(id)", "a=`id`", "a=x\\y", "--a=b", "=b", "a b=c", "a=x\ny"};
     for (size_t i = 0; i < TU_LEN(bad_values); i++) {
-        kjoin_kubelet_flags b = {.cri_socket = "unix:///s", .host_name = "h", .extra_args = &bad_values[i], .n_extra_args = 1};
-        if (kjoin_kubelet_flags_env(&b, &env, &err) != KJOIN_E_USAGE)
+        kjoin_node_spec b = {.extra_args = &bad_values[i], .n_extra_args = 1};
+        if (kjoin_kubelet_flags_env(&b, &host, "unix:///s", 37, &env, &err) != KJOIN_E_USAGE)
             fail_msg("\"%s\" accepted", bad_values[i]);
         assert_null(env);
     }
@@ -249,12 +227,12 @@ static void test_preflight(void **state)
     write_file(d, "kubelet-bin", "#!/bin/sh\necho Kubernetes v1.37.2\n");
     chmod(bin, 0755);
     int port, fd = listener(&port);
-    kjoin_preflight_spec s = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
-                              .cri_socket = "/nonexistent/cri.sock", .kubelet = bin, .endpoint_host = "10.0.0.1",
-                              .proc_dir = proc, .kubelet_port = port, .not_root_ok = true, .ignore = "swap, cri"};
+    kjoin_node_spec s = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
+                         .cri_socket = "/nonexistent/cri.sock", .kubelet = bin,
+                         .proc_dir = proc, .kubelet_port = port, .not_root_ok = true, .ignore_preflight = "swap, cri"};
     kjoin_preflight_report r;
     kjoin_err err;
-    assert_int_equal(kjoin_preflight_node(&s, &r, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_preflight_node(&s, "10.0.0.1", &r, &err), KJOIN_E_USAGE);
     char avail[300];
     snprintf(avail, sizeof(avail), "FileAvailable-%s/kubelet.conf", kube);
     for (char *c = avail; *c; c++)
@@ -275,12 +253,11 @@ static void test_preflight(void **state)
     assert_null(strstr(err.msg, "CRI"));
     close(fd);
     /* "all" makes every error a warning; a host name has no forwarding check. */
-    s.ignore = "all";
-    s.endpoint_host = "api.example";
-    assert_int_equal(kjoin_preflight_node(&s, &r, &err), KJOIN_OK);
+    s.ignore_preflight = "all";
+    assert_int_equal(kjoin_preflight_node(&s, "api.example", &r, &err), KJOIN_OK);
     assert_false(has(&r, "FileContent--proc-sys-net-ipv4-ip_forward", true, true));
     /* The cluster's side: kubeadm's skew rule and failSwapOn. */
-    s.ignore = NULL;
+    s.ignore_preflight = NULL;
     assert_int_equal(kjoin_preflight_cluster(&s, 36, false, &r, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "KubeletVersion"));
     r.n = 0;
@@ -292,8 +269,8 @@ static void test_preflight(void **state)
     assert_non_null(strstr(err.msg, "Swap"));
     /* No kubelet at all. */
     s.kubelet = "kubelet-that-is-not-there";
-    s.ignore = NULL;
-    kjoin_preflight_node(&s, &r, &err);
+    s.ignore_preflight = NULL;
+    kjoin_preflight_node(&s, NULL, &r, &err);
     assert_true(has(&r, "KubeletVersion", true, false));
     snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
     assert_int_equal(system(cmd), 0);
@@ -396,7 +373,7 @@ static void test_reset(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_phases),         cmocka_unit_test(test_kubelet_version),
+                 cmocka_unit_test(test_kubelet_version),
         cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
         cmocka_unit_test(test_cluster_configuration),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),

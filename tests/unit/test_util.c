@@ -222,6 +222,74 @@ static void test_printable(void **state)
     assert_string_equal(kjoin_printable(out, 4, "ab\xc3\xa9", false), "ab");
 }
 
+
+static void test_dns_subdomain(void **state)
+{
+    (void)state;
+    char max[256], over[256];
+    memset(max, 'a', 253), max[253] = '\0';
+    memset(over, 'a', 254), over[254] = '\0';
+    const char *good[] = {"a", "node-1", "worker-1.example.com", "1.2.3", "a-b.c-d", max};
+    for (size_t i = 0; i < TU_LEN(good); i++)
+        if (!kjoin_dns_subdomain_valid(good[i]))
+            fail_msg("\"%.30s\" refused", good[i]);
+    const struct {
+        const char *name, *why;
+    } bad[] = {
+        {"", "empty"},           {over, "254 characters"}, {"Node_1", "upper-case"}, {"node_1", "character 5"},
+        {"a-.b", "ends with '-'"}, {"a..b", "empty label"}, {".a", "empty label"},  {"a.", "empty label"},
+        {"-a", "starts with '-'"}, {"a.-b", "starts with '-'"}, {"a b", "character 2"}, {"n\xc3\xa9", "character 2"},
+    };
+    kjoin_err err;
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        if (kjoin_dns_subdomain_check(bad[i].name, &err) != KJOIN_E_USAGE || !strstr(err.msg, bad[i].why))
+            fail_msg("\"%.30s\": %s", bad[i].name, err.msg);
+        assert_false(kjoin_dns_subdomain_valid(bad[i].name));
+    }
+}
+
+static void test_node_name_resolve(void **state)
+{
+    (void)state;
+    kjoin_node_name n;
+    kjoin_err err;
+    /* kubeadm's rule: the host name, trimmed and lower-cased. */
+    assert_int_equal(kjoin_node_name_resolve(NULL, " Worker-A\n", &n, &err), KJOIN_OK);
+    assert_string_equal(n.name, "worker-a");
+    assert_true(n.is_host_name);
+    assert_int_equal(kjoin_node_name_resolve("WORKER-A", "worker-a", &n, &err), KJOIN_OK);
+    assert_true(n.is_host_name);
+    assert_int_equal(kjoin_node_name_resolve("other", "worker-a", &n, &err), KJOIN_OK);
+    assert_string_equal(n.name, "other");
+    assert_false(n.is_host_name);
+    /* A valid given name rescues a host name that is not one. */
+    assert_int_equal(kjoin_node_name_resolve("good", "Node_1", &n, &err), KJOIN_OK);
+    assert_false(n.is_host_name);
+    /* The host name that is not a node name says so, and what to set. */
+    kjoin_node_name untouched = {.name = "keep"};
+    const char *hosts[] = {"Node_1", "a-.b", "a..b", ""};
+    for (size_t i = 0; i < TU_LEN(hosts); i++) {
+        if (kjoin_node_name_resolve(NULL, hosts[i], &untouched, &err) != KJOIN_E_USAGE ||
+            !strstr(err.msg, "the host name") || !strstr(err.msg, "set `node_name`"))
+            fail_msg("host \"%s\": %s", hosts[i], err.msg);
+        assert_string_equal(untouched.name, "keep");
+    }
+    char long_name[300];
+    memset(long_name, 'a', 254), long_name[254] = '\0';
+    assert_int_equal(kjoin_node_name_resolve(long_name, "h", &n, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "`node_name` has 254 characters"));
+    memset(long_name, 'a', 299), long_name[299] = '\0';
+    assert_int_equal(kjoin_node_name_resolve(NULL, long_name, &n, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "the host name has 299 characters"));
+    /* This machine's own name is read when no host is given. */
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    if (kjoin_dns_subdomain_valid(host)) {
+        assert_int_equal(kjoin_node_name_resolve(NULL, NULL, &n, &err), KJOIN_OK);
+        assert_string_equal(n.name, host);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +299,8 @@ int main(void)
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_read_cap),
         cmocka_unit_test(test_free_wiped),
+        cmocka_unit_test(test_dns_subdomain),
+        cmocka_unit_test(test_node_name_resolve),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }

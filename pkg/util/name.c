@@ -1,0 +1,87 @@
+/* Names the API server checks: a DNS-1123 subdomain (Node, Secret and
+ * most object names), and the node's name as kubeadm decides it. One rule
+ * for every module, so that a name passes here exactly when the API server
+ * would take it. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kjoin/util.h>
+
+static bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+/* k8s.io/apimachinery IsDNS1123Subdomain: at most 253 characters, dot-
+ * separated labels of lower-case letters, digits and '-', each starting and
+ * ending with a letter or digit. */
+kjoin_code kjoin_dns_subdomain_check(const char *s, kjoin_err *err)
+{
+    size_t n = strlen(s);
+    if (!n)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "it is empty");
+    if (n > KJOIN_DNS_SUBDOMAIN_MAX)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "it has %zu characters: at most %d", n, KJOIN_DNS_SUBDOMAIN_MAX);
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool starts = i == 0 || s[i - 1] == '.', ends = i + 1 == n || s[i + 1] == '.';
+        if (c == '.' && (starts || i + 1 == n))
+            return kjoin_err_set(err, KJOIN_E_USAGE, "it has an empty label at character %zu: labels are separated "
+                                 "by single dots", i + 1);
+        if (c == '.')
+            continue;
+        if (c >= 'A' && c <= 'Z')
+            return kjoin_err_set(err, KJOIN_E_USAGE, "it has an upper-case letter at character %zu: names are "
+                                 "lower case", i + 1);
+        if (!alnum(c) && c != '-')
+            return kjoin_err_set(err, KJOIN_E_USAGE, "character %zu is not a lower-case letter, a digit, '-' or "
+                                 "'.'", i + 1);
+        if (c == '-' && (starts || ends))
+            return kjoin_err_set(err, KJOIN_E_USAGE, "a label %s with '-' at character %zu: each label starts and "
+                                 "ends with a letter or digit", starts ? "starts" : "ends", i + 1);
+    }
+    return KJOIN_OK;
+}
+
+bool kjoin_dns_subdomain_valid(const char *s)
+{
+    return kjoin_dns_subdomain_check(s, NULL) == KJOIN_OK;
+}
+
+/* kubeadm's GetHostname: white space trimmed, lower-cased. false when it
+ * does not fit (the caller refuses it by its length). */
+static bool kubeadm_form(const char *in, char *out, size_t cap)
+{
+    size_t start = strspn(in, " \t\r\n"), n = strlen(in + start);
+    while (n && strchr(" \t\r\n", in[start + n - 1]))
+        n--;
+    if (n >= cap)
+        return false;
+    memcpy(out, in + start, n);
+    out[n] = '\0';
+    for (char *c = out; *c; c++)
+        *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+    return true;
+}
+
+kjoin_code kjoin_node_name_resolve(const char *given, const char *host, kjoin_node_name *out, kjoin_err *err)
+{
+    char raw[256] = "", host_name[sizeof(out->name)] = "";
+    kjoin_node_name r = {0};
+    kjoin_err in;
+    if (!host) {
+        if (gethostname(raw, sizeof(raw) - 1) != 0 && !given)
+            return kjoin_err_set(err, KJOIN_E_OTHER, "cannot read the host name: %s", strerror(errno));
+        host = raw;
+    }
+    bool host_fits = kubeadm_form(host, host_name, sizeof(host_name));
+    const char *what = given ? "`node_name`" : "the host name";
+    if (!kubeadm_form(given ? given : host, r.name, sizeof(r.name)))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s has %zu characters: a node name has at most %d%s", what,
+                             strlen(given ? given : host), KJOIN_DNS_SUBDOMAIN_MAX, given ? "" : ": set `node_name`");
+    if (kjoin_dns_subdomain_check(r.name, &in))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s \"%.253s\" is not a valid node name: %s%s", what, r.name, in.msg,
+                             given ? "" : "; set `node_name`");
+    r.is_host_name = host_fits && strcmp(r.name, host_name) == 0;
+    *out = r;
+    return KJOIN_OK;
+}
