@@ -69,6 +69,15 @@ static kjoin_code get_json(kjoin_kubeapi *api, const char *path, const char *wha
     return rc;
 }
 
+/* A string member of o, or NULL: the API server's JSON is untrusted, and a
+ * null or another type where a string belongs is no string. */
+static const char *string_member(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                              : NULL;
+}
+
 static bool node_ready(json_object *node)
 {
     json_object *status, *conds;
@@ -76,9 +85,9 @@ static bool node_ready(json_object *node)
         !json_object_is_type(conds, json_type_array))
         return false;
     for (size_t i = 0; i < json_object_array_length(conds); i++) {
-        json_object *c = json_object_array_get_idx(conds, i), *t, *s;
-        if (json_object_object_get_ex(c, "type", &t) && json_object_object_get_ex(c, "status", &s) &&
-            !strcmp(json_object_get_string(t), "Ready") && !strcmp(json_object_get_string(s), "True"))
+        json_object *c = json_object_array_get_idx(conds, i);
+        const char *type = string_member(c, "type"), *value = string_member(c, "status");
+        if (type && value && !strcmp(type, "Ready") && !strcmp(value, "True"))
             return true;
     }
     return false;

@@ -242,3 +242,55 @@ t_hostile_token_shaped_values_are_not_echoed() {
   kj 3 token create --kubeconfig "$T/admin.conf" --timeout 1s -o json || return 1
   jq -e '.error.reason == "Timeout"' "$OUT" >/dev/null || fail "reason: $(cat "$OUT")" || return 1
 }
+
+# kubelet-start against a hostile API server: the Node, /version and the
+# ConfigMaps are untrusted JSON. kjoin runs in a mount namespace of its own
+# with copy-on-write views of /etc and /var/lib, a stand-in kubelet that
+# only tells its version, and a runtime socket that is only a name: the
+# ConfigMap's absence stops each run (exit 6) before anything is written.
+on_scratch_node() {
+  mkdir -p "$T/ns/etc.u" "$T/ns/etc.w" "$T/ns/lib.u" "$T/ns/lib.w" "$T/bin"
+  printf '#!/bin/sh\necho Kubernetes v1.37.2\n' >"$T/bin/kubelet"; chmod 755 "$T/bin/kubelet"
+  cat >"$T/on-node" <<SH
+#!/bin/sh
+exec unshare -m --propagation private sh -c 'mount -t overlay overlay -o lowerdir=/etc,upperdir=$T/ns/etc.u,workdir=$T/ns/etc.w /etc &&
+  mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$T/ns/lib.u,workdir=$T/ns/lib.w /var/lib && PATH=$T/bin:\$PATH exec "\$0" "\$@"' "$KJOIN" "\$@"
+SH
+  chmod 755 "$T/on-node"
+}
+kubelet_start_answers() {
+  signed_info "$T/ci.json" "$C/ca.crt" || return 1
+  on_scratch_node
+  printf '{"major": "1", "minor": "37"}' >"$T/version.json"
+  local name node i
+  local nodes=(
+    '{"status": {"conditions": [{"type": null, "status": "True"}]}}'
+    '{"status": {"conditions": [{"type": "Ready", "status": null}]}}'
+    '{"status": {"conditions": [null, 7, "Ready", [], {"type": 7, "status": false}]}}'
+    '{"status": {"conditions": {"type": "Ready", "status": "True"}}}'
+    '{"status": null}'
+    '[{"status": {"conditions": [{"type": "Ready", "status": "True"}]}}]'
+    '"Ready"'
+  )
+  local versions=('{"major": null, "minor": null}' '{"minor": 37}' '[]' 'null')
+  for i in "${!nodes[@]}"; do
+    printf '%s' "${nodes[$i]}" >"$T/node.json"
+    printf '%s' "${versions[$((i % ${#versions[@]}))]}" >"$T/version.json"
+    hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "routes": {"GET $CLUSTER_INFO_PATH": {"file": "$T/ci.json"},
+ "GET /version": {"file": "$T/version.json"}, "GET /api/v1/nodes/worker-h": {"file": "$T/node.json"}}}
+J
+    KJOIN=$T/on-node kj 6 join phase kubelet-start "${HSERVER#https://}" --token-file "$C/token" \
+      --discovery-token-ca-cert-hash "$PIN" --node-name worker-h --cri-socket "$T/cri.sock" --discovery-timeout 10s ||
+      { fail "node answer $i: ${nodes[$i]}"; return 1; }
+    err_has "configmap kube-system/kubelet-config" || return 1
+    [ "$(requests "GET /api/v1/nodes/worker-h")" = 1 ] || fail "the Node was not asked for" || return 1
+  done
+  # The control: a Node that is Ready, in the same server, is refused by name.
+  printf '{"status": {"conditions": [{"type": "Ready", "status": "True"}]}}' >"$T/node.json"
+  KJOIN=$T/on-node kj 2 join phase kubelet-start "${HSERVER#https://}" --token-file "$C/token" \
+    --discovery-token-ca-cert-hash "$PIN" --node-name worker-h --cri-socket "$T/cri.sock" --discovery-timeout 10s || return 1
+  err_has "a Node named worker-h is Ready in the cluster already" || return 1
+  [ -z "$(find "$T/ns/etc.u" "$T/ns/lib.u" -mindepth 1 2>/dev/null)" ] || fail "written: $(find "$T/ns/etc.u" "$T/ns/lib.u" -mindepth 1 | head -3)"
+}
+t_hostile_kubelet_start_takes_null_and_wrong_types_calmly() { with_hostile kubelet_start_answers; }
