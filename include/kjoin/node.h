@@ -19,7 +19,7 @@
 /* What a join wrote, for reset: in the Kubernetes directory, mode 0600. */
 #define KJOIN_NODE_STATE_NAME "kjoin-join.json"
 #define KJOIN_NODE_KUBELET_PORT 10250
-#define KJOIN_NODE_STATE_MAX (64 * 1024)
+#define KJOIN_NODE_STATE_MAX (128 * 1024)
 
 /* Where the node's files live; NULL fields take the defaults above. */
 typedef struct kjoin_node_paths {
@@ -202,6 +202,13 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
  * kubeadm-flags.env and the CA, each by its rule (the kubelet is stopped
  * first under systemd). Errors: KJOIN_E_OUTPUT, KJOIN_E_USAGE. */
 kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err);
+/* The shell line that starts the kubelet without systemd, as kubeadm's
+ * drop-in does: sh -c 'set -f; . FLAGS_ENV; exec KUBELET
+ * --bootstrap-kubeconfig=... --kubeconfig=... --config=...
+ * $KUBELET_KUBEADM_ARGS', every path quoted for the shell. Errors:
+ * KJOIN_E_USAGE (too long for cap). */
+kjoin_code kjoin_kubelet_start_command(const char *kubelet, const kjoin_node_paths *paths, char *out, size_t cap,
+                                       kjoin_err *err);
 /* kubelet-start's last step: systemctl restart kubelet, or (without systemd)
  * the command that starts it in result.start_command. Errors: KJOIN_E_OTHER. */
 kjoin_code kjoin_kubelet_launch(kjoin_node_join *j, kjoin_err *err);
@@ -240,7 +247,8 @@ void kjoin_reset_result_release(kjoin_reset_result *r);
 /* The record a join writes (KJOIN_NODE_STATE_NAME), parsed and checked:
  * absolute paths under the node's directories, no "..", SHA-256 digests.
  * For the fuzzer and reset. Errors: KJOIN_E_USAGE. */
-#define KJOIN_NODE_STATE_MAX_ENTRIES 32
+#define KJOIN_NODE_STATE_MAX_FILES 32      /* a join writes five */
+#define KJOIN_NODE_STATE_MAX_ENTRIES 256   /* names in the kubelet directory before the join */
 typedef struct kjoin_node_state {
     char join_id[40];
     char server[512];
@@ -249,11 +257,13 @@ typedef struct kjoin_node_state {
     struct {
         char path[4096];
         char sha256[65];
-    } files[KJOIN_NODE_STATE_MAX_ENTRIES];
+    } files[KJOIN_NODE_STATE_MAX_FILES];
     size_t n_dirs;                     /* directories the join created, parents first */
     char dirs[8][4096];
     size_t n_kubelet_entries;          /* what the kubelet directory held before the join */
     char kubelet_entries[KJOIN_NODE_STATE_MAX_ENTRIES][256];
+    size_t n_pki_entries;              /* what its pki/ held before the join (none in records before it was kept) */
+    char pki_entries[KJOIN_NODE_STATE_MAX_ENTRIES][256];
 } kjoin_node_state;
 kjoin_code kjoin_node_state_parse(const char *json, size_t len, const kjoin_node_paths *paths, kjoin_node_state *out,
                                   kjoin_err *err);

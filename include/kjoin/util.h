@@ -116,6 +116,10 @@ char *kjoin_url_redact(const char *url, char *out, size_t cap);
  * argument reaches a terminal. Returns out. */
 char *kjoin_printable(char *out, size_t cap, const char *in, bool keep_newlines);
 
+/* Whether s is UTF-8 without control characters (C0, DEL, C1): text
+ * another program can take as it is. */
+bool kjoin_utf8_printable(const char *s);
+
 /* SHA-256 of data into out. Errors: KJOIN_E_OTHER. */
 kjoin_code kjoin_sha256(const void *data, size_t len, unsigned char out[32], kjoin_err *err);
 
@@ -129,6 +133,12 @@ bool kjoin_hex_decode(const char *hex, size_t len, unsigned char *out);
 /* Fills buf with len cryptographically random bytes (OpenSSL's CSPRNG).
  * Errors: KJOIN_E_OTHER. */
 kjoin_code kjoin_random_bytes(void *buf, size_t len, kjoin_err *err);
+
+/* Appends s to out (a NUL-terminated string in cap bytes) as one word of a
+ * POSIX shell line: as it is when it holds only characters no shell treats
+ * specially (letters, digits, "/._-:=@%+,"), else single-quoted, each "'"
+ * written as '\''. false, with out unchanged, when it does not fit. */
+bool kjoin_shell_word(char *out, size_t cap, const char *s);
 
 /* The longest DNS-1123 subdomain, which a Node's name is. */
 #define KJOIN_DNS_SUBDOMAIN_MAX 253

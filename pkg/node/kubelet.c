@@ -114,7 +114,7 @@ static bool plain_value(const char *v)
     for (const unsigned char *c = (const unsigned char *)v; *c; c++)
         if (*c <= ' ' || *c == '"' || *c == '\\' || *c == '$' || *c == '`' || *c == '\'' || *c == 0x7f)
             return false;
-    return true;
+    return kjoin_utf8_printable(v); /* systemd refuses a whole environment file that is not UTF-8 */
 }
 
 typedef struct flag {
@@ -131,7 +131,8 @@ static kjoin_code put(flag *flags, size_t *n, size_t cap, const char *name, size
                              "without dashes)", (int)(name_len > 64 ? 64 : name_len), name);
     if (!plain_value(value))
         return kjoin_err_set(err, KJOIN_E_USAGE, "kubelet argument %.*s has a value with spaces, quotes, "
-                             "backslashes or \"$\", which the kubelet's environment file cannot carry as it is",
+                             "backslashes, \"$\", control characters or bytes that are not UTF-8, which the "
+                             "kubelet's environment file cannot carry as it is",
                              (int)name_len, name);
     for (size_t i = 0; i < *n; i++)
         if (strlen(flags[i].name) == name_len && strncmp(flags[i].name, name, name_len) == 0) {

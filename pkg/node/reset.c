@@ -148,6 +148,8 @@ static bool remove_tree(int dirfd, const char *name, dev_t dev, char *why, size_
     int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     bool ok = d != NULL;
+    if (!ok)
+        snprintf(why, cap, "cannot open %s: %s", name, strerror(errno));
     struct dirent *e;
     while (ok && (e = readdir(d)))
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
@@ -180,12 +182,22 @@ static bool holds_mount(const char *path)
     return found;
 }
 
-static bool was_there(const run *r, const char *name)
+static bool listed(char (*names)[256], size_t n, const char *name)
 {
-    for (size_t i = 0; i < r->state->n_kubelet_entries; i++)
-        if (!strcmp(r->state->kubelet_entries[i], name))
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(names[i], name))
             return true;
     return false;
+}
+
+/* Whether name was in the kubelet directory, or in its pki/, before the join. */
+static bool was_there(const run *r, const char *name)
+{
+    return listed(r->state->kubelet_entries, r->state->n_kubelet_entries, name);
+}
+static bool was_in_pki(const run *r, const char *name)
+{
+    return listed(r->state->pki_entries, r->state->n_pki_entries, name);
 }
 
 /* The kubelet's identity and state, made after the join started it. */
@@ -207,7 +219,7 @@ static void remove_kubelet_state(run *r)
             for (size_t i = 0; i < sizeof(kubelet_pki_made) / sizeof(kubelet_pki_made[0]) && !match; i++)
                 match = fnmatch(kubelet_pki_made[i], ent->d_name, 0) == 0;
             snprintf(path, sizeof(path), "%s/%s", r->p.kubelet_pki, ent->d_name);
-            if (!match)
+            if (!match || was_in_pki(r, ent->d_name)) /* an operator's serving certificate stays */
                 continue;
             if (kjoin_safedir_unlink(&pki, ent->d_name, &e))
                 kept(r, path, e.msg);
@@ -266,10 +278,13 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kj
     char why[400];
     kjoin_err e;
     if (kjoin_node__systemd(spec->systemd_dir)) {
-        if (!kjoin_node__systemctl("stop", 60000, &e))
-            out->kubelet_stopped = true;
-        else
-            kjoin_logf(spec->log, spec->log_ctx, KJOIN_LOG_WARNING, "[reset] could not stop the kubelet: %s", e.msg);
+        /* A running kubelet would write again what reset removes. */
+        if (kjoin_node__systemctl("stop", 60000, &e)) {
+            free(r.state);
+            return kjoin_err_set(err, KJOIN_E_OTHER, "could not stop the kubelet (%s): nothing was removed; stop it "
+                                 "and run the reset again", e.msg);
+        }
+        out->kubelet_stopped = true;
     } else {
         kjoin_node__kubelet_config(&r.p, &kubelet); /* the defaults when config.yaml is gone */
         if (kubelet.healthz_port && kjoin_node__healthz(&kubelet, why, sizeof(why))) {

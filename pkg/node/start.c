@@ -182,6 +182,18 @@ static void parent_of(const char *path, char *out, size_t cap)
         *slash = '\0';
 }
 
+/* The names in dir (none when it is not there) into list. */
+static void list_names(const char *dir, json_object *list)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            json_object_array_add(list, json_object_new_string(e->d_name));
+    if (d)
+        closedir(d);
+}
+
 /* One file kubelet-start writes: where, which kind, what. */
 typedef struct node_write {
     const char *path;
@@ -192,9 +204,12 @@ typedef struct node_write {
 
 /* The record reset reads, written before the files: the directories the join
  * creates and what the kubelet directory held before, as they were before the
- * first join (kept from an earlier record), and each file with its digest. */
-static kjoin_code write_record(const kjoin_node_join *j, const kjoin_node__resolved *p, const node_write *w, size_t n,
-                               kjoin_err *err)
+ * first join (kept from an earlier record), and each file with its digest.
+ * Newly-allocated JSON into *out; nothing is written. Errors: KJOIN_E_USAGE
+ * (more names in the kubelet directory than a record holds: none is left
+ * out, or reset would take it for the kubelet's own). */
+static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolved *p, const node_write *w, size_t n,
+                              char **out, kjoin_err *err)
 {
     kjoin_node_state *old = calloc(1, sizeof(*old));
     kjoin_err ignore;
@@ -204,7 +219,7 @@ static kjoin_code write_record(const kjoin_node_join *j, const kjoin_node__resol
     if (kjoin_node__read_record(p, &j->spec->paths, old, &have_old, &ignore))
         have_old = false; /* a record not kjoin's is replaced, never trusted */
     json_object *o = json_object_new_object(), *files = json_object_new_array(), *dirs = json_object_new_array(),
-                *before = json_object_new_array();
+                *before = json_object_new_array(), *pki_before = json_object_new_array();
     json_object_object_add(o, "kind", json_object_new_string("KjoinJoinRecord"));
     json_object_object_add(o, "joinID", json_object_new_string(j->join_id ? j->join_id : ""));
     kjoin_kubeapi_config cfg;
@@ -239,6 +254,8 @@ static kjoin_code write_record(const kjoin_node_join *j, const kjoin_node__resol
             json_object_array_add(dirs, json_object_new_string(old->dirs[i]));
         for (size_t i = 0; i < old->n_kubelet_entries; i++)
             json_object_array_add(before, json_object_new_string(old->kubelet_entries[i]));
+        for (size_t i = 0; i < old->n_pki_entries; i++)
+            json_object_array_add(pki_before, json_object_new_string(old->pki_entries[i]));
     } else {
         char ca_dir[4096];
         parent_of(p->ca_cert_path, ca_dir, sizeof(ca_dir));
@@ -250,21 +267,25 @@ static kjoin_code write_record(const kjoin_node_join *j, const kjoin_node__resol
             if (!dup && !exists(candidates[i]))
                 json_object_array_add(dirs, json_object_new_string(candidates[i]));
         }
-        DIR *d = opendir(p->kubelet_dir);
-        struct dirent *e;
-        while (d && (e = readdir(d)))
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
-                json_object_array_length(before) < KJOIN_NODE_STATE_MAX_ENTRIES)
-                json_object_array_add(before, json_object_new_string(e->d_name));
-        if (d)
-            closedir(d);
+        list_names(p->kubelet_dir, before);
+        list_names(p->kubelet_pki, pki_before);
     }
     free(old);
     json_object_object_add(o, "files", files);
     json_object_object_add(o, "createdDirs", dirs);
     json_object_object_add(o, "kubeletDirBefore", before);
+    json_object_object_add(o, "kubeletPkiBefore", pki_before);
+    kjoin_code rc = KJOIN_OK;
+    size_t names = json_object_array_length(before) > json_object_array_length(pki_before)
+                       ? json_object_array_length(before) : json_object_array_length(pki_before);
     const char *json = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-    kjoin_code rc = kjoin_node_file_write(KJOIN_NODE_FILE_RECORD, p->state, json, strlen(json), true, NULL, err);
+    if (names > KJOIN_NODE_STATE_MAX_ENTRIES || strlen(json) > KJOIN_NODE_STATE_MAX)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s (or its pki/) holds %zu names, more than the join record keeps "
+                           "(%d, %d bytes): reset could not tell them from the kubelet's own; move some away",
+                           p->kubelet_dir, names,
+                           KJOIN_NODE_STATE_MAX_ENTRIES, KJOIN_NODE_STATE_MAX);
+    else if (!(*out = strdup(json)))
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     json_object_put(o);
     return rc;
 }
@@ -322,6 +343,10 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
     if (!rc && (rc = kjoin_kubelet_flags_env(j->spec, &j->name, j->report.cri_socket, j->report.kubelet_minor,
                                              &j->flags_env, &in)))
         kjoin_err_set(err, rc, "%s", in.msg);
+    /* Made now, so that a path too long for it fails before any write. */
+    if (!rc)
+        rc = kjoin_kubelet_start_command(j->report.kubelet, &j->spec->paths, j->result.start_command,
+                                         sizeof(j->result.start_command), err);
     step(j, "cluster-checks");
     if (rc)
         return rc;
@@ -339,10 +364,6 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     if (!j->checked)
         return kjoin_err_set(err, KJOIN_E_USAGE, "kubelet-start writes only after its cluster checks passed");
     kjoin_node__resolve(&j->spec->paths, &p);
-    j->result.systemd = kjoin_node__systemd(j->spec->systemd_dir);
-    /* kubeadm's order: the kubelet does not read half a configuration. */
-    if (j->result.systemd && kjoin_node__systemctl("stop", 30000, &in))
-        logf_(j, KJOIN_LOG_WARNING, "[kubelet-start] %s", in.msg);
     node_write w[] = {
         {p.bootstrap_kubeconfig, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, j->bootstrap_kubeconfig, j->bootstrap_len},
         {p.config_yaml, KJOIN_NODE_FILE_KUBELET_CONFIG, j->config_yaml, strlen(j->config_yaml)},
@@ -350,7 +371,15 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
         {p.ca_cert_path, KJOIN_NODE_FILE_CA_CERT, j->ca_pem, j->ca_len},
     };
     size_t n = j->ca_pem && j->ca_len ? 4 : 3;
-    rc = write_record(j, &p, w, n, err);
+    char *record = NULL;
+    if ((rc = make_record(j, &p, w, n, &record, err)))
+        return rc;
+    j->result.systemd = kjoin_node__systemd(j->spec->systemd_dir);
+    /* kubeadm's order: the kubelet does not read half a configuration. */
+    if (j->result.systemd && kjoin_node__systemctl("stop", 30000, &in))
+        logf_(j, KJOIN_LOG_WARNING, "[kubelet-start] %s", in.msg);
+    rc = kjoin_node_file_write(KJOIN_NODE_FILE_RECORD, p.state, record, strlen(record), true, NULL, err);
+    free(record);
     for (size_t i = 0; !rc && i < n; i++) {
         kjoin_write_result how;
         if ((rc = kjoin_node_file_write(w[i].kind, w[i].path, w[i].data, w[i].len, j->spec->force, &how, err)))
@@ -363,24 +392,51 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     return rc;
 }
 
-kjoin_code kjoin_kubelet_launch(kjoin_node_join *j, kjoin_err *err)
+static bool append(char *out, size_t cap, const char *text)
+{
+    size_t used = strlen(out), len = strlen(text);
+    if (used + len + 1 > cap)
+        return false;
+    memcpy(out + used, text, len + 1);
+    return true;
+}
+
+/* kubeadm's drop-in (10-kubeadm.conf) runs the kubelet this way; as one
+ * shell line to paste: each path one quoted word, the flags file's value
+ * split into words but never globbed (set -f). */
+kjoin_code kjoin_kubelet_start_command(const char *kubelet, const kjoin_node_paths *paths, char *out, size_t cap,
+                                       kjoin_err *err)
 {
     kjoin_node__resolved p;
+    char script[6144] = "set -f; . ", flag[4200];
+    kjoin_node__resolve(paths, &p);
+    bool ok = kjoin_shell_word(script, sizeof(script), p.flags_env) && append(script, sizeof(script), "; exec ") &&
+              kjoin_shell_word(script, sizeof(script), kubelet);
+    const char *const flags[][2] = {{"--bootstrap-kubeconfig=", p.bootstrap_kubeconfig},
+                                    {"--kubeconfig=", p.kubelet_kubeconfig},
+                                    {"--config=", p.config_yaml}};
+    for (size_t i = 0; ok && i < sizeof(flags) / sizeof(flags[0]); i++)
+        ok = snprintf(flag, sizeof(flag), "%s%s", flags[i][0], flags[i][1]) < (int)sizeof(flag) &&
+             append(script, sizeof(script), " ") && kjoin_shell_word(script, sizeof(script), flag);
+    ok = ok && append(script, sizeof(script), " $KUBELET_KUBEADM_ARGS");
+    if (cap)
+        out[0] = '\0';
+    if (!ok || !append(out, cap, "sh -c ") || !kjoin_shell_word(out, cap, script))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the kubelet's paths are too long for its command line");
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_kubelet_launch(kjoin_node_join *j, kjoin_err *err)
+{
     kjoin_err in;
     kjoin_code rc = KJOIN_OK;
-    kjoin_node__resolve(&j->spec->paths, &p);
     if (j->result.systemd) {
         logf_(j, 0, "[kubelet-start] Starting the kubelet (systemctl restart kubelet)");
         if (kjoin_node__systemctl("restart", 60000, &in))
             rc = kjoin_err_set(err, KJOIN_E_OTHER, "the kubelet did not start: %s (is kubelet.service installed?)",
                                in.msg);
+        j->result.start_command[0] = '\0';
     } else {
-        /* kubeadm's drop-in (10-kubeadm.conf) runs the kubelet this way. */
-        if (snprintf(j->result.start_command, sizeof(j->result.start_command),
-                     "%s --bootstrap-kubeconfig=%s --kubeconfig=%s --config=%s $(. %s; echo $KUBELET_KUBEADM_ARGS)",
-                     j->report.kubelet, p.bootstrap_kubeconfig, p.kubelet_kubeconfig, p.config_yaml,
-                     p.flags_env) >= (int)sizeof(j->result.start_command))
-            return kjoin_err_set(err, KJOIN_E_USAGE, "the kubelet's paths are too long");
         logf_(j, 0, "[kubelet-start] systemd does not run this machine: start the kubelet with: %s",
               j->result.start_command);
     }
@@ -430,6 +486,25 @@ static void journal_tail(bool systemd, char *out, size_t cap)
     kjoin_printable(out, cap, out, false);
 }
 
+/* Whether the join record holds path with data's digest: what proves a
+ * file is the one kubelet-start wrote when the wait runs alone. */
+static bool recorded(const kjoin_node_join *j, const kjoin_node__resolved *p, const char *path, const char *data,
+                     size_t len)
+{
+    kjoin_node_state *st = calloc(1, sizeof(*st));
+    unsigned char sum[32];
+    char hex[65];
+    bool found = false, match = false;
+    if (st && !kjoin_node__read_record(p, &j->spec->paths, st, &found, NULL) && found &&
+        !kjoin_sha256(data, len, sum, NULL)) {
+        kjoin_hex(sum, sizeof(sum), hex);
+        for (size_t i = 0; i < st->n_files && !match; i++)
+            match = !strcmp(st->files[i].path, path) && !strcmp(st->files[i].sha256, hex);
+    }
+    free(st);
+    return match;
+}
+
 kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
 {
     kjoin_node__resolved p;
@@ -460,8 +535,9 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
     step(j, "node-registered");
     logf_(j, 0, "[kubelet-wait-bootstrap] The kubelet has its client certificate; Node %s is registered", j->name.name);
     /* The token has done its job: it does not stay on disk (kubeadm removes
-     * the file too). After kubelet-start, only a file still holding what it
-     * wrote; through its checked directory, never through a symlink. */
+     * the file too). Only a file still holding what kubelet-start wrote (in
+     * memory, or, for the wait alone, as the join record's digest says);
+     * through its checked directory, never through a symlink. */
     char *text = NULL;
     size_t len = 0;
     bool missing = false;
@@ -471,7 +547,8 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
     if (kjoin_node__open_parent(p.bootstrap_kubeconfig, &d, &name, &e))
         return KJOIN_OK;
     if (!kjoin_safedir_read(&d, name, 1 << 20, true, &text, &len, &missing, &e) &&
-        (!j->bootstrap_kubeconfig || (len == j->bootstrap_len && !memcmp(text, j->bootstrap_kubeconfig, len))) &&
+        (j->bootstrap_kubeconfig ? len == j->bootstrap_len && !memcmp(text, j->bootstrap_kubeconfig, len)
+                                 : recorded(j, &p, p.bootstrap_kubeconfig, text, len)) &&
         !kjoin_safedir_unlink(&d, name, &e)) {
         j->result.bootstrap_removed = true;
         logf_(j, 0, "[kubelet-wait-bootstrap] Removed %s: the bootstrap token is no longer on this node",

@@ -74,6 +74,22 @@ static json_object *array_of(json_object *o, const char *key, size_t cap)
     return v;
 }
 
+/* An array of file names (no '/', not "." or "..") into names. */
+static kjoin_code names_of(json_object *list, const char *what, char (*names)[256], size_t *n, kjoin_err *err)
+{
+    kjoin_code rc = KJOIN_OK;
+    for (size_t i = 0; !rc && i < (size_t)json_object_array_length(list); i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        const char *name = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : NULL;
+        if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+            rc = kjoin_err_set(err, BAD, "the join record's %s entry %zu is not a name", what, i + 1);
+        else
+            rc = copy(names[i], 256, name, "entry", err);
+        *n = i + 1;
+    }
+    return rc;
+}
+
 kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node_paths *paths, kjoin_node_state *out,
                                   kjoin_err *err)
 {
@@ -88,14 +104,17 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
     json_tokener_free(tok);
     kjoin_code rc = KJOIN_OK;
     const char *kind = o ? str_of(o, "kind") : NULL;
-    json_object *files = o ? array_of(o, "files", KJOIN_NODE_STATE_MAX_ENTRIES) : NULL;
+    json_object *files = o ? array_of(o, "files", KJOIN_NODE_STATE_MAX_FILES) : NULL;
     json_object *dirs = o ? array_of(o, "createdDirs", 8) : NULL;
     json_object *before = o ? array_of(o, "kubeletDirBefore", KJOIN_NODE_STATE_MAX_ENTRIES) : NULL;
+    json_object *pki_before = NULL;
+    bool pki_ok = !o || !json_object_object_get_ex(o, "kubeletPkiBefore", &pki_before) ||
+                  (pki_before = array_of(o, "kubeletPkiBefore", KJOIN_NODE_STATE_MAX_ENTRIES)) != NULL;
     memset(out, 0, sizeof(*out));
     if (!whole || !json_object_is_type(o, json_type_object) || !kind || strcmp(kind, "KjoinJoinRecord") ||
-        !files || !dirs || !before)
+        !files || !dirs || !before || !pki_ok)
         rc = kjoin_err_set(err, BAD, "the join record is not a kjoin join record (kind KjoinJoinRecord with files, "
-                                     "createdDirs and kubeletDirBefore)");
+                                     "createdDirs, kubeletDirBefore and kubeletPkiBefore)");
     if (!rc && !(rc = copy(out->join_id, sizeof(out->join_id), str_of(o, "joinID"), "joinID", err)) &&
         !(rc = copy(out->server, sizeof(out->server), str_of(o, "server"), "server", err)))
         rc = copy(out->node_name, sizeof(out->node_name), str_of(o, "nodeName"), "nodeName", err);
@@ -118,15 +137,10 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
             rc = copy(out->dirs[i], sizeof(out->dirs[i]), d, "directory", err);
         out->n_dirs = i + 1;
     }
-    for (size_t i = 0; !rc && i < (size_t)json_object_array_length(before); i++) {
-        json_object *e = json_object_array_get_idx(before, i);
-        const char *name = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : NULL;
-        if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-            rc = kjoin_err_set(err, BAD, "the join record's kubelet directory entry %zu is not a name", i + 1);
-        else
-            rc = copy(out->kubelet_entries[i], sizeof(out->kubelet_entries[i]), name, "entry", err);
-        out->n_kubelet_entries = i + 1;
-    }
+    if (!rc)
+        rc = names_of(before, "kubelet directory", out->kubelet_entries, &out->n_kubelet_entries, err);
+    if (!rc && pki_before)
+        rc = names_of(pki_before, "kubelet pki directory", out->pki_entries, &out->n_pki_entries, err);
     json_object_put(o);
     if (rc)
         memset(out, 0, sizeof(*out));

@@ -24,6 +24,19 @@ static size_t utf8_shown(const unsigned char *p, size_t n)
     return len;
 }
 
+bool kjoin_utf8_printable(const char *s)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t len = c < 0x80 ? (c >= 0x20 && c != 0x7f) : utf8_shown((const unsigned char *)s + i, n - i);
+        if (!len)
+            return false;
+        i += len;
+    }
+    return true;
+}
+
 /* Whether in[i..] is a bootstrap token "[a-z0-9]{6}.[a-z0-9]{16}" standing
  * alone (not inside a longer run of such characters). */
 static bool token_at(const char *in, size_t i, size_t n)
@@ -76,4 +89,31 @@ char *kjoin_printable(char *out, size_t cap, const char *in, bool keep_newlines)
     }
     out[o] = '\0';
     return out;
+}
+
+bool kjoin_shell_word(char *out, size_t cap, const char *s)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-:=@%+,";
+    size_t used = strlen(out), len = strlen(s), need = 2;
+    bool plain = len && strspn(s, safe) == len;
+    for (const char *c = s; !plain && *c; c++)
+        need += *c == '\'' ? 4 : 1; /* ' is written '\'' */
+    if (plain)
+        need = len;
+    if (used + need + 1 > cap)
+        return false;
+    char *o = out + used;
+    if (plain) {
+        memcpy(o, s, len + 1);
+        return true;
+    }
+    *o++ = '\'';
+    for (const char *c = s; *c; c++) {
+        if (*c != '\'')
+            *o++ = *c;
+        else
+            memcpy(o, "'\\''", 4), o += 4;
+    }
+    memcpy(o, "'", 2);
+    return true;
 }

@@ -578,6 +578,15 @@ node_scenario_phase_by_phase() {
   jq -e '[.node.phases[].name] == ["kubelet-start"] and .node.nodeRegistered == null' "$T/join.out" >/dev/null ||
     { fail "kubelet-start json: $(jq -c .node "$T/join.out")"; rc=1; }
   [ -s /etc/kubernetes/bootstrap-kubelet.conf ] || { fail "no bootstrap kubeconfig after kubelet-start"; rc=1; }
+  # The wait alone removes only a file the join record proves kjoin wrote.
+  echo "an operator's file" >/etc/kubernetes/not-a-bootstrap.conf; chmod 600 /etc/kubernetes/not-a-bootstrap.conf
+  "$KJOIN" join phase kubelet-wait-bootstrap --node-name e2e-phased --discovery-timeout 60s \
+    --kubeconfig-out /etc/kubernetes/not-a-bootstrap.conf -o json >"$T/wait.json" 2>"$T/wait.err" ||
+    { fail "phase kubelet-wait-bootstrap (another file): $(tail -2 "$T/wait.err")"; rc=1; }
+  [ "$(cat /etc/kubernetes/not-a-bootstrap.conf 2>/dev/null)" = "an operator's file" ] &&
+    jq -e '.node.bootstrapKubeconfigRemoved == false' "$T/wait.json" >/dev/null ||
+    { fail "the wait removed a file that was not kjoin's"; rc=1; }
+  rm -f /etc/kubernetes/not-a-bootstrap.conf
   "$KJOIN" join phase kubelet-wait-bootstrap --node-name e2e-phased --discovery-timeout 60s -o json >"$T/wait.json" 2>"$T/wait.err" ||
     { fail "phase kubelet-wait-bootstrap: $(tail -2 "$T/wait.err")"; rc=1; }
   jq -e '[.node.phases[].name] == ["kubelet-wait-bootstrap"] and .node.nodeRegistered and .node.bootstrapKubeconfigRemoved' \

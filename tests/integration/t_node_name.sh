@@ -77,3 +77,14 @@ t_node_name_upper_case_host_is_lower_cased_once() {
     --discovery-token-ca-cert-hash "$PIN" --node-name " WORKER-A.example " -o json || return 1
   jq -e '.nodeName == "worker-a.example"' "$OUT" >/dev/null || fail "a given name is not lower-cased and trimmed" || return 1
 }
+
+t_node_flags_values_refused_before_anything() {
+  # A value the kubelet's flags file cannot carry (systemd drops a whole
+  # environment file that is not UTF-8) is exit 2 before the cluster is asked.
+  local requests; requests=$(wc -l <"$C/nginx/access.log")
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --node-name worker-1 --cri-socket "$(printf '/run/c\377.sock')" || return 1
+  err_has "kubelet argument container-runtime-endpoint has a value" || return 1
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --node-name worker-1 --cri-socket '/run/a b.sock' || return 1
+  [ "$(wc -l <"$C/nginx/access.log")" -eq "$requests" ] || fail "the cluster was asked before the flags were checked" || return 1
+  [ ! -e "$T/kubelet.conf" ] || fail "a file was written"
+}

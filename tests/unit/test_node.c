@@ -119,13 +119,20 @@ static void test_flags_env(void **state)
     assert_int_equal(kjoin_kubelet_flags_env(&plain, &host, "unix:///s", 20, &env, &err), KJOIN_OK);
     assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--container-runtime=remote --container-runtime-endpoint=unix:///s\"\n");
     free(env);
-    const char *bad_values[] = {"a=b c", "a=\"x\"", "a=$(id)", "a=`id`", "a=x\\y", "--a=b", "=b", "a b=c", "a=x\ny"};
+    const char *bad_values[] = {"a=b c", "a=\"x\"", "a=$(id)", "a=`id`", "a=x\\y", "--a=b", "=b", "a b=c", "a=x\ny",
+                                "a=\xff", "a=x\xc3", "a=\xc0\xaf", "a=\xed\xa0\x80", "a=\xc2\x9b"};
     for (size_t i = 0; i < TU_LEN(bad_values); i++) {
         kjoin_node_spec b = {.extra_args = &bad_values[i], .n_extra_args = 1};
         if (kjoin_kubelet_flags_env(&b, &host, "unix:///s", 37, &env, &err) != KJOIN_E_USAGE)
             fail_msg("\"%s\" accepted", bad_values[i]);
         assert_null(env);
     }
+    /* The runtime's socket goes through the same rule. */
+    kjoin_node_spec none = {0};
+    assert_int_equal(kjoin_kubelet_flags_env(&none, &host, "unix:///run/c\xff.sock", 37, &env, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "container-runtime-endpoint"));
+    assert_int_equal(kjoin_kubelet_flags_env(&none, &host, "unix:///run/caf\xc3\xa9.sock", 37, &env, &err), KJOIN_OK);
+    free(env);
 }
 
 static char *record(const char *files, const char *dirs, const char *before)
@@ -370,10 +377,141 @@ static void test_reset(void **state)
     free(d);
 }
 
+
+/* The printed command, run by a shell as a user pastes it: paths with shell
+ * syntax stay words, and the flags are split but never globbed. */
+static void test_start_command(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), cmd[8192], kube[600], kubelet[600], bin[600], line[9000], out[600];
+    kjoin_err err;
+    snprintf(kube, sizeof(kube), "%s/etc k8s;touch PWNED;'", d);
+    snprintf(kubelet, sizeof(kubelet), "%s/lib $(touch PWNED2)", d);
+    snprintf(bin, sizeof(bin), "%s/kube'let", d);
+    snprintf(out, sizeof(out), "%s/args", d);
+    mkdir(kube, 0700);
+    mkdir(kubelet, 0700);
+    char script[1200];
+    snprintf(script, sizeof(script), "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done >'%s'\n", out);
+    write_file(d, "kube'let", script);
+    chmod(bin, 0755);
+    write_file(kubelet, "kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--a=* --b=x\"\n");
+    write_file(d, "decoy-file", ""); /* what a glob of "*" would find in the working directory */
+    kjoin_node_paths paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet};
+    assert_int_equal(kjoin_kubelet_start_command(bin, &paths, cmd, sizeof(cmd), &err), KJOIN_OK);
+    assert_non_null(strstr(cmd, "sh -c 'set -f; . "));
+    snprintf(line, sizeof(line), "cd '%s' && %s", d, cmd);
+    assert_int_equal(system(line), 0);
+    char *args = tu_read(out, NULL), want[3000];
+    snprintf(want, sizeof(want), "--bootstrap-kubeconfig=%s/bootstrap-kubelet.conf\n--kubeconfig=%s/kubelet.conf\n"
+             "--config=%s/config.yaml\n--a=*\n--b=x\n", kube, kube, kubelet);
+    assert_string_equal(args, want);
+    free(args);
+    char pwned[700];
+    snprintf(pwned, sizeof(pwned), "%s/PWNED", d);
+    assert_int_not_equal(access(pwned, F_OK), 0);
+    snprintf(pwned, sizeof(pwned), "%s/PWNED2", d);
+    assert_int_not_equal(access(pwned, F_OK), 0);
+    /* A command that does not fit is an error, not a cut line. */
+    assert_int_equal(kjoin_kubelet_start_command(bin, &paths, cmd, 64, &err), KJOIN_E_USAGE);
+    snprintf(line, sizeof(line), "rm -rf '%s'", d);
+    assert_int_equal(system(line), 0);
+    free(d);
+}
+
+
+/* kubelet-start's writes and reset, on scratch directories: the record
+ * holds every name the kubelet directory had before (no silent cap), so
+ * reset gives them all back; more than a record holds is refused before
+ * anything is written or stopped. */
+static void write_scratch_node(const char *kube, const char *kubelet, kjoin_err *err, kjoin_code want)
+{
+    kjoin_node_spec spec = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
+                            .systemd_dir = "/nonexistent/systemd"};
+    kjoin_node_join j = {.spec = &spec, .name = {.name = "n1", .is_host_name = true}, .join_id = "j",
+                         .bootstrap_kubeconfig = "bootstrap\n", .bootstrap_len = 10, .ca_pem = "ca\n", .ca_len = 3,
+                         .checked = true};
+    j.config_yaml = strdup(KC "healthzPort: 0\n");
+    j.flags_env = strdup("KUBELET_KUBEADM_ARGS=\"\"\n");
+    assert_int_equal(kjoin_kubelet_write(&j, err), want);
+    kjoin_node_join_release(&j);
+}
+
+static void test_record_keeps_every_name(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), kube[300], kubelet[300], cmd[1200], path[600];
+    kjoin_err err;
+    snprintf(kube, sizeof(kube), "%s/kubernetes", d);
+    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    /* pods/ is the 40th name: a record cut at 32 made reset take it for the kubelet's. */
+    /* An operator's serving certificate in pki/ before the join stays too. */
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s && cd %s && for i in $(seq 38); do mkdir d$i; done && mkdir pods pki && "
+             "touch pods/keep pki/kubelet.crt pki/kubelet.key && chmod -R go-w %s && chmod 700 pki", kubelet, kubelet, d);
+    assert_int_equal(system(cmd), 0);
+    write_scratch_node(kube, kubelet, &err, KJOIN_OK);
+    /* What the join's kubelet makes, which reset takes. */
+    snprintf(cmd, sizeof(cmd), "touch %s/pki/kubelet-client-2026-11-26.pem && mkdir %s/plugins", kubelet, kubelet);
+    assert_int_equal(system(cmd), 0);
+    kjoin_node_paths paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet};
+    kjoin_reset_result r;
+    /* With systemd, a kubelet that will not stop stops the reset, before anything is removed. */
+    char bin[400], *old_path = strdup(getenv("PATH"));
+    snprintf(bin, sizeof(bin), "%s/bin", d);
+    mkdir(bin, 0700);
+    write_file(bin, "systemctl", "#!/bin/sh\necho 'Failed to stop kubelet.service: Access denied' >&2\nexit 1\n");
+    snprintf(path, sizeof(path), "%s/systemctl", bin);
+    chmod(path, 0755);
+    setenv("PATH", bin, 1);
+    kjoin_reset_spec rs = {.paths = paths, .systemd_dir = d};
+    assert_int_equal(kjoin_reset(&rs, &r, &err), KJOIN_E_OTHER);
+    assert_non_null(strstr(err.msg, "could not stop the kubelet"));
+    assert_non_null(strstr(err.msg, "nothing was removed"));
+    kjoin_reset_result_release(&r);
+    snprintf(path, sizeof(path), "%s/config.yaml", kubelet);
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/pki/kubelet-client-2026-11-26.pem", kubelet);
+    assert_int_equal(access(path, F_OK), 0);
+    write_file(bin, "systemctl", "#!/bin/sh\nexit 0\n");
+    if (kjoin_reset(&rs, &r, &err))
+        fail_msg("reset: %s", err.msg);
+    setenv("PATH", old_path, 1);
+    free(old_path);
+    assert_true(r.had_state);
+    assert_true(r.kubelet_stopped);
+    kjoin_reset_result_release(&r);
+    snprintf(path, sizeof(path), "%s/pki/kubelet.crt", kubelet);
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/pki/kubelet.key", kubelet);
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/pki/kubelet-client-2026-11-26.pem", kubelet);
+    assert_int_not_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/plugins", kubelet);
+    assert_int_not_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/pods/keep", kubelet);
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/d38", kubelet);
+    assert_int_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/config.yaml", kubelet);
+    assert_int_not_equal(access(path, F_OK), 0); /* the join's own file went */
+    /* More names than a record holds: refused, nothing written. */
+    snprintf(cmd, sizeof(cmd), "cd %s && for i in $(seq 300); do touch f$i; done", kubelet);
+    assert_int_equal(system(cmd), 0);
+    write_scratch_node(kube, kubelet, &err, KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "more than the join record keeps"));
+    snprintf(path, sizeof(path), "%s/%s", kube, KJOIN_NODE_STATE_NAME);
+    assert_int_not_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/config.yaml", kubelet);
+    assert_int_not_equal(access(path, F_OK), 0);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+    assert_int_equal(system(cmd), 0);
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-                 cmocka_unit_test(test_kubelet_version),
+                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_start_command), cmocka_unit_test(test_record_keeps_every_name),
         cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
         cmocka_unit_test(test_cluster_configuration),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),

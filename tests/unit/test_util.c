@@ -223,6 +223,38 @@ static void test_printable(void **state)
 }
 
 
+static void test_utf8_printable(void **state)
+{
+    (void)state;
+    const char *good[] = {"", "plain", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+    const char *bad[] = {"\xff", "a\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xc2\x9b", "\x1b[31m", "a\x7f", "tab\t",
+                         "\xf4\x90\x80\x80"};
+    for (size_t i = 0; i < TU_LEN(good); i++)
+        assert_true(kjoin_utf8_printable(good[i]));
+    for (size_t i = 0; i < TU_LEN(bad); i++)
+        if (kjoin_utf8_printable(bad[i]))
+            fail_msg("case %zu accepted", i);
+}
+
+static void test_shell_word(void **state)
+{
+    (void)state;
+    const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"/usr/bin/kubelet", "/usr/bin/kubelet"}, {"--config=/a/b.yaml", "--config=/a/b.yaml"}, {"", "''"},
+        {"a b", "'a b'"}, {"it's", "'it'\\''s'"}, {"$(id);`x`*", "'$(id);`x`*'"},
+    };
+    for (size_t i = 0; i < TU_LEN(cases); i++) {
+        char out[64] = "x ";
+        assert_true(kjoin_shell_word(out, sizeof(out), cases[i].in));
+        assert_string_equal(out + 2, cases[i].out);
+    }
+    char small[8] = "ab";
+    assert_false(kjoin_shell_word(small, sizeof(small), "a b c d"));
+    assert_string_equal(small, "ab");
+}
+
 static void test_dns_subdomain(void **state)
 {
     (void)state;
@@ -299,6 +331,8 @@ int main(void)
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_read_cap),
         cmocka_unit_test(test_free_wiped),
+        cmocka_unit_test(test_utf8_printable),
+        cmocka_unit_test(test_shell_word),
         cmocka_unit_test(test_dns_subdomain),
         cmocka_unit_test(test_node_name_resolve),
     };
