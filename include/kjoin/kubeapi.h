@@ -88,8 +88,11 @@ const char *kjoin_kubeapi_ca_pem(const kjoin_kubeapi *api, size_t *len);
 int64_t kjoin_kubeapi_remaining_ms(const kjoin_kubeapi *api);
 
 /* The API server's minor version (GET /version, "minor": "37" or "37+"), or
- * 0 when it does not tell (refused, unreachable, not a version). */
+ * 0 when it does not tell (refused, unreachable, not a version). The _version
+ * form reads an answer's body (untrusted: nulls, other types and garbage
+ * are 0). */
 int kjoin_kubeapi_server_minor(kjoin_kubeapi *api);
+int kjoin_kubeapi_version_minor(const char *json, size_t len);
 
 #define KJOIN_KUBEAPI_REASON_MAX 48
 #define KJOIN_KUBEAPI_MESSAGE_MAX 320

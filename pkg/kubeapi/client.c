@@ -1,5 +1,6 @@
 /* Requests to the Kubernetes API: one deadline, retries of what may heal,
  * Status errors decoded. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -197,16 +198,24 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
     }
 }
 
+int kjoin_kubeapi_version_minor(const char *json, size_t len)
+{
+    json_tokener *tok = len <= INT32_MAX ? json_tokener_new() : NULL;
+    json_object *o = tok ? json_tokener_parse_ex(tok, json, (int)len) : NULL, *m = NULL;
+    long minor = 0;
+    if (o && json_object_object_get_ex(o, "minor", &m) && json_object_is_type(m, json_type_string))
+        minor = strtol(json_object_get_string(m), NULL, 10); /* "37", or "37+" */
+    json_object_put(o);
+    json_tokener_free(tok);
+    return minor > 0 && minor < 1000 ? (int)minor : 0;
+}
+
 int kjoin_kubeapi_server_minor(kjoin_kubeapi *api)
 {
     kjoin_kubeapi_response resp = {0};
-    long minor = 0;
-    if (kjoin_kubeapi_request(api, "GET", "/version", NULL, &resp, NULL) == KJOIN_OK && resp.status == 200) {
-        json_object *o = json_tokener_parse(resp.body), *m = NULL;
-        if (o && json_object_object_get_ex(o, "minor", &m) && json_object_is_type(m, json_type_string))
-            minor = strtol(json_object_get_string(m), NULL, 10); /* "37", or "37+" */
-        json_object_put(o);
-    }
+    int minor = 0;
+    if (kjoin_kubeapi_request(api, "GET", "/version", NULL, &resp, NULL) == KJOIN_OK && resp.status == 200)
+        minor = kjoin_kubeapi_version_minor(resp.body, resp.len);
     kjoin_kubeapi_response_release(&resp);
-    return minor > 0 && minor < 1000 ? (int)minor : 0;
+    return minor;
 }

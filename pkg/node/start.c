@@ -3,6 +3,7 @@
  * written (after every cluster check passed), the kubelet (re)started, and
  * the wait runs until the kubelet has its own identity and its Node. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -78,7 +79,7 @@ static const char *string_member(json_object *o, const char *key)
                                                                                               : NULL;
 }
 
-static bool node_ready(json_object *node)
+static bool ready_of(json_object *node)
 {
     json_object *status, *conds;
     if (!json_object_object_get_ex(node, "status", &status) || !json_object_object_get_ex(status, "conditions", &conds) ||
@@ -91,6 +92,16 @@ static bool node_ready(json_object *node)
             return true;
     }
     return false;
+}
+
+bool kjoin_node_ready(const char *json, size_t len)
+{
+    json_tokener *tok = len <= INT32_MAX ? json_tokener_new() : NULL;
+    json_object *node = tok ? json_tokener_parse_ex(tok, json, (int)len) : NULL;
+    bool ready = ready_of(node);
+    json_object_put(node);
+    json_tokener_free(tok);
+    return ready;
 }
 
 /* kubeadm's ClusterConfiguration (kube-system/kubeadm-config), which
@@ -138,7 +149,7 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
     snprintf(what, sizeof(what), "get node %s", name);
     if ((rc = get_json(api, path, what, &node, err)))
         return rc;
-    bool ready = node && node_ready(node);
+    bool ready = ready_of(node);
     json_object_put(node);
     if (ready)
         return kjoin_err_set(err, KJOIN_E_USAGE, "a Node named %s is Ready in the cluster already: delete it "

@@ -399,9 +399,27 @@ static void test_groups_and_usages_rules(void **state)
     assert_null(out);
 }
 
+
+static void test_version_minor(void **state)
+{
+    (void)state;
+    const struct {
+        const char *body;
+        int minor;
+    } cases[] = {
+        {"{\"major\": \"1\", \"minor\": \"37\"}", 37}, {"{\"minor\": \"37+\"}", 37}, {"{\"minor\": \"20\"}", 20},
+        {"{\"minor\": null}", 0}, {"{\"minor\": 37}", 0}, {"{\"minor\": \"x\"}", 0}, {"{\"minor\": \"-3\"}", 0},
+        {"{\"minor\": \"99999999999999999999\"}", 0}, {"[]", 0}, {"null", 0}, {"", 0}, {"{\"minor\": \"37\"", 0},
+    };
+    for (size_t i = 0; i < TU_LEN(cases); i++)
+        if (kjoin_kubeapi_version_minor(cases[i].body, strlen(cases[i].body)) != cases[i].minor)
+            fail_msg("case %zu: %s", i, cases[i].body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version_minor),
         cmocka_unit_test(test_config_client_certificate_data),
         cmocka_unit_test(test_config_context_override_and_token),
         cmocka_unit_test(test_config_paths_relative_to_the_kubeconfig),

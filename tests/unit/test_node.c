@@ -508,10 +508,35 @@ static void test_record_keeps_every_name(void **state)
     free(d);
 }
 
+
+static void test_node_ready(void **state)
+{
+    (void)state;
+    const char *ready[] = {
+        "{\"status\": {\"conditions\": [{\"type\": \"Ready\", \"status\": \"True\"}]}}",
+        "{\"status\": {\"conditions\": [null, 7, {\"type\": \"MemoryPressure\", \"status\": \"False\"},"
+        " {\"type\": \"Ready\", \"status\": \"True\"}]}}",
+    };
+    const char *not_ready[] = {
+        "{\"status\": {\"conditions\": [{\"type\": null, \"status\": \"True\"}]}}",
+        "{\"status\": {\"conditions\": [{\"type\": \"Ready\", \"status\": null}]}}",
+        "{\"status\": {\"conditions\": [{\"type\": \"Ready\", \"status\": \"False\"}]}}",
+        "{\"status\": {\"conditions\": [{\"type\": \"Ready\", \"status\": true}]}}",
+        "{\"status\": {\"conditions\": {\"type\": \"Ready\", \"status\": \"True\"}}}",
+        "{\"status\": null}", "[{\"status\": {\"conditions\": [{\"type\": \"Ready\", \"status\": \"True\"}]}}]",
+        "\"Ready\"", "", "{\"status\": {\"conditions\": [{\"type\": \"Ready\", \"status\": \"True\"}]}",
+    };
+    for (size_t i = 0; i < TU_LEN(ready); i++)
+        assert_true(kjoin_node_ready(ready[i], strlen(ready[i])));
+    for (size_t i = 0; i < TU_LEN(not_ready); i++)
+        if (kjoin_node_ready(not_ready[i], strlen(not_ready[i])))
+            fail_msg("case %zu taken as Ready", i);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_start_command), cmocka_unit_test(test_record_keeps_every_name),
+                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name),
         cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
         cmocka_unit_test(test_cluster_configuration),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),
