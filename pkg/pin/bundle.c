@@ -159,6 +159,15 @@ kjoin_code kjoin_bundle_parse(const void *pem, size_t len, kjoin_bundle **out, k
             rc = kjoin_err_ossl(err, KJOIN_E_TRUST, "certificate %zu of the CA bundle is malformed", b->count + 1);
             goto out;
         }
+        /* RFC 5280 4.1.2.2: a serial is positive. Go's crypto/x509 refuses
+         * to parse one that is not, so kubelet and K3s agents could not load
+         * a kubeconfig holding it. */
+        if (ASN1_STRING_type(X509_get0_serialNumber(x)) == V_ASN1_NEG_INTEGER) {
+            X509_free(x);
+            rc = kjoin_err_set(err, KJOIN_E_TRUST, "certificate %zu of the CA bundle has a negative serial number, which "
+                               "RFC 5280 forbids and Go's clients (kubelet, K3s agents) refuse", b->count + 1);
+            goto out;
+        }
         if (b->count == KJOIN_BUNDLE_MAX_CERTS) {
             X509_free(x);
             rc = kjoin_err_set(err, KJOIN_E_TRUST, "CA bundle holds more than %d certificates",

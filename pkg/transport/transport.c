@@ -181,6 +181,7 @@ static bool check_chain(kjoin_http_conn *c, const kjoin_tls_trust *t, X509 *leaf
 {
     STACK_OF(X509) *all = peer ? sk_X509_dup(peer) : sk_X509_new_null();
     X509_STORE_CTX *xs = X509_STORE_CTX_new();
+    bool negative = false;
     bool ok = all && xs && leaf && X509_STORE_CTX_init(xs, t->anchors, leaf, all) == 1 &&
               X509_STORE_CTX_set_default(xs, "ssl_server") == 1;
     for (int i = 0; ok && i < sk_X509_num(t->intermediates); i++)
@@ -196,6 +197,15 @@ static bool check_chain(kjoin_http_conn *c, const kjoin_tls_trust *t, X509 *leaf
         X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
         ok = (is_ip ? X509_VERIFY_PARAM_set1_ip_asc(param, c->host) : X509_VERIFY_PARAM_set1_host(param, c->host, 0)) == 1;
         ok = ok && X509_verify_cert(xs) == 1;
+        /* RFC 5280: serials are positive; Go's TLS (kubelet, K3s agents)
+         * refuses a chain with a negative one, and so does kjoin. */
+        STACK_OF(X509) *chain = ok ? X509_STORE_CTX_get0_chain(xs) : NULL;
+        for (int i = 0; ok && i < sk_X509_num(chain); i++)
+            if (ASN1_STRING_type(X509_get0_serialNumber(sk_X509_value(chain, i))) == V_ASN1_NEG_INTEGER) {
+                X509_STORE_CTX_set_current_cert(xs, sk_X509_value(chain, i));
+                negative = true;
+                ok = false;
+            }
         if (!ok && !c->failed) {
             c->failed = true;
             int why = X509_STORE_CTX_get_error(xs);
@@ -205,7 +215,9 @@ static bool check_chain(kjoin_http_conn *c, const kjoin_tls_trust *t, X509 *leaf
                 X509_NAME_oneline(X509_get_subject_name(bad), subject, sizeof(subject));
             bool legacy_cn = (why == X509_V_ERR_HOSTNAME_MISMATCH || why == X509_V_ERR_IP_ADDRESS_MISMATCH) &&
                              X509_get_ext_by_NID(leaf, NID_subject_alt_name, -1) < 0;
-            snprintf(c->reason, sizeof(c->reason), "%s%s%s%s", X509_verify_cert_error_string(why),
+            snprintf(c->reason, sizeof(c->reason), "%s%s%s%s",
+                     negative ? "a negative serial number, which RFC 5280 forbids and Go's TLS refuses"
+                              : X509_verify_cert_error_string(why),
                      *subject ? " at " : "", subject,
                      legacy_cn ? " (the certificate relies on the legacy Common Name field and has no subject "
                                  "alternative names: Go's TLS, and so kubeadm, kubelet and K3s, refuse it too)"

@@ -294,3 +294,55 @@ J
   [ -z "$(find "$T/ns/etc.u" "$T/ns/lib.u" -mindepth 1 2>/dev/null)" ] || fail "written: $(find "$T/ns/etc.u" "$T/ns/lib.u" -mindepth 1 | head -3)"
 }
 t_hostile_kubelet_start_takes_null_and_wrong_types_calmly() { with_hostile kubelet_start_answers; }
+
+# Certificates with a negative serial number (RFC 5280 forbids them; Go's
+# crypto/x509, and so kubelet and K3s agents, refuses to parse them): as the
+# server's certificate, in cluster-info's CA bundle, and in a K3s /cacerts
+# body. Each has a control that joins through the same server.
+neg_cert() { # NAME ISSUER SERIAL: a certificate for 127.0.0.1 (a CA when ISSUER is -)
+  local n=$1 issuer=$2 serial=$3
+  openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$T/$n.key" 2>/dev/null
+  if [ "$issuer" = - ]; then
+    openssl req -x509 -new -key "$T/$n.key" -subj "/CN=$n" -days 30 -set_serial "$serial" -out "$T/$n.crt" \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+  else
+    openssl req -new -key "$T/$n.key" -subj "/CN=$n" -out "$T/$n.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n' >"$T/$n.ext"
+    openssl x509 -req -in "$T/$n.csr" -CA "$issuer.crt" -CAkey "$issuer.key" -set_serial "$serial" -days 30 \
+      -extfile "$T/$n.ext" -out "$T/$n.crt" 2>/dev/null
+  fi
+}
+negative_serials() {
+  local hp=${HSERVER#https://} args=(--skip-phases preflight,kubelet-start --kubeconfig-out "$T/k.conf" --discovery-timeout 10s)
+  neg_cert neg-srv "$C/ca" -9 && neg_cert pos-srv "$C/ca" 9 || return 1
+  signed_info "$T/ci.json" "$C/ca.crt" || return 1
+  for srv in pos-srv neg-srv; do
+    hconf <<J
+{"certs": [["$T/$srv.crt", "$T/$srv.key"]], "routes": {"GET $CLUSTER_INFO_PATH": {"file": "$T/ci.json"}}}
+J
+    local want=0; [ $srv = neg-srv ] && want=4
+    kj $want join "$hp" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" "${args[@]}" --force || return 1
+  done
+  err_has "a negative serial number, which RFC 5280 forbids" || return 1
+  # The CA of cluster-info with a negative serial.
+  neg_cert neg-ca - -7 && neg_cert neg-ca-srv "$T/neg-ca" 11 || return 1
+  signed_info "$T/ci-neg.json" "$T/neg-ca.crt" || return 1
+  hconf <<J
+{"certs": [["$T/neg-ca-srv.crt", "$T/neg-ca-srv.key"]], "routes": {"GET $CLUSTER_INFO_PATH": {"file": "$T/ci-neg.json"}}}
+J
+  kj 4 join "$hp" --token-file "$C/token" --discovery-token-ca-cert-hash "$(spki_pin "$T/neg-ca.crt")" "${args[@]}" || return 1
+  err_has "certificate 1 of the CA bundle has a negative serial number" || return 1
+  # K3s: /cacerts holding it, with its hash in the token; the control holds the test CA.
+  SECRETS+=(k3s-neg-pw)
+  for ca in "$C/ca.crt" "$T/neg-ca.crt"; do
+    local crt=$T/pos-srv.crt key=$T/pos-srv.key want=0
+    [ "$ca" = "$T/neg-ca.crt" ] && crt=$T/neg-ca-srv.crt key=$T/neg-ca-srv.key want=4
+    hconf <<J
+{"certs": [["$crt", "$key"]], "routes": {"GET /cacerts": {"file": "$ca"}}}
+J
+    kj $want join "$hp" --token "K10$(sha256sum "$ca" | cut -c1-64)::node:k3s-neg-pw" "${args[@]}" --force || return 1
+  done
+  err_has "negative serial number" || return 1
+  ! grep -qF "$(base64 -w0 "$T/neg-ca.crt")" "$T/k.conf" || fail "the kubeconfig holds the negative-serial CA"
+}
+t_hostile_negative_serial_numbers_are_refused() { with_hostile negative_serials; }
