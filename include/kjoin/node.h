@@ -135,6 +135,12 @@ typedef enum kjoin_node_file_kind {
 kjoin_code kjoin_node_file_write(kjoin_node_file_kind kind, const char *path, const void *data, size_t len, bool force,
                                  kjoin_write_result *result, kjoin_err *err);
 unsigned kjoin_node_file_mode(kjoin_node_file_kind kind);
+/* Checks, before anything is written, that every file of a whole join can
+ * go where paths put it: its directory, or the nearest one above it that
+ * exists, is no symlink, root's and writable by no one else (no shared
+ * sticky directory: the token must not sit where others write). Errors:
+ * KJOIN_E_USAGE naming the file and the rule. */
+kjoin_code kjoin_node_check_destinations(const kjoin_node_paths *paths, kjoin_err *err);
 /* Where a node file of kind is, the defaults filled in, into out (cap
  * bytes; "" when it does not fit). */
 void kjoin_node_file_path(const kjoin_node_paths *paths, kjoin_node_file_kind kind, char *out, size_t cap);

@@ -277,11 +277,13 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
      * written. */
     if ((rc = kjoin_node_name_resolve(spec->node.name, NULL, &out->node_name, err)))
         return rc;
-    /* Every value that reaches the kubelet's flags file is checked now too
-     * (the kubelet's version, which adds a flag, is not known yet). */
+    /* Every value that reaches the kubelet's flags file, and every place a
+     * file goes, is checked now too (the kubelet's version, which adds a
+     * flag, is not known yet; the places are checked again before writing). */
     char *flags = NULL;
     if ((r.phases & KJOIN_PHASE_KUBELET_START) &&
-        (rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, &flags, err)))
+        ((rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, &flags, err)) ||
+         (rc = kjoin_node_check_destinations(&spec->node.paths, err))))
         return rc;
     free(flags);
     if (needs_of_run(&r) & NEEDS_PLAN) {

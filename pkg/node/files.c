@@ -3,9 +3,13 @@
  * kubelet-start): the token and the trust anchor are never replaced by
  * something else unless asked; what kubelet-start derives from the cluster
  * is replaced, as kubeadm does. */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include <kjoin/node.h>
+#include <kjoin/safedir.h>
 
 #include "internal.h"
 
@@ -42,4 +46,38 @@ void kjoin_node_file_path(const kjoin_node_paths *paths, kjoin_node_file_kind ki
     };
     if (snprintf(out, cap, "%s", where[kind]) >= (int)cap)
         out[0] = '\0';
+}
+
+/* path's directory, or its nearest ancestor that exists (the join creates
+ * the rest, 0700), passes the safe-directory rules without exceptions: no
+ * symlink, root's, writable by no one else, not a shared sticky one. */
+static kjoin_code check_destination(const char *path, kjoin_err *err)
+{
+    char dir[4096];
+    struct stat st;
+    if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir) || path[0] != '/')
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%.200s is not an absolute path the node's files can go to", path);
+    do {
+        char *slash = strrchr(dir, '/');
+        slash == dir ? (void)(dir[1] = '\0') : (void)(*slash = '\0');
+    } while (lstat(dir, &st) != 0 && errno == ENOENT && strcmp(dir, "/"));
+    kjoin_safedir d;
+    kjoin_code rc = kjoin_safedir_open(dir, 0, &d, err);
+    kjoin_safedir_close(&d);
+    return rc;
+}
+
+kjoin_code kjoin_node_check_destinations(const kjoin_node_paths *paths, kjoin_err *err)
+{
+    static const kjoin_node_file_kind kinds[] = {KJOIN_NODE_FILE_RECORD, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG,
+                                                 KJOIN_NODE_FILE_CA_CERT, KJOIN_NODE_FILE_KUBELET_CONFIG,
+                                                 KJOIN_NODE_FILE_FLAGS_ENV};
+    char path[4096];
+    kjoin_err in;
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        kjoin_node_file_path(paths, kinds[i], path, sizeof(path));
+        if (check_destination(path, &in))
+            return kjoin_err_set(err, in.code, "%s cannot be written there: %s", path, in.msg);
+    }
+    return KJOIN_OK;
 }

@@ -374,6 +374,8 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     kjoin_code rc;
     if (!j->checked)
         return kjoin_err_set(err, KJOIN_E_USAGE, "kubelet-start writes only after its cluster checks passed");
+    if ((rc = kjoin_node_check_destinations(&j->spec->paths, err)))
+        return rc;
     kjoin_node__resolve(&j->spec->paths, &p);
     node_write w[] = {
         {p.bootstrap_kubeconfig, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, j->bootstrap_kubeconfig, j->bootstrap_len},

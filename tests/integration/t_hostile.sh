@@ -245,16 +245,18 @@ t_hostile_token_shaped_values_are_not_echoed() {
 
 # kubelet-start against a hostile API server: the Node, /version and the
 # ConfigMaps are untrusted JSON. kjoin runs in a mount namespace of its own
-# with copy-on-write views of /etc and /var/lib, a stand-in kubelet that
-# only tells its version, and a runtime socket that is only a name: the
-# ConfigMap's absence stops each run (exit 6) before anything is written.
+# with copy-on-write views of /etc and /var/lib (KJ_PRE, a shell command,
+# runs there first), a stand-in kubelet that only tells its version, and a
+# runtime socket that is only a name: the ConfigMap's absence stops each run
+# (exit 6) before anything is written.
 on_scratch_node() {
   mkdir -p "$T/ns/etc.u" "$T/ns/etc.w" "$T/ns/lib.u" "$T/ns/lib.w" "$T/bin"
   printf '#!/bin/sh\necho Kubernetes v1.37.2\n' >"$T/bin/kubelet"; chmod 755 "$T/bin/kubelet"
   cat >"$T/on-node" <<SH
 #!/bin/sh
 exec unshare -m --propagation private sh -c 'mount -t overlay overlay -o lowerdir=/etc,upperdir=$T/ns/etc.u,workdir=$T/ns/etc.w /etc &&
-  mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$T/ns/lib.u,workdir=$T/ns/lib.w /var/lib && PATH=$T/bin:\$PATH exec "\$0" "\$@"' "$KJOIN" "\$@"
+  mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$T/ns/lib.u,workdir=$T/ns/lib.w /var/lib && eval "\${KJ_PRE:-:}" &&
+  PATH=$T/bin:\$PATH exec "\$0" "\$@"' "$KJOIN" "\$@"
 SH
   chmod 755 "$T/on-node"
 }
@@ -346,3 +348,34 @@ J
   ! grep -qF "$(base64 -w0 "$T/neg-ca.crt")" "$T/k.conf" || fail "the kubeconfig holds the negative-serial CA"
 }
 t_hostile_negative_serial_numbers_are_refused() { with_hostile negative_serials; }
+
+# Every place a whole join writes is checked before anything is read from
+# the cluster or written: a /var/lib/kubelet that is a symlink (a data disk)
+# or group-writable, a bootstrap kubeconfig in a shared sticky directory.
+# The control, with the same server, gets as far as the cluster's ConfigMap.
+destinations() {
+  signed_info "$T/ci.json" "$C/ca.crt" || return 1
+  on_scratch_node
+  printf '{"minor": "37"}' >"$T/version.json"; printf '{}' >"$T/node.json"
+  hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "routes": {"GET $CLUSTER_INFO_PATH": {"file": "$T/ci.json"},
+ "GET /version": {"file": "$T/version.json"}, "GET /api/v1/nodes/worker-d": {"file": "$T/node.json"}}}
+J
+  local join=(join "${HSERVER#https://}" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --node-name worker-d
+    --cri-socket "$T/cri.sock" --ignore-preflight-errors all --discovery-timeout 10s)
+  KJ_PRE="mkdir -p /var/lib/data-disk && rm -rf /var/lib/kubelet && ln -s /var/lib/data-disk /var/lib/kubelet" \
+    KJOIN=$T/on-node kj 2 "${join[@]}" || return 1
+  err_has "/var/lib/kubelet/config.yaml cannot be written there" || return 1
+  err_has "a symlink is not followed" || return 1
+  KJ_PRE="rm -rf /var/lib/kubelet && mkdir /var/lib/kubelet && chmod 775 /var/lib/kubelet" KJOIN=$T/on-node kj 2 "${join[@]}" || return 1
+  err_has "/var/lib/kubelet/config.yaml cannot be written there" || return 1
+  local clean="rm -rf /var/lib/kubelet /var/lib/data-disk"
+  KJ_PRE=$clean KJOIN=$T/on-node kj 2 "${join[@]}" --kubeconfig-out /tmp/kjoin-bootstrap.conf || return 1
+  err_has "/tmp/kjoin-bootstrap.conf cannot be written there" || return 1
+  [ "$(requests)" = 0 ] || fail "the cluster was asked before the destinations were checked" || return 1
+  [ ! -e /tmp/kjoin-bootstrap.conf ] || fail "the token went to /tmp" || return 1
+  KJ_PRE=$clean KJOIN=$T/on-node kj 6 "${join[@]}" || return 1
+  err_has "configmap kube-system/kubelet-config" || return 1
+  [ -z "$(find "$T/ns/etc.u" -mindepth 1 2>/dev/null)" ] || fail "written: $(find "$T/ns/etc.u" -mindepth 1 | head -3)"
+}
+t_hostile_destinations_checked_before_anything() { with_hostile destinations; }
