@@ -255,10 +255,14 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kj
 void kjoin_reset_result_release(kjoin_reset_result *r);
 
 /* The record a join writes (KJOIN_NODE_STATE_NAME), parsed and checked:
- * absolute paths under the node's directories, no "..", SHA-256 digests.
+ * clean absolute paths, SHA-256 digests; each file under the node's
+ * directories or one of the outputs the record names (the bootstrap
+ * kubeconfig and the CA, wherever the join was told to put them); each
+ * created directory one on the way to such a file.
  * For the fuzzer and reset. Errors: KJOIN_E_USAGE. */
 #define KJOIN_NODE_STATE_MAX_FILES 32      /* a join writes five */
 #define KJOIN_NODE_STATE_MAX_ENTRIES 256   /* names in the kubelet directory before the join */
+#define KJOIN_NODE_STATE_MAX_DIRS 16
 typedef struct kjoin_node_state {
     char join_id[40];
     char server[512];
@@ -268,8 +272,8 @@ typedef struct kjoin_node_state {
         char path[4096];
         char sha256[65];
     } files[KJOIN_NODE_STATE_MAX_FILES];
-    size_t n_dirs;                     /* directories the join created, parents first */
-    char dirs[8][4096];
+    size_t n_dirs;                     /* directories the join created on the way to its files */
+    char dirs[KJOIN_NODE_STATE_MAX_DIRS][4096];
     size_t n_kubelet_entries;          /* what the kubelet directory held before the join */
     char kubelet_entries[KJOIN_NODE_STATE_MAX_ENTRIES][256];
     size_t n_pki_entries;              /* what its pki/ held before the join (none in records before it was kept) */

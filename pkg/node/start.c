@@ -185,12 +185,21 @@ static bool exists(const char *path)
     return lstat(path, &st) == 0;
 }
 
-static void parent_of(const char *path, char *out, size_t cap)
+/* Adds to dirs each directory above path that does not exist yet, once. */
+static void add_missing_dirs(const char *path, json_object *dirs)
 {
-    snprintf(out, cap, "%s", path);
-    char *slash = strrchr(out, '/');
-    if (slash && slash != out)
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", path);
+    for (char *slash; (slash = strrchr(dir, '/')) && slash != dir;) {
         *slash = '\0';
+        if (exists(dir))
+            return;
+        bool dup = false;
+        for (size_t i = 0; i < json_object_array_length(dirs) && !dup; i++)
+            dup = !strcmp(json_object_get_string(json_object_array_get_idx(dirs, i)), dir);
+        if (!dup)
+            json_object_array_add(dirs, json_object_new_string(dir));
+    }
 }
 
 /* The names in dir (none when it is not there) into list. */
@@ -268,20 +277,17 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
         for (size_t i = 0; i < old->n_pki_entries; i++)
             json_object_array_add(pki_before, json_object_new_string(old->pki_entries[i]));
     } else {
-        char ca_dir[4096];
-        parent_of(p->ca_cert_path, ca_dir, sizeof(ca_dir));
-        const char *candidates[] = {p->kubernetes_dir, ca_dir, p->kubelet_dir};
-        for (size_t i = 0; i < 3; i++) {
-            bool dup = false;
-            for (size_t k = 0; k < i; k++)
-                dup |= !strcmp(candidates[i], candidates[k]);
-            if (!dup && !exists(candidates[i]))
-                json_object_array_add(dirs, json_object_new_string(candidates[i]));
-        }
         list_names(p->kubelet_dir, before);
         list_names(p->kubelet_pki, pki_before);
     }
     free(old);
+    /* Every directory missing on the way to a file: the join makes them. */
+    for (size_t i = 0; i <= n; i++)
+        add_missing_dirs(i < n ? w[i].path : p->state, dirs);
+    json_object *outputs = json_object_new_object();
+    json_object_object_add(outputs, "bootstrapKubeconfig", json_object_new_string(p->bootstrap_kubeconfig));
+    json_object_object_add(outputs, "caCert", json_object_new_string(p->ca_cert_path));
+    json_object_object_add(o, "outputs", outputs);
     json_object_object_add(o, "files", files);
     json_object_object_add(o, "createdDirs", dirs);
     json_object_object_add(o, "kubeletDirBefore", before);
@@ -290,7 +296,11 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
     size_t names = json_object_array_length(before) > json_object_array_length(pki_before)
                        ? json_object_array_length(before) : json_object_array_length(pki_before);
     const char *json = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-    if (names > KJOIN_NODE_STATE_MAX_ENTRIES || strlen(json) > KJOIN_NODE_STATE_MAX)
+    if (json_object_array_length(dirs) > KJOIN_NODE_STATE_MAX_DIRS)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the node's files would need %zu new directories, more than the join "
+                           "record keeps (%d): create some of them first", json_object_array_length(dirs),
+                           KJOIN_NODE_STATE_MAX_DIRS);
+    else if (names > KJOIN_NODE_STATE_MAX_ENTRIES || strlen(json) > KJOIN_NODE_STATE_MAX)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s (or its pki/) holds %zu names, more than the join record keeps "
                            "(%d, %d bytes): reset could not tell them from the kubelet's own; move some away",
                            p->kubelet_dir, names,

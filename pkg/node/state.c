@@ -36,18 +36,36 @@ static bool within(const char *path, const char *dir)
     return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-/* A path the join may have made: under one of the node's directories, or the
- * CA file (and its directory) wherever it was asked to go. */
-static bool ours(const char *path, const kjoin_node__resolved *r)
+/* A file the join may have written: under one of the node's directories,
+ * or one of the outputs the record names (the bootstrap kubeconfig and the
+ * CA, wherever the join was told to put them). */
+static bool our_file(const char *path, const kjoin_node__resolved *r, const char *const *outputs, size_t n)
 {
-    char ca_dir[4096];
-    snprintf(ca_dir, sizeof(ca_dir), "%s", r->ca_cert_path);
-    char *slash = strrchr(ca_dir, '/');
-    if (slash && slash != ca_dir)
-        *slash = '\0';
-    return clean_path(path) &&
-           (within(path, r->kubernetes_dir) || within(path, r->kubelet_dir) || strcmp(path, r->ca_cert_path) == 0 ||
-            strcmp(path, ca_dir) == 0);
+    if (!clean_path(path))
+        return false;
+    if (within(path, r->kubernetes_dir) || within(path, r->kubelet_dir) || !strcmp(path, r->ca_cert_path))
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (outputs[i] && !strcmp(path, outputs[i]))
+            return true;
+    return false;
+}
+
+/* A directory the join may have made: the node's directories and what is
+ * in them, or one on the way to an output the join was told to put
+ * elsewhere (the CA, the bootstrap kubeconfig). */
+static bool our_dir(const char *path, const kjoin_node__resolved *r, const char *const *outputs, size_t n)
+{
+    if (!clean_path(path))
+        return false;
+    if (within(path, r->kubernetes_dir) || within(path, r->kubelet_dir))
+        return true;
+    const char *all[3] = {r->ca_cert_path, n > 0 ? outputs[0] : NULL, n > 1 ? outputs[1] : NULL};
+    for (size_t i = 0; i < 3; i++)
+        if (all[i] && !within(all[i], r->kubernetes_dir) && !within(all[i], r->kubelet_dir) && within(all[i], path) &&
+            strcmp(all[i], path))
+            return true;
+    return false;
 }
 
 static const char *str_of(json_object *o, const char *key)
@@ -105,14 +123,22 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
     kjoin_code rc = KJOIN_OK;
     const char *kind = o ? str_of(o, "kind") : NULL;
     json_object *files = o ? array_of(o, "files", KJOIN_NODE_STATE_MAX_FILES) : NULL;
-    json_object *dirs = o ? array_of(o, "createdDirs", 8) : NULL;
+    json_object *dirs = o ? array_of(o, "createdDirs", KJOIN_NODE_STATE_MAX_DIRS) : NULL;
+    /* The outputs: absent in records before they were kept. */
+    json_object *named = NULL;
+    const char *outputs[2] = {NULL, NULL};
+    bool outputs_ok = !o || !json_object_object_get_ex(o, "outputs", &named) || json_object_is_type(named, json_type_object);
+    if (outputs_ok && named) {
+        outputs[0] = str_of(named, "bootstrapKubeconfig"), outputs[1] = str_of(named, "caCert");
+        outputs_ok = (!outputs[0] || clean_path(outputs[0])) && (!outputs[1] || clean_path(outputs[1]));
+    }
     json_object *before = o ? array_of(o, "kubeletDirBefore", KJOIN_NODE_STATE_MAX_ENTRIES) : NULL;
     json_object *pki_before = NULL;
     bool pki_ok = !o || !json_object_object_get_ex(o, "kubeletPkiBefore", &pki_before) ||
                   (pki_before = array_of(o, "kubeletPkiBefore", KJOIN_NODE_STATE_MAX_ENTRIES)) != NULL;
     memset(out, 0, sizeof(*out));
     if (!whole || !json_object_is_type(o, json_type_object) || !kind || strcmp(kind, "KjoinJoinRecord") ||
-        !files || !dirs || !before || !pki_ok)
+        !files || !dirs || !before || !pki_ok || !outputs_ok)
         rc = kjoin_err_set(err, BAD, "the join record is not a kjoin join record (kind KjoinJoinRecord with files, "
                                      "createdDirs, kubeletDirBefore and kubeletPkiBefore)");
     if (!rc && !(rc = copy(out->join_id, sizeof(out->join_id), str_of(o, "joinID"), "joinID", err)) &&
@@ -122,7 +148,7 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
         json_object *f = json_object_array_get_idx(files, i);
         const char *path = str_of(f, "path"), *sum = str_of(f, "sha256");
         unsigned char raw[32];
-        if (!path || !ours(path, &r) || !sum || strlen(sum) != 64 || !kjoin_hex_decode(sum, 32, raw))
+        if (!path || !our_file(path, &r, outputs, 2) || !sum || strlen(sum) != 64 || !kjoin_hex_decode(sum, 32, raw))
             rc = kjoin_err_set(err, BAD, "the join record's file %zu is not a path the join writes with its "
                                          "SHA-256", i + 1);
         else if (!(rc = copy(out->files[i].path, sizeof(out->files[i].path), path, "path", err)))
@@ -131,7 +157,7 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
     }
     for (size_t i = 0; !rc && i < (size_t)json_object_array_length(dirs); i++) {
         const char *d = json_object_get_string(json_object_array_get_idx(dirs, i));
-        if (!json_object_is_type(json_object_array_get_idx(dirs, i), json_type_string) || !ours(d, &r))
+        if (!json_object_is_type(json_object_array_get_idx(dirs, i), json_type_string) || !our_dir(d, &r, outputs, 2))
             rc = kjoin_err_set(err, BAD, "the join record's directory %zu is not one the join makes", i + 1);
         else
             rc = copy(out->dirs[i], sizeof(out->dirs[i]), d, "directory", err);

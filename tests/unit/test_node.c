@@ -162,6 +162,32 @@ static void test_state_parse(void **state)
     assert_int_equal(st->n_dirs, 2);
     assert_string_equal(st->kubelet_entries[0], "pods");
     free(ok);
+    /* Outputs the join was told to put elsewhere, and the directories made on the way to them. */
+    char elsewhere[1200];
+    snprintf(elsewhere, sizeof(elsewhere),
+             "{\"kind\":\"KjoinJoinRecord\",\"joinID\":\"j\",\"server\":\"s\",\"nodeName\":\"n\","
+             "\"outputs\":{\"bootstrapKubeconfig\":\"/srv/boot/b.conf\",\"caCert\":\"/srv/ca/ca.crt\"},"
+             "\"files\":[{\"path\":\"/srv/boot/b.conf\"," SUM "},{\"path\":\"/srv/ca/ca.crt\"," SUM "}],"
+             "\"createdDirs\":[\"/srv\",\"/srv/boot\",\"/srv/ca\",\"/etc/kubernetes\"],\"kubeletDirBefore\":[]}");
+    assert_int_equal(kjoin_node_state_parse(elsewhere, strlen(elsewhere), &paths, st, &err), KJOIN_OK);
+    assert_int_equal(st->n_files, 2);
+    assert_int_equal(st->n_dirs, 4);
+    const char *forged[] = {
+        /* an output outside that is not named */
+        "\"outputs\":{\"caCert\":\"/srv/ca/ca.crt\"},\"files\":[{\"path\":\"/srv/boot/b.conf\"," SUM "}],\"createdDirs\":[]",
+        /* a directory not on the way to a named output */
+        "\"outputs\":{\"caCert\":\"/srv/ca/ca.crt\"},\"files\":[],\"createdDirs\":[\"/srv/other\"]",
+        "\"outputs\":{\"caCert\":\"/srv/ca/ca.crt\"},\"files\":[],\"createdDirs\":[\"/srv/ca/ca.crt\"]",
+        "\"outputs\":{\"caCert\":\"/srv/../etc/ca.crt\"},\"files\":[],\"createdDirs\":[]",
+        "\"outputs\":[\"/srv/ca/ca.crt\"],\"files\":[],\"createdDirs\":[]",
+    };
+    for (size_t i = 0; i < TU_LEN(forged); i++) {
+        snprintf(elsewhere, sizeof(elsewhere),
+                 "{\"kind\":\"KjoinJoinRecord\",\"joinID\":\"j\",\"server\":\"s\",\"nodeName\":\"n\",%s,"
+                 "\"kubeletDirBefore\":[]}", forged[i]);
+        if (kjoin_node_state_parse(elsewhere, strlen(elsewhere), &paths, st, &err) != KJOIN_E_USAGE)
+            fail_msg("forged case %zu accepted", i);
+    }
     char *bad[] = {
         record("{\"path\":\"/etc/shadow\"," SUM "}", "", ""),
         record("{\"path\":\"/etc/kubernetes/../shadow\"," SUM "}", "", ""),
@@ -424,10 +450,9 @@ static void test_start_command(void **state)
  * holds every name the kubelet directory had before (no silent cap), so
  * reset gives them all back; more than a record holds is refused before
  * anything is written or stopped. */
-static void write_scratch_node(const char *kube, const char *kubelet, kjoin_err *err, kjoin_code want)
+static void write_node_at(const kjoin_node_paths *paths, kjoin_err *err, kjoin_code want)
 {
-    kjoin_node_spec spec = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
-                            .systemd_dir = "/nonexistent/systemd"};
+    kjoin_node_spec spec = {.paths = *paths, .systemd_dir = "/nonexistent/systemd"};
     kjoin_node_join j = {.spec = &spec, .name = {.name = "n1", .is_host_name = true}, .join_id = "j",
                          .bootstrap_kubeconfig = "bootstrap\n", .bootstrap_len = 10, .ca_pem = "ca\n", .ca_len = 3,
                          .checked = true};
@@ -435,6 +460,44 @@ static void write_scratch_node(const char *kube, const char *kubelet, kjoin_err 
     j.flags_env = strdup("KUBELET_KUBEADM_ARGS=\"\"\n");
     assert_int_equal(kjoin_kubelet_write(&j, err), want);
     kjoin_node_join_release(&j);
+}
+
+static void write_scratch_node(const char *kube, const char *kubelet, kjoin_err *err, kjoin_code want)
+{
+    kjoin_node_paths paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet};
+    write_node_at(&paths, err, want);
+}
+
+/* A join told to put its bootstrap kubeconfig and CA outside its
+ * directories: reset takes them back, and every directory made for them. */
+static void test_outputs_elsewhere_reset(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), kube[300], kubelet[300], boot[300], ca[300], cmd[600];
+    kjoin_err err;
+    snprintf(kube, sizeof(kube), "%s/kubernetes", d);
+    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    snprintf(boot, sizeof(boot), "%s/srv/boot/b.conf", d);
+    snprintf(ca, sizeof(ca), "%s/opt/ca/pki/ca.crt", d);
+    snprintf(cmd, sizeof(cmd), "chmod -R go-w %s", d);
+    assert_int_equal(system(cmd), 0);
+    kjoin_node_paths paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet, .bootstrap_kubeconfig = boot,
+                              .ca_cert_path = ca};
+    write_node_at(&paths, &err, KJOIN_OK);
+    assert_int_equal(access(boot, F_OK), 0);
+    assert_int_equal(access(ca, F_OK), 0);
+    /* reset is told only the node's directories, as kjoin reset is. */
+    kjoin_reset_spec rs = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet}, .systemd_dir = "/nonexistent"};
+    kjoin_reset_result r;
+    if (kjoin_reset(&rs, &r, &err))
+        fail_msg("reset: %s", err.msg);
+    assert_int_equal(r.n_kept, 0);
+    kjoin_reset_result_release(&r);
+    snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A %s)\"", d);
+    assert_int_equal(system(cmd), 0); /* srv/, opt/ and the node's directories: all made by the join, all gone */
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+    assert_int_equal(system(cmd), 0);
+    free(d);
 }
 
 static void test_record_keeps_every_name(void **state)
@@ -536,7 +599,7 @@ static void test_node_ready(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name),
+                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset),
         cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
         cmocka_unit_test(test_cluster_configuration),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),
