@@ -13,7 +13,7 @@ what=${1:-test}
 demo=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev uuid-dev
       nginx-light openssl curl ca-certificates)
 test=("${demo[@]}" jq libcmocka-dev clang libclang-rt-dev python3 util-linux groff-base man-db systemd containerd runc
-      debhelper lintian dpkg-dev)
+      etcd-server debhelper lintian dpkg-dev)
 case $what in
   demo) packages=("${demo[@]}") ;;
   test) packages=("${test[@]}") ;;
@@ -38,9 +38,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   progress "deps: apt-get install (${#missing[@]} packages)" "$log" \
     "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" || exit 1
   rm -f "$log"
-  # The suite starts its own nginx and containerd, on loopback and on a
-  # socket of its own; the machine does not run them at boot because of it.
-  for unit in nginx-light:nginx containerd:containerd; do
+  # The suite starts its own nginx, containerd and etcd, on loopback and on
+  # a socket of its own; the machine does not run them at boot because of it.
+  for unit in nginx-light:nginx containerd:containerd etcd-server:etcd; do
     if [[ " ${missing[*]} " == *" ${unit%%:*} "* ]] && command -v systemctl >/dev/null; then
       "${sudo[@]}" systemctl disable --now --quiet "${unit#*:}.service" 2>/dev/null || true
     fi

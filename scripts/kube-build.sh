@@ -42,7 +42,7 @@ if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sou
   added_src=/etc/apt/sources.list.d/kjoin-src.$ext
   echo "$src" | "${sudo[@]}" tee "$added_src" >/dev/null
 fi
-need=(dpkg-dev golang-go golang-github-modern-go-reflect2-dev etcd-server make rsync)
+need=(dpkg-dev golang-go golang-github-modern-go-reflect2-dev make rsync)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -51,10 +51,6 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   progress "kube-build: apt-get install ${missing[*]}" "$work/apt.log" \
     "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" || exit 1
-  # The suite runs its own etcd on loopback; none at boot because of it.
-  if [[ " ${missing[*]} " == *" etcd-server "* ]] && command -v systemctl >/dev/null; then
-    "${sudo[@]}" systemctl disable --now --quiet etcd.service 2>/dev/null || true
-  fi
 fi
 
 cd "$work"
