@@ -263,6 +263,7 @@ void kjoin_reset_result_release(kjoin_reset_result *r);
 #define KJOIN_NODE_STATE_MAX_FILES 32      /* a join writes five */
 #define KJOIN_NODE_STATE_MAX_ENTRIES 256   /* names in the kubelet directory before the join */
 #define KJOIN_NODE_STATE_MAX_DIRS 16
+#define KJOIN_NODE_STATE_MAX_MOUNTS 16   /* mounts at or below the kubelet directory before the join */
 typedef struct kjoin_node_state {
     char join_id[40];
     char server[512];
@@ -278,6 +279,9 @@ typedef struct kjoin_node_state {
     char kubelet_entries[KJOIN_NODE_STATE_MAX_ENTRIES][256];
     size_t n_pki_entries;              /* what its pki/ held before the join (none in records before it was kept) */
     char pki_entries[KJOIN_NODE_STATE_MAX_ENTRIES][256];
+    bool has_mounts;                   /* the record says which mounts were there (records before it was kept do not) */
+    size_t n_mounts;                   /* mount points at or below the kubelet directory before the join, once a mount */
+    char mounts[KJOIN_NODE_STATE_MAX_MOUNTS][4096];
 } kjoin_node_state;
 kjoin_code kjoin_node_state_parse(const char *json, size_t len, const kjoin_node_paths *paths, kjoin_node_state *out,
                                   kjoin_err *err);

@@ -90,12 +90,13 @@ static kjoin_code run_write(worker_run *r, kjoin_err *err) { return kjoin_kubele
 static kjoin_code run_launch(worker_run *r, kjoin_err *err) { return kjoin_kubelet_launch(&r->out->node, err); }
 static kjoin_code run_wait(worker_run *r, kjoin_err *err) { return kjoin_kubelet_wait(&r->out->node, err); }
 
+/* No node phase runs: discovery is the join (as kubeadm's phases have it,
+ * skipping preflight and kubelet-start; a dry run; a K3s cluster). */
+static bool discovering_alone(const worker_run *r) { return !(r->phases & KJOIN_PHASE_ALL); }
+
 /* Discovery alone leaves its kubeconfig (and the CA where one was asked
  * for) on disk; a dry run writes nothing. */
-static bool discovery_alone(const worker_run *r)
-{
-    return !(r->phases & KJOIN_PHASE_KUBELET_START) && !r->spec->dry_run;
-}
+static bool discovery_alone(const worker_run *r) { return discovering_alone(r) && !r->spec->dry_run; }
 
 static kjoin_code run_write_discovered(worker_run *r, kjoin_err *err)
 {
@@ -104,7 +105,12 @@ static kjoin_code run_write_discovered(worker_run *r, kjoin_err *err)
                              s->join.log, s->join.log_ctx, err);
 }
 
-static bool wants_tls_bootstrap(const worker_run *r) { return r->spec->tls_bootstrap; }
+/* With kubelet-start (before the kubelet starts) or after discovery alone;
+ * a phase run alone that neither starts nor discovers has no use for it. */
+static bool wants_tls_bootstrap(const worker_run *r)
+{
+    return r->spec->tls_bootstrap && ((r->phases & KJOIN_PHASE_KUBELET_START) || discovering_alone(r));
+}
 
 /* kjoin's own TLS bootstrap, from the bootstrap kubeconfig on disk, for the
  * node's name, within what is left of the deadline. */
@@ -156,7 +162,7 @@ static bool runs(const worker_run *r, const step *s)
  * phase runs. */
 static bool needs_discovery(const worker_run *r)
 {
-    if (!(r->phases & KJOIN_PHASE_ALL))
+    if (discovering_alone(r))
         return true;
     for (size_t i = 0; i < N_STEPS; i++)
         if (steps[i].run != run_discovery && (steps[i].needs & NEEDS_DISCOVERY) && runs(r, &steps[i]))

@@ -50,4 +50,9 @@ kjoin_code kjoin_node__open_parent(const char *path, kjoin_safedir *d, const cha
 kjoin_code kjoin_node__read_record(const kjoin_node__resolved *p, const kjoin_node_paths *paths, kjoin_node_state *st,
                                    bool *found, kjoin_err *err);
 
+/* The mount points at or below dir (/proc/self/mountinfo, in mount order;
+ * a point mounted twice is there twice), at most cap of them into out.
+ * Returns how many there are. */
+size_t kjoin_node__mounts_under(const char *dir, char (*out)[4096], size_t cap);
+
 #endif

@@ -8,6 +8,7 @@
 #include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -170,16 +171,50 @@ static bool remove_tree(int dirfd, const char *name, dev_t dev, char *why, size_
  * system, which removing the tree would reach through. */
 static bool holds_mount(const char *path)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "re");
-    char line[8192], point[4096];
-    size_t n = strlen(path);
-    bool found = false;
-    while (f && !found && fgets(line, sizeof(line), f))
-        if (sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1)
-            found = strncmp(point, path, n) == 0 && (point[n] == '\0' || point[n] == '/');
-    if (f)
-        fclose(f);
-    return found;
+    return kjoin_node__mounts_under(path, NULL, 0) > 0;
+}
+
+static int deeper_then_name(const void *a, const void *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    return la != lb ? (la < lb) - (la > lb) : strcmp(a, b);
+}
+
+static size_t count_of(char (*list)[4096], size_t n, const char *point)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += !strcmp(list[i], point);
+    return c;
+}
+
+/* What the join's kubelet mounted at or below its directory (its directory
+ * onto itself on a machine that had none, its pods' volumes), unmounted
+ * deepest first, as kubeadm reset does; a mount that was there before the
+ * join (a data disk) stays. A record from before mounts were kept leaves
+ * them all. */
+static void unmount_kubelet_made(run *r)
+{
+    enum { CAP = 512 };
+    char (*now)[4096] = r->state->has_mounts ? calloc(CAP, sizeof(*now)) : NULL;
+    size_t n = now ? kjoin_node__mounts_under(r->p.kubelet_dir, now, CAP) : 0;
+    n = n > CAP ? CAP : n;
+    qsort(now, n, sizeof(*now), deeper_then_name);
+    for (size_t i = 0; i < n; i++) {
+        if (i && !strcmp(now[i], now[i - 1]))
+            continue;
+        size_t extra = count_of(now, n, now[i]), before = count_of(r->state->mounts, r->state->n_mounts, now[i]);
+        for (; extra > before; extra--) {
+            if (umount2(now[i], UMOUNT_NOFOLLOW) != 0 && umount2(now[i], UMOUNT_NOFOLLOW | MNT_DETACH) != 0) {
+                char why[300];
+                snprintf(why, sizeof(why), "cannot unmount it: %s", strerror(errno));
+                kept(r, now[i], why);
+                break;
+            }
+            kjoin_logf(r->spec->log, r->spec->log_ctx, 1, "[reset] Unmounted %s", now[i]);
+        }
+    }
+    free(now);
 }
 
 static bool listed(char (*names)[256], size_t n, const char *name)
@@ -293,6 +328,7 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kj
                                  "does not run this machine: stop the kubelet first");
         }
     }
+    unmount_kubelet_made(&r);
     for (size_t i = 0; i < r.state->n_files; i++)
         remove_written(&r, r.state->files[i].path, r.state->files[i].sha256);
     remove_kubelet_kubeconfig(&r);

@@ -239,7 +239,9 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
     if (kjoin_node__read_record(p, &j->spec->paths, old, &have_old, &ignore))
         have_old = false; /* a record not kjoin's is replaced, never trusted */
     json_object *o = json_object_new_object(), *files = json_object_new_array(), *dirs = json_object_new_array(),
-                *before = json_object_new_array(), *pki_before = json_object_new_array();
+                *before = json_object_new_array(), *pki_before = json_object_new_array(),
+                *mounts_before = json_object_new_array();
+    size_t n_mounts = 0;
     json_object_object_add(o, "kind", json_object_new_string("KjoinJoinRecord"));
     json_object_object_add(o, "joinID", json_object_new_string(j->join_id ? j->join_id : ""));
     kjoin_kubeapi_config cfg;
@@ -276,9 +278,18 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
             json_object_array_add(before, json_object_new_string(old->kubelet_entries[i]));
         for (size_t i = 0; i < old->n_pki_entries; i++)
             json_object_array_add(pki_before, json_object_new_string(old->pki_entries[i]));
+        for (size_t i = 0; i < old->n_mounts; i++)
+            json_object_array_add(mounts_before, json_object_new_string(old->mounts[i]));
     } else {
         list_names(p->kubelet_dir, before);
         list_names(p->kubelet_pki, pki_before);
+        /* A data disk mounted there before stays; what the kubelet mounts
+         * (its directory onto itself, volumes) reset unmounts. */
+        char (*mounts)[4096] = calloc(KJOIN_NODE_STATE_MAX_MOUNTS, sizeof(*mounts));
+        n_mounts = mounts ? kjoin_node__mounts_under(p->kubelet_dir, mounts, KJOIN_NODE_STATE_MAX_MOUNTS) : 0;
+        for (size_t i = 0; mounts && i < n_mounts && i < KJOIN_NODE_STATE_MAX_MOUNTS; i++)
+            json_object_array_add(mounts_before, json_object_new_string(mounts[i]));
+        free(mounts);
     }
     free(old);
     /* Every directory missing on the way to a file: the join makes them. */
@@ -292,11 +303,16 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
     json_object_object_add(o, "createdDirs", dirs);
     json_object_object_add(o, "kubeletDirBefore", before);
     json_object_object_add(o, "kubeletPkiBefore", pki_before);
+    json_object_object_add(o, "kubeletMountsBefore", mounts_before);
     kjoin_code rc = KJOIN_OK;
     size_t names = json_object_array_length(before) > json_object_array_length(pki_before)
                        ? json_object_array_length(before) : json_object_array_length(pki_before);
     const char *json = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-    if (json_object_array_length(dirs) > KJOIN_NODE_STATE_MAX_DIRS)
+    if (n_mounts > KJOIN_NODE_STATE_MAX_MOUNTS)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%zu mounts are at or below %s, more than the join record keeps (%d): "
+                           "unmount what a previous kubelet left first", n_mounts, p->kubelet_dir,
+                           KJOIN_NODE_STATE_MAX_MOUNTS);
+    else if (json_object_array_length(dirs) > KJOIN_NODE_STATE_MAX_DIRS)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "the node's files would need %zu new directories, more than the join "
                            "record keeps (%d): create some of them first", json_object_array_length(dirs),
                            KJOIN_NODE_STATE_MAX_DIRS);

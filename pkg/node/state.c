@@ -75,6 +75,12 @@ static const char *str_of(json_object *o, const char *key)
                                                                                              : NULL;
 }
 
+static const char *str_of_item(json_object *list, size_t i)
+{
+    json_object *v = json_object_array_get_idx(list, i);
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
 static kjoin_code copy(char *dst, size_t cap, const char *src, const char *what, kjoin_err *err)
 {
     if (!src || strlen(src) >= cap)
@@ -133,12 +139,15 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
         outputs_ok = (!outputs[0] || clean_path(outputs[0])) && (!outputs[1] || clean_path(outputs[1]));
     }
     json_object *before = o ? array_of(o, "kubeletDirBefore", KJOIN_NODE_STATE_MAX_ENTRIES) : NULL;
+    json_object *mounts_before = NULL;
+    bool mounts_ok = !o || !json_object_object_get_ex(o, "kubeletMountsBefore", &mounts_before) ||
+                     (mounts_before = array_of(o, "kubeletMountsBefore", KJOIN_NODE_STATE_MAX_MOUNTS)) != NULL;
     json_object *pki_before = NULL;
     bool pki_ok = !o || !json_object_object_get_ex(o, "kubeletPkiBefore", &pki_before) ||
                   (pki_before = array_of(o, "kubeletPkiBefore", KJOIN_NODE_STATE_MAX_ENTRIES)) != NULL;
     memset(out, 0, sizeof(*out));
     if (!whole || !json_object_is_type(o, json_type_object) || !kind || strcmp(kind, "KjoinJoinRecord") ||
-        !files || !dirs || !before || !pki_ok || !outputs_ok)
+        !files || !dirs || !before || !pki_ok || !outputs_ok || !mounts_ok)
         rc = kjoin_err_set(err, BAD, "the join record is not a kjoin join record (kind KjoinJoinRecord with files, "
                                      "createdDirs, kubeletDirBefore and kubeletPkiBefore)");
     if (!rc && !(rc = copy(out->join_id, sizeof(out->join_id), str_of(o, "joinID"), "joinID", err)) &&
@@ -167,6 +176,15 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
         rc = names_of(before, "kubelet directory", out->kubelet_entries, &out->n_kubelet_entries, err);
     if (!rc && pki_before)
         rc = names_of(pki_before, "kubelet pki directory", out->pki_entries, &out->n_pki_entries, err);
+    out->has_mounts = mounts_before != NULL;
+    for (size_t i = 0; !rc && mounts_before && i < (size_t)json_object_array_length(mounts_before); i++) {
+        const char *m = str_of_item(mounts_before, i);
+        if (!m || !clean_path(m) || !within(m, r.kubelet_dir))
+            rc = kjoin_err_set(err, BAD, "the join record's mount %zu is not a path in the kubelet directory", i + 1);
+        else
+            rc = copy(out->mounts[i], sizeof(out->mounts[i]), m, "mount", err);
+        out->n_mounts = i + 1;
+    }
     json_object_put(o);
     if (rc)
         memset(out, 0, sizeof(*out));

@@ -224,3 +224,38 @@ bool kjoin_node__healthz(const kjoin_kubelet_config *k, char *why, size_t cap)
         snprintf(why, cap, "the kubelet's healthz at %s answers %ld", url, code);
     return cc == CURLE_OK && code == 200;
 }
+
+/* mountinfo's field 5, with its octal escapes (\040 for a space) undone. */
+static void unescape(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *c = in; *c && o + 1 < cap; c++) {
+        if (c[0] == '\\' && c[1] >= '0' && c[1] <= '3' && c[2] >= '0' && c[2] <= '7' && c[3] >= '0' && c[3] <= '7') {
+            out[o++] = (char)((c[1] - '0') * 64 + (c[2] - '0') * 8 + (c[3] - '0'));
+            c += 3;
+        } else {
+            out[o++] = *c;
+        }
+    }
+    out[o] = '\0';
+}
+
+size_t kjoin_node__mounts_under(const char *dir, char (*out)[4096], size_t cap)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    char line[8192], raw[4096], point[4096];
+    size_t n = 0, len = strlen(dir);
+    while (f && fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "%*s %*s %*s %*s %4095s", raw) != 1)
+            continue;
+        unescape(raw, point, sizeof(point));
+        if (strncmp(point, dir, len) == 0 && (point[len] == '\0' || point[len] == '/')) {
+            if (out && n < cap)
+                memcpy(out[n], point, strlen(point) + 1);
+            n++;
+        }
+    }
+    if (f)
+        fclose(f);
+    return n;
+}

@@ -2,6 +2,7 @@
  * checks between inputs, all decided before any network access. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <kjoin/join.h>
 #include <kjoin/worker.h>
@@ -304,6 +305,20 @@ static void test_worker_phases_asked(void **state)
     w.only = 0, w.tls_bootstrap = true, w.dry_run = true;
     assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "`tls_bootstrap`"));
+    /* The wait alone needs no discovery and none of its inputs (the token
+     * file is missing): it waits, here for a kubelet that never answers. */
+    char *d = tu_tmpdir();
+    worker_base(&w);
+    w.node.name = "n";
+    w.only = KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP;
+    w.join.timeout_ms = 300;
+    w.node.paths.kubernetes_dir = d, w.node.paths.kubelet_dir = d;
+    w.node.systemd_dir = "/nonexistent";
+    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_TIMEOUT);
+    assert_false(o.discovered);
+    kjoin_worker_outcome_release(&o);
+    rmdir(d);
+    free(d);
     /* The defaults the initialiser sets. */
     kjoin_worker_spec_init(&w);
     assert_int_equal(w.join.timeout_ms, KJOIN_JOIN_DEFAULT_TIMEOUT_MS);

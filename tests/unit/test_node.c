@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -596,10 +600,93 @@ static void test_node_ready(void **state)
             fail_msg("case %zu taken as Ready", i);
 }
 
+
+/* Mounts at or below dir now. */
+static size_t mounts_under(const char *dir)
+{
+    char line[8192], point[4096];
+    size_t n = 0, len = strlen(dir);
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "%*s %*s %*s %*s %4095s", point) == 1 && !strncmp(point, dir, len) &&
+            (!point[len] || point[len] == '/'))
+            n++;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* In a child with a private mount namespace: a join on a scratch node, the
+ * kubelet's mounts as a kubelet makes them, reset. data_disk: the kubelet
+ * directory is a mount already before the join. Exits 0 when reset left
+ * exactly the mounts that were there before and removed the rest. */
+static int mounts_child(const char *d, bool data_disk)
+{
+    char kube[600], kubelet[600], vol[700], cmd[4000];
+    kjoin_err err;
+    snprintf(kube, sizeof(kube), "%s/kubernetes", d);
+    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    snprintf(vol, sizeof(vol), "%s/pods/uid-1/volumes/kubernetes.io~projected/token", kubelet);
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return fprintf(stderr, "no mount namespace: %s\n", strerror(errno)), 2;
+    if (data_disk && (mkdir(kubelet, 0700) != 0 || mount("disk", kubelet, "tmpfs", 0, "mode=0700") != 0))
+        return fprintf(stderr, "data disk: %s\n", strerror(errno)), 3;
+    kjoin_node_paths paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet};
+    kjoin_node_spec spec = {.paths = paths, .systemd_dir = "/nonexistent/systemd"};
+    kjoin_node_join j = {.spec = &spec, .name = {.name = "n1", .is_host_name = true}, .join_id = "j",
+                         .bootstrap_kubeconfig = "b\n", .bootstrap_len = 2, .checked = true};
+    j.config_yaml = strdup(KC "healthzPort: 0\n");
+    j.flags_env = strdup("KUBELET_KUBEADM_ARGS=\"\"\n");
+    if (kjoin_kubelet_write(&j, &err))
+        return fprintf(stderr, "write: %s\n", err.msg), 4;
+    kjoin_node_join_release(&j);
+    /* What a kubelet does: its directory onto itself (rshared), a pod's volume. */
+    snprintf(cmd, sizeof(cmd), "mount --bind %s %s && mount --make-rshared %s && mkdir -p %s && mount -t tmpfs tok %s",
+             kubelet, kubelet, kubelet, vol, vol);
+    if (system(cmd) != 0)
+        return fprintf(stderr, "kubelet mounts failed\n"), 5;
+    size_t want = data_disk ? 1 : 0;
+    kjoin_reset_spec rs = {.paths = paths, .systemd_dir = "/nonexistent/systemd"};
+    kjoin_reset_result r;
+    if (kjoin_reset(&rs, &r, &err))
+        return fprintf(stderr, "reset: %s\n", err.msg), 6;
+    for (size_t i = 0; i < r.n_kept; i++)
+        fprintf(stderr, "left: %s\n", r.kept[i]);
+    size_t kept = r.n_kept;
+    kjoin_reset_result_release(&r);
+    if (mounts_under(kubelet) != want)
+        return fprintf(stderr, "%zu mounts left under the kubelet directory, want %zu\n", mounts_under(kubelet), want), 7;
+    if (kept || (!data_disk && access(kubelet, F_OK) == 0) || access(vol, F_OK) == 0)
+        return fprintf(stderr, "reset did not take what the join and its kubelet made\n"), 8;
+    return 0;
+}
+
+static void test_reset_unmounts_what_the_kubelet_mounted(void **state)
+{
+    (void)state;
+    for (int disk = 0; disk < 2; disk++) {
+        char *d = tu_tmpdir(), cmd[700];
+        snprintf(cmd, sizeof(cmd), "chmod -R go-w %s", d);
+        assert_int_equal(system(cmd), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(mounts_child(d, disk));
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status))
+            fail_msg("%s: the child exited %d", disk ? "with a data disk" : "on a fresh machine", WEXITSTATUS(status));
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+        assert_int_equal(system(cmd), 0);
+        free(d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
                  cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset),
+        cmocka_unit_test(test_reset_unmounts_what_the_kubelet_mounted),
         cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
         cmocka_unit_test(test_cluster_configuration),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),
