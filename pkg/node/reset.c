@@ -196,10 +196,13 @@ static size_t count_of(char (*list)[4096], size_t n, const char *point)
 static void unmount_kubelet_made(run *r)
 {
     enum { CAP = 512 };
-    char (*now)[4096] = r->state->has_mounts ? calloc(CAP, sizeof(*now)) : NULL;
+    if (!r->state->has_mounts)
+        return;
+    char (*now)[4096] = calloc(CAP, sizeof(*now));
     size_t n = now ? kjoin_node__mounts_under(r->p.kubelet_dir, now, CAP) : 0;
     n = n > CAP ? CAP : n;
-    qsort(now, n, sizeof(*now), deeper_then_name);
+    if (n)
+        qsort(now, n, sizeof(*now), deeper_then_name);
     for (size_t i = 0; i < n; i++) {
         if (i && !strcmp(now[i], now[i - 1]))
             continue;
