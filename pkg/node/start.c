@@ -185,21 +185,36 @@ static bool exists(const char *path)
     return lstat(path, &st) == 0;
 }
 
-/* Adds to dirs each directory above path that does not exist yet, once. */
-static void add_missing_dirs(const char *path, json_object *dirs)
+/* One file kubelet-start writes: where, which kind, what. */
+typedef struct node_write {
+    const char *path;
+    kjoin_node_file_kind kind;
+    const char *data;
+    size_t len;
+} node_write;
+
+/* The directories that do not exist yet on the way to the n files of w
+ * and to the record, each once, into dirs (at most cap). Returns how many
+ * there are: the join makes them. */
+static size_t missing_dirs(const node_write *w, size_t n, const char *record, char (*dirs)[4096], size_t cap)
 {
-    char dir[4096];
-    snprintf(dir, sizeof(dir), "%s", path);
-    for (char *slash; (slash = strrchr(dir, '/')) && slash != dir;) {
-        *slash = '\0';
-        if (exists(dir))
-            return;
-        bool dup = false;
-        for (size_t i = 0; i < json_object_array_length(dirs) && !dup; i++)
-            dup = !strcmp(json_object_get_string(json_object_array_get_idx(dirs, i)), dir);
-        if (!dup)
-            json_object_array_add(dirs, json_object_new_string(dir));
+    size_t found = 0;
+    for (size_t i = 0; i <= n; i++) {
+        char dir[4096];
+        snprintf(dir, sizeof(dir), "%s", i < n ? w[i].path : record);
+        for (char *slash; (slash = strrchr(dir, '/')) && slash != dir;) {
+            *slash = '\0';
+            if (exists(dir))
+                break;
+            bool dup = false;
+            for (size_t k = 0; k < found && k < cap && !dup; k++)
+                dup = !strcmp(dirs[k], dir);
+            if (!dup && found < cap)
+                memcpy(dirs[found], dir, strlen(dir) + 1);
+            found += !dup;
+        }
     }
+    return found;
 }
 
 /* The names in dir (none when it is not there) into list. */
@@ -213,14 +228,6 @@ static void list_names(const char *dir, json_object *list)
     if (d)
         closedir(d);
 }
-
-/* One file kubelet-start writes: where, which kind, what. */
-typedef struct node_write {
-    const char *path;
-    kjoin_node_file_kind kind;
-    const char *data;
-    size_t len;
-} node_write;
 
 /* The record reset reads, written before the files: the directories the join
  * creates and what the kubelet directory held before, as they were before the
@@ -293,8 +300,16 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
     }
     free(old);
     /* Every directory missing on the way to a file: the join makes them. */
-    for (size_t i = 0; i <= n; i++)
-        add_missing_dirs(i < n ? w[i].path : p->state, dirs);
+    char (*made)[4096] = calloc(KJOIN_NODE_STATE_MAX_DIRS, sizeof(*made));
+    size_t n_made = made ? missing_dirs(w, n, p->state, made, KJOIN_NODE_STATE_MAX_DIRS) : 0;
+    for (size_t i = 0; i < n_made && i < KJOIN_NODE_STATE_MAX_DIRS; i++) {
+        bool dup = false;
+        for (size_t k = 0; k < json_object_array_length(dirs) && !dup; k++)
+            dup = !strcmp(json_object_get_string(json_object_array_get_idx(dirs, k)), made[i]);
+        if (!dup)
+            json_object_array_add(dirs, json_object_new_string(made[i]));
+    }
+    free(made);
     json_object *outputs = json_object_new_object();
     json_object_object_add(outputs, "bootstrapKubeconfig", json_object_new_string(p->bootstrap_kubeconfig));
     json_object_object_add(outputs, "caCert", json_object_new_string(p->ca_cert_path));
@@ -312,9 +327,10 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "%zu mounts are at or below %s, more than the join record keeps (%d): "
                            "unmount what a previous kubelet left first", n_mounts, p->kubelet_dir,
                            KJOIN_NODE_STATE_MAX_MOUNTS);
-    else if (json_object_array_length(dirs) > KJOIN_NODE_STATE_MAX_DIRS)
+    else if (n_made > KJOIN_NODE_STATE_MAX_DIRS || json_object_array_length(dirs) > KJOIN_NODE_STATE_MAX_DIRS)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "the node's files would need %zu new directories, more than the join "
-                           "record keeps (%d): create some of them first", json_object_array_length(dirs),
+                           "record keeps (%d): create some of them first",
+                           n_made > json_object_array_length(dirs) ? n_made : json_object_array_length(dirs),
                            KJOIN_NODE_STATE_MAX_DIRS);
     else if (names > KJOIN_NODE_STATE_MAX_ENTRIES || strlen(json) > KJOIN_NODE_STATE_MAX)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s (or its pki/) holds %zu names, more than the join record keeps "
@@ -393,6 +409,38 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
     return KJOIN_OK;
 }
 
+static int deeper_first(const void *a, const void *b) { return (int)strlen(b) - (int)strlen(a); }
+
+/* A write failed (a full or read-only disk): what this run created goes
+ * again, files and then directories, so the node is as it was before it;
+ * files it replaced keep their new content (a re-run or reset knows them
+ * from the record). The error says so. */
+static void take_back(const kjoin_node_join *j, const char *const *created, size_t n, char (*dirs)[4096], size_t n_dirs,
+                      kjoin_err *err)
+{
+    bool whole = true;
+    for (size_t i = n; i-- > 0;) {
+        kjoin_safedir d;
+        const char *name;
+        kjoin_err e;
+        if (kjoin_node__open_parent(created[i], &d, &name, &e) || kjoin_safedir_unlink(&d, name, &e))
+            whole = false;
+        kjoin_safedir_close(&d);
+    }
+    qsort(dirs, n_dirs, sizeof(*dirs), deeper_first);
+    for (size_t i = 0; i < n_dirs; i++) /* those made before the failure (a read-only one says EROFS for any) */
+        if (exists(dirs[i]) && rmdir(dirs[i]) != 0)
+            whole = false;
+    if (err) {
+        char msg[KJOIN_ERR_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        kjoin_err_set(err, err->code, "%s; %s", msg,
+                      whole ? "nothing of this run is left: run the join again once the disk takes it"
+                            : "some of this run's files could not be taken back: kjoin reset removes them");
+    }
+    logf_(j, 1, "[kubelet-start] Took back %zu files and %zu directories of this run", n, n_dirs);
+}
+
 kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
 {
     kjoin_node__resolved p;
@@ -413,20 +461,32 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     char *record = NULL;
     if ((rc = make_record(j, &p, w, n, &record, err)))
         return rc;
+    /* What this run makes, to be taken back if a later write fails. */
+    char made[KJOIN_NODE_STATE_MAX_DIRS][4096];
+    size_t n_made = missing_dirs(w, n, p.state, made, KJOIN_NODE_STATE_MAX_DIRS);
+    const char *created[5];
+    size_t n_created = 0;
     j->result.systemd = kjoin_node__systemd(j->spec->systemd_dir);
     /* kubeadm's order: the kubelet does not read half a configuration. */
     if (j->result.systemd && kjoin_node__systemctl("stop", 30000, &in))
         logf_(j, KJOIN_LOG_WARNING, "[kubelet-start] %s", in.msg);
-    rc = kjoin_node_file_write(KJOIN_NODE_FILE_RECORD, p.state, record, strlen(record), true, NULL, err);
+    kjoin_write_result how;
+    rc = kjoin_node_file_write(KJOIN_NODE_FILE_RECORD, p.state, record, strlen(record), true, &how, err);
     free(record);
+    if (!rc && how == KJOIN_WRITE_CREATED)
+        created[n_created++] = p.state;
     for (size_t i = 0; !rc && i < n; i++) {
-        kjoin_write_result how;
         if ((rc = kjoin_node_file_write(w[i].kind, w[i].path, w[i].data, w[i].len, j->spec->force, &how, err)))
             break;
+        if (how == KJOIN_WRITE_CREATED)
+            created[n_created++] = w[i].path;
         add_file(&j->result, w[i].path, kjoin_node_file_mode(w[i].kind));
         logf_(j, 0, "[kubelet-start] %s %s (%04o)", how == KJOIN_WRITE_UNCHANGED ? "Unchanged:" : "Wrote", w[i].path,
               kjoin_node_file_mode(w[i].kind));
     }
+    if (rc && (n_created || n_made))
+        take_back(j, created, n_created, made, n_made < KJOIN_NODE_STATE_MAX_DIRS ? n_made : KJOIN_NODE_STATE_MAX_DIRS,
+                  err);
     step(j, "write");
     return rc;
 }

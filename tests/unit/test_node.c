@@ -682,11 +682,92 @@ static void test_reset_unmounts_what_the_kubelet_mounted(void **state)
     }
 }
 
+
+/* The tree under d as "path mode" lines, to compare before and after. */
+static char *tree_of(const char *d)
+{
+    char cmd[700], *text;
+    snprintf(cmd, sizeof(cmd), "cd %s && find . -printf '%%p %%m\\n' | sort > ../tree.txt", d);
+    if (system(cmd) != 0)
+        return NULL;
+    snprintf(cmd, sizeof(cmd), "%s/../tree.txt", d);
+    text = tu_read(cmd, NULL);
+    unlink(cmd);
+    return text;
+}
+
+/* In a child with a private mount namespace: the node's writes onto a
+ * read-only or full file system fail with exit 5, leave no temporary file,
+ * and leave the tree as it was. which: 0 the kubelet directory read-only,
+ * 1 it full, 2 the Kubernetes directory read-only. */
+static int full_disk_child(const char *d, int which)
+{
+    char kube[600], kubelet[600], cmd[2000];
+    kjoin_err err;
+    snprintf(kube, sizeof(kube), "%s/kubernetes", d);
+    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        return fprintf(stderr, "no mount namespace: %s\n", strerror(errno)), 2;
+    const char *dir = which == 2 ? kube : kubelet;
+    if (mkdir(dir, 0700) != 0 || mount("scratch", dir, "tmpfs", which == 1 ? 0 : MS_RDONLY, "size=64k,mode=0700") != 0)
+        return fprintf(stderr, "mount: %s\n", strerror(errno)), 3;
+    snprintf(cmd, sizeof(cmd), "dd if=/dev/zero of=%s/filler bs=4k count=64 2>/dev/null; true", dir);
+    if (which == 1 && system(cmd) != 0)
+        return 4;
+    char *before = tree_of(d);
+    kjoin_node_paths paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet};
+    kjoin_node_spec spec = {.paths = paths, .systemd_dir = "/nonexistent/systemd"};
+    kjoin_node_join j = {.spec = &spec, .name = {.name = "n1", .is_host_name = true}, .join_id = "j",
+                         .bootstrap_kubeconfig = "b\n", .bootstrap_len = 2, .ca_pem = "ca\n", .ca_len = 3,
+                         .checked = true};
+    j.config_yaml = strdup(KC "healthzPort: 0\n");
+    j.flags_env = strdup("KUBELET_KUBEADM_ARGS=\"\"\n");
+    kjoin_code rc = kjoin_kubelet_write(&j, &err);
+    kjoin_node_join_release(&j);
+    char *after = tree_of(d);
+    int out = 0;
+    if (rc != KJOIN_E_OUTPUT) {
+        fprintf(stderr, "case %d: exit %d, want 5: %s\n", which, rc, err.msg);
+        out = 5;
+    } else if (!strstr(err.msg, "nothing of this run is left")) {
+        fprintf(stderr, "case %d: %s\n", which, err.msg);
+        out = 6;
+    } else if (!before || !after || strcmp(before, after)) {
+        fprintf(stderr, "case %d: the tree changed:\n%s---\n%s", which, before ? before : "", after ? after : "");
+        out = 7;
+    }
+    free(before);
+    free(after);
+    return out;
+}
+
+static void test_write_onto_full_or_read_only_disk(void **state)
+{
+    (void)state;
+    for (int which = 0; which < 3; which++) {
+        char *d = tu_tmpdir(), cmd[700];
+        snprintf(cmd, sizeof(cmd), "chmod -R go-w %s", d);
+        assert_int_equal(system(cmd), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(full_disk_child(d, which));
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status))
+            fail_msg("case %d: the child exited %d", which, WEXITSTATUS(status));
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+        assert_int_equal(system(cmd), 0);
+        free(d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
                  cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset),
         cmocka_unit_test(test_reset_unmounts_what_the_kubelet_mounted),
+        cmocka_unit_test(test_write_onto_full_or_read_only_disk),
         cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
         cmocka_unit_test(test_cluster_configuration),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),
