@@ -69,13 +69,15 @@ typedef struct kjoin_node_spec {
 } kjoin_node_spec;
 
 /* The checks that need nothing from the cluster: IsPrivilegedUser, the
- * FileAvailable checks of the files a join writes, CRI, KubeletVersion (the
+ * FileAvailable checks of the files a join writes (a warning for a file an
+ * interrupted join of node_name left, as its record proves: the join goes on
+ * with it; NULL: no such rule), CRI, KubeletVersion (the
  * binary and a release kjoin supports), Port-10250, Swap (a warning here),
  * and the forwarding FileContent check (for endpoint_host's family when it is
  * an IP literal; it may be NULL). Every finding is in *report (also
  * on failure). Errors: KJOIN_E_USAGE when an error was not ignored. */
-kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *endpoint_host, kjoin_preflight_report *report,
-                                kjoin_err *err);
+kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_name, const char *endpoint_host,
+                                kjoin_preflight_report *report, kjoin_err *err);
 
 /* The checks that need the cluster, run before anything is written:
  * KubeletVersion against the API server's minor version (kubeadm's skew:

@@ -55,7 +55,7 @@ static kjoin_code run_preflight(worker_run *r, kjoin_err *err)
     /* The forwarding check follows the API server's address family. */
     const char *host = r->plan.n_endpoints ? r->plan.endpoints[0].host : NULL;
     logf_(r, 0, "[preflight] Running pre-flight checks");
-    kjoin_code rc = kjoin_preflight_node(&r->spec->node, host, &r->out->node.report, err);
+    kjoin_code rc = kjoin_preflight_node(&r->spec->node, r->out->node_name.name, host, &r->out->node.report, err);
     print_findings(r, 0);
     return rc;
 }

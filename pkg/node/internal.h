@@ -50,6 +50,22 @@ kjoin_code kjoin_node__open_parent(const char *path, kjoin_safedir *d, const cha
 kjoin_code kjoin_node__read_record(const kjoin_node__resolved *p, const kjoin_node_paths *paths, kjoin_node_state *st,
                                    bool *found, kjoin_err *err);
 
+/* The file at path, read through its checked directory (kjoin_safedir_read,
+ * at most 1 MiB). *missing tells a file that is not there. Errors: as
+ * kjoin_safedir_open and kjoin_safedir_read. */
+kjoin_code kjoin_node__read_file(const char *path, bool secret, char **text, size_t *len, bool *missing, kjoin_err *err);
+
+/* Whether text is the kubeconfig the kubelet writes after its TLS
+ * bootstrap, for server: its rotating client certificate in p's pki/. */
+bool kjoin_node__is_kubelets_kubeconfig(const char *text, const kjoin_node__resolved *p, const char *server);
+
+/* Whether the join record st lists path with data's SHA-256. */
+bool kjoin_node__recorded(const kjoin_node_state *st, const char *path, const char *data, size_t len);
+
+/* For the suite's kill tests: SIGKILL when KJOIN_JOIN_CRASH_AT names point
+ * (a step boundary of the join or reset; docs/development.md lists them). */
+void kjoin_node__crash_point(const char *point);
+
 /* The mount points at or below dir (/proc/self/mountinfo, in mount order;
  * a point mounted twice is there twice), at most cap of them into out.
  * Returns how many there are. */

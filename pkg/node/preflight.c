@@ -60,15 +60,46 @@ static void add(kjoin_preflight_report *r, const kjoin_node_spec *s, bool error,
     f->ignored = error && ignored(s->ignore_preflight, name);
 }
 
+/* An interrupted join of this node (killed, a machine that went down): its
+ * record names this node. What it left the join goes on with. */
+typedef struct resume {
+    const kjoin_node__resolved *p;
+    kjoin_node_state *st; /* NULL: no record of this node */
+    bool unfinished;      /* its bootstrap kubeconfig is still there as written: the join did not finish */
+} resume;
+
+/* Whether the file at path is one the interrupted join left: a file it
+ * wrote, still as written, or the kubeconfig its kubelet wrote. */
+static bool left_by_this_join(const resume *res, const char *path)
+{
+    char *text = NULL;
+    size_t len = 0;
+    kjoin_err e;
+    if (!res->st || kjoin_node__read_file(path, false, &text, &len, NULL, &e))
+        return false;
+    /* The kubelet's own kubeconfig only while the join is unfinished: a node
+     * whose join finished is joined, and a second join is refused. */
+    bool ours = kjoin_node__recorded(res->st, path, text, len) ||
+                (res->unfinished && !strcmp(path, res->p->kubelet_kubeconfig) &&
+                 kjoin_node__is_kubelets_kubeconfig(text, res->p, res->st->server));
+    kjoin_free_wiped(text, len);
+    return ours;
+}
+
 /* "FileAvailable--etc-kubernetes-kubelet.conf", as kubeadm names the check. */
-static void file_available(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *path)
+static void file_available(kjoin_preflight_report *r, const kjoin_node_spec *s, const resume *res, const char *path)
 {
     char name[80];
     struct stat st;
     snprintf(name, sizeof(name), "FileAvailable-%s", path);
     for (char *c = name; *c; c++)
         *c = *c == '/' ? '-' : *c;
-    if (lstat(path, &st) == 0)
+    if (lstat(path, &st) != 0)
+        return;
+    if (left_by_this_join(res, path))
+        add(r, s, false, name, "%s was left by an interrupted join of this node (its record says so): the join goes "
+                               "on with it", path);
+    else
         add(r, s, true, name, "%s already exists: a node joined already (run kjoin reset first) or another tool "
                               "wrote it (move it away)", path);
 }
@@ -152,7 +183,7 @@ static void check_kubelet(kjoin_preflight_report *r, const kjoin_node_spec *s)
     free(out);
 }
 
-static void check_port(kjoin_preflight_report *r, const kjoin_node_spec *s)
+static void check_port(kjoin_preflight_report *r, const kjoin_node_spec *s, const resume *res)
 {
     int port = s->kubelet_port ? s->kubelet_port : KJOIN_NODE_KUBELET_PORT, one = 1;
     char name[32];
@@ -160,9 +191,15 @@ static void check_port(kjoin_preflight_report *r, const kjoin_node_spec *s)
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     snprintf(name, sizeof(name), "Port-%d", port);
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* as Go's net.Listen, which kubeadm uses */
+    /* The kubelet an interrupted join of this node started: under systemd,
+     * kubelet-start stops and restarts it; otherwise stop it first. */
+    bool restarted = res->unfinished && kjoin_node__systemd(s->systemd_dir);
     if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
-        add(r, s, true, name, "port %d is in use (%s): stop what listens there (a kubelet still running?)", port,
-            strerror(errno));
+        add(r, s, !restarted, name, restarted ? "port %d is in use (%s), by the kubelet an interrupted join of this node "
+                                                "started: kubelet-start restarts it"
+                                              : "port %d is in use (%s): stop what listens there (a kubelet still "
+                                                "running?)",
+            port, strerror(errno));
     if (fd >= 0)
         close(fd);
 }
@@ -232,22 +269,32 @@ static kjoin_code verdict(const kjoin_preflight_report *r, size_t from, kjoin_er
     return KJOIN_OK;
 }
 
-kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *endpoint_host, kjoin_preflight_report *report,
-                                kjoin_err *err)
+kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_name, const char *endpoint_host,
+                                kjoin_preflight_report *report, kjoin_err *err)
 {
     kjoin_node__resolved p;
     memset(report, 0, sizeof(*report));
     kjoin_node__resolve(&spec->paths, &p);
+    resume res = {.p = &p, .st = node_name ? calloc(1, sizeof(kjoin_node_state)) : NULL};
+    bool found = false;
+    if (res.st && (kjoin_node__read_record(&p, &spec->paths, res.st, &found, NULL) || !found ||
+                   strcmp(res.st->node_name, node_name))) {
+        free(res.st); /* no record, one that is not kjoin's, or another node's: nothing to go on with */
+        res.st = NULL;
+    }
+    /* The join removes its bootstrap kubeconfig last: still there as written, the join did not finish. */
+    res.unfinished = res.st && left_by_this_join(&res, p.bootstrap_kubeconfig);
     check_root(report, spec);
-    file_available(report, spec, p.kubelet_kubeconfig);
-    file_available(report, spec, p.bootstrap_kubeconfig);
-    file_available(report, spec, p.ca_cert_path);
+    file_available(report, spec, &res, p.kubelet_kubeconfig);
+    file_available(report, spec, &res, p.bootstrap_kubeconfig);
+    file_available(report, spec, &res, p.ca_cert_path);
     check_cri(report, spec);
     if (swap_on(spec))
         add(report, spec, false, "Swap", "swap is on: the kubelet refuses to start unless the cluster's kubelet "
                                          "configuration sets failSwapOn: false (checked after discovery)");
     check_kubelet(report, spec);
-    check_port(report, spec);
+    check_port(report, spec, &res);
+    free(res.st);
     check_forwarding(report, spec, endpoint_host);
     return verdict(report, 0, err);
 }

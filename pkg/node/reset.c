@@ -105,7 +105,7 @@ static void remove_kubelet_kubeconfig(run *r)
     for (size_t i = 0; i < r->state->n_files; i++)
         if (!strcmp(r->state->files[i].path, r->p.kubelet_kubeconfig))
             return; /* kjoin's own TLS bootstrap wrote it: a recorded file */
-    char *text = NULL, current[4200], server[600];
+    char *text = NULL;
     const char *name;
     size_t len = 0;
     bool missing = false;
@@ -113,12 +113,10 @@ static void remove_kubelet_kubeconfig(run *r)
     kjoin_err e;
     if (kjoin_node__open_parent(r->p.kubelet_kubeconfig, &d, &name, &e))
         return;
-    snprintf(current, sizeof(current), "%s/kubelet-client-current.pem", r->p.kubelet_pki);
-    snprintf(server, sizeof(server), "server: %s\n", r->state->server);
     if (kjoin_safedir_read(&d, name, 1 << 20, true, &text, &len, &missing, &e)) {
         if (!missing)
             kept(r, r->p.kubelet_kubeconfig, e.msg);
-    } else if (!*r->state->server || !strstr(text, server) || !strstr(text, current)) {
+    } else if (!kjoin_node__is_kubelets_kubeconfig(text, &r->p, r->state->server)) {
         kept(r, r->p.kubelet_kubeconfig, "not the kubelet's kubeconfig for the cluster this node joined");
     } else if (kjoin_safedir_unlink(&d, name, &e)) {
         kept(r, r->p.kubelet_kubeconfig, e.msg);
@@ -331,11 +329,14 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kj
                                  "does not run this machine: stop the kubelet first");
         }
     }
+    kjoin_node__crash_point("reset-stopped");
     unmount_kubelet_made(&r);
     for (size_t i = 0; i < r.state->n_files; i++)
         remove_written(&r, r.state->files[i].path, r.state->files[i].sha256);
+    kjoin_node__crash_point("reset-files");
     remove_kubelet_kubeconfig(&r);
     remove_kubelet_state(&r);
+    kjoin_node__crash_point("reset-state");
     kjoin_safedir d;
     if (!kjoin_safedir_open(r.p.kubernetes_dir, 0, &d, err)) {
         if (!(rc = kjoin_safedir_unlink(&d, KJOIN_NODE_STATE_NAME, err)))

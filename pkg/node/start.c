@@ -134,6 +134,25 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
     return rc;
 }
 
+/* Whether this node's join record names this node and this cluster: a join
+ * that was interrupted, now going on. */
+static bool resuming(const kjoin_node_join *j)
+{
+    kjoin_node__resolved p;
+    kjoin_kubeapi_config cfg;
+    kjoin_node_state *st = calloc(1, sizeof(*st));
+    bool found = false, same = false;
+    kjoin_node__resolve(&j->spec->paths, &p);
+    if (st && !kjoin_node__read_record(&p, &j->spec->paths, st, &found, NULL) && found &&
+        !strcmp(st->node_name, j->name.name) &&
+        !kjoin_kubeapi_config_parse(j->bootstrap_kubeconfig, j->bootstrap_len, NULL, NULL, &cfg, NULL)) {
+        same = !strcmp(st->server, cfg.server);
+        kjoin_kubeapi_config_release(&cfg);
+    }
+    free(st);
+    return same;
+}
+
 /* The cluster's side, read with the bootstrap identity: the release, no
  * Ready Node of this name, the kubelet configuration (into j->config_yaml). */
 static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err *err)
@@ -151,7 +170,10 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
         return rc;
     bool ready = ready_of(node);
     json_object_put(node);
-    if (ready)
+    if (ready && resuming(j))
+        logf_(j, 0, "[kubelet-start] The Node %s is Ready: this node's, as its join record for this cluster says",
+              name);
+    else if (ready)
         return kjoin_err_set(err, KJOIN_E_USAGE, "a Node named %s is Ready in the cluster already: delete it "
                              "(kubectl delete node %s, as an admin) or join under another node name", name, name);
     /* kubeadm dropped the ConfigMap's version suffix in 1.24. */
@@ -191,6 +213,7 @@ typedef struct node_write {
     kjoin_node_file_kind kind;
     const char *data;
     size_t len;
+    const char *crash_point; /* the step boundary after it is written */
 } node_write;
 
 /* The directories that do not exist yet on the way to the n files of w
@@ -361,7 +384,7 @@ static kjoin_code runtime_and_kubelet(kjoin_node_join *j, kjoin_err *err)
         return KJOIN_OK;
     kjoin_node_spec quiet = *j->spec;
     quiet.ignore_preflight = "all";
-    kjoin_preflight_node(&quiet, NULL, &found, NULL); /* its findings are not preflight's: it did not run */
+    kjoin_preflight_node(&quiet, NULL, NULL, &found, NULL); /* its findings are not preflight's: it did not run */
     const char *why = "not found";
     for (size_t i = 0; i < found.n; i++)
         if (!strcmp(found.items[i].name, "KubeletVersion"))
@@ -383,6 +406,7 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
     kjoin_err in;
     kjoin_code rc;
     step(j, NULL);
+    kjoin_node__crash_point("discovered");
     if (!j->bootstrap_kubeconfig)
         return kjoin_err_set(err, KJOIN_E_USAGE, "kubelet-start needs the bootstrap kubeconfig discovery makes");
     if ((rc = runtime_and_kubelet(j, err)))
@@ -406,6 +430,7 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
     j->checked = true;
     logf_(j, 0, "[kubelet-start] Cluster v1.%d, kubelet configuration from configmap kube-system/%s, runtime %s",
           j->result.server_minor, j->result.config_map, j->report.cri_socket);
+    kjoin_node__crash_point("checked");
     return KJOIN_OK;
 }
 
@@ -452,10 +477,11 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
         return rc;
     kjoin_node__resolve(&j->spec->paths, &p);
     node_write w[] = {
-        {p.bootstrap_kubeconfig, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, j->bootstrap_kubeconfig, j->bootstrap_len},
-        {p.config_yaml, KJOIN_NODE_FILE_KUBELET_CONFIG, j->config_yaml, strlen(j->config_yaml)},
-        {p.flags_env, KJOIN_NODE_FILE_FLAGS_ENV, j->flags_env, strlen(j->flags_env)},
-        {p.ca_cert_path, KJOIN_NODE_FILE_CA_CERT, j->ca_pem, j->ca_len},
+        {p.bootstrap_kubeconfig, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, j->bootstrap_kubeconfig, j->bootstrap_len,
+         "bootstrap-kubeconfig"},
+        {p.config_yaml, KJOIN_NODE_FILE_KUBELET_CONFIG, j->config_yaml, strlen(j->config_yaml), "kubelet-config"},
+        {p.flags_env, KJOIN_NODE_FILE_FLAGS_ENV, j->flags_env, strlen(j->flags_env), "flags-env"},
+        {p.ca_cert_path, KJOIN_NODE_FILE_CA_CERT, j->ca_pem, j->ca_len, "ca-cert"},
     };
     size_t n = j->ca_pem && j->ca_len ? 4 : 3;
     char *record = NULL;
@@ -475,6 +501,8 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     free(record);
     if (!rc && how == KJOIN_WRITE_CREATED)
         created[n_created++] = p.state;
+    if (!rc)
+        kjoin_node__crash_point("record");
     for (size_t i = 0; !rc && i < n; i++) {
         if ((rc = kjoin_node_file_write(w[i].kind, w[i].path, w[i].data, w[i].len, j->spec->force, &how, err)))
             break;
@@ -483,6 +511,7 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
         add_file(&j->result, w[i].path, kjoin_node_file_mode(w[i].kind));
         logf_(j, 0, "[kubelet-start] %s %s (%04o)", how == KJOIN_WRITE_UNCHANGED ? "Unchanged:" : "Wrote", w[i].path,
               kjoin_node_file_mode(w[i].kind));
+        kjoin_node__crash_point(w[i].crash_point);
     }
     if (rc && (n_created || n_made))
         take_back(j, created, n_created, made, n_made < KJOIN_NODE_STATE_MAX_DIRS ? n_made : KJOIN_NODE_STATE_MAX_DIRS,
@@ -540,6 +569,8 @@ kjoin_code kjoin_kubelet_launch(kjoin_node_join *j, kjoin_err *err)
               j->result.start_command);
     }
     step(j, "start");
+    if (!rc)
+        kjoin_node__crash_point("started");
     return rc;
 }
 
@@ -591,15 +622,9 @@ static bool recorded(const kjoin_node_join *j, const kjoin_node__resolved *p, co
                      size_t len)
 {
     kjoin_node_state *st = calloc(1, sizeof(*st));
-    unsigned char sum[32];
-    char hex[65];
-    bool found = false, match = false;
-    if (st && !kjoin_node__read_record(p, &j->spec->paths, st, &found, NULL) && found &&
-        !kjoin_sha256(data, len, sum, NULL)) {
-        kjoin_hex(sum, sizeof(sum), hex);
-        for (size_t i = 0; i < st->n_files && !match; i++)
-            match = !strcmp(st->files[i].path, path) && !strcmp(st->files[i].sha256, hex);
-    }
+    bool found = false;
+    bool match = st && !kjoin_node__read_record(p, &j->spec->paths, st, &found, NULL) && found &&
+                 kjoin_node__recorded(st, path, data, len);
     free(st);
     return match;
 }
@@ -618,20 +643,23 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
     }
     logf_(j, 0, "[kubelet-wait-bootstrap] Waiting for the kubelet: healthz, its TLS bootstrap, its Node");
     for (;;) {
-        if (!healthy && (healthy = kjoin_node__healthz(&j->kubelet, why, sizeof(why))))
+        if (!healthy && (healthy = kjoin_node__healthz(&j->kubelet, why, sizeof(why)))) {
             step(j, "kubelet-healthz");
+            kjoin_node__crash_point("healthy");
+        }
         if (healthy && registered(j, &p, why, sizeof(why)))
             break;
         if (left_ms(j) <= 0) {
             char journal[400];
             journal_tail(j->result.systemd, journal, sizeof(journal));
-            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet did not bootstrap by the deadline: %s%s", why,
-                                 journal);
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet did not bootstrap by the deadline (the way out: the "
+                                 "same join again, which goes on from here, or kjoin reset): %s%s", why, journal);
         }
         kjoin_sleep_ms(left_ms(j) < POLL_MS ? left_ms(j) : POLL_MS);
     }
     j->result.node_registered = true;
     step(j, "node-registered");
+    kjoin_node__crash_point("registered");
     logf_(j, 0, "[kubelet-wait-bootstrap] The kubelet has its client certificate; Node %s is registered", j->name.name);
     /* The token has done its job: it does not stay on disk (kubeadm removes
      * the file too). Only a file still holding what kubelet-start wrote (in

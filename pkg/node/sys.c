@@ -259,3 +259,44 @@ size_t kjoin_node__mounts_under(const char *dir, char (*out)[4096], size_t cap)
         fclose(f);
     return n;
 }
+
+kjoin_code kjoin_node__read_file(const char *path, bool secret, char **text, size_t *len, bool *missing, kjoin_err *err)
+{
+    kjoin_safedir d;
+    const char *name;
+    kjoin_code rc = kjoin_node__open_parent(path, &d, &name, err);
+    if (missing)
+        *missing = rc && access(path, F_OK) != 0;
+    if (!rc)
+        rc = kjoin_safedir_read(&d, name, 1 << 20, secret, text, len, missing, err);
+    kjoin_safedir_close(&d);
+    return rc;
+}
+
+bool kjoin_node__is_kubelets_kubeconfig(const char *text, const kjoin_node__resolved *p, const char *server)
+{
+    char current[4200], line[600];
+    snprintf(current, sizeof(current), "%s/kubelet-client-current.pem", p->kubelet_pki);
+    snprintf(line, sizeof(line), "server: %s\n", server);
+    return *server && strstr(text, line) && strstr(text, current);
+}
+
+bool kjoin_node__recorded(const kjoin_node_state *st, const char *path, const char *data, size_t len)
+{
+    unsigned char sum[32];
+    char hex[65];
+    if (kjoin_sha256(data, len, sum, NULL))
+        return false;
+    kjoin_hex(sum, sizeof(sum), hex);
+    for (size_t i = 0; i < st->n_files; i++)
+        if (!strcmp(st->files[i].path, path) && !strcmp(st->files[i].sha256, hex))
+            return true;
+    return false;
+}
+
+void kjoin_node__crash_point(const char *point)
+{
+    const char *at = getenv("KJOIN_JOIN_CRASH_AT");
+    if (at && !strcmp(at, point))
+        kill(getpid(), SIGKILL);
+}

@@ -124,6 +124,27 @@ e2e_start() {
   eval "E2E_PID_${name//-/_}=$!"
 }
 
+# e2e_restartable NAME CMD...: e2e_start, with the pid in E2E_DIR/NAME.pid
+# too, so that cp_stop and cp_start can take the component down and up again
+# (from a subshell as well) and cluster_down still stops the one that runs.
+e2e_restartable() {
+  local name=$1; shift
+  "$@" >>"$E2E_DIR/$name.log" 2>&1 &
+  echo $! >"$E2E_DIR/$name.pid"
+  E2E_PIDS+=($!)
+}
+# cp_stop NAME / cp_start NAME: a control-plane component goes down, or comes
+# back with the same command line on the same port (the API server: ready).
+cp_stop() { e2e_stop "$(cat "$E2E_DIR/$1.pid")"; }
+cp_start() {
+  case $1 in
+    kube-apiserver)
+      e2e_restartable kube-apiserver "${E2E_APISERVER_CMD[@]}"
+      e2e_wait 60 curl -sf --cacert "$E2E_DIR/ca.crt" --cert "$E2E_DIR/admin.crt" --key "$E2E_DIR/admin.key" "$E2E_SERVER/readyz" ;;
+    kube-controller-manager) e2e_restartable kube-controller-manager "${E2E_KCM_CMD[@]}" ;;
+  esac
+}
+
 e2e_try_up() {
   local d=$E2E_DIR port etcd_port peer_port
   port=$("$TOOLS/freeport"); etcd_port=$("$TOOLS/freeport"); peer_port=$("$TOOLS/freeport")
@@ -136,7 +157,7 @@ e2e_try_up() {
     --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
     --initial-cluster "e2e=http://127.0.0.1:$peer_port" --log-level error
   e2e_wait 20 curl -sf "http://127.0.0.1:$etcd_port/health" || return 1
-  e2e_start kube-apiserver "$KBIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
+  E2E_APISERVER_CMD=("$KBIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" $(e2e_before 24 --insecure-port 0) \
     --tls-cert-file "$d/apiserver.crt" --tls-private-key-file "$d/apiserver.key" --client-ca-file "$d/ca.crt" \
     --kubelet-client-certificate "$d/apiserver-kubelet-client.crt" --kubelet-client-key "$d/apiserver-kubelet-client.key" \
@@ -144,19 +165,21 @@ e2e_try_up() {
     --service-account-issuer https://kubernetes.default.svc.cluster.local --service-cluster-ip-range 10.96.0.0/12 \
     --authorization-mode Node,RBAC --enable-bootstrap-token-auth --anonymous-auth=true \
     --enable-admission-plugins NodeRestriction --allow-privileged \
-    --endpoint-reconciler-type none ${E2E_APISERVER_FLAGS:-}
+    --endpoint-reconciler-type none ${E2E_APISERVER_FLAGS:-})
+  e2e_restartable kube-apiserver "${E2E_APISERVER_CMD[@]}"
   e2e_wait 60 curl -sf --cacert "$d/ca.crt" --cert "$d/admin.crt" --key "$d/admin.key" "$E2E_SERVER/readyz" ||
     return 1
   e2e_kubeconfig "$E2E_SERVER" "$d/ca.crt" "$d/admin.crt" "$d/admin.key" >"$d/admin.conf"
   chmod 600 "$d/admin.conf"
   E2E_ADMIN=$d/admin.conf
-  e2e_start kube-controller-manager "$KBIN/kube-controller-manager" --kubeconfig "$d/admin.conf" \
+  E2E_KCM_CMD=("$KBIN/kube-controller-manager" --kubeconfig "$d/admin.conf" \
     --authentication-kubeconfig "$d/admin.conf" --authorization-kubeconfig "$d/admin.conf" \
     --bind-address 127.0.0.1 --secure-port 0 $(e2e_before 24 --port 0) --leader-elect=false \
     --controllers '*,bootstrapsigner,tokencleaner' --use-service-account-credentials \
     --cluster-signing-cert-file "$d/ca.crt" --cluster-signing-key-file "$d/ca.key" --cluster-signing-duration 1h \
-    --root-ca-file "$d/ca.crt" --service-account-private-key-file "$d/sa.key" ${E2E_KCM_FLAGS:-}
-  e2e_alive "$E2E_PID_kube_controller_manager" || return 1
+    --root-ca-file "$d/ca.crt" --service-account-private-key-file "$d/sa.key" ${E2E_KCM_FLAGS:-})
+  e2e_restartable kube-controller-manager "${E2E_KCM_CMD[@]}"
+  e2e_alive "$(cat "$d/kube-controller-manager.pid")" || return 1
   # The real kubeadm creates cluster-info and the bootstrap RBAC, as on a real cluster.
   local api=$E2E_KUBEADM_API
   cat >"$d/kubeadm.yaml" <<CFG
@@ -224,7 +247,9 @@ e2e_stop() {
 }
 
 cluster_down() {
-  local i
+  local i f
   for ((i = ${#E2E_PIDS[@]} - 1; i >= 0; i--)); do e2e_stop "${E2E_PIDS[$i]}"; done
+  # A component restarted from a subshell is not in E2E_PIDS.
+  for f in "${E2E_DIR:-/nonexistent}"/*.pid; do [ -f "$f" ] && e2e_stop "$(cat "$f")"; done
   E2E_PIDS=()
 }

@@ -90,7 +90,7 @@ in_node() {
     mount -t overlay overlay -o lowerdir=/etc,upperdir=$n/etc.upper,workdir=$n/etc.work /etc &&
       mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$n/lib.upper,workdir=$n/lib.work /var/lib || exit 1
     $(declare -p KJOIN T ROOT REPO_DIR TOOLS KBIN KUBECTL KUBECACHEDIR E2E_ENDPOINT E2E_SERVER E2E_PIN E2E_CA E2E_ADMIN E2E_DIR \
-      E2E_MINOR E2E_VERSION NODE_CRI NODE_CM NODE_IGNORE SECRETS current 2>/dev/null)
+      E2E_MINOR E2E_VERSION NODE_CRI NODE_CM NODE_IGNORE SECRETS current EARLY_TOKEN 2>/dev/null)
     $(declare -f)
     NODE_BEFORE=\$(node_dirs)
     $fn"
@@ -371,7 +371,7 @@ node_scenario_never_bootstraps() {
   JOIN_RC=$?
   local rc=0
   [ "$JOIN_RC" = 3 ] || { fail "exit $JOIN_RC, want 3: $(tail -3 "$T/join.err")"; rc=1; }
-  join_err "the kubelet did not bootstrap by the deadline: the kubelet's healthz at http://127.0.0.1:10248/healthz does not answer" || rc=1
+  join_err "the kubelet did not bootstrap by the deadline (the way out: the same join again, which goes on from here, or kjoin reset): the kubelet's healthz at http://127.0.0.1:10248/healthz does not answer" || rc=1
   grep -q "^KUBELET_KUBEADM_ARGS=\".*\"$" /var/lib/kubelet/kubeadm-flags.env || { fail "the flags file is not whole"; rc=1; }
   "$KJOIN" reset >/dev/null 2>&1 || { fail "reset after a timeout failed"; rc=1; }
   nothing_written || rc=1
@@ -597,3 +597,155 @@ node_scenario_phase_by_phase() {
   return $rc
 }
 t_e2e_node_phases_one_at_a_time() { on_node node_scenario_phase_by_phase e2e-phased; }
+
+# ---- faults: a join killed at each step, a control plane that goes away ----
+
+# Every file the join may have left is whole, and no temporary file is left:
+# what a kill -9 (or a power cut, for files the join reported written, which
+# it fsynced) can leave behind.
+no_half_files() {
+  local f left
+  left=$(find /etc/kubernetes /var/lib/kubelet -name '*.kjoin-*' 2>/dev/null)
+  [ -z "$left" ] || { fail "$1: temporary files left: $left"; return 1; }
+  f=/etc/kubernetes/kjoin-join.json
+  [ ! -e $f ] || jq -e '.kind == "KjoinJoinRecord"' $f >/dev/null || { fail "$1: half a record"; return 1; }
+  f=/etc/kubernetes/bootstrap-kubelet.conf
+  [ ! -e $f ] || grep -q "^current-context:" $f || { fail "$1: half a bootstrap kubeconfig"; return 1; }
+  f=/var/lib/kubelet/config.yaml
+  [ ! -e $f ] || cmp -s $f "$ROOT/kubelet-config.yaml" || grep -q "^kind: KubeletConfiguration" $f ||
+    { fail "$1: half a kubelet configuration"; return 1; }
+  f=/var/lib/kubelet/kubeadm-flags.env
+  [ ! -e $f ] || grep -q '^KUBELET_KUBEADM_ARGS=".*"$' $f || { fail "$1: half a flags file"; return 1; }
+  f=/etc/kubernetes/pki/ca.crt
+  [ ! -e $f ] || cmp -s $f "$E2E_CA" || { fail "$1: half a CA"; return 1; }
+}
+
+# The step boundaries of the whole join (pkg/node's crash points), in order.
+NODE_CRASH_POINTS="discovered checked record bootstrap-kubeconfig kubelet-config flags-env ca-cert started healthy registered"
+
+# kill -9 at every step boundary, then both ways out: kjoin reset gives the
+# two directories back as they were; the same command again registers the
+# Node. Then reset itself killed at its steps, and run again.
+node_scenario_killed() {
+  local before=$NODE_BEFORE rc=0 point
+  for point in $NODE_CRASH_POINTS; do
+    KJOIN_JOIN_CRASH_AT=$point join_as e2e-killed || return 1
+    kubelet_down
+    [ "$JOIN_RC" = 137 ] || { fail "$point: exit $JOIN_RC, want 137 (killed): $(tail -2 "$T/join.err")"; return 1; }
+    no_half_files "$point" || rc=1
+    "$KJOIN" reset >"$T/reset.out" 2>&1 || { fail "$point: reset: $(tail -2 "$T/reset.out")"; rc=1; }
+    [ "$(node_dirs)" = "$before" ] || { fail "$point: reset left: $(diff <(echo "$before") <(node_dirs) | tr '\n' ' ')"; return 1; }
+    KJOIN_JOIN_CRASH_AT=$point join_as e2e-killed || return 1
+    kubelet_down
+    join_as e2e-killed -o json || return 1
+    kubelet_down
+    [ "$JOIN_RC" = 0 ] && jq -e '.node.nodeRegistered and .node.bootstrapKubeconfigRemoved' "$T/join.out" >/dev/null ||
+      { fail "$point: the join again: exit $JOIN_RC: $(grep -v '^\[' "$T/join.err" | tail -2)"; return 1; }
+    "$KJOIN" reset >"$T/reset.out" 2>&1 && [ "$(node_dirs)" = "$before" ] ||
+      { fail "$point: reset after the join again: $(tail -2 "$T/reset.out")"; return 1; }
+    kc delete node e2e-killed >/dev/null 2>&1
+  done
+  for point in reset-stopped reset-files reset-state; do
+    join_as e2e-killed || return 1
+    kubelet_down
+    [ "$JOIN_RC" = 0 ] || { fail "join before $point: exit $JOIN_RC"; return 1; }
+    KJOIN_JOIN_CRASH_AT=$point "$KJOIN" reset >"$T/reset.out" 2>&1 &
+    wait $! # (in the background: the shell does not report the kill)
+    [ $? = 137 ] || { fail "$point: reset was not killed"; rc=1; }
+    "$KJOIN" reset >"$T/reset.out" 2>&1 && [ "$(node_dirs)" = "$before" ] ||
+      { fail "$point: reset again: $(tail -2 "$T/reset.out"); left: $(diff <(echo "$before") <(node_dirs) | tr '\n' ' ')"; return 1; }
+    kc delete node e2e-killed >/dev/null 2>&1
+  done
+  return $rc
+}
+t_e2e_node_killed_at_every_step_both_ways_out() { on_node node_scenario_killed e2e-killed; }
+
+# cp_after FILE WORD COMPONENT SECONDS: in the background, once FILE says
+# WORD, COMPONENT goes down for SECONDS (0: until $T/cp-up appears), then
+# comes back. CP_OP is its pid.
+cp_after() {
+  local file=$1 word=$2 component=$3 seconds=$4
+  (
+    e2e_wait 120 grep -qF -- "$word" "$file" || exit 1
+    cp_stop "$component"
+    if [ "$seconds" = 0 ]; then e2e_wait 300 test -e "$T/cp-up"; else sleep "$seconds"; fi
+    cp_start "$component"
+  ) &
+  CP_OP=$!
+}
+
+# The API server goes away while kjoin waits for the kubelet, and comes back
+# within the deadline: the join completes.
+node_scenario_cp_restart() {
+  join_as e2e-restart --discovery-timeout 150s -o json || return 1
+  kubelet_down
+  [ "$JOIN_RC" = 0 ] && jq -e '.node.nodeRegistered' "$T/join.out" >/dev/null ||
+    { fail "exit $JOIN_RC: $(grep -v '^\[' "$T/join.err" | tail -2)"; return 1; }
+  "$KJOIN" reset >/dev/null 2>&1 && nothing_written
+}
+t_e2e_node_control_plane_restarts_during_the_wait() {
+  node_setup || return 1
+  cp_after "$T/join.err" "[kubelet-wait-bootstrap] Waiting" kube-apiserver 8
+  on_node node_scenario_cp_restart e2e-restart; local rc=$?
+  wait "$CP_OP" || { fail "the API server did not come back"; rc=1; }
+  return $rc
+}
+
+# Gone for good: exit 3 at the deadline, saying what it saw last and the way
+# out; once it is back, the same command again completes.
+node_scenario_cp_gone() {
+  join_as e2e-gone --discovery-timeout 20s || return 1
+  kubelet_down
+  [ "$JOIN_RC" = 3 ] || { fail "exit $JOIN_RC, want 3: $(tail -2 "$T/join.err")"; touch "$T/cp-up"; return 1; }
+  join_err "the kubelet did not bootstrap by the deadline (the way out: the same join again" || { touch "$T/cp-up"; return 1; }
+  touch "$T/cp-up"
+  e2e_wait 90 curl -sfk "$E2E_SERVER/readyz" || { fail "the API server did not come back"; return 1; }
+  join_as e2e-gone -o json || return 1
+  kubelet_down
+  [ "$JOIN_RC" = 0 ] && jq -e '.node.nodeRegistered' "$T/join.out" >/dev/null ||
+    { fail "the join again: exit $JOIN_RC: $(grep -v '^\[' "$T/join.err" | tail -2)"; return 1; }
+  "$KJOIN" reset >/dev/null 2>&1 && nothing_written
+}
+t_e2e_node_control_plane_gone_for_good_then_back() {
+  node_setup || return 1
+  cp_after "$T/join.err" "[kubelet-wait-bootstrap] Waiting" kube-apiserver 0
+  on_node node_scenario_cp_gone e2e-gone; local rc=$?
+  touch "$T/cp-up"; wait "$CP_OP" || { fail "the API server did not come back"; rc=1; }
+  return $rc
+}
+
+# Nodes that boot before the control plane: the join runs 20 s before the
+# API server is up (and, separately, before the bootstrap signer has signed
+# cluster-info for a new token), and completes within its deadline; its
+# discovery attempts are bounded (-o json attempts).
+node_scenario_early() {
+  local token=${EARLY_TOKEN:-abcdef.0123456789abcdef}
+  node_join "$E2E_ENDPOINT" --token "$token" --discovery-token-ca-cert-hash "$E2E_PIN" --node-name e2e-early \
+    --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 150s -o json || return 1
+  kubelet_down
+  [ "$JOIN_RC" = 0 ] && jq -e '.node.nodeRegistered' "$T/join.out" >/dev/null ||
+    { fail "exit $JOIN_RC: $(grep -v '^\[' "$T/join.err" | tail -2)"; return 1; }
+  local attempts; attempts=$(jq .attempts "$T/join.out")
+  echo "    (discovery attempts: $attempts)"
+  [ "$attempts" -ge 2 ] && [ "$attempts" -le 60 ] || { fail "attempts: $attempts"; return 1; }
+  "$KJOIN" reset >/dev/null 2>&1 && nothing_written
+}
+t_e2e_node_joins_before_the_control_plane_is_up() {
+  node_setup || return 1
+  cp_stop kube-apiserver
+  ( sleep 20; cp_start kube-apiserver ) & CP_OP=$!
+  on_node node_scenario_early e2e-early; local rc=$?
+  wait "$CP_OP" || { fail "the API server did not come back"; rc=1; }
+  return $rc
+}
+t_e2e_node_joins_before_the_signer_signed_its_token() {
+  node_setup || return 1
+  cp_stop kube-controller-manager
+  EARLY_TOKEN=$("$KBIN/kubeadm" token create --ttl 10m --kubeconfig "$E2E_ADMIN" 2>/dev/null) || { cp_start kube-controller-manager; return 1; }
+  SECRETS+=("${EARLY_TOKEN#*.}")
+  unsigned "${EARLY_TOKEN%%.*}" || { fail "the token was signed with the signer down"; cp_start kube-controller-manager; return 1; }
+  ( sleep 20; cp_start kube-controller-manager ) & CP_OP=$!
+  EARLY_TOKEN=$EARLY_TOKEN on_node node_scenario_early e2e-early; local rc=$?
+  wait "$CP_OP"
+  return $rc
+}

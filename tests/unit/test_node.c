@@ -269,7 +269,7 @@ static void test_preflight(void **state)
                          .proc_dir = proc, .kubelet_port = port, .not_root_ok = true, .ignore_preflight = "swap, cri"};
     kjoin_preflight_report r;
     kjoin_err err;
-    assert_int_equal(kjoin_preflight_node(&s, "10.0.0.1", &r, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_preflight_node(&s, NULL, "10.0.0.1", &r, &err), KJOIN_E_USAGE);
     char avail[300];
     snprintf(avail, sizeof(avail), "FileAvailable-%s/kubelet.conf", kube);
     for (char *c = avail; *c; c++)
@@ -291,7 +291,7 @@ static void test_preflight(void **state)
     close(fd);
     /* "all" makes every error a warning; a host name has no forwarding check. */
     s.ignore_preflight = "all";
-    assert_int_equal(kjoin_preflight_node(&s, "api.example", &r, &err), KJOIN_OK);
+    assert_int_equal(kjoin_preflight_node(&s, NULL, "api.example", &r, &err), KJOIN_OK);
     assert_false(has(&r, "FileContent--proc-sys-net-ipv4-ip_forward", true, true));
     /* The cluster's side: kubeadm's skew rule and failSwapOn. */
     s.ignore_preflight = NULL;
@@ -307,7 +307,7 @@ static void test_preflight(void **state)
     /* No kubelet at all. */
     s.kubelet = "kubelet-that-is-not-there";
     s.ignore_preflight = NULL;
-    kjoin_preflight_node(&s, NULL, &r, &err);
+    kjoin_preflight_node(&s, NULL, NULL, &r, &err);
     assert_true(has(&r, "KubeletVersion", true, false));
     snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
     assert_int_equal(system(cmd), 0);
@@ -762,12 +762,49 @@ static void test_write_onto_full_or_read_only_disk(void **state)
     }
 }
 
+
+/* Preflight after an interrupted join: only what this node's record proves
+ * that join wrote is a warning; a file changed since, or another node's
+ * record, is still an error. */
+static void test_preflight_resumes_only_its_own(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), kube[300], kubelet[300], cmd[700], boot[400], avail[500];
+    kjoin_err err;
+    snprintf(kube, sizeof(kube), "%s/kubernetes", d);
+    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    snprintf(boot, sizeof(boot), "%s/bootstrap-kubelet.conf", kube);
+    snprintf(cmd, sizeof(cmd), "chmod -R go-w %s", d);
+    assert_int_equal(system(cmd), 0);
+    write_scratch_node(kube, kubelet, &err, KJOIN_OK); /* the interrupted join of n1 */
+    kjoin_node_spec s = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet}, .not_root_ok = true,
+                         .ignore_preflight = "CRI,KubeletVersion,Port-10250,Swap", .systemd_dir = "/nonexistent"};
+    kjoin_preflight_report r;
+    snprintf(avail, sizeof(avail), "FileAvailable-%s", boot);
+    for (char *c = avail; *c; c++)
+        *c = *c == '/' ? '-' : *c;
+    kjoin_preflight_node(&s, "n1", NULL, &r, &err);
+    assert_true(has(&r, avail, false, false)); /* a warning: the join goes on with it */
+    kjoin_preflight_node(&s, "n2", NULL, &r, &err);
+    assert_true(has(&r, avail, true, false)); /* another node's record: an error */
+    kjoin_preflight_node(&s, NULL, NULL, &r, &err);
+    assert_true(has(&r, avail, true, false));
+    snprintf(cmd, sizeof(cmd), "echo changed >> %s", boot);
+    assert_int_equal(system(cmd), 0);
+    kjoin_preflight_node(&s, "n1", NULL, &r, &err);
+    assert_true(has(&r, avail, true, false)); /* changed since: an error */
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+    assert_int_equal(system(cmd), 0);
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
                  cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset),
         cmocka_unit_test(test_reset_unmounts_what_the_kubelet_mounted),
         cmocka_unit_test(test_write_onto_full_or_read_only_disk),
+        cmocka_unit_test(test_preflight_resumes_only_its_own),
         cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
         cmocka_unit_test(test_cluster_configuration),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),
