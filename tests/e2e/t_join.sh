@@ -104,7 +104,29 @@ t_e2e_bootstrap_kubeconfig_is_kubeadms_byte_for_byte() {
   kj 0 join --skip-phases preflight,kubelet-start "$E2E_ENDPOINT" --token-file "$T/token" --discovery-token-ca-cert-hash "$E2E_PIN" \
     --kubeconfig-out "$T/kjoin.conf" --discovery-timeout 30s || return 1
   cmp -s "$T/kjoin.conf" "$T/kubeadm.conf" ||
-    fail "kjoin's file differs from kubeadm's: $(diff "$T/kjoin.conf" "$T/kubeadm.conf" | sed 's/token: .*/token: <redacted>/' | head -8)"
+    fail "kjoin's file differs from kubeadm's: $(diff "$T/kjoin.conf" "$T/kubeadm.conf" | sed 's/token: .*/token: <redacted>/' | head -8)" ||
+    return 1
+  # Many tokens: ids that start with a digit (a quarter of random ones), all
+  # digits (a float to YAML), hex- and exponent-like, and random ones. Each
+  # file is what client-go's YAML writer makes of it, byte for byte.
+  local ids=(0abcde 1b2c3d 9zzzzz 123456 0x1f2e 1e5abc 00000a 2026ab) i=0 tok
+  for i in $(seq 8); do ids+=("$("$KJOIN" token generate | cut -d. -f1)"); done
+  for id in "${ids[@]}"; do
+    tok="$id.$(tr -dc 'a-z0-9' </dev/urandom | head -c 16)"
+    [ "$id" = 123456 ] && tok=123456.7890123456789012
+    SECRETS+=("${tok#*.}")
+    "$KBIN/kubeadm" token create "$tok" --ttl 10m --kubeconfig "$E2E_ADMIN" >/dev/null 2>&1 ||
+      { fail "kubeadm token create $id"; return 1; }
+    e2e_wait 30 signed "$id" || { fail "the signer never signed $id"; return 1; }
+    echo "$tok" >"$T/token"
+    "$driver" "$E2E_ENDPOINT" "$T/token" "$E2E_PIN" "$T/kubeadm.conf" >"$T/driver.log" 2>&1 ||
+      { fail "kubeadm's discovery ($id): $(tail -3 "$T/driver.log")"; return 1; }
+    kj 0 join --skip-phases preflight,kubelet-start "$E2E_ENDPOINT" --token-file "$T/token" --discovery-token-ca-cert-hash "$E2E_PIN" \
+      --kubeconfig-out "$T/kjoin-$id.conf" --discovery-timeout 30s || return 1
+    cmp -s "$T/kjoin-$id.conf" "$T/kubeadm.conf" ||
+      { fail "token id $id: kjoin's file differs from kubeadm's: $(diff "$T/kjoin-$id.conf" "$T/kubeadm.conf" | sed 's/\(token: [^.]*\.\).*/\1<redacted>/' | head -4)"; return 1; }
+    "$KBIN/kubeadm" token delete "$id" --kubeconfig "$E2E_ADMIN" >/dev/null 2>&1
+  done
 }
 
 # What the release's own `kubeadm config print join-defaults` prints, edited

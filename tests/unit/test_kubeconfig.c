@@ -137,6 +137,39 @@ static void test_emit_round_trip(void **state)
     }
 }
 
+
+/* Quoted exactly as client-go's YAML writer (go-yaml v2) quotes: a string
+ * its resolver would read as null, a bool, an int, a float, a timestamp or a
+ * base-60 float; anything else plain (the expected forms are go-yaml's). */
+static void test_emit_quotes_as_client_go(void **state)
+{
+    (void)state;
+    const struct {
+        const char *name, *written;
+    } cases[] = {
+        {"45mq9d", "45mq9d"}, {"0abcde", "0abcde"}, {"1e5abc", "1e5abc"}, {"0x1g", "0x1g"}, {"yEs", "yEs"},
+        {"0x10000000000000000", "0x10000000000000000"}, {"1e", "1e"}, {"2026-13-01", "2026-13-01"},
+        {"2026-02-30", "2026-02-30"}, {"1:60", "1:60"}, {"-", "'-'"}, {"a: b", "'a: b'"},
+        {"123", "\"123\""}, {"0x1F", "\"0x1F\""}, {"0o17", "\"0o17\""}, {"0b101", "\"0b101\""}, {"017", "\"017\""},
+        {"08", "\"08\""}, {"1_000", "\"1_000\""}, {"-12", "\"-12\""}, {"+12", "\"+12\""}, {"1.5", "\"1.5\""},
+        {"1e5", "\"1e5\""}, {".5", "\".5\""}, {"1e999", "1e999"}, {"yes", "\"yes\""}, {"Yes", "\"Yes\""},
+        {"ON", "\"ON\""}, {"~", "\"~\""}, {".inf", "\".inf\""}, {"2026-11-26", "\"2026-11-26\""},
+        {"2026-1-2T3:4:5Z", "\"2026-1-2T3:4:5Z\""}, {"2024-02-29", "\"2024-02-29\""}, {"1:20", "\"1:20\""},
+        {"18446744073709551615", "\"18446744073709551615\""}, {"123456.7890123456789012", "\"123456.7890123456789012\""},
+    };
+    for (size_t i = 0; i < TU_LEN(cases); i++) {
+        kjoin_bootstrap_config cfg = {.cluster_name = cases[i].name, .server = "https://[::1]:6443",
+                                      .ca_pem = "PEM\n", .ca_len = 4, .token = "abcdef.0123456789abcdef"};
+        char *out = NULL, want[200];
+        size_t n = 0;
+        assert_int_equal(kjoin_kubeconfig_emit_bootstrap(&cfg, &out, &n, NULL), KJOIN_OK);
+        snprintf(want, sizeof(want), "  name: %s\n", cases[i].written);
+        if (!strstr(out, want))
+            fail_msg("\"%s\": want %s in\n%s", cases[i].name, want, out);
+        free(out);
+    }
+}
+
 static kjoin_code parse_file(const char *y, const char *dir, kjoin_cluster *c, kjoin_err *err)
 {
     return kjoin_kubeconfig_parse_discovery(y, strlen(y), dir, c, err);
@@ -307,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_rejected_forms),
         cmocka_unit_test(test_emit_matches_kubeadm_layout),
         cmocka_unit_test(test_emit_round_trip),
+        cmocka_unit_test(test_emit_quotes_as_client_go),
         cmocka_unit_test(test_discovery_file_choice),
         cmocka_unit_test(test_discovery_file_credentials_refused),
         cmocka_unit_test(test_discovery_file_ca_path),
