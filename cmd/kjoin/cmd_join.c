@@ -109,7 +109,8 @@ static const cli_verb join_verb = {
 typedef struct join_args {
     kjoin_worker_spec w;
     const char *config;
-    bool from_flags;        /* a discovery flag was given (not allowed with --config) */
+    const char *not_with_config; /* the first flag kubeadm refuses beside --config */
+    bool skip_given;        /* --skip-phases named phases: it replaces the file's skipPhases */
     cli_format format;
     long verbosity;
     const char *ignored[8]; /* kubeadm node-local flags given, reported once */
@@ -136,8 +137,14 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     join_args *a = ctx;
     kjoin_join_spec *s = &a->w.join;
     kjoin_node_spec *n = &a->w.node;
-    a->from_flags |= id == OPT_TOKEN || id == OPT_DISCOVERY_TOKEN || id == OPT_TLS_TOKEN || id == OPT_TOKEN_FILE ||
-                     id == OPT_PIN || id == OPT_UNSAFE || id == OPT_DISCOVERY_FILE || id == OPT_TIMEOUT;
+    /* kubeadm takes only --node-name, --dry-run, --ignore-preflight-errors,
+     * --skip-* and -v beside --config (its isAllowedFlag); kjoin's own output
+     * and TLS-bootstrap flags, which no file field holds, are fine too. */
+    bool refused = id == OPT_TOKEN || id == OPT_DISCOVERY_TOKEN || id == OPT_TLS_TOKEN || id == OPT_TOKEN_FILE ||
+                   id == OPT_PIN || id == OPT_UNSAFE || id == OPT_DISCOVERY_FILE || id == OPT_TIMEOUT ||
+                   id == OPT_CA_CERT_PATH || id == OPT_CRI_SOCKET;
+    if (refused && !a->not_with_config)
+        a->not_with_config = cli_current_flag;
     switch (id) {
     case OPT_NODE_LOCAL:
         for (size_t i = 0; i < a->n_ignored; i++)
@@ -147,7 +154,9 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
             a->ignored[a->n_ignored++] = cli_current_flag;
         break;
     case OPT_CONTROL_PLANE: a->refused = cli_current_flag; break;
-    case OPT_SKIP_PHASES: return kjoin_phases_parse(arg, &a->w.skip, err); /* now, so the message names the flag */
+    case OPT_SKIP_PHASES:
+        a->skip_given = *arg != '\0';
+        return kjoin_phases_parse(arg, &a->w.skip, err); /* now, so the message names the flag */
     case OPT_IGNORE_PREFLIGHT: n->ignore_preflight = arg; break;
     case OPT_CRI_SOCKET: n->cri_socket = arg; break;
     case OPT_TOKEN: s->token = take_secret(a, 0, arg); break;
@@ -249,11 +258,13 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     const kjoin_worker_spec *f = &a->w;
     if (f->join.flavor == KJOIN_FLAVOR_K3S)
         return kjoin_err_set(err, KJOIN_E_USAGE, "--config holds a kubeadm JoinConfiguration, not a K3s join");
-    if (n_args || a->from_flags || kjoin_pinset_count(a->pins) || f->node.name || f->node.paths.ca_cert_path ||
-        f->node.cri_socket)
-        return kjoin_err_set(err, KJOIN_E_USAGE,
-                             "--config cannot be mixed with ENDPOINTs, discovery or node flags (as kubeadm); put "
-                             "them in the JoinConfiguration");
+    if (n_args)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "--config cannot be mixed with ENDPOINT arguments (as kubeadm): put "
+                             "the endpoint in the JoinConfiguration (discovery.bootstrapToken.apiServerEndpoint)");
+    if (a->not_with_config)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "--config cannot be mixed with --%s (as kubeadm, which takes only "
+                             "--node-name, --dry-run, --ignore-preflight-errors, --skip-phases and -v with it): put "
+                             "it in the JoinConfiguration", a->not_with_config);
     char *text = NULL;
     size_t len = 0;
     kjoin_err inner;
@@ -272,12 +283,15 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
         return kjoin_err_set(err, KJOIN_E_USAGE, "--ignore-preflight-errors and ignorePreflightErrors name more "
                                                  "than %zu characters of checks", cap - 1);
     s->node.ignore_preflight = ignore;
+    if (f->node.name) /* kubeadm: --node-name over nodeRegistration.name */
+        s->node.name = f->node.name;
     s->node.paths.bootstrap_kubeconfig = f->node.paths.bootstrap_kubeconfig;
     s->node.paths.kubelet_kubeconfig = f->node.paths.kubelet_kubeconfig;
     s->join.cluster_name = f->join.cluster_name;
     s->node.force = f->node.force;
     s->dry_run = s->dry_run || f->dry_run;
-    s->skip |= f->skip;
+    if (a->skip_given) /* kubeadm: --skip-phases, when given, instead of skipPhases */
+        s->skip = f->skip;
     s->only = f->only;
     s->tls_bootstrap = f->tls_bootstrap;
     s->bootstrap = f->bootstrap;
@@ -427,8 +441,14 @@ int cmd_join(int argc, char **argv)
         cli_out(stderr, "[join] --%s is a kubeadm node-local flag that does not apply to kjoin: ignored\n",
                 a.ignored[i]);
     kjoin_worker_spec *w = &a.w;
+    cli_field names[sizeof(config_names) / sizeof(config_names[0])];
     if (!rc && a.config) {
-        logs.names = config_names, logs.n_names = sizeof(config_names) / sizeof(config_names[0]);
+        /* The file's names, but a flag that overrides the file by its own. */
+        memcpy(names, config_names, sizeof(names));
+        for (size_t i = 0; a.w.node.name && i < sizeof(names) / sizeof(names[0]); i++)
+            if (!strcmp(names[i].field, "node_name"))
+                names[i].name = "--node-name";
+        logs.names = names, logs.n_names = sizeof(names) / sizeof(names[0]);
         if (!(rc = spec_from_config(&a, n_args, &cfg, ignore, sizeof(ignore), &err)))
             w = &cfg.spec;
     } else if (!rc) {

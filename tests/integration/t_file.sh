@@ -203,15 +203,35 @@ t_config_rejections() {
   printf 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    token: %s\n    apiServerEndpoint: "127.0.0.1:%s"\n    unsafeSkipCAVerification: true\n' \
     "$(cat "$C/token")" "$PORT" >"$T/ok.yaml"
   kj 2 join --skip-phases preflight,kubelet-start --config "$T/ok.yaml" "127.0.0.1:$PORT" || return 1
-  err_has "cannot be mixed" || return 1
-  kj 2 join --skip-phases preflight,kubelet-start --config "$T/ok.yaml" --token-file "$C/token" || return 1
-  kj 2 join --skip-phases preflight,kubelet-start --config "$T/ok.yaml" --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "--config cannot be mixed with ENDPOINT arguments" || return 1
+  # What kubeadm refuses beside --config is refused by name.
+  local flag
+  for flag in "--token-file $C/token" "--discovery-token-ca-cert-hash $PIN" "--cri-socket /run/x.sock" \
+    "--ca-cert-path $T/ca.crt" "--discovery-timeout 1m" "--tls-bootstrap-token abcdef.0123456789abcdef"; do
+    # shellcheck disable=SC2086
+    kj 2 join --skip-phases preflight,kubelet-start --config "$T/ok.yaml" $flag || return 1
+    err_has "--config cannot be mixed with ${flag%% *} (as kubeadm" || return 1
+  done
   sed 's/v1beta4/v1beta2/' "$T/ok.yaml" >"$T/old.yaml"
   kj 2 join --skip-phases preflight,kubelet-start --config "$T/old.yaml" || return 1
   err_has "supported: kubeadm.k8s.io/v1beta3, kubeadm.k8s.io/v1beta4" || return 1
   printf '  caCertHash: []\n' >>"$T/ok.yaml"; sed -i 's/^  caCertHash/    caCertHash/' "$T/ok.yaml"
   kj 2 join --skip-phases preflight,kubelet-start --config "$T/ok.yaml" || return 1
   err_has "unknown field discovery.bootstrapToken.caCertHash at line 8, column 5"
+}
+
+t_config_with_the_flags_kubeadm_allows() {
+  # --node-name over nodeRegistration.name, --skip-phases instead of the
+  # file's skipPhases, the ignore lists added up, -v and --dry-run: as kubeadm.
+  printf 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    token: %s\n    apiServerEndpoint: "127.0.0.1:%s"\n    caCertHashes: ["%s"]\nnodeRegistration:\n  name: from-file\nskipPhases: [preflight]\n' \
+    "$(cat "$C/token")" "$PORT" "$PIN" >"$T/join.yaml"
+  kj 0 join --config "$T/join.yaml" --skip-phases preflight,kubelet-start --node-name from-flag -v 1 \
+    --kubeconfig-out "$T/k.conf" -o json || return 1
+  jq -e '.nodeName == "from-flag" and .node.phases == []' "$OUT" >/dev/null || fail "$(jq -c '.nodeName, .node' "$OUT")" || return 1
+  kj 0 join --config "$T/join.yaml" --skip-phases preflight,kubelet-start --dry-run --kubeconfig-out "$T/dry.conf" || return 1
+  [ ! -e "$T/dry.conf" ] || fail "--dry-run wrote the kubeconfig" || return 1
+  kj 2 join --config "$T/join.yaml" --skip-phases preflight,kubelet-start --node-name Bad_Name --kubeconfig-out "$T/k.conf" || return 1
+  err_has '--node-name "bad_name" is not a valid node name' || return 1
 }
 
 # A config in the token shape, with extra top-level YAML appended by the caller.
