@@ -82,6 +82,8 @@ kjoin_code kjoin_discovery__get_200(kjoin_run *r, const char *url, const kjoin_h
     if (rc || resp->status == 200)
         return rc;
     long st = resp->status;
+    if (st == 429 || st == 503) /* API Priority and Fairness, a server shedding load: its wish, kept */
+        r->retry_after_ms = resp->retry_after_ms;
     kjoin_http_response_release(resp);
     char shown[1024];
     kjoin_url_redact(url, shown, sizeof(shown));
@@ -247,7 +249,8 @@ int64_t kjoin_discovery__next_wait(const kjoin_run *r, int64_t attempt_ms, unsig
 {
     if (!r->not_ready) {
         *polling = false;
-        return kjoin_backoff_ms((*round)++, BACKOFF_BASE_MS, BACKOFF_CAP_MS);
+        int64_t ms = kjoin_backoff_ms((*round)++, BACKOFF_BASE_MS, BACKOFF_CAP_MS);
+        return ms < r->retry_after_ms ? r->retry_after_ms : ms;
     }
     int64_t ms = KJOIN_POLL_MS - attempt_ms;
     if (!*polling) /* the random phase, uniform in [0, KJOIN_POLL_MS) */
@@ -277,6 +280,7 @@ static void race_endpoint(race *g, size_t i)
         kjoin_join_result res = {0};
         kjoin_err e = {0};
         r->not_ready = false;
+        r->retry_after_ms = -1;
         int64_t began = kjoin_now_ms();
         kjoin_code rc = g->attempt(r, i, &st, &res, &e);
         pthread_mutex_lock(&g->mu);

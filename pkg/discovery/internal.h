@@ -24,6 +24,7 @@ struct kjoin_run {
     kjoin_http_conn *conn; /* this target's kept connection */
     kjoin_tls_trust *trust; /* what conn is pinned to, during an attempt */
     bool not_ready;     /* the last attempt's answer was a retried 403 or 404 */
+    int64_t retry_after_ms; /* what the last answer (429, 503) asked with Retry-After; -1: nothing */
 };
 
 __attribute__((format(printf, 3, 4))) void kjoin_discovery__log(const kjoin_run *r, int level, const char *fmt,
@@ -44,7 +45,7 @@ kjoin_code kjoin_discovery__retry(kjoin_run *r, size_t n, const char *const *nam
  * starts KJOIN_KUBEADM_POLL_MS plus a random phase below KJOIN_POLL_MS after
  * the failed attempt started, later ones KJOIN_POLL_MS after the previous
  * one started. Otherwise: full-jitter exponential backoff, 500 ms doubling
- * up to 5 s. */
+ * up to 5 s. Never sooner than the server asked (r->retry_after_ms). */
 #define KJOIN_KUBEADM_POLL_MS 5000 /* kubeadm's DiscoveryRetryInterval */
 #define KJOIN_POLL_MS 4900         /* below 5 s, with room for the attempt that joins */
 int64_t kjoin_discovery__next_wait(const kjoin_run *r, int64_t attempt_ms, unsigned *round, bool *polling);

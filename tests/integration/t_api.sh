@@ -97,3 +97,22 @@ t_api_post_sent_but_unanswered_is_not_repeated() {
   err_has "it may have been applied, so it is not repeated" || return 1
   [ "$(grep -c '^POST /api' "$T/server.out")" -eq 1 ] || fail "$(grep -c '^POST /api' "$T/server.out") POSTs sent"
 }
+
+# Discovery never asks again sooner than a server shedding load asks (a 429
+# with Retry-After, as API Priority and Fairness answers a herd).
+t_api_discovery_honours_retry_after() {
+  new_cluster disc429 || return 1
+  printf 'if (-f %s/www/busy) { add_header Retry-After 3 always; return 429; }\n' "$C" >"$C/nginx/cluster-info.conf"
+  touch "$C/www/busy"
+  restart_nginx "$C" "$C/server.crt" "$C/server.key" || return 1
+  local requests; requests=$(grep -c cluster-info "$C/nginx/access.log")
+  kj 3 join --skip-phases preflight,kubelet-start $(join_args 5s) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "HTTP 429" || return 1
+  # Attempts at 0 s and 3 s; its own backoff alone would make about five.
+  [ $(($(grep -c cluster-info "$C/nginx/access.log") - requests)) -le 2 ] ||
+    fail "$(($(grep -c cluster-info "$C/nginx/access.log") - requests)) requests in 5 s with Retry-After: 3" || return 1
+  # Once the server takes it, the join goes through.
+  ( sleep 1; rm -f "$C/www/busy" ) &
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args 20s) --discovery-token-ca-cert-hash "$PIN" || return 1
+  wait
+}

@@ -386,6 +386,14 @@ static void test_backoff_schedule(void **state)
         assert_true(ms >= 0 && ms < caps[i]);
         assert_false(polling);
     }
+    /* A server that asks for more time with Retry-After gets at least that. */
+    r.retry_after_ms = 3000;
+    round = 0;
+    for (size_t i = 0; i < 8; i++)
+        assert_true(kjoin_discovery__next_wait(&r, 10, &round, &polling) >= 3000);
+    r.retry_after_ms = -1; /* nothing asked: the schedule's own */
+    round = 0;
+    assert_true(kjoin_discovery__next_wait(&r, 10, &round, &polling) < 500);
 }
 
 int main(void)
