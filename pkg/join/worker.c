@@ -286,12 +286,13 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
     /* Every value that reaches the kubelet's flags file, and every place a
      * file goes, is checked now too (the kubelet's version, which adds a
      * flag, is not known yet; the places are checked again before writing). */
-    char *flags = NULL;
-    if ((r.phases & KJOIN_PHASE_KUBELET_START) &&
-        ((rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, &flags, err)) ||
-         (rc = kjoin_node_check_destinations(&spec->node.paths, err))))
-        return rc;
-    free(flags);
+    if (r.phases & KJOIN_PHASE_KUBELET_START) {
+        char *flags = NULL;
+        rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, &flags, err);
+        free(flags);
+        if (rc || (rc = kjoin_node_check_destinations(&spec->node.paths, err)))
+            return rc;
+    }
     if (needs_of_run(&r) & NEEDS_PLAN) {
         if ((rc = kjoin_join_resolve(j, &r.plan, err)))
             return rc;
