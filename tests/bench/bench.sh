@@ -15,6 +15,10 @@
 #   worker        kjoin join against kubeadm join to the Node registered, on
 #                 the newest control plane with containerd and the kubelet
 #                 (tests/bench/node.sh)
+#   herd-api      BENCH_HERD nodes (100) at once on each release's API server
+#                 with API Priority and Fairness rejecting: kjoin's discovery
+#                 and TLS bootstrap against kubeadm's discovery code and the
+#                 kubelet's TLS bootstrap (tests/bench/herd.sh)
 # A benchmark, not a test: it reports the figures and the targets, and fails
 # only when a run fails. BENCH_N runs per row (200), HERD clients (200).
 set -euo pipefail
@@ -166,3 +170,6 @@ awk -v ready="$ready" -v clients="$HERD" -v failed="$failed" '
 
 # The whole worker join against kubeadm's, to the Node registered (tests/bench/node.sh).
 bash "$(dirname "$0")/node.sh"
+
+# A herd on the real API servers (tests/bench/herd.sh).
+bash "$(dirname "$0")/herd.sh"

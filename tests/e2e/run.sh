@@ -54,4 +54,4 @@ echo "e2e: control plane up at $E2E_SERVER in $(($(date +%s) - started)) s"
 SECRETS+=(0123456789abcdef)
 e2e_wait 30 signed abcdef || { echo "e2e: the bootstrap signer never signed kubeadm's token" >&2; exit 1; }
 nothing() { :; }
-run_suite "$NAME" t_e2e_ nothing
+run_suite "$NAME" t_e2e_ nothing machine_unchanged

@@ -62,4 +62,4 @@ for f in "$here"/t_*.sh; do source "$f"; done
 new_cluster main || { echo "cannot start the main test cluster" >&2; exit 1; }
 MAIN_C=$C MAIN_PORT=$PORT MAIN_PIN=$PIN MAIN_ROOT_PIN=$ROOT_PIN MAIN_SERVER=$SERVER
 restore_main() { C=$MAIN_C PORT=$MAIN_PORT PIN=$MAIN_PIN ROOT_PIN=$MAIN_ROOT_PIN SERVER=$MAIN_SERVER; }
-run_suite integration t_ restore_main
+run_suite integration t_ restore_main machine_unchanged

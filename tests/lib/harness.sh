@@ -29,16 +29,34 @@ kj() {
 err_has() { grep -qF -- "$1" "$ERR" || fail "stderr lacks \"$1\""; }
 out_has() { grep -qF -- "$1" "$OUT" || fail "stdout lacks \"$1\""; }
 
-# run_suite NAME PREFIX SETUP_FN: T is a fresh folder under $ROOT per test;
-# SETUP_FN runs before each test (restores shared variables).
+# The machine's own node directories: every test that writes a node's files
+# does so in a namespace of its own or in its folder. One that leaves them on
+# the machine fails (a fresh machine has neither), and what it left goes, so
+# the tests after it see the machine as it was. (A run_suite CHECK_FN.)
+machine_dirs() { ls -d /etc/kubernetes /var/lib/kubelet 2>/dev/null; }
+MACHINE_BEFORE=$(machine_dirs)
+machine_unchanged() {
+  local now d; now=$(machine_dirs)
+  [ "$now" = "$MACHINE_BEFORE" ] && return 0
+  fail "left on the machine: $(echo "$now" | tr '\n' ' ')(before: ${MACHINE_BEFORE:-none})"
+  for d in $now; do grep -qx "$d" <<<"$MACHINE_BEFORE" || rm -rf "$d"; done
+  return 1
+}
+
+# run_suite NAME PREFIX SETUP_FN [CHECK_FN]: T is a fresh folder under $ROOT
+# per test; SETUP_FN runs before each test (restores shared variables),
+# CHECK_FN after it (what no test may leave; its failure fails the test).
 run_suite() {
-  local name=$1 prefix=$2 setup=$3 t tests
+  local name=$1 prefix=$2 setup=$3 check=${4:-} t tests
   tests=$(declare -F | awk '{print $3}' | grep "^$prefix" | grep -E -- "${ONLY:-.}")
   for t in $tests; do
     current=$t
     "$setup"
     T=$ROOT/t.$t; mkdir -p "$T"
-    if "$t"; then passed=$((passed + 1)); echo "ok   $t"; else failed=$((failed + 1)); echo "FAIL $t"; fi
+    local ok=0
+    "$t" || ok=1
+    [ -z "$check" ] || "$check" || ok=1 # after a failed test too
+    if [ $ok = 0 ]; then passed=$((passed + 1)); echo "ok   $t"; else failed=$((failed + 1)); echo "FAIL $t"; fi
   done
   echo "$name: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]
