@@ -280,8 +280,13 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
     if ((rc = phases_of(spec, &r.phases, err)))
         return rc;
     /* One node name for every step, checked before anything is read or
-     * written. */
-    if ((rc = kjoin_node_name_resolve(spec->node.name, NULL, &out->node_name, err)))
+     * written: kubeadm's (GetNodeNameAndHostname), where a hostname-override
+     * among the kubelet's arguments wins, since the kubelet registers so. */
+    const char *given = spec->node.name;
+    for (size_t i = 0; i < spec->node.n_extra_args; i++)
+        if (!strncmp(spec->node.extra_args[i], "hostname-override=", 18))
+            given = spec->node.extra_args[i] + 18;
+    if ((rc = kjoin_node_name_resolve(given, NULL, &out->node_name, err)))
         return rc;
     /* Every value that reaches the kubelet's flags file, and every place a
      * file goes, is checked now too (the kubelet's version, which adds a

@@ -287,6 +287,20 @@ static void test_worker_node_name_before_anything(void **state)
     assert_non_null(strstr(err.msg, "`token_file`"));
     assert_string_equal(o.node_name.name, "worker-1.example");
     kjoin_worker_outcome_release(&o);
+    /* kubeadm's rule: a hostname-override among the kubelet's arguments is
+     * the node's name, since the kubelet registers under it. */
+    const char *const args[] = {"v=2", "hostname-override=First", "hostname-override=Second-1"};
+    worker_base(&w);
+    w.node.name = "given";
+    w.node.extra_args = args, w.node.n_extra_args = 3;
+    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    assert_string_equal(o.node_name.name, "second-1");
+    kjoin_worker_outcome_release(&o);
+    const char *const bad_override[] = {"hostname-override=Bad_Name"};
+    w.node.extra_args = bad_override, w.node.n_extra_args = 1;
+    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "is not a valid node name"));
+    kjoin_worker_outcome_release(&o);
 }
 
 static void test_worker_phases_asked(void **state)
