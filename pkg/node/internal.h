@@ -31,6 +31,16 @@ bool kjoin_node__systemd(const char *dir);
  * and KJOIN_E_USAGE when there is no systemctl. */
 kjoin_code kjoin_node__systemctl(const char *verb, int64_t timeout_ms, kjoin_err *err);
 
+/* What systemd says of kubelet.service (systemctl show): its ActiveState
+ * ("active", "activating", "failed"), SubState ("running", "auto-restart")
+ * and how often it restarted it (NRestarts). false when systemctl did not
+ * tell. */
+typedef struct kjoin_node__unit {
+    char active[32], sub[32];
+    long restarts;
+} kjoin_node__unit;
+bool kjoin_node__kubelet_unit(kjoin_node__unit *u);
+
 /* The kubelet configuration this node's config.yaml holds (defaults when it
  * is missing or unusable); true when it was read. */
 bool kjoin_node__kubelet_config(const kjoin_node__resolved *p, kjoin_kubelet_config *out);

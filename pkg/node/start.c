@@ -602,18 +602,64 @@ static bool registered(const kjoin_node_join *j, const kjoin_node__resolved *p, 
     return ok;
 }
 
-/* The kubelet's own last words, where systemd keeps them. */
+/* Whether a journal line is one of the kubelet's errors: klog's E or F lines,
+ * or its "Error: ..." on exit. */
+static bool error_line(const char *line)
+{
+    bool klog = (line[0] == 'E' || line[0] == 'F') && strspn(line + 1, "0123456789") == 4;
+    return klog || !strncmp(line, "Error: ", 7) || strstr(line, " err=");
+}
+
+/* The kubelet's own last words, where systemd keeps them: its last error
+ * among its last lines, else its last line. */
 static void journal_tail(bool systemd, char *out, size_t cap)
 {
     char prog[4096], *text = NULL;
+    const char *last = NULL, *last_error = NULL;
     out[0] = '\0';
     if (!systemd || kjoin_node__find_program("journalctl", prog, sizeof(prog), NULL))
         return;
-    const char *argv[] = {prog, "-u", "kubelet", "-n", "1", "-o", "cat", "--no-pager", NULL};
-    if (!kjoin_node__run(argv, 10000, &text, NULL) && text[strspn(text, " \t\r\n")])
-        snprintf(out, cap, "; the kubelet's last log line: %s", text);
+    const char *argv[] = {prog, "-u", "kubelet", "-n", "50", "-o", "cat", "--no-pager", NULL};
+    if (kjoin_node__run(argv, 10000, &text, NULL)) {
+        free(text);
+        return;
+    }
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        if (!line[strspn(line, " \t\r")])
+            continue;
+        last = line;
+        if (error_line(line))
+            last_error = line;
+    }
+    if (last_error || last)
+        snprintf(out, cap, "; the kubelet's last %s: %s", last_error ? "error" : "log line", last_error ? last_error : last);
     free(text);
     kjoin_printable(out, cap, out, false);
+}
+
+/* Under systemd, a kubelet that exited for good (the unit failed) or keeps
+ * exiting (systemd restarted it CRASH_LOOP times, never healthy) ends the
+ * wait at once: the deadline would change nothing. *base is the restart
+ * count first seen. */
+#define CRASH_LOOP 3
+static bool kubelet_gone(long *base, char *why, size_t cap)
+{
+    kjoin_node__unit u;
+    if (!kjoin_node__kubelet_unit(&u))
+        return false;
+    if (*base < 0)
+        *base = u.restarts;
+    if (strcmp(u.active, "failed") && u.restarts - *base < CRASH_LOOP)
+        return false;
+    if (!strcmp(u.active, "failed"))
+        snprintf(why, cap, "the kubelet exited for good (kubelet.service failed)");
+    else
+        snprintf(why, cap, "the kubelet keeps exiting: systemd restarted it %ld times and it never answered",
+                 u.restarts - *base);
+    return true;
 }
 
 /* Whether the join record holds path with data's digest: what proves a
@@ -642,6 +688,7 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
         j->result.systemd = kjoin_node__systemd(j->spec->systemd_dir);
     }
     logf_(j, 0, "[kubelet-wait-bootstrap] Waiting for the kubelet: healthz, its TLS bootstrap, its Node");
+    long base = -1;
     for (;;) {
         if (!healthy && (healthy = kjoin_node__healthz(&j->kubelet, why, sizeof(why)))) {
             step(j, "kubelet-healthz");
@@ -649,6 +696,13 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
         }
         if (healthy && registered(j, &p, why, sizeof(why)))
             break;
+        char gone[200];
+        if (!healthy && j->result.systemd && kubelet_gone(&base, gone, sizeof(gone))) {
+            char journal[400];
+            journal_tail(true, journal, sizeof(journal));
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "%s (the way out: fix it, then the same join again, or kjoin "
+                                 "reset)%s", gone, journal);
+        }
         if (left_ms(j) <= 0) {
             char journal[400];
             journal_tail(j->result.systemd, journal, sizeof(journal));

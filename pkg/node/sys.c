@@ -300,3 +300,25 @@ void kjoin_node__crash_point(const char *point)
     if (at && !strcmp(at, point))
         kill(getpid(), SIGKILL);
 }
+
+bool kjoin_node__kubelet_unit(kjoin_node__unit *u)
+{
+    char prog[4096], *out = NULL;
+    const char *argv[] = {prog, "show", "kubelet", "--property=ActiveState,SubState,NRestarts", NULL};
+    memset(u, 0, sizeof(*u));
+    if (kjoin_node__find_program("systemctl", prog, sizeof(prog), NULL) || kjoin_node__run(argv, 10000, &out, NULL))
+        return false;
+    for (char *line = out, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        if (!strncmp(line, "ActiveState=", 12))
+            snprintf(u->active, sizeof(u->active), "%s", line + 12);
+        else if (!strncmp(line, "SubState=", 9))
+            snprintf(u->sub, sizeof(u->sub), "%s", line + 9);
+        else if (!strncmp(line, "NRestarts=", 10))
+            u->restarts = strtol(line + 10, NULL, 10);
+    }
+    free(out);
+    return u->active[0] != '\0';
+}

@@ -514,14 +514,19 @@ t_e2e_node_certs_job_runs_on_the_node() {
 # ExecStart=, so the drop-in's command line is what starts the kubelet.
 node_fake_systemctl() {
   local dropin=$1
+  # kubelet.service as Kubernetes' packages ship it, Restart=always (1 s
+  # here): a supervisor restarts the kubelet and counts the restarts, as
+  # systemctl show reports them; journalctl reads the kubelet's output.
   cat >"$T/bin/systemctl" <<SH
 #!/bin/bash
 echo "\$*" >>"$T/systemctl.log"
 [ "\$2" = kubelet ] || exit 5
-stop() { [ -s "$T/kubelet.pid" ] || return 0; kill "\$(cat "$T/kubelet.pid")" 2>/dev/null
-  while kill -0 "\$(cat "$T/kubelet.pid")" 2>/dev/null; do sleep 0.1; done; rm -f "$T/kubelet.pid"; }
+state() { printf 'ActiveState=%s\nSubState=%s\nNRestarts=%s\n' "\$@" >"$T/kubelet.state"; }
+stop() { [ -s "$T/kubelet.pid" ] || return 0; kill -- "-\$(cat "$T/kubelet.pid")" 2>/dev/null
+  while kill -0 "\$(cat "$T/kubelet.pid")" 2>/dev/null; do sleep 0.1; done; rm -f "$T/kubelet.pid"; state inactive dead 0; }
 case \$1 in
   stop) stop ;;
+  show) cat "$T/kubelet.state" 2>/dev/null || printf 'ActiveState=inactive\nSubState=dead\nNRestarts=0\n' ;;
   restart)
     stop
     [ -r "$dropin" ] || { echo "no $dropin" >&2; exit 1; }
@@ -533,12 +538,19 @@ case \$1 in
       esac
     done <"$dropin"
     exec_start=\${exec_start/\\/usr\\/bin\\/kubelet/$KBIN/kubelet}
-    setsid bash -c "exec \$exec_start" >"$T/kubelet.log" 2>&1 </dev/null &
+    export -f state
+    setsid bash -c 'n=0; while :; do state active running \$n; bash -c "exec \$1"; state activating auto-restart \$n
+      sleep 1; n=\$((n + 1)); done' supervisor "\$exec_start" >>"$T/kubelet.log" 2>&1 </dev/null &
     echo \$! >"$T/kubelet.pid" ;;
   *) exit 1 ;;
 esac
 SH
-  chmod +x "$T/bin/systemctl"
+  cat >"$T/bin/journalctl" <<SH
+#!/bin/bash
+n=10; while [ \$# -gt 0 ]; do [ "\$1" = -n ] && n=\$2; shift; done
+tail -n "\$n" "$T/kubelet.log" 2>/dev/null
+SH
+  chmod +x "$T/bin/systemctl" "$T/bin/journalctl"
 }
 node_scenario_systemd() {
   local rc=0
@@ -553,7 +565,7 @@ node_scenario_systemd() {
   join_err "Starting the kubelet (systemctl restart kubelet)" || rc=1
   jq -e '.node.systemd and .node.kubeletStartCommand == null and .node.nodeRegistered' "$T/join.out" >/dev/null ||
     { fail "json: $(jq -c .node "$T/join.out")"; rc=1; }
-  [ "$(cat "$T/systemctl.log" 2>/dev/null | tr '\n' ,)" = "stop kubelet,restart kubelet," ] ||
+  [ "$(grep -v '^show ' "$T/systemctl.log" 2>/dev/null | tr '\n' ,)" = "stop kubelet,restart kubelet," ] ||
     { fail "systemctl calls: $(cat "$T/systemctl.log" 2>/dev/null | tr '\n' ,)"; rc=1; }
   PATH=$T/bin:$PATH "$KJOIN" reset -o json >"$T/reset.json" 2>"$T/reset.err" || { fail "reset: $(cat "$T/reset.err")"; rc=1; }
   jq -e '.kubeletStopped and .left == []' "$T/reset.json" >/dev/null || { fail "reset: $(cat "$T/reset.json")"; rc=1; }
@@ -748,4 +760,48 @@ t_e2e_node_joins_before_the_signer_signed_its_token() {
   EARLY_TOKEN=$EARLY_TOKEN on_node node_scenario_early e2e-early; local rc=$?
   wait "$CP_OP"
   return $rc
+}
+
+# A kubelet that crash-loops (a flag it does not know, from kubeletExtraArgs)
+# under systemd: the join ends with exit 3 as soon as systemd has restarted it
+# a few times, long before its deadline, naming the kubelet's own error from
+# the journal. (Without systemd kjoin does not run the kubelet and cannot see
+# it: the deadline is the bound there.)
+node_scenario_crash_loop() {
+  local rc=0 started
+  mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/systemd/system || { fail "no private /run"; return 1; }
+  mkdir -p "$T/bin"
+  node_fake_systemctl "$REPO_DIR/dist/systemd/kubelet.service.d/10-kjoin.conf"
+  cat >"$T/join.yaml" <<CFG
+apiVersion: kubeadm.k8s.io/$( [ "$E2E_MINOR" -ge 31 ] && echo v1beta4 || echo v1beta3)
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    apiServerEndpoint: "$E2E_ENDPOINT"
+    token: abcdef.0123456789abcdef
+    caCertHashes: ["$E2E_PIN"]
+$( [ "$E2E_MINOR" -ge 31 ] && printf 'timeouts:\n  discovery: 120s\n' || printf '  timeout: 120s\n')
+nodeRegistration:
+  name: e2e-looping
+  criSocket: "$NODE_CRI"
+  ignorePreflightErrors: [$NODE_IGNORE]
+  kubeletExtraArgs:
+$( [ "$E2E_MINOR" -ge 31 ] && printf '  - {name: no-such-kubelet-flag, value: "1"}\n' || printf '    no-such-kubelet-flag: "1"\n')
+CFG
+  started=$(date +%s)
+  PATH=$T/bin:$PATH "$KJOIN" join --config "$T/join.yaml" >"$T/join.out" 2>"$T/join.err"
+  JOIN_RC=$?
+  local took=$(($(date +%s) - started))
+  [ "$JOIN_RC" = 3 ] || { fail "exit $JOIN_RC, want 3: $(tail -2 "$T/join.err")"; rc=1; }
+  [ "$took" -lt 60 ] || { fail "it took ${took} s, the deadline's half"; rc=1; }
+  join_err "the kubelet keeps exiting: systemd restarted it" || rc=1
+  join_err "no-such-kubelet-flag" || rc=1 # the kubelet's own error, from the journal
+  PATH=$T/bin:$PATH "$KJOIN" reset >"$T/reset.out" 2>&1 || { fail "reset: $(tail -2 "$T/reset.out")"; rc=1; }
+  [ ! -s "$T/kubelet.pid" ] || { fail "the kubelet still runs after reset"; kill -- "-$(cat "$T/kubelet.pid")"; rc=1; }
+  nothing_written || rc=1
+  return $rc
+}
+t_e2e_node_crash_looping_kubelet_ends_the_wait() {
+  REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  on_node node_scenario_crash_loop e2e-looping
 }
