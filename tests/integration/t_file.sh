@@ -332,3 +332,28 @@ t_killed_runs_leftovers_removed() {
     fail "removed what is not this output's leftover" || return 1
   [ "$(ls "$T/etc" | grep -c kjoin-)" = 4 ] || fail "$(ls "$T/etc")"
 }
+
+# What a power cut after kjoin reported "Wrote" finds: the file whole. Each
+# output is a temporary file written, fsynced and closed, renamed over its
+# name, then its directory fsynced: the system calls, traced, in that order.
+t_file_outputs_are_durable_before_they_are_reported() {
+  command -v strace >/dev/null || { fail "strace is missing (make deps installs it)"; return 1; }
+  strace -f -qq -e trace=openat,fsync,close,renameat -o "$T/trace" "$KJOIN" join --skip-phases preflight,kubelet-start \
+    $(join_args) --discovery-token-ca-cert-hash "$PIN" --ca-cert-path "$T/pki/ca.crt" >/dev/null 2>"$T/err" ||
+    { fail "join: $(tail -1 "$T/err")"; return 1; }
+  awk -F'"' '
+    function fd_of(s) { sub(/^[^(]*\(/, "", s); sub(/[,)].*$/, "", s); return s }
+    { sub(/^[0-9]+ +/, "") }
+    /^openat\(/ && /\.kjoin-/ && /O_CREAT/ { n = split($0, r, "= "); tmp[$2] = r[n] + 0; synced[$2] = 0; next }
+    /^fsync\(/ { fd = fd_of($0) + 0
+      for (t in tmp) if (tmp[t] == fd && !(t in done)) synced[t] = 1
+      for (f in dirfd) if (dirfd[f] == fd) dirsynced[f] = 1; next }
+    /^close\(/ { fd = fd_of($0) + 0; for (t in tmp) if (tmp[t] == fd && !(t in done)) closed[t] = 1; next }
+    /^renameat\(/ { t = $2; f = $4; done[t] = 1
+      if (!synced[t] || !closed[t]) { print "renamed before fsync and close: " f; bad = 1 }
+      dirfd[f] = fd_of($0) + 0; renamed[f] = 1 }
+    END { for (f in renamed) if (!dirsynced[f]) { print "directory not fsynced after the rename of " f; bad = 1 }
+          n = 0; for (f in renamed) n++
+          if (n < 2) { print n " renames: want the kubeconfig and the CA"; bad = 1 }
+          exit bad }' "$T/trace" >"$T/check" || fail "$(head -3 "$T/check")"
+}
