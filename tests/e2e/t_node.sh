@@ -202,19 +202,21 @@ node_scenario_full() {
 
 t_e2e_node_kubeadm_line_registers_a_node_and_reset_undoes_it() { on_node node_scenario_full e2e-worker; }
 
+# node_join_config_head TIMEOUT: a JoinConfiguration of this release's
+# kubeadm API for this cluster, up to its nodeRegistration.
+node_join_config_head() {
+  printf 'apiVersion: kubeadm.k8s.io/%s\nkind: JoinConfiguration\n' "$( [ "$E2E_MINOR" -ge 31 ] && echo v1beta4 || echo v1beta3)"
+  printf 'discovery:\n  bootstrapToken:\n    apiServerEndpoint: "%s"\n    token: abcdef.0123456789abcdef\n' "$E2E_ENDPOINT"
+  printf '    caCertHashes: ["%s"]\n' "$E2E_PIN"
+  if [ "$E2E_MINOR" -ge 31 ]; then printf 'timeouts:\n  discovery: %s\n' "$1"; else printf '  timeout: %s\n' "$1"; fi
+}
+
 # A JoinConfiguration's nodeRegistration: taints, kubeletExtraArgs and the
 # runtime reach the kubelet; and with --tls-bootstrap kjoin gets the identity
 # itself, so the kubelet starts with it and asks for no certificate.
 node_scenario_config() {
   cat >"$T/join.yaml" <<CFG
-apiVersion: kubeadm.k8s.io/$( [ "$E2E_MINOR" -ge 31 ] && echo v1beta4 || echo v1beta3)
-kind: JoinConfiguration
-discovery:
-  bootstrapToken:
-    apiServerEndpoint: "$E2E_ENDPOINT"
-    token: abcdef.0123456789abcdef
-    caCertHashes: ["$E2E_PIN"]
-$( [ "$E2E_MINOR" -ge 31 ] && printf 'timeouts:\n  discovery: 90s\n' || printf '  timeout: 90s\n')
+$(node_join_config_head 90s)
 nodeRegistration:
   name: e2e-tainted
   criSocket: "$NODE_CRI"
@@ -672,6 +674,12 @@ node_scenario_killed() {
 }
 t_e2e_node_killed_at_every_step_both_ways_out() { on_node node_scenario_killed e2e-killed; }
 
+# join_registered WHAT: the join exited 0 and says its Node is registered.
+join_registered() {
+  [ "$JOIN_RC" = 0 ] && jq -e '.node.nodeRegistered' "$T/join.out" >/dev/null ||
+    { fail "$1: exit $JOIN_RC: $(grep -v '^\[' "$T/join.err" | tail -2)"; return 1; }
+}
+
 # cp_after FILE WORD COMPONENT SECONDS: in the background, once FILE says
 # WORD, COMPONENT goes down for SECONDS (0: until $T/cp-up appears), then
 # comes back. CP_OP is its pid.
@@ -691,8 +699,7 @@ cp_after() {
 node_scenario_cp_restart() {
   join_as e2e-restart --discovery-timeout 150s -o json || return 1
   kubelet_down
-  [ "$JOIN_RC" = 0 ] && jq -e '.node.nodeRegistered' "$T/join.out" >/dev/null ||
-    { fail "exit $JOIN_RC: $(grep -v '^\[' "$T/join.err" | tail -2)"; return 1; }
+  join_registered "through the restart" || return 1
   "$KJOIN" reset >/dev/null 2>&1 && nothing_written
 }
 t_e2e_node_control_plane_restarts_during_the_wait() {
@@ -714,8 +721,7 @@ node_scenario_cp_gone() {
   e2e_wait 90 curl -sfk "$E2E_SERVER/readyz" || { fail "the API server did not come back"; return 1; }
   join_as e2e-gone -o json || return 1
   kubelet_down
-  [ "$JOIN_RC" = 0 ] && jq -e '.node.nodeRegistered' "$T/join.out" >/dev/null ||
-    { fail "the join again: exit $JOIN_RC: $(grep -v '^\[' "$T/join.err" | tail -2)"; return 1; }
+  join_registered "the join again" || return 1
   "$KJOIN" reset >/dev/null 2>&1 && nothing_written
 }
 t_e2e_node_control_plane_gone_for_good_then_back() {
@@ -735,8 +741,7 @@ node_scenario_early() {
   node_join "$E2E_ENDPOINT" --token "$token" --discovery-token-ca-cert-hash "$E2E_PIN" --node-name e2e-early \
     --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 150s -o json || return 1
   kubelet_down
-  [ "$JOIN_RC" = 0 ] && jq -e '.node.nodeRegistered' "$T/join.out" >/dev/null ||
-    { fail "exit $JOIN_RC: $(grep -v '^\[' "$T/join.err" | tail -2)"; return 1; }
+  join_registered "early" || return 1
   local attempts; attempts=$(jq .attempts "$T/join.out")
   echo "    (discovery attempts: $attempts)"
   [ "$attempts" -ge 2 ] && [ "$attempts" -le 60 ] || { fail "attempts: $attempts"; return 1; }
@@ -773,14 +778,7 @@ node_scenario_crash_loop() {
   mkdir -p "$T/bin"
   node_fake_systemctl "$REPO_DIR/dist/systemd/kubelet.service.d/10-kjoin.conf"
   cat >"$T/join.yaml" <<CFG
-apiVersion: kubeadm.k8s.io/$( [ "$E2E_MINOR" -ge 31 ] && echo v1beta4 || echo v1beta3)
-kind: JoinConfiguration
-discovery:
-  bootstrapToken:
-    apiServerEndpoint: "$E2E_ENDPOINT"
-    token: abcdef.0123456789abcdef
-    caCertHashes: ["$E2E_PIN"]
-$( [ "$E2E_MINOR" -ge 31 ] && printf 'timeouts:\n  discovery: 120s\n' || printf '  timeout: 120s\n')
+$(node_join_config_head 120s)
 nodeRegistration:
   name: e2e-looping
   criSocket: "$NODE_CRI"

@@ -602,6 +602,27 @@ static void test_node_ready(void **state)
 }
 
 
+/* Runs child(d, arg) in a forked process on a fresh scratch directory d
+ * (private mounts, rlimits and the like stay with it), and fails the test
+ * when it exits other than 0; what names the case. */
+static void in_child(int (*child)(const char *d, int arg), int arg, const char *what)
+{
+    char *d = tu_tmpdir(), cmd[700];
+    snprintf(cmd, sizeof(cmd), "chmod -R go-w %s", d);
+    assert_int_equal(system(cmd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(child(d, arg));
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status))
+        fail_msg("%s: the child exited %d", what, WEXITSTATUS(status));
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+    assert_int_equal(system(cmd), 0);
+    free(d);
+}
+
 /* Mounts at or below dir now. */
 static size_t mounts_under(const char *dir)
 {
@@ -621,7 +642,7 @@ static size_t mounts_under(const char *dir)
  * kubelet's mounts as a kubelet makes them, reset. data_disk: the kubelet
  * directory is a mount already before the join. Exits 0 when reset left
  * exactly the mounts that were there before and removed the rest. */
-static int mounts_child(const char *d, bool data_disk)
+static int mounts_child(const char *d, int data_disk)
 {
     char kube[600], kubelet[600], vol[700], cmd[4000];
     kjoin_err err;
@@ -665,22 +686,8 @@ static int mounts_child(const char *d, bool data_disk)
 static void test_reset_unmounts_what_the_kubelet_mounted(void **state)
 {
     (void)state;
-    for (int disk = 0; disk < 2; disk++) {
-        char *d = tu_tmpdir(), cmd[700];
-        snprintf(cmd, sizeof(cmd), "chmod -R go-w %s", d);
-        assert_int_equal(system(cmd), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-            _exit(mounts_child(d, disk));
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (!WIFEXITED(status) || WEXITSTATUS(status))
-            fail_msg("%s: the child exited %d", disk ? "with a data disk" : "on a fresh machine", WEXITSTATUS(status));
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
-        assert_int_equal(system(cmd), 0);
-        free(d);
-    }
+    in_child(mounts_child, 0, "on a fresh machine");
+    in_child(mounts_child, 1, "with a data disk");
 }
 
 
@@ -745,22 +752,9 @@ static int full_disk_child(const char *d, int which)
 static void test_write_onto_full_or_read_only_disk(void **state)
 {
     (void)state;
-    for (int which = 0; which < 3; which++) {
-        char *d = tu_tmpdir(), cmd[700];
-        snprintf(cmd, sizeof(cmd), "chmod -R go-w %s", d);
-        assert_int_equal(system(cmd), 0);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0)
-            _exit(full_disk_child(d, which));
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        if (!WIFEXITED(status) || WEXITSTATUS(status))
-            fail_msg("case %d: the child exited %d", which, WEXITSTATUS(status));
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
-        assert_int_equal(system(cmd), 0);
-        free(d);
-    }
+    in_child(full_disk_child, 0, "the kubelet directory read-only");
+    in_child(full_disk_child, 1, "the kubelet directory full");
+    in_child(full_disk_child, 2, "the Kubernetes directory read-only");
 }
 
 
@@ -803,10 +797,11 @@ static void test_preflight_resumes_only_its_own(void **state)
 /* A tree under pods/ that cannot be opened (here: no descriptor left, the
  * one way root meets it) is left with the reason, never an uninitialised
  * one (ASan saw a stack over-read). */
-static int unopenable_child(const char *d)
+static int unopenable_child(const char *d, int unused)
 {
     char kube[600], kubelet[600], cmd[2000];
     kjoin_err err;
+    (void)unused;
     snprintf(kube, sizeof(kube), "%s/kubernetes", d);
     snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
     write_scratch_node(kube, kubelet, &err, KJOIN_OK);
@@ -833,20 +828,7 @@ static int unopenable_child(const char *d)
 static void test_reset_names_why_a_tree_stays(void **state)
 {
     (void)state;
-    char *d = tu_tmpdir(), cmd[700];
-    snprintf(cmd, sizeof(cmd), "chmod -R go-w %s", d);
-    assert_int_equal(system(cmd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        _exit(unopenable_child(d));
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status))
-        fail_msg("the child exited %d", WEXITSTATUS(status));
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
-    assert_int_equal(system(cmd), 0);
-    free(d);
+    in_child(unopenable_child, 0, "a tree that cannot be opened");
 }
 
 int main(void)
