@@ -95,7 +95,10 @@ static kjoin_code resolve(run *r, kjoin_err *err)
     r->pki_dir = s->pki_dir ? s->pki_dir : KJOIN_BOOTSTRAP_DEFAULT_PKI_DIR;
     snprintf(r->current, sizeof(r->current), "%s/" CURRENT, r->pki_dir);
     snprintf(r->key_tmp, sizeof(r->key_tmp), "%s/" KEY_TMP, r->pki_dir);
-    kjoin_code rc = kjoin_safedir_open(r->pki_dir, KJOIN_SAFEDIR_CREATE, &r->pki, err);
+    /* Opened when it is there; made only at the first write, so that bad
+     * input leaves nothing behind (load_or_make_key). */
+    kjoin_code rc = access(r->pki_dir, F_OK) == 0 || from_current ? kjoin_safedir_open(r->pki_dir, 0, &r->pki, err)
+                                                                   : KJOIN_OK;
     if (!rc && from_current)
         rc = subject_of_current(r, err);
     if (rc)
@@ -148,6 +151,8 @@ static kjoin_code read_current(run *r, X509 **cert, STACK_OF(X509) **chain, EVP_
     size_t len = 0;
     struct stat st;
     *cert = NULL, *chain = NULL, *key = NULL;
+    if (r->pki.fd < 0) /* no PKI directory yet: nothing current */
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s does not exist", r->pki_dir);
     kjoin_code rc = KJOIN_OK;
     if (fstatat(r->pki.fd, CURRENT, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
         rc = kjoin_safedir_readlink(&r->pki, CURRENT, target, sizeof(target), err);
@@ -215,6 +220,12 @@ static kjoin_code load_or_make_key(run *r, bool fresh, kjoin_err *err)
     size_t len = 0;
     bool missing = false;
     kjoin_err inner;
+    if (r->pki.fd < 0) { /* the first write: the directory is made now */
+        kjoin_code rc = kjoin_safedir_open(r->pki_dir, KJOIN_SAFEDIR_CREATE, &r->pki, err);
+        if (rc)
+            return rc;
+        fresh = true; /* nothing pending in a new directory */
+    }
     if (!fresh) {
         kjoin_code rc = kjoin_safedir_read(&r->pki, KEY_TMP, MAX_PEM, true, &pem, &len, &missing, &inner);
         if (rc && !missing)

@@ -80,7 +80,7 @@ t_e2e_tls_bootstrap_timeout_then_rerun_picks_up_its_csr() {
 t_e2e_tls_bootstrap_refuses_bad_input() {
   bootstrap_conf "$T/bootstrap.conf" || return 1
   kj 2 tls-bootstrap --bootstrap-kubeconfig "$T/bootstrap.conf" --node-name Bad_Name --timeout 5s || return 1
-  err_has '--node-name "Bad_Name" is not a lower-case DNS name' || return 1
+  err_has '--node-name "bad_name" is not a valid node name' || return 1
   kj 2 tls-bootstrap --bootstrap-kubeconfig "$T/bootstrap.conf" --csr-subject O=x --timeout 5s || return 1
   kj 2 tls-bootstrap --bootstrap-kubeconfig "$T/bootstrap.conf" --csr-usages "client auth,everything" || return 1
   kj 2 tls-bootstrap --bootstrap-kubeconfig "$T/bootstrap.conf" --csr-signer example.com/x $(tls_args n1) || return 1
