@@ -33,7 +33,7 @@ typedef struct kjoin_node_paths {
 #define KJOIN_PREFLIGHT_MAX 16
 
 typedef struct kjoin_preflight_finding {
-    char name[80];       /* kubeadm's check name: "Port-10250", "CRI", ... */
+    char name[4200];     /* kubeadm's check name: "Port-10250", "CRI", "FileAvailable-<path>" (the whole path) */
     char message[480];   /* what is wrong and how to fix it */
     bool error;          /* false: a warning */
     bool ignored;        /* an error named in the ignore list (or "all") */

@@ -89,7 +89,7 @@ static bool left_by_this_join(const resume *res, const char *path)
 /* "FileAvailable--etc-kubernetes-kubelet.conf", as kubeadm names the check. */
 static void file_available(kjoin_preflight_report *r, const kjoin_node_spec *s, const resume *res, const char *path)
 {
-    char name[80];
+    char name[4200];
     struct stat st;
     snprintf(name, sizeof(name), "FileAvailable-%s", path);
     for (char *c = name; *c; c++)
