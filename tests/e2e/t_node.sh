@@ -719,7 +719,9 @@ node_scenario_cp_gone() {
   join_err "the kubelet did not bootstrap by the deadline (the way out: the same join again" || { touch "$T/cp-up"; return 1; }
   touch "$T/cp-up"
   e2e_wait 90 curl -sfk "$E2E_SERVER/readyz" || { fail "the API server did not come back"; return 1; }
-  join_as e2e-gone -o json || return 1
+  # A deadline as long as a boot's: the controller-manager's watches come back
+  # after their own backoff (up to 30 s), and only then is the CSR approved.
+  join_as e2e-gone --discovery-timeout 150s -o json || return 1
   kubelet_down
   join_registered "the join again" || return 1
   "$KJOIN" reset >/dev/null 2>&1 && nothing_written
