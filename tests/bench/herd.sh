@@ -34,7 +34,7 @@ audited() {
 herd() {
   local tool=$1 i pids=() t0 end last=0 d=$ROOT/$E2E_RELEASE/$1
   mkdir -p "$d"
-  local from; from=$(wc -l <"$ROOT/audit.log" 2>/dev/null || echo 0)
+  local from; from=$(wc -l 2>/dev/null <"$ROOT/audit.log" || echo 0)
   t0=$(date +%s.%N)
   for i in $(seq "$NODES"); do
     mkdir -p "$d/n$i"
