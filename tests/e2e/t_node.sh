@@ -694,14 +694,18 @@ cp_after() {
   CP_OP=$!
 }
 
-# The API server goes away while kjoin waits for the kubelet, and comes back
-# within the deadline: the join completes.
-node_scenario_cp_restart() {
-  join_as e2e-restart --discovery-timeout 150s -o json || return 1
+# joined_then_reset NAME WHAT: the join as NAME registers its Node within a
+# boot's deadline, and reset gives the node back as it was.
+joined_then_reset() {
+  join_as "$1" --discovery-timeout 150s -o json || return 1
   kubelet_down
-  join_registered "through the restart" || return 1
+  join_registered "$2" || return 1
   "$KJOIN" reset >/dev/null 2>&1 && nothing_written
 }
+
+# The API server goes away while kjoin waits for the kubelet, and comes back
+# within the deadline: the join completes.
+node_scenario_cp_restart() { joined_then_reset e2e-restart "through the restart"; }
 t_e2e_node_control_plane_restarts_during_the_wait() {
   node_setup || return 1
   cp_after "$T/join.err" "[kubelet-wait-bootstrap] Waiting" kube-apiserver 8
@@ -721,10 +725,7 @@ node_scenario_cp_gone() {
   e2e_wait 90 curl -sfk "$E2E_SERVER/readyz" || { fail "the API server did not come back"; return 1; }
   # A deadline as long as a boot's: the controller-manager's watches come back
   # after their own backoff (up to 30 s), and only then is the CSR approved.
-  join_as e2e-gone --discovery-timeout 150s -o json || return 1
-  kubelet_down
-  join_registered "the join again" || return 1
-  "$KJOIN" reset >/dev/null 2>&1 && nothing_written
+  joined_then_reset e2e-gone "the join again"
 }
 t_e2e_node_control_plane_gone_for_good_then_back() {
   node_setup || return 1

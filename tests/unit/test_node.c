@@ -473,6 +473,13 @@ static void write_scratch_node(const char *kube, const char *kubelet, kjoin_err 
     write_node_at(&paths, err, want);
 }
 
+/* A scratch node's two directories under d, as the tests name them. */
+static void scratch_dirs(const char *d, char *kube, char *kubelet, size_t cap)
+{
+    snprintf(kube, cap, "%s/kubernetes", d);
+    snprintf(kubelet, cap, "%s/kubelet", d);
+}
+
 /* A join told to put its bootstrap kubeconfig and CA outside its
  * directories: reset takes them back, and every directory made for them. */
 static void test_outputs_elsewhere_reset(void **state)
@@ -480,8 +487,7 @@ static void test_outputs_elsewhere_reset(void **state)
     (void)state;
     char *d = tu_tmpdir(), kube[300], kubelet[300], boot[300], ca[300], cmd[600];
     kjoin_err err;
-    snprintf(kube, sizeof(kube), "%s/kubernetes", d);
-    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    scratch_dirs(d, kube, kubelet, sizeof(kube));
     snprintf(boot, sizeof(boot), "%s/srv/boot/b.conf", d);
     snprintf(ca, sizeof(ca), "%s/opt/ca/pki/ca.crt", d);
     snprintf(cmd, sizeof(cmd), "chmod -R go-w %s", d);
@@ -510,8 +516,7 @@ static void test_record_keeps_every_name(void **state)
     (void)state;
     char *d = tu_tmpdir(), kube[300], kubelet[300], cmd[1200], path[600];
     kjoin_err err;
-    snprintf(kube, sizeof(kube), "%s/kubernetes", d);
-    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    scratch_dirs(d, kube, kubelet, sizeof(kube));
     /* pods/ is the 40th name: a record cut at 32 made reset take it for the kubelet's. */
     /* An operator's serving certificate in pki/ before the join stays too. */
     snprintf(cmd, sizeof(cmd), "mkdir -p %s && cd %s && for i in $(seq 38); do mkdir d$i; done && mkdir pods pki && "
@@ -646,8 +651,7 @@ static int mounts_child(const char *d, int data_disk)
 {
     char kube[600], kubelet[600], vol[700], cmd[4000];
     kjoin_err err;
-    snprintf(kube, sizeof(kube), "%s/kubernetes", d);
-    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    scratch_dirs(d, kube, kubelet, sizeof(kube));
     snprintf(vol, sizeof(vol), "%s/pods/uid-1/volumes/kubernetes.io~projected/token", kubelet);
     if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return fprintf(stderr, "no mount namespace: %s\n", strerror(errno)), 2;
@@ -712,8 +716,7 @@ static int full_disk_child(const char *d, int which)
 {
     char kube[600], kubelet[600], cmd[2000];
     kjoin_err err;
-    snprintf(kube, sizeof(kube), "%s/kubernetes", d);
-    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    scratch_dirs(d, kube, kubelet, sizeof(kube));
     if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
         return fprintf(stderr, "no mount namespace: %s\n", strerror(errno)), 2;
     const char *dir = which == 2 ? kube : kubelet;
@@ -766,8 +769,7 @@ static void test_preflight_resumes_only_its_own(void **state)
     (void)state;
     char *d = tu_tmpdir(), kube[300], kubelet[300], cmd[700], boot[400], avail[500];
     kjoin_err err;
-    snprintf(kube, sizeof(kube), "%s/kubernetes", d);
-    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    scratch_dirs(d, kube, kubelet, sizeof(kube));
     snprintf(boot, sizeof(boot), "%s/bootstrap-kubelet.conf", kube);
     snprintf(cmd, sizeof(cmd), "chmod -R go-w %s", d);
     assert_int_equal(system(cmd), 0);
@@ -802,8 +804,7 @@ static int unopenable_child(const char *d, int unused)
     char kube[600], kubelet[600], cmd[2000];
     kjoin_err err;
     (void)unused;
-    snprintf(kube, sizeof(kube), "%s/kubernetes", d);
-    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    scratch_dirs(d, kube, kubelet, sizeof(kube));
     write_scratch_node(kube, kubelet, &err, KJOIN_OK);
     snprintf(cmd, sizeof(cmd), "mkdir -p %s/pods/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/s/t", kubelet);
     if (system(cmd) != 0)
