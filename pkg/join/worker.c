@@ -317,9 +317,8 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
             continue;
         int64_t t = kjoin_now_ms();
         rc = steps[i].run(&r, err);
-        if (steps[i].bit)
-            out->phase_ms[steps[i].bit == KJOIN_PHASE_PREFLIGHT ? 0 : steps[i].bit == KJOIN_PHASE_KUBELET_START ? 1 : 2] +=
-                kjoin_now_ms() - t;
+        if (steps[i].bit) /* phase_ms is in bit order */
+            out->phase_ms[__builtin_ctz(steps[i].bit)] += kjoin_now_ms() - t;
         if (!rc && steps[i].bit && last_of_phase(&r, i))
             out->ran |= steps[i].bit;
     }
