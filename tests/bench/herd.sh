@@ -9,18 +9,10 @@
 # included), the 429s, and the time from the start to the last identity.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-source "$here/../integration/lib.sh"
-source "$here/../lib/harness.sh"
-source "$here/../e2e/cluster.sh"
+source "$here/cluster.sh"
 source "$here/../e2e/t_herd.sh"
 NODES=${BENCH_HERD:-100}
-ROOT=$(mktemp -d)
-export KUBECACHEDIR=${KUBECACHEDIR:-$ROOT/kube-cache}
 current=bench-herd
-cleanup() { cluster_down; rm -rf "$ROOT"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-kc() { kubectl --kubeconfig "$E2E_ADMIN" "$@"; }
 
 # The requests the API server saw from bootstrap tokens and anonymous users
 # after line $1 of its audit log, and how many were 429s.

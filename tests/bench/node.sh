@@ -14,19 +14,11 @@
 # the kubelet; VmHWM, read every 10-20 ms while it runs). BENCH_NODE_RUNS runs each (5).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-source "$here/../integration/lib.sh"
-source "$here/../lib/harness.sh"
-source "$here/../e2e/cluster.sh"
+source "$here/cluster.sh"
 source "$here/../e2e/t_node.sh"
 export E2E_RELEASE=newest
 RUNS=${BENCH_NODE_RUNS:-5}
-ROOT=$(mktemp -d)
-export KUBECACHEDIR=${KUBECACHEDIR:-$ROOT/kube-cache}
 current=bench-node
-cleanup() { cluster_down; rm -rf "$ROOT"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-kc() { kubectl --kubeconfig "$E2E_ADMIN" "$@"; }
 
 cluster_up "$ROOT/cp" >/dev/null || { echo "bench: the control plane did not start" >&2; exit 1; }
 T=$ROOT/setup; mkdir -p "$T"
