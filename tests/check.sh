@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs every suite of `make test` and totals them on the last line, as
 # "tests: N passed, N failed": each cmocka case, each fuzz corpus replayed,
-# each public header compiled alone, each integration test.
+# each public header compiled alone, each integration test. The failures are
+# named just above it, so the tail of a CI log says which.
 set -uo pipefail
 : "${BUILD:?}" "${CC:?}"
-passed=0 failed=0
+passed=0 failed=0 failures=()
 count() { passed=$((passed + $1)); failed=$((failed + $2)); }
+failed_as() { failures+=("$@"); }
 # Whatever a test leaves in a temporary folder, or kubectl in its cache,
 # goes with this run: the machine is left as it was found.
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/kjoin-check.XXXXXX")
@@ -21,13 +23,14 @@ for t in "$BUILD"/tests/test_*; do
   out=$("$t" 2>&1); rc=$?
   echo "$out" | grep -vE '^\[ RUN|^\[       OK'
   ok=$(grep -c '^\[       OK \]' <<<"$out"); bad=$(grep -cE '^\[  (FAILED|ERROR)  \] test_' <<<"$out")
-  [ $rc -ne 0 ] && [ "$bad" -eq 0 ] && bad=1   # a crash or sanitizer report
+  [ $rc -ne 0 ] && [ "$bad" -eq 0 ] && bad=1 && failed_as "$(basename "$t") (crashed)"   # or a sanitizer report
+  failed_as $(sed -nE 's/^\[  (FAILED|ERROR)  \] (test_[A-Za-z0-9_]+)$/\2/p' <<<"$out" | sort -u)
   count "$ok" "$bad"
 done
 
 for r in "$BUILD"/fuzz/*-replay; do
   n=$(basename "$r" -replay)
-  if "$r" "testdata/fuzz/${n#fuzz_}"; then count 1 0; else count 0 1; fi
+  if "$r" "testdata/fuzz/${n#fuzz_}"; then count 1 0; else count 0 1; failed_as "$n-replay"; fi
 done
 
 # libFuzzer on every target, briefly, at real input sizes and a per-input
@@ -37,15 +40,16 @@ if [ -n "${FUZZ_DIR:-}" ] && ls "$FUZZ_DIR"/fuzz_* >/dev/null 2>&1; then
   names=$(cd "$FUZZ_DIR" && ls fuzz_* | grep -v '\.log$' | grep -v -- '-' )
   out=$(FUZZ_SECONDS=${FUZZ_SECONDS:-4} FUZZ_DIR=$FUZZ_DIR bash tests/fuzz/run.sh $names 2>&1); echo "$out"
   count "$(grep -c '^fuzz .*: ok' <<<"$out")" "$(grep -c '^fuzz .*: FAILED' <<<"$out")"
+  failed_as $(sed -nE 's/^fuzz (.*): FAILED$/libFuzzer:\1/p' <<<"$out")
 else
-  echo "fuzz: no libFuzzer build in ${FUZZ_DIR:-?}"; count 0 1
+  echo "fuzz: no libFuzzer build in ${FUZZ_DIR:-?}"; count 0 1; failed_as "libFuzzer build"
 fi
 
 for h in include/kjoin/*.h; do
   if printf '#include <kjoin/%s>\n' "${h##*/}" | $CC -std=c11 -pedantic -Wall -Wextra -Werror -Iinclude -x c -fsyntax-only -; then
     count 1 0
   else
-    echo "header $h does not compile alone"; count 0 1
+    echo "header $h does not compile alone"; count 0 1; failed_as "$h"
   fi
 done
 echo "headers: $(ls include/kjoin/*.h | wc -l) compile alone"
@@ -60,8 +64,9 @@ suite() {
   echo "== $name"
   env "$@" KJOIN="$BUILD/kjoin" TOOLS="$BUILD/tools" bash "$script" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
   line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$log" | tail -1)
+  failed_as $(sed -nE "s/^FAIL (t_[A-Za-z0-9_]+)$/$name:\1/p" "$log")
   rm -f "$log"
-  if [ -z "$line" ]; then count 0 1; return; fi
+  if [ -z "$line" ]; then count 0 1; failed_as "$name (no total)"; return; fi
   p=$(sed -E 's/.* ([0-9]+) passed.*/\1/' <<<"$line"); f=$(sed -E 's/.* ([0-9]+) failed/\1/' <<<"$line")
   [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
   count "$p" "$f"
@@ -71,5 +76,6 @@ suite integration tests/integration/run.sh
 suite e2e-oldest tests/e2e/run.sh E2E_RELEASE=oldest E2E_NAME=e2e-oldest
 suite e2e-newest tests/e2e/run.sh E2E_RELEASE=newest E2E_NAME=e2e-newest
 
+[ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

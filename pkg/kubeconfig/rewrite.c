@@ -11,8 +11,6 @@
 #include "internal.h"
 
 #define CA_KEY "certificate-authority-data"
-/* Aliases make a tree larger than its text; a kubeconfig has no use for it. */
-#define MAX_VISITS 2000000
 
 /* The certificate-authority-data node of the current context's cluster (or
  * of the only cluster when there is no current context), or NULL. */
@@ -43,11 +41,11 @@ static bool same_tag(const yaml_char_t *a, const yaml_char_t *b)
 }
 
 /* Whether b's tree at y is a's at x, but for the node old_ca, which must
- * have become the plain string want. */
+ * have become the plain string want. The loader bounds the recursion. */
 static bool same_tree(yaml_document_t *a, yaml_node_t *x, yaml_document_t *b, yaml_node_t *y,
-                      const yaml_node_t *old_ca, const char *want, size_t *visits)
+                      const yaml_node_t *old_ca, const char *want)
 {
-    if (!x || !y || ++*visits > MAX_VISITS)
+    if (!x || !y)
         return false;
     if (x == old_ca)
         return y->type == YAML_SCALAR_NODE && y->data.scalar.length == strlen(want) &&
@@ -66,7 +64,7 @@ static bool same_tree(yaml_document_t *a, yaml_node_t *x, yaml_document_t *b, ya
             return false;
         for (ptrdiff_t i = 0; i < n; i++)
             if (!same_tree(a, yaml_document_get_node(a, x->data.sequence.items.start[i]), b,
-                           yaml_document_get_node(b, y->data.sequence.items.start[i]), old_ca, want, visits))
+                           yaml_document_get_node(b, y->data.sequence.items.start[i]), old_ca, want))
                 return false;
         return true;
     }
@@ -76,10 +74,9 @@ static bool same_tree(yaml_document_t *a, yaml_node_t *x, yaml_document_t *b, ya
             return false;
         for (ptrdiff_t i = 0; i < n; i++) {
             yaml_node_pair_t *p = &x->data.mapping.pairs.start[i], *q = &y->data.mapping.pairs.start[i];
-            if (!same_tree(a, yaml_document_get_node(a, p->key), b, yaml_document_get_node(b, q->key), old_ca, want,
-                           visits) ||
+            if (!same_tree(a, yaml_document_get_node(a, p->key), b, yaml_document_get_node(b, q->key), old_ca, want) ||
                 !same_tree(a, yaml_document_get_node(a, p->value), b, yaml_document_get_node(b, q->value), old_ca,
-                           want, visits))
+                           want))
                 return false;
         }
         return true;
@@ -122,7 +119,7 @@ kjoin_code kjoin_kubeconfig_replace_ca(const char *text, size_t len, const void 
     kjoin_yaml old = {0}, now = {0};
     kjoin_err inner;
     char *b64 = NULL, *rewritten = NULL;
-    size_t new_len = 0, visits = 0;
+    size_t new_len = 0;
     kjoin_code rc = kjoin_yaml__load(&old, text, len, KJOIN_E_USAGE, &inner);
     if (rc)
         return kjoin_err_set(err, rc, "malformed kubeconfig: %s", inner.msg);
@@ -136,7 +133,7 @@ kjoin_code kjoin_kubeconfig_replace_ca(const char *text, size_t len, const void 
     /* The check: the rewritten bytes read back as the same document with
      * exactly the new CA in that one place. */
     if (!rc && (kjoin_yaml__load(&now, rewritten, new_len, KJOIN_E_OTHER, &inner) ||
-                !same_tree(&old.doc, kjoin_yaml__root(&old), &now.doc, kjoin_yaml__root(&now), node, b64, &visits) ||
+                !same_tree(&old.doc, kjoin_yaml__root(&old), &now.doc, kjoin_yaml__root(&now), node, b64) ||
                 current_ca_node(&now) == NULL))
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "rewriting %s (line %zu) would not give a kubeconfig holding exactly "
                                                "the new CA and everything else unchanged; nothing written",

@@ -1,3 +1,5 @@
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "yamldoc.h"
@@ -62,6 +64,77 @@ kjoin_code kjoin_yaml__stream_open(kjoin_yaml_stream *s, const char *buf, size_t
     return KJOIN_OK;
 }
 
+/* A node's tree with its aliases expanded: height and node count,
+ * memoised per node. */
+typedef struct expanded {
+    uint8_t height; /* 0: not measured yet */
+    bool on_path;   /* being measured: an alias back to it is a cycle */
+    size_t size;
+} expanded;
+
+/* Measures node i into shape[], false for a cycle or a height over the
+ * limit (the text's limit counts collections; a scalar leaf is one more). The recursion stops at the limit, so a chain of aliases cannot
+ * exhaust the stack either. */
+static bool measure(yaml_document_t *doc, int i, expanded *shape, int depth)
+{
+    yaml_node_t *n = yaml_document_get_node(doc, i);
+    expanded *e = n ? &shape[i - 1] : NULL;
+    if (!e || e->on_path || depth > KJOIN_YAML_MAX_DEPTH + 1)
+        return false;
+    if (e->height)
+        return true;
+    e->on_path = true;
+    int kids[2], nkids = 0, h = 0;
+    size_t size = 1;
+    yaml_node_item_t *it = NULL, *end = NULL;
+    yaml_node_pair_t *p = NULL, *pend = NULL;
+    if (n->type == YAML_SEQUENCE_NODE)
+        it = n->data.sequence.items.start, end = n->data.sequence.items.top;
+    if (n->type == YAML_MAPPING_NODE)
+        p = n->data.mapping.pairs.start, pend = n->data.mapping.pairs.top;
+    while ((it && it < end) || (p && p < pend)) {
+        if (it)
+            kids[0] = *it++, nkids = 1;
+        else
+            kids[0] = p->key, kids[1] = p->value, nkids = 2, p++;
+        for (int k = 0; k < nkids; k++) {
+            if (!measure(doc, kids[k], shape, depth + 1))
+                return false;
+            expanded *c = &shape[kids[k] - 1];
+            h = c->height > h ? c->height : h;
+            size = c->size > SIZE_MAX / 2 - size ? SIZE_MAX / 2 : size + c->size;
+        }
+    }
+    if (h > KJOIN_YAML_MAX_DEPTH)
+        return false;
+    e->on_path = false;
+    e->height = (uint8_t)(h + 1);
+    e->size = size;
+    return true;
+}
+
+/* Aliases make a tree out of a graph: refused when it has a cycle ("&a
+ * [*a]"), nests deeper than the text may, or holds a million nodes more than
+ * the text does, so every walker over a document is bounded by its size. */
+static kjoin_code check_expanded(yaml_document_t *doc, kjoin_code code, kjoin_err *err)
+{
+    size_t nodes = (size_t)(doc->nodes.top - doc->nodes.start);
+    if (!nodes)
+        return KJOIN_OK;
+    expanded *shape = calloc(nodes, sizeof(*shape));
+    if (!shape)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    bool ok = measure(doc, 1, shape, 1), big = ok && shape[0].size > nodes + KJOIN_YAML_MAX_ALIASED;
+    free(shape);
+    if (!ok)
+        return kjoin_err_set(err, code, "the YAML's aliases refer to themselves or nest deeper than %d levels",
+                             KJOIN_YAML_MAX_DEPTH);
+    if (big)
+        return kjoin_err_set(err, code, "the YAML's aliases expand it by more than %d nodes",
+                             KJOIN_YAML_MAX_ALIASED);
+    return KJOIN_OK;
+}
+
 kjoin_code kjoin_yaml__stream_next(kjoin_yaml_stream *s, kjoin_yaml *y, kjoin_err *err)
 {
     memset(y, 0, sizeof(*y));
@@ -70,7 +143,10 @@ kjoin_code kjoin_yaml__stream_next(kjoin_yaml_stream *s, kjoin_yaml *y, kjoin_er
         return yaml_error(&s->parser, s->code, err);
     }
     y->loaded = true;
-    return KJOIN_OK;
+    kjoin_code rc = check_expanded(&y->doc, s->code, err);
+    if (rc)
+        kjoin_yaml__release(y);
+    return rc;
 }
 
 void kjoin_yaml__stream_close(kjoin_yaml_stream *s)

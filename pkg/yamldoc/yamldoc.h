@@ -16,10 +16,14 @@ typedef struct kjoin_yaml {
 } kjoin_yaml;
 
 /* Every YAML kjoin reads goes through these, so every reader stops at once
- * on hostile input: more than KJOIN_YAML_MAX_BYTES, or nesting deeper than
- * KJOIN_YAML_MAX_DEPTH (libyaml's cost grows with the square of the depth). */
+ * on hostile input: more than KJOIN_YAML_MAX_BYTES, nesting deeper than
+ * KJOIN_YAML_MAX_DEPTH (libyaml's cost grows with the square of the depth),
+ * aliases that refer to themselves, or aliases that expand the document by
+ * more than KJOIN_YAML_MAX_ALIASED nodes ("billion laughs"). A document
+ * loaded here can be walked recursively, aliases and all. */
 #define KJOIN_YAML_MAX_BYTES (1024 * 1024)
 #define KJOIN_YAML_MAX_DEPTH 64
+#define KJOIN_YAML_MAX_ALIASED 1000000
 
 /* A stream of documents ("---"). */
 typedef struct kjoin_yaml_stream {

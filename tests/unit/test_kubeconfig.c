@@ -332,10 +332,54 @@ static void test_replace_ca_refusals(void **state)
     }
 }
 
+/* Aliases that loop, chain deeper than the text nests, or multiply the
+ * document are refused by the reader every module shares (the loop once
+ * overflowed the stack of the rewrite's comparison); a plain alias is read. */
+static void test_hostile_aliases_refused(void **state)
+{
+    (void)state;
+    static char chain[4096], laughs[4096];
+    size_t n = (size_t)snprintf(chain, sizeof(chain), "a0: &a0 x\n");
+    for (int i = 1; i <= 70; i++)
+        n += (size_t)snprintf(chain + n, sizeof(chain) - n, "a%d: &a%d [*a%d]\n", i, i, i - 1);
+    n = (size_t)snprintf(laughs, sizeof(laughs), "l0: &l0 [x, x]\n");
+    for (int i = 1; i <= 30; i++)
+        n += (size_t)snprintf(laughs + n, sizeof(laughs) - n, "l%d: &l%d [*l%d, *l%d]\n", i, i, i - 1, i - 1);
+    struct {
+        const char *yaml, *why;
+    } bad[] = {
+        {"clusters:\n- name: two\n  cluster:\n    certificate-authority-data: |\n    contexts    T0s: &a [*a]\n",
+         "refer to themselves"},
+        {"clusters: &a [*a]\n", "refer to themselves"},
+        {"users:\n- &u {name: u, user: [*u]}\n", "refer to themselves"},
+        {chain, "nest deeper than 64"},
+        {laughs, "expand it by more than 1000000 nodes"},
+    };
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        char *out = NULL;
+        size_t len = 0;
+        kjoin_err err;
+        assert_int_equal(kjoin_kubeconfig_replace_ca(bad[i].yaml, strlen(bad[i].yaml), "x", 1, &out, &len, &err),
+                         KJOIN_E_USAGE);
+        if (!strstr(err.msg, bad[i].why))
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, bad[i].why);
+        assert_null(out);
+        assert_int_equal(kjoin_kubeconfig_check_public(bad[i].yaml, strlen(bad[i].yaml), &err), KJOIN_E_USAGE);
+        if (!strstr(err.msg, bad[i].why))
+            fail_msg("case %zu public: \"%s\" lacks \"%s\"", i, err.msg, bad[i].why);
+    }
+    const char *aliased = "ca: &ca UEVNCg==\nclusters:\n- cluster: {server: https://a:1, certificate-authority-data: *ca}\n"
+                          "  name: c\n";
+    kjoin_cluster c;
+    assert_int_equal(kjoin_kubeconfig_parse_cluster(aliased, strlen(aliased), &c, NULL), KJOIN_OK);
+    kjoin_cluster_release(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_real_cluster_info_kubeconfig),
+        cmocka_unit_test(test_hostile_aliases_refused),
         cmocka_unit_test(test_accepted_forms),
         cmocka_unit_test(test_rejected_forms),
         cmocka_unit_test(test_emit_matches_kubeadm_layout),
