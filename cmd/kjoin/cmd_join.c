@@ -45,7 +45,7 @@ enum {
     OPT_SKIP_PHASES,
     OPT_IGNORE_PREFLIGHT,
     OPT_CRI_SOCKET,
-    OPT_NODE_LOCAL,   /* kubeadm's node-local flags: accepted, reported once */
+    OPT_PATCHES,
     OPT_CONTROL_PLANE, /* kubeadm's control-plane join: refused */
 };
 
@@ -81,7 +81,7 @@ static const cli_opt join_opts[] = {
      "phases not to run: preflight, kubelet-start, kubelet-wait-bootstrap (discovery alone: preflight,kubelet-start)"},
     {OPT_IGNORE_PREFLIGHT, "ignore-preflight-errors", 0, true, "LIST", "preflight checks whose errors are only warnings (names, or all)"},
     {OPT_CRI_SOCKET, "cri-socket", 0, true, "PATH", "the container runtime's socket (default: containerd's or CRI-O's, whichever exists)"},
-    {OPT_NODE_LOCAL, "patches", 0, true, "DIR", "kubeadm's: accepted, does not apply (no manifests)"},
+    {OPT_PATCHES, "patches", 0, true, "DIR", "kubeadm's patches directory: its kubeletconfiguration patches (strategic, merge, json) go into config.yaml"},
     {OPT_CONTROL_PLANE, "control-plane", 0, false, NULL, "kubeadm's control-plane join: refused"},
     {OPT_CONTROL_PLANE, "certificate-key", 0, true, "KEY", "kubeadm's control-plane join: refused"},
     {OPT_CONTROL_PLANE, "apiserver-advertise-address", 0, true, "ADDR", "kubeadm's control-plane join: refused"},
@@ -113,8 +113,6 @@ typedef struct join_args {
     bool skip_given;        /* --skip-phases named phases: it replaces the file's skipPhases */
     cli_format format;
     long verbosity;
-    const char *ignored[8]; /* kubeadm node-local flags given, reported once */
-    size_t n_ignored;
     const char *refused;    /* a control-plane flag given */
     kjoin_pinset *pins;
     char *secrets[3];       /* copies of the token flags, whose argv text is scrubbed at once */
@@ -142,23 +140,17 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
      * and TLS-bootstrap flags, which no file field holds, are fine too. */
     bool refused = id == OPT_TOKEN || id == OPT_DISCOVERY_TOKEN || id == OPT_TLS_TOKEN || id == OPT_TOKEN_FILE ||
                    id == OPT_PIN || id == OPT_UNSAFE || id == OPT_DISCOVERY_FILE || id == OPT_TIMEOUT ||
-                   id == OPT_CA_CERT_PATH || id == OPT_CRI_SOCKET;
+                   id == OPT_CA_CERT_PATH || id == OPT_CRI_SOCKET || id == OPT_PATCHES;
     if (refused && !a->not_with_config)
         a->not_with_config = cli_current_flag;
     switch (id) {
-    case OPT_NODE_LOCAL:
-        for (size_t i = 0; i < a->n_ignored; i++)
-            if (a->ignored[i] == cli_current_flag)
-                return KJOIN_OK; /* reported once, however often given */
-        if (a->n_ignored < sizeof(a->ignored) / sizeof(a->ignored[0]))
-            a->ignored[a->n_ignored++] = cli_current_flag;
-        break;
     case OPT_CONTROL_PLANE: a->refused = cli_current_flag; break;
     case OPT_SKIP_PHASES:
         a->skip_given = *arg != '\0';
         return kjoin_phases_parse(arg, &a->w.skip, err); /* now, so the message names the flag */
     case OPT_IGNORE_PREFLIGHT: n->ignore_preflight = arg; break;
     case OPT_CRI_SOCKET: n->cri_socket = arg; break;
+    case OPT_PATCHES: n->patches_dir = arg; break;
     case OPT_TOKEN: s->token = take_secret(a, 0, arg); break;
     case OPT_DISCOVERY_TOKEN: s->discovery_token = take_secret(a, 1, arg); break;
     case OPT_TLS_TOKEN: s->tls_bootstrap_token = take_secret(a, 2, arg); break;
@@ -213,6 +205,7 @@ static const cli_field flag_names[] = {
     {"tls_bootstrap", "--tls-bootstrap"},
     {"kubelet_kubeconfig", "--kubelet-kubeconfig"},
     {"cri_socket", "--cri-socket"},
+    {"patches_dir", "--patches"},
 };
 
 /* ...and as a JoinConfiguration names them. */
@@ -231,6 +224,7 @@ static const cli_field config_names[] = {
     {"dry_run", "dryRun"},
     {"tls_bootstrap", "--tls-bootstrap"},
     {"cri_socket", "nodeRegistration.criSocket"},
+    {"patches_dir", "patches.directory"},
 };
 
 typedef struct log_ctx {
@@ -437,9 +431,6 @@ int cmd_join(int argc, char **argv)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE,
                            "--%s is for joining a control-plane node, which kjoin does not do; use kubeadm join "
                            "--control-plane for that", a.refused);
-    for (size_t i = 0; !rc && a.verbosity >= 0 && i < a.n_ignored; i++)
-        cli_out(stderr, "[join] --%s is a kubeadm node-local flag that does not apply to kjoin: ignored\n",
-                a.ignored[i]);
     kjoin_worker_spec *w = &a.w;
     cli_field names[sizeof(config_names) / sizeof(config_names[0])];
     if (!rc && a.config) {

@@ -60,6 +60,7 @@ typedef struct kjoin_node_spec {
     size_t n_taints;
     const char *const *extra_args; /* kubelet flags "name=value", over kjoin's own */
     size_t n_extra_args;
+    const char *patches_dir;    /* kubeadm's patches directory; its kubeletconfiguration patches go into config.yaml */
     bool force;                 /* replace a bootstrap kubeconfig or CA that holds something else */
     /* The machine, for tests and unusual hosts: */
     const char *proc_dir;       /* NULL: "/proc" */
@@ -105,15 +106,38 @@ kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubele
 
 /* kubeadm's ClusterConfiguration, as the kubeadm-config ConfigMap's
  * "ClusterConfiguration" key holds it, checked: one mapping, a
- * kubeadm.k8s.io ClusterConfiguration; its kubernetesVersion ("v1.37.2")
- * into version (may be "") and *minor (0 when absent). Errors:
- * KJOIN_E_OTHER (malformed). */
-kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, char *version, size_t cap, int *minor,
+ * kubeadm.k8s.io ClusterConfiguration. Errors: KJOIN_E_OTHER (malformed). */
+typedef struct kjoin_cluster_configuration {
+    char version[64];           /* kubernetesVersion, "v1.37.2"; "" when absent */
+    int minor;                  /* 37; 0 when absent */
+    int node_local_cri_socket;  /* featureGates.NodeLocalCRISocket: 1, 0; -1 when not set */
+} kjoin_cluster_configuration;
+kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,
                                              kjoin_err *err);
 
+/* Whether the kubeadm of release 1.minor writes the node's runtime into
+ * /var/lib/kubelet/instance-config.yaml (the NodeLocalCRISocket gate: on
+ * from 1.34, always from 1.36, asked for in 1.32 and 1.33) rather than
+ * into the flags file and the Node's kubeadm.alpha.kubernetes.io/cri-socket
+ * annotation. */
+bool kjoin_kubeadm_instance_config(int minor, int node_local_cri_socket);
+/* instance-config.yaml as kubeadm writes it: containerRuntimeEndpoint,
+ * quoted. Newly-allocated. Errors: KJOIN_E_USAGE (a value Go's quoting would
+ * escape). */
+kjoin_code kjoin_kubelet_instance_config(const char *cri_socket, char **out, kjoin_err *err);
+
+struct kjoin_patchset;
+/* config.yaml as kubeadm writes it: the cluster's kubelet configuration
+ * (yaml), the patches applied in order, then runtime_endpoint (when not
+ * NULL) as containerRuntimeEndpoint, as kubeadm applies the instance
+ * configuration. With neither, the cluster's text as it is. Newly-allocated.
+ * Errors: KJOIN_E_USAGE (a patch that does not apply, named), KJOIN_E_OTHER. */
+kjoin_code kjoin_kubelet_config_render(const char *yaml, size_t len, const struct kjoin_patchset *patches,
+                                       const char *runtime_endpoint, char **out, kjoin_err *err);
+
 /* The node's flags file (kubeadm-flags.env): KUBELET_KUBEADM_ARGS="...",
- * sorted by name: the runtime endpoint (and, for a kubelet before 1.24,
- * --container-runtime=remote), --hostname-override unless the name is the
+ * sorted by name: the runtime endpoint unless cri_socket is NULL (and, for
+ * a kubelet before 1.24, --container-runtime=remote), --hostname-override unless the name is the
  * host's, the spec's taints, then its extra arguments ("name=value"), which
  * override kjoin's own. Newly-allocated into *out. Errors: KJOIN_E_USAGE (a
  * value the systemd environment file cannot hold as it is: quotes,
@@ -128,7 +152,8 @@ typedef enum kjoin_node_file_kind {
     KJOIN_NODE_FILE_CA_CERT,              /* 0644; other content kept unless force */
     KJOIN_NODE_FILE_KUBELET_CONFIG,       /* 0644; replaced, as kubeadm does */
     KJOIN_NODE_FILE_FLAGS_ENV,            /* 0644; replaced, as kubeadm does */
-    KJOIN_NODE_FILE_RECORD                /* 0600; replaced (reset's record) */
+    KJOIN_NODE_FILE_RECORD,               /* 0600; replaced (reset's record) */
+    KJOIN_NODE_FILE_INSTANCE_CONFIG       /* 0644; replaced, as kubeadm does */
 } kjoin_node_file_kind;
 
 /* The one writer of every node file: atomically, with its kind's mode and
@@ -164,6 +189,12 @@ typedef struct kjoin_kubelet_start_result {
     char config_map[64];               /* "kubelet-config" or "kubelet-config-1.20" */
     char kubernetes_version[64];       /* the ClusterConfiguration's kubernetesVersion; "" without one */
     int server_minor;
+    int kubeadm_minor;                 /* the release whose kubeadm the files follow: the ClusterConfiguration's,
+                                        * else the API server's */
+    bool instance_config;              /* the runtime in instance-config.yaml (else in the flags file and the
+                                        * Node's cri-socket annotation) */
+    bool cri_socket_annotated;         /* the Node got kubeadm's cri-socket annotation */
+    size_t n_patches;                  /* patches applied to config.yaml */
     bool systemd;
     char start_command[8192];          /* without systemd: what starts the kubelet */
     size_t n_files;
@@ -191,6 +222,7 @@ typedef struct kjoin_node_join {
     const char *join_id;               /* recorded for reset */
     int64_t deadline_ms;               /* kjoin_now_ms() value by which everything ends */
     const char *audit_id;
+    const struct kjoin_patchset *patches; /* for config.yaml; NULL: none */
     kjoin_log_fn log;
     void *log_ctx;
     /* What the steps found and did: */
@@ -200,6 +232,7 @@ typedef struct kjoin_node_join {
     kjoin_kubelet_config kubelet;      /* the cluster's (after check) or the node's (the wait alone) */
     bool checked;                      /* kjoin_kubelet_check passed */
     char *config_yaml, *flags_env;     /* what kubelet-start writes, once checked */
+    char *instance_yaml;               /* instance-config.yaml; NULL when the release writes none */
     int64_t t0;
 } kjoin_node_join;
 

@@ -53,6 +53,7 @@ typedef struct kjoin_worker_outcome {
     kjoin_join_outcome join;           /* discovery; its write fields for discovery alone */
     char kubeconfig_path[4096];        /* the bootstrap kubeconfig's path */
     kjoin_node_join node;              /* the preflight report, kubelet-start's and the wait's results */
+    struct kjoin_patchset *patches;    /* node.patches_dir read, before anything else; NULL without one */
     bool tls_bootstrapped;
     kjoin_bootstrap_result tls;
     unsigned ran;                      /* the phases that ran to the end */

@@ -29,6 +29,7 @@ void kjoin_join_config_release(kjoin_join_config *c)
     free(c->node_name);
     free(c->ca_cert_path);
     free(c->cri_socket);
+    free(c->patches_dir);
     free(c->ignore_preflight);
     free(c->skip_phases);
     for (size_t i = 0; i < c->n_taints; i++)
@@ -369,12 +370,28 @@ static kjoin_code read_node_registration(kjoin_yaml *y, yaml_node_t *root, kjoin
     return read_extra_args(y, nr, c, err);
 }
 
+/* patches.directory: kubeadm's patches, for the kubelet's configuration. */
+static kjoin_code read_patches(kjoin_yaml *y, yaml_node_t *root, kjoin_join_config *c, kjoin_err *err)
+{
+    static const char *const keys[] = {"directory"};
+    yaml_node_t *p = NULL, *node;
+    const char *dir;
+    kjoin_code rc = kjoin_yaml__get(y, root, "patches", &p, BAD, err);
+    if (rc || !p || kjoin_yaml__is_null(p))
+        return rc;
+    if ((rc = only_keys(y, p, "patches", keys, 1, err)) ||
+        (rc = string_field(y, p, "patches", "directory", &dir, &node, err)) || !dir)
+        return rc;
+    if (!*dir)
+        return kjoin_err_set(err, BAD, "patches.directory at line %zu is empty", KJOIN_YAML_LINE(node));
+    return keep(dir, &c->patches_dir, err);
+}
+
 static kjoin_code read_top_level(kjoin_yaml *y, yaml_node_t *root, bool v1beta3, kjoin_join_config *c,
                                  kjoin_err *err)
 {
     static const char *const keys[] = {"apiVersion", "kind",       "discovery", "nodeRegistration", "caCertPath",
                                        "dryRun",     "skipPhases", "patches",   "controlPlane",     "timeouts"};
-    static const char *const ignored[] = {"patches"};
     static const char *const timeouts[] = {"controlPlaneComponentHealthCheck", "kubeletHealthCheck",
                                            "kubernetesAPICall", "etcdAPICall", "tlsBootstrap", "upgradeManifests",
                                            "discovery"};
@@ -387,8 +404,7 @@ static kjoin_code read_top_level(kjoin_yaml *y, yaml_node_t *root, bool v1beta3,
     if (cp && !kjoin_yaml__is_null(cp))
         return kjoin_err_set(err, BAD, "controlPlane at line %zu asks for a control-plane join, which kjoin does "
                                        "not do; use kubeadm join for that", KJOIN_YAML_LINE(cp));
-    if ((rc = read_inapplicable(y, root, "", ignored, 1, c, err)) ||
-        (rc = string_list(y, root, "", "skipPhases", &c->skip_phases, err)) ||
+    if ((rc = read_patches(y, root, c, err)) || (rc = string_list(y, root, "", "skipPhases", &c->skip_phases, err)) ||
         (rc = bool_field(y, root, "JoinConfiguration", "dryRun", &c->spec.dry_run, err)) ||
         (rc = string_field(y, root, "JoinConfiguration", "caCertPath", &value, &node, err)) ||
         (value && (rc = keep(value, &c->ca_cert_path, err))) || (rc = read_node_registration(y, root, c, err)) ||
@@ -455,6 +471,7 @@ static kjoin_code fill_spec(kjoin_join_config *c, kjoin_err *err)
     s->node.name = c->node_name;
     s->node.paths.ca_cert_path = c->ca_cert_path;
     s->node.cri_socket = c->cri_socket;
+    s->node.patches_dir = c->patches_dir;
     s->node.ignore_preflight = c->ignore_preflight;
     s->node.taints = (const char *const *)c->taints;
     s->node.n_taints = c->n_taints;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <kjoin/patch.h>
 #include <kjoin/worker.h>
 
 #include "internal.h"
@@ -234,6 +235,22 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
     return KJOIN_OK;
 }
 
+/* The patches directory, read (and every patch parsed) before anything
+ * else happens; what does not apply to a worker said once. */
+static kjoin_code read_patches(worker_run *r, kjoin_err *err)
+{
+    const char *dir = r->spec->node.patches_dir;
+    if (!dir)
+        return KJOIN_OK;
+    if (!(r->out->patches = calloc(1, sizeof(*r->out->patches))))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    logf_(r, 0, "[patches] Reading patches from path \"%s\"", dir);
+    kjoin_code rc = kjoin_patches_read(dir, r->out->patches, err);
+    for (size_t i = 0; !rc && i < r->out->patches->n_notes; i++)
+        logf_(r, KJOIN_LOG_WARNING, "%s", r->out->patches->notes[i]);
+    return rc;
+}
+
 /* ---- the join ----------------------------------------------------------- */
 
 void kjoin_worker_spec_init(kjoin_worker_spec *spec)
@@ -254,6 +271,9 @@ void kjoin_worker_outcome_release(kjoin_worker_outcome *o)
         kjoin_join_outcome_release(&o->join);
     o->discovered = false;
     kjoin_node_join_release(&o->node);
+    kjoin_patchset_release(o->patches);
+    free(o->patches);
+    o->patches = NULL;
     free((void *)o->node.ca_pem);
     o->node.ca_pem = NULL;
     o->node.bootstrap_kubeconfig = NULL;
@@ -295,7 +315,7 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
         char *flags = NULL;
         rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, &flags, err);
         free(flags);
-        if (rc || (rc = kjoin_node_check_destinations(&spec->node.paths, err)))
+        if (rc || (rc = kjoin_node_check_destinations(&spec->node.paths, err)) || (rc = read_patches(&r, err)))
             return rc;
     }
     if (needs_of_run(&r) & NEEDS_PLAN) {
@@ -310,8 +330,8 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
         }
     }
     out->node = (kjoin_node_join){.spec = &spec->node, .name = out->node_name, .join_id = spec->join_id,
-                                  .deadline_ms = r.deadline, .audit_id = j->audit_id, .log = j->log,
-                                  .log_ctx = j->log_ctx};
+                                  .deadline_ms = r.deadline, .audit_id = j->audit_id, .patches = out->patches,
+                                  .log = j->log, .log_ctx = j->log_ctx};
     for (size_t i = 0; !rc && i < N_STEPS; i++) {
         if (!runs(&r, &steps[i]))
             continue;

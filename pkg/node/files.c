@@ -22,6 +22,7 @@ static const struct {
     [KJOIN_NODE_FILE_KUBELET_CONFIG] = {0644, true},
     [KJOIN_NODE_FILE_FLAGS_ENV] = {0644, true},
     [KJOIN_NODE_FILE_RECORD] = {0600, true},
+    [KJOIN_NODE_FILE_INSTANCE_CONFIG] = {0644, true},
 };
 
 unsigned kjoin_node_file_mode(kjoin_node_file_kind kind)
@@ -42,7 +43,7 @@ void kjoin_node_file_path(const kjoin_node_paths *paths, kjoin_node_file_kind ki
     const char *where[] = {
         [KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG] = p.bootstrap_kubeconfig, [KJOIN_NODE_FILE_CA_CERT] = p.ca_cert_path,
         [KJOIN_NODE_FILE_KUBELET_CONFIG] = p.config_yaml, [KJOIN_NODE_FILE_FLAGS_ENV] = p.flags_env,
-        [KJOIN_NODE_FILE_RECORD] = p.state,
+        [KJOIN_NODE_FILE_RECORD] = p.state, [KJOIN_NODE_FILE_INSTANCE_CONFIG] = p.instance_config,
     };
     if (snprintf(out, cap, "%s", where[kind]) >= (int)cap)
         out[0] = '\0';
@@ -71,7 +72,7 @@ kjoin_code kjoin_node_check_destinations(const kjoin_node_paths *paths, kjoin_er
 {
     static const kjoin_node_file_kind kinds[] = {KJOIN_NODE_FILE_RECORD, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG,
                                                  KJOIN_NODE_FILE_CA_CERT, KJOIN_NODE_FILE_KUBELET_CONFIG,
-                                                 KJOIN_NODE_FILE_FLAGS_ENV};
+                                                 KJOIN_NODE_FILE_FLAGS_ENV, KJOIN_NODE_FILE_INSTANCE_CONFIG};
     char path[4096];
     kjoin_err in;
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {

@@ -10,7 +10,7 @@ typedef struct kjoin_node__resolved {
     char kubernetes_dir[2048], kubelet_dir[2048];
     char bootstrap_kubeconfig[4096], kubelet_kubeconfig[4096], ca_cert_path[4096];
     char state[4096];
-    char config_yaml[4096], flags_env[4096], kubelet_pki[4096];
+    char config_yaml[4096], flags_env[4096], instance_config[4096], kubelet_pki[4096];
 } kjoin_node__resolved;
 void kjoin_node__resolve(const kjoin_node_paths *in, kjoin_node__resolved *out);
 

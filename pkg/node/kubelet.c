@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include <kjoin/node.h>
+#include <kjoin/patch.h>
+#include <kjoin/util.h>
 
 #include "../yamldoc/yamldoc.h"
 #include "internal.h"
@@ -79,31 +81,107 @@ kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubele
     return rc;
 }
 
-kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, char *version, size_t cap, int *minor,
+/* featureGates.NodeLocalCRISocket: 1 or 0, -1 when not set. */
+static kjoin_code node_local_cri_socket(kjoin_yaml *y, yaml_node_t *root, int *out, kjoin_err *err)
+{
+    yaml_node_t *gates = NULL;
+    const char *v;
+    *out = -1;
+    kjoin_code rc = kjoin_yaml__get(y, root, "featureGates", &gates, BAD, err);
+    if (rc || !gates || kjoin_yaml__is_null(gates))
+        return rc;
+    if ((rc = scalar(y, gates, "NodeLocalCRISocket", &v, err)) || !v)
+        return rc;
+    if (strcmp(v, "true") && strcmp(v, "false"))
+        return kjoin_err_set(err, BAD, "the ClusterConfiguration's featureGates.NodeLocalCRISocket is not true or false");
+    *out = !strcmp(v, "true");
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,
                                              kjoin_err *err)
 {
     kjoin_yaml y;
     yaml_node_t *root;
     const char *v;
     unsigned major = 0, mnr = 0;
-    *minor = 0;
-    if (cap)
-        version[0] = '\0';
+    kjoin_cluster_configuration c = {.node_local_cri_socket = -1};
     kjoin_code rc = load_kind(&y, yaml, len, "the ClusterConfiguration", "kubeadm.k8s.io/", "ClusterConfiguration",
                               &root, err);
     if (rc)
         return rc;
     if (!(rc = scalar(&y, root, "kubernetesVersion", &v, err)) && v) {
-        if (sscanf(v, "v%u.%u", &major, &mnr) != 2 || major != 1 || mnr > 999 || strlen(v) >= cap ||
+        if (sscanf(v, "v%u.%u", &major, &mnr) != 2 || major != 1 || mnr > 999 || strlen(v) >= sizeof(c.version) ||
             strspn(v, "v0123456789.-+abcdefghijklmnopqrstuvwxyz") != strlen(v))
             rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's kubernetesVersion is not \"v1.N...\"");
         else {
-            memcpy(version, v, strlen(v) + 1);
-            *minor = (int)mnr;
+            memcpy(c.version, v, strlen(v) + 1);
+            c.minor = (int)mnr;
         }
     }
+    if (!rc)
+        rc = node_local_cri_socket(&y, root, &c.node_local_cri_socket, err);
     kjoin_yaml__release(&y);
+    if (!rc)
+        *out = c;
     return rc;
+}
+
+bool kjoin_kubeadm_instance_config(int minor, int node_local_cri_socket)
+{
+    /* The gate: alpha in 1.32, beta (on by default) in 1.34, GA in 1.36. */
+    if (minor >= 36)
+        return true;
+    if (minor >= 34)
+        return node_local_cri_socket != 0;
+    return minor >= 32 && node_local_cri_socket == 1;
+}
+
+kjoin_code kjoin_kubelet_instance_config(const char *cri_socket, char **out, kjoin_err *err)
+{
+    /* Go's %q, which kubeadm writes it with, for a value plain_value() took. */
+    *out = NULL;
+    if (strpbrk(cri_socket, "\"\\") || !kjoin_utf8_printable(cri_socket))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the container runtime endpoint has quotes, backslashes or "
+                                                 "bytes that are not printable UTF-8");
+    size_t cap = strlen(cri_socket) + 64;
+    if (!(*out = malloc(cap)))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    snprintf(*out, cap, "containerRuntimeEndpoint: \"%s\"\n", cri_socket);
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_kubelet_config_render(const char *yaml, size_t len, const kjoin_patchset *patches,
+                                       const char *runtime_endpoint, char **out, kjoin_err *err)
+{
+    json_object *doc = NULL;
+    kjoin_err in;
+    *out = NULL;
+    if (!runtime_endpoint && (!patches || !patches->n)) {
+        if (!(*out = strndup(yaml, len)))
+            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        return KJOIN_OK;
+    }
+    kjoin_code rc = kjoin_yaml__load_json(yaml, len, BAD, &doc, &in);
+    if (rc)
+        return kjoin_err_set(err, rc, "the kubelet configuration cannot be patched: %s", in.msg);
+    if (patches && (rc = kjoin_patches_apply(patches, &doc, err))) {
+        json_object_put(doc);
+        return rc;
+    }
+    /* kubeadm applies instance-config.yaml last, as a patch. */
+    if (runtime_endpoint)
+        json_object_object_add(doc, "containerRuntimeEndpoint", json_object_new_string(runtime_endpoint));
+    json_object *const docs[] = {doc};
+    char *text = kjoin_yaml__from_json(docs, 1);
+    json_object_put(doc);
+    if (!text)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    /* The emitter's stream starts "---": the file kubeadm writes does not. */
+    if (!strncmp(text, "---\n", 4))
+        memmove(text, text + 4, strlen(text + 4) + 1);
+    *out = text;
+    return KJOIN_OK;
 }
 
 /* A flag value the environment file holds as it is: systemd's EnvironmentFile
@@ -166,7 +244,7 @@ kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node
     char taints[2048] = "";
     kjoin_code rc = KJOIN_OK;
     *out = NULL;
-    if (kubelet_minor && kubelet_minor < 24)
+    if (cri_socket && kubelet_minor && kubelet_minor < 24)
         rc = put_flag(flags, &n, 40, "container-runtime", "remote", err);
     if (!rc && cri_socket)
         rc = put_flag(flags, &n, 40, "container-runtime-endpoint", cri_socket, err);

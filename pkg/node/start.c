@@ -14,6 +14,7 @@
 
 #include <kjoin/kubeapi.h>
 #include <kjoin/node.h>
+#include <kjoin/patch.h>
 
 #include "internal.h"
 
@@ -112,10 +113,12 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
 {
     kjoin_kubelet_start_result *out = &j->result;
     json_object *cm = NULL, *data, *text;
-    int minor = 0;
+    kjoin_cluster_configuration cc;
     kjoin_err in;
     kjoin_code rc = get_json(api, "/api/v1/namespaces/kube-system/configmaps/kubeadm-config",
                              "get configmap kube-system/kubeadm-config", &cm, err);
+    out->kubeadm_minor = out->server_minor;
+    out->instance_config = kjoin_kubeadm_instance_config(out->kubeadm_minor, -1);
     if (rc || !cm) {
         if (!rc)
             logf_(j, 1, "[kubelet-start] No kubeadm ClusterConfiguration in the cluster (not made by kubeadm)");
@@ -125,11 +128,16 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
         !json_object_is_type(text, json_type_string))
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "configmap kube-system/kubeadm-config has no \"ClusterConfiguration\" key");
     else if ((rc = kjoin_cluster_configuration_parse(json_object_get_string(text),
-                                                     (size_t)json_object_get_string_len(text), out->kubernetes_version,
-                                                     sizeof(out->kubernetes_version), &minor, &in)))
+                                                     (size_t)json_object_get_string_len(text), &cc, &in)))
         kjoin_err_set(err, rc, "configmap kube-system/kubeadm-config: %s", in.msg);
-    else if (!out->server_minor)
-        out->server_minor = minor;
+    else {
+        memcpy(out->kubernetes_version, cc.version, sizeof(out->kubernetes_version));
+        if (!out->server_minor)
+            out->server_minor = cc.minor;
+        /* The cluster's kubeadm release decides, as its feature gates do. */
+        out->kubeadm_minor = cc.minor ? cc.minor : out->server_minor;
+        out->instance_config = kjoin_kubeadm_instance_config(out->kubeadm_minor, cc.node_local_cri_socket);
+    }
     json_object_put(cm);
     return rc;
 }
@@ -400,10 +408,39 @@ static kjoin_code runtime_and_kubelet(kjoin_node_join *j, kjoin_err *err)
     return KJOIN_OK;
 }
 
+/* The kubelet's files as the cluster's kubeadm release writes them: where
+ * the runtime goes, the patches applied to config.yaml (whose healthz and
+ * swap settings the checks and the wait then follow). */
+static kjoin_code render(kjoin_node_join *j, kjoin_err *err)
+{
+    kjoin_kubelet_start_result *r = &j->result;
+    const char *cri = j->report.cri_socket;
+    char *config = NULL;
+    kjoin_err in;
+    kjoin_code rc = KJOIN_OK;
+    if (r->instance_config && (rc = kjoin_kubelet_instance_config(cri, &j->instance_yaml, err)))
+        return rc;
+    if ((rc = kjoin_kubelet_flags_env(j->spec, &j->name, r->instance_config ? NULL : cri, j->report.kubelet_minor,
+                                      &j->flags_env, &in)))
+        return kjoin_err_set(err, rc, "%s", in.msg);
+    if ((rc = kjoin_kubelet_config_render(j->config_yaml, strlen(j->config_yaml), j->patches,
+                                          r->instance_config ? cri : NULL, &config, err)))
+        return rc;
+    free(j->config_yaml);
+    j->config_yaml = config;
+    r->n_patches = j->patches ? j->patches->n : 0;
+    if ((rc = kjoin_kubelet_config_parse(config, strlen(config), &j->kubelet, &in)))
+        return kjoin_err_set(err, r->n_patches ? KJOIN_E_USAGE : rc, "the kubelet configuration%s: %s",
+                             r->n_patches ? " once patched" : "", in.msg);
+    for (size_t i = 0; i < r->n_patches; i++)
+        logf_(j, 0, "[patches] Applied patch of type \"%s\" from %s to target \"kubeletconfiguration\"",
+              (const char *const[]){"strategic", "merge", "json"}[j->patches->items[i].type], j->patches->items[i].file);
+    return KJOIN_OK;
+}
+
 kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *err)
 {
     kjoin_kubeapi *api = NULL;
-    kjoin_err in;
     kjoin_code rc;
     step(j, NULL);
     kjoin_node__crash_point("discovered");
@@ -415,11 +452,10 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
     if (!rc)
         rc = read_cluster(j, api, err);
     kjoin_kubeapi_free(api);
+    if (!rc)
+        rc = render(j, err);
     if (!rc && preflight)
         rc = kjoin_preflight_cluster(j->spec, j->result.server_minor, j->kubelet.fail_swap_on, &j->report, err);
-    if (!rc && (rc = kjoin_kubelet_flags_env(j->spec, &j->name, j->report.cri_socket, j->report.kubelet_minor,
-                                             &j->flags_env, &in)))
-        kjoin_err_set(err, rc, "%s", in.msg);
     /* Made now, so that a path too long for it fails before any write. */
     if (!rc)
         rc = kjoin_kubelet_start_command(j->report.kubelet, &j->spec->paths, j->result.start_command,
@@ -479,18 +515,23 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     node_write w[] = {
         {p.bootstrap_kubeconfig, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, j->bootstrap_kubeconfig, j->bootstrap_len,
          "bootstrap-kubeconfig"},
+        {p.instance_config, KJOIN_NODE_FILE_INSTANCE_CONFIG, j->instance_yaml,
+         j->instance_yaml ? strlen(j->instance_yaml) : 0, "instance-config"},
         {p.config_yaml, KJOIN_NODE_FILE_KUBELET_CONFIG, j->config_yaml, strlen(j->config_yaml), "kubelet-config"},
         {p.flags_env, KJOIN_NODE_FILE_FLAGS_ENV, j->flags_env, strlen(j->flags_env), "flags-env"},
         {p.ca_cert_path, KJOIN_NODE_FILE_CA_CERT, j->ca_pem, j->ca_len, "ca-cert"},
     };
-    size_t n = j->ca_pem && j->ca_len ? 4 : 3;
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) /* those this join writes, in order */
+        if (w[i].data && (w[i].len || w[i].kind != KJOIN_NODE_FILE_CA_CERT))
+            w[n++] = w[i];
     char *record = NULL;
     if ((rc = make_record(j, &p, w, n, &record, err)))
         return rc;
     /* What this run makes, to be taken back if a later write fails. */
     char made[KJOIN_NODE_STATE_MAX_DIRS][4096];
     size_t n_made = missing_dirs(w, n, p.state, made, KJOIN_NODE_STATE_MAX_DIRS);
-    const char *created[5];
+    const char *created[sizeof(w) / sizeof(w[0]) + 1];
     size_t n_created = 0;
     j->result.systemd = kjoin_node__systemd(j->spec->systemd_dir);
     /* kubeadm's order: the kubelet does not read half a configuration. */
@@ -600,6 +641,39 @@ static bool registered(const kjoin_node_join *j, const kjoin_node__resolved *p, 
         (void)!snprintf(why, cap, "the Node %s is not registered yet%s%.300s", j->name.name, rc ? ": " : "",
                         rc ? e.msg : "");
     return ok;
+}
+
+/* A release whose kubeadm keeps the node's runtime on the Node, not in
+ * instance-config.yaml, has kubeadm upgrade node read it from there: the
+ * annotation kubeadm join makes, made as the node (its kubelet.conf). */
+static kjoin_code annotate_cri_socket(kjoin_node_join *j, const kjoin_node__resolved *p, kjoin_err *err)
+{
+    if (!j->checked || j->result.instance_config || !j->report.cri_socket[0])
+        return KJOIN_OK;
+    kjoin_kubeapi *api = NULL;
+    kjoin_kubeapi_response resp;
+    char path[320];
+    kjoin_code rc = client(j, NULL, 0, p->kubelet_kubeconfig, &api, err);
+    json_object *body = json_object_new_object(), *meta = json_object_new_object(), *ann = json_object_new_object();
+    json_object_object_add(ann, "kubeadm.alpha.kubernetes.io/cri-socket", json_object_new_string(j->report.cri_socket));
+    json_object_object_add(meta, "annotations", ann);
+    json_object_object_add(body, "metadata", meta);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", j->name.name);
+    if (!rc && !(rc = kjoin_kubeapi_request(api, "PATCH", path,
+                                            json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
+                                                                                     JSON_C_TO_STRING_NOSLASHESCAPE),
+                                            &resp, err))) {
+        rc = kjoin_kubeapi_check(&resp, "annotate the Node with its cri-socket", err);
+        kjoin_kubeapi_response_release(&resp);
+    }
+    json_object_put(body);
+    kjoin_kubeapi_free(api);
+    if (!rc) {
+        j->result.cri_socket_annotated = true;
+        logf_(j, 0, "[kubelet-wait-bootstrap] Annotated Node %s with kubeadm.alpha.kubernetes.io/cri-socket=%s",
+              j->name.name, j->report.cri_socket);
+    }
+    return rc;
 }
 
 /* Whether a journal line is one of the kubelet's errors: klog's E or F lines,
@@ -715,6 +789,9 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
     step(j, "node-registered");
     kjoin_node__crash_point("registered");
     logf_(j, 0, "[kubelet-wait-bootstrap] The kubelet has its client certificate; Node %s is registered", j->name.name);
+    kjoin_code rc = annotate_cri_socket(j, &p, err);
+    if (rc)
+        return rc;
     /* The token has done its job: it does not stay on disk (kubeadm removes
      * the file too). Only a file still holding what kubelet-start wrote (in
      * memory, or, for the wait alone, as the join record's digest says);
@@ -746,6 +823,7 @@ void kjoin_node_join_release(kjoin_node_join *j)
         return;
     free(j->config_yaml);
     free(j->flags_env);
-    j->config_yaml = j->flags_env = NULL;
+    free(j->instance_yaml);
+    j->config_yaml = j->flags_env = j->instance_yaml = NULL;
     j->checked = false;
 }

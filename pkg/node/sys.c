@@ -42,6 +42,7 @@ void kjoin_node__resolve(const kjoin_node_paths *in, kjoin_node__resolved *o)
     join_path(o->state, o->kubernetes_dir, KJOIN_NODE_STATE_NAME);
     join_path(o->config_yaml, o->kubelet_dir, "config.yaml");
     join_path(o->flags_env, o->kubelet_dir, "kubeadm-flags.env");
+    join_path(o->instance_config, o->kubelet_dir, "instance-config.yaml");
     join_path(o->kubelet_pki, o->kubelet_dir, "pki");
 }
 

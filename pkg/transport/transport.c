@@ -391,7 +391,9 @@ static kjoin_code set_request(CURL *curl, const kjoin_http_request *req, struct 
     if (credentials && (req->tls == KJOIN_TLS_INSECURE || req->follow_redirects))
         return kjoin_err_set(err, KJOIN_E_USAGE, "credentials are only sent to a verified server, without redirects");
     if (req->body) {
-        if (!add_header(headers, "Content-Type: application/json"))
+        /* A PATCH is a JSON merge patch (RFC 7386), which every API server takes. */
+        if (!add_header(headers, strcmp(m, "PATCH") ? "Content-Type: application/json"
+                                                    : "Content-Type: application/merge-patch+json"))
             return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
         curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req->body);
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);

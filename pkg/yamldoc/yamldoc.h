@@ -77,6 +77,14 @@ typedef struct kjoin_yaml_sink {
 } kjoin_yaml_sink;
 int kjoin_yaml__sink_write(void *data, unsigned char *bytes, size_t n);
 
+/* A node as JSON, with the values sigs.k8s.io/yaml (go-yaml v2, YAML 1.1)
+ * gives it: plain scalars resolved to null, booleans (yes/no/on/off too),
+ * integers (0x, 0o, 0b, leading 0) and floats; every key a string; merge
+ * keys and .inf/.nan refused. *out is NULL for a null node. Errors: code. */
+kjoin_code kjoin_yaml__to_json(kjoin_yaml *y, yaml_node_t *n, kjoin_code code, json_object **out, kjoin_err *err);
+/* The one document in buf, as JSON (kjoin_yaml__load, then the above). */
+kjoin_code kjoin_yaml__load_json(const char *buf, size_t len, kjoin_code code, json_object **out, kjoin_err *err);
+
 /* The JSON trees as a stream of YAML documents ("---" each); strings YAML
  * would read as something else are quoted. Newly-allocated; NULL when out
  * of memory. */

@@ -168,7 +168,21 @@ node_scenario_full() {
   [ ! -e /etc/kubernetes/bootstrap-kubelet.conf ] || { fail "the bootstrap token stayed on disk"; rc=1; }
   [ "$(stat -c %a /var/lib/kubelet/kubeadm-flags.env)" = 644 ] && [ "$(stat -c %a /etc/kubernetes/pki/ca.crt)" = 644 ] ||
     { fail "modes"; rc=1; }
-  grep -q -- "--container-runtime-endpoint=$NODE_CRI" /var/lib/kubelet/kubeadm-flags.env || { fail "no runtime flag"; rc=1; }
+  # The runtime where this release's kubeadm puts it: instance-config.yaml
+  # (merged into config.yaml) from 1.34, else the flags file and the Node's
+  # cri-socket annotation.
+  if [ "$E2E_MINOR" -ge 34 ]; then
+    [ "$(cat /var/lib/kubelet/instance-config.yaml)" = "containerRuntimeEndpoint: \"$NODE_CRI\"" ] &&
+      [ "$(stat -c %a /var/lib/kubelet/instance-config.yaml)" = 644 ] &&
+      grep -q "^containerRuntimeEndpoint: \"*$NODE_CRI\"*$" /var/lib/kubelet/config.yaml &&
+      ! grep -q -- "--container-runtime-endpoint" /var/lib/kubelet/kubeadm-flags.env ||
+      { fail "the runtime is not where kubeadm 1.$E2E_MINOR puts it"; rc=1; }
+  else
+    grep -q -- "--container-runtime-endpoint=$NODE_CRI" /var/lib/kubelet/kubeadm-flags.env && [ ! -e /var/lib/kubelet/instance-config.yaml ] ||
+      { fail "no runtime flag, or an instance configuration kubeadm 1.$E2E_MINOR does not write"; rc=1; }
+    [ "$(kc get node e2e-worker -o jsonpath='{.metadata.annotations.kubeadm\.alpha\.kubernetes\.io/cri-socket}')" = "$NODE_CRI" ] ||
+      { fail "the Node lacks kubeadm's cri-socket annotation"; rc=1; }
+  fi
   # The client certificate chains to the cluster CA and is this node's.
   openssl verify -CAfile "$E2E_CA" /var/lib/kubelet/pki/kubelet-client-current.pem >/dev/null 2>&1 ||
     { fail "the kubelet's certificate does not chain to the cluster CA"; rc=1; }

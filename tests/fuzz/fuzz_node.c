@@ -1,7 +1,8 @@
 /* What a worker join reads back: the cluster's kubelet configuration (the
  * kubelet-config ConfigMap's value, from the server), the join record reset
  * reads (a file on disk), the kubelet's --version output, and kubeadm's
- * ClusterConfiguration (from the server). The first byte chooses the parser. */
+ * ClusterConfiguration (from the server), which also goes through the
+ * rendering of config.yaml (YAML to JSON and back). The first byte chooses the parser. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -30,9 +31,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 3: {
-        char version[64];
-        int minor;
-        kjoin_cluster_configuration_parse(text, len, version, sizeof(version), &minor, NULL);
+        kjoin_cluster_configuration c;
+        kjoin_cluster_configuration_parse(text, len, &c, NULL);
+        char *out = NULL; /* config.yaml made from it: YAML to JSON and back */
+        kjoin_kubelet_config_render(text, len, NULL, "unix:///run/containerd/containerd.sock", &out, NULL);
+        free(out);
         break;
     }
     default: {

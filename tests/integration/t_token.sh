@@ -431,15 +431,11 @@ t_token_kubeadm_command_lines() {
     --node-name worker-1 --cri-socket /run/containerd/containerd.sock --ignore-preflight-errors=all \
     --skip-phases preflight,kubelet-start --patches /etc/kubeadm/patches --v=5 --kubeconfig-out "$T/kubelet.conf" \
     -o json || return 1
-  err_has "--patches is a kubeadm node-local flag that does not apply to kjoin: ignored" || return 1
-  [ "$(grep -c 'node-local flag' "$ERR")" -eq 1 ] || fail "the node flags kjoin uses were called ignored" || return 1
+  ! grep -q "does not apply\|\[patches\]" "$ERR" || fail "a flag kjoin uses was called ignored, or discovery read the patches" || return 1
   jq -e '.nodeName == "worker-1" and .node.phases == []' "$OUT" >/dev/null ||
     fail "--node-name is not in the result, or a node phase ran" || return 1
   kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --node-name Worker_1 || return 1
   err_has '--node-name "worker_1" is not a valid node name' || return 1
-  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --patches=a \
-    --patches=b || return 1
-  [ "$(grep -c 'node-local flag' "$ERR")" -eq 1 ] || fail "a repeated flag was reported twice" || return 1
   # A phase kubeadm does not have is refused by name, before anything runs.
   kj 2 join --skip-phases preflight,kubelet-strat $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has 'unknown phase "kubelet-strat"' || return 1

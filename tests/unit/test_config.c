@@ -165,7 +165,8 @@ static void test_fields_honoured_or_noted(void **state)
     assert_string_equal(c.taints[1], "only:NoExecute");
     assert_int_equal(c.n_extra_args, 1);
     assert_string_equal(c.extra_args[0], "a=b");
-    const char *noted[] = {"patches", "nodeRegistration.imagePullPolicy",
+    assert_string_equal(c.spec.node.patches_dir, "/p");
+    const char *noted[] = {"nodeRegistration.imagePullPolicy",
                            "nodeRegistration.imagePullSerial", "timeouts.kubernetesAPICall",
                            "timeouts.tlsBootstrap"};
     assert_int_equal(c.n_notes, TU_LEN(noted));

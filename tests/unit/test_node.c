@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <kjoin/node.h>
+#include <kjoin/patch.h>
 
 #include "testutil.h"
 
@@ -81,25 +82,87 @@ static void test_kubelet_config(void **state)
 static void test_cluster_configuration(void **state)
 {
     (void)state;
-    char v[64];
-    int minor = -1;
+    kjoin_cluster_configuration c;
     kjoin_err err;
     const char *ok = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n";
-    assert_int_equal(kjoin_cluster_configuration_parse(ok, strlen(ok), v, sizeof(v), &minor, &err), KJOIN_OK);
-    assert_string_equal(v, "v1.37.2");
-    assert_int_equal(minor, 37);
+    assert_int_equal(kjoin_cluster_configuration_parse(ok, strlen(ok), &c, &err), KJOIN_OK);
+    assert_string_equal(c.version, "v1.37.2");
+    assert_int_equal(c.minor, 37);
+    assert_int_equal(c.node_local_cri_socket, -1);
     const char *none = "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\n";
-    assert_int_equal(kjoin_cluster_configuration_parse(none, strlen(none), v, sizeof(v), &minor, &err), KJOIN_OK);
-    assert_string_equal(v, "");
-    assert_int_equal(minor, 0);
+    assert_int_equal(kjoin_cluster_configuration_parse(none, strlen(none), &c, &err), KJOIN_OK);
+    assert_string_equal(c.version, "");
+    assert_int_equal(c.minor, 0);
+    const char *off = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.34.1\n"
+                      "featureGates: {NodeLocalCRISocket: false, EtcdLearnerMode: true}\n";
+    assert_int_equal(kjoin_cluster_configuration_parse(off, strlen(off), &c, &err), KJOIN_OK);
+    assert_int_equal(c.node_local_cri_socket, 0);
     const char *bad[] = {"- x\n", "apiVersion: v1\nkind: ClusterConfiguration\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: latest\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: \"v1.3\\e[1m\"\n",
+                         "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates: [a]\n",
+                         "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates: {NodeLocalCRISocket: maybe}\n",
                          "a: ["};
     for (size_t i = 0; i < TU_LEN(bad); i++)
-        if (kjoin_cluster_configuration_parse(bad[i], strlen(bad[i]), v, sizeof(v), &minor, &err) != KJOIN_E_OTHER)
+        if (kjoin_cluster_configuration_parse(bad[i], strlen(bad[i]), &c, &err) != KJOIN_E_OTHER)
             fail_msg("case %zu accepted", i);
+}
+
+/* Where that release's kubeadm puts the runtime: the gate's history. */
+static void test_instance_config_by_release(void **state)
+{
+    (void)state;
+    static const struct {
+        int minor, gate;
+        bool instance;
+    } cases[] = {{20, -1, false}, {31, 1, false}, {32, -1, false}, {32, 1, true}, {33, 1, true}, {33, -1, false},
+                 {34, -1, true},  {34, 0, false}, {35, 0, false},  {35, -1, true}, {36, 0, true},  {37, -1, true}};
+    for (size_t i = 0; i < TU_LEN(cases); i++)
+        if (kjoin_kubeadm_instance_config(cases[i].minor, cases[i].gate) != cases[i].instance)
+            fail_msg("1.%d with the gate %d", cases[i].minor, cases[i].gate);
+    char *text = NULL;
+    kjoin_err err;
+    assert_int_equal(kjoin_kubelet_instance_config("unix:///run/containerd/containerd.sock", &text, &err), KJOIN_OK);
+    assert_string_equal(text, "containerRuntimeEndpoint: \"unix:///run/containerd/containerd.sock\"\n");
+    free(text);
+    assert_int_equal(kjoin_kubelet_instance_config("unix:///run/a\"b", &text, &err), KJOIN_E_USAGE);
+    assert_null(text);
+}
+
+/* config.yaml: the cluster's text as it is without a runtime or patches;
+ * otherwise parsed, patched, the runtime set last, and equal once parsed. */
+static void test_config_render(void **state)
+{
+    (void)state;
+    const char *cm = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n# a comment\n"
+                     "maxPods: 42\nfailSwapOn: no\nclusterDNS: [10.96.0.10]\nstaticPodPath: \"0x1\"\n";
+    char *out = NULL;
+    kjoin_err err;
+    assert_int_equal(kjoin_kubelet_config_render(cm, strlen(cm), NULL, NULL, &out, &err), KJOIN_OK);
+    assert_string_equal(out, cm);
+    free(out);
+    kjoin_patchset set = {.n = 1};
+    set.items[0] = (kjoin_patch){KJOIN_PATCH_MERGE, json_tokener_parse("{\"maxPods\":30,\"containerRuntimeEndpoint\":\"x\"}"),
+                                 "kubeletconfiguration+merge.yaml"};
+    assert_int_equal(kjoin_kubelet_config_render(cm, strlen(cm), &set, "unix:///run/crio/crio.sock", &out, &err),
+                     KJOIN_OK);
+    assert_null(strstr(out, "---"));
+    kjoin_kubelet_config k;
+    assert_int_equal(kjoin_kubelet_config_parse(out, strlen(out), &k, &err), KJOIN_OK);
+    assert_false(k.fail_swap_on); /* YAML 1.1's "no", as the kubelet reads it */
+    assert_non_null(strstr(out, "maxPods: 30\n"));
+    assert_non_null(strstr(out, "containerRuntimeEndpoint: \"unix:///run/crio/crio.sock\"\n"));
+    assert_non_null(strstr(out, "staticPodPath: \"0x1\"\n")); /* a string that looks like a number stays one */
+    free(out);
+    kjoin_patchset_release(&set);
+    set = (kjoin_patchset){.n = 1};
+    set.items[0] = (kjoin_patch){KJOIN_PATCH_JSON, json_tokener_parse("[{\"op\":\"remove\",\"path\":\"/nope\"}]"),
+                                 "kubeletconfiguration+json.yaml"};
+    assert_int_equal(kjoin_kubelet_config_render(cm, strlen(cm), &set, NULL, &out, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "kubeletconfiguration+json.yaml"));
+    assert_null(out);
+    kjoin_patchset_release(&set);
 }
 
 static void test_flags_env(void **state)
@@ -842,6 +905,8 @@ int main(void)
         cmocka_unit_test(test_reset_names_why_a_tree_stays),
         cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
         cmocka_unit_test(test_cluster_configuration),
+        cmocka_unit_test(test_instance_config_by_release),
+        cmocka_unit_test(test_config_render),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),
         cmocka_unit_test(test_reset),
     };

@@ -1,0 +1,297 @@
+/* The three patch types on a json-c tree. Debian's json-c (0.16) has JSON
+ * pointers (RFC 6901) but no JSON Patch, and Debian packages no C library
+ * for RFC 6902 or 7386: the few rules are here, on json-c's pointers'
+ * escaping. A strategic merge patch on the kubelet's configuration, whose
+ * fields carry no patch strategy, is a merge patch plus the "$patch"
+ * directive (replace, delete); other directives are refused by name. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kjoin/patch.h>
+
+#define BAD KJOIN_E_USAGE
+
+/* A deep copy: a patch's values are never shared with the document, which
+ * later patches change. */
+static kjoin_code copy(json_object *v, json_object **out, kjoin_err *err)
+{
+    *out = NULL;
+    if (v && json_object_deep_copy(v, out, NULL) != 0)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    return KJOIN_OK;
+}
+
+/* ---- merge (RFC 7386) and strategic ---------------------------------- */
+
+/* Merges patch into *target (owned; replaced as needed). *gone: a strategic
+ * "$patch: delete" asks that the target itself go. */
+static kjoin_code merge(json_object **target, json_object *patch, bool strategic, bool *gone, kjoin_err *err)
+{
+    *gone = false;
+    if (!json_object_is_type(patch, json_type_object)) {
+        json_object_put(*target);
+        return copy(patch, target, err);
+    }
+    json_object *directive = NULL;
+    if (strategic && json_object_object_get_ex(patch, "$patch", &directive)) {
+        const char *d = json_object_is_type(directive, json_type_string) ? json_object_get_string(directive) : "";
+        if (!strcmp(d, "delete")) {
+            *gone = true;
+            return KJOIN_OK;
+        }
+        if (strcmp(d, "replace"))
+            return kjoin_err_set(err, BAD, "the strategic directive \"$patch: %.40s\" is not one of replace, delete",
+                                 d);
+        json_object_put(*target);
+        *target = json_object_new_object();
+    }
+    if (!json_object_is_type(*target, json_type_object)) {
+        json_object_put(*target);
+        *target = json_object_new_object();
+    }
+    if (!*target)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    json_object_object_foreach(patch, key, value) {
+        if (strategic && key[0] == '$') {
+            if (!strcmp(key, "$patch"))
+                continue;
+            return kjoin_err_set(err, BAD, "the strategic directive %.60s is not supported here (only $patch)", key);
+        }
+        if (!value) {
+            json_object_object_del(*target, key);
+            continue;
+        }
+        json_object *child = NULL;
+        bool child_gone;
+        json_object_object_get_ex(*target, key, &child);
+        json_object_get(child);
+        kjoin_code rc = merge(&child, value, strategic, &child_gone, err);
+        if (rc || child_gone) {
+            json_object_put(child);
+            if (rc)
+                return rc;
+            json_object_object_del(*target, key);
+            continue;
+        }
+        json_object_object_add(*target, key, child);
+    }
+    return KJOIN_OK;
+}
+
+/* ---- JSON Patch (RFC 6902) -------------------------------------------- */
+
+#define MAX_TOKENS 128
+
+typedef struct pointer {
+    char *buf;
+    char *tok[MAX_TOKENS];
+    size_t n;
+} pointer;
+
+/* An RFC 6901 pointer's tokens, unescaped ("~1" is "/", "~0" is "~"). */
+static kjoin_code pointer_parse(const char *text, pointer *p, kjoin_err *err)
+{
+    memset(p, 0, sizeof(*p));
+    if (*text && *text != '/')
+        return kjoin_err_set(err, BAD, "the path \"%.80s\" does not start with /", text);
+    if (!*text)
+        return KJOIN_OK;
+    if (!(p->buf = strdup(text + 1)))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    for (char *t = p->buf;; ) {
+        if (p->n == MAX_TOKENS)
+            return kjoin_err_set(err, BAD, "the path \"%.80s\" is deeper than %d", text, MAX_TOKENS);
+        p->tok[p->n++] = t;
+        char *slash = strchr(t, '/');
+        if (slash)
+            *slash = '\0';
+        char *w = t;
+        for (char *r = t; *r; r++) {
+            if (*r == '~' && (r[1] == '0' || r[1] == '1'))
+                *w++ = r[1] == '0' ? '~' : '/', r++;
+            else if (*r == '~')
+                return kjoin_err_set(err, BAD, "the path \"%.80s\" has a \"~\" that is not ~0 or ~1", text);
+            else
+                *w++ = *r;
+        }
+        *w = '\0';
+        if (!slash)
+            break;
+        t = slash + 1;
+    }
+    return KJOIN_OK;
+}
+
+/* An array index: "0" or digits without a leading zero, below limit. */
+static bool index_of(const char *tok, size_t limit, size_t *out)
+{
+    if (!*tok || strspn(tok, "0123456789") != strlen(tok) || (tok[0] == '0' && tok[1]) || strlen(tok) > 9)
+        return false;
+    *out = (size_t)strtoul(tok, NULL, 10);
+    return *out < limit;
+}
+
+/* The value the first n tokens name, borrowed; NULL when there is none. */
+static json_object *resolve(json_object *doc, const pointer *p, size_t n, bool *found)
+{
+    json_object *at = doc;
+    *found = true;
+    for (size_t i = 0; i < n; i++) {
+        size_t k;
+        if (json_object_is_type(at, json_type_object) && json_object_object_get_ex(at, p->tok[i], &at))
+            continue;
+        if (json_object_is_type(at, json_type_array) && index_of(p->tok[i], json_object_array_length(at), &k)) {
+            at = json_object_array_get_idx(at, k);
+            continue;
+        }
+        *found = false;
+        return NULL;
+    }
+    return at;
+}
+
+/* Puts value (owned) at p: in an object by key, in a list at an index (the
+ * rest move up) or at its end ("-"), or as the whole document. */
+static kjoin_code add(json_object **doc, const pointer *p, json_object *value, kjoin_err *err)
+{
+    bool found;
+    size_t k;
+    if (!p->n) {
+        json_object_put(*doc);
+        *doc = value;
+        return KJOIN_OK;
+    }
+    json_object *parent = resolve(*doc, p, p->n - 1, &found);
+    const char *last = p->tok[p->n - 1];
+    if (found && json_object_is_type(parent, json_type_object)) {
+        json_object_object_add(parent, last, value);
+        return KJOIN_OK;
+    }
+    if (found && json_object_is_type(parent, json_type_array)) {
+        size_t len = json_object_array_length(parent);
+        if (!strcmp(last, "-")) {
+            json_object_array_add(parent, value);
+            return KJOIN_OK;
+        }
+        if (index_of(last, len + 1, &k)) {
+            json_object_array_add(parent, NULL);
+            for (size_t j = len; j > k; j--)
+                json_object_array_put_idx(parent, j, json_object_get(json_object_array_get_idx(parent, j - 1)));
+            json_object_array_put_idx(parent, k, value);
+            return KJOIN_OK;
+        }
+    }
+    json_object_put(value);
+    return kjoin_err_set(err, BAD, "add: %s", found ? "the index is past the end of the list" : "the parent is missing");
+}
+
+/* Takes the value at p out of the document, into *taken (owned) if asked. */
+static kjoin_code take(json_object **doc, const pointer *p, json_object **taken, kjoin_err *err)
+{
+    bool found;
+    size_t k;
+    if (!p->n)
+        return kjoin_err_set(err, BAD, "the whole document cannot be removed");
+    json_object *parent = resolve(*doc, p, p->n - 1, &found), *v = NULL;
+    const char *last = p->tok[p->n - 1];
+    if (found && json_object_is_type(parent, json_type_object) && json_object_object_get_ex(parent, last, &v)) {
+        if (taken)
+            *taken = json_object_get(v);
+        json_object_object_del(parent, last);
+        return KJOIN_OK;
+    }
+    if (found && json_object_is_type(parent, json_type_array) &&
+        index_of(last, json_object_array_length(parent), &k)) {
+        if (taken)
+            *taken = json_object_get(json_object_array_get_idx(parent, k));
+        json_object_array_del_idx(parent, k, 1);
+        return KJOIN_OK;
+    }
+    return kjoin_err_set(err, BAD, "nothing is there");
+}
+
+static const char *string_member(json_object *op, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(op, key, &v) && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+static kjoin_code operation(json_object **doc, json_object *op, kjoin_err *err)
+{
+    const char *name = string_member(op, "op"), *path = string_member(op, "path"), *from = string_member(op, "from");
+    json_object *value = NULL, *moved = NULL;
+    bool has_value = json_object_object_get_ex(op, "value", &value), found;
+    pointer p = {0}, f = {0};
+    kjoin_code rc = KJOIN_OK;
+    if (!json_object_is_type(op, json_type_object) || !name || !path)
+        return kjoin_err_set(err, BAD, "an operation is a mapping with a string \"op\" and \"path\"");
+    bool needs_value = !strcmp(name, "add") || !strcmp(name, "replace") || !strcmp(name, "test");
+    bool needs_from = !strcmp(name, "move") || !strcmp(name, "copy");
+    if (!needs_value && !needs_from && strcmp(name, "remove"))
+        return kjoin_err_set(err, BAD, "the operation \"%.40s\" is not add, remove, replace, move, copy or test", name);
+    if ((needs_value && !has_value) || (needs_from && !from))
+        return kjoin_err_set(err, BAD, "%s needs \"%s\"", name, needs_value ? "value" : "from");
+    if ((rc = pointer_parse(path, &p, err)) || (needs_from && (rc = pointer_parse(from, &f, err))))
+        goto done;
+    if (!strcmp(name, "test")) {
+        json_object *at = resolve(*doc, &p, p.n, &found);
+        if (!found || !json_object_equal(at, value))
+            rc = kjoin_err_set(err, BAD, "test %s: %s", path, found ? "the value differs" : "nothing is there");
+    } else if (!strcmp(name, "remove")) {
+        rc = take(doc, &p, NULL, err);
+    } else if (!strcmp(name, "replace")) { /* of the whole document too */
+        if ((!p.n || !(rc = take(doc, &p, NULL, err))) && !(rc = copy(value, &moved, err)))
+            rc = add(doc, &p, moved, err);
+    } else if (!strcmp(name, "add")) {
+        if (!(rc = copy(value, &moved, err)))
+            rc = add(doc, &p, moved, err);
+    } else if (!strcmp(name, "copy")) {
+        json_object *at = resolve(*doc, &f, f.n, &found);
+        if (!found)
+            rc = kjoin_err_set(err, BAD, "copy from %s: nothing is there", from);
+        else if (!(rc = copy(at, &moved, err)))
+            rc = add(doc, &p, moved, err);
+    } else { /* move: not into itself */
+        size_t flen = strlen(from);
+        if (!strncmp(path, from, flen) && path[flen] == '/')
+            rc = kjoin_err_set(err, BAD, "move from %s into itself", from);
+        else if (!(rc = take(doc, &f, &moved, err)))
+            rc = add(doc, &p, moved, err);
+    }
+    if (rc && strncmp(err->msg, name, strlen(name)) && strncmp(err->msg, "test", 4)) {
+        char msg[KJOIN_ERR_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        kjoin_err_set(err, rc, "%s %.200s: %s", name, path, msg);
+    }
+done:
+    free(p.buf);
+    free(f.buf);
+    return rc;
+}
+
+/* ---- the set ------------------------------------------------------------ */
+
+kjoin_code kjoin_patches_apply(const kjoin_patchset *set, json_object **doc, kjoin_err *err)
+{
+    static const char *const names[] = {"strategic", "merge", "json"};
+    for (size_t i = 0; set && i < set->n; i++) {
+        const kjoin_patch *p = &set->items[i];
+        kjoin_err in = {0};
+        kjoin_code rc = KJOIN_OK;
+        bool gone = false;
+        if (p->type == KJOIN_PATCH_JSON)
+            for (size_t k = 0; !rc && k < json_object_array_length(p->patch); k++)
+                rc = operation(doc, json_object_array_get_idx(p->patch, k), &in);
+        else if (!(rc = merge(doc, p->patch, p->type == KJOIN_PATCH_STRATEGIC, &gone, &in)) && gone)
+            rc = kjoin_err_set(&in, BAD, "\"$patch: delete\" would delete the whole configuration");
+        if (!rc && !json_object_is_type(*doc, json_type_object))
+            rc = kjoin_err_set(&in, BAD, "the configuration is no longer a mapping");
+        if (rc)
+            return kjoin_err_set(err, rc, "the %s patch in %s does not apply to the kubelet's configuration: %s",
+                                 names[p->type], p->file, in.msg);
+    }
+    return KJOIN_OK;
+}

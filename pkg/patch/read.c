@@ -1,0 +1,256 @@
+/* Reading kubeadm's patches directory: file names to targets and types, as
+ * kubeadm's util/patches parses them; each file's YAML documents as JSON. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kjoin/patch.h>
+#include <kjoin/util.h>
+
+#include "../yamldoc/yamldoc.h"
+
+#define WORKER_TARGET "kubeletconfiguration"
+/* kubeadm's known targets; all but the kubelet's are a control plane's. */
+static const char *const targets[] = {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
+                                      WORKER_TARGET, "corednsdeployment", "kubeproxydaemonset"};
+
+static void note(kjoin_patchset *s, const char *fmt, const char *a, const char *b)
+{
+    if (s->n_notes < KJOIN_PATCH_MAX_NOTES)
+        snprintf(s->notes[s->n_notes++], sizeof(s->notes[0]), fmt, a, b);
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n > t && !strcmp(s + n - t, tail);
+}
+
+/* kubeadm's ^(TARGET)([^.+\n]*)?(\+)?(json|merge|strategic)?, on a name that
+ * ends in .yaml or .json: the target's index and the type. */
+static kjoin_code parse_name(const char *name, size_t *target, kjoin_patch_type *type, kjoin_err *err)
+{
+    size_t t = 0, len = 0;
+    for (; t < sizeof(targets) / sizeof(targets[0]); t++)
+        if (!strncmp(name, targets[t], len = strlen(targets[t])))
+            break;
+    if (t == sizeof(targets) / sizeof(targets[0]))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the patch file %s names no known target: its name starts with "
+                             "kubeletconfiguration (or a control-plane target: etcd, kube-apiserver, "
+                             "kube-controller-manager, kube-scheduler, corednsdeployment, kubeproxydaemonset)", name);
+    const char *rest = name + len + strcspn(name + len, ".+\n");
+    *target = t;
+    *type = KJOIN_PATCH_STRATEGIC;
+    if (*rest != '+')
+        return KJOIN_OK;
+    static const struct {
+        const char *word;
+        kjoin_patch_type type;
+    } types[] = {{"json", KJOIN_PATCH_JSON}, {"merge", KJOIN_PATCH_MERGE}, {"strategic", KJOIN_PATCH_STRATEGIC}};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (!strncmp(rest + 1, types[i].word, strlen(types[i].word))) {
+            *type = types[i].type;
+            return KJOIN_OK;
+        }
+    return kjoin_err_set(err, KJOIN_E_USAGE, "the patch file %s has an unknown or missing patch type after '+': "
+                         "json, merge or strategic", name);
+}
+
+/* The file's documents, each one patch of the type; empty ones skipped. */
+static kjoin_code add_documents(kjoin_patchset *s, const char *name, kjoin_patch_type type, const char *text, size_t len,
+                                kjoin_err *err)
+{
+    kjoin_yaml_stream st;
+    kjoin_err in;
+    kjoin_code rc = kjoin_yaml__stream_open(&st, text, len, KJOIN_E_USAGE, &in);
+    while (!rc) {
+        kjoin_yaml y;
+        json_object *doc = NULL;
+        if ((rc = kjoin_yaml__stream_next(&st, &y, &in)))
+            break;
+        yaml_node_t *root = kjoin_yaml__root(&y);
+        if (!root) {
+            kjoin_yaml__release(&y);
+            break;
+        }
+        rc = kjoin_yaml__to_json(&y, root, KJOIN_E_USAGE, &doc, &in);
+        kjoin_yaml__release(&y);
+        if (rc || !doc)
+            continue;
+        bool list = type == KJOIN_PATCH_JSON;
+        if (!json_object_is_type(doc, list ? json_type_array : json_type_object))
+            rc = kjoin_err_set(&in, KJOIN_E_USAGE, "a %s patch is a YAML %s", list ? "json" : "merge or strategic",
+                               list ? "list of operations" : "mapping");
+        else if (s->n == KJOIN_PATCH_MAX)
+            rc = kjoin_err_set(&in, KJOIN_E_USAGE, "more than %d patches", KJOIN_PATCH_MAX);
+        if (rc) {
+            json_object_put(doc);
+            break;
+        }
+        kjoin_patch *p = &s->items[s->n++];
+        p->type = type;
+        p->patch = doc;
+        snprintf(p->file, sizeof(p->file), "%s", name);
+    }
+    kjoin_yaml__stream_close(&st);
+    return rc ? kjoin_err_set(err, rc, "the patch file %s: %s", name, in.msg) : KJOIN_OK;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The names in the directory fd, sorted as Go's filepath.Walk visits them. */
+static kjoin_code list_dir(int fd, const char *path, char ***names, size_t *n, kjoin_err *err)
+{
+    int copy = dup(fd);
+    DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
+    *names = NULL, *n = 0;
+    if (!d) {
+        if (copy >= 0)
+            close(copy);
+        return kjoin_err_set(err, KJOIN_E_USAGE, "cannot list the patches directory %s: %s", path, strerror(errno));
+    }
+    kjoin_code rc = KJOIN_OK;
+    size_t cap = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (*n == cap) {
+            char **more = realloc(*names, (cap = cap ? cap * 2 : 16) * sizeof(char *));
+            if (!more) {
+                rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+                break;
+            }
+            *names = more;
+        }
+        if (!((*names)[*n] = strdup(e->d_name)))
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        else
+            (*n)++;
+    }
+    closedir(d);
+    if (!rc && *n)
+        qsort(*names, *n, sizeof(char *), by_name);
+    return rc;
+}
+
+static kjoin_code read_file(int dir, const char *name, const char *path, char **text, size_t *len, kjoin_err *err)
+{
+    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    kjoin_code rc = KJOIN_OK;
+    *text = NULL, *len = 0;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot read the patch file %s: %s", path, strerror(errno));
+    else if (st.st_size > KJOIN_YAML_MAX_BYTES)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the patch file %s is larger than %d bytes", path, KJOIN_YAML_MAX_BYTES);
+    else if (!(*text = malloc((size_t)st.st_size + 1)))
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    while (!rc && *len < (size_t)st.st_size) {
+        ssize_t got = read(fd, *text + *len, (size_t)st.st_size - *len);
+        if (got <= 0)
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot read the patch file %s: %s", path,
+                               got ? strerror(errno) : "it shrank while read");
+        else
+            *len += (size_t)got;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc) {
+        free(*text);
+        *text = NULL;
+    } else
+        (*text)[*len] = '\0';
+    return rc;
+}
+
+static kjoin_code walk(kjoin_patchset *s, int fd, const char *path, int depth, bool *noted_cp, kjoin_err *err);
+
+static kjoin_code visit(kjoin_patchset *s, int fd, const char *path, const char *name, int depth, bool *noted_cp,
+                        kjoin_err *err)
+{
+    char full[4096];
+    struct stat st;
+    if (snprintf(full, sizeof(full), "%s/%s", path, name) >= (int)sizeof(full))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "a path under the patches directory is too long");
+    if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "cannot read %s: %s", full, strerror(errno));
+    if (S_ISLNK(st.st_mode))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s is a symbolic link: put the patch itself there", full);
+    if (S_ISDIR(st.st_mode)) {
+        int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "cannot open %s: %s", full, strerror(errno));
+        kjoin_code rc = walk(s, sub, full, depth + 1, noted_cp, err);
+        close(sub);
+        return rc;
+    }
+    if (!S_ISREG(st.st_mode) || !(ends_with(name, ".yaml") || ends_with(name, ".json"))) {
+        note(s, "[patches] Ignoring file %s: %s", name, "the file extension must be one of [json yaml]");
+        return KJOIN_OK;
+    }
+    size_t target = 0, len = 0;
+    kjoin_patch_type type = KJOIN_PATCH_STRATEGIC;
+    char *text = NULL;
+    kjoin_code rc = parse_name(name, &target, &type, err);
+    if (rc || (rc = read_file(fd, name, full, &text, &len, err)))
+        return rc;
+    if (!len)
+        note(s, "[patches] Ignoring empty file: %s%s", name, "");
+    else if (strcmp(targets[target], WORKER_TARGET)) {
+        if (!*noted_cp)
+            note(s, "[patches] %s (and any other control-plane target) does not apply to a worker: %s", name,
+                 "ignored");
+        *noted_cp = true;
+    } else
+        rc = add_documents(s, name, type, text, len, err);
+    free(text);
+    return rc;
+}
+
+static kjoin_code walk(kjoin_patchset *s, int fd, const char *path, int depth, bool *noted_cp, kjoin_err *err)
+{
+    char **names;
+    size_t n;
+    if (depth > 16)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the patches directory nests deeper than 16 levels at %s", path);
+    kjoin_code rc = list_dir(fd, path, &names, &n, err);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = visit(s, fd, path, names[i], depth, noted_cp, err);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+kjoin_code kjoin_patches_read(const char *dir, kjoin_patchset *out, kjoin_err *err)
+{
+    kjoin_patchset *s = calloc(1, sizeof(*s));
+    bool noted_cp = false;
+    if (!s)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    kjoin_code rc = fd < 0 ? kjoin_err_set(err, KJOIN_E_USAGE, "cannot open the patches directory %s: %s", dir,
+                                           errno == ENOTDIR || errno == ELOOP ? "not a directory" : strerror(errno))
+                           : walk(s, fd, dir, 0, &noted_cp, err);
+    if (fd >= 0)
+        close(fd);
+    if (rc)
+        kjoin_patchset_release(s);
+    else
+        *out = *s;
+    free(s);
+    return rc;
+}
+
+void kjoin_patchset_release(kjoin_patchset *set)
+{
+    for (size_t i = 0; set && i < set->n; i++)
+        json_object_put(set->items[i].patch);
+    if (set)
+        set->n = 0;
+}
