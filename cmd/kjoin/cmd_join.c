@@ -64,7 +64,7 @@ static const cli_opt join_opts[] = {
     {OPT_OUT, "kubeconfig-out", 0, true, "FILE", "the bootstrap kubeconfig (default /etc/kubernetes/bootstrap-kubelet.conf)"},
     {OPT_CLUSTER_NAME, "cluster-name", 0, true, "NAME", "cluster name in the kubeconfig (default kubernetes)"},
     {OPT_FORCE, "force", 0, false, NULL, "replace an existing kubeconfig with different content"},
-    {OPT_DRY_RUN, "dry-run", 0, false, NULL, "print the kubeconfig on stdout, write nothing"},
+    {OPT_DRY_RUN, "dry-run", 0, false, NULL, "run the checks and discovery, print every file the join would write (tokens masked), write and start nothing"},
     {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
     {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 0 steps, 1 details, 4 each request, 6 response headers"},
     {OPT_FLAVOR, "flavor", 0, true, "kubeadm|k3s",
@@ -381,9 +381,38 @@ static void print_result(const kjoin_worker_spec *s, const kjoin_worker_outcome 
     json_object_object_add(root, "nodeName", json_object_new_string(w->node_name.name));
     json_object_object_add(root, "caCertificates", certs);
     json_object_object_add(root, "node", node_json(w));
+    if (s->dry_run) {
+        json_object *would = json_object_new_array();
+        for (size_t i = 0; i < w->planned.n; i++) {
+            const kjoin_planned_file *f = &w->planned.files[i];
+            char mode[8];
+            json_object *file = json_object_new_object();
+            snprintf(mode, sizeof(mode), "%04o", f->mode);
+            json_object_object_add(file, "path", json_object_new_string(f->path));
+            json_object_object_add(file, "mode", json_object_new_string(mode));
+            json_object_object_add(file, "content", json_object_new_string(f->content));
+            json_object_array_add(would, file);
+        }
+        json_object_object_add(root, "wouldWrite", would);
+    }
     if (w->tls_bootstrapped)
         json_object_object_add(root, "tlsBootstrap", cli_bootstrap_json(&s->bootstrap, &w->tls));
     cli_print_json(root);
+}
+
+/* A dry run's files, as kubeadm prints them: each line of the content
+ * after a tab (already masked and made printable by the library). */
+static void print_planned(const kjoin_planned_files *plan)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        const kjoin_planned_file *f = &plan->files[i];
+        printf("[dryrun] Would write file \"%s\" (mode %04o) with content:\n", f->path, f->mode);
+        for (const char *line = f->content; *line;) {
+            size_t len = strcspn(line, "\n");
+            printf("\t%.*s\n", (int)len, line);
+            line += len + (line[len] == '\n');
+        }
+    }
 }
 
 /* "kjoin join phase NAME ...": the phase's bit, and argv without the two words. */
@@ -461,8 +490,8 @@ int cmd_join(int argc, char **argv)
     if (!rc && (rc = kjoin_worker_join(w, &outcome, &err)) && outcome.discovered && w->tls_bootstrap &&
         !outcome.tls_bootstrapped)
         cli_bootstrap_fail_names(&err);
-    if (!rc && w->dry_run && outcome.discovered && a.format == CLI_TEXT)
-        fwrite(outcome.join.result.kubeconfig, 1, outcome.join.result.kubeconfig_len, stdout);
+    if (!rc && w->dry_run && a.format == CLI_TEXT)
+        print_planned(&outcome.planned);
     if (!rc && a.format == CLI_JSON)
         print_result(w, &outcome, join_id);
     kjoin_worker_outcome_release(&outcome);

@@ -247,6 +247,28 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
  * kubeadm-flags.env and the CA, each by its rule (the kubelet is stopped
  * first under systemd). Errors: KJOIN_E_OUTPUT, KJOIN_E_USAGE. */
 kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err);
+/* A file a dry run would write: its path, mode and content, shown with
+ * tokens masked and control characters replaced. */
+typedef struct kjoin_planned_file {
+    char path[4096];
+    unsigned mode;
+    char *content;
+} kjoin_planned_file;
+#define KJOIN_PLANNED_MAX 8
+typedef struct kjoin_planned_files {
+    size_t n;
+    kjoin_planned_file files[KJOIN_PLANNED_MAX];
+} kjoin_planned_files;
+/* Adds one file to plan (len bytes of data, masked). Errors: KJOIN_E_OTHER. */
+kjoin_code kjoin_planned_add(kjoin_planned_files *plan, const char *path, unsigned mode, const char *data, size_t len,
+                             kjoin_err *err);
+void kjoin_planned_release(kjoin_planned_files *plan);
+
+/* kubelet-start in a dry run: what kjoin_kubelet_write would write (the
+ * record first), into plan; nothing is written. Errors: KJOIN_E_USAGE (before
+ * the checks), KJOIN_E_OTHER. */
+kjoin_code kjoin_kubelet_plan(kjoin_node_join *j, kjoin_planned_files *plan, kjoin_err *err);
+
 /* The shell line that starts the kubelet without systemd, as kubeadm's
  * drop-in does: sh -c 'set -f; . FLAGS_ENV; exec KUBELET
  * --bootstrap-kubeconfig=... --kubeconfig=... --config=...

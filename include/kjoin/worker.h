@@ -39,7 +39,8 @@ typedef struct kjoin_worker_spec {
                                         * the fields above */
     unsigned skip;                     /* KJOIN_PHASE_* not to run; skipping kubelet-start skips the wait too */
     unsigned only;                     /* one phase alone (kjoin join phase NAME); 0: all but skip */
-    bool dry_run;                      /* discovery and its checks only; nothing written or started */
+    bool dry_run;                      /* as kubeadm's: preflight, discovery and the cluster checks run; the files
+                                        * are shown (outcome.planned), none written, nothing started */
     const char *join_id;               /* recorded for reset and sent as Audit-ID */
 } kjoin_worker_spec;
 
@@ -54,6 +55,7 @@ typedef struct kjoin_worker_outcome {
     char kubeconfig_path[4096];        /* the bootstrap kubeconfig's path */
     kjoin_node_join node;              /* the preflight report, kubelet-start's and the wait's results */
     struct kjoin_patchset *patches;    /* node.patches_dir read, before anything else; NULL without one */
+    kjoin_planned_files planned;       /* a dry run: the files the join would write, in order, tokens masked */
     bool tls_bootstrapped;
     kjoin_bootstrap_result tls;
     unsigned ran;                      /* the phases that ran to the end */

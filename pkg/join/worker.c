@@ -33,7 +33,7 @@ typedef struct step {
     const char *phase;         /* the kubeadm phase it is part of, by its --skip-phases name; NULL: kjoin's own */
     unsigned bit;              /* that phase's bit; 0 for kubeadm's control-plane phases, which have no step here */
     unsigned needs;            /* NEEDS_*: what must be done before it */
-    bool (*when)(const worker_run *r); /* kjoin's own steps: whether it runs */
+    bool (*when)(const worker_run *r); /* whether it runs (kjoin's own steps), or also runs (a phase's) */
     kjoin_code (*run)(worker_run *r, kjoin_err *err);
 } step;
 
@@ -88,16 +88,38 @@ static kjoin_code run_check(worker_run *r, kjoin_err *err)
 }
 
 static kjoin_code run_write(worker_run *r, kjoin_err *err) { return kjoin_kubelet_write(&r->out->node, err); }
+static kjoin_code run_plan(worker_run *r, kjoin_err *err)
+{
+    return kjoin_kubelet_plan(&r->out->node, &r->out->planned, err);
+}
 static kjoin_code run_launch(worker_run *r, kjoin_err *err) { return kjoin_kubelet_launch(&r->out->node, err); }
 static kjoin_code run_wait(worker_run *r, kjoin_err *err) { return kjoin_kubelet_wait(&r->out->node, err); }
 
 /* No node phase runs: discovery is the join (as kubeadm's phases have it,
- * skipping preflight and kubelet-start; a dry run; a K3s cluster). */
+ * skipping preflight and kubelet-start; a K3s cluster). */
 static bool discovering_alone(const worker_run *r) { return !(r->phases & KJOIN_PHASE_ALL); }
 
 /* Discovery alone leaves its kubeconfig (and the CA where one was asked
  * for) on disk; a dry run writes nothing. */
 static bool discovery_alone(const worker_run *r) { return discovering_alone(r) && !r->spec->dry_run; }
+static bool discovery_alone_dry(const worker_run *r) { return discovering_alone(r) && r->spec->dry_run; }
+
+/* A dry run, as kubeadm's: the checks run for real, and every file is
+ * shown instead of written; nothing starts, so nothing is waited for. */
+static bool for_real(const worker_run *r) { return !r->spec->dry_run; }
+static bool dry(const worker_run *r) { return r->spec->dry_run; }
+
+/* What discovery alone would write. */
+static kjoin_code run_plan_discovered(worker_run *r, kjoin_err *err)
+{
+    const kjoin_join_result *res = &r->out->join.result;
+    const char *ca = r->spec->node.paths.ca_cert_path;
+    kjoin_code rc = kjoin_planned_add(&r->out->planned, r->out->kubeconfig_path, 0600, res->kubeconfig,
+                                      res->kubeconfig_len, err);
+    if (!rc && ca)
+        rc = kjoin_planned_add(&r->out->planned, ca, 0644, r->ca, r->ca_len, err);
+    return rc;
+}
 
 static kjoin_code run_write_discovered(worker_run *r, kjoin_err *err)
 {
@@ -143,12 +165,14 @@ static const step steps[] = {
     {"control-plane-prepare", 0, 0, NULL, NULL},
     {"check-etcd", 0, 0, NULL, NULL},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_write},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, dry, run_plan},
     {NULL, 0, NEEDS_DISCOVERY, discovery_alone, run_write_discovered},
+    {NULL, 0, NEEDS_DISCOVERY, discovery_alone_dry, run_plan_discovered},
     {NULL, 0, NEEDS_DISCOVERY, wants_tls_bootstrap, run_tls_bootstrap},
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_launch},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_launch},
     {"etcd-join", 0, 0, NULL, NULL},
-    {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0, NULL, run_wait},
+    {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0, for_real, run_wait},
     {"control-plane-join", 0, 0, NULL, NULL},
     {"wait-control-plane", 0, 0, NULL, NULL},
 };
@@ -156,7 +180,7 @@ static const step steps[] = {
 
 static bool runs(const worker_run *r, const step *s)
 {
-    return s->run && (s->phase ? (r->phases & s->bit) != 0 : s->when(r));
+    return s->run && (!s->phase || (r->phases & s->bit)) && (!s->when || s->when(r));
 }
 
 /* Discovery runs for any later step that needs it, and alone when no node
@@ -209,8 +233,7 @@ const char *kjoin_phase_name(unsigned phase)
 
 /* The specification's own checks, and the phases to run: one alone, or all
  * but those skipped. The wait waits
- * for what kubelet-start started: skipping that skips the wait too. A dry
- * run is discovery's: nothing on the node changes. */
+ * for what kubelet-start started: skipping that skips the wait too. */
 static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err *err)
 {
     unsigned skip = s->skip;
@@ -231,7 +254,7 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
         return kjoin_err_set(err, KJOIN_E_USAGE, "`tls_bootstrap` writes the node's files: not with `dry_run`");
     if (skip & KJOIN_PHASE_KUBELET_START)
         skip |= KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP;
-    *out = s->dry_run ? 0 : s->only ? s->only : KJOIN_PHASE_ALL & ~skip;
+    *out = s->only ? s->only : KJOIN_PHASE_ALL & ~skip;
     return KJOIN_OK;
 }
 
@@ -271,6 +294,7 @@ void kjoin_worker_outcome_release(kjoin_worker_outcome *o)
         kjoin_join_outcome_release(&o->join);
     o->discovered = false;
     kjoin_node_join_release(&o->node);
+    kjoin_planned_release(&o->planned);
     kjoin_patchset_release(o->patches);
     free(o->patches);
     o->patches = NULL;

@@ -502,6 +502,73 @@ static void take_back(const kjoin_node_join *j, const char *const *created, size
     logf_(j, 1, "[kubelet-start] Took back %zu files and %zu directories of this run", n, n_dirs);
 }
 
+/* The files kubelet-start writes, in kubeadm's order, with what goes in
+ * them; the record goes first and is not among them. */
+#define NODE_FILES 5
+static size_t node_files(const kjoin_node_join *j, const kjoin_node__resolved *p, node_write w[NODE_FILES])
+{
+    const node_write all[NODE_FILES] = {
+        {p->bootstrap_kubeconfig, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, j->bootstrap_kubeconfig, j->bootstrap_len,
+         "bootstrap-kubeconfig"},
+        {p->instance_config, KJOIN_NODE_FILE_INSTANCE_CONFIG, j->instance_yaml,
+         j->instance_yaml ? strlen(j->instance_yaml) : 0, "instance-config"},
+        {p->config_yaml, KJOIN_NODE_FILE_KUBELET_CONFIG, j->config_yaml, strlen(j->config_yaml), "kubelet-config"},
+        {p->flags_env, KJOIN_NODE_FILE_FLAGS_ENV, j->flags_env, strlen(j->flags_env), "flags-env"},
+        {p->ca_cert_path, KJOIN_NODE_FILE_CA_CERT, j->ca_pem, j->ca_len, "ca-cert"},
+    };
+    size_t n = 0;
+    for (size_t i = 0; i < NODE_FILES; i++) /* those this join writes */
+        if (all[i].data && (all[i].len || all[i].kind != KJOIN_NODE_FILE_CA_CERT))
+            w[n++] = all[i];
+    return n;
+}
+
+kjoin_code kjoin_planned_add(kjoin_planned_files *plan, const char *path, unsigned mode, const char *data, size_t len,
+                             kjoin_err *err)
+{
+    if (plan->n == KJOIN_PLANNED_MAX)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "more than %d files to show", KJOIN_PLANNED_MAX);
+    kjoin_planned_file *f = &plan->files[plan->n];
+    char *raw = strndup(data, len);
+    f->content = raw ? malloc(len + 1) : NULL; /* the sanitiser never lengthens */
+    if (!f->content) {
+        free(raw);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
+    kjoin_printable(f->content, len + 1, raw, true); /* tokens masked, controls shown as "?" */
+    kjoin_free_wiped(raw, len);
+    snprintf(f->path, sizeof(f->path), "%s", path);
+    f->mode = mode;
+    plan->n++;
+    return KJOIN_OK;
+}
+
+void kjoin_planned_release(kjoin_planned_files *plan)
+{
+    for (size_t i = 0; i < plan->n; i++)
+        free(plan->files[i].content);
+    plan->n = 0;
+}
+
+kjoin_code kjoin_kubelet_plan(kjoin_node_join *j, kjoin_planned_files *plan, kjoin_err *err)
+{
+    kjoin_node__resolved p;
+    node_write w[NODE_FILES];
+    char *record = NULL;
+    if (!j->checked)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "kubelet-start shows its files only after its cluster checks passed");
+    kjoin_node__resolve(&j->spec->paths, &p);
+    size_t n = node_files(j, &p, w);
+    kjoin_code rc = make_record(j, &p, w, n, &record, err);
+    if (!rc)
+        rc = kjoin_planned_add(plan, p.state, kjoin_node_file_mode(KJOIN_NODE_FILE_RECORD), record, strlen(record), err);
+    free(record);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = kjoin_planned_add(plan, w[i].path, kjoin_node_file_mode(w[i].kind), w[i].data, w[i].len, err);
+    step(j, "dry-run");
+    return rc;
+}
+
 kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
 {
     kjoin_node__resolved p;
@@ -512,26 +579,15 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     if ((rc = kjoin_node_check_destinations(&j->spec->paths, err)))
         return rc;
     kjoin_node__resolve(&j->spec->paths, &p);
-    node_write w[] = {
-        {p.bootstrap_kubeconfig, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, j->bootstrap_kubeconfig, j->bootstrap_len,
-         "bootstrap-kubeconfig"},
-        {p.instance_config, KJOIN_NODE_FILE_INSTANCE_CONFIG, j->instance_yaml,
-         j->instance_yaml ? strlen(j->instance_yaml) : 0, "instance-config"},
-        {p.config_yaml, KJOIN_NODE_FILE_KUBELET_CONFIG, j->config_yaml, strlen(j->config_yaml), "kubelet-config"},
-        {p.flags_env, KJOIN_NODE_FILE_FLAGS_ENV, j->flags_env, strlen(j->flags_env), "flags-env"},
-        {p.ca_cert_path, KJOIN_NODE_FILE_CA_CERT, j->ca_pem, j->ca_len, "ca-cert"},
-    };
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) /* those this join writes, in order */
-        if (w[i].data && (w[i].len || w[i].kind != KJOIN_NODE_FILE_CA_CERT))
-            w[n++] = w[i];
+    node_write w[NODE_FILES];
+    size_t n = node_files(j, &p, w);
     char *record = NULL;
     if ((rc = make_record(j, &p, w, n, &record, err)))
         return rc;
     /* What this run makes, to be taken back if a later write fails. */
     char made[KJOIN_NODE_STATE_MAX_DIRS][4096];
     size_t n_made = missing_dirs(w, n, p.state, made, KJOIN_NODE_STATE_MAX_DIRS);
-    const char *created[sizeof(w) / sizeof(w[0]) + 1];
+    const char *created[NODE_FILES + 1];
     size_t n_created = 0;
     j->result.systemd = kjoin_node__systemd(j->spec->systemd_dir);
     /* kubeadm's order: the kubelet does not read half a configuration. */

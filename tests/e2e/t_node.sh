@@ -34,12 +34,36 @@ $(e2e_from 31 "failCgroupV1: false")
 CFG
 }
 
+# upload_kubelet_config: this release's kubeadm uploads the run's kubelet
+# configuration, as kubeadm init does (v1.20's phase, which goes on to
+# annotate a control-plane Node this cluster has not, is stopped once the
+# ConfigMap has changed).
+upload_kubelet_config() {
+  local cm=kubelet-config before
+  [ "$E2E_MINOR" -ge 24 ] || cm=kubelet-config-1.$E2E_MINOR
+  before=$(kc -n kube-system get configmap "$cm" -o jsonpath='{.data.kubelet}' 2>/dev/null)
+  { cat "$E2E_DIR/kubeadm.yaml"; echo ---; cat "$ROOT/kubelet-config.yaml"; } >"$ROOT/kubeadm-kubelet.yaml"
+  "$KBIN/kubeadm" init phase upload-config kubelet --config "$ROOT/kubeadm-kubelet.yaml" --kubeconfig "$E2E_ADMIN" \
+    >"$ROOT/upload.log" 2>&1 &
+  local pid=$! i
+  for i in $(seq 300); do
+    e2e_alive "$pid" || break
+    [ "$E2E_MINOR" -lt 24 ] && [ "$(kc -n kube-system get configmap "$cm" -o jsonpath='{.data.kubelet}' 2>/dev/null)" != "$before" ] &&
+      sleep 1 && break # its RBAC follows at once
+    sleep 0.2
+  done
+  if e2e_alive "$pid"; then kill "$pid"; wait "$pid"; [ "$E2E_MINOR" -lt 24 ] || return 1
+  else wait "$pid" || { fail "kubeadm upload-config kubelet: $(tail -3 "$ROOT/upload.log")"; return 1; }; fi
+}
+
 NODE_CRI=
 # node_setup: once a run: containerd on its own socket (stopped with the
 # control plane) and the kubelet-config ConfigMap as each release's kubeadm
-# makes it: the newest's own upload-config phase; v1.20's phase would also
-# wait for a control-plane Node to annotate, so its ConfigMap and RBAC are
-# made as that kubeadm names them (kubelet-config-1.20).
+# makes it: the newest's own upload-config phase. v1.20's kubeadm would
+# drop an empty enforceNodeAllocatable (the kubelet then enforces "pods",
+# which needs QoS cgroups) and its phase would wait for a control-plane
+# Node to annotate, so its ConfigMap and RBAC are made as that kubeadm
+# names them (kubelet-config-1.20), the configuration as it is.
 node_setup() {
   [ -n "$NODE_CRI" ] && return 0
   local d=$ROOT/ctr
@@ -59,9 +83,7 @@ TOML
   NODE_CRI=unix://$d/containerd.sock
   node_kubelet_config >"$ROOT/kubelet-config.yaml"
   if [ "$E2E_MINOR" -ge 24 ]; then
-    { cat "$E2E_DIR/kubeadm.yaml"; echo ---; cat "$ROOT/kubelet-config.yaml"; } >"$ROOT/kubeadm-kubelet.yaml"
-    "$KBIN/kubeadm" init phase upload-config kubelet --config "$ROOT/kubeadm-kubelet.yaml" --kubeconfig "$E2E_ADMIN" \
-      >"$ROOT/upload.log" 2>&1 || { fail "kubeadm upload-config kubelet: $(tail -3 "$ROOT/upload.log")"; return 1; }
+    upload_kubelet_config || return 1
   else
     local cm=kubelet-config-1.$E2E_MINOR
     kc -n kube-system create configmap "$cm" --from-file=kubelet="$ROOT/kubelet-config.yaml" >/dev/null &&
@@ -78,22 +100,26 @@ NODE_IGNORE=FileContent--proc-sys-net-ipv4-ip_forward
 # in_node FN [PATH]: runs the function FN of this suite as root in private
 # mount and UTS namespaces (a scenario may give its node a host name of its
 # own), where /etc and /var/lib are copy-on-write views of the
-# machine's (overlays with their upper layers in $T/ns): whatever the node
+# machine's (overlays with their upper layers in $T/ns, or $T/$NODE_NS): whatever the node
 # writes there goes with $T, and the machine's /etc/kubernetes and
 # /var/lib/kubelet are never touched. The suite's functions and variables
 # go along; PATH has the release's binaries first, so "kubelet" is the
 # release's. (Not a chroot: runc, for the Job's pod, refuses to run in one.)
 in_node() {
-  local fn=$1 path=${2:-$KBIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin} n=$T/ns
+  local fn=$1 path=${2:-$KBIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin} n=$T/${NODE_NS:-ns}
   mkdir -p "$n/etc.upper" "$n/etc.work" "$n/lib.upper" "$n/lib.work"
-  unshare --mount --uts --propagation private env -i PATH="$path" HOME=/root LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" bash -c "
-    mount -t overlay overlay -o lowerdir=/etc,upperdir=$n/etc.upper,workdir=$n/etc.work /etc &&
-      mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$n/lib.upper,workdir=$n/lib.work /var/lib || exit 1
-    $(declare -p KJOIN T ROOT REPO_DIR TOOLS KBIN KUBECTL KUBECACHEDIR E2E_ENDPOINT E2E_SERVER E2E_PIN E2E_CA E2E_ADMIN E2E_DIR \
-      E2E_MINOR E2E_VERSION NODE_CRI NODE_CM NODE_IGNORE SECRETS current EARLY_TOKEN 2>/dev/null)
-    $(declare -f)
-    NODE_BEFORE=\$(node_dirs)
-    $fn"
+  # A script file: the suite's functions are more than one argument may hold.
+  local script=$n/node.sh
+  cat >"$script" <<SCRIPT
+mount -t overlay overlay -o lowerdir=/etc,upperdir=$n/etc.upper,workdir=$n/etc.work /etc &&
+  mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$n/lib.upper,workdir=$n/lib.work /var/lib || exit 1
+$(declare -p KJOIN T ROOT REPO_DIR TOOLS KBIN KUBECTL KUBECACHEDIR E2E_ENDPOINT E2E_SERVER E2E_PIN E2E_CA E2E_ADMIN E2E_DIR \
+  E2E_MINOR E2E_VERSION NODE_CRI NODE_CM NODE_IGNORE NODE_TOOL NODE_PATCHES SECRETS current EARLY_TOKEN 2>/dev/null)
+$(declare -f)
+NODE_BEFORE=\$(node_dirs)
+$fn
+SCRIPT
+  unshare --mount --uts --propagation private env -i PATH="$path" HOME=/root LANG=C.UTF-8 TMPDIR="${TMPDIR:-/tmp}" bash "$script"
 }
 
 # on_node SCENARIO NODE: a test: SCENARIO in_node, then the Node NODE it
@@ -819,4 +845,228 @@ CFG
 t_e2e_node_crash_looping_kubelet_ends_the_wait() {
   REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
   on_node node_scenario_crash_loop e2e-looping
+}
+
+
+# ---- the same node as kubeadm's (docs/join.md, "What kubeadm writes") ----
+
+# The patches an operator keeps for kubeadm: one of each type.
+node_patches() {
+  mkdir -p "$1"
+  printf 'maxPods: 50\nevictionHard: {memory.available: 150Mi}\n' >"$1/kubeletconfiguration0.yaml"
+  printf 'systemReserved: {cpu: 100m}\nevictionHard: {nodefs.available: 7%%}\n' >"$1/kubeletconfiguration1+merge.yaml"
+  printf -- '- {op: add, path: /kubeReserved, value: {memory: 64Mi}}\n- {op: replace, path: /maxPods, value: 60}\n' \
+    >"$1/kubeletconfiguration2+json.yaml"
+  printf 'spec: {}\n' >"$1/kube-apiserver.yaml"
+}
+
+# kubelet-start by KUBEADM or kjoin (TOOL), with the same arguments, in a
+# node of its own ($T/ns-TOOL). kubeadm's before 1.2x waits for the
+# kubelet's bootstrap inside that phase: it is stopped once it says so, its
+# files written.
+node_kubelet_start() {
+  local args=("$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN"
+    --node-name cmp-node --cri-socket "$NODE_CRI" ${NODE_PATCHES:+--patches "$NODE_PATCHES"})
+  if [ "$NODE_TOOL" = kubeadm ]; then
+    [ -n "${NODE_PATCHES:-}" ] && [ "$E2E_MINOR" -lt 25 ] && return 0
+    "$KBIN/kubeadm" join phase kubelet-start "${args[@]}" >"$T/kubeadm-start.out" 2>&1 &
+    local pid=$! i
+    for i in $(seq 600); do
+      e2e_alive "$pid" && ! grep -q "Waiting for the kubelet to perform the TLS Bootstrap" "$T/kubeadm-start.out" || break
+      sleep 0.1
+    done
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    [ -e /var/lib/kubelet/kubeadm-flags.env ] || { fail "kubeadm wrote no flags file: $(tail -3 "$T/kubeadm-start.out")"; return 1; }
+  else
+    "$KJOIN" join phase kubelet-start "${args[@]}" >"$T/kjoin-start.out" 2>&1 ||
+      { fail "kjoin's kubelet-start: $(tail -3 "$T/kjoin-start.out")"; return 1; }
+  fi
+}
+
+# compare_trees KUBEADM KJOIN: the two nodes' upper layers: names and modes
+# (kjoin's directories may be stricter), config.yaml, instance-config.yaml
+# and the bootstrap kubeconfig parsed (client-go 1.20's empty "preferences"
+# aside), the flags file and the CA byte for byte. kjoin's join record is
+# the one extra file. Prints each difference.
+compare_trees() {
+  python3 - "$1" "$2" <<'PY'
+import os, stat, sys, yaml
+roots = {"/etc/kubernetes": "etc.upper/kubernetes", "/var/lib/kubelet": "lib.upper/kubelet"}
+def tree(base):
+    out = {}
+    for shown, rel in roots.items():
+        top = os.path.join(base, rel)
+        for d, dirs, files in os.walk(top):
+            for n in dirs + files:
+                p = os.path.join(d, n)
+                out[shown + p[len(top):]] = os.lstat(p)
+    return out
+a, b = tree(sys.argv[1]), tree(sys.argv[2])
+bad = []
+extra = set(b) - set(a) - {"/etc/kubernetes/kjoin-join.json"}
+if set(a) - set(b): bad.append("kjoin lacks %s" % sorted(set(a) - set(b)))
+if extra: bad.append("kjoin writes more: %s" % sorted(extra))
+for p in sorted(set(a) & set(b)):
+    ma, mb = stat.S_IMODE(a[p].st_mode), stat.S_IMODE(b[p].st_mode)
+    if stat.S_ISDIR(a[p].st_mode) != stat.S_ISDIR(b[p].st_mode):
+        bad.append("%s: a directory in one tree only" % p)
+    elif ma != mb and not (stat.S_ISDIR(a[p].st_mode) and mb & ~ma == 0):
+        bad.append("%s: mode %04o, kubeadm's %04o" % (p, mb, ma))
+def first_difference(x, y, where=""):
+    if isinstance(x, dict) and isinstance(y, dict):
+        for k in sorted(set(x) | set(y), key=str):
+            if k not in y: return "%s.%s: kjoin lacks it" % (where, k)
+            if k not in x: return "%s.%s: kjoin adds %r" % (where, k, y[k])
+            d = first_difference(x[k], y[k], "%s.%s" % (where, k))
+            if d: return d
+        return None
+    return None if x == y else "%s: kjoin %r, kubeadm %r" % (where or ".", y, x)
+for p in sorted(set(a) & set(b)):
+    if stat.S_ISDIR(a[p].st_mode): continue
+    fa = [os.path.join(sys.argv[1], roots[r] + p[len(r):]) for r in roots if p.startswith(r + "/")][0]
+    fb = [os.path.join(sys.argv[2], roots[r] + p[len(r):]) for r in roots if p.startswith(r + "/")][0]
+    ta, tb = open(fa, "rb").read(), open(fb, "rb").read()
+    if p.endswith(".yaml") or p.endswith(".conf"):
+        ya, yb = yaml.safe_load(ta), yaml.safe_load(tb)
+        # client-go before 1.2x wrote an empty "preferences: {}"; it means nothing.
+        for y in (ya, yb):
+            if isinstance(y, dict) and y.get("preferences") == {}: del y["preferences"]
+        d = first_difference(ya, yb)
+        if d: bad.append("%s %s" % (p, d))
+    elif ta != tb:
+        bad.append("%s differs: kjoin %r, kubeadm %r" % (p, tb[:300], ta[:300]))
+for line in bad: print(line)
+sys.exit(1 if bad else 0)
+PY
+}
+
+node_same_files_as_kubeadm() {
+  local patches=${1:-} rc=0 tool
+  node_setup || return 1
+  [ -n "$patches" ] && node_patches "$T/patches"
+  # A cluster kubeadm v1.20 made holds the configuration as that kubeadm
+  # writes it (defaulted); the run's own is put back after.
+  local saved=$T/kubelet-config.json
+  [ "$E2E_MINOR" -ge 24 ] || { kc -n kube-system get configmap "$NODE_CM" -o json >"$saved" && upload_kubelet_config; } || return 1
+  for tool in kubeadm kjoin; do
+    NODE_NS=ns-$tool NODE_TOOL=$tool NODE_PATCHES=${patches:+$T/patches} in_node node_kubelet_start || rc=1
+  done
+  [ "$E2E_MINOR" -ge 24 ] || jq 'del(.metadata.resourceVersion)' "$saved" | kc replace -f - >/dev/null || { fail "the ConfigMap was not put back"; rc=1; }
+  [ $rc = 0 ] || return 1
+  if [ -n "$patches" ] && [ "$E2E_MINOR" -lt 25 ]; then
+    # kubeadm before 1.25 has no kubeletconfiguration target: kjoin applies it all the same.
+    grep -q "^maxPods: 60$" "$T/ns-kjoin/lib.upper/kubelet/config.yaml" || { fail "the patches did not reach config.yaml"; return 1; }
+    return 0
+  fi
+  local diff
+  diff=$(compare_trees "$T/ns-kubeadm" "$T/ns-kjoin") || { fail "kubeadm 1.$E2E_MINOR and kjoin leave different nodes: $diff"; return 1; }
+  if [ -n "$patches" ]; then
+    grep -q "^maxPods: 60$" "$T/ns-kjoin/lib.upper/kubelet/config.yaml" &&
+      grep -q "Applied patch of type \"json\" from kubeletconfiguration2+json.yaml" "$T/kjoin-start.out" ||
+      { fail "the patches were not applied in order"; return 1; }
+    [ "$(grep -c "does not apply to a worker" "$T/kjoin-start.out")" = 1 ] || { fail "the control-plane patch was not reported once"; return 1; }
+  fi
+}
+t_e2e_node_kubelet_start_writes_what_kubeadm_writes() { node_same_files_as_kubeadm; }
+t_e2e_node_kubelet_start_patches_as_kubeadm() { node_same_files_as_kubeadm patches; }
+
+# --dry-run, as kubeadm's: preflight, discovery and the cluster checks run
+# for real, every file is shown (the token masked, the runtime where this
+# release's kubeadm puts it), nothing is written or started; a patch that
+# does not apply is exit 2 before anything is written, dry or not.
+node_scenario_dry_run() {
+  local rc=0
+  join_as e2e-dry --dry-run || return 1
+  [ "$JOIN_RC" = 0 ] && nothing_written && [ -z "${KUBELET_PID:-}" ] ||
+    { fail "dry run: exit $JOIN_RC, or it wrote or started something: $(tail -3 "$T/join.err")"; rc=1; }
+  local f
+  for f in /etc/kubernetes/kjoin-join.json /etc/kubernetes/bootstrap-kubelet.conf /var/lib/kubelet/config.yaml \
+           /var/lib/kubelet/kubeadm-flags.env /etc/kubernetes/pki/ca.crt; do
+    grep -qF "[dryrun] Would write file \"$f\"" "$T/join.out" || { fail "the dry run does not show $f"; rc=1; }
+  done
+  grep -q $'^\t    token: abcdef[.][*]\{16\}$' "$T/join.out" || { fail "the token is not shown masked"; rc=1; }
+  if [ "$E2E_MINOR" -ge 34 ]; then
+    grep -qF $'\tcontainerRuntimeEndpoint: "'"$NODE_CRI"'"' "$T/join.out" || { fail "no instance configuration shown"; rc=1; }
+  else
+    grep -qF -- "--container-runtime-endpoint=$NODE_CRI" "$T/join.out" || { fail "no runtime flag shown"; rc=1; }
+  fi
+  join_as e2e-dry --dry-run -o json || return 1
+  jq -e '.dryRun and (.wouldWrite | length >= 5) and ([.node.phases[].name] == ["preflight","kubelet-start"])
+      and (.wouldWrite[] | select(.path == "/var/lib/kubelet/config.yaml") | .mode == "0644" and (.content | test("maxPods: 42")))' \
+    "$T/join.out" >/dev/null || { fail "dry run json: $(head -c 600 "$T/join.out")"; rc=1; }
+  # The checks are real: preflight's refusals fail a dry run as they fail the join.
+  join_as e2e-dry --dry-run --cri-socket "$T/none.sock" || return 1
+  [ "$JOIN_RC" = 2 ] && join_err "ERROR CRI:" && [ ! -s "$T/join.out" ] || { fail "a dry run without a runtime: exit $JOIN_RC"; rc=1; }
+  # Patches that do not apply, or do not parse: exit 2, nothing written.
+  mkdir -p "$T/bad1" "$T/bad2" "$T/bad3"
+  printf -- '- {op: remove, path: /noSuchField}\n' >"$T/bad1/kubeletconfiguration+json.yaml"
+  printf 'maxPods: [\n' >"$T/bad2/kubeletconfiguration.yaml"
+  printf 'maxPods: 3\n' >"$T/bad3/kubeletconfiguration+stratgic.yaml"
+  local d want
+  for d in bad1 bad2 bad3; do
+    case $d in
+      bad1) want="the json patch in kubeletconfiguration+json.yaml does not apply" ;;
+      bad2) want="the patch file kubeletconfiguration.yaml: YAML error" ;;
+      bad3) want="unknown or missing patch type after '+'" ;;
+    esac
+    join_as e2e-dry --patches "$T/$d" || return 1
+    [ "$JOIN_RC" = 2 ] && join_err "$want" && nothing_written && [ -z "${KUBELET_PID:-}" ] ||
+      { fail "patches $d: exit $JOIN_RC: $(tail -2 "$T/join.err")"; rc=1; }
+  done
+  return $rc
+}
+t_e2e_node_dry_run_shows_every_file_and_bad_patches_write_nothing() { on_node node_scenario_dry_run e2e-dry; }
+
+# kubeadm's own lifecycle tools on a node kjoin joined: `kubeadm upgrade
+# node` finds the node's runtime where this release's kubeadm keeps it
+# (instance-config.yaml, or the Node's annotation) and exits 0; kjoin reset
+# after it removes what still holds what the join wrote and names what
+# kubeadm rewrote; `kubeadm reset` cleans a kjoin node whole.
+node_scenario_kubeadm_lifecycle() {
+  local rc=0 before=$NODE_BEFORE
+  join_as e2e-lifecycle --patches "$T/patches" || return 1
+  [ "$JOIN_RC" = 0 ] || { fail "join: exit $JOIN_RC: $(tail -3 "$T/join.err")"; kubelet_down; return 1; }
+  # kubeadm has patches for the kubelet's configuration from 1.25.
+  local patches=()
+  [ "$E2E_MINOR" -lt 25 ] || patches=(--patches "$T/patches")
+  "$KBIN/kubeadm" upgrade node phase kubelet-config "${patches[@]}" >"$T/upgrade.out" 2>&1 ||
+    { fail "kubeadm upgrade node phase kubelet-config: $(tail -4 "$T/upgrade.out")"; rc=1; }
+  ! grep -qiE "not found. Creating a new one with defaults|(does not|doesn.t) have .*cri-socket|could not|guess" "$T/upgrade.out" ||
+    { fail "kubeadm upgrade node guessed: $(grep -iE 'not found|cri-socket|could not|guess' "$T/upgrade.out" | head -2)"; rc=1; }
+  if [ "$E2E_MINOR" -ge 34 ]; then
+    grep -q "^containerRuntimeEndpoint: \"*$NODE_CRI\"*$" /var/lib/kubelet/config.yaml ||
+      { fail "after kubeadm upgrade node the runtime is not the node's: $(grep -i runtime /var/lib/kubelet/config.yaml)"; rc=1; }
+  fi
+  [ "$E2E_MINOR" -lt 25 ] || grep -q "^maxPods: 60$" /var/lib/kubelet/config.yaml || { fail "kubeadm upgrade node lost the patches"; rc=1; }
+  kubelet_down
+  "$KJOIN" reset -o json >"$T/reset.json" 2>"$T/reset.err" || { fail "kjoin reset: $(tail -3 "$T/reset.err")"; rc=1; }
+  # What kubeadm rewrote (config.yaml) is named and left, with the
+  # directories that hold it and kubeadm's own backup (/etc/kubernetes/tmp);
+  # everything else of the join goes.
+  local left
+  left=$(jq -r '.left[]' "$T/reset.json" | grep -v ": changed since the join wrote it$\|: not empty: it holds files the join did not make$" || true)
+  [ -z "$left" ] && jq -e '.joined and (.removed | index("/etc/kubernetes/kjoin-join.json") != null)
+      and (.removed | index("/etc/kubernetes/kubelet.conf") != null)
+      and (.left | index("/var/lib/kubelet/config.yaml: changed since the join wrote it") != null)' "$T/reset.json" >/dev/null ||
+    { fail "kjoin reset after kubeadm upgrade node: $(cat "$T/reset.json")"; rc=1; }
+  local rest
+  rest=$(find /etc/kubernetes /var/lib/kubelet -mindepth 1 2>/dev/null | grep -v "^/etc/kubernetes/tmp\(/.*\)\?$\|^/var/lib/kubelet/config.yaml$" || true)
+  [ -z "$rest" ] || { fail "kjoin reset left more than kubeadm's files: $(echo $rest | head -c 400)"; rc=1; }
+  rm -rf /etc/kubernetes/tmp /var/lib/kubelet/config.yaml
+  # kubeadm reset on a kjoin node: the node's files go, as after kubeadm join.
+  join_as e2e-lifecycle || return 1
+  [ "$JOIN_RC" = 0 ] || { fail "second join: exit $JOIN_RC: $(tail -3 "$T/join.err")"; kubelet_down; return 1; }
+  kubelet_down
+  "$KBIN/kubeadm" reset -f --cri-socket "$NODE_CRI" >"$T/kreset.out" 2>&1 || { fail "kubeadm reset: $(tail -4 "$T/kreset.out")"; rc=1; }
+  # It leaves kjoin's join record alone (it does not know it); kjoin reset
+  # then takes that, and a join after it is a new join.
+  rest=$(find /etc/kubernetes /var/lib/kubelet -mindepth 1 2>/dev/null | grep -v "^/etc/kubernetes/manifests$\|^/etc/kubernetes/pki$" || true)
+  [ "$rest" = /etc/kubernetes/kjoin-join.json ] || { fail "kubeadm reset left: $(echo $rest | head -c 400)"; rc=1; }
+  "$KJOIN" reset -o json >"$T/reset2.json" 2>"$T/reset.err" && [ ! -e /etc/kubernetes/kjoin-join.json ] &&
+    jq -e '.left == []' "$T/reset2.json" >/dev/null || { fail "kjoin reset after kubeadm reset: $(cat "$T/reset2.json" "$T/reset.err")"; rc=1; }
+  return $rc
+}
+t_e2e_node_kubeadm_upgrade_node_and_reset_take_a_kjoin_node() {
+  node_patches "$T/patches"
+  on_node node_scenario_kubeadm_lifecycle e2e-lifecycle
 }

@@ -71,9 +71,22 @@ t_parent_dirs_created() {
 }
 
 t_dry_run_writes_nothing() {
-  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --dry-run || return 1
-  [ ! -e "$T/kubelet.conf" ] || fail "dry run wrote a file" || return 1
-  out_has "current-context: tls-bootstrap-token-user@kubernetes"
+  # Discovery runs for real; the file it would write is shown, its token masked.
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --dry-run \
+    --ca-cert-path "$T/pki/ca.crt" || return 1
+  [ ! -e "$T/kubelet.conf" ] && [ ! -e "$T/pki" ] || fail "dry run wrote a file" || return 1
+  out_has "[dryrun] Would write file \"$T/kubelet.conf\" (mode 0600) with content:" || return 1
+  out_has "[dryrun] Would write file \"$T/pki/ca.crt\" (mode 0644) with content:" || return 1
+  out_has "	current-context: tls-bootstrap-token-user@kubernetes" || return 1
+  out_has "	    token: $(cut -d. -f1 "$C/token").****************" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --dry-run -o json || return 1
+  jq -e --arg p "$T/kubelet.conf" '.dryRun and .kubeconfig == null and (.wouldWrite | length == 1) and .wouldWrite[0].path == $p
+      and .wouldWrite[0].mode == "0600" and (.wouldWrite[0].content | test("token: [a-z0-9]{6}[.][*]{16}"))' "$OUT" >/dev/null ||
+    fail "json: $(cat "$OUT")" || return 1
+  # A bad pin still fails the dry run, as the real join would.
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args 3s) --discovery-token-ca-cert-hash "sha256:$(printf '0%.0s' $(seq 64))" \
+    --dry-run || return 1
+  [ ! -s "$OUT" ] || fail "a failed dry run printed files: $(cat "$OUT")"
 }
 
 t_token_env_and_flags() {
