@@ -46,6 +46,7 @@ enum {
     OPT_IGNORE_PREFLIGHT,
     OPT_CRI_SOCKET,
     OPT_PATCHES,
+    OPT_KUBECONFIG,
     OPT_CONTROL_PLANE, /* kubeadm's control-plane join: refused */
 };
 
@@ -82,6 +83,7 @@ static const cli_opt join_opts[] = {
     {OPT_IGNORE_PREFLIGHT, "ignore-preflight-errors", 0, true, "LIST", "preflight checks whose errors are only warnings (names, or all)"},
     {OPT_CRI_SOCKET, "cri-socket", 0, true, "PATH", "the container runtime's socket (default: containerd's or CRI-O's, whichever exists)"},
     {OPT_PATCHES, "patches", 0, true, "DIR", "kubeadm's patches directory: its kubeletconfiguration patches (strategic, merge, json) go into config.yaml"},
+    {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE", "kubeadm's admin kubeconfig, for a control-plane join: accepted, does not apply to a worker"},
     {OPT_CONTROL_PLANE, "control-plane", 0, false, NULL, "kubeadm's control-plane join: refused"},
     {OPT_CONTROL_PLANE, "certificate-key", 0, true, "KEY", "kubeadm's control-plane join: refused"},
     {OPT_CONTROL_PLANE, "apiserver-advertise-address", 0, true, "ADDR", "kubeadm's control-plane join: refused"},
@@ -114,6 +116,7 @@ typedef struct join_args {
     cli_format format;
     long verbosity;
     const char *refused;    /* a control-plane flag given */
+    bool kubeconfig;        /* kubeadm's --kubeconfig given: said once not to apply */
     kjoin_pinset *pins;
     char *secrets[3];       /* copies of the token flags, whose argv text is scrubbed at once */
     const char *bootstrap_flag; /* a --tls-bootstrap flag given (refused without it) */
@@ -151,6 +154,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_IGNORE_PREFLIGHT: n->ignore_preflight = arg; break;
     case OPT_CRI_SOCKET: n->cri_socket = arg; break;
     case OPT_PATCHES: n->patches_dir = arg; break;
+    case OPT_KUBECONFIG: a->kubeconfig = true; break;
     case OPT_TOKEN: s->token = take_secret(a, 0, arg); break;
     case OPT_DISCOVERY_TOKEN: s->discovery_token = take_secret(a, 1, arg); break;
     case OPT_TLS_TOKEN: s->tls_bootstrap_token = take_secret(a, 2, arg); break;
@@ -460,6 +464,9 @@ int cmd_join(int argc, char **argv)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE,
                            "--%s is for joining a control-plane node, which kjoin does not do; use kubeadm join "
                            "--control-plane for that", a.refused);
+    if (!rc && a.kubeconfig && a.verbosity >= 0)
+        cli_out(stderr, "[join] --kubeconfig is kubeadm's admin kubeconfig for a control-plane join: it does not "
+                        "apply to a worker join\n");
     kjoin_worker_spec *w = &a.w;
     cli_field names[sizeof(config_names) / sizeof(config_names[0])];
     if (!rc && a.config) {

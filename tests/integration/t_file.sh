@@ -232,6 +232,17 @@ t_config_with_the_flags_kubeadm_allows() {
   [ ! -e "$T/dry.conf" ] || fail "--dry-run wrote the kubeconfig" || return 1
   kj 2 join --config "$T/join.yaml" --skip-phases preflight,kubelet-start --node-name Bad_Name --kubeconfig-out "$T/k.conf" || return 1
   err_has '--node-name "bad_name" is not a valid node name' || return 1
+  # --kubeconfig (kubeadm's admin kubeconfig) is allowed beside it and said once not to apply.
+  kj 0 join --config "$T/join.yaml" --skip-phases preflight,kubelet-start --kubeconfig /etc/kubernetes/admin.conf \
+    --kubeconfig=/x --kubeconfig-out "$T/k2.conf" || return 1
+  [ "$(grep -c "kubeconfig is kubeadm's admin kubeconfig" "$ERR")" = 1 ] || fail "--kubeconfig: $(cat "$ERR")" || return 1
+  # What kubeadm refuses beside --config is refused, naming the flag.
+  local f
+  for f in "--patches $T" "--cri-socket /run/x.sock" "--token-file $C/token" "--discovery-timeout 1m"; do
+    kj 2 join --config "$T/join.yaml" --skip-phases preflight,kubelet-start $f --kubeconfig-out "$T/k3.conf" || return 1
+    err_has "${f%% *}" || return 1
+    [ ! -e "$T/k3.conf" ] || fail "$f: written" || return 1
+  done
 }
 
 # A config in the token shape, with extra top-level YAML appended by the caller.
