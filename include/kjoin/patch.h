@@ -33,10 +33,11 @@ typedef struct kjoin_patchset {
 } kjoin_patchset;
 
 /* Reads every patch under dir (subdirectories too; a symbolic link is
- * refused). A file whose name is not .yaml or .json, or that is empty, is
+ * refused; dir, the directories above it and everything read must pass
+ * kjoin_safedir_check: root reads them to configure the kubelet). A file whose name is not .yaml or .json, or that is empty, is
  * noted and ignored, as kubeadm does; a control-plane target (etcd,
  * kube-apiserver, ...) is noted once as not applying to a worker. Errors:
- * KJOIN_E_USAGE: dir unreadable or not a directory, an unknown target, a
+ * KJOIN_E_USAGE: dir unreadable, not a directory or unsafe, an unknown target, a
  * "+" without a known type, a file that is not YAML or holds no object or
  * list, more than KJOIN_PATCH_MAX patches. */
 kjoin_code kjoin_patches_read(const char *dir, kjoin_patchset *out, kjoin_err *err);

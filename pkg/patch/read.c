@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <kjoin/patch.h>
+#include <kjoin/safedir.h>
 #include <kjoin/util.h>
 
 #include "../yamldoc/yamldoc.h"
@@ -138,66 +139,42 @@ static kjoin_code list_dir(int fd, const char *path, char ***names, size_t *n, k
     return rc;
 }
 
-static kjoin_code read_file(int dir, const char *name, const char *path, char **text, size_t *len, kjoin_err *err)
-{
-    int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    struct stat st;
-    kjoin_code rc = KJOIN_OK;
-    *text = NULL, *len = 0;
-    if (fd < 0 || fstat(fd, &st) != 0)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot read the patch file %s: %s", path, strerror(errno));
-    else if (st.st_size > KJOIN_YAML_MAX_BYTES)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the patch file %s is larger than %d bytes", path, KJOIN_YAML_MAX_BYTES);
-    else if (!(*text = malloc((size_t)st.st_size + 1)))
-        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    while (!rc && *len < (size_t)st.st_size) {
-        ssize_t got = read(fd, *text + *len, (size_t)st.st_size - *len);
-        if (got <= 0)
-            rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot read the patch file %s: %s", path,
-                               got ? strerror(errno) : "it shrank while read");
-        else
-            *len += (size_t)got;
-    }
-    if (fd >= 0)
-        close(fd);
-    if (rc) {
-        free(*text);
-        *text = NULL;
-    } else
-        (*text)[*len] = '\0';
-    return rc;
-}
+static kjoin_code walk(kjoin_patchset *s, const kjoin_safedir *d, int depth, bool *noted_cp, kjoin_err *err);
 
-static kjoin_code walk(kjoin_patchset *s, int fd, const char *path, int depth, bool *noted_cp, kjoin_err *err);
-
-static kjoin_code visit(kjoin_patchset *s, int fd, const char *path, const char *name, int depth, bool *noted_cp,
+/* One name in d: a subdirectory walked, a patch file read, anything else
+ * ignored with a note. Root reads these to configure the kubelet, so each
+ * passes ssh's ownership and mode rule, as the directory does. */
+static kjoin_code visit(kjoin_patchset *s, const kjoin_safedir *d, const char *name, int depth, bool *noted_cp,
                         kjoin_err *err)
 {
-    char full[4096];
+    kjoin_safedir sub = {.fd = -1};
     struct stat st;
-    if (snprintf(full, sizeof(full), "%s/%s", path, name) >= (int)sizeof(full))
+    if (snprintf(sub.path, sizeof(sub.path), "%s/%s", d->path, name) >= (int)sizeof(sub.path))
         return kjoin_err_set(err, KJOIN_E_USAGE, "a path under the patches directory is too long");
-    if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "cannot read %s: %s", full, strerror(errno));
+    if (fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "cannot read %s: %s", sub.path, strerror(errno));
     if (S_ISLNK(st.st_mode))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "%s is a symbolic link: put the patch itself there", full);
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s is a symbolic link: put the patch itself there", sub.path);
     if (S_ISDIR(st.st_mode)) {
-        int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0)
-            return kjoin_err_set(err, KJOIN_E_USAGE, "cannot open %s: %s", full, strerror(errno));
-        kjoin_code rc = walk(s, sub, full, depth + 1, noted_cp, err);
-        close(sub);
+        kjoin_code rc;
+        if ((sub.fd = openat(d->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 || fstat(sub.fd, &st))
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot open %s: %s", sub.path, strerror(errno));
+        else if (!(rc = kjoin_safedir_check("the patches directory", sub.path, &st, false, err)))
+            rc = walk(s, &sub, depth + 1, noted_cp, err);
+        if (sub.fd >= 0)
+            close(sub.fd);
         return rc;
     }
     if (!S_ISREG(st.st_mode) || !(ends_with(name, ".yaml") || ends_with(name, ".json"))) {
-        note(s, "[patches] Ignoring file %s: %s", name, "the file extension must be one of [json yaml]");
+        note(s, "[patches] Ignoring file %s: %s", name,
+             S_ISREG(st.st_mode) ? "the file extension must be one of [json yaml]" : "not a regular file");
         return KJOIN_OK;
     }
     size_t target = 0, len = 0;
     kjoin_patch_type type = KJOIN_PATCH_STRATEGIC;
     char *text = NULL;
     kjoin_code rc = parse_name(name, &target, &type, err);
-    if (rc || (rc = read_file(fd, name, full, &text, &len, err)))
+    if (rc || (rc = kjoin_safedir_read(d, name, KJOIN_YAML_MAX_BYTES, false, &text, &len, NULL, err)))
         return rc;
     if (!len)
         note(s, "[patches] Ignoring empty file: %s%s", name, "");
@@ -212,15 +189,15 @@ static kjoin_code visit(kjoin_patchset *s, int fd, const char *path, const char 
     return rc;
 }
 
-static kjoin_code walk(kjoin_patchset *s, int fd, const char *path, int depth, bool *noted_cp, kjoin_err *err)
+static kjoin_code walk(kjoin_patchset *s, const kjoin_safedir *d, int depth, bool *noted_cp, kjoin_err *err)
 {
     char **names;
     size_t n;
     if (depth > 16)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the patches directory nests deeper than 16 levels at %s", path);
-    kjoin_code rc = list_dir(fd, path, &names, &n, err);
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the patches directory nests deeper than 16 levels at %s", d->path);
+    kjoin_code rc = list_dir(d->fd, d->path, &names, &n, err);
     for (size_t i = 0; !rc && i < n; i++)
-        rc = visit(s, fd, path, names[i], depth, noted_cp, err);
+        rc = visit(s, d, names[i], depth, noted_cp, err);
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
@@ -230,15 +207,17 @@ static kjoin_code walk(kjoin_patchset *s, int fd, const char *path, int depth, b
 kjoin_code kjoin_patches_read(const char *dir, kjoin_patchset *out, kjoin_err *err)
 {
     kjoin_patchset *s = calloc(1, sizeof(*s));
+    kjoin_safedir d;
+    kjoin_err in;
     bool noted_cp = false;
     if (!s)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    kjoin_code rc = fd < 0 ? kjoin_err_set(err, KJOIN_E_USAGE, "cannot open the patches directory %s: %s", dir,
-                                           errno == ENOTDIR || errno == ELOOP ? "not a directory" : strerror(errno))
-                           : walk(s, fd, dir, 0, &noted_cp, err);
-    if (fd >= 0)
-        close(fd);
+    kjoin_code rc = kjoin_safedir_open(dir, 0, &d, &in);
+    if (rc)
+        kjoin_err_set(err, KJOIN_E_USAGE, "the patches directory %s: %s", dir, in.msg);
+    else
+        rc = walk(s, &d, 0, &noted_cp, err);
+    kjoin_safedir_close(&d);
     if (rc)
         kjoin_patchset_release(s);
     else

@@ -291,9 +291,9 @@ static void test_read_refusals(void **state)
     kjoin_patchset s;
     kjoin_err err;
     assert_int_equal(kjoin_patches_read("/nonexistent/patches", &s, &err), KJOIN_E_USAGE);
-    assert_non_null(strstr(err.msg, "cannot open the patches directory /nonexistent/patches"));
+    assert_non_null(strstr(err.msg, "the patches directory /nonexistent/patches: "));
     assert_int_equal(kjoin_patches_read("/etc/hostname", &s, &err), KJOIN_E_USAGE);
-    assert_non_null(strstr(err.msg, "not a directory"));
+    assert_non_null(strstr(err.msg, "Not a directory"));
     /* A symbolic link, to a directory or a file, is not followed. */
     char *dir = tu_tmpdir(), link[512], cmd[600];
     snprintf(link, sizeof(link), "%s/kubeletconfiguration.yaml", dir);
@@ -301,6 +301,43 @@ static void test_read_refusals(void **state)
     assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "is a symbolic link"));
     assert_int_equal(kjoin_patches_read(link, &s, &err), KJOIN_E_USAGE);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+}
+
+/* Root reads the patches to configure the kubelet: a file or directory
+ * another user could change is refused, as ssh refuses such a key. */
+static void test_read_refuses_what_others_may_change(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir(), path[512], sub[512], cmd[600];
+    kjoin_patchset s;
+    kjoin_err err;
+    put_file(dir, "kubeletconfiguration.yaml", "maxPods: 1\n");
+    snprintf(path, sizeof(path), "%s/kubeletconfiguration.yaml", dir);
+    assert_int_equal(chmod(path, 0664), 0);
+    assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "writable by group or others"));
+    assert_int_equal(chmod(path, 0644), 0);
+    if (geteuid() == 0) {
+        assert_int_equal(chown(path, 65534, 65534), 0);
+        assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_E_USAGE);
+        assert_non_null(strstr(err.msg, "is owned by uid 65534"));
+        assert_int_equal(chown(path, 0, 0), 0);
+    }
+    snprintf(sub, sizeof(sub), "%s/more", dir);
+    assert_int_equal(mkdir(sub, 0777), 0);
+    assert_int_equal(chmod(sub, 0777), 0);
+    assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "the patches directory"));
+    assert_int_equal(chmod(sub, 0755), 0);
+    assert_int_equal(chmod(dir, 0777), 0);
+    assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_E_USAGE);
+    assert_int_equal(chmod(dir, 0700), 0);
+    assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_OK);
+    assert_int_equal(s.n, 1);
+    kjoin_patchset_release(&s);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
     free(dir);
@@ -316,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_strategic_directives),
         cmocka_unit_test(test_read_directory),
         cmocka_unit_test(test_read_refusals),
+        cmocka_unit_test(test_read_refuses_what_others_may_change),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
