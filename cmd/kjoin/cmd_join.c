@@ -174,7 +174,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_KEY_TYPE:
         a->bootstrap_flag = cli_current_flag;
         return kjoin_key_type_parse(arg, &a->w.bootstrap.key_type, err);
-    case OPT_CA_CERT_PATH: n->paths.ca_cert_path = arg; break;
+    case OPT_CA_CERT_PATH: n->paths.ca_cert_path = arg, a->w.ca_with_discovery = true; break;
     case OPT_FORCE: n->force = true; break;
     case OPT_DRY_RUN: a->w.dry_run = true; break;
     case OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);

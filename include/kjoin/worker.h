@@ -39,6 +39,8 @@ typedef struct kjoin_worker_spec {
                                         * the fields above */
     unsigned skip;                     /* KJOIN_PHASE_* not to run; skipping kubelet-start skips the wait too */
     unsigned only;                     /* one phase alone (kjoin join phase NAME); 0: all but skip */
+    bool ca_with_discovery;            /* discovery alone also writes the CA to node.paths.ca_cert_path (kubeadm
+                                        * writes it only in kubelet-start) */
     bool dry_run;                      /* as kubeadm's: preflight, discovery and the cluster checks run; the files
                                         * are shown (outcome.planned), none written, nothing started */
     const char *join_id;               /* recorded for reset and sent as Audit-ID */

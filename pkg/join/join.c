@@ -339,7 +339,7 @@ kjoin_code kjoin_join__write(kjoin_join_outcome *o, const char *kubeconfig_path,
     if (rc)
         return rc;
     o->ca_written = true;
-    kjoin_logf(log, log_ctx, 0, "[kubelet-start] %s the cluster CA to %s (mode 0644)", written_word(o->ca_write),
+    kjoin_logf(log, log_ctx, 0, "[discovery] %s the cluster CA to %s (mode 0644)", written_word(o->ca_write),
                ca_path);
     return KJOIN_OK;
 }

@@ -113,7 +113,7 @@ static bool dry(const worker_run *r) { return r->spec->dry_run; }
 static kjoin_code run_plan_discovered(worker_run *r, kjoin_err *err)
 {
     const kjoin_join_result *res = &r->out->join.result;
-    const char *ca = r->spec->node.paths.ca_cert_path;
+    const char *ca = r->spec->ca_with_discovery ? r->spec->node.paths.ca_cert_path : NULL;
     kjoin_code rc = kjoin_planned_add(&r->out->planned, r->out->kubeconfig_path, 0600, res->kubeconfig,
                                       res->kubeconfig_len, err);
     if (!rc && ca)
@@ -124,7 +124,8 @@ static kjoin_code run_plan_discovered(worker_run *r, kjoin_err *err)
 static kjoin_code run_write_discovered(worker_run *r, kjoin_err *err)
 {
     const kjoin_worker_spec *s = r->spec;
-    return kjoin_join__write(&r->out->join, r->out->kubeconfig_path, s->node.paths.ca_cert_path, s->node.force,
+    return kjoin_join__write(&r->out->join, r->out->kubeconfig_path,
+                             s->ca_with_discovery ? s->node.paths.ca_cert_path : NULL, s->node.force,
                              s->join.log, s->join.log_ctx, err);
 }
 
