@@ -41,7 +41,7 @@ e2e_pki() {
   openssl req -x509 -new -key "$d/ca.key" -subj "/CN=kubernetes" -days 3650 -out "$d/ca.crt" \
     -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign,digitalSignature 2>/dev/null
   e2e_cert "$d" apiserver "/CN=kube-apiserver" serverAuth \
-    "IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.96.0.1"
+    "IP:127.0.0.1,IP:${E2E_HOST:-127.0.0.1},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.96.0.1"
   e2e_cert "$d" admin "/O=system:masters/CN=kubernetes-admin" clientAuth ""
   e2e_cert "$d" apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth ""
   openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$d/sa.key" 2>/dev/null
@@ -148,7 +148,9 @@ cp_start() {
 e2e_try_up() {
   local d=$E2E_DIR port etcd_port peer_port
   port=$("$TOOLS/freeport"); etcd_port=$("$TOOLS/freeport"); peer_port=$("$TOOLS/freeport")
-  E2E_ENDPOINT=127.0.0.1:$port E2E_SERVER=https://127.0.0.1:$port
+  # E2E_HOST: the address the API server serves on (the node lab's bridge); loopback by default.
+  local host=${E2E_HOST:-127.0.0.1}
+  E2E_ENDPOINT=$host:$port E2E_SERVER=https://$host:$port
   # (--endpoint-reconciler-type none: releases after 1.20 refuse a loopback
   # advertise address for the kubernetes Service's endpoints; nothing here uses them.)
   rm -rf "$d/etcd"
@@ -158,7 +160,7 @@ e2e_try_up() {
     --initial-cluster "e2e=http://127.0.0.1:$peer_port" --log-level error
   e2e_wait 20 curl -sf "http://127.0.0.1:$etcd_port/health" || return 1
   E2E_APISERVER_CMD=("$KBIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" $(e2e_before 24 --insecure-port 0) \
+    --bind-address "$host" --advertise-address "$host" --secure-port "$port" $(e2e_before 24 --insecure-port 0) \
     --tls-cert-file "$d/apiserver.crt" --tls-private-key-file "$d/apiserver.key" --client-ca-file "$d/ca.crt" \
     --kubelet-client-certificate "$d/apiserver-kubelet-client.crt" --kubelet-client-key "$d/apiserver-kubelet-client.key" \
     --service-account-key-file "$d/sa.pub" --service-account-signing-key-file "$d/sa.key" \

@@ -464,9 +464,11 @@ t_token_kubeadm_command_lines() {
 
 t_token_cli_says_what_is_wrong() {
   local good; good=$(cat "$C/token")
-  # An abbreviation is not a flag (--kubeconfig is not --kubeconfig-out).
-  kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig "$T/x" || return 1
-  err_has "unknown flag --kubeconfig;" || return 1
+  # An abbreviation is not a flag (--node is not --node-name); --kubeconfig is kubeadm's own, not --kubeconfig-out's.
+  kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --node "$T/x" || return 1
+  err_has "unknown flag --node;" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --kubeconfig "$T/x" || return 1
+  [ ! -e "$T/x" ] && err_has "--kubeconfig is kubeadm's admin kubeconfig" || fail "--kubeconfig wrote or was silent" || return 1
   # An unknown flag's value is never echoed (it may be the secret).
   kj 2 join --skip-phases preflight,kubelet-start $(join_args) --tokn="$good" || return 1
   err_has "unknown flag --tokn;" || return 1
