@@ -165,6 +165,10 @@ kjoin_code kjoin_kubelet_config_render(const char *yaml, size_t len, const kjoin
     kjoin_code rc = kjoin_yaml__load_json(yaml, len, BAD, &doc, &in);
     if (rc)
         return kjoin_err_set(err, rc, "the kubelet configuration cannot be patched: %s", in.msg);
+    if (!json_object_is_type(doc, json_type_object)) {
+        json_object_put(doc);
+        return kjoin_err_set(err, BAD, "the kubelet configuration is not a mapping");
+    }
     if (patches && (rc = kjoin_patches_apply(patches, &doc, err))) {
         json_object_put(doc);
         return rc;

@@ -163,6 +163,13 @@ static void test_config_render(void **state)
     assert_non_null(strstr(err.msg, "kubeletconfiguration+json.yaml"));
     assert_null(out);
     kjoin_patchset_release(&set);
+    /* The server's document that is no mapping (libFuzzer found the assertion). */
+    const char *not_maps[] = {"- a\n- b\n", "just a scalar\n", "~\n"};
+    for (size_t i = 0; i < TU_LEN(not_maps); i++) {
+        assert_int_equal(kjoin_kubelet_config_render(not_maps[i], strlen(not_maps[i]), NULL, "unix:///s", &out, &err),
+                         KJOIN_E_OTHER);
+        assert_null(out);
+    }
 }
 
 static void test_flags_env(void **state)
