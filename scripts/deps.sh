@@ -12,7 +12,7 @@ what=${1:-test}
 
 demo=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev uuid-dev
       nginx-light openssl curl ca-certificates)
-test=("${demo[@]}" jq libcmocka-dev clang libclang-rt-dev python3 python3-yaml util-linux groff-base man-db systemd containerd runc
+test=("${demo[@]}" jq libcmocka-dev clang libclang-rt-dev python3 python3-yaml systemd-container debootstrap util-linux groff-base man-db systemd containerd runc
       etcd-server strace debhelper lintian dpkg-dev)
 case $what in
   demo) packages=("${demo[@]}") ;;
@@ -52,4 +52,11 @@ fi
 if [ "$what" = test ] || [ "$what" = bench ]; then
   bash "$here/kube-build.sh" >/dev/null
   bash "$here/kube-build-mod.sh" >/dev/null
+fi
+# The node lab's image (a Debian root with systemd, containerd, cloud-init),
+# once per machine, shared by both releases.
+if [ "$what" = test ]; then
+  log=$(mktemp)
+  progress "deps: the node lab's image" "$log" bash "$here/lab-image.sh" || { tail -5 "$log" >&2; exit 1; }
+  rm -f "$log"
 fi

@@ -75,6 +75,9 @@ suite integration tests/integration/run.sh
 # The e2e suite on each control plane: the oldest release kjoin supports and the newest.
 suite e2e-oldest tests/e2e/run.sh E2E_RELEASE=oldest E2E_NAME=e2e-oldest
 suite e2e-newest tests/e2e/run.sh E2E_RELEASE=newest E2E_NAME=e2e-newest
+# Nodes booted by a real systemd (systemd-nspawn), joined by cloud-init with kjoin's .deb, on each release.
+suite lab-oldest tests/lab/run.sh E2E_RELEASE=oldest E2E_NAME=lab-oldest
+suite lab-newest tests/lab/run.sh E2E_RELEASE=newest E2E_NAME=lab-newest
 
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "tests: $passed passed, $failed failed"

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The node lab suite: nodes booted by a real systemd, joined by cloud-init
+# with kjoin's .deb, on a network of the lab's own, against the real control
+# plane of one release (E2E_RELEASE=oldest|newest, as tests/e2e/run.sh).
+# Needs root, systemd-nspawn and the image (scripts/lab-image.sh).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../integration/lib.sh"   # KJOIN, TOOLS
+source "$here/../lib/harness.sh"
+source "$here/../e2e/cluster.sh"
+source "$here/lab.sh"
+e2e_bins || { echo "lab: no control plane binaries (run 'make deps')" >&2; exit 1; }
+REPO=$(cd "$here/../.." && pwd)
+
+ROOT=$(mktemp -d)
+LAB_DIR=$ROOT/nodes
+export KUBECACHEDIR=${KUBECACHEDIR:-$ROOT/kube-cache}
+NAME=${E2E_NAME:-lab-$E2E_VERSION}
+cleanup() {
+  local rc=$?
+  lab_down
+  # Nothing of the lab stays: no node, cgroup or bridge.
+  local left
+  left=$(ls -d /sys/fs/cgroup/*/kjlab-* 2>/dev/null; pgrep -a systemd-nspawn; ip -br link show "$LAB_BRIDGE" 2>/dev/null)
+  [ -z "$left" ] || { echo "lab: left behind: $left" >&2; rc=1; }
+  if [ "$rc" -ne 0 ] && [ -n "${E2E_DIR:-}" ]; then
+    local keep=${E2E_LOGS:-$PWD/build/e2e-logs}/$NAME
+    rm -rf "$keep"; mkdir -p "$keep" && cp "$E2E_DIR"/*.log "$keep/" 2>/dev/null
+    cp -r "$LAB_DIR" "$keep/nodes" 2>/dev/null
+    echo "lab: logs (the control plane's, each node's console) are in $keep" >&2
+  fi
+  cluster_down
+  rm -rf "$ROOT"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+kc() { kubectl --kubeconfig "$E2E_ADMIN" "$@"; }
+
+LAB_IMAGE=$(bash "$REPO/scripts/lab-image.sh") || { echo "lab: no node image" >&2; exit 1; }
+# kjoin as a user installs it: the packages make deb builds.
+LAB_DEBS=$ROOT/debs
+mkdir -p "$LAB_DEBS"
+# The packages the integration suite built from this tree are reused when
+# nothing they are made of is newer.
+pkgs=$REPO/build/packages
+if [ -z "${LAB_DEB_DIR:-}" ] && ls "$pkgs"/kjoin_*.deb >/dev/null 2>&1 &&
+   [ -z "$(find "$REPO/pkg" "$REPO/cmd" "$REPO/include" "$REPO/dist" "$REPO/debian" "$REPO/Makefile" -newer "$(ls "$pkgs"/kjoin_*.deb | head -1)" \
+          -not -path "$REPO/debian/tmp*" -not -path "$REPO/debian/kjoin*" -not -path "$REPO/debian/libkjoin*" -not -path "$REPO/debian/.debhelper*" \
+          -type f 2>/dev/null | head -1)" ]; then
+  LAB_DEB_DIR=$pkgs
+fi
+if [ -n "${LAB_DEB_DIR:-}" ]; then
+  cp "$LAB_DEB_DIR"/kjoin_*.deb "$LAB_DEB_DIR"/libkjoin0_*.deb "$LAB_DEBS/"
+else
+  (cd "$REPO" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE -u OPT -u BUILD make -s deb >"$ROOT/deb.log" 2>&1) ||
+    { echo "lab: make deb failed: $(tail -3 "$ROOT/deb.log")" >&2; exit 1; }
+  cp "$REPO"/build/packages/kjoin_*.deb "$REPO"/build/packages/libkjoin0_*.deb "$LAB_DEBS/"
+fi
+
+for f in "$here"/t_*.sh; do source "$f"; done
+
+echo "$NAME: a bridge of the lab's own, then the control plane $E2E_VERSION on $LAB_HOST"
+lab_net_up || { echo "lab: cannot make the bridge $LAB_BRIDGE" >&2; exit 1; }
+started=$(date +%s)
+E2E_HOST=$LAB_HOST cluster_up "$ROOT/cp" || { echo "lab: the control plane did not start" >&2; exit 1; }
+echo "lab: control plane up at $E2E_SERVER in $(($(date +%s) - started)) s"
+SECRETS+=(0123456789abcdef)
+e2e_wait 30 kc -n kube-public get configmap cluster-info -o name || exit 1
+lab_cluster_setup || { echo "lab: the cluster's kubelet configuration could not be made" >&2; exit 1; }
+nothing() { :; }
+run_suite "$NAME" t_lab_ nothing

@@ -1,0 +1,153 @@
+# Nodes that boot: cloud-init joins them with kjoin's .deb, systemd runs the
+# kubelet under kjoin's drop-in. Sourced by tests/lab/run.sh.
+
+# The cluster's kubelet configuration for a node of the lab: cgroupfs (the
+# image's containerd uses it), no QoS cgroups, swap allowed, cgroup v1
+# allowed, maxPods 42 (seen in the Node's capacity).
+lab_cluster_setup() {
+  cat >"$ROOT/kubelet-config.yaml" <<CFG
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+cgroupsPerQOS: false
+enforceNodeAllocatable: $( [ "$E2E_MINOR" -ge 24 ] && echo '["none"]' || echo '[]')
+failSwapOn: false
+maxPods: 42
+rotateCertificates: true
+authentication:
+  x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}
+  webhook: {enabled: true}
+  anonymous: {enabled: false}
+authorization: {mode: Webhook}
+$(e2e_from 31 "failCgroupV1: false")
+CFG
+  if [ "$E2E_MINOR" -ge 24 ]; then
+    { cat "$E2E_DIR/kubeadm.yaml"; echo ---; cat "$ROOT/kubelet-config.yaml"; } >"$ROOT/kubeadm-kubelet.yaml"
+    "$KBIN/kubeadm" init phase upload-config kubelet --config "$ROOT/kubeadm-kubelet.yaml" --kubeconfig "$E2E_ADMIN" \
+      >"$ROOT/upload.log" 2>&1
+  else
+    local cm=kubelet-config-1.$E2E_MINOR
+    kc -n kube-system create configmap "$cm" --from-file=kubelet="$ROOT/kubelet-config.yaml" >/dev/null &&
+      kc -n kube-system create role "kubeadm:$cm" --verb=get --resource=configmaps --resource-name="$cm" >/dev/null &&
+      kc -n kube-system create rolebinding "kubeadm:$cm" --role="kubeadm:$cm" --group=system:nodes \
+        --group=system:bootstrappers:kubeadm:default-node-token >/dev/null
+  fi
+}
+
+# The README's cloud-config, with this cluster's endpoint, token and pin, and
+# kjoin installed first as a user installs its .deb.
+lab_readme_user_data() {
+  local block
+  block=$(awk '/^```yaml$/ {inblock = 1; next} /^```$/ {if (inblock && found) exit; inblock = 0; next}
+               inblock && /^#cloud-config$/ {found = 1} inblock && found {print}' "$REPO/README.md")
+  [ -n "$block" ] || return 1
+  sed -e "s|\"10.0.0.10:6443\"|\"$E2E_ENDPOINT\"|" -e "s|sha256:[0-9a-f]\{64\}|$E2E_PIN|" <<<"$block" |
+    sed '/^runcmd:$/a - [sh, -c, "apt-get install -y -q /opt/kjoin/*.deb >/var/log/kjoin-install.log 2>\&1"]'
+}
+
+# lab_registered NODE SECONDS: the Node exists, seen by an admin.
+lab_registered() { e2e_wait "$2" kc get node "$1"; }
+
+t_lab_cloud_init_joins_a_booted_node() {
+  local user_data n=lab-1 rc=0
+  user_data=$(lab_readme_user_data) || { fail "no cloud-config in the README"; return 1; }
+  grep -q "$E2E_ENDPOINT" <<<"$user_data" || { fail "the README's cloud-config did not take this cluster's endpoint"; return 1; }
+  lab_seed "$T/seed" "$n" "$user_data"
+  local t0; t0=$(date +%s)
+  lab_boot "$n" "$LAB_NET.11" "$T/seed"
+  lab_wait_booted "$n" 90 || { fail "the node did not boot: $(tail -5 "$LAB_DIR/$n/console.log")"; rc=1; }
+  if lab_registered "$n" 180; then
+    echo "    [$current] Node $n registered $(($(date +%s) - t0)) s after boot" >&2
+  else
+    fail "the Node never registered: $(lab_exec "$n" tail -n 12 /var/log/cloud-init-output.log 2>&1)"; rc=1
+  fi
+  lab_joined "$n" || rc=1
+  lab_stop "$n"
+  kc delete node "$n" >/dev/null 2>&1
+  return $rc
+}
+
+# A #cloud-config of docs/join.md (the first holding PATTERN), with this
+# cluster's endpoint and pin, and kjoin installed first from its .deb.
+lab_doc_user_data() {
+  python3 - "$REPO/docs/join.md" "$1" "$E2E_ENDPOINT" "$E2E_PIN" <<'PY'
+import re, sys
+text, pattern, endpoint, pin = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3], sys.argv[4]
+for block in re.findall(r"```yaml\n(#cloud-config\n.*?)```", text, re.S):
+    if pattern in block:
+        block = re.sub(r'"10\.0\.0\.10:6443"', '"%s"' % endpoint, block)
+        block = re.sub(r'sha256:[0-9a-f]{64}', pin, block)
+        block = block.replace("runcmd:\n", 'runcmd:\n- [sh, -c, "apt-get install -y -q /opt/kjoin/*.deb >/var/log/kjoin-install.log 2>&1"]\n', 1)
+        print(block, end="")
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+
+# lab_joined NODE: what a joined node shows: kubelet.service active under
+# 10-kjoin.conf, no bootstrap token on disk, a client certificate of the
+# cluster's CA for this node.
+lab_joined() {
+  local n=$1 rc=0
+  lab_wait_settled "$n" 120 || { fail "$n: systemd still has jobs: $(lab_exec "$n" systemctl list-jobs --no-legend)"; rc=1; }
+  [ "$(lab_exec "$n" systemctl is-active kubelet)" = active ] || { fail "$n: kubelet.service is not active"; rc=1; }
+  local pid args
+  pid=$(lab_exec "$n" systemctl show -p MainPID --value kubelet)
+  args=$(lab_exec "$n" cat "/proc/$pid/cmdline" 2>/dev/null | tr '\0' ' ')
+  lab_exec "$n" systemctl show -p DropInPaths --value kubelet | grep -q "/10-kjoin.conf" &&
+    grep -q -- "--config=/var/lib/kubelet/config.yaml" <<<"$args" ||
+    { fail "$n: the kubelet does not run under 10-kjoin.conf: $(lab_exec "$n" systemctl show -p DropInPaths kubelet); $args"; rc=1; }
+  lab_exec "$n" test ! -e /etc/kubernetes/bootstrap-kubelet.conf || { fail "$n: bootstrap-kubelet.conf is still there"; rc=1; }
+  lab_exec "$n" cat /var/lib/kubelet/pki/kubelet-client-current.pem >"$T/$n-client.pem" 2>/dev/null &&
+    openssl verify -CAfile "$E2E_CA" "$T/$n-client.pem" >/dev/null 2>&1 &&
+    openssl x509 -in "$T/$n-client.pem" -noout -subject | grep -q "CN = system:node:$n" ||
+    { fail "$n: no client certificate of the cluster's CA for this node"; rc=1; }
+  return $rc
+}
+
+# Three workers boot at once from the one image, each on the lab's bridge,
+# and cloud-init joins them to one control plane.
+t_lab_three_nodes_boot_and_join_at_once() {
+  local user_data n rc=0 t0
+  user_data=$(lab_readme_user_data) || { fail "no cloud-config in the README"; return 1; }
+  t0=$(date +%s)
+  for n in 1 2 3; do
+    lab_seed "$T/seed-$n" "lab-herd-$n" "$user_data"
+    lab_boot "lab-herd-$n" "$LAB_NET.2$n" "$T/seed-$n"
+  done
+  for n in 1 2 3; do
+    lab_registered "lab-herd-$n" 240 || { fail "lab-herd-$n never registered: $(lab_exec "lab-herd-$n" tail -n 6 /var/log/cloud-init-output.log 2>&1)"; rc=1; }
+  done
+  [ $rc = 0 ] && echo "    [$current] three Nodes registered $(($(date +%s) - t0)) s after boot" >&2
+  for n in 1 2 3; do lab_joined "lab-herd-$n" || rc=1; done
+  for n in 1 2 3; do lab_stop "lab-herd-$n"; kc delete node "lab-herd-$n" >/dev/null 2>&1; done
+  return $rc
+}
+
+# The packaged kjoin-join.service (docs/join.md's example: a JoinConfiguration,
+# --tls-bootstrap, the rotation timer), then kjoin reset under systemd, and
+# a second join of the same node.
+t_lab_join_service_reset_and_join_again() {
+  local user_data n=lab-svc rc=0
+  user_data=$(lab_doc_user_data "kjoin-join.service") || { fail "no kjoin-join.service cloud-config in docs/join.md"; return 1; }
+  lab_seed "$T/seed" "$n" "$user_data"
+  lab_boot "$n" "$LAB_NET.31" "$T/seed"
+  lab_registered "$n" 240 || { fail "the Node never registered: $(lab_exec "$n" journalctl -u kjoin-join --no-pager -n 8 2>&1)"; rc=1; }
+  lab_joined "$n" || rc=1
+  [ "$(lab_exec "$n" systemctl is-active kjoin-join.service)" = active ] ||
+    { fail "kjoin-join.service did not end well: $(lab_exec "$n" journalctl -u kjoin-join --no-pager -n 12 -o cat)"; rc=1; }
+  lab_exec "$n" systemctl is-enabled kjoin-tls-rotate.timer >/dev/null || { fail "the rotation timer is not enabled"; rc=1; }
+  lab_exec "$n" systemctl start kjoin-tls-rotate.service || { fail "kjoin-tls-rotate.service: $(lab_exec "$n" journalctl -u kjoin-tls-rotate --no-pager -n 5)"; rc=1; }
+  # kjoin reset stops kubelet.service through systemd and takes what the join made.
+  lab_exec "$n" kjoin reset -o json >"$T/reset.json" 2>"$T/reset.err" || { fail "kjoin reset: $(cat "$T/reset.err")"; rc=1; }
+  jq -e '.joined and .kubeletStopped and .left == []' "$T/reset.json" >/dev/null || { fail "reset: $(cat "$T/reset.json")"; rc=1; }
+  [ "$(lab_exec "$n" systemctl is-active kubelet)" != active ] || { fail "the kubelet still runs after reset"; rc=1; }
+  # As reset says: an admin deletes the Node; the same join then registers it again.
+  kc delete node "$n" >/dev/null 2>&1
+  lab_exec "$n" kjoin join --config /etc/kjoin/join.yaml --tls-bootstrap >"$T/join2.out" 2>&1 ||
+    { fail "the second join: $(tail -3 "$T/join2.out")"; rc=1; }
+  lab_registered "$n" 120 && lab_joined "$n" || { fail "the node did not register again"; rc=1; }
+  lab_stop "$n"
+  kc delete node "$n" >/dev/null 2>&1
+  return $rc
+}
