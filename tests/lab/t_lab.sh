@@ -151,3 +151,52 @@ t_lab_join_service_reset_and_join_again() {
   kc delete node "$n" >/dev/null 2>&1
   return $rc
 }
+
+# A kubelet that crash-loops under the real systemd (an unknown flag among
+# kubeletExtraArgs): kjoin join ends with exit 3 long before its deadline,
+# naming the kubelet's own last error from the journal, not an older one;
+# kjoin reset then stops kubelet.service and takes the join's files.
+t_lab_crash_looping_kubelet_ends_the_join() {
+  local n=lab-loop rc=0 cfg
+  if [ "$E2E_MINOR" -ge 31 ]; then
+    cfg="apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+discovery:
+  bootstrapToken: {token: abcdef.0123456789abcdef, apiServerEndpoint: \"$E2E_ENDPOINT\", caCertHashes: [\"$E2E_PIN\"]}
+nodeRegistration:
+  kubeletExtraArgs:
+  - {name: no-such-kubelet-flag, value: \"1\"}
+timeouts: {discovery: 120s}"
+  else
+    cfg="apiVersion: kubeadm.k8s.io/v1beta3
+kind: JoinConfiguration
+discovery:
+  bootstrapToken: {token: abcdef.0123456789abcdef, apiServerEndpoint: \"$E2E_ENDPOINT\", caCertHashes: [\"$E2E_PIN\"]}
+  timeout: 120s
+nodeRegistration:
+  kubeletExtraArgs: {no-such-kubelet-flag: \"1\"}"
+  fi
+  lab_seed "$T/seed" "$n" "#cloud-config
+write_files:
+- path: /etc/kjoin/join.yaml
+  permissions: \"0600\"
+  content: |
+$(sed 's/^/    /' <<<"$cfg")
+runcmd:
+- [sh, -c, \"apt-get install -y -q /opt/kjoin/*.deb >/var/log/kjoin-install.log 2>&1\"]"
+  lab_boot "$n" "$LAB_NET.41" "$T/seed"
+  lab_wait_booted "$n" 90 && lab_wait_settled "$n" 120 || { fail "the node did not boot and settle"; rc=1; }
+  local t0 took
+  t0=$(date +%s)
+  lab_exec "$n" kjoin join --config /etc/kjoin/join.yaml >"$T/join.out" 2>"$T/join.err"
+  local jrc=$?
+  took=$(($(date +%s) - t0))
+  [ "$jrc" = 3 ] && [ "$took" -lt 90 ] || { fail "exit $jrc after $took s: $(tail -3 "$T/join.err")"; rc=1; }
+  grep -q "the kubelet keeps exiting" "$T/join.err" && grep -q "no-such-kubelet-flag" "$T/join.err" ||
+    { fail "the kubelet's own error is not named: $(tail -2 "$T/join.err")"; rc=1; }
+  lab_exec "$n" kjoin reset -o json >"$T/reset.json" 2>"$T/reset.err" && jq -e '.joined and .kubeletStopped' "$T/reset.json" >/dev/null ||
+    { fail "reset: $(cat "$T/reset.json" "$T/reset.err")"; rc=1; }
+  lab_stop "$n"
+  kc delete node "$n" >/dev/null 2>&1
+  return $rc
+}
