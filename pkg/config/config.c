@@ -125,9 +125,9 @@ static kjoin_code bool_field(kjoin_yaml *y, yaml_node_t *map, const char *where,
     kjoin_code rc = string_field(y, map, where, key, &value, &node, err);
     if (rc || !value)
         return rc;
-    if (strcmp(value, "true") != 0 && strcmp(value, "false") != 0)
+    /* YAML 1.1's booleans (yes, on, ...), as kubeadm's reader takes them. */
+    if (!kjoin_yaml__bool(node, out))
         return kjoin_err_set(err, BAD, "%s.%s at line %zu must be true or false", where, key, KJOIN_YAML_LINE(node));
-    *out = strcmp(value, "true") == 0;
     return KJOIN_OK;
 }
 

@@ -1,11 +1,5 @@
-#include <ctype.h>
-#include <errno.h>
-#include <math.h>
-#include <regex.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include <openssl/crypto.h>
 
@@ -14,127 +8,11 @@
 
 #include "../yamldoc/yamldoc.h"
 
-/* ---- which strings client-go quotes --------------------------------------
- * client-go writes kubeconfigs with sigs.k8s.io/yaml, whose encoder (go-yaml
- * v2, encode.go stringv and resolve.go) double-quotes a string exactly when
- * its resolver would read it plain as something else: null, a bool, an int,
- * a float, a timestamp, or a base-60 float. The same rule here makes the
- * same bytes: a token "45mq9d.h283..." is plain there, and so here. */
-
-static bool matches(const char *pattern, const char *s)
-{
-    regex_t re;
-    if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
-        return false;
-    bool m = regexec(&re, s, 0, NULL, 0) == 0;
-    regfree(&re);
-    return m;
-}
-
-/* Go's strconv.ParseInt(s, 0, 64) or ParseUint(s, 0, 64) succeeding. */
-static bool go_int(const char *s)
-{
-    bool neg = *s == '-', sign = *s == '-' || *s == '+';
-    const char *p = s + sign;
-    unsigned base = 10;
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-        base = 16, p += 2;
-    else if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B'))
-        base = 2, p += 2;
-    else if (p[0] == '0' && (p[1] == 'o' || p[1] == 'O'))
-        base = 8, p += 2;
-    else if (p[0] == '0' && p[1])
-        base = 8, p += 1;
-    if (!*p)
-        return false;
-    uint64_t v = 0;
-    for (; *p; p++) {
-        unsigned d = *p >= '0' && *p <= '9' ? (unsigned)(*p - '0')
-                     : *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10)
-                     : *p >= 'A' && *p <= 'F' ? (unsigned)(*p - 'A' + 10) : 99;
-        if (d >= base || v > (UINT64_MAX - d) / base)
-            return false;
-        v = v * base + d;
-    }
-    /* ParseInt takes a sign within int64; ParseUint no sign, within uint64. */
-    return neg ? v <= (uint64_t)INT64_MAX + 1 : sign ? v <= (uint64_t)INT64_MAX : true;
-}
-
-/* Go's strconv.ParseFloat succeeding on a decimal form: only an overflow
- * fails (an underflow is 0). */
-static bool go_float(const char *s)
-{
-    errno = 0;
-    double d = strtod(s, NULL);
-    return !(errno == ERANGE && isinf(d));
-}
-
-static bool leap(long y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-/* go-yaml's parseTimestamp: YYYY-M-D, then optionally [Tt]H:M:S[.frac] with a
- * zone (Z or +hh:mm), or " H:M:S[.frac]" without one, each field in range. */
-static bool go_timestamp(const char *s)
-{
-    static const char date[] = "^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}";
-    static const char frac[] = "(\\.[0-9]+)?";
-    char with_zone[200], no_zone[200], date_only[64];
-    snprintf(date_only, sizeof(date_only), "%s$", date);
-    snprintf(with_zone, sizeof(with_zone), "%s[Tt][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}%s(Z|[-+][0-9]{2}:[0-9]{2})$", date, frac);
-    snprintf(no_zone, sizeof(no_zone), "%s [0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}%s$", date, frac);
-    if (!matches(date_only, s) && !matches(with_zone, s) && !matches(no_zone, s))
-        return false;
-    long y = strtol(s, NULL, 10), m = strtol(s + 5, NULL, 10), d = strtol(strchr(s + 5, '-') + 1, NULL, 10);
-    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (m < 1 || m > 12 || d < 1 || d > days[m - 1] + (m == 2 && leap(y)))
-        return false;
-    const char *t = s + strcspn(s, "Tt ");
-    if (!*t)
-        return true;
-    long hh = strtol(t + 1, NULL, 10), mm = strtol(strchr(t, ':') + 1, NULL, 10),
-         ss = strtol(strchr(strchr(t, ':') + 1, ':') + 1, NULL, 10);
-    const char *zone = strpbrk(t + 1, "Z+-");
-    if (zone && *zone != 'Z' && (strtol(zone + 1, NULL, 10) > 23 || strtol(zone + 4, NULL, 10) > 59))
-        return false; /* time.Parse: a zone out of range */
-    return hh <= 23 && mm <= 59 && ss <= 59;
-}
-
-/* Whether go-yaml v2 would write v double-quoted (see above). */
-static bool needs_quotes(const char *v)
-{
-    static const char *const special[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON",
-                                          "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF",
-                                          "", "~", "null", "Null", "NULL", ".nan", ".NaN", ".NAN", ".inf", ".Inf",
-                                          ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF"};
-    char c = v[0];
-    if ((c >= '0' && c <= '9') || c == '+' || c == '-') {
-        /* base-60 floats are quoted whatever the resolver says */
-        if (strchr(v, ':') && matches("^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?$", v))
-            return true;
-    }
-    if (!(strchr("yYnNtTfFoO~.", c) || (c >= '0' && c <= '9') || c == '+' || c == '-') || !c) {
-        return !c; /* the resolver looks only at these starts; "" is null */
-    }
-    for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
-        if (!strcmp(v, special[i]))
-            return true;
-    if (c == '.')
-        return matches("^\\.[0-9]+([eE][-+]?[0-9]+)?$", v) && go_float(v);
-    if (!((c >= '0' && c <= '9') || c == '+' || c == '-'))
-        return false;
-    if (go_timestamp(v))
-        return true;
-    char plain[1024];
-    size_t o = 0;
-    for (const char *p = v; *p && o + 1 < sizeof(plain); p++)
-        if (*p != '_')
-            plain[o++] = *p;
-    plain[o] = '\0';
-    if (strlen(v) >= sizeof(plain))
-        return false; /* longer than any number */
-    if (go_int(plain))
-        return true;
-    return matches("^[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?$", plain) && go_float(plain);
-}
+/* client-go writes kubeconfigs with sigs.k8s.io/yaml, whose encoder (go-yaml
+ * v2) double-quotes a string exactly when its resolver would read it plain
+ * as something else (kjoin_yaml__resolve): the same rule here makes the
+ * same bytes, so a token "45mq9d.h283..." is plain there, and so here. */
+static bool needs_quotes(const char *v) { return kjoin_yaml__resolve(v, NULL) != KJOIN_YAML_STRING; }
 
 static bool scalar(yaml_emitter_t *e, const char *v)
 {

@@ -25,6 +25,21 @@ static kjoin_code scalar(kjoin_yaml *y, yaml_node_t *root, const char *key, cons
     return KJOIN_OK;
 }
 
+/* A boolean field of map, as the kubelet and kubeadm read it (YAML 1.1's
+ * words too): *out 1 or 0, left as it is when the field is absent. */
+static kjoin_code boolean(kjoin_yaml *y, yaml_node_t *map, const char *what, const char *key, int *out, kjoin_err *err)
+{
+    yaml_node_t *n = NULL;
+    bool b;
+    kjoin_code rc = kjoin_yaml__get(y, map, key, &n, BAD, err);
+    if (rc || !n)
+        return rc;
+    if (!kjoin_yaml__bool(n, &b))
+        return kjoin_err_set(err, BAD, "%s's %s at line %zu is not true or false", what, key, KJOIN_YAML_LINE(n));
+    *out = b;
+    return KJOIN_OK;
+}
+
 /* Loads the one YAML document in yaml, which must be a mapping whose
  * apiVersion starts with api and whose kind is kind; what names it in
  * messages. On success the caller releases *y. Errors: BAD. */
@@ -51,17 +66,15 @@ kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubele
 {
     kjoin_yaml y;
     yaml_node_t *root;
-    const char *swap, *port, *addr;
+    const char *port, *addr;
     kjoin_kubelet_config c = KJOIN_KUBELET_CONFIG_DEFAULTS;
+    int swap = c.fail_swap_on;
     kjoin_code rc = load_kind(&y, yaml, len, "the kubelet configuration", "kubelet.config.k8s.io/v1beta1",
                               "KubeletConfiguration", &root, err);
     if (rc)
         return rc;
-    if (!(rc = scalar(&y, root, "failSwapOn", &swap, err)) && swap) {
-        if (strcmp(swap, "true") && strcmp(swap, "false"))
-            rc = kjoin_err_set(err, BAD, "the kubelet configuration's failSwapOn is not true or false");
-        c.fail_swap_on = strcmp(swap, "true") == 0;
-    }
+    if (!(rc = boolean(&y, root, "the kubelet configuration", "failSwapOn", &swap, err)))
+        c.fail_swap_on = swap;
     if (!rc && !(rc = scalar(&y, root, "healthzPort", &port, err)) && port) {
         char *end;
         long v = strtol(port, &end, 10);
@@ -85,17 +98,11 @@ kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubele
 static kjoin_code node_local_cri_socket(kjoin_yaml *y, yaml_node_t *root, int *out, kjoin_err *err)
 {
     yaml_node_t *gates = NULL;
-    const char *v;
     *out = -1;
     kjoin_code rc = kjoin_yaml__get(y, root, "featureGates", &gates, BAD, err);
     if (rc || !gates || kjoin_yaml__is_null(gates))
         return rc;
-    if ((rc = scalar(y, gates, "NodeLocalCRISocket", &v, err)) || !v)
-        return rc;
-    if (strcmp(v, "true") && strcmp(v, "false"))
-        return kjoin_err_set(err, BAD, "the ClusterConfiguration's featureGates.NodeLocalCRISocket is not true or false");
-    *out = !strcmp(v, "true");
-    return KJOIN_OK;
+    return boolean(y, gates, "the ClusterConfiguration's featureGates", "NodeLocalCRISocket", out, err);
 }
 
 kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,

@@ -423,12 +423,14 @@ static kjoin_code render(kjoin_node_join *j, kjoin_err *err)
     if ((rc = kjoin_kubelet_flags_env(j->spec, &j->name, r->instance_config ? NULL : cri, j->report.kubelet_minor,
                                       &j->flags_env, &in)))
         return kjoin_err_set(err, rc, "%s", in.msg);
+    r->n_patches = j->patches ? j->patches->n : 0;
+    if (!r->instance_config && !r->n_patches)
+        return KJOIN_OK; /* config.yaml is the ConfigMap's, which read_cluster parsed */
     if ((rc = kjoin_kubelet_config_render(j->config_yaml, strlen(j->config_yaml), j->patches,
                                           r->instance_config ? cri : NULL, &config, err)))
         return rc;
     free(j->config_yaml);
     j->config_yaml = config;
-    r->n_patches = j->patches ? j->patches->n : 0;
     if ((rc = kjoin_kubelet_config_parse(config, strlen(config), &j->kubelet, &in)))
         return kjoin_err_set(err, r->n_patches ? KJOIN_E_USAGE : rc, "the kubelet configuration%s: %s",
                              r->n_patches ? " once patched" : "", in.msg);
@@ -699,39 +701,6 @@ static bool registered(const kjoin_node_join *j, const kjoin_node__resolved *p, 
     return ok;
 }
 
-/* A release whose kubeadm keeps the node's runtime on the Node, not in
- * instance-config.yaml, has kubeadm upgrade node read it from there: the
- * annotation kubeadm join makes, made as the node (its kubelet.conf). */
-static kjoin_code annotate_cri_socket(kjoin_node_join *j, const kjoin_node__resolved *p, kjoin_err *err)
-{
-    if (!j->checked || j->result.instance_config || !j->report.cri_socket[0])
-        return KJOIN_OK;
-    kjoin_kubeapi *api = NULL;
-    kjoin_kubeapi_response resp;
-    char path[320];
-    kjoin_code rc = client(j, NULL, 0, p->kubelet_kubeconfig, &api, err);
-    json_object *body = json_object_new_object(), *meta = json_object_new_object(), *ann = json_object_new_object();
-    json_object_object_add(ann, "kubeadm.alpha.kubernetes.io/cri-socket", json_object_new_string(j->report.cri_socket));
-    json_object_object_add(meta, "annotations", ann);
-    json_object_object_add(body, "metadata", meta);
-    snprintf(path, sizeof(path), "/api/v1/nodes/%s", j->name.name);
-    if (!rc && !(rc = kjoin_kubeapi_request(api, "PATCH", path,
-                                            json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
-                                                                                     JSON_C_TO_STRING_NOSLASHESCAPE),
-                                            &resp, err))) {
-        rc = kjoin_kubeapi_check(&resp, "annotate the Node with its cri-socket", err);
-        kjoin_kubeapi_response_release(&resp);
-    }
-    json_object_put(body);
-    kjoin_kubeapi_free(api);
-    if (!rc) {
-        j->result.cri_socket_annotated = true;
-        logf_(j, 0, "[kubelet-wait-bootstrap] Annotated Node %s with kubeadm.alpha.kubernetes.io/cri-socket=%s",
-              j->name.name, j->report.cri_socket);
-    }
-    return rc;
-}
-
 /* Whether a journal line is one of the kubelet's errors: klog's E or F lines,
  * or its "Error: ..." on exit. */
 static bool error_line(const char *line)
@@ -805,6 +774,66 @@ static bool recorded(const kjoin_node_join *j, const kjoin_node__resolved *p, co
     return match;
 }
 
+/* The token has done its job: it does not stay on disk (kubeadm removes
+ * the file too). Only a file still holding what kubelet-start wrote (in
+ * memory, or, for the wait alone, as the join record's digest says);
+ * through its checked directory, never through a symlink. */
+static void remove_bootstrap_kubeconfig(kjoin_node_join *j, const kjoin_node__resolved *p)
+{
+    char *text = NULL;
+    size_t len = 0;
+    bool missing = false;
+    const char *name;
+    kjoin_safedir d;
+    kjoin_err e;
+    if (kjoin_node__open_parent(p->bootstrap_kubeconfig, &d, &name, &e))
+        return;
+    if (!kjoin_safedir_read(&d, name, 1 << 20, true, &text, &len, &missing, &e) &&
+        (j->bootstrap_kubeconfig ? len == j->bootstrap_len && !memcmp(text, j->bootstrap_kubeconfig, len)
+                                 : recorded(j, p, p->bootstrap_kubeconfig, text, len)) &&
+        !kjoin_safedir_unlink(&d, name, &e)) {
+        j->result.bootstrap_removed = true;
+        logf_(j, 0, "[kubelet-wait-bootstrap] Removed %s: the bootstrap token is no longer on this node",
+              p->bootstrap_kubeconfig);
+    }
+    kjoin_free_wiped(text, len);
+    kjoin_safedir_close(&d);
+}
+
+/* A release whose kubeadm keeps the node's runtime on the Node, not in
+ * instance-config.yaml, has kubeadm upgrade node read it from there: the
+ * annotation kubeadm join makes, made as the node (its kubelet.conf), after
+ * the token is off the disk, so a refusal here leaves no secret behind. */
+static kjoin_code annotate_cri_socket(kjoin_node_join *j, const kjoin_node__resolved *p, kjoin_err *err)
+{
+    if (!j->checked || j->result.instance_config || !j->report.cri_socket[0])
+        return KJOIN_OK;
+    kjoin_kubeapi *api = NULL;
+    kjoin_kubeapi_response resp;
+    char path[320];
+    kjoin_code rc = client(j, NULL, 0, p->kubelet_kubeconfig, &api, err);
+    json_object *body = json_object_new_object(), *meta = json_object_new_object(), *ann = json_object_new_object();
+    json_object_object_add(ann, "kubeadm.alpha.kubernetes.io/cri-socket", json_object_new_string(j->report.cri_socket));
+    json_object_object_add(meta, "annotations", ann);
+    json_object_object_add(body, "metadata", meta);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", j->name.name);
+    if (!rc && !(rc = kjoin_kubeapi_request(api, "PATCH", path,
+                                            json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
+                                                                                     JSON_C_TO_STRING_NOSLASHESCAPE),
+                                            &resp, err))) {
+        rc = kjoin_kubeapi_check(&resp, "annotate the Node with its cri-socket", err);
+        kjoin_kubeapi_response_release(&resp);
+    }
+    json_object_put(body);
+    kjoin_kubeapi_free(api);
+    if (!rc) {
+        j->result.cri_socket_annotated = true;
+        logf_(j, 0, "[kubelet-wait-bootstrap] Annotated Node %s with kubeadm.alpha.kubernetes.io/cri-socket=%s",
+              j->name.name, j->report.cri_socket);
+    }
+    return rc;
+}
+
 kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
 {
     kjoin_node__resolved p;
@@ -845,32 +874,8 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
     step(j, "node-registered");
     kjoin_node__crash_point("registered");
     logf_(j, 0, "[kubelet-wait-bootstrap] The kubelet has its client certificate; Node %s is registered", j->name.name);
-    kjoin_code rc = annotate_cri_socket(j, &p, err);
-    if (rc)
-        return rc;
-    /* The token has done its job: it does not stay on disk (kubeadm removes
-     * the file too). Only a file still holding what kubelet-start wrote (in
-     * memory, or, for the wait alone, as the join record's digest says);
-     * through its checked directory, never through a symlink. */
-    char *text = NULL;
-    size_t len = 0;
-    bool missing = false;
-    const char *name;
-    kjoin_safedir d;
-    kjoin_err e;
-    if (kjoin_node__open_parent(p.bootstrap_kubeconfig, &d, &name, &e))
-        return KJOIN_OK;
-    if (!kjoin_safedir_read(&d, name, 1 << 20, true, &text, &len, &missing, &e) &&
-        (j->bootstrap_kubeconfig ? len == j->bootstrap_len && !memcmp(text, j->bootstrap_kubeconfig, len)
-                                 : recorded(j, &p, p.bootstrap_kubeconfig, text, len)) &&
-        !kjoin_safedir_unlink(&d, name, &e)) {
-        j->result.bootstrap_removed = true;
-        logf_(j, 0, "[kubelet-wait-bootstrap] Removed %s: the bootstrap token is no longer on this node",
-              p.bootstrap_kubeconfig);
-    }
-    kjoin_free_wiped(text, len);
-    kjoin_safedir_close(&d);
-    return KJOIN_OK;
+    remove_bootstrap_kubeconfig(j, &p);
+    return annotate_cri_socket(j, &p, err);
 }
 
 void kjoin_node_join_release(kjoin_node_join *j)

@@ -1,111 +1,36 @@
 /* A loaded YAML document as a json-c tree, with the values Kubernetes'
  * readers give it: sigs.k8s.io/yaml turns YAML into JSON through go-yaml
- * v2, whose plain scalars follow YAML 1.1 (yes/no/on/off are booleans,
- * 0x1f and 0o17 integers), and whose keys become strings. */
-#include <errno.h>
-#include <math.h>
-#include <stdio.h>
+ * v2, whose plain scalars kjoin_yaml__resolve reads as it does, and whose
+ * keys become strings. A timestamp stays the string it is written as. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "yamldoc.h"
-
-static bool one_of(const char *s, const char *const *words)
-{
-    for (; *words; words++)
-        if (!strcmp(s, *words))
-            return true;
-    return false;
-}
-
-/* go-yaml v2's integer forms: [-+]digits, 0x.., 0o.. or a leading 0 (octal), 0b..; "_" allowed between. */
-static bool as_int(const char *s, int64_t *out)
-{
-    char clean[80];
-    size_t n = 0;
-    for (const char *c = s; *c; c++)
-        if (*c != '_') {
-            if (n + 1 >= sizeof(clean))
-                return false;
-            clean[n++] = *c;
-        }
-    clean[n] = '\0';
-    const char *digits = clean + (clean[0] == '-' || clean[0] == '+');
-    int base = 10;
-    if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
-        base = 16, digits += 2;
-    else if (digits[0] == '0' && (digits[1] == 'b' || digits[1] == 'B'))
-        base = 2, digits += 2;
-    else if (digits[0] == '0' && (digits[1] == 'o' || digits[1] == 'O'))
-        base = 8, digits += 2;
-    else if (digits[0] == '0' && digits[1])
-        base = 8, digits += 1;
-    if (!*digits || strspn(digits, "0123456789abcdefABCDEF") != strlen(digits))
-        return false;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(digits, &end, base);
-    if (*end || errno || v > (clean[0] == '-' ? (unsigned long long)INT64_MAX + 1 : (unsigned long long)INT64_MAX))
-        return false;
-    *out = clean[0] == '-' ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
-}
-
-/* go-yaml v2's float form: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
-static bool as_float(const char *s, double *out)
-{
-    const char *c = s + (*s == '-' || *s == '+');
-    size_t whole = strspn(c, "0123456789"), frac = 0;
-    c += whole;
-    if (*c == '.')
-        frac = strspn(++c, "0123456789"), c += frac;
-    if (!whole && !frac)
-        return false;
-    if (*c == 'e' || *c == 'E') {
-        c += 1 + (c[1] == '-' || c[1] == '+');
-        size_t exp = strspn(c, "0123456789");
-        if (!exp)
-            return false;
-        c += exp;
-    }
-    if (*c)
-        return false;
-    *out = strtod(s, NULL);
-    return isfinite(*out);
-}
-
-static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-static const char *const trues[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", NULL};
-static const char *const falses[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", NULL};
 
 static kjoin_code scalar(yaml_node_t *n, kjoin_code code, json_object **out, kjoin_err *err)
 {
     /* libyaml's loader tags every untagged scalar !!str: the style decides. */
     const char *s = (const char *)n->data.scalar.value;
     size_t len = n->data.scalar.length;
-    int64_t i;
-    double d;
+    kjoin_yaml_value v;
+    kjoin_yaml_kind kind = n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && strlen(s) == len
+                               ? kjoin_yaml__resolve(s, &v)
+                               : KJOIN_YAML_STRING;
     *out = NULL;
-    if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && strlen(s) == len) {
-        if (one_of(s, nulls))
-            return KJOIN_OK;
-        if (one_of(s, trues) || one_of(s, falses)) {
-            *out = json_object_new_boolean(one_of(s, trues));
-            goto made;
-        }
-        if (as_int(s, &i)) {
-            *out = json_object_new_int64(i);
-            goto made;
-        }
-        if (as_float(s, &d)) {
-            *out = json_object_new_double(d);
-            goto made;
-        }
-        if (one_of(s, (const char *const[]){".inf", ".Inf", ".INF", "+.inf", "-.inf", ".nan", ".NaN", ".NAN", NULL}))
-            return kjoin_err_set(err, code, "%s at line %zu cannot be JSON", s, KJOIN_YAML_LINE(n));
+    switch (kind) {
+    case KJOIN_YAML_NULL: return KJOIN_OK;
+    case KJOIN_YAML_BOOL: *out = json_object_new_boolean(v.truth); break;
+    case KJOIN_YAML_INT:
+        *out = v.negative ? json_object_new_int64((int64_t)(0 - v.magnitude))
+               : v.magnitude > INT64_MAX ? json_object_new_uint64(v.magnitude)
+                                         : json_object_new_int64((int64_t)v.magnitude);
+        break;
+    case KJOIN_YAML_FLOAT: *out = json_object_new_double(v.d); break;
+    case KJOIN_YAML_INF_NAN: return kjoin_err_set(err, code, "%s at line %zu cannot be JSON", s, KJOIN_YAML_LINE(n));
+    case KJOIN_YAML_STRING:
+    case KJOIN_YAML_TIMESTAMP:
+    case KJOIN_YAML_BASE60: *out = json_object_new_string_len(s, (int)len); break;
     }
-    *out = json_object_new_string_len(s, (int)len);
-made:
     return *out ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
 }
 

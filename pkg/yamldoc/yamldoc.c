@@ -240,3 +240,13 @@ yaml_node_t *kjoin_yaml__item(kjoin_yaml *y, yaml_node_t *seq, size_t i)
 {
     return yaml_document_get_node(&y->doc, seq->data.sequence.items.start[i]);
 }
+
+bool kjoin_yaml__bool(yaml_node_t *node, bool *out)
+{
+    kjoin_yaml_value v;
+    const char *s = kjoin_yaml__str(node);
+    if (!s || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || kjoin_yaml__resolve(s, &v) != KJOIN_YAML_BOOL)
+        return false;
+    *out = v.truth;
+    return true;
+}

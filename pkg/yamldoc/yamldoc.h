@@ -2,6 +2,7 @@
 #define KJOIN_YAMLDOC_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <json-c/json.h>
 #include <yaml.h>
@@ -76,6 +77,29 @@ typedef struct kjoin_yaml_sink {
     bool failed;
 } kjoin_yaml_sink;
 int kjoin_yaml__sink_write(void *data, unsigned char *bytes, size_t n);
+
+/* What go-yaml v2 reads a plain scalar as (pkg/yamldoc/resolve.c). */
+typedef enum kjoin_yaml_kind {
+    KJOIN_YAML_STRING,
+    KJOIN_YAML_NULL,      /* "", ~, null */
+    KJOIN_YAML_BOOL,      /* YAML 1.1's: true, yes, on, y, ... */
+    KJOIN_YAML_INT,       /* Go's ParseInt or ParseUint with base 0, "_" dropped */
+    KJOIN_YAML_FLOAT,     /* a finite decimal float */
+    KJOIN_YAML_INF_NAN,   /* .inf, -.inf, .nan: no JSON for them */
+    KJOIN_YAML_TIMESTAMP, /* read as a string here; its encoder quotes it */
+    KJOIN_YAML_BASE60     /* a string to the resolver; its encoder quotes it */
+} kjoin_yaml_kind;
+typedef struct kjoin_yaml_value {
+    bool truth;           /* BOOL */
+    bool negative;        /* INT: the sign and */
+    uint64_t magnitude;   /* the magnitude (a negative one is at most 2^63) */
+    double d;             /* FLOAT */
+} kjoin_yaml_value;
+/* The kind of the plain scalar v, and its value into *value (may be NULL).
+ * client-go's encoder quotes a string exactly when this is not STRING. */
+kjoin_yaml_kind kjoin_yaml__resolve(const char *v, kjoin_yaml_value *value);
+/* A scalar go-yaml v2 reads as a bool: plain, and one of YAML 1.1's words. */
+bool kjoin_yaml__bool(yaml_node_t *node, bool *out);
 
 /* A node as JSON, with the values sigs.k8s.io/yaml (go-yaml v2, YAML 1.1)
  * gives it: plain scalars resolved to null, booleans (yes/no/on/off too),

@@ -3,6 +3,7 @@
 
 #include <kjoin/config.h>
 
+#include "../../pkg/yamldoc/yamldoc.h"
 #include "testutil.h"
 
 static kjoin_code parse(const char *yaml, kjoin_join_config *c, kjoin_err *err)
@@ -66,6 +67,7 @@ static void test_accepted_variants(void **state)
         V3(BT "  timeout: 5m0s\n"),
         V4("discovery:\n  file:\n    kubeConfigPath: /etc/kubernetes/discovery.conf\n  tlsBootstrapToken: abcdef.0123456789abcdef\n"),
         "---\n" V4(BT) "---\n",
+        V4(BT "dryRun: yes\n"), /* YAML 1.1's booleans, as kubeadm reads them */
     };
     for (size_t i = 0; i < TU_LEN(good); i++) {
         kjoin_join_config c;
@@ -112,6 +114,7 @@ static void test_rejections_name_field_and_place(void **state)
         {V4(BT "timeouts: {tlsBootstrp: 1m}\n"), "unknown field timeouts.tlsBootstrp"},
         {V4(BT "nodeRegistration: {nmae: x}\n"), "unknown field nodeRegistration.nmae"},
         {V4(BT "dryRun: sure\n"), "dryRun at line 7 must be true or false"},
+        {V4(BT "dryRun: \"true\"\n"), "dryRun at line 7 must be true or false"}, /* a string to kubeadm too */
         {V4(BT "caCertPath: ''\n"), "caCertPath at line 7 is empty"},
         {V4(BT "timeouts:\n  discovery: 0s\n"), "timeouts.discovery at line 8, column 14: invalid duration \"0s\": must be positive"},
         {V4(BT "x: " "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["),
@@ -176,6 +179,49 @@ static void test_fields_honoured_or_noted(void **state)
     kjoin_join_config_release(&c);
 }
 
+/* The plain scalars as go-yaml v2 reads them (resolve.go), one rule for
+ * both the values kjoin reads and the strings its kubeconfigs quote. */
+static void test_yaml_scalars_as_go_yaml_reads_them(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *yaml, *json;
+    } cases[] = {
+        {"a: 1_000", "{\"a\":1000}"},
+        {"a: 0x1F", "{\"a\":31}"},
+        {"a: 0o17", "{\"a\":15}"},
+        {"a: 017", "{\"a\":15}"},
+        {"a: 0b101", "{\"a\":5}"},
+        {"a: -9223372036854775808", "{\"a\":-9223372036854775808}"},
+        {"a: 18446744073709551615", "{\"a\":18446744073709551615}"},
+        {"a: 1_0.5", "{\"a\":10.5}"},
+        {"a: .5e1", "{\"a\":5.0}"},
+        {"a: [yes, Off, y, N, ~, null, '']", "{\"a\":[true,false,true,false,null,null,\"\"]}"},
+        {"a: 2001-12-14", "{\"a\":\"2001-12-14\"}"},
+        {"a: 1:20", "{\"a\":\"1:20\"}"},
+        {"a: \"123\"", "{\"a\":\"123\"}"},
+        {"a: 0x", "{\"a\":\"0x\"}"},
+        {"a: 18446744073709551616", "{\"a\":1.8446744073709552e+19}"},
+        {"1: x", "{\"1\":\"x\"}"},
+    };
+    for (size_t i = 0; i < TU_LEN(cases); i++) {
+        json_object *got = NULL, *want = json_tokener_parse(cases[i].json);
+        kjoin_err err;
+        if (kjoin_yaml__load_json(cases[i].yaml, strlen(cases[i].yaml), KJOIN_E_USAGE, &got, &err))
+            fail_msg("case %zu: %s", i, err.msg);
+        if (!json_object_equal(got, want))
+            fail_msg("case %zu: %s, not %s", i, json_object_to_json_string(got), cases[i].json);
+        json_object_put(got);
+        json_object_put(want);
+    }
+    const char *bad[] = {"a: .inf", "a: -.Inf", "a: .nan", "<<: {a: 1}", "[a]: 1"};
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        json_object *got = NULL;
+        assert_int_equal(kjoin_yaml__load_json(bad[i], strlen(bad[i]), KJOIN_E_USAGE, &got, NULL), KJOIN_E_USAGE);
+        assert_null(got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_accepted_variants),
         cmocka_unit_test(test_rejections_name_field_and_place),
         cmocka_unit_test(test_fields_honoured_or_noted),
+        cmocka_unit_test(test_yaml_scalars_as_go_yaml_reads_them),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

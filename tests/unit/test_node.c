@@ -58,9 +58,14 @@ static void test_kubelet_config(void **state)
     const char *any = KC "healthzBindAddress: 0.0.0.0\n"; /* listening everywhere: asked on loopback */
     assert_int_equal(kjoin_kubelet_config_parse(any, strlen(any), &c, &err), KJOIN_OK);
     assert_string_equal(c.healthz_address, "127.0.0.1");
+    /* YAML 1.1's booleans, as the kubelet reads its configuration. */
+    const char *no = KC "failSwapOn: no\n";
+    assert_int_equal(kjoin_kubelet_config_parse(no, strlen(no), &c, &err), KJOIN_OK);
+    assert_false(c.fail_swap_on);
     const struct {
         const char *yaml, *why;
     } bad[] = {
+        {KC "failSwapOn: \"false\"\n", "failSwapOn at line"}, /* a string, which the kubelet refuses too */
         {"- a\n", "not a mapping"},
         {"apiVersion: v1\nkind: Pod\n", "not a kubelet.config.k8s.io/v1beta1 KubeletConfiguration"},
         {"kind: KubeletConfiguration\n", "not a kubelet.config.k8s.io/v1beta1"},
@@ -97,6 +102,9 @@ static void test_cluster_configuration(void **state)
                       "featureGates: {NodeLocalCRISocket: false, EtcdLearnerMode: true}\n";
     assert_int_equal(kjoin_cluster_configuration_parse(off, strlen(off), &c, &err), KJOIN_OK);
     assert_int_equal(c.node_local_cri_socket, 0);
+    const char *yes = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates: {NodeLocalCRISocket: On}\n";
+    assert_int_equal(kjoin_cluster_configuration_parse(yes, strlen(yes), &c, &err), KJOIN_OK);
+    assert_int_equal(c.node_local_cri_socket, 1);
     const char *bad[] = {"- x\n", "apiVersion: v1\nkind: ClusterConfiguration\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: latest\n",
