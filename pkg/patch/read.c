@@ -2,6 +2,7 @@
  * kubeadm's util/patches parses them; each file's YAML documents as JSON. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +21,13 @@
 static const char *const targets[] = {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
                                       WORKER_TARGET, "corednsdeployment", "kubeproxydaemonset"};
 
-static void note(kjoin_patchset *s, const char *fmt, const char *a, const char *b)
+__attribute__((format(printf, 2, 3))) static void note(kjoin_patchset *s, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     if (s->n_notes < KJOIN_PATCH_MAX_NOTES)
-        snprintf(s->notes[s->n_notes++], sizeof(s->notes[0]), fmt, a, b);
+        vsnprintf(s->notes[s->n_notes++], sizeof(s->notes[0]), fmt, ap);
+    va_end(ap);
 }
 
 static bool ends_with(const char *s, const char *tail)
@@ -102,42 +106,7 @@ static kjoin_code add_documents(kjoin_patchset *s, const char *name, kjoin_patch
     return rc ? kjoin_err_set(err, rc, "the patch file %s: %s", name, in.msg) : KJOIN_OK;
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* The names in the directory fd, sorted as Go's filepath.Walk visits them. */
-static kjoin_code list_dir(int fd, const char *path, char ***names, size_t *n, kjoin_err *err)
-{
-    int copy = dup(fd);
-    DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
-    *names = NULL, *n = 0;
-    if (!d) {
-        if (copy >= 0)
-            close(copy);
-        return kjoin_err_set(err, KJOIN_E_USAGE, "cannot list the patches directory %s: %s", path, strerror(errno));
-    }
-    kjoin_code rc = KJOIN_OK;
-    size_t cap = 0;
-    for (struct dirent *e; !rc && (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (*n == cap) {
-            char **more = realloc(*names, (cap = cap ? cap * 2 : 16) * sizeof(char *));
-            if (!more) {
-                rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-                break;
-            }
-            *names = more;
-        }
-        if (!((*names)[*n] = strdup(e->d_name)))
-            rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-        else
-            (*n)++;
-    }
-    closedir(d);
-    if (!rc && *n)
-        qsort(*names, *n, sizeof(char *), by_name);
-    return rc;
-}
+static int not_dots(const struct dirent *e) { return strcmp(e->d_name, ".") && strcmp(e->d_name, ".."); }
 
 static kjoin_code walk(kjoin_patchset *s, const kjoin_safedir *d, int depth, bool *noted_cp, kjoin_err *err);
 
@@ -177,11 +146,10 @@ static kjoin_code visit(kjoin_patchset *s, const kjoin_safedir *d, const char *n
     if (rc || (rc = kjoin_safedir_read(d, name, KJOIN_YAML_MAX_BYTES, false, &text, &len, NULL, err)))
         return rc;
     if (!len)
-        note(s, "[patches] Ignoring empty file: %s%s", name, "");
+        note(s, "[patches] Ignoring empty file: %s", name);
     else if (strcmp(targets[target], WORKER_TARGET)) {
         if (!*noted_cp)
-            note(s, "[patches] %s (and any other control-plane target) does not apply to a worker: %s", name,
-                 "ignored");
+            note(s, "[patches] %s (and any other control-plane target) does not apply to a worker: ignored", name);
         *noted_cp = true;
     } else
         rc = add_documents(s, name, type, text, len, err);
@@ -191,14 +159,17 @@ static kjoin_code visit(kjoin_patchset *s, const kjoin_safedir *d, const char *n
 
 static kjoin_code walk(kjoin_patchset *s, const kjoin_safedir *d, int depth, bool *noted_cp, kjoin_err *err)
 {
-    char **names;
-    size_t n;
+    struct dirent **names;
     if (depth > 16)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the patches directory nests deeper than 16 levels at %s", d->path);
-    kjoin_code rc = list_dir(d->fd, d->path, &names, &n, err);
-    for (size_t i = 0; !rc && i < n; i++)
-        rc = visit(s, d, names[i], depth, noted_cp, err);
-    for (size_t i = 0; i < n; i++)
+    /* By name, as Go's filepath.Walk visits them (no locale is set: alphasort is strcmp). */
+    int n = scandirat(d->fd, ".", &names, not_dots, alphasort);
+    if (n < 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "cannot list the patches directory %s: %s", d->path, strerror(errno));
+    kjoin_code rc = KJOIN_OK;
+    for (int i = 0; !rc && i < n; i++)
+        rc = visit(s, d, names[i]->d_name, depth, noted_cp, err);
+    for (int i = 0; i < n; i++)
         free(names[i]);
     free(names);
     return rc;
