@@ -296,6 +296,17 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     return KJOIN_OK;
 }
 
+/* A file of the node as -o json shows it: its path and its mode, "0644". */
+static json_object *file_json(const char *path, unsigned mode)
+{
+    char text[8];
+    json_object *o = json_object_new_object();
+    snprintf(text, sizeof(text), "%04o", mode);
+    json_object_object_add(o, "path", json_object_new_string(path));
+    json_object_object_add(o, "mode", json_object_new_string(text));
+    return o;
+}
+
 static json_object *node_json(const kjoin_worker_outcome *w)
 {
     const kjoin_kubelet_start_result *k = &w->node.result;
@@ -319,14 +330,8 @@ static json_object *node_json(const kjoin_worker_outcome *w)
         json_object_object_add(o, "message", json_object_new_string(f->message));
         json_object_array_add(findings, o);
     }
-    for (size_t i = 0; i < k->n_files; i++) {
-        char mode[8];
-        json_object *o = json_object_new_object();
-        snprintf(mode, sizeof(mode), "%04o", k->files[i].mode);
-        json_object_object_add(o, "path", json_object_new_string(k->files[i].path));
-        json_object_object_add(o, "mode", json_object_new_string(mode));
-        json_object_array_add(files, o);
-    }
+    for (size_t i = 0; i < k->n_files; i++)
+        json_object_array_add(files, file_json(k->files[i].path, k->files[i].mode));
     for (size_t i = 0; i < k->n_steps; i++) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "name", json_object_new_string(k->steps[i].name));
@@ -389,11 +394,7 @@ static void print_result(const kjoin_worker_spec *s, const kjoin_worker_outcome 
         json_object *would = json_object_new_array();
         for (size_t i = 0; i < w->planned.n; i++) {
             const kjoin_planned_file *f = &w->planned.files[i];
-            char mode[8];
-            json_object *file = json_object_new_object();
-            snprintf(mode, sizeof(mode), "%04o", f->mode);
-            json_object_object_add(file, "path", json_object_new_string(f->path));
-            json_object_object_add(file, "mode", json_object_new_string(mode));
+            json_object *file = file_json(f->path, f->mode);
             json_object_object_add(file, "content", json_object_new_string(f->content));
             json_object_array_add(would, file);
         }

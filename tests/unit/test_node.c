@@ -294,16 +294,6 @@ static void test_state_parse(void **state)
     free(st);
 }
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static bool has(const kjoin_preflight_report *r, const char *name, bool error, bool ignored)
 {
     for (size_t i = 0; i < r->n; i++)
@@ -337,10 +327,10 @@ static void test_preflight(void **state)
     char cmd[9000];
     snprintf(cmd, sizeof(cmd), "mkdir -p %s %s", ipv4, kube);
     assert_int_equal(system(cmd), 0);
-    write_file(proc, "swaps", "Filename\tType\tSize\tUsed\tPriority\n/swap file 1 0 -2\n");
-    write_file(ipv4, "ip_forward", "0\n");
-    write_file(kube, "kubelet.conf", "x");
-    write_file(d, "kubelet-bin", "#!/bin/sh\necho Kubernetes v1.37.2\n");
+    tu_write(proc, "swaps", "Filename\tType\tSize\tUsed\tPriority\n/swap file 1 0 -2\n");
+    tu_write(ipv4, "ip_forward", "0\n");
+    tu_write(kube, "kubelet.conf", "x");
+    tu_write(d, "kubelet-bin", "#!/bin/sh\necho Kubernetes v1.37.2\n");
     chmod(bin, 0755);
     int port, fd = listener(&port);
     kjoin_node_spec s = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
@@ -414,10 +404,10 @@ static void test_reset(void **state)
     close(fd); /* a healthz port where nothing answers */
     char config[128];
     snprintf(config, sizeof(config), KC "healthzPort: %d\n", port);
-    write_file(kubelet, "config.yaml", config);
-    write_file(kube, "pki/ca.crt", "changed by the operator");
-    write_file(pki, "kubelet-client-2026.pem", "x");
-    write_file(pki, "unrelated.pem", "x");
+    tu_write(kubelet, "config.yaml", config);
+    tu_write(kube, "pki/ca.crt", "changed by the operator");
+    tu_write(pki, "kubelet-client-2026.pem", "x");
+    tu_write(pki, "unrelated.pem", "x");
     /* sha256("KC healthzPort...") is not known here: the record holds the real digest of config.yaml. */
     snprintf(cmd, sizeof(cmd), "sha256sum %s/config.yaml | cut -c1-64 > %s/sum", kubelet, d);
     assert_int_equal(system(cmd), 0);
@@ -432,7 +422,7 @@ static void test_reset(void **state)
              "\"files\":[{\"path\":\"%s/config.yaml\",\"sha256\":\"%s\"},{\"path\":\"%s/pki/ca.crt\",\"sha256\":\"%s\"}],"
              "\"createdDirs\":[\"%s/pki\"],\"kubeletDirBefore\":[\"other\"]}",
              kubelet, sum, kube, sum, kube);
-    write_file(kube, KJOIN_NODE_STATE_NAME, rec);
+    tu_write(kube, KJOIN_NODE_STATE_NAME, rec);
     snprintf(cmd, sizeof(cmd), "chmod 600 %s/%s", kube, KJOIN_NODE_STATE_NAME);
     assert_int_equal(system(cmd), 0);
     /* A volume left mounted below plugins/ (a bind mount of the same file
@@ -477,7 +467,7 @@ static void test_reset(void **state)
     assert_false(r.had_state);
     kjoin_reset_result_release(&r);
     /* A record others may read is refused (it names the node's files). */
-    write_file(kube, KJOIN_NODE_STATE_NAME, rec);
+    tu_write(kube, KJOIN_NODE_STATE_NAME, rec);
     snprintf(cmd, sizeof(cmd), "chmod 644 %s/%s", kube, KJOIN_NODE_STATE_NAME);
     assert_int_equal(system(cmd), 0);
     assert_int_equal(kjoin_reset(&spec, &r, &err), KJOIN_E_USAGE);
@@ -502,10 +492,10 @@ static void test_start_command(void **state)
     mkdir(kubelet, 0700);
     char script[1200];
     snprintf(script, sizeof(script), "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done >'%s'\n", out);
-    write_file(d, "kube'let", script);
+    tu_write(d, "kube'let", script);
     chmod(bin, 0755);
-    write_file(kubelet, "kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--a=* --b=x\"\n");
-    write_file(d, "decoy-file", ""); /* what a glob of "*" would find in the working directory */
+    tu_write(kubelet, "kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--a=* --b=x\"\n");
+    tu_write(d, "decoy-file", ""); /* what a glob of "*" would find in the working directory */
     kjoin_node_paths paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet};
     assert_int_equal(kjoin_kubelet_start_command(bin, &paths, cmd, sizeof(cmd), &err), KJOIN_OK);
     assert_non_null(strstr(cmd, "sh -c 'set -f; . "));
@@ -610,7 +600,7 @@ static void test_record_keeps_every_name(void **state)
     char bin[400], *old_path = strdup(getenv("PATH"));
     snprintf(bin, sizeof(bin), "%s/bin", d);
     mkdir(bin, 0700);
-    write_file(bin, "systemctl", "#!/bin/sh\necho 'Failed to stop kubelet.service: Access denied' >&2\nexit 1\n");
+    tu_write(bin, "systemctl", "#!/bin/sh\necho 'Failed to stop kubelet.service: Access denied' >&2\nexit 1\n");
     snprintf(path, sizeof(path), "%s/systemctl", bin);
     chmod(path, 0755);
     setenv("PATH", bin, 1);
@@ -623,7 +613,7 @@ static void test_record_keeps_every_name(void **state)
     assert_int_equal(access(path, F_OK), 0);
     snprintf(path, sizeof(path), "%s/pki/kubelet-client-2026-11-26.pem", kubelet);
     assert_int_equal(access(path, F_OK), 0);
-    write_file(bin, "systemctl", "#!/bin/sh\nexit 0\n");
+    tu_write(bin, "systemctl", "#!/bin/sh\nexit 0\n");
     if (kjoin_reset(&rs, &r, &err))
         fail_msg("reset: %s", err.msg);
     setenv("PATH", old_path, 1);

@@ -197,16 +197,6 @@ static void test_strategic_directives(void **state)
     }
 }
 
-static void put_file(const char *dir, const char *name, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static bool has_note(const kjoin_patchset *s, const char *text)
 {
     for (size_t i = 0; i < s->n_notes; i++)
@@ -222,16 +212,16 @@ static void test_read_directory(void **state)
 {
     (void)state;
     char *dir = tu_tmpdir(), sub[512];
-    put_file(dir, "kubeletconfiguration1+merge.yaml", "maxPods: 30\n---\nmaxPods: 31\n");
-    put_file(dir, "kubeletconfiguration0+json.json", "[{\"op\": \"add\", \"path\": \"/x\", \"value\": 1}]");
-    put_file(dir, "kubeletconfiguration2.yaml", "systemReserved: {cpu: 500m}\n");
-    put_file(dir, "etcd.yaml", "spec: {}\n");
-    put_file(dir, "kube-apiserver+json.yaml", "[]\n");
-    put_file(dir, "README.md", "# notes\n");
-    put_file(dir, "kubeletconfiguration9.yaml", "");
+    tu_write(dir, "kubeletconfiguration1+merge.yaml", "maxPods: 30\n---\nmaxPods: 31\n");
+    tu_write(dir, "kubeletconfiguration0+json.json", "[{\"op\": \"add\", \"path\": \"/x\", \"value\": 1}]");
+    tu_write(dir, "kubeletconfiguration2.yaml", "systemReserved: {cpu: 500m}\n");
+    tu_write(dir, "etcd.yaml", "spec: {}\n");
+    tu_write(dir, "kube-apiserver+json.yaml", "[]\n");
+    tu_write(dir, "README.md", "# notes\n");
+    tu_write(dir, "kubeletconfiguration9.yaml", "");
     snprintf(sub, sizeof(sub), "%s/kubeletconfiguration5", dir);
     assert_int_equal(mkdir(sub, 0755), 0);
-    put_file(sub, "kubeletconfiguration+strategic.yaml", "evictionHard: {memory.available: 5%}\n");
+    tu_write(sub, "kubeletconfiguration+strategic.yaml", "evictionHard: {memory.available: 5%}\n");
     kjoin_patchset s;
     kjoin_err err;
     assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_OK);
@@ -256,10 +246,7 @@ static void test_read_directory(void **state)
     assert_true(has_note(&s, "does not apply to a worker"));
     assert_int_equal(s.n_notes, 3); /* the two control-plane files, one note */
     kjoin_patchset_release(&s);
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(dir);
+    tu_rmtree(dir);
 }
 
 /* Everything else is refused before any file is written, naming the file. */
@@ -277,16 +264,14 @@ static void test_read_refusals(void **state)
         {"kubeletconfiguration.yaml", "a: .inf\n", "cannot be JSON"},
     };
     for (size_t i = 0; i < TU_LEN(bad); i++) {
-        char *dir = tu_tmpdir(), cmd[600];
-        put_file(dir, bad[i][0], bad[i][1]);
+        char *dir = tu_tmpdir();
+        tu_write(dir, bad[i][0], bad[i][1]);
         kjoin_patchset s;
         kjoin_err err;
         assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_E_USAGE);
         if (!strstr(err.msg, bad[i][2]))
             fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, bad[i][2]);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-        assert_int_equal(system(cmd), 0);
-        free(dir);
+        tu_rmtree(dir);
     }
     kjoin_patchset s;
     kjoin_err err;
@@ -295,15 +280,13 @@ static void test_read_refusals(void **state)
     assert_int_equal(kjoin_patches_read("/etc/hostname", &s, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "Not a directory"));
     /* A symbolic link, to a directory or a file, is not followed. */
-    char *dir = tu_tmpdir(), link[512], cmd[600];
+    char *dir = tu_tmpdir(), link[512];
     snprintf(link, sizeof(link), "%s/kubeletconfiguration.yaml", dir);
     assert_int_equal(symlink("/etc/hostname", link), 0);
     assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "is a symbolic link"));
     assert_int_equal(kjoin_patches_read(link, &s, &err), KJOIN_E_USAGE);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(dir);
+    tu_rmtree(dir);
 }
 
 /* Root reads the patches to configure the kubelet: a file or directory
@@ -311,10 +294,10 @@ static void test_read_refusals(void **state)
 static void test_read_refuses_what_others_may_change(void **state)
 {
     (void)state;
-    char *dir = tu_tmpdir(), path[512], sub[512], cmd[600];
+    char *dir = tu_tmpdir(), path[512], sub[512];
     kjoin_patchset s;
     kjoin_err err;
-    put_file(dir, "kubeletconfiguration.yaml", "maxPods: 1\n");
+    tu_write(dir, "kubeletconfiguration.yaml", "maxPods: 1\n");
     snprintf(path, sizeof(path), "%s/kubeletconfiguration.yaml", dir);
     assert_int_equal(chmod(path, 0664), 0);
     assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_E_USAGE);
@@ -338,9 +321,7 @@ static void test_read_refuses_what_others_may_change(void **state)
     assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_OK);
     assert_int_equal(s.n, 1);
     kjoin_patchset_release(&s);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
-    free(dir);
+    tu_rmtree(dir);
 }
 
 int main(void)

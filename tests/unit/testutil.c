@@ -46,3 +46,21 @@ char *tu_tmpdir(void)
     assert_non_null(d);
     return strdup(d);
 }
+
+void tu_write(const char *dir, const char *name, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+void tu_rmtree(char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+}

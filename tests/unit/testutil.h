@@ -18,6 +18,10 @@ json_object *tu_json(const char *path);
 const char *tu_str(json_object *obj, const char *key);
 /* Fresh empty directory under /tmp; newly-allocated path. */
 char *tu_tmpdir(void);
+/* Writes text to dir/name; fails the test when it cannot. */
+void tu_write(const char *dir, const char *name, const char *text);
+/* Removes dir and everything in it (a tu_tmpdir), and frees the string. */
+void tu_rmtree(char *dir);
 
 #define TU_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
