@@ -255,3 +255,79 @@ cluster_down() {
   for f in "${E2E_DIR:-/nonexistent}"/*.pid; do [ -f "$f" ] && e2e_stop "$(cat "$f")"; done
   E2E_PIDS=()
 }
+
+# e2e_keep_logs NAME: after a failed run, the control plane's logs in
+# build/e2e-logs/NAME (or $E2E_LOGS/NAME), of which the last lines are shown;
+# prints the folder for more.
+e2e_keep_logs() {
+  local keep=${E2E_LOGS:-$PWD/build/e2e-logs}/$1
+  rm -rf "$keep"; mkdir -p "$keep" && cp "$E2E_DIR"/*.log "$keep/" 2>/dev/null
+  echo "$keep"
+}
+
+# ---- the cluster's kubelet configuration, for the node suites ------------
+
+# The cluster's kubelet configuration for a node of the suites (the e2e
+# nodes on this machine, the lab's booted ones): cgroupfs (the runtime uses
+# it), no QoS cgroups (nothing of the host's cgroup tree changes; kubeadm
+# turns an empty enforceNodeAllocatable into ["pods"], so newer releases say
+# "none", which v1.20 does not take), swap
+# allowed, cgroup v1 allowed (from 1.31 the kubelet refuses it by default),
+# and maxPods 42, which shows the kubelet serves with this configuration.
+e2e_kubelet_config() {
+  cat <<CFG
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+cgroupsPerQOS: false
+enforceNodeAllocatable: $( [ "$E2E_MINOR" -ge 24 ] && echo '["none"]' || echo '[]')
+failSwapOn: false
+maxPods: 42
+rotateCertificates: true
+authentication:
+  x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}
+  webhook: {enabled: true}
+  anonymous: {enabled: false}
+authorization: {mode: Webhook}
+$(e2e_from 31 "failCgroupV1: false")
+CFG
+}
+
+# e2e_upload_kubelet_config: this release's kubeadm uploads the run's kubelet
+# configuration, as kubeadm init does (v1.20's phase, which goes on to
+# annotate a control-plane Node this cluster has not, is stopped once the
+# ConfigMap has changed).
+e2e_upload_kubelet_config() {
+  local cm=kubelet-config before
+  [ "$E2E_MINOR" -ge 24 ] || cm=kubelet-config-1.$E2E_MINOR
+  before=$(kc -n kube-system get configmap "$cm" -o jsonpath='{.data.kubelet}' 2>/dev/null)
+  { cat "$E2E_DIR/kubeadm.yaml"; echo ---; cat "$ROOT/kubelet-config.yaml"; } >"$ROOT/kubeadm-kubelet.yaml"
+  "$KBIN/kubeadm" init phase upload-config kubelet --config "$ROOT/kubeadm-kubelet.yaml" --kubeconfig "$E2E_ADMIN" \
+    >"$ROOT/upload.log" 2>&1 &
+  local pid=$! i
+  for i in $(seq 300); do
+    e2e_alive "$pid" || break
+    [ "$E2E_MINOR" -lt 24 ] && [ "$(kc -n kube-system get configmap "$cm" -o jsonpath='{.data.kubelet}' 2>/dev/null)" != "$before" ] &&
+      sleep 1 && break # its RBAC follows at once
+    sleep 0.2
+  done
+  if e2e_alive "$pid"; then kill "$pid"; wait "$pid"; [ "$E2E_MINOR" -lt 24 ] || return 1
+  else wait "$pid" || { fail "kubeadm upload-config kubelet: $(tail -3 "$ROOT/upload.log")"; return 1; }; fi
+}
+
+# e2e_kubelet_configmap: the run's kubelet configuration ($ROOT/kubelet-config.yaml)
+# in the ConfigMap as each release's kubeadm makes it: the newest's own
+# upload-config phase. v1.20's kubeadm would drop an empty
+# enforceNodeAllocatable (the kubelet then enforces "pods", which needs QoS
+# cgroups) and its phase would wait for a control-plane Node to annotate, so
+# its ConfigMap and RBAC are made as that kubeadm names them
+# (kubelet-config-1.20), the configuration as it is.
+e2e_kubelet_configmap() {
+  e2e_kubelet_config >"$ROOT/kubelet-config.yaml"
+  [ "$E2E_MINOR" -lt 24 ] || { e2e_upload_kubelet_config; return; }
+  local cm=kubelet-config-1.$E2E_MINOR
+  kc -n kube-system create configmap "$cm" --from-file=kubelet="$ROOT/kubelet-config.yaml" >/dev/null &&
+    kc -n kube-system create role "kubeadm:$cm" --verb=get --resource=configmaps --resource-name="$cm" >/dev/null &&
+    kc -n kube-system create rolebinding "kubeadm:$cm" --role="kubeadm:$cm" --group=system:nodes \
+      --group=system:bootstrappers:kubeadm:default-node-token >/dev/null
+}

@@ -18,9 +18,7 @@ cleanup() {
   # On failure the control plane's logs are kept (the folder is not the
   # suite's temporary one) and named; only their last lines are shown.
   if [ "$rc" -ne 0 ] && [ -n "${E2E_DIR:-}" ]; then
-    local keep=${E2E_LOGS:-$PWD/build/e2e-logs}/${NAME:-e2e}
-    rm -rf "$keep"; mkdir -p "$keep" && cp "$E2E_DIR"/*.log "$keep/" 2>/dev/null
-    echo "e2e: the control plane's full logs are in $keep; their last lines:" >&2
+    echo "e2e: the control plane's full logs are in $(e2e_keep_logs "${NAME:-e2e}"); their last lines:" >&2
     CLUSTER_LOG_LINES=3 cluster_logs >&2
   fi
   cluster_down

@@ -9,61 +9,9 @@
 # for a Node to register). Sourced by run.sh.
 
 
-# The cluster's kubelet configuration, for this machine: cgroupfs (no
-# systemd), no QoS cgroups (nothing of the host's cgroup tree changes; kubeadm
-# turns an empty enforceNodeAllocatable into ["pods"], so newer releases say
-# "none", which v1.20 does not take), swap
-# allowed, cgroup v1 allowed (from 1.31 the kubelet refuses it by default),
-# and maxPods 42, which shows the kubelet serves with this configuration.
-node_kubelet_config() {
-  cat <<CFG
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-cgroupDriver: cgroupfs
-cgroupsPerQOS: false
-enforceNodeAllocatable: $( [ "$E2E_MINOR" -ge 24 ] && echo '["none"]' || echo '[]')
-failSwapOn: false
-maxPods: 42
-rotateCertificates: true
-authentication:
-  x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}
-  webhook: {enabled: true}
-  anonymous: {enabled: false}
-authorization: {mode: Webhook}
-$(e2e_from 31 "failCgroupV1: false")
-CFG
-}
-
-# upload_kubelet_config: this release's kubeadm uploads the run's kubelet
-# configuration, as kubeadm init does (v1.20's phase, which goes on to
-# annotate a control-plane Node this cluster has not, is stopped once the
-# ConfigMap has changed).
-upload_kubelet_config() {
-  local cm=kubelet-config before
-  [ "$E2E_MINOR" -ge 24 ] || cm=kubelet-config-1.$E2E_MINOR
-  before=$(kc -n kube-system get configmap "$cm" -o jsonpath='{.data.kubelet}' 2>/dev/null)
-  { cat "$E2E_DIR/kubeadm.yaml"; echo ---; cat "$ROOT/kubelet-config.yaml"; } >"$ROOT/kubeadm-kubelet.yaml"
-  "$KBIN/kubeadm" init phase upload-config kubelet --config "$ROOT/kubeadm-kubelet.yaml" --kubeconfig "$E2E_ADMIN" \
-    >"$ROOT/upload.log" 2>&1 &
-  local pid=$! i
-  for i in $(seq 300); do
-    e2e_alive "$pid" || break
-    [ "$E2E_MINOR" -lt 24 ] && [ "$(kc -n kube-system get configmap "$cm" -o jsonpath='{.data.kubelet}' 2>/dev/null)" != "$before" ] &&
-      sleep 1 && break # its RBAC follows at once
-    sleep 0.2
-  done
-  if e2e_alive "$pid"; then kill "$pid"; wait "$pid"; [ "$E2E_MINOR" -lt 24 ] || return 1
-  else wait "$pid" || { fail "kubeadm upload-config kubelet: $(tail -3 "$ROOT/upload.log")"; return 1; }; fi
-}
-
 NODE_CRI=
 # node_setup: once a run: containerd on its own socket (stopped with the
-# control plane) and the kubelet-config ConfigMap as each release's kubeadm
-# makes it: the newest's own upload-config phase. v1.20's kubeadm would
-# drop an empty enforceNodeAllocatable (the kubelet then enforces "pods",
-# which needs QoS cgroups) and its phase would wait for a control-plane
-# Node to annotate, so its ConfigMap and RBAC are made as that kubeadm
-# names them (kubelet-config-1.20), the configuration as it is.
+# control plane) and the kubelet-config ConfigMap (e2e_kubelet_configmap).
 node_setup() {
   [ -n "$NODE_CRI" ] && return 0
   local d=$ROOT/ctr
@@ -81,16 +29,7 @@ TOML
   e2e_start containerd containerd --config "$d/config.toml"
   e2e_wait 30 test -S "$d/containerd.sock" || { fail "containerd did not start: $(tail -3 "$E2E_DIR/containerd.log")"; return 1; }
   NODE_CRI=unix://$d/containerd.sock
-  node_kubelet_config >"$ROOT/kubelet-config.yaml"
-  if [ "$E2E_MINOR" -ge 24 ]; then
-    upload_kubelet_config || return 1
-  else
-    local cm=kubelet-config-1.$E2E_MINOR
-    kc -n kube-system create configmap "$cm" --from-file=kubelet="$ROOT/kubelet-config.yaml" >/dev/null &&
-      kc -n kube-system create role "kubeadm:$cm" --verb=get --resource=configmaps --resource-name="$cm" >/dev/null &&
-      kc -n kube-system create rolebinding "kubeadm:$cm" --role="kubeadm:$cm" --group=system:nodes \
-        --group=system:bootstrappers:kubeadm:default-node-token >/dev/null || return 1
-  fi
+  e2e_kubelet_configmap || return 1
   NODE_CM=$(kc -n kube-system get configmap -o name | grep -o 'kubelet-config[-0-9.]*$') || return 1
 }
 
@@ -947,7 +886,7 @@ node_same_files_as_kubeadm() {
   # A cluster kubeadm v1.20 made holds the configuration as that kubeadm
   # writes it (defaulted); the run's own is put back after.
   local saved=$T/kubelet-config.json
-  [ "$E2E_MINOR" -ge 24 ] || { kc -n kube-system get configmap "$NODE_CM" -o json >"$saved" && upload_kubelet_config; } || return 1
+  [ "$E2E_MINOR" -ge 24 ] || { kc -n kube-system get configmap "$NODE_CM" -o json >"$saved" && e2e_upload_kubelet_config; } || return 1
   for tool in kubeadm kjoin; do
     NODE_NS=ns-$tool NODE_TOOL=$tool NODE_PATCHES=${patches:+$T/patches} in_node node_kubelet_start || rc=1
   done

@@ -20,12 +20,12 @@ cleanup() {
   local rc=$?
   lab_down
   # Nothing of the lab stays: no node, cgroup or bridge.
-  local left
-  left=$(ls -d /sys/fs/cgroup/*/kjlab-* 2>/dev/null; pgrep -a systemd-nspawn; ip -br link show "$LAB_BRIDGE" 2>/dev/null)
+  local left p
+  left=$(ls -d /sys/fs/cgroup/*/kjlab-* 2>/dev/null; ip -br link show "$LAB_BRIDGE" 2>/dev/null)
+  for p in "$LAB_DIR"/*/nspawn.pid; do [ -f "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null && left+=" nspawn $(cat "$p")"; done
   [ -z "$left" ] || { echo "lab: left behind: $left" >&2; rc=1; }
   if [ "$rc" -ne 0 ] && [ -n "${E2E_DIR:-}" ]; then
-    local keep=${E2E_LOGS:-$PWD/build/e2e-logs}/$NAME
-    rm -rf "$keep"; mkdir -p "$keep" && cp "$E2E_DIR"/*.log "$keep/" 2>/dev/null
+    local keep; keep=$(e2e_keep_logs "$NAME")
     cp -r "$LAB_DIR" "$keep/nodes" 2>/dev/null
     echo "lab: logs (the control plane's, each node's console) are in $keep" >&2
   fi
@@ -68,6 +68,6 @@ E2E_HOST=$LAB_HOST cluster_up "$ROOT/cp" || { echo "lab: the control plane did n
 echo "lab: control plane up at $E2E_SERVER in $(($(date +%s) - started)) s"
 SECRETS+=(0123456789abcdef)
 e2e_wait 30 kc -n kube-public get configmap cluster-info -o name || exit 1
-lab_cluster_setup || { echo "lab: the cluster's kubelet configuration could not be made" >&2; exit 1; }
+e2e_kubelet_configmap || { echo "lab: the cluster's kubelet configuration could not be made" >&2; exit 1; }
 nothing() { :; }
 run_suite "$NAME" t_lab_ nothing

@@ -1,39 +1,6 @@
 # Nodes that boot: cloud-init joins them with kjoin's .deb, systemd runs the
 # kubelet under kjoin's drop-in. Sourced by tests/lab/run.sh.
 
-# The cluster's kubelet configuration for a node of the lab: cgroupfs (the
-# image's containerd uses it), no QoS cgroups, swap allowed, cgroup v1
-# allowed, maxPods 42 (seen in the Node's capacity).
-lab_cluster_setup() {
-  cat >"$ROOT/kubelet-config.yaml" <<CFG
-apiVersion: kubelet.config.k8s.io/v1beta1
-kind: KubeletConfiguration
-cgroupDriver: cgroupfs
-cgroupsPerQOS: false
-enforceNodeAllocatable: $( [ "$E2E_MINOR" -ge 24 ] && echo '["none"]' || echo '[]')
-failSwapOn: false
-maxPods: 42
-rotateCertificates: true
-authentication:
-  x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}
-  webhook: {enabled: true}
-  anonymous: {enabled: false}
-authorization: {mode: Webhook}
-$(e2e_from 31 "failCgroupV1: false")
-CFG
-  if [ "$E2E_MINOR" -ge 24 ]; then
-    { cat "$E2E_DIR/kubeadm.yaml"; echo ---; cat "$ROOT/kubelet-config.yaml"; } >"$ROOT/kubeadm-kubelet.yaml"
-    "$KBIN/kubeadm" init phase upload-config kubelet --config "$ROOT/kubeadm-kubelet.yaml" --kubeconfig "$E2E_ADMIN" \
-      >"$ROOT/upload.log" 2>&1
-  else
-    local cm=kubelet-config-1.$E2E_MINOR
-    kc -n kube-system create configmap "$cm" --from-file=kubelet="$ROOT/kubelet-config.yaml" >/dev/null &&
-      kc -n kube-system create role "kubeadm:$cm" --verb=get --resource=configmaps --resource-name="$cm" >/dev/null &&
-      kc -n kube-system create rolebinding "kubeadm:$cm" --role="kubeadm:$cm" --group=system:nodes \
-        --group=system:bootstrappers:kubeadm:default-node-token >/dev/null
-  fi
-}
-
 # The README's cloud-config, with this cluster's endpoint, token and pin, and
 # kjoin installed first as a user installs its .deb.
 lab_readme_user_data() {
