@@ -73,8 +73,9 @@ typedef struct expanded {
 } expanded;
 
 /* Measures node i into shape[], false for a cycle or a height over the
- * limit (the text's limit counts collections; a scalar leaf is one more). The recursion stops at the limit, so a chain of aliases cannot
- * exhaust the stack either. */
+ * limit (the text's limit counts collections; a scalar leaf is one more).
+ * The recursion stops at the limit, so a chain of aliases cannot exhaust
+ * the stack either. */
 static bool measure(yaml_document_t *doc, int i, expanded *shape, int depth)
 {
     yaml_node_t *n = yaml_document_get_node(doc, i);

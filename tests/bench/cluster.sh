@@ -10,4 +10,3 @@ export KUBECACHEDIR=${KUBECACHEDIR:-$ROOT/kube-cache}
 cleanup() { cluster_down; rm -rf "$ROOT"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-kc() { kubectl --kubeconfig "$E2E_ADMIN" "$@"; }

@@ -256,6 +256,9 @@ cluster_down() {
   E2E_PIDS=()
 }
 
+# kubectl as the cluster's admin.
+kc() { kubectl --kubeconfig "$E2E_ADMIN" "$@"; }
+
 # e2e_keep_logs NAME: after a failed run, the control plane's logs in
 # build/e2e-logs/NAME (or $E2E_LOGS/NAME), of which the last lines are shown;
 # prints the folder for more.

@@ -28,7 +28,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-kc() { kubectl --kubeconfig "$E2E_ADMIN" "$@"; }
 # signed ID: cluster-info carries the bootstrap signer's signature for ID.
 signed() { kc -n kube-public get configmap cluster-info -o json | jq -e --arg k "jws-kubeconfig-$1" '.data[$k]' >/dev/null; }
 unsigned() { ! signed "$1"; }

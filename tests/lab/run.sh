@@ -36,7 +36,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-kc() { kubectl --kubeconfig "$E2E_ADMIN" "$@"; }
 
 LAB_IMAGE=$(bash "$REPO/scripts/lab-image.sh") || { echo "lab: no node image" >&2; exit 1; }
 # kjoin as a user installs it: the packages make deb builds.
