@@ -183,7 +183,7 @@ static kjoin_code add(json_object **doc, const pointer *p, json_object *value, k
         }
     }
     json_object_put(value);
-    return kjoin_err_set(err, BAD, "add: %s", found ? "the index is past the end of the list" : "the parent is missing");
+    return kjoin_err_set(err, BAD, "%s", found ? "the index is past the end of the list" : "the parent is missing");
 }
 
 /* Takes the value at p out of the document, into *taken (owned) if asked. */
@@ -239,7 +239,7 @@ static kjoin_code operation(json_object **doc, json_object *op, kjoin_err *err)
     if (!strcmp(name, "test")) {
         json_object *at = resolve(*doc, &p, p.n, &found);
         if (!found || !json_object_equal(at, value))
-            rc = kjoin_err_set(err, BAD, "test %s: %s", path, found ? "the value differs" : "nothing is there");
+            rc = kjoin_err_set(err, BAD, "%s", found ? "the value differs" : "nothing is there");
     } else if (!strcmp(name, "remove")) {
         rc = take(doc, &p, NULL, err);
     } else if (!strcmp(name, "replace")) { /* of the whole document too */
@@ -251,17 +251,17 @@ static kjoin_code operation(json_object **doc, json_object *op, kjoin_err *err)
     } else if (!strcmp(name, "copy")) {
         json_object *at = resolve(*doc, &f, f.n, &found);
         if (!found)
-            rc = kjoin_err_set(err, BAD, "copy from %s: nothing is there", from);
+            rc = kjoin_err_set(err, BAD, "nothing is at %s", from);
         else if (!(rc = copy(at, &moved, err)))
             rc = add(doc, &p, moved, err);
     } else { /* move: not into itself */
         size_t flen = strlen(from);
         if (!strncmp(path, from, flen) && path[flen] == '/')
-            rc = kjoin_err_set(err, BAD, "move from %s into itself", from);
+            rc = kjoin_err_set(err, BAD, "%s cannot move into itself", from);
         else if (!(rc = take(doc, &f, &moved, err)))
             rc = add(doc, &p, moved, err);
     }
-    if (rc && strncmp(err->msg, name, strlen(name)) && strncmp(err->msg, "test", 4)) {
+    if (rc) { /* every reason above says what, this where */
         char msg[KJOIN_ERR_MSG_MAX];
         snprintf(msg, sizeof(msg), "%s", err->msg);
         kjoin_err_set(err, rc, "%s %.200s: %s", name, path, msg);
