@@ -47,6 +47,7 @@ enum {
     OPT_CRI_SOCKET,
     OPT_PATCHES,
     OPT_KUBECONFIG,
+    OPT_KUBELET_LOG,
     OPT_CONTROL_PLANE, /* kubeadm's control-plane join: refused */
 };
 
@@ -84,6 +85,8 @@ static const cli_opt join_opts[] = {
     {OPT_CRI_SOCKET, "cri-socket", 0, true, "PATH", "the container runtime's socket (default: containerd's or CRI-O's, whichever exists)"},
     {OPT_PATCHES, "patches", 0, true, "DIR", "kubeadm's patches directory: its kubeletconfiguration patches (strategic, merge, json) go into config.yaml"},
     {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE", "kubeadm's admin kubeconfig, for a control-plane join: accepted, does not apply to a worker"},
+    {OPT_KUBELET_LOG, "kubelet-log", 0, true, "FILE",
+     "without systemd: the file the kubelet's output goes to (the printed start command appends to it); the wait reads its last error there"},
     {OPT_CONTROL_PLANE, "control-plane", 0, false, NULL, "kubeadm's control-plane join: refused"},
     {OPT_CONTROL_PLANE, "certificate-key", 0, true, "KEY", "kubeadm's control-plane join: refused"},
     {OPT_CONTROL_PLANE, "apiserver-advertise-address", 0, true, "ADDR", "kubeadm's control-plane join: refused"},
@@ -154,6 +157,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_IGNORE_PREFLIGHT: n->ignore_preflight = arg; break;
     case OPT_CRI_SOCKET: n->cri_socket = arg; break;
     case OPT_PATCHES: n->patches_dir = arg; break;
+    case OPT_KUBELET_LOG: n->kubelet_log = arg; break;
     case OPT_KUBECONFIG: a->kubeconfig = true; break;
     case OPT_TOKEN: s->token = take_secret(a, 0, arg); break;
     case OPT_DISCOVERY_TOKEN: s->discovery_token = take_secret(a, 1, arg); break;
@@ -287,6 +291,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     s->node.paths.kubelet_kubeconfig = f->node.paths.kubelet_kubeconfig;
     s->join.cluster_name = f->join.cluster_name;
     s->node.force = f->node.force;
+    s->node.kubelet_log = f->node.kubelet_log;
     s->dry_run = s->dry_run || f->dry_run;
     if (a->skip_given) /* kubeadm: --skip-phases, when given, instead of skipPhases */
         s->skip = f->skip;

@@ -61,6 +61,8 @@ typedef struct kjoin_node_spec {
     const char *const *extra_args; /* kubelet flags "name=value", over kjoin's own */
     size_t n_extra_args;
     const char *patches_dir;    /* kubeadm's patches directory; its kubeletconfiguration patches go into config.yaml */
+    const char *kubelet_log;    /* without systemd: the file the kubelet's output goes to (the start command
+                                   appends to it); the wait reads the kubelet's last error there */
     bool force;                 /* replace a bootstrap kubeconfig or CA that holds something else */
     /* The machine, for tests and unusual hosts: */
     const char *proc_dir;       /* NULL: "/proc" */

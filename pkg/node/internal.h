@@ -2,6 +2,8 @@
 #ifndef KJOIN_NODE_INTERNAL_H
 #define KJOIN_NODE_INTERNAL_H
 
+#include <sys/types.h>
+
 #include <kjoin/node.h>
 #include <kjoin/safedir.h>
 
@@ -40,6 +42,38 @@ typedef struct kjoin_node__unit {
     long restarts;
 } kjoin_node__unit;
 bool kjoin_node__kubelet_unit(kjoin_node__unit *u);
+
+/* What the kubelet's output says: its last error line (else its last
+ * line) as "; the kubelet's last error: ...", printable, and how often it
+ * exited (a fatal or "command failed" line), the last line one of those. */
+typedef struct kjoin_node__words {
+    int exits;
+    bool ends_with_exit;
+    char said[400];
+} kjoin_node__words;
+void kjoin_node__kubelet_words(const char *text, size_t len, kjoin_node__words *w);
+/* The same of kubelet.service's last 50 journal lines (empty without
+ * journalctl). */
+void kjoin_node__journal_words(kjoin_node__words *w);
+
+/* Without systemd, the file the kubelet's output goes to, if one is named:
+ * an absolute path, a regular file if it exists (never a symlink). Errors:
+ * KJOIN_E_USAGE. */
+kjoin_code kjoin_node__log_check(const char *path, kjoin_err *err);
+/* The log as a wait watches it: what was there when the wait began is an
+ * earlier kubelet's. */
+typedef struct kjoin_node__log {
+    const char *path;
+    off_t from, seen;
+    int64_t changed_ms;
+} kjoin_node__log;
+void kjoin_node__log_start(kjoin_node__log *lg, const char *path, int64_t now_ms);
+/* Whether the kubelet has ended for good, as its output since the start
+ * says: an exit and 15 s of quiet (nothing started it again), or three
+ * exits (it keeps exiting); why says which, *w what it said. */
+bool kjoin_node__log_gone(kjoin_node__log *lg, int64_t now_ms, char *why, size_t cap, kjoin_node__words *w);
+/* The log's last words, earlier kubelets' included (for the deadline). */
+void kjoin_node__log_words(const kjoin_node__log *lg, kjoin_node__words *w);
 
 /* The kubelet configuration this node's config.yaml holds (defaults when it
  * is missing or unusable); true when it was read. */

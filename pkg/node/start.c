@@ -440,6 +440,30 @@ static kjoin_code render(kjoin_node_join *j, kjoin_err *err)
     return KJOIN_OK;
 }
 
+static bool append(char *out, size_t cap, const char *text)
+{
+    size_t used = strlen(out), len = strlen(text);
+    if (used + len + 1 > cap)
+        return false;
+    memcpy(out + used, text, len + 1);
+    return true;
+}
+
+/* The kubelet's start command, its output appended to the log file when
+ * one is named. */
+static kjoin_code start_command(kjoin_node_join *j, kjoin_err *err)
+{
+    char *out = j->result.start_command;
+    size_t cap = sizeof(j->result.start_command);
+    kjoin_code rc = kjoin_node__log_check(j->spec->kubelet_log, err);
+    if (!rc)
+        rc = kjoin_kubelet_start_command(j->report.kubelet, &j->spec->paths, out, cap, err);
+    if (!rc && j->spec->kubelet_log &&
+        !(append(out, cap, " >>") && kjoin_shell_word(out, cap, j->spec->kubelet_log) && append(out, cap, " 2>&1")))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the kubelet's paths are too long for its command line");
+    return rc;
+}
+
 kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *err)
 {
     kjoin_kubeapi *api = NULL;
@@ -460,8 +484,7 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
         rc = kjoin_preflight_cluster(j->spec, j->result.server_minor, j->kubelet.fail_swap_on, &j->report, err);
     /* Made now, so that a path too long for it fails before any write. */
     if (!rc)
-        rc = kjoin_kubelet_start_command(j->report.kubelet, &j->spec->paths, j->result.start_command,
-                                         sizeof(j->result.start_command), err);
+        rc = start_command(j, err);
     step(j, "cluster-checks");
     if (rc)
         return rc;
@@ -619,15 +642,6 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     return rc;
 }
 
-static bool append(char *out, size_t cap, const char *text)
-{
-    size_t used = strlen(out), len = strlen(text);
-    if (used + len + 1 > cap)
-        return false;
-    memcpy(out + used, text, len + 1);
-    return true;
-}
-
 /* kubeadm's drop-in (10-kubeadm.conf) runs the kubelet this way; as one
  * shell line to paste: each path one quoted word, the flags file's value
  * split into words but never globbed (set -f). */
@@ -663,6 +677,9 @@ kjoin_code kjoin_kubelet_launch(kjoin_node_join *j, kjoin_err *err)
             rc = kjoin_err_set(err, KJOIN_E_OTHER, "the kubelet did not start: %s (is kubelet.service installed?)",
                                in.msg);
         j->result.start_command[0] = '\0';
+        if (j->spec->kubelet_log)
+            logf_(j, 0, "[kubelet-start] Not read: %s (systemd runs the kubelet; its journal is read)",
+                  j->spec->kubelet_log);
     } else {
         logf_(j, 0, "[kubelet-start] systemd does not run this machine: start the kubelet with: %s",
               j->result.start_command);
@@ -699,44 +716,6 @@ static bool registered(const kjoin_node_join *j, const kjoin_node__resolved *p, 
         (void)!snprintf(why, cap, "the Node %s is not registered yet%s%.300s", j->name.name, rc ? ": " : "",
                         rc ? e.msg : "");
     return ok;
-}
-
-/* Whether a journal line is one of the kubelet's errors: klog's E or F lines,
- * or its "Error: ..." on exit. */
-static bool error_line(const char *line)
-{
-    bool klog = (line[0] == 'E' || line[0] == 'F') && strspn(line + 1, "0123456789") == 4;
-    return klog || !strncmp(line, "Error: ", 7) || strstr(line, " err=");
-}
-
-/* The kubelet's own last words, where systemd keeps them: its last error
- * among its last lines, else its last line. */
-static void journal_tail(bool systemd, char *out, size_t cap)
-{
-    char prog[4096], *text = NULL;
-    const char *last = NULL, *last_error = NULL;
-    out[0] = '\0';
-    if (!systemd || kjoin_node__find_program("journalctl", prog, sizeof(prog), NULL))
-        return;
-    const char *argv[] = {prog, "-u", "kubelet", "-n", "50", "-o", "cat", "--no-pager", NULL};
-    if (kjoin_node__run(argv, 10000, &text, NULL)) {
-        free(text);
-        return;
-    }
-    for (char *line = text, *next; line && *line; line = next) {
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        if (!line[strspn(line, " \t\r")])
-            continue;
-        last = line;
-        if (error_line(line))
-            last_error = line;
-    }
-    if (last_error || last)
-        snprintf(out, cap, "; the kubelet's last %s: %s", last_error ? "error" : "log line", last_error ? last_error : last);
-    free(text);
-    kjoin_printable(out, cap, out, false);
 }
 
 /* Under systemd, a kubelet that exited for good (the unit failed) or keeps
@@ -848,6 +827,8 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
     }
     logf_(j, 0, "[kubelet-wait-bootstrap] Waiting for the kubelet: healthz, its TLS bootstrap, its Node");
     long base = -1;
+    kjoin_node__log lg;
+    kjoin_node__log_start(&lg, j->result.systemd ? NULL : j->spec->kubelet_log, kjoin_now_ms());
     for (;;) {
         if (!healthy && (healthy = kjoin_node__healthz(&j->kubelet, why, sizeof(why)))) {
             step(j, "kubelet-healthz");
@@ -856,17 +837,21 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
         if (healthy && registered(j, &p, why, sizeof(why)))
             break;
         char gone[200];
-        if (!healthy && j->result.systemd && kubelet_gone(&base, gone, sizeof(gone))) {
-            char journal[400];
-            journal_tail(true, journal, sizeof(journal));
+        kjoin_node__words words = {0};
+        if (!healthy && (j->result.systemd ? kubelet_gone(&base, gone, sizeof(gone))
+                                           : kjoin_node__log_gone(&lg, kjoin_now_ms(), gone, sizeof(gone), &words))) {
+            if (j->result.systemd)
+                kjoin_node__journal_words(&words);
             return kjoin_err_set(err, KJOIN_E_TIMEOUT, "%s (the way out: fix it, then the same join again, or kjoin "
-                                 "reset)%s", gone, journal);
+                                 "reset)%s", gone, words.said);
         }
         if (left_ms(j) <= 0) {
-            char journal[400];
-            journal_tail(j->result.systemd, journal, sizeof(journal));
+            if (j->result.systemd)
+                kjoin_node__journal_words(&words);
+            else
+                kjoin_node__log_words(&lg, &words);
             return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet did not bootstrap by the deadline (the way out: the "
-                                 "same join again, which goes on from here, or kjoin reset): %s%s", why, journal);
+                                 "same join again, which goes on from here, or kjoin reset): %s%s", why, words.said);
         }
         kjoin_sleep_ms(left_ms(j) < POLL_MS ? left_ms(j) : POLL_MS);
     }

@@ -752,8 +752,7 @@ t_e2e_node_joins_before_the_signer_signed_its_token() {
 # A kubelet that crash-loops (a flag it does not know, from kubeletExtraArgs)
 # under systemd: the join ends with exit 3 as soon as systemd has restarted it
 # a few times, long before its deadline, naming the kubelet's own error from
-# the journal. (Without systemd kjoin does not run the kubelet and cannot see
-# it: the deadline is the bound there.)
+# the journal. (Without systemd, node_scenario_exits_without_systemd.)
 node_scenario_crash_loop() {
   local rc=0 started
   mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/systemd/system || { fail "no private /run"; return 1; }
@@ -781,6 +780,55 @@ CFG
   nothing_written || rc=1
   return $rc
 }
+# The same kubelet without systemd: the operator runs the printed command,
+# which sends the kubelet's output to --kubelet-log's file; the kubelet
+# exits, nothing starts it again, and the join ends with exit 3 well before
+# its deadline, naming the kubelet's own error from that file (not the error
+# an earlier kubelet left there). A relative or symlinked log path is refused
+# before anything is written.
+node_scenario_exits_without_systemd() {
+  local rc=0 log=$T/kubelet-out.log
+  cat >"$T/join.yaml" <<CFG
+$(node_join_config_head 120s)
+nodeRegistration:
+  name: e2e-exits
+  criSocket: "$NODE_CRI"
+  ignorePreflightErrors: [$NODE_IGNORE]
+  kubeletExtraArgs:
+$( [ "$E2E_MINOR" -ge 31 ] && printf '  - {name: no-such-kubelet-flag, value: "1"}\n' || printf '    no-such-kubelet-flag: "1"\n')
+CFG
+  "$KJOIN" join --config "$T/join.yaml" --kubelet-log kubelet.log >"$T/join.out" 2>"$T/join.err"
+  [ $? = 2 ] && join_err "must be an absolute path" || rc=1
+  ln -s "$T/elsewhere.log" "$T/link.log"
+  "$KJOIN" join --config "$T/join.yaml" --kubelet-log "$T/link.log" >"$T/join.out" 2>"$T/join.err"
+  [ $? = 2 ] && join_err "symbolic link" || rc=1
+  [ ! -e "$T/elsewhere.log" ] || { fail "a symlinked log was written through"; rc=1; }
+  nothing_written || rc=1
+  echo 'E1126 00:00:00.000000 1 run.go:72] "command failed" err="an earlier kubelet'"'"'s error"' >"$log"
+  local started pid cmd= i
+  started=$(date +%s)
+  "$KJOIN" join --config "$T/join.yaml" --kubelet-log "$log" >"$T/join.out" 2>"$T/join.err" &
+  pid=$!
+  for i in $(seq 300); do
+    cmd=$(sed -n 's/.*start the kubelet with: //p' "$T/join.err")
+    [ -n "$cmd" ] || ! e2e_alive "$pid" && break
+    sleep 0.1
+  done
+  [[ "$cmd" == *" >>$log 2>&1" || "$cmd" == *" >>'$log' 2>&1" ]] || { fail "the start command does not send the output to the log: $cmd"; rc=1; }
+  [ -n "$cmd" ] && eval "$cmd" </dev/null
+  wait "$pid"; JOIN_RC=$?
+  local took=$(($(date +%s) - started))
+  [ "$JOIN_RC" = 3 ] || { fail "exit $JOIN_RC, want 3: $(tail -2 "$T/join.err")"; rc=1; }
+  [ "$took" -lt 60 ] || { fail "it took ${took} s, the deadline's half"; rc=1; }
+  join_err "the kubelet exited, and nothing started it again" || rc=1
+  join_err "no-such-kubelet-flag" || rc=1 # the kubelet's own error, from its log
+  ! grep -q "an earlier kubelet" "$T/join.err" || { fail "the earlier kubelet's error was taken for this one's"; rc=1; }
+  "$KJOIN" reset >"$T/reset.out" 2>&1 || { fail "reset: $(tail -2 "$T/reset.out")"; rc=1; }
+  nothing_written || rc=1
+  return $rc
+}
+t_e2e_node_kubelet_without_systemd_exits_and_ends_the_wait() { on_node node_scenario_exits_without_systemd e2e-exits; }
+
 t_e2e_node_crash_looping_kubelet_ends_the_wait() {
   REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
   on_node node_scenario_crash_loop e2e-looping

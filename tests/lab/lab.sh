@@ -26,18 +26,29 @@ lab_cgroups() { ls -d /sys/fs/cgroup/*/kjlab-"$1" 2>/dev/null; }
 # lab_boot NAME IP SEED_DIR [NSPAWN_ARGS...]: boots node NAME at IP with
 # cloud-init's NoCloud seed SEED_DIR (user-data, meta-data), the release's
 # kubelet as /usr/bin/kubelet and $LAB_DEBS at /opt/kjoin. Its console goes
-# to $LAB_DIR/NAME/console.log.
+# to $LAB_DIR/NAME/console.log. With LAB_KEEP=1 the node is not volatile:
+# what it changes stays in $LAB_DIR/NAME/keep (an overlay on the image), so
+# booting NAME again is a reboot, not a first boot.
 lab_boot() {
   local name=$1 ip=$2 seed=$3 d=$LAB_DIR/$1; shift 3
   mkdir -p "$d"
+  if [ "${LAB_KEEP:-0}" = 1 ]; then
+    mkdir -p "$d/keep/upper" "$d/keep/work" "$d/keep/root" && chmod 0755 "$d/keep/upper" || return 1
+  fi
   printf '[Match]\nName=host0\n\n[Network]\nAddress=%s/24\n' "$ip" >"$d/host0.network"
   printf '127.0.0.1 localhost\n%s %s\n%s lab-control-plane\n' "$ip" "$name" "$LAB_HOST" >"$d/hosts"
   LAB_NODES+=("$name")
   # The launching shell moves into the node's own cgroups; nspawn keeps that unit.
   NAME=$name IMAGE=$LAB_IMAGE BRIDGE=$LAB_BRIDGE KUBELET=$KBIN/kubelet DEBS=$LAB_DEBS SEED=$seed D=$d \
-    unshare --mount --propagation private bash -c '
+    KEEP=${LAB_KEEP:-0} unshare --mount --propagation private bash -c '
     set -e
     mount -t tmpfs tmpfs /run/systemd 2>/dev/null || { mkdir -p /run/systemd; mount -t tmpfs tmpfs /run/systemd; }
+    root=(--directory "$IMAGE" --volatile=overlay)
+    if [ "$KEEP" = 1 ]; then
+      # Gone with this mount namespace when the node powers off; its upper stays.
+      mount -t overlay overlay -o "lowerdir=$IMAGE,upperdir=$D/keep/upper,workdir=$D/keep/work" "$D/keep/root"
+      root=(--directory "$D/keep/root")
+    fi
     for h in /sys/fs/cgroup/*/; do
       [ -e "$h/cgroup.procs" ] || continue
       mkdir -p "$h/kjlab-$1" || continue
@@ -49,7 +60,7 @@ lab_boot() {
     done
     shift
     exec systemd-nspawn --quiet --boot --register=no --keep-unit --machine "$NAME" --hostname "$NAME" \
-      --directory "$IMAGE" --volatile=overlay --network-bridge "$BRIDGE" \
+      "${root[@]}" --network-bridge "$BRIDGE" \
       --capability=all --system-call-filter=@keyring \
       --bind-ro="$KUBELET:/usr/bin/kubelet" --bind-ro="$DEBS:/opt/kjoin" \
       --bind-ro="$SEED:/var/lib/cloud/seed/nocloud" \

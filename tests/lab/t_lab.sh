@@ -91,6 +91,50 @@ t_lab_three_nodes_boot_and_join_at_once() {
   return $rc
 }
 
+# lab_serial NODE: the serial of the node's client certificate.
+lab_serial() { lab_exec "$1" openssl x509 -in /var/lib/kubelet/pki/kubelet-client-current.pem -noout -serial 2>/dev/null; }
+
+# lab_rotation NODE: what the rotation timer fires (kjoin-tls-rotate.service)
+# keeps a certificate that is not due, and renews one that is (the signer's
+# one-hour certificate, backdated five minutes, has less than 99% of its life
+# left): a new serial for the same node, of the cluster's CA, that
+# authenticates as the node, and that the restarted kubelet runs with.
+lab_rotation() {
+  local n=$1 rc=0 before after
+  lab_exec "$n" systemctl is-enabled kjoin-tls-rotate.timer >/dev/null || { fail "$n: the rotation timer is not enabled"; rc=1; }
+  before=$(lab_serial "$n")
+  lab_exec "$n" systemctl start kjoin-tls-rotate.service ||
+    { fail "$n: kjoin-tls-rotate.service: $(lab_exec "$n" journalctl -u kjoin-tls-rotate --no-pager -n 5 -o cat)"; rc=1; }
+  [ -n "$before" ] && [ "$(lab_serial "$n")" = "$before" ] || { fail "$n: a certificate that was not due was renewed"; rc=1; }
+  lab_exec "$n" sh -c 'echo "KJOIN_ROTATE_FLAGS=--renew-before 99%" >>/etc/default/kjoin' || rc=1
+  lab_exec "$n" systemctl start kjoin-tls-rotate.service ||
+    { fail "$n: kjoin-tls-rotate.service: $(lab_exec "$n" journalctl -u kjoin-tls-rotate --no-pager -n 5 -o cat)"; rc=1; }
+  after=$(lab_serial "$n")
+  [ -n "$after" ] && [ "$after" != "$before" ] ||
+    { fail "$n: a certificate that was due was not renewed: $(lab_exec "$n" journalctl -u kjoin-tls-rotate --no-pager -n 5 -o cat)"; return 1; }
+  lab_exec "$n" cat /var/lib/kubelet/pki/kubelet-client-current.pem >"$T/$n-renewed.pem"
+  openssl verify -CAfile "$E2E_CA" "$T/$n-renewed.pem" >/dev/null 2>&1 &&
+    kubectl --server "$E2E_SERVER" --certificate-authority "$E2E_CA" --client-certificate "$T/$n-renewed.pem" \
+      --client-key "$T/$n-renewed.pem" get node "$n" -o name >/dev/null 2>&1 ||
+    { fail "$n: the renewed certificate does not authenticate the node"; rc=1; }
+  echo "    [$current] $n: the timer's service kept a certificate not due and renewed a due one ($before -> $after)" >&2
+  lab_exec "$n" systemctl restart kubelet && [ "$(lab_exec "$n" systemctl is-active kubelet)" = active ] &&
+    lab_fresh_lease "$n" "$(date -u +%s)" 60 || { fail "$n: the kubelet does not run with the renewed certificate"; rc=1; }
+  return $rc
+}
+
+# lab_fresh_lease NODE SINCE SECONDS: the node's kubelet renews its Lease
+# after SINCE (epoch seconds): it talks to the API server as the node.
+lab_fresh_lease() {
+  local limit=$(($(date +%s) + $3)) t
+  while [ "$(date +%s)" -lt "$limit" ]; do
+    t=$(kc -n kube-node-lease get lease "$1" -o jsonpath='{.spec.renewTime}' 2>/dev/null)
+    [ -n "$t" ] && [ "$(date -u -d "$t" +%s 2>/dev/null || echo 0)" -gt "$2" ] && return 0
+    sleep 2
+  done
+  return 1
+}
+
 # The packaged kjoin-join.service (docs/join.md's example: a JoinConfiguration,
 # --tls-bootstrap, the rotation timer), then kjoin reset under systemd, and
 # a second join of the same node.
@@ -103,8 +147,7 @@ t_lab_join_service_reset_and_join_again() {
   lab_joined "$n" || rc=1
   [ "$(lab_exec "$n" systemctl is-active kjoin-join.service)" = active ] ||
     { fail "kjoin-join.service did not end well: $(lab_exec "$n" journalctl -u kjoin-join --no-pager -n 12 -o cat)"; rc=1; }
-  lab_exec "$n" systemctl is-enabled kjoin-tls-rotate.timer >/dev/null || { fail "the rotation timer is not enabled"; rc=1; }
-  lab_exec "$n" systemctl start kjoin-tls-rotate.service || { fail "kjoin-tls-rotate.service: $(lab_exec "$n" journalctl -u kjoin-tls-rotate --no-pager -n 5)"; rc=1; }
+  lab_rotation "$n" || rc=1
   # kjoin reset stops kubelet.service through systemd and takes what the join made.
   lab_exec "$n" kjoin reset -o json >"$T/reset.json" 2>"$T/reset.err" || { fail "kjoin reset: $(cat "$T/reset.err")"; rc=1; }
   jq -e '.joined and .kubeletStopped and .left == []' "$T/reset.json" >/dev/null || { fail "reset: $(cat "$T/reset.json")"; rc=1; }
@@ -114,6 +157,42 @@ t_lab_join_service_reset_and_join_again() {
   lab_exec "$n" kjoin join --config /etc/kjoin/join.yaml --tls-bootstrap >"$T/join2.out" 2>&1 ||
     { fail "the second join: $(tail -3 "$T/join2.out")"; rc=1; }
   lab_registered "$n" 120 && lab_joined "$n" || { fail "the node did not register again"; rc=1; }
+  lab_stop "$n"
+  kc delete node "$n" >/dev/null 2>&1
+  return $rc
+}
+
+# A node that keeps its disk (not volatile), joined by kjoin-join.service,
+# powered off and booted again: it comes back with the same identity and
+# nothing joined again: the service's condition skips it, the Node and the
+# client certificate are the ones of the first boot, the join record is
+# unchanged, no token is back on disk, and the kubelet renews its Lease.
+t_lab_node_reboots_with_nothing_joined_again() {
+  local user_data n=lab-reboot rc=0
+  user_data=$(lab_doc_user_data "kjoin-join.service") || { fail "no kjoin-join.service cloud-config in docs/join.md"; return 1; }
+  lab_seed "$T/seed" "$n" "$user_data"
+  LAB_KEEP=1 lab_boot "$n" "$LAB_NET.51" "$T/seed" || { fail "the node's disk could not be made"; return 1; }
+  lab_registered "$n" 240 && lab_joined "$n" || { fail "the first boot did not join: $(lab_exec "$n" journalctl -u kjoin-join --no-pager -n 8 -o cat 2>&1)"; rc=1; }
+  local uid serial record
+  uid=$(kc get node "$n" -o jsonpath='{.metadata.uid}')
+  serial=$(lab_serial "$n")
+  record=$(lab_exec "$n" sha256sum /etc/kubernetes/kjoin-join.json)
+  lab_stop "$n"
+  local t0; t0=$(date -u +%s)
+  LAB_KEEP=1 lab_boot "$n" "$LAB_NET.51" "$T/seed"
+  lab_wait_booted "$n" 90 && lab_wait_settled "$n" 120 || { fail "the node did not boot again: $(tail -5 "$LAB_DIR/$n/console.log")"; rc=1; }
+  [ "$(lab_exec "$n" systemctl show -p ConditionResult --value kjoin-join.service)" = no ] ||
+    { fail "kjoin-join.service was not skipped on the second boot: $(lab_exec "$n" journalctl -u kjoin-join -b --no-pager -n 5 -o cat)"; rc=1; }
+  [ -n "$uid" ] && [ "$(kc get node "$n" -o jsonpath='{.metadata.uid}')" = "$uid" ] || { fail "the Node is not the first boot's"; rc=1; }
+  [ -n "$serial" ] && [ "$(lab_serial "$n")" = "$serial" ] || { fail "the client certificate changed across the reboot"; rc=1; }
+  [ "$(lab_exec "$n" sha256sum /etc/kubernetes/kjoin-join.json)" = "$record" ] || { fail "the join record changed across the reboot"; rc=1; }
+  lab_exec "$n" test ! -e /etc/kubernetes/bootstrap-kubelet.conf || { fail "a bootstrap token is on disk after the reboot"; rc=1; }
+  lab_joined "$n" || rc=1
+  if lab_fresh_lease "$n" "$t0" 90; then
+    echo "    [$current] $n rebooted: the same Node and certificate, its Lease renewed $(($(date -u +%s) - t0)) s after power-on" >&2
+  else
+    fail "the rebooted kubelet never renewed its Lease: $(lab_exec "$n" journalctl -u kubelet -b --no-pager -n 5 -o cat)"; rc=1
+  fi
   lab_stop "$n"
   kc delete node "$n" >/dev/null 2>&1
   return $rc

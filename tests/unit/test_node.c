@@ -20,6 +20,127 @@
 #include <kjoin/patch.h>
 
 #include "testutil.h"
+#include "../../pkg/node/internal.h"
+
+/* The kubelet's words, as each release says them when a flag is wrong. */
+static void test_kubelet_words(void **state)
+{
+    (void)state;
+    kjoin_node__words w;
+    const char newest[] = "Flag --foo has been deprecated\n"
+                          "I1126 19:00:00.000001 1 server.go:1] \"Starting\"\n"
+                          "E1126 19:00:00.000002 1 run.go:72] \"command failed\" err=\"unknown flag: --no-such-kubelet-flag\"\n";
+    kjoin_node__kubelet_words(newest, strlen(newest), &w);
+    assert_int_equal(w.exits, 1);
+    assert_true(w.ends_with_exit);
+    assert_non_null(strstr(w.said, "the kubelet's last error: E1126"));
+    assert_non_null(strstr(w.said, "no-such-kubelet-flag"));
+    const char oldest[] = "Error: unknown flag: --no-such-kubelet-flag\nUsage:\n  kubelet [flags]\n\n"
+                          "F1126 19:00:00.000001 1 server.go:1] unknown flag: --no-such-kubelet-flag\r\n  \n"
+                          "goroutine 1 [running]:\nk8s.io/klog/v2.stacks(0x1)\n\t/workspace/klog.go:1 +0x8d\n";
+    kjoin_node__kubelet_words(oldest, strlen(oldest), &w);
+    assert_int_equal(w.exits, 1);
+    assert_true(w.ends_with_exit);
+    assert_non_null(strstr(w.said, "last error: F1126"));
+    /* Started again after an exit: its log lines say it runs. */
+    const char again[] = "F1126 a.go:1] x\ngoroutine 1 [running]:\nFlag --y has been deprecated\nI1126 b.go:1] \"Starting\"\n";
+    kjoin_node__kubelet_words(again, strlen(again), &w);
+    assert_int_equal(w.exits, 1);
+    assert_false(w.ends_with_exit);
+    /* Running on after an error: no exit; its last line when it said no error. */
+    const char running[] = "E1126 x.go:1] \"failed\" err=\"dial\"\nI1126 y.go:2] \"Started\"\n";
+    kjoin_node__kubelet_words(running, strlen(running), &w);
+    assert_int_equal(w.exits, 0);
+    assert_false(w.ends_with_exit);
+    assert_non_null(strstr(w.said, "err=\"dial\""));
+    kjoin_node__kubelet_words("I1126 ok\n", 9, &w);
+    assert_non_null(strstr(w.said, "last log line: I1126 ok"));
+    /* Nothing, blanks, bytes a terminal would act on, and no final newline. */
+    kjoin_node__kubelet_words("", 0, &w);
+    assert_string_equal(w.said, "");
+    kjoin_node__kubelet_words(" \t\r\n\n", 5, &w);
+    assert_string_equal(w.said, "");
+    const char hostile[] = "F1126 \x1b]0;owned\x07 \xff\xfe";
+    kjoin_node__kubelet_words(hostile, sizeof(hostile) - 1, &w);
+    assert_int_equal(w.exits, 1);
+    assert_null(strchr(w.said, '\x1b'));
+    assert_null(strchr(w.said, '\x07'));
+    /* "F" alone or "Error:" inside a line is no exit. */
+    const char near[] = "F12 not klog\nI1126 said \"Error: x\"\n";
+    kjoin_node__kubelet_words(near, strlen(near), &w);
+    assert_int_equal(w.exits, 0);
+    char big[2000];
+    memset(big, 'E', sizeof(big));
+    memcpy(big, "E1126 ", 6);
+    kjoin_node__kubelet_words(big, sizeof(big), &w);
+    assert_true(strlen(w.said) < sizeof(w.said));
+}
+
+static void append_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A log without systemd: an earlier kubelet's exit is not this one's; an exit
+ * ends the wait after the quiet time, three at once; a kubelet that runs on,
+ * never. */
+static void test_kubelet_log_gone(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/kjoin-log-XXXXXX", path[64], why[200], link[80];
+    kjoin_node__log lg;
+    kjoin_node__words w;
+    kjoin_err err;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/kubelet.log", dir);
+    append_file(path, "E1126 a.go:1] \"command failed\" err=\"an earlier run\"\n");
+    kjoin_node__log_start(&lg, path, 1000);
+    assert_false(kjoin_node__log_gone(&lg, 100000, why, sizeof(why), &w)); /* the earlier run's exit */
+    append_file(path, "I1126 b.go:1] \"Starting\"\n");
+    assert_false(kjoin_node__log_gone(&lg, 100000, why, sizeof(why), &w));
+    append_file(path, "E1126 c.go:1] \"command failed\" err=\"unknown flag: --bad\"\n");
+    assert_false(kjoin_node__log_gone(&lg, 101000, why, sizeof(why), &w)); /* just exited: a supervisor may restart it */
+    assert_false(kjoin_node__log_gone(&lg, 110000, why, sizeof(why), &w));
+    assert_true(kjoin_node__log_gone(&lg, 116000, why, sizeof(why), &w));
+    assert_non_null(strstr(why, "the kubelet exited"));
+    assert_non_null(strstr(w.said, "--bad"));
+    assert_null(strstr(w.said, "earlier run"));
+    /* Restarted twice more: it keeps exiting, no quiet time needed. */
+    append_file(path, "F1126 d.go:1] x\nF1126 e.go:1] y\n");
+    assert_true(kjoin_node__log_gone(&lg, 116500, why, sizeof(why), &w));
+    assert_non_null(strstr(why, "keeps exiting"));
+    /* Truncated (rotated): what is there now is new. */
+    FILE *f = fopen(path, "w");
+    fclose(f);
+    append_file(path, "I1126 f.go:1] \"Started\"\n");
+    assert_false(kjoin_node__log_gone(&lg, 200000, why, sizeof(why), &w));
+    kjoin_node__log_words(&lg, &w);
+    assert_non_null(strstr(w.said, "Started"));
+    /* No file yet, no path: never gone. */
+    kjoin_node__log_start(&lg, "/nonexistent/kubelet.log", 0);
+    assert_false(kjoin_node__log_gone(&lg, 100000, why, sizeof(why), &w));
+    kjoin_node__log_start(&lg, NULL, 0);
+    assert_false(kjoin_node__log_gone(&lg, 100000, why, sizeof(why), &w));
+    /* The path checked before anything is written: absolute, no symlink, no directory. */
+    assert_int_equal(kjoin_node__log_check(path, &err), KJOIN_OK);
+    assert_int_equal(kjoin_node__log_check("/nonexistent/kubelet.log", &err), KJOIN_OK);
+    assert_int_equal(kjoin_node__log_check("kubelet.log", &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_node__log_check(dir, &err), KJOIN_E_USAGE);
+    snprintf(link, sizeof(link), "%s/link.log", dir);
+    assert_int_equal(symlink(path, link), 0);
+    assert_int_equal(kjoin_node__log_check(link, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "symbolic link"));
+    /* A symlink put there later is not read through. */
+    kjoin_node__log_start(&lg, link, 0);
+    assert_int_equal(lg.from, 0);
+    assert_false(kjoin_node__log_gone(&lg, 100000, why, sizeof(why), &w));
+    unlink(link);
+    unlink(path);
+    rmdir(dir);
+}
 
 static void test_kubelet_version(void **state)
 {
@@ -903,7 +1024,7 @@ static void test_reset_names_why_a_tree_stays(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset),
+                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset),
         cmocka_unit_test(test_reset_unmounts_what_the_kubelet_mounted),
         cmocka_unit_test(test_write_onto_full_or_read_only_disk),
         cmocka_unit_test(test_preflight_resumes_only_its_own),
