@@ -15,7 +15,12 @@
 /* A klog line of one of the levels ("E1126 ..."). */
 static bool klog_line(const char *line, size_t len, const char *levels)
 {
-    return len > 5 && strchr(levels, line[0]) && strspn(line + 1, "0123456789") >= 4;
+    if (len < 6 || !line[0] || !strchr(levels, line[0]))
+        return false;
+    for (size_t i = 1; i < 5; i++) /* within the line: it need not end with a NUL */
+        if (line[i] < '0' || line[i] > '9')
+            return false;
+    return true;
 }
 
 /* A fatal klog line (F1126 ..., then Go's goroutine dump) or component-base's

@@ -2,7 +2,9 @@
  * kubelet-config ConfigMap's value, from the server), the join record reset
  * reads (a file on disk), the kubelet's --version output, and kubeadm's
  * ClusterConfiguration (from the server), which also goes through the
- * rendering of config.yaml (YAML to JSON and back). The first byte chooses the parser. */
+ * rendering of config.yaml (YAML to JSON and back), and the kubelet's own
+ * output (its journal or log file) that a wait scans. The first byte
+ * chooses the parser (modulo 8, so that the seeds of modulo 4 keep theirs). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -10,13 +12,15 @@
 
 #include <kjoin/node.h>
 
+#include "../../pkg/node/internal.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
     const char *text = (const char *)data + 1;
     size_t len = size - 1;
-    switch (data[0] % 4) {
+    switch (data[0] % 8) {
     case 0: {
         kjoin_kubelet_config c;
         kjoin_kubelet_config_parse(text, len, &c, NULL);
@@ -36,6 +40,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char *out = NULL; /* config.yaml made from it: YAML to JSON and back */
         kjoin_kubelet_config_render(text, len, NULL, "unix:///run/containerd/containerd.sock", &out, NULL);
         free(out);
+        break;
+    }
+    case 4: {
+        kjoin_node__words w;
+        kjoin_node__kubelet_words(text, len, &w);
         break;
     }
     default: {
