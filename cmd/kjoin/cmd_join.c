@@ -13,6 +13,7 @@
 #include <kjoin/join.h>
 #include <kjoin/kubeconfig.h>
 #include <kjoin/util.h>
+#include <kjoin/controlplane.h>
 #include <kjoin/worker.h>
 
 #include "cli.h"
@@ -48,7 +49,10 @@ enum {
     OPT_PATCHES,
     OPT_KUBECONFIG,
     OPT_KUBELET_LOG,
-    OPT_CONTROL_PLANE, /* kubeadm's control-plane join: refused */
+    OPT_CONTROL_PLANE,
+    OPT_CERTIFICATE_KEY,
+    OPT_CERTIFICATE_KEY_FILE,
+    OPT_CONTROL_PLANE_REFUSED, /* kubeadm's control-plane join flags kjoin has no use for yet */
 };
 
 static const cli_opt join_opts[] = {
@@ -87,10 +91,13 @@ static const cli_opt join_opts[] = {
     {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE", "kubeadm's admin kubeconfig, for a control-plane join: accepted, does not apply to a worker"},
     {OPT_KUBELET_LOG, "kubelet-log", 0, true, "FILE",
      "without systemd: the file the kubelet's output goes to (the printed start command appends to it); the wait reads its last error there"},
-    {OPT_CONTROL_PLANE, "control-plane", 0, false, NULL, "kubeadm's control-plane join: refused"},
-    {OPT_CONTROL_PLANE, "certificate-key", 0, true, "KEY", "kubeadm's control-plane join: refused"},
-    {OPT_CONTROL_PLANE, "apiserver-advertise-address", 0, true, "ADDR", "kubeadm's control-plane join: refused"},
-    {OPT_CONTROL_PLANE, "apiserver-bind-port", 0, true, "PORT", "kubeadm's control-plane join: refused"},
+    {OPT_CONTROL_PLANE, "control-plane", 0, false, NULL,
+     "a control-plane join: so far only 'kjoin join phase control-plane-prepare/download-certs'"},
+    {OPT_CERTIFICATE_KEY, "certificate-key", 0, true, "KEY",
+     "the key kubeadm init --upload-certs printed (prefer --certificate-key-file or KJOIN_CERTIFICATE_KEY)"},
+    {OPT_CERTIFICATE_KEY_FILE, "certificate-key-file", 0, true, "FILE", "read --certificate-key from FILE (- for stdin)"},
+    {OPT_CONTROL_PLANE_REFUSED, "apiserver-advertise-address", 0, true, "ADDR", "kubeadm's control-plane join: refused"},
+    {OPT_CONTROL_PLANE_REFUSED, "apiserver-bind-port", 0, true, "PORT", "kubeadm's control-plane join: refused"},
 };
 
 static const cli_verb join_verb = {
@@ -122,6 +129,9 @@ typedef struct join_args {
     bool kubeconfig;        /* kubeadm's --kubeconfig given: said once not to apply */
     kjoin_pinset *pins;
     char *secrets[3];       /* copies of the token flags, whose argv text is scrubbed at once */
+    const char *certificate_key_file;
+    char *certificate_key_text; /* --certificate-key's copy (argv scrubbed) */
+    kjoin_certificate_key certificate_key;
     const char *bootstrap_flag; /* a --tls-bootstrap flag given (refused without it) */
 } join_args;
 
@@ -150,7 +160,14 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     if (refused && !a->not_with_config)
         a->not_with_config = cli_current_flag;
     switch (id) {
-    case OPT_CONTROL_PLANE: a->refused = cli_current_flag; break;
+    case OPT_CONTROL_PLANE_REFUSED: a->refused = cli_current_flag; break;
+    case OPT_CONTROL_PLANE: a->w.control_plane = true; break;
+    case OPT_CERTIFICATE_KEY:
+        kjoin_free_wiped_str(a->certificate_key_text);
+        a->certificate_key_text = strdup(arg);
+        cli_scrub_secret((char *)arg);
+        break;
+    case OPT_CERTIFICATE_KEY_FILE: a->certificate_key_file = arg; break;
     case OPT_SKIP_PHASES:
         a->skip_given = *arg != '\0';
         return kjoin_phases_parse(arg, &a->w.skip, err); /* now, so the message names the flag */
@@ -214,6 +231,9 @@ static const cli_field flag_names[] = {
     {"kubelet_kubeconfig", "--kubelet-kubeconfig"},
     {"cri_socket", "--cri-socket"},
     {"patches_dir", "--patches"},
+    {"control_plane", "--control-plane"},
+    {"certificate_key", "--certificate-key"},
+    {"only", "kjoin join phase"},
 };
 
 /* ...and as a JoinConfiguration names them. */
@@ -318,8 +338,9 @@ static json_object *node_json(const kjoin_worker_outcome *w)
     const kjoin_preflight_report *pf = &w->node.report;
     json_object *node = json_object_new_object(), *phases = json_object_new_array(),
                 *findings = json_object_new_array(), *files = json_object_new_array(), *steps = json_object_new_array();
-    const unsigned bits[] = {KJOIN_PHASE_PREFLIGHT, KJOIN_PHASE_KUBELET_START, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP};
-    for (size_t i = 0; i < 3; i++) {
+    const unsigned bits[] = {KJOIN_PHASE_PREFLIGHT, KJOIN_PHASE_KUBELET_START, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP,
+                             KJOIN_PHASE_CONTROL_PLANE_PREPARE};
+    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
         if (!(w->ran & bits[i]))
             continue;
         json_object *p = json_object_new_object();
@@ -395,6 +416,21 @@ static void print_result(const kjoin_worker_spec *s, const kjoin_worker_outcome 
     json_object_object_add(root, "nodeName", json_object_new_string(w->node_name.name));
     json_object_object_add(root, "caCertificates", certs);
     json_object_object_add(root, "node", node_json(w));
+    if (w->ran & KJOIN_PHASE_CONTROL_PLANE_PREPARE) { /* download-certs: what it wrote, never the content */
+        json_object *cp = json_object_new_object(), *files = json_object_new_array();
+        kjoin_shared_certs names;
+        kjoin_kubeadm_certs_names(&names);
+        for (size_t i = 0; i < KJOIN_SHARED_N; i++) {
+            char path[2048];
+            if (!w->certs.present[i])
+                continue;
+            snprintf(path, sizeof(path), "%s/%s", w->certs.cert_dir, names.files[i].name);
+            json_object_array_add(files, file_json(path, names.files[i].mode));
+        }
+        json_object_object_add(cp, "certificatesDir", json_object_new_string(w->certs.cert_dir));
+        json_object_object_add(cp, "files", files);
+        json_object_object_add(root, "controlPlane", cp);
+    }
     if (s->dry_run) {
         json_object *would = json_object_new_array();
         for (size_t i = 0; i < w->planned.n; i++) {
@@ -425,6 +461,32 @@ static void print_planned(const kjoin_planned_files *plan)
     }
 }
 
+/* The certificate key, from --certificate-key, --certificate-key-file or
+ * KJOIN_CERTIFICATE_KEY (one of them), for a control-plane join only. */
+static kjoin_code certificate_key(join_args *a, kjoin_err *err)
+{
+    const char *env = getenv("KJOIN_CERTIFICATE_KEY");
+    bool given = a->certificate_key_text || a->certificate_key_file;
+    if (given && !a->w.control_plane)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "--certificate-key%s is for a control-plane join: add --control-plane",
+                             a->certificate_key_file ? "-file" : "");
+    if (!a->w.control_plane)
+        return KJOIN_OK;
+    if (a->certificate_key_text && a->certificate_key_file)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "--certificate-key and --certificate-key-file are both given: give one");
+    kjoin_code rc = KJOIN_OK;
+    if (a->certificate_key_file)
+        rc = kjoin_certificate_key_read(a->certificate_key_file, &a->certificate_key, err);
+    else if (a->certificate_key_text || (env && *env))
+        rc = kjoin_certificate_key_parse(a->certificate_key_text ? a->certificate_key_text : env, &a->certificate_key,
+                                         err);
+    else
+        return KJOIN_OK; /* the library says it is missing */
+    if (!rc)
+        a->w.certificate_key = &a->certificate_key;
+    return rc;
+}
+
 /* "kjoin join phase NAME ...": the phase's bit, and argv without the two words. */
 static kjoin_code take_phase(int *argc, char **argv, unsigned *only, kjoin_err *err)
 {
@@ -434,9 +496,11 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, kjoin_err *
         return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase NAME: NAME is preflight, kubelet-start or "
                                                  "kubelet-wait-bootstrap");
     kjoin_code rc = kjoin_phases_parse(argv[2], only, err);
-    if (!rc && (!*only || strchr(argv[2], ',')))
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: one worker phase: preflight, kubelet-start or "
-                                               "kubelet-wait-bootstrap", argv[2]);
+    if (!rc && (!*only || strchr(argv[2], ',') ||
+                (*only == KJOIN_PHASE_CONTROL_PLANE_PREPARE && strcmp(argv[2], "control-plane-prepare/download-certs"))))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: one phase: preflight, kubelet-start, "
+                                               "kubelet-wait-bootstrap, or control-plane-prepare/download-certs (the "
+                                               "control-plane join's other phases are not there yet)", argv[2]);
     for (int i = 1; !rc && i + 2 <= *argc; i++)
         argv[i] = argv[i + 2];
     if (!rc)
@@ -468,8 +532,10 @@ int cmd_join(int argc, char **argv)
     size_t n_args = rc ? 0 : (size_t)(argc - first);
     if (!rc && a.refused)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE,
-                           "--%s is for joining a control-plane node, which kjoin does not do; use kubeadm join "
-                           "--control-plane for that", a.refused);
+                           "--%s is for joining a control-plane node, which kjoin does not do yet (but for its "
+                           "download-certs phase); use kubeadm join --control-plane for that", a.refused);
+    if (!rc)
+        rc = certificate_key(&a, &err);
     if (!rc && a.kubeconfig && a.verbosity >= 0)
         cli_out(stderr, "[join] --kubeconfig is kubeadm's admin kubeconfig for a control-plane join: it does not "
                         "apply to a worker join\n");
@@ -513,6 +579,8 @@ int cmd_join(int argc, char **argv)
     for (size_t i = 0; i < 3; i++) {
         kjoin_free_wiped_str(a.secrets[i]);
     }
+    kjoin_free_wiped_str(a.certificate_key_text);
+    kjoin_certificate_key_clear(&a.certificate_key);
     if (rc)
         cli_name_fields(err.msg, sizeof(err.msg), err.msg, logs.names, logs.n_names);
     return rc ? cli_fail(a.format, &err) : 0;

@@ -113,9 +113,17 @@ typedef struct kjoin_cluster_configuration {
     char version[64];           /* kubernetesVersion, "v1.37.2"; "" when absent */
     int minor;                  /* 37; 0 when absent */
     int node_local_cri_socket;  /* featureGates.NodeLocalCRISocket: 1, 0; -1 when not set */
+    char certificates_dir[1024]; /* certificatesDir: an absolute path without "..", printable; "" when absent */
 } kjoin_cluster_configuration;
 kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,
                                              kjoin_err *err);
+struct kjoin_kubeapi;
+/* The cluster's ClusterConfiguration, read from configmap
+ * kube-system/kubeadm-config and parsed; *found is false (with success) for
+ * a cluster kubeadm did not make. Errors: KJOIN_E_OTHER (malformed), and
+ * those of kjoin_kubeapi_request. */
+kjoin_code kjoin_cluster_configuration_get(struct kjoin_kubeapi *api, kjoin_cluster_configuration *out, bool *found,
+                                           kjoin_err *err);
 
 /* Whether the kubeadm of release 1.minor writes the node's runtime into
  * /var/lib/kubelet/instance-config.yaml (the NodeLocalCRISocket gate: on

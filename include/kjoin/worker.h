@@ -8,6 +8,7 @@
 #define KJOIN_WORKER_H
 
 #include <kjoin/bootstrap.h>
+#include <kjoin/controlplane.h>
 #include <kjoin/join.h>
 #include <kjoin/node.h>
 
@@ -16,7 +17,10 @@ enum {
     KJOIN_PHASE_PREFLIGHT = 1,
     KJOIN_PHASE_KUBELET_START = 2,
     KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP = 4,
-    KJOIN_PHASE_ALL = 7
+    KJOIN_PHASE_ALL = 7, /* a worker's */
+    /* A control-plane join's first phase (so far its download-certs step
+     * alone, and only as the one phase run: kjoin join phase). */
+    KJOIN_PHASE_CONTROL_PLANE_PREPARE = 8
 };
 
 /* Adds the phases a comma-separated list names (kubeadm's names; its
@@ -44,6 +48,8 @@ typedef struct kjoin_worker_spec {
     bool dry_run;                      /* as kubeadm's: preflight, discovery and the cluster checks run; the files
                                         * are shown (outcome.planned), none written, nothing started */
     const char *join_id;               /* recorded for reset and sent as Audit-ID */
+    bool control_plane;                /* kubeadm's control-plane join: so far only control-plane-prepare alone */
+    const kjoin_certificate_key *certificate_key; /* with control_plane: opens the kubeadm-certs Secret */
 } kjoin_worker_spec;
 
 /* Zeroes *spec and sets the defaults: every phase, the default timeout,
@@ -60,9 +66,10 @@ typedef struct kjoin_worker_outcome {
     kjoin_planned_files planned;       /* a dry run: the files the join would write, in order, tokens masked */
     bool tls_bootstrapped;
     kjoin_bootstrap_result tls;
+    kjoin_download_certs_result certs; /* control-plane-prepare's download-certs */
     unsigned ran;                      /* the phases that ran to the end */
-    int64_t phase_ms[3];               /* preflight, kubelet-start, kubelet-wait-bootstrap (discovery's
-                                        * own time is join.result.elapsed_ms) */
+    int64_t phase_ms[4];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare
+                                        * (discovery's own time is join.result.elapsed_ms) */
 } kjoin_worker_outcome;
 
 /* Runs the phases the specification asks for. Findings and steps are

@@ -97,7 +97,10 @@ static kjoin_code run_wait(worker_run *r, kjoin_err *err) { return kjoin_kubelet
 
 /* No node phase runs: discovery is the join (as kubeadm's phases have it,
  * skipping preflight and kubelet-start; a K3s cluster). */
-static bool discovering_alone(const worker_run *r) { return !(r->phases & KJOIN_PHASE_ALL); }
+static bool discovering_alone(const worker_run *r)
+{
+    return !(r->phases & (KJOIN_PHASE_ALL | KJOIN_PHASE_CONTROL_PLANE_PREPARE));
+}
 
 /* Discovery alone leaves its kubeconfig (and the CA where one was asked
  * for) on disk; a dry run writes nothing. */
@@ -156,6 +159,19 @@ static kjoin_code run_tls_bootstrap(worker_run *r, kjoin_err *err)
     return rc;
 }
 
+/* kubeadm's download-certs, with the token and the CA discovery verified. */
+static kjoin_code run_download_certs(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    int64_t left = r->deadline - kjoin_now_ms();
+    kjoin_download_certs_spec d = {.bootstrap_kubeconfig = r->out->join.result.kubeconfig,
+                                   .bootstrap_len = r->out->join.result.kubeconfig_len,
+                                   .trusted_ca_pem = r->ca, .ca_len = r->ca_len, .key = s->certificate_key,
+                                   .force = s->node.force, .timeout_ms = left > 0 ? left : 1,
+                                   .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
+    return kjoin_download_certs(&d, &r->out->certs, err);
+}
+
 static bool needs_discovery(const worker_run *r);
 
 /* kubeadm's join phases in order (its control-plane ones have no step on a
@@ -163,7 +179,7 @@ static bool needs_discovery(const worker_run *r);
 static const step steps[] = {
     {"preflight", KJOIN_PHASE_PREFLIGHT, NEEDS_PLAN, NULL, run_preflight},
     {NULL, 0, NEEDS_PLAN, needs_discovery, run_discovery},
-    {"control-plane-prepare", 0, 0, NULL, NULL},
+    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, for_real, run_download_certs},
     {"check-etcd", 0, 0, NULL, NULL},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
@@ -249,8 +265,18 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
         if (paths[i].value && !*paths[i].value)
             return kjoin_err_set(err, KJOIN_E_USAGE, "`%s` is empty", paths[i].field);
-    if (s->only & (s->only - 1) || s->only & ~(unsigned)KJOIN_PHASE_ALL)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "`only` names one worker phase");
+    if (s->only & (s->only - 1) || s->only & ~(unsigned)(KJOIN_PHASE_ALL | KJOIN_PHASE_CONTROL_PLANE_PREPARE))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`only` names one phase");
+    if (s->control_plane != (s->only == KJOIN_PHASE_CONTROL_PLANE_PREPARE))
+        return kjoin_err_set(err, KJOIN_E_USAGE, s->control_plane
+                                 ? "a control-plane join runs only its control-plane-prepare phase (download-certs) "
+                                   "so far, run as the one phase (`only`); join the node with kubeadm"
+                                 : "control-plane-prepare is a control-plane join's phase: set `control_plane`");
+    if (s->control_plane && !s->certificate_key)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "a control-plane join needs `certificate_key`, the key kubeadm init "
+                                                 "--upload-certs printed");
+    if (s->control_plane && s->dry_run)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "control-plane-prepare has no dry run yet");
     if (s->tls_bootstrap && s->dry_run)
         return kjoin_err_set(err, KJOIN_E_USAGE, "`tls_bootstrap` writes the node's files: not with `dry_run`");
     if (skip & KJOIN_PHASE_KUBELET_START)

@@ -128,6 +128,14 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
     }
     if (!rc)
         rc = node_local_cri_socket(&y, root, &c.node_local_cri_socket, err);
+    if (!rc && !(rc = scalar(&y, root, "certificatesDir", &v, err)) && v) {
+        if (v[0] != '/' || strstr(v, "/../") || (strlen(v) >= 3 && !strcmp(v + strlen(v) - 3, "/..")) ||
+            strlen(v) >= sizeof(c.certificates_dir) || !kjoin_utf8_printable(v))
+            rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's certificatesDir is not an absolute, printable "
+                               "path without \"..\"");
+        else
+            memcpy(c.certificates_dir, v, strlen(v) + 1);
+    }
     kjoin_yaml__release(&y);
     if (!rc)
         *out = c;

@@ -342,6 +342,16 @@ t_token_flag_scrubbed_from_ps() {
   [[ "$cmdline" == *"--token $(cut -d. -f1 "$C/token").****************"* ]] || fail "argv not scrubbed: $cmdline"
 }
 
+# The certificate key (the cluster's CA keys' key) is scrubbed as a token is.
+t_token_certificate_key_scrubbed_from_ps() {
+  local dead cmdline key=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+  dead=$("$TOOLS/freeport")
+  SECRETS+=("$key")
+  cmdline=$(cmdline_while_running '****' "$KJOIN" join phase control-plane-prepare/download-certs "127.0.0.1:$dead" \
+    --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key "$key" --discovery-timeout 3s)
+  [[ "$cmdline" == *"--certificate-key ****"* && "$cmdline" != *"$key"* ]] || fail "argv not scrubbed: $cmdline"
+}
+
 t_secret_absent_from_bad_token_messages() {
   # A secret with one bad character must not be echoed back.
   SECRETS+=("0123456789abcdeF")
@@ -456,10 +466,23 @@ t_token_kubeadm_command_lines() {
   kj 0 join --skip-phases preflight,kubelet-start,control-plane-prepare/all,control-plane-join $(join_args) \
     --discovery-token-ca-cert-hash "$PIN" || return 1
   local f
-  for f in --control-plane "--certificate-key=0123" "--apiserver-advertise-address=10.0.0.2" "--apiserver-bind-port=6443"; do
+  for f in "--apiserver-advertise-address=10.0.0.2" "--apiserver-bind-port=6443"; do
     kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" "$f" || return 1
-    err_has "control-plane node, which kjoin does not do" || return 1
+    err_has "control-plane node, which kjoin does not do yet" || return 1
   done
+  # A control-plane join is so far its download-certs phase alone, with a key.
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$C/token" || return 1
+  err_has "must be 64 hex digits" || return 1
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  err_has "a control-plane join runs only its control-plane-prepare phase (download-certs) so far" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" "--certificate-key=0123" || return 1
+  err_has "--certificate-key is for a control-plane join: add --control-plane" || return 1
+  kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "control-plane-prepare is a control-plane join's phase: set --control-plane" || return 1
+  kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  err_has "a control-plane join needs --certificate-key" || return 1
+  kj 2 join phase control-plane-prepare/certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  err_has "the control-plane join's other phases are not there yet" || return 1
 }
 
 t_token_cli_says_what_is_wrong() {
