@@ -22,53 +22,48 @@
 #include "testutil.h"
 #include "../../pkg/node/internal.h"
 
+/* What the scanner makes of text: its exits, whether it ended with one, and
+ * a part of what it says. */
+static void expect_words(const char *text, int exits, bool ends, const char *said)
+{
+    kjoin_node__words w;
+    kjoin_node__kubelet_words(text, strlen(text), &w);
+    assert_int_equal(w.exits, exits);
+    assert_int_equal(w.ends_with_exit, ends);
+    if (!strstr(w.said, said))
+        fail_msg("\"%s\" does not say \"%s\"", w.said, said);
+}
+
 /* The kubelet's words, as each release says them when a flag is wrong. */
 static void test_kubelet_words(void **state)
 {
     (void)state;
     kjoin_node__words w;
-    const char newest[] = "Flag --foo has been deprecated\n"
-                          "I1126 19:00:00.000001 1 server.go:1] \"Starting\"\n"
-                          "E1126 19:00:00.000002 1 run.go:72] \"command failed\" err=\"unknown flag: --no-such-kubelet-flag\"\n";
-    kjoin_node__kubelet_words(newest, strlen(newest), &w);
-    assert_int_equal(w.exits, 1);
-    assert_true(w.ends_with_exit);
-    assert_non_null(strstr(w.said, "the kubelet's last error: E1126"));
-    assert_non_null(strstr(w.said, "no-such-kubelet-flag"));
-    const char oldest[] = "Error: unknown flag: --no-such-kubelet-flag\nUsage:\n  kubelet [flags]\n\n"
-                          "F1126 19:00:00.000001 1 server.go:1] unknown flag: --no-such-kubelet-flag\r\n  \n"
-                          "goroutine 1 [running]:\nk8s.io/klog/v2.stacks(0x1)\n\t/workspace/klog.go:1 +0x8d\n";
-    kjoin_node__kubelet_words(oldest, strlen(oldest), &w);
-    assert_int_equal(w.exits, 1);
-    assert_true(w.ends_with_exit);
-    assert_non_null(strstr(w.said, "last error: F1126"));
+    expect_words("Flag --foo has been deprecated\n"
+                 "I1126 19:00:00.000001 1 server.go:1] \"Starting\"\n"
+                 "E1126 19:00:00.000002 1 run.go:72] \"command failed\" err=\"unknown flag: --no-such-kubelet-flag\"\n",
+                 1, true, "the kubelet's last error: E1126 19:00:00.000002 1 run.go:72] \"command failed\" err=\"unknown flag: --no-such-kubelet-flag");
+    expect_words("Error: unknown flag: --no-such-kubelet-flag\nUsage:\n  kubelet [flags]\n\n"
+                 "F1126 19:00:00.000001 1 server.go:1] unknown flag: --no-such-kubelet-flag\r\n  \n"
+                 "goroutine 1 [running]:\nk8s.io/klog/v2.stacks(0x1)\n\t/workspace/klog.go:1 +0x8d\n",
+                 1, true, "last error: F1126");
     /* Started again after an exit: its log lines say it runs. */
-    const char again[] = "F1126 a.go:1] x\ngoroutine 1 [running]:\nFlag --y has been deprecated\nI1126 b.go:1] \"Starting\"\n";
-    kjoin_node__kubelet_words(again, strlen(again), &w);
-    assert_int_equal(w.exits, 1);
-    assert_false(w.ends_with_exit);
+    expect_words("F1126 a.go:1] x\ngoroutine 1 [running]:\nFlag --y has been deprecated\nI1126 b.go:1] \"Starting\"\n", 1,
+                 false, "last error: F1126 a.go:1] x");
     /* Running on after an error: no exit; its last line when it said no error. */
     const char running[] = "E1126 x.go:1] \"failed\" err=\"dial\"\nI1126 y.go:2] \"Started\"\n";
-    kjoin_node__kubelet_words(running, strlen(running), &w);
-    assert_int_equal(w.exits, 0);
-    assert_false(w.ends_with_exit);
-    assert_non_null(strstr(w.said, "err=\"dial\""));
-    kjoin_node__kubelet_words("I1126 ok\n", 9, &w);
-    assert_non_null(strstr(w.said, "last log line: I1126 ok"));
+    expect_words(running, 0, false, "err=\"dial\"");
+    expect_words("I1126 ok\n", 0, false, "last log line: I1126 ok");
     /* Nothing, blanks, bytes a terminal would act on, and no final newline. */
-    kjoin_node__kubelet_words("", 0, &w);
-    assert_string_equal(w.said, "");
-    kjoin_node__kubelet_words(" \t\r\n\n", 5, &w);
-    assert_string_equal(w.said, "");
+    expect_words("", 0, false, "");
+    expect_words(" \t\r\n\n", 0, false, "");
     const char hostile[] = "F1126 \x1b]0;owned\x07 \xff\xfe";
     kjoin_node__kubelet_words(hostile, sizeof(hostile) - 1, &w);
     assert_int_equal(w.exits, 1);
     assert_null(strchr(w.said, '\x1b'));
     assert_null(strchr(w.said, '\x07'));
     /* "F" alone or "Error:" inside a line is no exit. */
-    const char near[] = "F12 not klog\nI1126 said \"Error: x\"\n";
-    kjoin_node__kubelet_words(near, strlen(near), &w);
-    assert_int_equal(w.exits, 0);
+    expect_words("F12 not klog\nI1126 said \"Error: x\"\n", 0, false, "I1126");
     char big[2000];
     memset(big, 'E', sizeof(big));
     memcpy(big, "E1126 ", 6);
