@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 #include <openssl/crypto.h>
@@ -259,9 +261,42 @@ kjoin_code kjoin_kubeadm_certs_open(const char *secret_json, size_t len, const k
 
 /* ---- the files ------------------------------------------------------------ */
 
+/* The shortest ancestor of dir (dir itself included) that does not exist
+ * yet, into out; "" when dir exists. */
+static void first_missing(const char *dir, char *out, size_t cap)
+{
+    struct stat st;
+    out[0] = '\0';
+    if (snprintf(out, cap, "%s", dir) >= (int)cap || lstat(out, &st) == 0) {
+        out[0] = '\0';
+        return;
+    }
+    for (char *slash; (slash = strrchr(out, '/')) && slash != out;) {
+        *slash = '\0';
+        if (lstat(out, &st) == 0) {
+            *slash = '/';
+            return;
+        }
+    }
+}
+
+/* Removes the directories a failed write made, deepest first, from path up
+ * to top (each only if empty: rmdir). */
+static void remove_made(char *path, const char *top)
+{
+    size_t top_len = strlen(top);
+    while (strlen(path) >= top_len && rmdir(path) == 0) {
+        char *slash = strrchr(path, '/');
+        if (strlen(path) == top_len || !slash || slash == path)
+            break;
+        *slash = '\0';
+    }
+}
+
 kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cert_dir, bool force,
                                     kjoin_write_result written[KJOIN_SHARED_N], kjoin_err *err)
 {
+    char made[4096]; /* the first directory this call makes, if any */
     kjoin_safedir dirs[2] = {{.fd = -1}, {.fd = -1}}; /* cert_dir, its etcd/ */
     char etcd[4096];
     bool created[KJOIN_SHARED_N] = {false};
@@ -269,6 +304,7 @@ kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cer
     if (snprintf(etcd, sizeof(etcd), "%s/etcd", cert_dir) >= (int)sizeof(etcd))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the certificates directory's path is too long");
     bool wants_etcd = c->files[KJOIN_SHARED_ETCD_CA_CRT].data != NULL;
+    first_missing(wants_etcd ? etcd : cert_dir, made, sizeof(made));
     kjoin_code rc = kjoin_safedir_open(cert_dir, KJOIN_SAFEDIR_CREATE, &dirs[0], err);
     if (!rc && wants_etcd)
         rc = kjoin_safedir_open(etcd, KJOIN_SAFEDIR_CREATE, &dirs[1], err);
@@ -294,6 +330,11 @@ kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cer
             }
     kjoin_safedir_close(&dirs[0]);
     kjoin_safedir_close(&dirs[1]);
+    if (rc && made[0]) {
+        char deepest[4096];
+        snprintf(deepest, sizeof(deepest), "%s", wants_etcd ? etcd : cert_dir);
+        remove_made(deepest, made);
+    }
     return rc;
 }
 

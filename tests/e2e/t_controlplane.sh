@@ -96,8 +96,9 @@ cp_refused() { # CODE TEXT NS: download-certs exits CODE saying TEXT, and writes
   local got; got=$(cat "$T/join.rc")
   [ "$got" = "$1" ] && grep -qF -- "$2" "$T/join.err" ||
     { fail "$3: exit $got, want $1 \"$2\": $(tail -2 "$T/join.err")"; return 1; }
-  [ -z "$(find "$T/$3/etc.upper" -type f 2>/dev/null | grep -v "$T/$3/etc.upper/kubernetes/pki/sa.key")" ] ||
-    { fail "$3: written: $(find "$T/$3/etc.upper" -type f | tr '\n' ' ')"; return 1; }
+  # Nothing but what was there before (the occupied node's sa.key and its directory).
+  [ -z "$(find "$T/$3/etc.upper" -mindepth 1 2>/dev/null | grep -v "^$T/$3/etc.upper/kubernetes\(/pki\(/sa.key\)\?\)\?$")" ] ||
+    { fail "$3: written: $(find "$T/$3/etc.upper" -mindepth 1 | tr '\n' ' ')"; return 1; }
   ! grep -q "${CP_KEY_GIVEN:-$CP_KEY}" "$T/join.out" "$T/join.err" || { fail "$3: the key was printed"; return 1; }
 }
 t_e2e_controlplane_download_certs_refusals_write_nothing() {
