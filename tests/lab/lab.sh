@@ -77,7 +77,9 @@ lab_exec() {
   local pid; pid=$(lab_leader "$1") || return 1
   [ -n "$pid" ] || return 1
   shift
-  nsenter --target "$pid" --mount --uts --ipc --net --pid --cgroup -- \
+  # --root --wd: the node's own root, also where nspawn had to chroot into it
+  # (nspawn in a chroot cannot pivot_root; setns alone lands at the host's /).
+  nsenter --target "$pid" --mount --uts --ipc --net --pid --cgroup --root --wd -- \
     env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
 }
 
