@@ -15,6 +15,8 @@
 #   worker        kjoin join against kubeadm join to the Node registered, on
 #                 the newest control plane with containerd and the kubelet
 #                 (tests/bench/node.sh)
+#   download-certs  kjoin's control-plane download-certs against kubeadm's,
+#                 from one kubeadm-certs Secret (tests/bench/certs.sh)
 #   herd-api      BENCH_HERD nodes (100) at once on each release's API server
 #                 with API Priority and Fairness rejecting: kjoin's discovery
 #                 and TLS bootstrap against kubeadm's discovery code and the
@@ -170,6 +172,9 @@ awk -v ready="$ready" -v clients="$HERD" -v failed="$failed" '
 
 # The whole worker join against kubeadm's, to the Node registered (tests/bench/node.sh).
 bash "$(dirname "$0")/node.sh"
+
+# The control-plane join's download-certs against kubeadm's (tests/bench/certs.sh).
+bash "$(dirname "$0")/certs.sh"
 
 # A herd on the real API servers (tests/bench/herd.sh).
 bash "$(dirname "$0")/herd.sh"

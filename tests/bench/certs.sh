@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# make bench, the download-certs row: `kjoin join phase
+# control-plane-prepare/download-certs` against `kubeadm join phase
+# control-plane-prepare download-certs` (the newest release built for the
+# tests), on the same control plane, from the same kube-system/kubeadm-certs
+# Secret (kubeadm's own upload-certs), interleaved, each run into a fresh
+# certificates directory (the cluster's certificatesDir points into this
+# run's scratch root, so nothing of the machine's is touched). Reports the
+# median and p90 of each and their peak RSS. BENCH_CERTS_RUNS runs each (20).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/cluster.sh"
+source "$here/../e2e/t_node.sh"
+source "$here/../e2e/t_controlplane.sh"
+export E2E_RELEASE=newest
+RUNS=${BENCH_CERTS_RUNS:-20}
+current=bench-certs
+
+cluster_up "$ROOT/cp" >/dev/null || { echo "bench: the control plane did not start" >&2; exit 1; }
+T=$ROOT/setup; mkdir -p "$T"
+node_setup || exit 1 # kubeadm's download reads the kubelet's ConfigMap
+pki=$ROOT/pki
+{ cat "$E2E_DIR/kubeadm.yaml"; echo "certificatesDir: $pki"; } >"$T/kubeadm-pki.yaml"
+"$KBIN/kubeadm" init phase upload-config kubeadm --config "$T/kubeadm-pki.yaml" --kubeconfig "$E2E_ADMIN" >"$T/upload-config.log" 2>&1 ||
+  { echo "bench: kubeadm upload-config: $(tail -2 "$T/upload-config.log")" >&2; exit 1; }
+cp_shared_pki "$T/src" && cp_upload "$T/src" || { echo "bench: kubeadm upload-certs failed" >&2; exit 1; }
+printf '%s\n' "$CP_KEY" >"$T/key" && chmod 0600 "$T/key"
+args=("$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane)
+kjoin_run=(sh -c 'rm -rf "$0" && exec "$@"' "$pki" "$KJOIN" join phase control-plane-prepare/download-certs "${args[@]}"
+           --certificate-key-file "$T/key" -q)
+kubeadm_run=(sh -c 'rm -rf "$0" && exec "$@" >/dev/null' "$pki" "$KBIN/kubeadm" join phase control-plane-prepare download-certs
+             "${args[@]}" --certificate-key "$CP_KEY")
+"${kjoin_run[@]}" && cmp -s "$T/src/etcd/ca.key" "$pki/etcd/ca.key" || { echo "bench: kjoin's download-certs failed" >&2; exit 1; }
+"${kubeadm_run[@]}" && cmp -s "$T/src/etcd/ca.key" "$pki/etcd/ca.key" || { echo "bench: kubeadm's download-certs failed" >&2; exit 1; }
+m=$("$TOOLS/measure" "$RUNS" "${kjoin_run[@]}" ::: "${kubeadm_run[@]}") || { echo "bench: a run failed" >&2; exit 1; }
+k=$(sed -n 1p <<<"$m"); a=$(sed -n 2p <<<"$m")
+get() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+awk -v km="$(get median_ms "$k")" -v am="$(get median_ms "$a")" -v kp="$(get p90_ms "$k")" -v ap="$(get p90_ms "$a")" \
+    -v kr="$(get peak_rss_kib "$k")" -v ar="$(get peak_rss_kib "$a")" -v v="$E2E_VERSION" -v n="$RUNS" 'BEGIN {
+  printf "download-certs %s, %d runs each: kjoin %.1f ms (p90 %.1f), kubeadm %.1f ms (p90 %.1f): time %.2fx; peak RSS kjoin %d KiB, kubeadm %d KiB (%.2fx)\n",
+         v, n, km, kp, am, ap, km / am, kr, ar, kr / ar }'
