@@ -655,8 +655,12 @@ t_e2e_node_killed_at_every_step_both_ways_out() { on_node node_scenario_killed e
 
 # join_registered WHAT: the join exited 0 and says its Node is registered.
 join_registered() {
-  [ "$JOIN_RC" = 0 ] && jq -e '.node.nodeRegistered' "$T/join.out" >/dev/null ||
-    { fail "$1: exit $JOIN_RC: $(grep -v '^\[' "$T/join.err" | tail -2)"; return 1; }
+  [ "$JOIN_RC" = 0 ] && jq -e '.node.nodeRegistered' "$T/join.out" >/dev/null && return 0
+  fail "$1: exit $JOIN_RC: $(grep -v '^\[' "$T/join.err" | tail -2)"
+  # What the kubelet and the cluster's CSRs say, for a failure that is not kjoin's.
+  echo "    the CSRs: $(kc get csr --no-headers 2>&1 | tail -3 | tr '\n' ';')" >&2
+  echo "    the kubelet's last lines: $(grep -v '^I' "$T/kubelet.log" 2>/dev/null | tail -4 | cut -c1-300 | tr '\n' ';')" >&2
+  return 1
 }
 
 # cp_after FILE WORD COMPONENT SECONDS: in the background, once FILE says
