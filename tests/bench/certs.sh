@@ -12,13 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/cluster.sh"
 source "$here/../e2e/t_node.sh"
 source "$here/../e2e/t_controlplane.sh"
-export E2E_RELEASE=newest
 RUNS=${BENCH_CERTS_RUNS:-20}
 current=bench-certs
-
-cluster_up "$ROOT/cp" >/dev/null || { echo "bench: the control plane did not start" >&2; exit 1; }
-T=$ROOT/setup; mkdir -p "$T"
-node_setup || exit 1 # kubeadm's download reads the kubelet's ConfigMap
+bench_node_cluster # kubeadm's download reads the kubelet's ConfigMap too
 pki=$ROOT/pki
 { cat "$E2E_DIR/kubeadm.yaml"; echo "certificatesDir: $pki"; } >"$T/kubeadm-pki.yaml"
 "$KBIN/kubeadm" init phase upload-config kubeadm --config "$T/kubeadm-pki.yaml" --kubeconfig "$E2E_ADMIN" >"$T/upload-config.log" 2>&1 ||

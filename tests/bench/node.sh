@@ -16,13 +16,9 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/cluster.sh"
 source "$here/../e2e/t_node.sh"
-export E2E_RELEASE=newest
 RUNS=${BENCH_NODE_RUNS:-5}
 current=bench-node
-
-cluster_up "$ROOT/cp" >/dev/null || { echo "bench: the control plane did not start" >&2; exit 1; }
-T=$ROOT/setup; mkdir -p "$T"
-node_setup || exit 1
+bench_node_cluster
 e2e_wait 30 bash -c "kubectl --kubeconfig '$E2E_ADMIN' -n kube-public get configmap cluster-info -o json | grep -q jws-kubeconfig-abcdef" ||
   { echo "bench: the bootstrap signer never signed the token" >&2; exit 1; }
 
