@@ -20,6 +20,8 @@
 #include <kjoin/safedir.h>
 #include <kjoin/token.h>
 
+#include "../certs/internal.h"
+
 #define NONCE_LEN 12 /* Go's cipher.NewGCM */
 #define TAG_LEN 16
 #define VALUE_MAX (1 << 20)
@@ -112,20 +114,19 @@ void kjoin_kubeadm_certs_names(kjoin_shared_certs *out)
 
 /* ---- the checks ---------------------------------------------------------- */
 
+/* The first certificate of a PEM value, and the first private key (an
+ * encrypted one is refused): pkg/certs' parsers. */
 static X509 *one_cert(const unsigned char *pem, size_t len)
 {
-    BIO *b = BIO_new_mem_buf(pem, (int)len);
-    X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
-    BIO_free(b);
+    STACK_OF(X509) *all = kjoin_certs__parse_certs((const char *)pem, len);
+    X509 *x = all ? sk_X509_shift(all) : NULL;
+    sk_X509_pop_free(all, X509_free);
     return x;
 }
 
 static EVP_PKEY *private_key(const unsigned char *pem, size_t len)
 {
-    BIO *b = BIO_new_mem_buf(pem, (int)len);
-    EVP_PKEY *k = b ? PEM_read_bio_PrivateKey(b, NULL, NULL, (void *)"") : NULL;
-    BIO_free(b);
-    return k;
+    return kjoin_certs__parse_key((const char *)pem, len);
 }
 
 static EVP_PKEY *public_key(const unsigned char *pem, size_t len)
@@ -139,13 +140,11 @@ static EVP_PKEY *public_key(const unsigned char *pem, size_t len)
 /* Whether the certificate's DER is one of the trusted bundle's. */
 static bool trusted(X509 *x, const char *pem, size_t len)
 {
-    BIO *b = BIO_new_mem_buf(pem, (int)len);
+    STACK_OF(X509) *all = pem ? kjoin_certs__parse_certs(pem, len) : NULL;
     bool found = false;
-    for (X509 *t; b && !found && (t = PEM_read_bio_X509(b, NULL, NULL, NULL));) {
-        found = X509_cmp(x, t) == 0;
-        X509_free(t);
-    }
-    BIO_free(b);
+    for (int i = 0; all && !found && i < sk_X509_num(all); i++)
+        found = X509_cmp(x, sk_X509_value(all, i)) == 0;
+    sk_X509_pop_free(all, X509_free);
     return found;
 }
 
