@@ -2,7 +2,6 @@
  * its journal under systemd, otherwise the file its output goes to. */
 #include "internal.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
