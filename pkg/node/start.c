@@ -830,6 +830,9 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
     kjoin_node__resolve(&j->spec->paths, &p);
     step(j, NULL);
     if (!j->checked) { /* the wait alone: the kubelet's configuration is the node's */
+        kjoin_code rc = kjoin_node__log_check(j->spec->kubelet_log, err);
+        if (rc)
+            return rc;
         j->kubelet = (kjoin_kubelet_config)KJOIN_KUBELET_CONFIG_DEFAULTS;
         kjoin_node__kubelet_config(&p, &j->kubelet);
         j->result.systemd = kjoin_node__systemd(j->spec->systemd_dir);

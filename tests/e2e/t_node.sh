@@ -803,6 +803,8 @@ $( [ "$E2E_MINOR" -ge 31 ] && printf '  - {name: no-such-kubelet-flag, value: "1
 CFG
   "$KJOIN" join --config "$T/join.yaml" --kubelet-log kubelet.log >"$T/join.out" 2>"$T/join.err"
   [ $? = 2 ] && join_err "must be an absolute path" || rc=1
+  "$KJOIN" join phase kubelet-wait-bootstrap --node-name e2e-exits --kubelet-log kubelet.log >"$T/join.out" 2>"$T/join.err"
+  [ $? = 2 ] && join_err "must be an absolute path" || rc=1 # the wait alone checks it too
   ln -s "$T/elsewhere.log" "$T/link.log"
   "$KJOIN" join --config "$T/join.yaml" --kubelet-log "$T/link.log" >"$T/join.out" 2>"$T/join.err"
   [ $? = 2 ] && join_err "symbolic link" || rc=1
