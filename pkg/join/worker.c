@@ -179,7 +179,7 @@ static bool needs_discovery(const worker_run *r);
 static const step steps[] = {
     {"preflight", KJOIN_PHASE_PREFLIGHT, NEEDS_PLAN, NULL, run_preflight},
     {NULL, 0, NEEDS_PLAN, needs_discovery, run_discovery},
-    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, for_real, run_download_certs},
+    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, NULL, run_download_certs},
     {"check-etcd", 0, 0, NULL, NULL},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
@@ -375,6 +375,11 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
         r.planned = true;
         /* A K3s agent runs its kubelet itself, from its own configuration:
          * kubeadm's node phases have nothing to do there. */
+        if (r.plan.kind == KJOIN_DISCOVERY_K3S && spec->control_plane) {
+            kjoin_join_plan_clear(&r.plan);
+            return kjoin_err_set(err, KJOIN_E_USAGE, "a K3s cluster has no kubeadm control-plane join: its servers "
+                                                     "join with k3s server");
+        }
         if (r.plan.kind == KJOIN_DISCOVERY_K3S && (r.phases & KJOIN_PHASE_ALL)) {
             logf_(&r, 0, "[join] A K3s cluster: its agent starts the kubelet, so only discovery runs");
             r.phases = 0;

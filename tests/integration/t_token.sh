@@ -483,6 +483,10 @@ t_token_kubeadm_command_lines() {
   err_has "a control-plane join needs --certificate-key" || return 1
   kj 2 join phase control-plane-prepare/certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
   err_has "the control-plane join's other phases are not there yet" || return 1
+  # A K3s cluster has no kubeadm-certs: refused before anything is asked of it.
+  kj 2 join phase control-plane-prepare/download-certs "127.0.0.1:1" --token "K10$(printf '%064d' 0)::server:pw" \
+    --control-plane --certificate-key "$(printf '%064d' 1)" || return 1
+  err_has "a K3s cluster has no kubeadm control-plane join" || return 1
 }
 
 t_token_cli_says_what_is_wrong() {
