@@ -57,7 +57,10 @@ PY
 lab_joined() {
   local n=$1 rc=0
   lab_wait_settled "$n" 120 || { fail "$n: systemd still has jobs: $(lab_exec "$n" systemctl list-jobs --no-legend)"; rc=1; }
-  [ "$(lab_exec "$n" systemctl is-active kubelet)" = active ] || { fail "$n: kubelet.service is not active"; rc=1; }
+  # Restart=always: a kubelet that started before containerd answered exits and is restarted
+  # 10 s later (systemd has no job queued meanwhile), so active is waited for, not sampled.
+  e2e_wait 30 lab_exec "$n" systemctl is-active --quiet kubelet ||
+    { fail "$n: kubelet.service is not active: $(lab_exec "$n" systemctl show -p ActiveState,SubState,NRestarts kubelet | tr '\n' ' ')"; rc=1; }
   local pid args
   pid=$(lab_exec "$n" systemctl show -p MainPID --value kubelet)
   args=$(lab_exec "$n" cat "/proc/$pid/cmdline" 2>/dev/null | tr '\0' ' ')
