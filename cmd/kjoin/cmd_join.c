@@ -52,6 +52,7 @@ enum {
     OPT_CONTROL_PLANE,
     OPT_CERTIFICATE_KEY,
     OPT_CERTIFICATE_KEY_FILE,
+    OPT_ADVERTISE_ADDRESS,
     OPT_CONTROL_PLANE_REFUSED, /* kubeadm's control-plane join flags kjoin has no use for yet */
 };
 
@@ -96,7 +97,8 @@ static const cli_opt join_opts[] = {
     {OPT_CERTIFICATE_KEY, "certificate-key", 0, true, "KEY",
      "the key kubeadm init --upload-certs printed (prefer --certificate-key-file or KJOIN_CERTIFICATE_KEY)"},
     {OPT_CERTIFICATE_KEY_FILE, "certificate-key-file", 0, true, "FILE", "read --certificate-key from FILE (- for stdin)"},
-    {OPT_CONTROL_PLANE_REFUSED, "apiserver-advertise-address", 0, true, "ADDR", "kubeadm's control-plane join: refused"},
+    {OPT_ADVERTISE_ADDRESS, "apiserver-advertise-address", 0, true, "ADDR",
+     "a control-plane node's API server address (default: the one it reaches the API server from)"},
     {OPT_CONTROL_PLANE_REFUSED, "apiserver-bind-port", 0, true, "PORT", "kubeadm's control-plane join: refused"},
 };
 
@@ -162,6 +164,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     switch (id) {
     case OPT_CONTROL_PLANE_REFUSED: a->refused = cli_current_flag; break;
     case OPT_CONTROL_PLANE: a->w.control_plane = true; break;
+    case OPT_ADVERTISE_ADDRESS: a->w.advertise_address = arg; break;
     case OPT_CERTIFICATE_KEY:
         kjoin_free_wiped_str(a->certificate_key_text);
         a->certificate_key_text = strdup(arg);
@@ -233,6 +236,7 @@ static const cli_field flag_names[] = {
     {"patches_dir", "--patches"},
     {"control_plane", "--control-plane"},
     {"certificate_key", "--certificate-key"},
+    {"advertise_address", "--apiserver-advertise-address"},
     {"only", "kjoin join phase"},
 };
 
@@ -427,7 +431,16 @@ static void print_result(const kjoin_worker_spec *s, const kjoin_worker_outcome 
             snprintf(path, sizeof(path), "%s/%s", w->certs.cert_dir, names.files[i].name);
             json_object_array_add(files, file_json(path, names.files[i].mode));
         }
+        for (int i = 0; i < KJOIN_NODE_CERTS_N; i++) {
+            char path[2048];
+            for (int key = 0; key < 2 && w->node_certs.written[i]; key++) {
+                snprintf(path, sizeof(path), "%s/%s.%s", w->certs.cert_dir, kjoin_node_cert_base(i), key ? "key" : "crt");
+                json_object_array_add(files, file_json(path, key ? 0600 : 0644));
+            }
+        }
         json_object_object_add(cp, "certificatesDir", json_object_new_string(w->certs.cert_dir));
+        if (*w->advertise_address)
+            json_object_object_add(cp, "advertiseAddress", json_object_new_string(w->advertise_address));
         json_object_object_add(cp, "files", files);
         json_object_object_add(root, "controlPlane", cp);
     }
@@ -488,19 +501,29 @@ static kjoin_code certificate_key(join_args *a, kjoin_err *err)
 }
 
 /* "kjoin join phase NAME ...": the phase's bit, and argv without the two words. */
-static kjoin_code take_phase(int *argc, char **argv, unsigned *only, kjoin_err *err)
+static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *steps, kjoin_err *err)
 {
     if (*argc < 2 || strcmp(argv[1], "phase") != 0)
         return KJOIN_OK;
     if (*argc < 3 || argv[2][0] == '-')
         return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase NAME: NAME is preflight, kubelet-start or "
                                                  "kubelet-wait-bootstrap");
+    static const struct {
+        const char *name;
+        unsigned steps;
+    } prepare[] = {{"control-plane-prepare", KJOIN_PREPARE_ALL}, {"control-plane-prepare/all", KJOIN_PREPARE_ALL},
+                   {"control-plane-prepare/download-certs", KJOIN_PREPARE_DOWNLOAD_CERTS},
+                   {"control-plane-prepare/certs", KJOIN_PREPARE_CERTS}};
     kjoin_code rc = kjoin_phases_parse(argv[2], only, err);
-    if (!rc && (!*only || strchr(argv[2], ',') ||
-                (*only == KJOIN_PHASE_CONTROL_PLANE_PREPARE && strcmp(argv[2], "control-plane-prepare/download-certs"))))
+    bool known = *only && *only != KJOIN_PHASE_CONTROL_PLANE_PREPARE && !strchr(argv[2], ',');
+    for (size_t i = 0; !rc && i < sizeof(prepare) / sizeof(prepare[0]); i++)
+        if (!strcmp(argv[2], prepare[i].name))
+            known = true, *steps = prepare[i].steps;
+    if (!rc && !known)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: one phase: preflight, kubelet-start, "
-                                               "kubelet-wait-bootstrap, or control-plane-prepare/download-certs (the "
-                                               "control-plane join's other phases are not there yet)", argv[2]);
+                                               "kubelet-wait-bootstrap, or control-plane-prepare (/all, "
+                                               "/download-certs, /certs; its kubeconfig and control-plane steps and "
+                                               "the control-plane join's other phases are not there yet)", argv[2]);
     for (int i = 1; !rc && i + 2 <= *argc; i++)
         argv[i] = argv[i + 2];
     if (!rc)
@@ -520,7 +543,7 @@ int cmd_join(int argc, char **argv)
     kjoin_worker_spec_init(&a.w);
     kjoin_code rc = a.pins ? KJOIN_OK : kjoin_err_set(&err, KJOIN_E_OTHER, "out of memory");
     if (!rc)
-        rc = take_phase(&argc, argv, &a.w.only, &err);
+        rc = take_phase(&argc, argv, &a.w.only, &a.w.prepare, &err);
     if (!rc) {
         int parsed = cli_parse(&join_verb, argc, argv, on_opt, &a, &first, &err);
         if (parsed < 0) {
@@ -533,7 +556,10 @@ int cmd_join(int argc, char **argv)
     if (!rc && a.refused)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE,
                            "--%s is for joining a control-plane node, which kjoin does not do yet (but for its "
-                           "download-certs phase); use kubeadm join --control-plane for that", a.refused);
+                           "control-plane-prepare phase's download-certs and certs); use kubeadm join --control-plane for that", a.refused);
+    if (!rc && a.w.advertise_address && !a.w.control_plane)
+        rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--apiserver-advertise-address is for a control-plane join: add "
+                                                "--control-plane");
     if (!rc)
         rc = certificate_key(&a, &err);
     if (!rc && a.kubeconfig && a.verbosity >= 0)

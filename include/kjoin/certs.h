@@ -32,10 +32,11 @@ typedef enum kjoin_key_type {
     KJOIN_KEY_RSA2048,
     KJOIN_KEY_RSA3072,
     KJOIN_KEY_RSA4096,
-    KJOIN_KEY_ED25519
+    KJOIN_KEY_ED25519,
+    KJOIN_KEY_ECDSA_P384
 } kjoin_key_type;
 
-/* Parses "ecdsa-p256", "rsa2048", "rsa3072", "rsa4096" or "ed25519". */
+/* Parses "ecdsa-p256", "ecdsa-p384", "rsa2048", "rsa3072", "rsa4096" or "ed25519". */
 kjoin_code kjoin_key_type_parse(const char *s, kjoin_key_type *out, kjoin_err *err);
 const char *kjoin_key_type_name(kjoin_key_type t);
 

@@ -84,10 +84,26 @@ kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cer
                                     kjoin_write_result written[KJOIN_SHARED_N], kjoin_err *err);
 void kjoin_shared_certs_release(kjoin_shared_certs *c);
 
-/* kubeadm's download-certs: with the bootstrap token, the cluster's
- * certificatesDir (its ClusterConfiguration; /etc/kubernetes/pki without
- * one) and the kubeadm-certs Secret, opened and written as above. */
+/* The cluster's ClusterConfiguration, read with the bootstrap token (the
+ * kubeadm-config ConfigMap), and its certificatesDir (/etc/kubernetes/pki
+ * when it has none) into cert_dir. Errors: KJOIN_E_USAGE (a cluster kubeadm
+ * did not make: it has no control-plane join), those of
+ * kjoin_cluster_configuration_get and the API client's. */
+struct kjoin_cluster_configuration;
+kjoin_code kjoin_control_plane_cluster(const char *bootstrap_kubeconfig, size_t len, int64_t timeout_ms,
+                                       const char *audit_id, kjoin_log_fn log, void *log_ctx,
+                                       struct kjoin_cluster_configuration *out, char *cert_dir, size_t cap,
+                                       kjoin_err *err);
+
+/* The local address this machine reaches server (https://host:port) from:
+ * the address its routes pick. Errors: KJOIN_E_USAGE (no route, a name that
+ * does not resolve). */
+kjoin_code kjoin_local_address_for(const char *server, char *out, size_t cap, kjoin_err *err);
+
+/* kubeadm's download-certs: with the bootstrap token, the kubeadm-certs
+ * Secret, opened and written into cert_dir as above. */
 typedef struct kjoin_download_certs_spec {
+    const char *cert_dir;              /* the cluster's certificatesDir */
     const char *bootstrap_kubeconfig;  /* discovery's, in memory */
     size_t bootstrap_len;
     const char *trusted_ca_pem;        /* the CA discovery verified */
@@ -110,5 +126,54 @@ typedef struct kjoin_download_certs_result {
  * KJOIN_E_API when the Secret is not there (it expires two hours after its
  * upload) or the token may not read it; the API client's. */
 kjoin_code kjoin_download_certs(const kjoin_download_certs_spec *s, kjoin_download_certs_result *out, kjoin_err *err);
+
+/* ---- the node's own certificates (kubeadm's certs phase) ----------------- */
+
+/* The release whose kubeadm kjoin follows when the cluster does not say. */
+#define KJOIN_NEWEST_KUBEADM_MINOR 37
+
+/* A control-plane node's own certificates, in kubeadm's order; each a pair
+ * BASE.crt (0644) and BASE.key (0600) under the certificates directory. */
+enum {
+    KJOIN_CERT_APISERVER,                 /* apiserver: serving, for the API server's names and addresses */
+    KJOIN_CERT_APISERVER_KUBELET_CLIENT,  /* apiserver-kubelet-client */
+    KJOIN_CERT_FRONT_PROXY_CLIENT,        /* front-proxy-client, by front-proxy-ca */
+    KJOIN_CERT_ETCD_SERVER,               /* etcd/server: the node's name, serving and client, by etcd/ca */
+    KJOIN_CERT_ETCD_PEER,                 /* etcd/peer */
+    KJOIN_CERT_ETCD_HEALTHCHECK_CLIENT,   /* etcd/healthcheck-client */
+    KJOIN_CERT_APISERVER_ETCD_CLIENT,     /* apiserver-etcd-client */
+    KJOIN_NODE_CERTS_N
+};
+/* kubeadm's name of certificate i ("etcd-server"), and its files' base
+ * ("etcd/server"). */
+const char *kjoin_node_cert_name(int i);
+const char *kjoin_node_cert_base(int i);
+
+struct kjoin_cluster_configuration;
+typedef struct kjoin_node_certs_spec {
+    const char *cert_dir;              /* the shared CAs are there (download-certs, or copied) */
+    const char *node_name;             /* checked: a DNS-1123 subdomain */
+    const char *advertise_address;     /* this node's API server and etcd address: an IP address */
+    const struct kjoin_cluster_configuration *cluster; /* names, key type, lifetime */
+    int minor;                         /* the cluster's release (subjects changed with it); 0: the newest's */
+    bool force;                        /* replace a pair that is not what kubeadm would keep */
+    int64_t now;                       /* Unix seconds */
+} kjoin_node_certs_spec;
+
+typedef struct kjoin_node_certs_result {
+    bool kept[KJOIN_NODE_CERTS_N];     /* there already, signed by its CA, its key's, with every name needed */
+    bool written[KJOIN_NODE_CERTS_N];  /* made and written */
+    size_t skipped_sans;               /* the cluster's extra names that are no IP or DNS name (left out) */
+} kjoin_node_certs_result;
+
+/* Makes the node's certificates kubeadm's certs phase makes on a joining
+ * control-plane node: subjects, names, usages and lifetimes as kubeadm of
+ * the cluster's release, keys of the cluster's encryptionAlgorithm (RSA
+ * 2048 by default). Every pair is decided before any is written, and they
+ * are written all or nothing. Errors: KJOIN_E_USAGE (a CA missing or not a
+ * CA, a pair there that kubeadm would not keep and force not set, a CA key
+ * missing where a pair must be made, an external etcd, an address that is
+ * not one), KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
+kjoin_code kjoin_node_certs(const kjoin_node_certs_spec *s, kjoin_node_certs_result *out, kjoin_err *err);
 
 #endif

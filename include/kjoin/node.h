@@ -106,6 +106,19 @@ typedef struct kjoin_kubelet_config {
 #define KJOIN_KUBELET_CONFIG_DEFAULTS {.fail_swap_on = true, .healthz_port = 10248, .healthz_address = "127.0.0.1"}
 kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubelet_config *out, kjoin_err *err);
 
+/* Extra names for a certificate: each an IP address, a DNS-1123 subdomain
+ * or a wildcard one; kubeadm leaves out (with a warning) what is neither,
+ * and so does the parser (skipped counts them). */
+#define KJOIN_SANS_MAX 32
+typedef struct kjoin_san_list {
+    size_t n, skipped;
+    char name[KJOIN_SANS_MAX][254];
+} kjoin_san_list;
+
+/* Whether s is an RFC 1123 subdomain as Kubernetes checks one (lower case;
+ * with wildcard, "*." before one too). */
+bool kjoin_dns1123_subdomain(const char *s, bool wildcard);
+
 /* kubeadm's ClusterConfiguration, as the kubeadm-config ConfigMap's
  * "ClusterConfiguration" key holds it, checked: one mapping, a
  * kubeadm.k8s.io ClusterConfiguration. Errors: KJOIN_E_OTHER (malformed). */
@@ -114,6 +127,18 @@ typedef struct kjoin_cluster_configuration {
     int minor;                  /* 37; 0 when absent */
     int node_local_cri_socket;  /* featureGates.NodeLocalCRISocket: 1, 0; -1 when not set */
     char certificates_dir[1024]; /* certificatesDir: an absolute path without "..", printable; "" when absent */
+    /* What a control-plane node's own certificates are made from; every
+     * field checked as kubeadm checks it ("" or 0 when absent: kubeadm's
+     * default applies). */
+    char service_subnet[128];   /* networking.serviceSubnet: CIDRs, comma-separated */
+    char dns_domain[254];       /* networking.dnsDomain */
+    char control_plane_endpoint[300]; /* controlPlaneEndpoint: host or host:port */
+    kjoin_san_list apiserver_sans;    /* apiServer.certSANs */
+    kjoin_san_list etcd_server_sans;  /* etcd.local.serverCertSANs */
+    kjoin_san_list etcd_peer_sans;    /* etcd.local.peerCertSANs */
+    bool external_etcd;         /* etcd.external is set */
+    char encryption_algorithm[16]; /* encryptionAlgorithm: RSA-2048, RSA-3072, RSA-4096, ECDSA-P256, ECDSA-P384 */
+    int64_t certificate_validity_s; /* certificateValidityPeriod, in seconds */
 } kjoin_cluster_configuration;
 kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,
                                              kjoin_err *err);

@@ -18,9 +18,16 @@ enum {
     KJOIN_PHASE_KUBELET_START = 2,
     KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP = 4,
     KJOIN_PHASE_ALL = 7, /* a worker's */
-    /* A control-plane join's first phase (so far its download-certs step
-     * alone, and only as the one phase run: kjoin join phase). */
+    /* A control-plane join's first phase (so far its download-certs and
+     * certs steps, and only as the one phase run: kjoin join phase). */
     KJOIN_PHASE_CONTROL_PLANE_PREPARE = 8
+};
+
+/* control-plane-prepare's steps, by kubeadm's sub-phase names. */
+enum {
+    KJOIN_PREPARE_DOWNLOAD_CERTS = 1, /* the shared CAs from the kubeadm-certs Secret */
+    KJOIN_PREPARE_CERTS = 2,          /* the node's own certificates, signed by them */
+    KJOIN_PREPARE_ALL = 3
 };
 
 /* Adds the phases a comma-separated list names (kubeadm's names; its
@@ -49,7 +56,11 @@ typedef struct kjoin_worker_spec {
                                         * are shown (outcome.planned), none written, nothing started */
     const char *join_id;               /* recorded for reset and sent as Audit-ID */
     bool control_plane;                /* kubeadm's control-plane join: so far only control-plane-prepare alone */
-    const kjoin_certificate_key *certificate_key; /* with control_plane: opens the kubeadm-certs Secret */
+    unsigned prepare;                  /* KJOIN_PREPARE_*: control-plane-prepare's steps to run; 0: all */
+    const kjoin_certificate_key *certificate_key; /* opens the kubeadm-certs Secret; NULL: download-certs is
+                                        * skipped (as kubeadm's), the shared CAs must be on disk already */
+    const char *advertise_address;     /* this node's API server address; NULL: the address it reaches the
+                                        * cluster's API server from */
 } kjoin_worker_spec;
 
 /* Zeroes *spec and sets the defaults: every phase, the default timeout,
@@ -67,6 +78,8 @@ typedef struct kjoin_worker_outcome {
     bool tls_bootstrapped;
     kjoin_bootstrap_result tls;
     kjoin_download_certs_result certs; /* control-plane-prepare's download-certs */
+    char advertise_address[64];        /* the node's certificates' address */
+    kjoin_node_certs_result node_certs; /* control-plane-prepare's certs */
     unsigned ran;                      /* the phases that ran to the end */
     int64_t phase_ms[4];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare
                                         * (discovery's own time is join.result.elapsed_ms) */

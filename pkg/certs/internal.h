@@ -9,7 +9,7 @@
 /* ---- x509.c: keys and certificates ---- */
 
 /* What a certificate is for. */
-typedef enum cert_kind { CERT_CA, CERT_NODE, CERT_CLIENT } cert_kind;
+typedef enum cert_kind { CERT_CA, CERT_NODE, CERT_SERVER, CERT_CLIENT } cert_kind;
 
 typedef struct cert_request {
     cert_kind kind;
@@ -20,6 +20,8 @@ typedef struct cert_request {
     size_t n_sans;
     int64_t not_before, not_after; /* Unix seconds */
     bool no_sub_ca;                /* a CA: pathlen:0, it signs no further CA */
+    bool go_subject;               /* O= before CN=, as Go's x509 orders a subject */
+    bool no_basic_constraints;     /* a leaf without CA:FALSE (kubeadm before 1.21 wrote none) */
 } cert_request;
 
 EVP_PKEY *kjoin_certs__new_key(kjoin_key_type type, kjoin_err *err);

@@ -12,7 +12,8 @@
 
 #define HUNDRED_YEARS (100LL * 365 * 24 * 3600)
 
-static const char *const key_names[] = {"ecdsa-p256", "rsa2048", "rsa3072", "rsa4096", "ed25519"};
+static const char *const key_names[] = {"ecdsa-p256", "rsa2048", "rsa3072", "rsa4096", "ed25519",
+                                        "ecdsa-p384"};
 
 kjoin_code kjoin_key_type_parse(const char *s, kjoin_key_type *out, kjoin_err *err)
 {
@@ -22,7 +23,8 @@ kjoin_code kjoin_key_type_parse(const char *s, kjoin_key_type *out, kjoin_err *e
             return KJOIN_OK;
         }
     return kjoin_err_set(err, KJOIN_E_USAGE,
-                         "unknown key type \"%.40s\" (use ecdsa-p256, rsa2048, rsa3072, rsa4096 or ed25519)", s);
+                         "unknown key type \"%.40s\" (use ecdsa-p256, ecdsa-p384, rsa2048, rsa3072, rsa4096 "
+                         "or ed25519)", s);
 }
 
 const char *kjoin_key_type_name(kjoin_key_type t) { return key_names[t]; }

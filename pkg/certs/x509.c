@@ -23,6 +23,7 @@ EVP_PKEY *kjoin_certs__new_key(kjoin_key_type type, kjoin_err *err)
     case KJOIN_KEY_RSA3072: key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)3072); break;
     case KJOIN_KEY_RSA4096: key = EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)4096); break;
     case KJOIN_KEY_ED25519: key = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519"); break;
+    case KJOIN_KEY_ECDSA_P384: key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-384"); break;
     }
     if (!key)
         kjoin_err_ossl(err, KJOIN_E_OTHER, "cannot generate a key");
@@ -107,10 +108,14 @@ X509 *kjoin_certs__issue(const cert_request *req, EVP_PKEY *key, X509 *issuer, E
 {
     X509 *x = X509_new();
     X509_NAME *name = X509_NAME_new();
-    bool ok = x && name && X509_set_version(x, 2) && random_serial(x) &&
-              X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)req->cn, -1, -1, 0);
-    for (size_t i = 0; ok && i < req->n_orgs; i++)
-        ok = X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, (const unsigned char *)req->orgs[i], -1, -1, 0);
+    bool ok = x && name && X509_set_version(x, 2) && random_serial(x);
+    for (int pass = 0; pass < 2; pass++) {
+        if ((pass == 0) == !req->go_subject) /* CN first, or (Go) last */
+            ok = ok && X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)req->cn, -1, -1, 0);
+        else
+            for (size_t i = 0; ok && i < req->n_orgs; i++)
+                ok = X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, (const unsigned char *)req->orgs[i], -1, -1, 0);
+    }
     ok = ok && X509_set_subject_name(x, name) &&
          X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name) && X509_set_pubkey(x, key) &&
          ASN1_TIME_set(X509_getm_notBefore(x), (time_t)req->not_before) &&
@@ -124,13 +129,18 @@ X509 *kjoin_certs__issue(const cert_request *req, EVP_PKEY *key, X509 *issuer, E
              add_ext(x, &ctx, NID_key_usage, "critical,keyCertSign,cRLSign");
         break;
     case CERT_NODE:
-        ok = ok && add_ext(x, &ctx, NID_basic_constraints, "critical,CA:FALSE") &&
+        ok = ok && (req->no_basic_constraints || add_ext(x, &ctx, NID_basic_constraints, "critical,CA:FALSE")) &&
              add_ext(x, &ctx, NID_key_usage, rsa ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature") &&
              add_ext(x, &ctx, NID_ext_key_usage, "serverAuth,clientAuth") &&
              (!req->n_sans || add_sans(x, req));
         break;
+    case CERT_SERVER:
+        ok = ok && (req->no_basic_constraints || add_ext(x, &ctx, NID_basic_constraints, "critical,CA:FALSE")) &&
+             add_ext(x, &ctx, NID_key_usage, rsa ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature") &&
+             add_ext(x, &ctx, NID_ext_key_usage, "serverAuth") && (!req->n_sans || add_sans(x, req));
+        break;
     case CERT_CLIENT:
-        ok = ok && add_ext(x, &ctx, NID_basic_constraints, "critical,CA:FALSE") &&
+        ok = ok && (req->no_basic_constraints || add_ext(x, &ctx, NID_basic_constraints, "critical,CA:FALSE")) &&
              add_ext(x, &ctx, NID_key_usage, rsa ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature") &&
              add_ext(x, &ctx, NID_ext_key_usage, "clientAuth");
         break;

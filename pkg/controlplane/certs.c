@@ -21,6 +21,7 @@
 #include <kjoin/token.h>
 
 #include "../certs/internal.h"
+#include "internal.h"
 
 #define NONCE_LEN 12 /* Go's cipher.NewGCM */
 #define TAG_LEN 16
@@ -260,81 +261,13 @@ kjoin_code kjoin_kubeadm_certs_open(const char *secret_json, size_t len, const k
 
 /* ---- the files ------------------------------------------------------------ */
 
-/* The shortest ancestor of dir (dir itself included) that does not exist
- * yet, into out; "" when dir exists. */
-static void first_missing(const char *dir, char *out, size_t cap)
-{
-    struct stat st;
-    out[0] = '\0';
-    if (snprintf(out, cap, "%s", dir) >= (int)cap || lstat(out, &st) == 0) {
-        out[0] = '\0';
-        return;
-    }
-    for (char *slash; (slash = strrchr(out, '/')) && slash != out;) {
-        *slash = '\0';
-        if (lstat(out, &st) == 0) {
-            *slash = '/';
-            return;
-        }
-    }
-}
-
-/* Removes the directories a failed write made, deepest first, from path up
- * to top (each only if empty: rmdir). */
-static void remove_made(char *path, const char *top)
-{
-    size_t top_len = strlen(top);
-    while (strlen(path) >= top_len && rmdir(path) == 0) {
-        char *slash = strrchr(path, '/');
-        if (strlen(path) == top_len || !slash || slash == path)
-            break;
-        *slash = '\0';
-    }
-}
-
 kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cert_dir, bool force,
                                     kjoin_write_result written[KJOIN_SHARED_N], kjoin_err *err)
 {
-    char made[4096]; /* the first directory this call makes, if any */
-    kjoin_safedir dirs[2] = {{.fd = -1}, {.fd = -1}}; /* cert_dir, its etcd/ */
-    char etcd[4096];
-    bool created[KJOIN_SHARED_N] = {false};
-    kjoin_write_result how[KJOIN_SHARED_N];
-    if (snprintf(etcd, sizeof(etcd), "%s/etcd", cert_dir) >= (int)sizeof(etcd))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the certificates directory's path is too long");
-    bool wants_etcd = c->files[KJOIN_SHARED_ETCD_CA_CRT].data != NULL;
-    first_missing(wants_etcd ? etcd : cert_dir, made, sizeof(made));
-    kjoin_code rc = kjoin_safedir_open(cert_dir, KJOIN_SAFEDIR_CREATE, &dirs[0], err);
-    if (!rc && wants_etcd)
-        rc = kjoin_safedir_open(etcd, KJOIN_SAFEDIR_CREATE, &dirs[1], err);
-    size_t i = 0;
-    for (; !rc && i < KJOIN_SHARED_N; i++) {
-        if (!c->files[i].data)
-            continue;
-        const char *slash = strchr(c->files[i].name, '/');
-        const kjoin_safedir *d = slash ? &dirs[1] : &dirs[0];
-        rc = kjoin_safedir_write(d, slash ? slash + 1 : c->files[i].name, c->files[i].data, c->files[i].len,
-                                 c->files[i].mode, force, &how[i], err);
-        created[i] = !rc && how[i] == KJOIN_WRITE_CREATED;
-        if (written && !rc)
-            written[i] = how[i];
-    }
-    if (rc) /* all or nothing: what this call made goes again */
-        for (size_t k = 0; k < KJOIN_SHARED_N; k++)
-            if (created[k]) {
-                const char *slash = strchr(c->files[k].name, '/');
-                kjoin_err ignored;
-                (void)kjoin_safedir_unlink(slash ? &dirs[1] : &dirs[0], slash ? slash + 1 : c->files[k].name,
-                                           &ignored);
-            }
-    kjoin_safedir_close(&dirs[0]);
-    kjoin_safedir_close(&dirs[1]);
-    if (rc && made[0]) {
-        char deepest[4096];
-        snprintf(deepest, sizeof(deepest), "%s", wants_etcd ? etcd : cert_dir);
-        remove_made(deepest, made);
-    }
-    return rc;
+    cp_file f[KJOIN_SHARED_N];
+    for (size_t i = 0; i < KJOIN_SHARED_N; i++)
+        f[i] = (cp_file){c->files[i].name, c->files[i].mode, c->files[i].data, c->files[i].len};
+    return kjoin_cp__write_files(cert_dir, f, KJOIN_SHARED_N, force, written, err);
 }
 
 /* ---- download-certs --------------------------------------------------------- */
@@ -360,28 +293,50 @@ static kjoin_code get_secret(kjoin_kubeapi *api, char **body, size_t *len, kjoin
     return rc;
 }
 
-kjoin_code kjoin_download_certs(const kjoin_download_certs_spec *s, kjoin_download_certs_result *out, kjoin_err *err)
+/* An API client with the bootstrap kubeconfig. */
+static kjoin_code client(const char *kubeconfig, size_t len, int64_t timeout_ms, const char *audit_id,
+                         kjoin_log_fn log, void *log_ctx, kjoin_kubeapi **api, kjoin_err *err)
 {
     kjoin_kubeapi_config cfg;
+    kjoin_code rc = kjoin_kubeapi_config_parse(kubeconfig, len, NULL, NULL, &cfg, err);
+    if (rc)
+        return rc;
+    kjoin_kubeapi_options o = {.timeout_ms = timeout_ms > 0 ? timeout_ms : 1, .audit_id = audit_id, .log = log,
+                               .log_ctx = log_ctx};
+    rc = kjoin_kubeapi_new(&cfg, &o, api, err);
+    kjoin_kubeapi_config_release(&cfg);
+    return rc;
+}
+
+kjoin_code kjoin_control_plane_cluster(const char *bootstrap_kubeconfig, size_t len, int64_t timeout_ms,
+                                       const char *audit_id, kjoin_log_fn log, void *log_ctx,
+                                       kjoin_cluster_configuration *out, char *cert_dir, size_t cap, kjoin_err *err)
+{
     kjoin_kubeapi *api = NULL;
-    kjoin_cluster_configuration cc = {0};
+    bool found = false;
+    kjoin_code rc = client(bootstrap_kubeconfig, len, timeout_ms, audit_id, log, log_ctx, &api, err);
+    if (!rc)
+        rc = kjoin_cluster_configuration_get(api, out, &found, err);
+    kjoin_kubeapi_free(api);
+    if (!rc && !found)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster has no kubeadm ClusterConfiguration (configmap "
+                                                 "kube-system/kubeadm-config): a control-plane join is kubeadm's");
+    if (!rc && snprintf(cert_dir, cap, "%s", *out->certificates_dir ? out->certificates_dir : "/etc/kubernetes/pki") >=
+                   (int)cap)
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "the certificates directory's path is too long");
+    return rc;
+}
+
+kjoin_code kjoin_download_certs(const kjoin_download_certs_spec *s, kjoin_download_certs_result *out, kjoin_err *err)
+{
+    kjoin_kubeapi *api = NULL;
     kjoin_shared_certs certs;
     char *body = NULL;
     size_t len = 0;
-    bool found = false;
     memset(out, 0, sizeof(*out));
-    kjoin_code rc = kjoin_kubeapi_config_parse(s->bootstrap_kubeconfig, s->bootstrap_len, NULL, NULL, &cfg, err);
-    if (rc)
-        return rc;
-    kjoin_kubeapi_options o = {.timeout_ms = s->timeout_ms > 0 ? s->timeout_ms : 1, .audit_id = s->audit_id,
-                               .log = s->log, .log_ctx = s->log_ctx};
-    if ((rc = kjoin_kubeapi_new(&cfg, &o, &api, err))) {
-        kjoin_kubeapi_config_release(&cfg);
-        return rc;
-    }
-    rc = kjoin_cluster_configuration_get(api, &cc, &found, err);
-    snprintf(out->cert_dir, sizeof(out->cert_dir), "%s", found && cc.certificates_dir[0] ? cc.certificates_dir
-                                                                                          : "/etc/kubernetes/pki");
+    snprintf(out->cert_dir, sizeof(out->cert_dir), "%s", s->cert_dir);
+    kjoin_code rc = client(s->bootstrap_kubeconfig, s->bootstrap_len, s->timeout_ms, s->audit_id, s->log, s->log_ctx,
+                           &api, err);
     if (!rc) {
         logf_(s, 0, "[download-certs] Downloading the certificates in Secret \"kubeadm-certs\" in the \"kube-system\" "
                     "Namespace");

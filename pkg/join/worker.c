@@ -5,8 +5,11 @@
  * specification, before anything runs: then the node name is resolved, and
  * the steps run in order. Discovery runs in memory when kubelet-start
  * follows, so that nothing is written before the cluster checks pass. */
+#include <arpa/inet.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <kjoin/patch.h>
 #include <kjoin/worker.h>
@@ -27,6 +30,8 @@ typedef struct worker_run {
     int64_t start, deadline;
     char *ca;                  /* discovery's trusted CA bundle (PEM) */
     size_t ca_len;
+    kjoin_cluster_configuration *cluster; /* a control-plane join's: the cluster's ClusterConfiguration */
+    char cert_dir[1024];       /* and its certificatesDir */
 } worker_run;
 
 typedef struct step {
@@ -159,15 +164,71 @@ static kjoin_code run_tls_bootstrap(worker_run *r, kjoin_err *err)
     return rc;
 }
 
+static int64_t time_left(const worker_run *r)
+{
+    int64_t left = r->deadline - kjoin_now_ms();
+    return left > 0 ? left : 1;
+}
+
+/* A control-plane join reads the cluster's ClusterConfiguration once, with
+ * the bootstrap token: where the certificates go, what they name. */
+static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    if (!(r->cluster = calloc(1, sizeof(*r->cluster))))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_code rc = kjoin_control_plane_cluster(r->out->join.result.kubeconfig, r->out->join.result.kubeconfig_len,
+                                                time_left(r), s->join.audit_id, s->join.log, s->join.log_ctx,
+                                                r->cluster, r->cert_dir, sizeof(r->cert_dir), err);
+    memcpy(r->out->certs.cert_dir, r->cert_dir, sizeof(r->cert_dir));
+    return rc;
+}
+
+static unsigned prepare_steps(const worker_run *r) { return r->spec->prepare ? r->spec->prepare : KJOIN_PREPARE_ALL; }
+
+/* As kubeadm's: without a certificate key the shared CAs must be on disk
+ * already, and download-certs has nothing to do. */
+static bool wants_download(const worker_run *r)
+{
+    return (prepare_steps(r) & KJOIN_PREPARE_DOWNLOAD_CERTS) && r->spec->certificate_key;
+}
+static bool wants_node_certs(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_CERTS; }
+
+/* kubeadm's certs: the node's own certificates, for its name and address. */
+static kjoin_code run_node_certs(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    char *addr = r->out->advertise_address;
+    size_t cap = sizeof(r->out->advertise_address);
+    kjoin_code rc = s->advertise_address
+                        ? (snprintf(addr, cap, "%s", s->advertise_address) < (int)cap
+                               ? KJOIN_OK
+                               : kjoin_err_set(err, KJOIN_E_USAGE, "the advertise address is too long"))
+                        : kjoin_local_address_for(r->out->join.result.server, addr, cap, err);
+    if (rc)
+        return rc;
+    logf_(r, 0, "[certs] Using certificateDir folder \"%s\"", r->cert_dir);
+    kjoin_node_certs_spec c = {.cert_dir = r->cert_dir, .node_name = r->out->node_name.name,
+                               .advertise_address = addr, .cluster = r->cluster, .minor = r->cluster->minor,
+                               .force = s->node.force, .now = (int64_t)time(NULL)};
+    rc = kjoin_node_certs(&c, &r->out->node_certs, err);
+    for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
+        logf_(r, 0, "[certs] %s %s certificate and key", r->out->node_certs.kept[i] ? "Using the existing" : "Generating",
+              kjoin_node_cert_name(i));
+    if (!rc && r->out->node_certs.skipped_sans)
+        logf_(r, KJOIN_LOG_WARNING, "[certs] %zu of the cluster's extra certificate names are no IP address or DNS "
+              "name and were left out, as kubeadm leaves them out", r->out->node_certs.skipped_sans);
+    return rc;
+}
+
 /* kubeadm's download-certs, with the token and the CA discovery verified. */
 static kjoin_code run_download_certs(worker_run *r, kjoin_err *err)
 {
     const kjoin_worker_spec *s = r->spec;
-    int64_t left = r->deadline - kjoin_now_ms();
-    kjoin_download_certs_spec d = {.bootstrap_kubeconfig = r->out->join.result.kubeconfig,
+    kjoin_download_certs_spec d = {.cert_dir = r->cert_dir, .bootstrap_kubeconfig = r->out->join.result.kubeconfig,
                                    .bootstrap_len = r->out->join.result.kubeconfig_len,
                                    .trusted_ca_pem = r->ca, .ca_len = r->ca_len, .key = s->certificate_key,
-                                   .force = s->node.force, .timeout_ms = left > 0 ? left : 1,
+                                   .force = s->node.force, .timeout_ms = time_left(r),
                                    .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
     return kjoin_download_certs(&d, &r->out->certs, err);
 }
@@ -179,7 +240,9 @@ static bool needs_discovery(const worker_run *r);
 static const step steps[] = {
     {"preflight", KJOIN_PHASE_PREFLIGHT, NEEDS_PLAN, NULL, run_preflight},
     {NULL, 0, NEEDS_PLAN, needs_discovery, run_discovery},
-    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, NULL, run_download_certs},
+    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, NULL, run_read_cluster},
+    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_download, run_download_certs},
+    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_node_certs, run_node_certs},
     {"check-etcd", 0, 0, NULL, NULL},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
@@ -269,12 +332,19 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
         return kjoin_err_set(err, KJOIN_E_USAGE, "`only` names one phase");
     if (s->control_plane != (s->only == KJOIN_PHASE_CONTROL_PLANE_PREPARE))
         return kjoin_err_set(err, KJOIN_E_USAGE, s->control_plane
-                                 ? "a control-plane join runs only its control-plane-prepare phase (download-certs) "
-                                   "so far, run as the one phase (`only`); join the node with kubeadm"
+                                 ? "a control-plane join runs only its control-plane-prepare phase (download-certs "
+                                   "and certs) so far, run as the one phase (`only`); join the node with kubeadm"
                                  : "control-plane-prepare is a control-plane join's phase: set `control_plane`");
-    if (s->control_plane && !s->certificate_key)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "a control-plane join needs `certificate_key`, the key kubeadm init "
+    if (s->control_plane && !s->certificate_key && s->prepare == KJOIN_PREPARE_DOWNLOAD_CERTS)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "download-certs needs `certificate_key`, the key kubeadm init "
                                                  "--upload-certs printed");
+    unsigned char ip[16];
+    if (s->advertise_address && inet_pton(AF_INET, s->advertise_address, ip) != 1 &&
+        inet_pton(AF_INET6, s->advertise_address, ip) != 1)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
+                             s->advertise_address);
+    if (s->prepare & ~(unsigned)KJOIN_PREPARE_ALL)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`prepare` names steps control-plane-prepare does not have");
     if (s->control_plane && s->dry_run)
         return kjoin_err_set(err, KJOIN_E_USAGE, "control-plane-prepare has no dry run yet");
     if (s->tls_bootstrap && s->dry_run)
@@ -400,5 +470,6 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
     }
     if (r.planned)
         kjoin_join_plan_clear(&r.plan);
+    free(r.cluster);
     return rc;
 }

@@ -6,6 +6,7 @@
 
 #include <kjoin/node.h>
 #include <kjoin/safedir.h>
+#include <yaml.h>
 
 /* The node's paths with their defaults filled in. */
 typedef struct kjoin_node__resolved {
@@ -114,5 +115,11 @@ void kjoin_node__crash_point(const char *point);
  * a point mounted twice is there twice), at most cap of them into out.
  * Returns how many there are. */
 size_t kjoin_node__mounts_under(const char *dir, char (*out)[4096], size_t cap);
+
+/* clusterconfig.c: the ClusterConfiguration's control-plane fields into c.
+ * Errors: KJOIN_E_OTHER (a field kubeadm would refuse). */
+struct kjoin_yaml;
+kjoin_code kjoin_node__control_plane_fields(struct kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c,
+                                            kjoin_err *err);
 
 #endif

@@ -136,6 +136,8 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
         else
             memcpy(c.certificates_dir, v, strlen(v) + 1);
     }
+    if (!rc)
+        rc = kjoin_node__control_plane_fields(&y, root, &c, err);
     kjoin_yaml__release(&y);
     if (!rc)
         *out = c;

@@ -126,3 +126,162 @@ t_e2e_controlplane_download_certs_refusals_write_nothing() {
   cp_refused 6 "expires two hours after its upload" expired || rc=1
   return $rc
 }
+
+# ---- certs: the node's own certificates --------------------------------------
+
+CP_NODE=cp-2
+CP_ADDR=192.0.2.2
+
+# cp_cluster_names [restore]: the cluster's ClusterConfiguration with names
+# of its own (a service subnet, a DNS domain, extra SANs), or as the suite
+# made it.
+cp_cluster_names() {
+  local api=$E2E_KUBEADM_API extra=
+  [ "${1:-}" = restore ] || extra="networking:
+  serviceSubnet: 10.100.0.0/16
+  dnsDomain: example.internal
+apiServer:
+  certSANs: [lb.example.com, 192.0.2.10]
+etcd:
+  local:
+    serverCertSANs: [etcd.example.com]
+    peerCertSANs: [192.0.2.20]"
+  printf 'apiVersion: %s\nkind: InitConfiguration\nnodeRegistration:\n  name: e2e-control-plane\n---\napiVersion: %s\nkind: ClusterConfiguration\nkubernetesVersion: %s\nclusterName: kubernetes\ncontrolPlaneEndpoint: %s\n%s\n' \
+    "$api" "$api" "$E2E_VERSION" "$E2E_ENDPOINT" "$extra" >"$T/names.yaml"
+  "$KBIN/kubeadm" init phase upload-config kubeadm --config "$T/names.yaml" --kubeconfig "$E2E_ADMIN" \
+    >"$T/names.log" 2>&1 || { fail "kubeadm upload-config: $(tail -2 "$T/names.log")"; return 1; }
+}
+
+# cp_prepare (in a node): kjoin's control-plane-prepare (download-certs,
+# certs), with what cp_prepare_in NS wrote for it.
+cp_prepare() {
+  . "$T/cp.env"
+  local key="--certificate-key-file $T/key"
+  [ -z "${CP_NOKEY:-}" ] || key=
+  "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane $key --node-name $CP_NODE \
+    --apiserver-advertise-address $CP_ADDR -o json ${CP_FLAGS:-} >"$T/join.out" 2>"$T/join.err"
+  echo $? >"$T/join.rc"
+}
+
+# cp_prepare_in NS: kjoin's prepare in node NS, with CP_ADDR, CP_FLAGS and
+# CP_NOKEY as the caller has them.
+cp_prepare_in() {
+  declare -p CP_NODE CP_ADDR >"$T/cp.env" && printf 'CP_FLAGS=%q\nCP_NOKEY=%q\n' "${CP_FLAGS:-}" "${CP_NOKEY:-}" >>"$T/cp.env"
+  NODE_NS=$1 in_node cp_prepare
+}
+
+cp_kubeadm_prepare() {
+  . "$T/cp.env"
+  local p
+  for p in "download-certs --certificate-key $(cat "$T/key")" "certs --node-name $CP_NODE --apiserver-advertise-address $CP_ADDR"; do
+    "$KBIN/kubeadm" join phase control-plane-prepare $p "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+      --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane >>"$T/kubeadm.out" 2>&1 || { echo 1 >"$T/kubeadm.rc"; return; }
+  done
+  echo 0 >"$T/kubeadm.rc"
+}
+
+CP_LEAVES="apiserver apiserver-kubelet-client front-proxy-client etcd/server etcd/peer etcd/healthcheck-client apiserver-etcd-client"
+
+# cp_describe NS LEAF: what kubeadm decides of a certificate: subject,
+# issuer, names (in order), key usages, extended ones, basic constraints,
+# the key's type and size, its lifetime in days from now; and whether the
+# key is the certificate's.
+cp_describe() {
+  local d=$T/$1/etc.upper/kubernetes/pki f=$T/$1/etc.upper/kubernetes/pki/$2.crt end e
+  [ -f "$f" ] || { echo "$2: missing"; return; }
+  end=$(date -d "$(openssl x509 -in "$f" -noout -enddate | cut -d= -f2)" +%s)
+  openssl x509 -in "$f" -noout -subject -issuer -nameopt RFC2253
+  for e in subjectAltName keyUsage extendedKeyUsage basicConstraints; do # one at a time: Go orders them otherwise
+    openssl x509 -in "$f" -noout -ext $e | sed 's/^ *//'
+  done
+  openssl x509 -in "$f" -noout -text | grep -o 'Public-Key: ([0-9]* bit)\|ASN1 OID: [a-z0-9]*' | head -1
+  echo "days: $(((end - $(date +%s)) / 86400))"
+  [ "$(openssl x509 -in "$f" -noout -pubkey)" = "$(openssl pkey -in "$d/$2.key" -pubout 2>/dev/null)" ] && echo "key: the certificate's"
+}
+
+cp_no_digest() { awk '{NF--; print}'; }
+
+t_e2e_controlplane_certs_as_kubeadm() {
+  local rc=0
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" && cp_cluster_names && cp_certs_compare || rc=1
+  cp_cluster_names restore || rc=1
+  return $rc
+}
+cp_certs_compare() {
+  local rc=0 leaf api
+  cp_prepare_in kjoin
+  [ "$(cat "$T/join.rc")" = 0 ] || { fail "control-plane-prepare: exit $(cat "$T/join.rc"): $(tail -3 "$T/join.err")"; return 1; }
+  : >"$T/kubeadm.out"
+  node_setup && declare -p CP_NODE CP_ADDR >"$T/cp.env" && NODE_NS=kubeadm in_node cp_kubeadm_prepare
+  [ "$(cat "$T/kubeadm.rc")" = 0 ] || { fail "kubeadm's control-plane-prepare: $(tail -3 "$T/kubeadm.out")"; return 1; }
+  local ours theirs
+  for leaf in $CP_LEAVES; do
+    ours=$(cp_describe kjoin "$leaf") theirs=$(cp_describe kubeadm "$leaf")
+    [ "$ours" = "$theirs" ] ||
+      { fail "$leaf differs from kubeadm's: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
+  done
+  # The names are the cluster's own, not defaults (a comparison of two
+  # that both ignored the ClusterConfiguration would pass).
+  api=$(cp_describe kjoin apiserver)$(cp_describe kjoin etcd/server)$(cp_describe kjoin etcd/peer)
+  case $api in
+  *DNS:kubernetes.default.svc.example.internal*DNS:lb.example.com*"IP Address:10.100.0.1, IP Address:$CP_ADDR"*DNS:etcd.example.com*"IP Address:192.0.2.20"*) ;;
+  *) fail "kjoin's names are not the cluster's: $(echo "$api" | grep DNS)"; rc=1 ;;
+  esac
+  # The same files and modes as kubeadm's.
+  [ "$(cp_tree kjoin | cp_no_digest)" = "$(cp_tree kubeadm | cp_no_digest)" ] ||
+    { fail "kjoin's files differ from kubeadm's: $(diff <(cp_tree kubeadm | cp_no_digest) <(cp_tree kjoin | cp_no_digest) | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
+  jq -e '(.controlPlane.files | length) == 22 and .controlPlane.advertiseAddress == "192.0.2.2"' "$T/join.out" >/dev/null ||
+    { fail "the -o json result: $(jq -c .controlPlane "$T/join.out")"; rc=1; }
+  ! grep -q "BEGIN.*PRIVATE" "$T/join.out" "$T/join.err" || { fail "a private key was printed"; rc=1; }
+  # Run again: every pair kept as it is; and kubeadm's own pairs are kept too.
+  local before; before=$(cp_tree kjoin)
+  cp_prepare_in kjoin
+  [ "$(cat "$T/join.rc")" = 0 ] && [ "$(cp_tree kjoin)" = "$before" ] && [ "$(grep -c 'Using the existing' "$T/join.err")" = 7 ] ||
+    { fail "a second run changed the files or did not keep them: exit $(cat "$T/join.rc"), $(grep -c 'Using the existing' "$T/join.err") kept: $(grep -v '^\[' "$T/join.err" | tail -2)"; rc=1; }
+  before=$(cp_tree kubeadm)
+  cp_prepare_in kubeadm
+  [ "$(cat "$T/join.rc")" = 0 ] && [ "$(cp_tree kubeadm)" = "$before" ] ||
+    { fail "kjoin did not keep kubeadm's pairs: exit $(cat "$T/join.rc"): $(grep -v '^\[' "$T/join.err" | tail -2)"; rc=1; }
+  # Another address: the pairs that name it are no longer what this node needs.
+  CP_ADDR=192.0.2.3 cp_certs_refused 2 "apiserver.crt is already there and it lacks names this node needs" kjoin || rc=1
+  return $rc
+}
+
+# cp_leaf_tree NS: the node's own pairs (not the shared CAs).
+cp_leaf_tree() { cp_tree "$1" | grep -E '(apiserver|client|server|peer)\.(crt|key) '; }
+
+# cp_certs_refused CODE TEXT NS: kjoin's prepare exits CODE saying TEXT and
+# leaves the node's own pairs as they were.
+cp_certs_refused() {
+  local before; before=$(cp_leaf_tree "$3")
+  cp_prepare_in "$3"
+  local got; got=$(cat "$T/join.rc")
+  [ "$got" = "$1" ] && grep -qF -- "$2" "$T/join.err" ||
+    { fail "$3: exit $got, want $1 \"$2\": $(tail -2 "$T/join.err")"; return 1; }
+  [ "$(cp_leaf_tree "$3")" = "$before" ] || { fail "$3: the node's pairs changed: $(cp_leaf_tree "$3" | tr '\n' ' ')"; return 1; }
+}
+t_e2e_controlplane_certs_refusals() {
+  local rc=0
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" || return 1
+  # No certificate key and no CA on disk: nothing to sign with.
+  CP_NOKEY=1 cp_certs_refused 2 "ca.crt is missing" nokey || rc=1
+  # A pair of another CA's where apiserver goes: refused by name, the rest not written.
+  local f=$T/foreign/etc.upper/kubernetes/pki/apiserver
+  mkdir -p "${f%/*}" && openssl req -x509 -newkey rsa:2048 -nodes -keyout "$f.key" -out "$f.crt" \
+    -subj /CN=kube-apiserver -days 2 2>/dev/null && chmod 0600 "$f.key" || rc=1
+  cp_certs_refused 2 "apiserver.crt is already there and it is not signed by ca" foreign || rc=1
+  # Asked to replace it, the join replaces it with kubeadm's.
+  CP_FLAGS=--force cp_prepare_in foreign
+  [ "$(cat "$T/join.rc")" = 0 ] && openssl verify -CAfile "$T/src/ca.crt" "$T/foreign/etc.upper/kubernetes/pki/apiserver.crt" >/dev/null ||
+    { fail "--force did not replace the foreign pair: exit $(cat "$T/join.rc"): $(grep -v '^\[certs\]' "$T/join.err" | tail -3)"; rc=1; }
+  # An advertise address that is none.
+  CP_ADDR=not-an-address cp_certs_refused 2 "is not an IP address" badaddr || rc=1
+  # An external etcd in the ClusterConfiguration.
+  printf 'apiVersion: %s\nkind: ClusterConfiguration\nkubernetesVersion: %s\ncontrolPlaneEndpoint: %s\netcd:\n  external:\n    endpoints: [https://192.0.2.30:2379]\n' \
+    "$E2E_KUBEADM_API" "$E2E_VERSION" "$E2E_ENDPOINT" >"$T/ext.yaml"
+  "$KBIN/kubeadm" init phase upload-config kubeadm --config "$T/ext.yaml" --kubeconfig "$E2E_ADMIN" >"$T/names.log" 2>&1 || rc=1
+  cp_certs_refused 2 "external etcd" external || rc=1
+  cp_cluster_names restore || rc=1
+  return $rc
+}

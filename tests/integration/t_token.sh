@@ -466,23 +466,27 @@ t_token_kubeadm_command_lines() {
   kj 0 join --skip-phases preflight,kubelet-start,control-plane-prepare/all,control-plane-join $(join_args) \
     --discovery-token-ca-cert-hash "$PIN" || return 1
   local f
-  for f in "--apiserver-advertise-address=10.0.0.2" "--apiserver-bind-port=6443"; do
-    kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" "$f" || return 1
-    err_has "control-plane node, which kjoin does not do yet" || return 1
-  done
-  # A control-plane join is so far its download-certs phase alone, with a key.
+  kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --apiserver-bind-port=6443 || return 1
+  err_has "control-plane node, which kjoin does not do yet" || return 1
+  kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --apiserver-advertise-address=10.0.0.2 || return 1
+  err_has "--apiserver-advertise-address is for a control-plane join: add --control-plane" || return 1
+  # An advertise address that is none: refused before anything is asked of the cluster.
+  kj 2 join phase control-plane-prepare/certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane \
+    --apiserver-advertise-address=10.0.0.2.1 || return 1
+  err_has 'the API server'"'"'s advertise address "10.0.0.2.1" is not an IP address' || return 1
+  # A control-plane join is so far its control-plane-prepare phase alone (download-certs with a key, certs).
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$C/token" || return 1
   err_has "must be 64 hex digits" || return 1
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "a control-plane join runs only its control-plane-prepare phase (download-certs) so far" || return 1
+  err_has "a control-plane join runs only its control-plane-prepare phase (download-certs and certs) so far" || return 1
   kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" "--certificate-key=0123" || return 1
   err_has "--certificate-key is for a control-plane join: add --control-plane" || return 1
   kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
   err_has "control-plane-prepare is a control-plane join's phase: set --control-plane" || return 1
   kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "a control-plane join needs --certificate-key" || return 1
-  kj 2 join phase control-plane-prepare/certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "the control-plane join's other phases are not there yet" || return 1
+  err_has "download-certs needs --certificate-key" || return 1
+  kj 2 join phase control-plane-prepare/kubeconfig $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  err_has "its kubeconfig and control-plane steps and the control-plane join's other phases are not there yet" || return 1
   # A K3s cluster has no kubeadm-certs: refused before anything is asked of it.
   kj 2 join phase control-plane-prepare/download-certs "127.0.0.1:1" --token "K10$(printf '%064d' 0)::server:pw" \
     --control-plane --certificate-key "$(printf '%064d' 1)" || return 1

@@ -8,8 +8,14 @@
 
 #include <json-c/json.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <kjoin/controlplane.h>
+#include <kjoin/node.h>
 
 #include "testutil.h"
 
@@ -154,9 +160,227 @@ static void test_open_kubeadms_secret(void **state)
     free(json);
 }
 
+/* ---- the node's own certificates ------------------------------------------ */
+
+/* A certificates directory holding the shared CAs of the Secret kubeadm
+ * uploaded: what download-certs leaves. */
+static char *shared_pki(void)
+{
+    kjoin_certificate_key k;
+    kjoin_shared_certs c;
+    kjoin_err err;
+    size_t len, ca_len, sealed_len;
+    unsigned char *ca = NULL, *sealed = NULL;
+    char *json = read_all("testdata/fuzz/kubeadmcerts/secret.json", &len), *dir = tu_tmpdir(), pki[4096];
+    json_object *root = json_tokener_parse(json), *data, *v;
+    assert_int_equal(kjoin_certificate_key_parse(hex_key, &k, &err), KJOIN_OK);
+    assert_true(json_object_object_get_ex(root, "data", &data) && json_object_object_get_ex(data, "ca.crt", &v));
+    assert_int_equal(kjoin_b64_decode(json_object_get_string(v), (size_t)json_object_get_string_len(v), false, &sealed,
+                                      &sealed_len, &err), KJOIN_OK);
+    assert_int_equal(kjoin_kubeadm_certs_decrypt(&k, sealed, sealed_len, &ca, &ca_len, &err), KJOIN_OK);
+    assert_int_equal(kjoin_kubeadm_certs_open(json, len, &k, (char *)ca, ca_len, &c, &err), KJOIN_OK);
+    snprintf(pki, sizeof(pki), "%s/pki", dir);
+    assert_int_equal(kjoin_shared_certs_write(&c, pki, false, NULL, &err), KJOIN_OK);
+    kjoin_shared_certs_release(&c);
+    kjoin_free_wiped(ca, ca_len);
+    free(sealed);
+    free(json);
+    json_object_put(root);
+    return dir;
+}
+
+static X509 *load_cert(const char *dir, const char *base)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/pki/%s.crt", dir, base);
+    FILE *f = fopen(path, "r");
+    X509 *x = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+    if (f)
+        fclose(f);
+    return x;
+}
+
+static void subject_of(X509 *x, char *out, size_t cap)
+{
+    BIO *b = BIO_new(BIO_s_mem());
+    X509_NAME_print_ex(b, X509_get_subject_name(x), 0, XN_FLAG_RFC2253);
+    int n = BIO_read(b, out, (int)cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+    BIO_free(b);
+}
+
+static const char names_yaml[] =
+    "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+    "controlPlaneEndpoint: lb.example.com:6443\nnetworking: {serviceSubnet: 10.100.0.0/16, dnsDomain: example.internal}\n"
+    "apiServer: {certSANs: [zz.example.com, 192.0.2.10]}\netcd: {local: {serverCertSANs: [etcd.example.com]}}\n";
+
+static kjoin_code certs_for(const char *dir, const char *yaml, const char *addr, int minor, bool force,
+                            kjoin_node_certs_result *out, kjoin_err *err)
+{
+    kjoin_cluster_configuration c;
+    char pki[4096];
+    assert_int_equal(kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, err), KJOIN_OK);
+    snprintf(pki, sizeof(pki), "%s/pki", dir);
+    kjoin_node_certs_spec s = {.cert_dir = pki, .node_name = "cp-2", .advertise_address = addr, .cluster = &c,
+                               .minor = minor, .force = force, .now = (int64_t)time(NULL)};
+    return kjoin_node_certs(&s, out, err);
+}
+
+static void test_node_certs_as_kubeadm(void **state)
+{
+    (void)state;
+    char *dir = shared_pki(), subject[256];
+    kjoin_node_certs_result r;
+    kjoin_err err;
+    assert_int_equal(certs_for(dir, names_yaml, "192.0.2.2", 37, false, &r, &err), KJOIN_OK);
+    for (int i = 0; i < KJOIN_NODE_CERTS_N; i++)
+        assert_true(r.written[i] && !r.kept[i]);
+    X509 *api = load_cert(dir, "apiserver");
+    assert_non_null(api);
+    const char *dns[] = {"cp-2", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+                         "kubernetes.default.svc.example.internal", "lb.example.com", "zz.example.com"};
+    for (size_t i = 0; i < TU_LEN(dns); i++)
+        if (X509_check_host(api, dns[i], 0, X509_CHECK_FLAG_NO_WILDCARDS, NULL) != 1)
+            fail_msg("apiserver lacks %s", dns[i]);
+    const char *ips[] = {"10.100.0.1", "192.0.2.2", "192.0.2.10"};
+    for (size_t i = 0; i < TU_LEN(ips); i++)
+        assert_int_equal(X509_check_ip_asc(api, ips[i], 0), 1);
+    assert_int_not_equal(X509_check_ip_asc(api, "127.0.0.1", 0), 1); /* etcd's, not the API server's */
+    /* Names in kubeadm's order: the DNS names sorted, then the addresses. */
+    GENERAL_NAMES *gens = X509_get_ext_d2i(api, NID_subject_alt_name, NULL, NULL);
+    assert_int_equal(sk_GENERAL_NAME_num(gens), 10);
+    GENERAL_NAME *first = sk_GENERAL_NAME_value(gens, 0), *last_dns = sk_GENERAL_NAME_value(gens, 6);
+    assert_int_equal(first->type, GEN_DNS);
+    assert_string_equal((const char *)ASN1_STRING_get0_data(first->d.dNSName), "cp-2");
+    assert_string_equal((const char *)ASN1_STRING_get0_data(last_dns->d.dNSName), "zz.example.com");
+    GENERAL_NAMES_free(gens);
+    assert_int_equal(X509_get_extended_key_usage(api), XKU_SSL_SERVER);
+    subject_of(api, subject, sizeof(subject));
+    assert_string_equal(subject, "CN=kube-apiserver");
+    X509_free(api);
+    X509 *etcd = load_cert(dir, "etcd/server");
+    subject_of(etcd, subject, sizeof(subject));
+    assert_string_equal(subject, "CN=cp-2");
+    assert_int_equal(X509_check_host(etcd, "etcd.example.com", 0, 0, NULL), 1);
+    assert_int_equal(X509_check_ip_asc(etcd, "::1", 0), 1);
+    assert_int_equal(X509_get_extended_key_usage(etcd), XKU_SSL_SERVER | XKU_SSL_CLIENT);
+    X509_free(etcd);
+    /* Run again: everything kept. */
+    assert_int_equal(certs_for(dir, names_yaml, "192.0.2.2", 37, false, &r, &err), KJOIN_OK);
+    for (int i = 0; i < KJOIN_NODE_CERTS_N; i++)
+        assert_true(r.kept[i] && !r.written[i]);
+    /* Another address: the pairs are not what this node needs; refused,
+     * then replaced when asked. */
+    assert_int_equal(certs_for(dir, names_yaml, "192.0.2.3", 37, false, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "apiserver.crt is already there and it lacks names"));
+    assert_int_equal(certs_for(dir, names_yaml, "192.0.2.3", 37, true, &r, &err), KJOIN_OK);
+    assert_true(r.written[KJOIN_CERT_APISERVER] && r.kept[KJOIN_CERT_APISERVER_KUBELET_CLIENT]);
+    tu_rmtree(dir);
+}
+
+/* The subjects of the release's kubeadm, the key type and lifetime the
+ * cluster asks for. */
+static void test_node_certs_by_release(void **state)
+{
+    (void)state;
+    static const struct {
+        int minor;
+        const char *kubelet_client, *etcd_client;
+    } cases[] = {{20, "CN=kube-apiserver-kubelet-client,O=system:masters", "CN=kube-apiserver-etcd-client,O=system:masters"},
+                 {34, "CN=kube-apiserver-kubelet-client,O=kubeadm:cluster-admins", "CN=kube-apiserver-etcd-client"},
+                 {37, "CN=kube-apiserver-kubelet-client", "CN=kube-apiserver-etcd-client"}};
+    for (size_t i = 0; i < TU_LEN(cases); i++) {
+        char *dir = shared_pki(), subject[256];
+        kjoin_node_certs_result r;
+        kjoin_err err;
+        assert_int_equal(certs_for(dir, names_yaml, "192.0.2.2", cases[i].minor, false, &r, &err), KJOIN_OK);
+        X509 *x = load_cert(dir, "apiserver-kubelet-client"), *y = load_cert(dir, "apiserver-etcd-client");
+        subject_of(x, subject, sizeof(subject));
+        assert_string_equal(subject, cases[i].kubelet_client);
+        subject_of(y, subject, sizeof(subject));
+        assert_string_equal(subject, cases[i].etcd_client);
+        /* kubeadm before 1.21 wrote no basic constraints on a leaf. */
+        assert_int_equal(X509_get_ext_by_NID(x, NID_basic_constraints, -1) >= 0, cases[i].minor >= 21);
+        X509_free(x);
+        X509_free(y);
+        tu_rmtree(dir);
+    }
+    char *dir = shared_pki(), yaml[1024];
+    kjoin_node_certs_result r;
+    kjoin_err err;
+    snprintf(yaml, sizeof(yaml), "%sencryptionAlgorithm: ECDSA-P384\ncertificateValidityPeriod: 48h\n", names_yaml);
+    int64_t now = (int64_t)time(NULL);
+    assert_int_equal(certs_for(dir, yaml, "fd00::2", 37, false, &r, &err), KJOIN_OK);
+    X509 *x = load_cert(dir, "apiserver");
+    assert_int_equal(EVP_PKEY_get_bits(X509_get0_pubkey(x)), 384);
+    assert_true(EVP_PKEY_is_a(X509_get0_pubkey(x), "EC"));
+    assert_int_equal(X509_check_ip_asc(x, "fd00::2", 0), 1);
+    int days, secs;
+    ASN1_TIME *at = ASN1_TIME_new();
+    ASN1_TIME_set(at, (time_t)now);
+    assert_int_equal(ASN1_TIME_diff(&days, &secs, at, X509_get0_notAfter(x)), 1);
+    assert_true(days * 86400 + secs >= 48 * 3600 - 5 && days * 86400 + secs <= 48 * 3600 + 5);
+    ASN1_TIME_free(at);
+    X509_free(x);
+    tu_rmtree(dir);
+}
+
+/* Refusals: nothing of the node's own is written. */
+static void test_node_certs_refused(void **state)
+{
+    (void)state;
+    char *dir = shared_pki(), path[4096], other[4096];
+    kjoin_node_certs_result r;
+    kjoin_err err;
+    const char *ext = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\netcd: {external: {endpoints: [x]}}\n";
+    assert_int_equal(certs_for(dir, ext, "192.0.2.2", 37, false, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "external etcd"));
+    assert_int_equal(certs_for(dir, names_yaml, "not-an-ip", 37, false, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "not an IP address"));
+    /* No certificates directory at all. */
+    char *empty = tu_tmpdir();
+    assert_int_equal(certs_for(empty, names_yaml, "192.0.2.2", 37, false, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "ca.crt is missing"));
+    tu_rmtree(empty);
+    /* A leaf that is a symlink kjoin did not make: refused, not followed. */
+    snprintf(path, sizeof(path), "%s/pki/apiserver.crt", dir);
+    snprintf(other, sizeof(other), "%s/pki/ca.crt", dir);
+    assert_int_equal(symlink(other, path), 0);
+    assert_int_not_equal(certs_for(dir, names_yaml, "192.0.2.2", 37, true, &r, &err), KJOIN_OK);
+    assert_int_equal(unlink(path), 0);
+    /* A key others may read: refused as ssh refuses one. */
+    snprintf(path, sizeof(path), "%s/pki/apiserver.key", dir);
+    tu_write(dir, "pki/apiserver.key", "x");
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(certs_for(dir, names_yaml, "192.0.2.2", 37, true, &r, &err), KJOIN_E_USAGE);
+    assert_int_equal(unlink(path), 0);
+    /* Only one of a pair, without force. */
+    tu_write(dir, "pki/apiserver.crt", "not a certificate");
+    assert_int_equal(certs_for(dir, names_yaml, "192.0.2.2", 37, false, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "only one of the pair"));
+    snprintf(path, sizeof(path), "%s/pki/apiserver.crt", dir);
+    assert_int_equal(unlink(path), 0);
+    /* The CA's key gone: nothing to sign with. */
+    snprintf(path, sizeof(path), "%s/pki/front-proxy-ca.key", dir);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(certs_for(dir, names_yaml, "192.0.2.2", 37, false, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "front-proxy-ca.key is not there to sign front-proxy-client"));
+    /* After every refusal: no pair of the node's own. */
+    for (int i = 0; i < KJOIN_NODE_CERTS_N; i++) {
+        snprintf(path, sizeof(path), "%s/pki/%s.crt", dir, kjoin_node_cert_base(i));
+        assert_int_not_equal(access(path, F_OK), 0);
+        snprintf(path, sizeof(path), "%s/pki/%s.key", dir, kjoin_node_cert_base(i));
+        assert_int_not_equal(access(path, F_OK), 0);
+    }
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_parse), cmocka_unit_test(test_decrypt),
-                                       cmocka_unit_test(test_open_kubeadms_secret)};
+                                       cmocka_unit_test(test_open_kubeadms_secret),
+                                       cmocka_unit_test(test_node_certs_as_kubeadm),
+                                       cmocka_unit_test(test_node_certs_by_release),
+                                       cmocka_unit_test(test_node_certs_refused)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

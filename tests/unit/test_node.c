@@ -233,6 +233,76 @@ static void test_cluster_configuration(void **state)
             fail_msg("case %zu accepted", i);
 }
 
+/* The fields a control-plane node's certificates are made from. */
+static void test_cluster_configuration_control_plane(void **state)
+{
+    (void)state;
+    kjoin_cluster_configuration c;
+    kjoin_err err;
+    const char *full = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                       "controlPlaneEndpoint: lb.example.com:6443\n"
+                       "networking: {serviceSubnet: \"10.100.0.0/16,fd00::/108\", dnsDomain: example.internal}\n"
+                       "apiServer: {certSANs: [lb.example.com, 192.0.2.10, \"*.example.com\", \"Not A Name\", UPPER.example]}\n"
+                       "etcd: {local: {serverCertSANs: [etcd.example.com], peerCertSANs: [\"::2\"]}}\n"
+                       "encryptionAlgorithm: ECDSA-P384\ncertificateValidityPeriod: 1h30m0s\n";
+    assert_int_equal(kjoin_cluster_configuration_parse(full, strlen(full), &c, &err), KJOIN_OK);
+    assert_string_equal(c.service_subnet, "10.100.0.0/16,fd00::/108");
+    assert_string_equal(c.dns_domain, "example.internal");
+    assert_string_equal(c.control_plane_endpoint, "lb.example.com:6443");
+    assert_int_equal(c.apiserver_sans.n, 3); /* as kubeadm: what is no IP or lower-case DNS name is left out */
+    assert_int_equal(c.apiserver_sans.skipped, 2);
+    assert_string_equal(c.apiserver_sans.name[2], "*.example.com");
+    assert_string_equal(c.etcd_server_sans.name[0], "etcd.example.com");
+    assert_string_equal(c.etcd_peer_sans.name[0], "::2");
+    assert_false(c.external_etcd);
+    assert_string_equal(c.encryption_algorithm, "ECDSA-P384");
+    assert_int_equal(c.certificate_validity_s, 5400);
+    const char *ext = "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\n"
+                      "etcd: {external: {endpoints: [\"https://192.0.2.30:2379\"]}}\ncontrolPlaneEndpoint: \"[fd00::1]:6443\"\n";
+    assert_int_equal(kjoin_cluster_configuration_parse(ext, strlen(ext), &c, &err), KJOIN_OK);
+    assert_true(c.external_etcd);
+    const char *head = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n";
+    static const struct {
+        const char *yaml, *why;
+    } bad[] = {
+        {"networking: {serviceSubnet: 10.96.0.0}\n", "serviceSubnet"},
+        {"networking: {serviceSubnet: 10.96.0.0/33}\n", "serviceSubnet"},
+        {"networking: {serviceSubnet: \"10.96.0.0/12,\"}\n", "serviceSubnet"},
+        {"networking: {dnsDomain: \"Cluster.Local\"}\n", "dnsDomain"},
+        {"networking: {dnsDomain: [a]}\n", "dnsDomain"},
+        {"controlPlaneEndpoint: \"lb.example.com:99999\"\n", "controlPlaneEndpoint"},
+        {"controlPlaneEndpoint: \"lb example\"\n", "controlPlaneEndpoint"},
+        {"controlPlaneEndpoint: \"lb.example.com:\"\n", "controlPlaneEndpoint"},
+        {"apiServer: {certSANs: lb.example.com}\n", "certSANs"},
+        {"apiServer: {certSANs: [[a]]}\n", "certSANs"},
+        {"encryptionAlgorithm: DSA-1024\n", "encryptionAlgorithm"},
+        {"certificateValidityPeriod: 1.5h\n", "certificateValidityPeriod"},
+        {"certificateValidityPeriod: 0s\n", "certificateValidityPeriod"},
+        {"certificateValidityPeriod: 10ms\n", "certificateValidityPeriod"},
+        {"certificateValidityPeriod: \"-1h\"\n", "certificateValidityPeriod"},
+        {"certificateValidityPeriod: 99999999999999h\n", "certificateValidityPeriod"},
+    };
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        char yaml[512];
+        snprintf(yaml, sizeof(yaml), "%s%s", head, bad[i].yaml);
+        if (kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, &err) != KJOIN_E_OTHER)
+            fail_msg("case %zu accepted", i);
+        if (!strstr(err.msg, bad[i].why))
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, bad[i].why);
+    }
+    /* More names than a certificate takes: refused, not cut short. */
+    char many[4096];
+    int n = snprintf(many, sizeof(many), "%sapiServer:\n  certSANs:\n", head);
+    for (int i = 0; i <= KJOIN_SANS_MAX; i++)
+        n += snprintf(many + n, sizeof(many) - (size_t)n, "  - n%d.example\n", i);
+    assert_int_equal(kjoin_cluster_configuration_parse(many, strlen(many), &c, &err), KJOIN_E_OTHER);
+    assert_true(kjoin_dns1123_subdomain("a-b.c", false));
+    assert_false(kjoin_dns1123_subdomain("*.c", false));
+    assert_true(kjoin_dns1123_subdomain("*.c", true));
+    assert_false(kjoin_dns1123_subdomain("a..c", true));
+    assert_false(kjoin_dns1123_subdomain("-a", true));
+}
+
 /* Where that release's kubeadm puts the runtime: the gate's history. */
 static void test_instance_config_by_release(void **state)
 {
@@ -1026,6 +1096,7 @@ int main(void)
         cmocka_unit_test(test_reset_names_why_a_tree_stays),
         cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
         cmocka_unit_test(test_cluster_configuration),
+        cmocka_unit_test(test_cluster_configuration_control_plane),
         cmocka_unit_test(test_instance_config_by_release),
         cmocka_unit_test(test_config_render),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),

@@ -1,0 +1,88 @@
+/* Files under the certificates directory, written all or nothing. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kjoin/safedir.h>
+
+#include "internal.h"
+
+/* The shortest ancestor of dir (dir itself included) that does not exist
+ * yet, into out; "" when dir exists. */
+static void first_missing(const char *dir, char *out, size_t cap)
+{
+    struct stat st;
+    out[0] = '\0';
+    if (snprintf(out, cap, "%s", dir) >= (int)cap || lstat(out, &st) == 0) {
+        out[0] = '\0';
+        return;
+    }
+    for (char *slash; (slash = strrchr(out, '/')) && slash != out;) {
+        *slash = '\0';
+        if (lstat(out, &st) == 0) {
+            *slash = '/';
+            return;
+        }
+    }
+}
+
+/* Removes the directories a failed write made, deepest first, from path up
+ * to top (each only if empty: rmdir). */
+static void remove_made(char *path, const char *top)
+{
+    size_t top_len = strlen(top);
+    while (strlen(path) >= top_len && rmdir(path) == 0) {
+        char *slash = strrchr(path, '/');
+        if (strlen(path) == top_len || !slash || slash == path)
+            break;
+        *slash = '\0';
+    }
+}
+
+#define FILES_MAX 16
+
+kjoin_code kjoin_cp__write_files(const char *cert_dir, const cp_file *files, size_t n, bool force,
+                                 kjoin_write_result *written, kjoin_err *err)
+{
+    char made[4096]; /* the first directory this call makes, if any */
+    kjoin_safedir dirs[2] = {{.fd = -1}, {.fd = -1}}; /* cert_dir, its etcd/ */
+    char etcd[4096];
+    bool created[FILES_MAX] = {false}, wants_etcd = false;
+    kjoin_write_result how[FILES_MAX];
+    if (n > FILES_MAX)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "too many files at once");
+    if (snprintf(etcd, sizeof(etcd), "%s/etcd", cert_dir) >= (int)sizeof(etcd))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the certificates directory's path is too long");
+    for (size_t i = 0; i < n; i++)
+        wants_etcd |= files[i].data && strchr(files[i].name, '/');
+    first_missing(wants_etcd ? etcd : cert_dir, made, sizeof(made));
+    kjoin_code rc = kjoin_safedir_open(cert_dir, KJOIN_SAFEDIR_CREATE, &dirs[0], err);
+    if (!rc && wants_etcd)
+        rc = kjoin_safedir_open(etcd, KJOIN_SAFEDIR_CREATE, &dirs[1], err);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!files[i].data)
+            continue;
+        const char *slash = strchr(files[i].name, '/');
+        rc = kjoin_safedir_write(slash ? &dirs[1] : &dirs[0], slash ? slash + 1 : files[i].name, files[i].data,
+                                 files[i].len, files[i].mode, force, &how[i], err);
+        created[i] = !rc && how[i] == KJOIN_WRITE_CREATED;
+        if (written && !rc)
+            written[i] = how[i];
+    }
+    if (rc) /* all or nothing: what this call made goes again */
+        for (size_t k = 0; k < n; k++)
+            if (created[k]) {
+                const char *slash = strchr(files[k].name, '/');
+                kjoin_err ignored;
+                (void)kjoin_safedir_unlink(slash ? &dirs[1] : &dirs[0], slash ? slash + 1 : files[k].name, &ignored);
+            }
+    kjoin_safedir_close(&dirs[0]);
+    kjoin_safedir_close(&dirs[1]);
+    if (rc && made[0]) {
+        char deepest[4096];
+        snprintf(deepest, sizeof(deepest), "%s", wants_etcd ? etcd : cert_dir);
+        remove_made(deepest, made);
+    }
+    return rc;
+}

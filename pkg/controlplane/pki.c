@@ -1,0 +1,378 @@
+/* A control-plane node's own certificates, as kubeadm's certs phase makes
+ * them on a joining node: signed by the shared CAs in the certificates
+ * directory, for this node's name and address and the cluster's
+ * ClusterConfiguration. A pair already there is kept when it is what kubeadm
+ * would make (its CA's, its key's, every name it needs); anything else there
+ * is refused unless replacing was asked for. */
+#include <kjoin/controlplane.h>
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <openssl/x509v3.h>
+
+#include <kjoin/node.h>
+#include <kjoin/safedir.h>
+
+#include "../certs/internal.h"
+#include "internal.h"
+
+#define PEM_MAX (1 << 20)
+#define BACKDATE_S 300                  /* kubeadm's CertificateBackdate */
+#define VALIDITY_S (365LL * 24 * 3600) /* its CertificateValidityPeriod */
+#define SANS_MAX (8 + KJOIN_SANS_MAX)
+
+enum { CA_CLUSTER, CA_FRONT_PROXY, CA_ETCD, CA_N };
+static const char *const ca_base[CA_N] = {"ca", "front-proxy-ca", "etcd/ca"};
+
+enum { SANS_NONE, SANS_APISERVER, SANS_ETCD_SERVER, SANS_ETCD_PEER };
+
+/* kubeadm's certificate list for a joining control-plane node, in its
+ * order (GetDefaultCertList without the CAs). */
+static const struct {
+    const char *name, *base, *cn; /* cn NULL: the node's name */
+    int ca;
+    cert_kind kind;
+    int sans;
+    int masters_before;            /* O=system:masters up to this minor (kubeadm dropped it in 1.29) */
+} leaves[KJOIN_NODE_CERTS_N] = {
+    [KJOIN_CERT_APISERVER] = {"apiserver", "apiserver", "kube-apiserver", CA_CLUSTER, CERT_SERVER, SANS_APISERVER, 0},
+    [KJOIN_CERT_APISERVER_KUBELET_CLIENT] = {"apiserver-kubelet-client", "apiserver-kubelet-client",
+                                             "kube-apiserver-kubelet-client", CA_CLUSTER, CERT_CLIENT, SANS_NONE, 29},
+    [KJOIN_CERT_FRONT_PROXY_CLIENT] = {"front-proxy-client", "front-proxy-client", "front-proxy-client",
+                                       CA_FRONT_PROXY, CERT_CLIENT, SANS_NONE, 0},
+    [KJOIN_CERT_ETCD_SERVER] = {"etcd-server", "etcd/server", NULL, CA_ETCD, CERT_NODE, SANS_ETCD_SERVER, 0},
+    [KJOIN_CERT_ETCD_PEER] = {"etcd-peer", "etcd/peer", NULL, CA_ETCD, CERT_NODE, SANS_ETCD_PEER, 0},
+    [KJOIN_CERT_ETCD_HEALTHCHECK_CLIENT] = {"etcd-healthcheck-client", "etcd/healthcheck-client",
+                                            "kube-etcd-healthcheck-client", CA_ETCD, CERT_CLIENT, SANS_NONE, 29},
+    [KJOIN_CERT_APISERVER_ETCD_CLIENT] = {"apiserver-etcd-client", "apiserver-etcd-client",
+                                          "kube-apiserver-etcd-client", CA_ETCD, CERT_CLIENT, SANS_NONE, 29},
+};
+
+const char *kjoin_node_cert_name(int i) { return leaves[i].name; }
+const char *kjoin_node_cert_base(int i) { return leaves[i].base; }
+
+/* The organisation kubeadm of release 1.minor puts in a leaf's subject. */
+static const char *organization(int i, int minor)
+{
+    if (minor < leaves[i].masters_before)
+        return "system:masters";
+    if (i == KJOIN_CERT_APISERVER_KUBELET_CLIENT && minor < 37)
+        return "kubeadm:cluster-admins"; /* 1.29 to 1.36; 1.37 authorizes it by a binding instead */
+    return NULL;
+}
+
+/* ---- the names ------------------------------------------------------------ */
+
+typedef struct names {
+    const char *v[SANS_MAX];
+    size_t n;
+    char vip[64];
+    char svc[300];
+    char endpoint[300];
+} names;
+
+static void add(names *s, const char *v)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], v))
+            return; /* kubeadm's RemoveDuplicateAltNames */
+    if (s->n < SANS_MAX)
+        s->v[s->n++] = v;
+}
+
+static bool is_ip(const char *v)
+{
+    unsigned char a[16];
+    return inet_pton(AF_INET, v, a) == 1 || inet_pton(AF_INET6, v, a) == 1;
+}
+
+/* The first address of the first CIDR of list: the kubernetes Service's. */
+static bool service_vip(const char *list, char *out, size_t cap)
+{
+    char addr[64];
+    unsigned char a[16];
+    size_t len = strcspn(list, "/");
+    if (len >= sizeof(addr))
+        return false;
+    memcpy(addr, list, len);
+    addr[len] = '\0';
+    int af = strchr(addr, ':') ? AF_INET6 : AF_INET, bytes = af == AF_INET ? 4 : 16;
+    int bits = atoi(list + len + 1);
+    if (inet_pton(af, addr, a) != 1 || bits < 0 || bits > bytes * 8)
+        return false;
+    for (int i = 0; i < bytes; i++) /* the network address */
+        a[i] &= (unsigned char)(i * 8 >= bits ? 0 : i * 8 + 8 <= bits ? 0xff : 0xff << (8 - (bits - i * 8)));
+    for (int i = bytes - 1; i >= 0 && ++a[i] == 0; i--) /* plus one */
+        ;
+    return inet_ntop(af, a, out, (socklen_t)cap) != NULL;
+}
+
+static int by_bytes(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* DNS names first, sorted (kubeadm keeps them in a set), then IP addresses
+ * in the order given, as Go's encoder writes them. */
+static void dns_then_ip(names *s)
+{
+    const char *v[SANS_MAX];
+    size_t k = 0;
+    for (int ip = 0; ip < 2; ip++)
+        for (size_t i = 0; i < s->n; i++)
+            if (is_ip(s->v[i]) == ip)
+                v[k++] = s->v[i];
+    memcpy(s->v, v, k * sizeof(v[0]));
+    size_t dns = 0;
+    while (dns < k && !is_ip(s->v[dns]))
+        dns++;
+    qsort(s->v, dns, sizeof(s->v[0]), by_bytes);
+}
+
+static kjoin_code names_of(const kjoin_node_certs_spec *sp, int which, names *s, kjoin_err *err)
+{
+    const kjoin_cluster_configuration *c = sp->cluster;
+    s->n = 0;
+    const kjoin_san_list *extra = NULL;
+    if (which == SANS_APISERVER) {
+        if (!service_vip(*c->service_subnet ? c->service_subnet : "10.96.0.0/12", s->vip, sizeof(s->vip)))
+            return kjoin_err_set(err, KJOIN_E_OTHER, "the cluster's service subnet has no first address");
+        snprintf(s->svc, sizeof(s->svc), "kubernetes.default.svc.%s", *c->dns_domain ? c->dns_domain : "cluster.local");
+        add(s, sp->node_name);
+        add(s, "kubernetes"), add(s, "kubernetes.default"), add(s, "kubernetes.default.svc"), add(s, s->svc);
+        add(s, s->vip);
+        add(s, sp->advertise_address);
+        if (*c->control_plane_endpoint) {
+            const char *e = c->control_plane_endpoint;
+            size_t len = e[0] == '[' ? strcspn(e, "]") - 1
+                         : strchr(e, ':') == strrchr(e, ':') ? strcspn(e, ":") : strlen(e);
+            snprintf(s->endpoint, sizeof(s->endpoint), "%.*s", (int)len, e + (e[0] == '['));
+            add(s, s->endpoint);
+        }
+        extra = &c->apiserver_sans;
+    } else if (which != SANS_NONE) {
+        add(s, sp->node_name), add(s, "localhost");
+        add(s, sp->advertise_address), add(s, "127.0.0.1"), add(s, "::1");
+        extra = which == SANS_ETCD_SERVER ? &c->etcd_server_sans : &c->etcd_peer_sans;
+    }
+    for (size_t i = 0; extra && i < extra->n; i++)
+        add(s, extra->name[i]);
+    dns_then_ip(s);
+    return KJOIN_OK;
+}
+
+/* Whether x names every one of s (kubeadm's validateCertificateWithConfig). */
+static bool covers(X509 *x, const names *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        int ok = is_ip(s->v[i]) ? X509_check_ip_asc(x, s->v[i], 0)
+                                : X509_check_host(x, s->v[i], 0, X509_CHECK_FLAG_NO_WILDCARDS, NULL);
+        if (ok != 1)
+            return false;
+    }
+    return true;
+}
+
+/* ---- the pairs ------------------------------------------------------------ */
+
+typedef struct ca_pair {
+    X509 *crt;
+    EVP_PKEY *key; /* NULL: not in the directory (an external CA) */
+} ca_pair;
+
+typedef struct run {
+    const kjoin_node_certs_spec *spec;
+    kjoin_safedir dir, etcd;
+    ca_pair ca[CA_N];
+    char *crt_pem[KJOIN_NODE_CERTS_N], *key_pem[KJOIN_NODE_CERTS_N];
+    size_t key_len[KJOIN_NODE_CERTS_N];
+} run;
+
+static const kjoin_safedir *dir_of(const run *r, const char *base, const char **name)
+{
+    const char *slash = strchr(base, '/');
+    *name = slash ? slash + 1 : base;
+    return slash ? &r->etcd : &r->dir;
+}
+
+/* base.crt and base.key, as text; *missing when neither is there. */
+static kjoin_code read_pair(const run *r, const char *base, char **crt, size_t *crt_len, char **key, size_t *key_len,
+                            bool *missing, kjoin_err *err)
+{
+    char name[128];
+    const char *file;
+    const kjoin_safedir *d = dir_of(r, base, &file);
+    bool no_crt = true, no_key = true;
+    *crt = *key = NULL;
+    snprintf(name, sizeof(name), "%s.crt", file);
+    kjoin_code rc = kjoin_safedir_read(d, name, PEM_MAX, false, crt, crt_len, &no_crt, err);
+    if (rc && no_crt)
+        rc = KJOIN_OK, *crt = NULL;
+    snprintf(name, sizeof(name), "%s.key", file);
+    if (!rc && (rc = kjoin_safedir_read(d, name, PEM_MAX, true, key, key_len, &no_key, err)) && no_key)
+        rc = KJOIN_OK, *key = NULL;
+    *missing = !*crt && !*key;
+    return rc;
+}
+
+static kjoin_code load_ca(run *r, int i, kjoin_err *err)
+{
+    char *crt, *key;
+    size_t crt_len, key_len;
+    bool missing;
+    kjoin_code rc = read_pair(r, ca_base[i], &crt, &crt_len, &key, &key_len, &missing, err);
+    if (rc)
+        return rc;
+    STACK_OF(X509) *all = crt ? kjoin_certs__parse_certs(crt, crt_len) : NULL;
+    r->ca[i].crt = all ? sk_X509_shift(all) : NULL;
+    sk_X509_pop_free(all, X509_free);
+    r->ca[i].key = key ? kjoin_certs__parse_key(key, key_len) : NULL;
+    if (!crt)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.crt is missing: the shared certificates come first (downloaded "
+                           "with the certificate key, or copied from a control-plane node)", r->spec->cert_dir,
+                           ca_base[i]);
+    else if (!r->ca[i].crt || X509_check_ca(r->ca[i].crt) != 1)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.crt is no CA certificate", r->spec->cert_dir, ca_base[i]);
+    else if (key && (!r->ca[i].key || EVP_PKEY_eq(X509_get0_pubkey(r->ca[i].crt), r->ca[i].key) != 1))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.key is not the key of %s.crt", r->spec->cert_dir, ca_base[i],
+                           ca_base[i]);
+    kjoin_free_wiped(crt, crt_len);
+    kjoin_free_wiped(key, key_len);
+    return rc;
+}
+
+/* What is there of leaf i: nothing (*keep false, *missing true), a pair
+ * kubeadm would keep (*keep), or something else (an error naming why, or
+ * *keep false when replacing was asked for). */
+static kjoin_code check_existing(const run *r, int i, const names *s, bool *keep, kjoin_err *err)
+{
+    char *crt, *key, why[160] = "";
+    size_t crt_len, key_len;
+    bool missing;
+    *keep = false;
+    kjoin_code rc = read_pair(r, leaves[i].base, &crt, &crt_len, &key, &key_len, &missing, err);
+    if (rc || missing)
+        return rc;
+    STACK_OF(X509) *all = crt ? kjoin_certs__parse_certs(crt, crt_len) : NULL;
+    X509 *x = all ? sk_X509_value(all, 0) : NULL;
+    EVP_PKEY *k = key ? kjoin_certs__parse_key(key, key_len) : NULL;
+    const ca_pair *ca = &r->ca[leaves[i].ca];
+    int64_t now = r->spec->now;
+    if (!x || !k)
+        snprintf(why, sizeof(why), "only one of the pair is there, or one is not PEM");
+    else if (!kjoin_certs__issued_by(ca->crt, x))
+        snprintf(why, sizeof(why), "it is not signed by %s", ca_base[leaves[i].ca]);
+    else if (EVP_PKEY_eq(X509_get0_pubkey(x), k) != 1)
+        snprintf(why, sizeof(why), "the key is not the certificate's");
+    else if (kjoin_certs__not_after(x) <= now || kjoin_certs__not_before(x) > now)
+        snprintf(why, sizeof(why), "it is not valid now");
+    else if (!covers(x, s))
+        snprintf(why, sizeof(why), "it lacks names this node needs");
+    *keep = !*why;
+    EVP_PKEY_free(k);
+    sk_X509_pop_free(all, X509_free);
+    kjoin_free_wiped(crt, crt_len);
+    kjoin_free_wiped(key, key_len);
+    if (*why && !r->spec->force)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.crt is already there and %s; it is left as it is (remove "
+                             "it, or ask for it to be replaced)", r->spec->cert_dir, leaves[i].base, why);
+    return KJOIN_OK;
+}
+
+static kjoin_key_type key_type(const char *algorithm)
+{
+    return !strcmp(algorithm, "ECDSA-P256")   ? KJOIN_KEY_ECDSA_P256
+           : !strcmp(algorithm, "ECDSA-P384") ? KJOIN_KEY_ECDSA_P384
+           : !strcmp(algorithm, "RSA-3072")   ? KJOIN_KEY_RSA3072
+           : !strcmp(algorithm, "RSA-4096")   ? KJOIN_KEY_RSA4096
+                                              : KJOIN_KEY_RSA2048;
+}
+
+static kjoin_code make(run *r, int i, const names *s, kjoin_err *err)
+{
+    const kjoin_node_certs_spec *sp = r->spec;
+    const ca_pair *ca = &r->ca[leaves[i].ca];
+    int minor = sp->minor ? sp->minor : KJOIN_NEWEST_KUBEADM_MINOR;
+    const char *org = organization(i, minor);
+    if (!ca->key)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.key is not there to sign %s with (an external CA signs it: "
+                             "put %s.crt and %s.key there first)", sp->cert_dir, ca_base[leaves[i].ca],
+                             leaves[i].name, leaves[i].base, leaves[i].base);
+    int64_t validity = sp->cluster->certificate_validity_s ? sp->cluster->certificate_validity_s : VALIDITY_S;
+    cert_request req = {.kind = leaves[i].kind, .cn = leaves[i].cn ? leaves[i].cn : sp->node_name,
+                        .orgs = org ? &org : NULL, .n_orgs = org ? 1 : 0, .sans = s->v, .n_sans = s->n,
+                        .not_before = sp->now - BACKDATE_S, .not_after = sp->now + validity, .go_subject = true,
+                        .no_basic_constraints = minor < 21};
+    EVP_PKEY *key = kjoin_certs__new_key(key_type(sp->cluster->encryption_algorithm), err);
+    X509 *x = key ? kjoin_certs__issue(&req, key, ca->crt, ca->key, err) : NULL;
+    if (x) {
+        r->crt_pem[i] = kjoin_certs__pem_certs(NULL, x);
+        r->key_pem[i] = kjoin_certs__pem_key(key);
+        r->key_len[i] = r->key_pem[i] ? strlen(r->key_pem[i]) : 0;
+    }
+    X509_free(x);
+    EVP_PKEY_free(key);
+    if (!x)
+        return KJOIN_E_OTHER;
+    return r->crt_pem[i] && r->key_pem[i] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+}
+
+static void release(run *r)
+{
+    for (int i = 0; i < CA_N; i++) {
+        X509_free(r->ca[i].crt);
+        EVP_PKEY_free(r->ca[i].key);
+    }
+    for (int i = 0; i < KJOIN_NODE_CERTS_N; i++) {
+        free(r->crt_pem[i]);
+        kjoin_free_wiped(r->key_pem[i], r->key_len[i]);
+    }
+    kjoin_safedir_close(&r->dir);
+    kjoin_safedir_close(&r->etcd);
+}
+
+kjoin_code kjoin_node_certs(const kjoin_node_certs_spec *sp, kjoin_node_certs_result *out, kjoin_err *err)
+{
+    run r = {.spec = sp, .dir = {.fd = -1}, .etcd = {.fd = -1}};
+    char etcd[4096];
+    memset(out, 0, sizeof(*out));
+    if (sp->cluster->external_etcd)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster uses an external etcd: a control-plane join with one is "
+                                                 "not supported");
+    if (!is_ip(sp->advertise_address))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
+                             sp->advertise_address);
+    if (snprintf(etcd, sizeof(etcd), "%s/etcd", sp->cert_dir) >= (int)sizeof(etcd))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the certificates directory's path is too long");
+    struct stat st;
+    if (lstat(sp->cert_dir, &st) != 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s/ca.crt is missing: the shared certificates come first "
+                             "(downloaded with the certificate key, or copied from a control-plane node)", sp->cert_dir);
+    kjoin_code rc = kjoin_safedir_open(sp->cert_dir, 0, &r.dir, err);
+    if (!rc)
+        rc = kjoin_safedir_open(etcd, 0, &r.etcd, err);
+    for (int i = 0; !rc && i < CA_N; i++)
+        rc = load_ca(&r, i, err);
+    cp_file files[2 * KJOIN_NODE_CERTS_N] = {{0}};
+    char crt_name[KJOIN_NODE_CERTS_N][64], key_name[KJOIN_NODE_CERTS_N][64];
+    for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++) {
+        names s;
+        if ((rc = names_of(sp, leaves[i].sans, &s, err)) || (rc = check_existing(&r, i, &s, &out->kept[i], err)) ||
+            out->kept[i] || (rc = make(&r, i, &s, err)))
+            continue;
+        snprintf(crt_name[i], sizeof(crt_name[i]), "%s.crt", leaves[i].base);
+        snprintf(key_name[i], sizeof(key_name[i]), "%s.key", leaves[i].base);
+        files[2 * i] = (cp_file){crt_name[i], 0644, r.crt_pem[i], strlen(r.crt_pem[i])};
+        files[2 * i + 1] = (cp_file){key_name[i], 0600, r.key_pem[i], r.key_len[i]};
+    }
+    kjoin_write_result written[2 * KJOIN_NODE_CERTS_N];
+    if (!rc) /* made ones replace what was there only when that was asked for (checked above) */
+        rc = kjoin_cp__write_files(sp->cert_dir, files, 2 * KJOIN_NODE_CERTS_N, true, written, err);
+    for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
+        out->written[i] = !out->kept[i];
+    out->skipped_sans = sp->cluster->apiserver_sans.skipped + sp->cluster->etcd_server_sans.skipped +
+                        sp->cluster->etcd_peer_sans.skipped;
+    release(&r);
+    return rc;
+}

@@ -1,0 +1,210 @@
+/* The ClusterConfiguration's fields a control-plane node's own certificates
+ * are made from, checked as kubeadm checks them: the cluster's data goes
+ * into certificates every client of this node trusts. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kjoin/node.h>
+#include <kjoin/util.h>
+
+#include "../yamldoc/yamldoc.h"
+#include "internal.h"
+
+#define BAD KJOIN_E_OTHER /* the cluster's data, not the user's */
+
+/* The scalar at path (keys, NULL-terminated) below root; NULL when any key
+ * on the way is absent or null. */
+static kjoin_code at(kjoin_yaml *y, yaml_node_t *root, const char *const *path, yaml_node_t **out, kjoin_err *err)
+{
+    yaml_node_t *n = root;
+    *out = NULL;
+    for (size_t i = 0; path[i]; i++) {
+        if (kjoin_yaml__is_null(n))
+            return KJOIN_OK;
+        kjoin_code rc = kjoin_yaml__get(y, n, path[i], &n, BAD, err);
+        if (rc || !n)
+            return rc;
+    }
+    *out = kjoin_yaml__is_null(n) ? NULL : n;
+    return KJOIN_OK;
+}
+
+static kjoin_code text(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what, char *out,
+                       size_t cap, kjoin_err *err)
+{
+    yaml_node_t *n;
+    kjoin_code rc = at(y, root, path, &n, err);
+    if (rc || !n)
+        return rc;
+    const char *v = kjoin_yaml__str(n);
+    if (!v || strlen(v) >= cap || !kjoin_utf8_printable(v))
+        return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s at line %zu is not a printable string of at "
+                             "most %zu bytes", what, KJOIN_YAML_LINE(n), cap - 1);
+    memcpy(out, v, strlen(v) + 1);
+    return KJOIN_OK;
+}
+
+/* RFC 1123 subdomain, as Kubernetes' IsDNS1123Subdomain: lower case
+ * letters, digits, '-' and '.', labels starting and ending alphanumeric;
+ * wildcard: "*." and such a name. */
+bool kjoin_dns1123_subdomain(const char *s, bool wildcard)
+{
+    if (wildcard && !strncmp(s, "*.", 2))
+        s += 2;
+    size_t n = strlen(s), label = 0;
+    if (!n || n > 253)
+        return false;
+    for (size_t i = 0; i <= n; i++) {
+        char c = s[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (c == '.' || c == '\0') {
+            if (!label || s[i - 1] == '-')
+                return false;
+            label = 0;
+        } else if (alnum || (c == '-' && label)) {
+            label++;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool is_ip(const char *s)
+{
+    unsigned char a[16];
+    return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
+}
+
+static kjoin_code sans(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what,
+                       kjoin_san_list *out, kjoin_err *err)
+{
+    yaml_node_t *seq;
+    kjoin_code rc = at(y, root, path, &seq, err);
+    if (rc || !seq)
+        return rc;
+    if (seq->type != YAML_SEQUENCE_NODE)
+        return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s at line %zu is not a list", what,
+                             KJOIN_YAML_LINE(seq));
+    for (size_t i = 0; i < kjoin_yaml__len(seq); i++) {
+        yaml_node_t *item = kjoin_yaml__item(y, seq, i);
+        const char *v = item ? kjoin_yaml__str(item) : NULL;
+        if (!v)
+            return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s has an item that is not a string", what);
+        if (!is_ip(v) && !kjoin_dns1123_subdomain(v, true)) {
+            out->skipped++; /* kubeadm warns and leaves it out */
+            continue;
+        }
+        if (out->n == KJOIN_SANS_MAX)
+            return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s has more than %d names", what,
+                                 KJOIN_SANS_MAX);
+        memcpy(out->name[out->n++], v, strlen(v) + 1);
+    }
+    return KJOIN_OK;
+}
+
+/* One CIDR: an address and a prefix length its family allows. */
+static bool cidr(const char *s, size_t len)
+{
+    char addr[64];
+    const char *slash = memchr(s, '/', len);
+    if (!slash || (size_t)(slash - s) >= sizeof(addr) || slash + 1 == s + len)
+        return false;
+    memcpy(addr, s, (size_t)(slash - s));
+    addr[slash - s] = '\0';
+    unsigned char a[16];
+    int max = inet_pton(AF_INET, addr, a) == 1 ? 32 : inet_pton(AF_INET6, addr, a) == 1 ? 128 : -1;
+    int bits = 0;
+    for (const char *p = slash + 1; p < s + len; p++) {
+        if (*p < '0' || *p > '9' || (bits = bits * 10 + (*p - '0')) > 128)
+            return false;
+    }
+    return max > 0 && bits <= max;
+}
+
+/* A Go duration of whole hours, minutes and seconds ("8760h0m0s"), in
+ * seconds; -1 for anything else or not positive. */
+static int64_t go_duration(const char *s)
+{
+    int64_t total = 0;
+    if (!*s)
+        return -1;
+    while (*s) {
+        int64_t v = 0;
+        const char *start = s;
+        for (; *s >= '0' && *s <= '9'; s++)
+            if ((v = v * 10 + (*s - '0')) > (int64_t)1 << 40)
+                return -1;
+        int64_t unit = *s == 'h' ? 3600 : *s == 'm' && s[1] != 's' ? 60 : *s == 's' ? 1 : 0;
+        if (s == start || !unit)
+            return -1;
+        total += v * unit, s++;
+    }
+    return total > 0 ? total : -1;
+}
+
+kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c,
+                                            kjoin_err *err)
+{
+    static const char *const subnet[] = {"networking", "serviceSubnet", NULL},
+                             *const domain[] = {"networking", "dnsDomain", NULL},
+                             *const endpoint[] = {"controlPlaneEndpoint", NULL},
+                             *const api_sans[] = {"apiServer", "certSANs", NULL},
+                             *const server_sans[] = {"etcd", "local", "serverCertSANs", NULL},
+                             *const peer_sans[] = {"etcd", "local", "peerCertSANs", NULL},
+                             *const external[] = {"etcd", "external", NULL},
+                             *const algorithm[] = {"encryptionAlgorithm", NULL},
+                             *const validity[] = {"certificateValidityPeriod", NULL};
+    static const char *const algorithms[] = {"RSA-2048", "RSA-3072", "RSA-4096", "ECDSA-P256", "ECDSA-P384"};
+    char period[32] = "";
+    yaml_node_t *n;
+    kjoin_code rc = text(y, root, subnet, "networking.serviceSubnet", c->service_subnet, sizeof(c->service_subnet),
+                         err);
+    for (const char *p = c->service_subnet; !rc && *c->service_subnet; p++) { /* "a,b", none of them empty */
+        size_t len = strcspn(p, ",");
+        if (!cidr(p, len))
+            rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's networking.serviceSubnet is not a list of CIDRs");
+        if (!p[len])
+            break;
+        p += len;
+    }
+    if (!rc && !(rc = text(y, root, domain, "networking.dnsDomain", c->dns_domain, sizeof(c->dns_domain), err)) &&
+        *c->dns_domain && !kjoin_dns1123_subdomain(c->dns_domain, false))
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's networking.dnsDomain is not a DNS name");
+    if (!rc && !(rc = text(y, root, endpoint, "controlPlaneEndpoint", c->control_plane_endpoint,
+                           sizeof(c->control_plane_endpoint), err)) && *c->control_plane_endpoint) {
+        char host[300];
+        const char *e = c->control_plane_endpoint;
+        size_t len = e[0] == '[' ? strcspn(e, "]") + 1 : strchr(e, ':') == strrchr(e, ':') ? strcspn(e, ":") : strlen(e);
+        snprintf(host, sizeof(host), "%.*s", (int)(e[0] == '[' ? len - 2 : len), e + (e[0] == '['));
+        const char *port = e + len;
+        bool port_ok = !*port || (*port == ':' && port[1] && strspn(port + 1, "0123456789") == strlen(port + 1) &&
+                                  strlen(port + 1) <= 5 && atoi(port + 1) <= 65535);
+        if (!port_ok || (!is_ip(host) && !kjoin_dns1123_subdomain(host, false)))
+            rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's controlPlaneEndpoint is not host or host:port");
+    }
+    if (!rc)
+        rc = sans(y, root, api_sans, "apiServer.certSANs", &c->apiserver_sans, err);
+    if (!rc)
+        rc = sans(y, root, server_sans, "etcd.local.serverCertSANs", &c->etcd_server_sans, err);
+    if (!rc)
+        rc = sans(y, root, peer_sans, "etcd.local.peerCertSANs", &c->etcd_peer_sans, err);
+    if (!rc && !(rc = at(y, root, external, &n, err)))
+        c->external_etcd = n != NULL;
+    if (!rc && !(rc = text(y, root, algorithm, "encryptionAlgorithm", c->encryption_algorithm,
+                           sizeof(c->encryption_algorithm), err)) && *c->encryption_algorithm) {
+        bool known = false;
+        for (size_t i = 0; i < sizeof(algorithms) / sizeof(algorithms[0]); i++)
+            known |= !strcmp(c->encryption_algorithm, algorithms[i]);
+        if (!known)
+            rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's encryptionAlgorithm is none of kubeadm's "
+                               "(RSA-2048, RSA-3072, RSA-4096, ECDSA-P256, ECDSA-P384)");
+    }
+    if (!rc && !(rc = text(y, root, validity, "certificateValidityPeriod", period, sizeof(period), err)) && *period &&
+        (c->certificate_validity_s = go_duration(period)) < 0)
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's certificateValidityPeriod is not a positive duration "
+                           "of hours, minutes and seconds");
+    return rc;
+}
