@@ -438,6 +438,12 @@ static void print_result(const kjoin_worker_spec *s, const kjoin_worker_outcome 
                 json_object_array_add(files, file_json(path, key ? 0600 : 0644));
             }
         }
+        for (int i = 0; i < KJOIN_KUBECONFIGS_N; i++) {
+            char path[8192];
+            snprintf(path, sizeof(path), "%s/%s", s->node.paths.kubernetes_dir, kjoin_kubeconfig_file_name(i));
+            if (w->kubeconfigs.written[i])
+                json_object_array_add(files, file_json(path, 0600));
+        }
         json_object_object_add(cp, "certificatesDir", json_object_new_string(w->certs.cert_dir));
         if (*w->advertise_address)
             json_object_object_add(cp, "advertiseAddress", json_object_new_string(w->advertise_address));
@@ -513,7 +519,8 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
         unsigned steps;
     } prepare[] = {{"control-plane-prepare", KJOIN_PREPARE_ALL}, {"control-plane-prepare/all", KJOIN_PREPARE_ALL},
                    {"control-plane-prepare/download-certs", KJOIN_PREPARE_DOWNLOAD_CERTS},
-                   {"control-plane-prepare/certs", KJOIN_PREPARE_CERTS}};
+                   {"control-plane-prepare/certs", KJOIN_PREPARE_CERTS},
+                   {"control-plane-prepare/kubeconfig", KJOIN_PREPARE_KUBECONFIG}};
     kjoin_code rc = kjoin_phases_parse(argv[2], only, err);
     bool known = *only && *only != KJOIN_PHASE_CONTROL_PLANE_PREPARE && !strchr(argv[2], ',');
     for (size_t i = 0; !rc && i < sizeof(prepare) / sizeof(prepare[0]); i++)
@@ -522,8 +529,8 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
     if (!rc && !known)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: one phase: preflight, kubelet-start, "
                                                "kubelet-wait-bootstrap, or control-plane-prepare (/all, "
-                                               "/download-certs, /certs; its kubeconfig and control-plane steps and "
-                                               "the control-plane join's other phases are not there yet)", argv[2]);
+                                               "/download-certs, /certs, /kubeconfig; its control-plane step and the "
+                                               "control-plane join's other phases are not there yet)", argv[2]);
     for (int i = 1; !rc && i + 2 <= *argc; i++)
         argv[i] = argv[i + 2];
     if (!rc)
@@ -556,7 +563,7 @@ int cmd_join(int argc, char **argv)
     if (!rc && a.refused)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE,
                            "--%s is for joining a control-plane node, which kjoin does not do yet (but for its "
-                           "control-plane-prepare phase's download-certs and certs); use kubeadm join --control-plane for that", a.refused);
+                           "control-plane-prepare phase); use kubeadm join --control-plane for that", a.refused);
     if (!rc && a.w.advertise_address && !a.w.control_plane)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--apiserver-advertise-address is for a control-plane join: add "
                                                 "--control-plane");

@@ -176,4 +176,40 @@ typedef struct kjoin_node_certs_result {
  * not one), KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
 kjoin_code kjoin_node_certs(const kjoin_node_certs_spec *s, kjoin_node_certs_result *out, kjoin_err *err);
 
+/* ---- the node's kubeconfigs (kubeadm's kubeconfig phase) ------------------- */
+
+enum {
+    KJOIN_KUBECONFIG_ADMIN,              /* admin.conf: kubernetes-admin, the cluster's endpoint */
+    KJOIN_KUBECONFIG_CONTROLLER_MANAGER, /* controller-manager.conf: this node's API server */
+    KJOIN_KUBECONFIG_SCHEDULER,          /* scheduler.conf: this node's API server */
+    KJOIN_KUBECONFIGS_N
+};
+/* "admin.conf", ... */
+const char *kjoin_kubeconfig_file_name(int i);
+
+typedef struct kjoin_control_plane_kubeconfigs_spec {
+    const char *kubernetes_dir;        /* where they go: /etc/kubernetes */
+    const char *cert_dir;              /* the cluster CA is there */
+    const char *advertise_address;     /* this node's API server: https://ADDR:6443 */
+    const struct kjoin_cluster_configuration *cluster; /* clusterName, controlPlaneEndpoint, key type, lifetime */
+    int minor;                         /* the cluster's release; 0: the newest's */
+    bool force;                        /* replace one kubeadm would not keep */
+    int64_t now;                       /* Unix seconds */
+} kjoin_control_plane_kubeconfigs_spec;
+
+typedef struct kjoin_control_plane_kubeconfigs_result {
+    bool kept[KJOIN_KUBECONFIGS_N];    /* there already: its server, the cluster CA, a client certificate of it */
+    bool written[KJOIN_KUBECONFIGS_N];
+} kjoin_control_plane_kubeconfigs_result;
+
+/* Writes the kubeconfigs kubeadm's kubeconfig phase writes on a joining
+ * control-plane node, 0600, each with a new client certificate the cluster
+ * CA signs (subject by release: admin's group is system:masters before
+ * 1.29, kubeadm:cluster-admins from it), all or nothing. A file there is
+ * kept when kubeadm would keep it, refused otherwise unless force. Errors:
+ * KJOIN_E_USAGE (no CA or its key, a file there not to keep), KJOIN_E_OUTPUT,
+ * KJOIN_E_OTHER. */
+kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs_spec *s,
+                                          kjoin_control_plane_kubeconfigs_result *out, kjoin_err *err);
+
 #endif

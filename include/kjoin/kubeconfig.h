@@ -37,7 +37,8 @@ void kjoin_cluster_release(kjoin_cluster *c);
 kjoin_code kjoin_kubeconfig_parse_discovery(const char *yaml, size_t len, const char *dir,
                                             kjoin_cluster *out, kjoin_err *err);
 
-/* What the TLS-bootstrap kubeconfig holds. */
+/* What the TLS-bootstrap kubeconfig holds; or, with a client certificate,
+ * what kubeadm's admin.conf, controller-manager.conf and scheduler.conf do. */
 typedef struct kjoin_bootstrap_config {
     const char *cluster_name; /* "kubernetes" when NULL */
     const char *server;
@@ -47,11 +48,16 @@ typedef struct kjoin_bootstrap_config {
     const char *token;    /* bearer token "<id>.<secret>": a secret; or NULL for basic auth */
     const char *username; /* basic auth (K3s agents), used when token is NULL */
     const char *password; /* a secret */
+    const char *cert_pem; /* a client certificate (client-certificate-data), used when token and username are NULL */
+    size_t cert_len;
+    const char *key_pem;  /* its key (client-key-data): a secret */
+    size_t key_len;
 } kjoin_bootstrap_config;
 
-/* Emits a kubeconfig shaped as kubeadm's bootstrap-kubelet.conf, context
- * "<user>@<cluster>" as current-context. *out is newly-allocated, NUL-terminated,
- * and holds the secret: wipe it before freeing. Errors: KJOIN_E_OTHER. */
+/* Emits a kubeconfig shaped as kubeadm's bootstrap-kubelet.conf (or, with a
+ * client certificate, its admin.conf), context "<user>@<cluster>" as
+ * current-context. *out is newly-allocated, NUL-terminated, and holds the
+ * secret: wipe it before freeing. Errors: KJOIN_E_OTHER. */
 kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, char **out,
                                            size_t *out_len, kjoin_err *err);
 

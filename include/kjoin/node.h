@@ -130,6 +130,7 @@ typedef struct kjoin_cluster_configuration {
     /* What a control-plane node's own certificates are made from; every
      * field checked as kubeadm checks it ("" or 0 when absent: kubeadm's
      * default applies). */
+    char cluster_name[64];      /* clusterName: printable, no quotes or backslashes */
     char service_subnet[128];   /* networking.serviceSubnet: CIDRs, comma-separated */
     char dns_domain[254];       /* networking.dnsDomain */
     char control_plane_endpoint[300]; /* controlPlaneEndpoint: host or host:port */

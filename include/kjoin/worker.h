@@ -18,8 +18,9 @@ enum {
     KJOIN_PHASE_KUBELET_START = 2,
     KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP = 4,
     KJOIN_PHASE_ALL = 7, /* a worker's */
-    /* A control-plane join's first phase (so far its download-certs and
-     * certs steps, and only as the one phase run: kjoin join phase). */
+    /* A control-plane join's first phase (so far its download-certs,
+     * certs and kubeconfig steps, and only as the one phase run: kjoin
+     * join phase). */
     KJOIN_PHASE_CONTROL_PLANE_PREPARE = 8
 };
 
@@ -27,7 +28,8 @@ enum {
 enum {
     KJOIN_PREPARE_DOWNLOAD_CERTS = 1, /* the shared CAs from the kubeadm-certs Secret */
     KJOIN_PREPARE_CERTS = 2,          /* the node's own certificates, signed by them */
-    KJOIN_PREPARE_ALL = 3
+    KJOIN_PREPARE_KUBECONFIG = 4,     /* admin.conf, controller-manager.conf, scheduler.conf */
+    KJOIN_PREPARE_ALL = 7
 };
 
 /* Adds the phases a comma-separated list names (kubeadm's names; its
@@ -80,6 +82,7 @@ typedef struct kjoin_worker_outcome {
     kjoin_download_certs_result certs; /* control-plane-prepare's download-certs */
     char advertise_address[64];        /* the node's certificates' address */
     kjoin_node_certs_result node_certs; /* control-plane-prepare's certs */
+    kjoin_control_plane_kubeconfigs_result kubeconfigs; /* and its kubeconfig */
     unsigned ran;                      /* the phases that ran to the end */
     int64_t phase_ms[4];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare
                                         * (discovery's own time is join.result.elapsed_ms) */

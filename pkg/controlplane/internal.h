@@ -26,4 +26,49 @@ typedef struct cp_file {
 kjoin_code kjoin_cp__write_files(const char *cert_dir, const cp_file *files, size_t n, bool force,
                                  kjoin_write_result *written, kjoin_err *err);
 
+/* ---- pairs: pki.c's, shared with kubeconfigs.c ---- */
+
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+#include <kjoin/safedir.h>
+
+#include "../certs/internal.h"
+
+struct kjoin_cluster_configuration;
+
+typedef struct cp_pair {
+    X509 *crt;
+    EVP_PKEY *key; /* NULL: not in the directory (an external CA signs) */
+} cp_pair;
+
+/* The release whose kubeadm is followed: minor, or the newest's for 0. */
+int kjoin_cp__minor(int minor);
+
+/* file.crt and file.key in d, as text (wiped and freed by the caller);
+ * *missing when neither is there. Errors: KJOIN_E_USAGE (refused by
+ * kjoin_safedir_read: a symlink, loose modes). */
+kjoin_code kjoin_cp__read_pair(const kjoin_safedir *d, const char *file, char **crt, size_t *crt_len, char **key,
+                               size_t *key_len, bool *missing, kjoin_err *err);
+
+/* A CA: base.crt required and a CA, base.key its key when there (base as
+ * "etcd/ca", for messages under cert_dir; d holds its file). Errors:
+ * KJOIN_E_USAGE. */
+kjoin_code kjoin_cp__load_ca(const kjoin_safedir *d, const char *cert_dir, const char *base, cp_pair *out,
+                             kjoin_err *err);
+void kjoin_cp__pair_release(cp_pair *p);
+
+/* Why a pair found on disk is not one to keep ("" when it is): both
+ * there, signed by ca (named ca_name), the key the certificate's, valid at
+ * now. */
+void kjoin_cp__judge(X509 *x, EVP_PKEY *k, const cp_pair *ca, const char *ca_name, int64_t now, char *why,
+                     size_t cap);
+
+/* Issues req (its subject, kind and names set) as kubeadm of release minor
+ * issues: a new key of the cluster's encryptionAlgorithm, Go's subject
+ * order, backdated five minutes, the cluster's lifetime. *crt and *key are
+ * PEM (wipe the key). Errors: KJOIN_E_USAGE (no CA key), KJOIN_E_OTHER. */
+kjoin_code kjoin_cp__sign(cert_request *req, const struct kjoin_cluster_configuration *c, int minor, int64_t now,
+                          const cp_pair *ca, char **crt, char **key, size_t *key_len, kjoin_err *err);
+
 #endif

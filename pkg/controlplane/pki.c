@@ -17,12 +17,8 @@
 #include <kjoin/node.h>
 #include <kjoin/safedir.h>
 
-#include "../certs/internal.h"
 #include "internal.h"
 
-#define PEM_MAX (1 << 20)
-#define BACKDATE_S 300                  /* kubeadm's CertificateBackdate */
-#define VALIDITY_S (365LL * 24 * 3600) /* its CertificateValidityPeriod */
 #define SANS_MAX (8 + KJOIN_SANS_MAX)
 
 enum { CA_CLUSTER, CA_FRONT_PROXY, CA_ETCD, CA_N };
@@ -176,15 +172,10 @@ static bool covers(X509 *x, const names *s)
 
 /* ---- the pairs ------------------------------------------------------------ */
 
-typedef struct ca_pair {
-    X509 *crt;
-    EVP_PKEY *key; /* NULL: not in the directory (an external CA) */
-} ca_pair;
-
 typedef struct run {
     const kjoin_node_certs_spec *spec;
     kjoin_safedir dir, etcd;
-    ca_pair ca[CA_N];
+    cp_pair ca[CA_N];
     char *crt_pem[KJOIN_NODE_CERTS_N], *key_pem[KJOIN_NODE_CERTS_N];
     size_t key_len[KJOIN_NODE_CERTS_N];
 } run;
@@ -196,50 +187,20 @@ static const kjoin_safedir *dir_of(const run *r, const char *base, const char **
     return slash ? &r->etcd : &r->dir;
 }
 
-/* base.crt and base.key, as text; *missing when neither is there. */
+/* base.crt and base.key ("etcd/server": in etcd/), as text. */
 static kjoin_code read_pair(const run *r, const char *base, char **crt, size_t *crt_len, char **key, size_t *key_len,
                             bool *missing, kjoin_err *err)
 {
-    char name[128];
     const char *file;
     const kjoin_safedir *d = dir_of(r, base, &file);
-    bool no_crt = true, no_key = true;
-    *crt = *key = NULL;
-    snprintf(name, sizeof(name), "%s.crt", file);
-    kjoin_code rc = kjoin_safedir_read(d, name, PEM_MAX, false, crt, crt_len, &no_crt, err);
-    if (rc && no_crt)
-        rc = KJOIN_OK, *crt = NULL;
-    snprintf(name, sizeof(name), "%s.key", file);
-    if (!rc && (rc = kjoin_safedir_read(d, name, PEM_MAX, true, key, key_len, &no_key, err)) && no_key)
-        rc = KJOIN_OK, *key = NULL;
-    *missing = !*crt && !*key;
-    return rc;
+    return kjoin_cp__read_pair(d, file, crt, crt_len, key, key_len, missing, err);
 }
 
 static kjoin_code load_ca(run *r, int i, kjoin_err *err)
 {
-    char *crt, *key;
-    size_t crt_len, key_len;
-    bool missing;
-    kjoin_code rc = read_pair(r, ca_base[i], &crt, &crt_len, &key, &key_len, &missing, err);
-    if (rc)
-        return rc;
-    STACK_OF(X509) *all = crt ? kjoin_certs__parse_certs(crt, crt_len) : NULL;
-    r->ca[i].crt = all ? sk_X509_shift(all) : NULL;
-    sk_X509_pop_free(all, X509_free);
-    r->ca[i].key = key ? kjoin_certs__parse_key(key, key_len) : NULL;
-    if (!crt)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.crt is missing: the shared certificates come first (downloaded "
-                           "with the certificate key, or copied from a control-plane node)", r->spec->cert_dir,
-                           ca_base[i]);
-    else if (!r->ca[i].crt || X509_check_ca(r->ca[i].crt) != 1)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.crt is no CA certificate", r->spec->cert_dir, ca_base[i]);
-    else if (key && (!r->ca[i].key || EVP_PKEY_eq(X509_get0_pubkey(r->ca[i].crt), r->ca[i].key) != 1))
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.key is not the key of %s.crt", r->spec->cert_dir, ca_base[i],
-                           ca_base[i]);
-    kjoin_free_wiped(crt, crt_len);
-    kjoin_free_wiped(key, key_len);
-    return rc;
+    const char *file;
+    const kjoin_safedir *d = dir_of(r, ca_base[i], &file);
+    return kjoin_cp__load_ca(d, r->spec->cert_dir, ca_base[i], &r->ca[i], err);
 }
 
 /* What is there of leaf i: nothing (*keep false, *missing true), a pair
@@ -257,17 +218,8 @@ static kjoin_code check_existing(const run *r, int i, const names *s, bool *keep
     STACK_OF(X509) *all = crt ? kjoin_certs__parse_certs(crt, crt_len) : NULL;
     X509 *x = all ? sk_X509_value(all, 0) : NULL;
     EVP_PKEY *k = key ? kjoin_certs__parse_key(key, key_len) : NULL;
-    const ca_pair *ca = &r->ca[leaves[i].ca];
-    int64_t now = r->spec->now;
-    if (!x || !k)
-        snprintf(why, sizeof(why), "only one of the pair is there, or one is not PEM");
-    else if (!kjoin_certs__issued_by(ca->crt, x))
-        snprintf(why, sizeof(why), "it is not signed by %s", ca_base[leaves[i].ca]);
-    else if (EVP_PKEY_eq(X509_get0_pubkey(x), k) != 1)
-        snprintf(why, sizeof(why), "the key is not the certificate's");
-    else if (kjoin_certs__not_after(x) <= now || kjoin_certs__not_before(x) > now)
-        snprintf(why, sizeof(why), "it is not valid now");
-    else if (!covers(x, s))
+    kjoin_cp__judge(x, k, &r->ca[leaves[i].ca], ca_base[leaves[i].ca], r->spec->now, why, sizeof(why));
+    if (!*why && !covers(x, s))
         snprintf(why, sizeof(why), "it lacks names this node needs");
     *keep = !*why;
     EVP_PKEY_free(k);
@@ -280,50 +232,25 @@ static kjoin_code check_existing(const run *r, int i, const names *s, bool *keep
     return KJOIN_OK;
 }
 
-static kjoin_key_type key_type(const char *algorithm)
-{
-    return !strcmp(algorithm, "ECDSA-P256")   ? KJOIN_KEY_ECDSA_P256
-           : !strcmp(algorithm, "ECDSA-P384") ? KJOIN_KEY_ECDSA_P384
-           : !strcmp(algorithm, "RSA-3072")   ? KJOIN_KEY_RSA3072
-           : !strcmp(algorithm, "RSA-4096")   ? KJOIN_KEY_RSA4096
-                                              : KJOIN_KEY_RSA2048;
-}
-
 static kjoin_code make(run *r, int i, const names *s, kjoin_err *err)
 {
     const kjoin_node_certs_spec *sp = r->spec;
-    const ca_pair *ca = &r->ca[leaves[i].ca];
-    int minor = sp->minor ? sp->minor : KJOIN_NEWEST_KUBEADM_MINOR;
+    const cp_pair *ca = &r->ca[leaves[i].ca];
+    int minor = kjoin_cp__minor(sp->minor);
     const char *org = organization(i, minor);
     if (!ca->key)
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.key is not there to sign %s with (an external CA signs it: "
                              "put %s.crt and %s.key there first)", sp->cert_dir, ca_base[leaves[i].ca],
                              leaves[i].name, leaves[i].base, leaves[i].base);
-    int64_t validity = sp->cluster->certificate_validity_s ? sp->cluster->certificate_validity_s : VALIDITY_S;
     cert_request req = {.kind = leaves[i].kind, .cn = leaves[i].cn ? leaves[i].cn : sp->node_name,
-                        .orgs = org ? &org : NULL, .n_orgs = org ? 1 : 0, .sans = s->v, .n_sans = s->n,
-                        .not_before = sp->now - BACKDATE_S, .not_after = sp->now + validity, .go_subject = true,
-                        .no_basic_constraints = minor < 21};
-    EVP_PKEY *key = kjoin_certs__new_key(key_type(sp->cluster->encryption_algorithm), err);
-    X509 *x = key ? kjoin_certs__issue(&req, key, ca->crt, ca->key, err) : NULL;
-    if (x) {
-        r->crt_pem[i] = kjoin_certs__pem_certs(NULL, x);
-        r->key_pem[i] = kjoin_certs__pem_key(key);
-        r->key_len[i] = r->key_pem[i] ? strlen(r->key_pem[i]) : 0;
-    }
-    X509_free(x);
-    EVP_PKEY_free(key);
-    if (!x)
-        return KJOIN_E_OTHER;
-    return r->crt_pem[i] && r->key_pem[i] ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+                        .orgs = org ? &org : NULL, .n_orgs = org ? 1 : 0, .sans = s->v, .n_sans = s->n};
+    return kjoin_cp__sign(&req, sp->cluster, minor, sp->now, ca, &r->crt_pem[i], &r->key_pem[i], &r->key_len[i], err);
 }
 
 static void release(run *r)
 {
-    for (int i = 0; i < CA_N; i++) {
-        X509_free(r->ca[i].crt);
-        EVP_PKEY_free(r->ca[i].key);
-    }
+    for (int i = 0; i < CA_N; i++)
+        kjoin_cp__pair_release(&r->ca[i]);
     for (int i = 0; i < KJOIN_NODE_CERTS_N; i++) {
         free(r->crt_pem[i]);
         kjoin_free_wiped(r->key_pem[i], r->key_len[i]);

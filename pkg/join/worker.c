@@ -193,31 +193,53 @@ static bool wants_download(const worker_run *r)
     return (prepare_steps(r) & KJOIN_PREPARE_DOWNLOAD_CERTS) && r->spec->certificate_key;
 }
 static bool wants_node_certs(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_CERTS; }
+static bool wants_kubeconfigs(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_KUBECONFIG; }
+static bool wants_address(const worker_run *r) { return wants_node_certs(r) || wants_kubeconfigs(r); }
+
+/* The node's API server address: as given, or the one it reaches the
+ * cluster's API server from. */
+static kjoin_code run_advertise_address(worker_run *r, kjoin_err *err)
+{
+    char *addr = r->out->advertise_address;
+    size_t cap = sizeof(r->out->advertise_address);
+    if (!r->spec->advertise_address)
+        return kjoin_local_address_for(r->out->join.result.server, addr, cap, err);
+    return snprintf(addr, cap, "%s", r->spec->advertise_address) < (int)cap
+               ? KJOIN_OK
+               : kjoin_err_set(err, KJOIN_E_USAGE, "the advertise address is too long");
+}
 
 /* kubeadm's certs: the node's own certificates, for its name and address. */
 static kjoin_code run_node_certs(worker_run *r, kjoin_err *err)
 {
     const kjoin_worker_spec *s = r->spec;
-    char *addr = r->out->advertise_address;
-    size_t cap = sizeof(r->out->advertise_address);
-    kjoin_code rc = s->advertise_address
-                        ? (snprintf(addr, cap, "%s", s->advertise_address) < (int)cap
-                               ? KJOIN_OK
-                               : kjoin_err_set(err, KJOIN_E_USAGE, "the advertise address is too long"))
-                        : kjoin_local_address_for(r->out->join.result.server, addr, cap, err);
-    if (rc)
-        return rc;
     logf_(r, 0, "[certs] Using certificateDir folder \"%s\"", r->cert_dir);
     kjoin_node_certs_spec c = {.cert_dir = r->cert_dir, .node_name = r->out->node_name.name,
-                               .advertise_address = addr, .cluster = r->cluster, .minor = r->cluster->minor,
-                               .force = s->node.force, .now = (int64_t)time(NULL)};
-    rc = kjoin_node_certs(&c, &r->out->node_certs, err);
+                               .advertise_address = r->out->advertise_address, .cluster = r->cluster,
+                               .minor = r->cluster->minor, .force = s->node.force, .now = (int64_t)time(NULL)};
+    kjoin_code rc = kjoin_node_certs(&c, &r->out->node_certs, err);
     for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
         logf_(r, 0, "[certs] %s %s certificate and key", r->out->node_certs.kept[i] ? "Using the existing" : "Generating",
               kjoin_node_cert_name(i));
     if (!rc && r->out->node_certs.skipped_sans)
         logf_(r, KJOIN_LOG_WARNING, "[certs] %zu of the cluster's extra certificate names are no IP address or DNS "
               "name and were left out, as kubeadm leaves them out", r->out->node_certs.skipped_sans);
+    return rc;
+}
+
+/* kubeadm's kubeconfig: admin.conf, controller-manager.conf, scheduler.conf. */
+static kjoin_code run_kubeconfigs(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    logf_(r, 0, "[kubeconfig] Using kubeconfig folder \"%s\"", s->node.paths.kubernetes_dir);
+    kjoin_control_plane_kubeconfigs_spec k = {.kubernetes_dir = s->node.paths.kubernetes_dir, .cert_dir = r->cert_dir,
+                                              .advertise_address = r->out->advertise_address, .cluster = r->cluster,
+                                              .minor = r->cluster->minor, .force = s->node.force,
+                                              .now = (int64_t)time(NULL)};
+    kjoin_code rc = kjoin_control_plane_kubeconfigs(&k, &r->out->kubeconfigs, err);
+    for (int i = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++)
+        logf_(r, 0, "[kubeconfig] %s \"%s\" kubeconfig file",
+              r->out->kubeconfigs.kept[i] ? "Using the existing" : "Writing", kjoin_kubeconfig_file_name(i));
     return rc;
 }
 
@@ -242,7 +264,9 @@ static const step steps[] = {
     {NULL, 0, NEEDS_PLAN, needs_discovery, run_discovery},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, NULL, run_read_cluster},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_download, run_download_certs},
+    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_address, run_advertise_address},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_node_certs, run_node_certs},
+    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_kubeconfigs, run_kubeconfigs},
     {"check-etcd", 0, 0, NULL, NULL},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
@@ -332,8 +356,8 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
         return kjoin_err_set(err, KJOIN_E_USAGE, "`only` names one phase");
     if (s->control_plane != (s->only == KJOIN_PHASE_CONTROL_PLANE_PREPARE))
         return kjoin_err_set(err, KJOIN_E_USAGE, s->control_plane
-                                 ? "a control-plane join runs only its control-plane-prepare phase (download-certs "
-                                   "and certs) so far, run as the one phase (`only`); join the node with kubeadm"
+                                 ? "a control-plane join runs only its control-plane-prepare phase (download-certs, "
+                                   "certs and kubeconfig) so far, run as the one phase (`only`); join the node with kubeadm"
                                  : "control-plane-prepare is a control-plane join's phase: set `control_plane`");
     if (s->control_plane && !s->certificate_key && s->prepare == KJOIN_PREPARE_DOWNLOAD_CERTS)
         return kjoin_err_set(err, KJOIN_E_USAGE, "download-certs needs `certificate_key`, the key kubeadm init "

@@ -141,8 +141,13 @@ kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, ch
     size_t ctx_len = strlen(user) + 1 + strlen(cluster) + 1;
     KJOIN_AUTO_FREE char *context = malloc(ctx_len);
     KJOIN_AUTO_FREE char *ca_b64 = kjoin_b64_encode(cfg->ca_pem, cfg->ca_len, false);
-    if (!context || !ca_b64)
+    bool certified = !cfg->token && !cfg->username;
+    KJOIN_AUTO_FREE char *cert_b64 = certified ? kjoin_b64_encode(cfg->cert_pem, cfg->cert_len, false) : NULL;
+    char *key_b64 = certified ? kjoin_b64_encode(cfg->key_pem, cfg->key_len, false) : NULL;
+    if (!context || !ca_b64 || (certified && (!cert_b64 || !key_b64))) {
+        kjoin_free_wiped_str(key_b64);
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
     snprintf(context, ctx_len, "%s@%s", user, cluster);
 
     kjoin_yaml_sink s = {0};
@@ -150,11 +155,13 @@ kjoin_code kjoin_kubeconfig_emit_bootstrap(const kjoin_bootstrap_config *cfg, ch
     const char *context_kv[] = {"cluster", cluster, "user", user};
     const char *token_kv[] = {"token", cfg->token};
     const char *basic_kv[] = {"password", cfg->password, "username", cfg->username};
+    const char *cert_kv[] = {"client-certificate-data", cert_b64, "client-key-data", key_b64};
     bool ok = open_config(&e, &s, cluster, ca_b64, cfg->server) &&
               named_list(&e, "contexts", "context", context, context_kv, 4) &&
               pair(&e, "current-context", context) && kind_config(&e) &&
-              (cfg->token ? named_list(&e, "users", "user", user, token_kv, 2)
-                           : named_list(&e, "users", "user", user, basic_kv, 4)) && map_end(&e);
+              named_list(&e, "users", "user", user, cfg->token ? token_kv : certified ? cert_kv : basic_kv,
+                         cfg->token ? 2 : 4) && map_end(&e);
+    kjoin_free_wiped_str(key_b64);
     return finish(&e, &s, ok, out, out_len, err);
 }
 

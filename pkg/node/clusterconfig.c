@@ -148,7 +148,7 @@ static int64_t go_duration(const char *s)
 kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c,
                                             kjoin_err *err)
 {
-    static const char *const subnet[] = {"networking", "serviceSubnet", NULL},
+    static const char *const subnet[] = {"networking", "serviceSubnet", NULL}, *const name[] = {"clusterName", NULL},
                              *const domain[] = {"networking", "dnsDomain", NULL},
                              *const endpoint[] = {"controlPlaneEndpoint", NULL},
                              *const api_sans[] = {"apiServer", "certSANs", NULL},
@@ -160,8 +160,11 @@ kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kj
     static const char *const algorithms[] = {"RSA-2048", "RSA-3072", "RSA-4096", "ECDSA-P256", "ECDSA-P384"};
     char period[32] = "";
     yaml_node_t *n;
-    kjoin_code rc = text(y, root, subnet, "networking.serviceSubnet", c->service_subnet, sizeof(c->service_subnet),
-                         err);
+    kjoin_code rc = text(y, root, name, "clusterName", c->cluster_name, sizeof(c->cluster_name), err);
+    if (!rc && strpbrk(c->cluster_name, "\"\\"))
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's clusterName has quotes or backslashes");
+    if (!rc)
+        rc = text(y, root, subnet, "networking.serviceSubnet", c->service_subnet, sizeof(c->service_subnet), err);
     for (const char *p = c->service_subnet; !rc && *c->service_subnet; p++) { /* "a,b", none of them empty */
         size_t len = strcspn(p, ",");
         if (!cidr(p, len))

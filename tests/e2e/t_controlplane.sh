@@ -48,14 +48,14 @@ cp_kubeadm_download() {
 
 cp_key() { printf '%s\n' "$1" >"$T/key" && chmod 0600 "$T/key"; }
 
-# cp_tree NS: the node's /etc/kubernetes/pki: each file's path, mode and
+# cp_tree NS: the node's /etc/kubernetes/pki and kubeconfigs: each file's path, mode and
 # digest. The modes are the newest kubeadm's (keys 0600, the rest 0644);
 # v1.20's wrote every file that holds a public key 0600, certificates too,
 # so there only paths and digests are compared.
 cp_tree() {
   local mode='%m '
   [ "$E2E_MINOR" -ge 30 ] || mode=
-  (cd "$T/$1/etc.upper/kubernetes/pki" 2>/dev/null && find . -type f -printf "%p $mode" -exec sh -c 'sha256sum <"$1" | cut -c1-16' _ {} \; | sort)
+  (cd "$T/$1/etc.upper/kubernetes" 2>/dev/null && find pki *.conf -type f -printf "%p $mode" -exec sh -c 'sha256sum <"$1" | cut -c1-16' _ {} \; 2>/dev/null | sort)
 }
 
 t_e2e_controlplane_download_certs_as_kubeadm() {
@@ -171,12 +171,29 @@ cp_prepare_in() {
   NODE_NS=$1 in_node cp_prepare
 }
 
+# cp_kubeadm_prepare (in a node): kubeadm's own three steps, from a
+# JoinConfiguration (its kubeconfig step takes no address flag).
 cp_kubeadm_prepare() {
   . "$T/cp.env"
   local p
-  for p in "download-certs --certificate-key $(cat "$T/key")" "certs --node-name $CP_NODE --apiserver-advertise-address $CP_ADDR"; do
-    "$KBIN/kubeadm" join phase control-plane-prepare $p "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
-      --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane >>"$T/kubeadm.out" 2>&1 || { echo 1 >"$T/kubeadm.rc"; return; }
+  cat >"$T/join.yaml" <<YAML
+apiVersion: $E2E_KUBEADM_API
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    apiServerEndpoint: "$E2E_ENDPOINT"
+    token: abcdef.0123456789abcdef
+    caCertHashes: ["$E2E_PIN"]
+nodeRegistration:
+  name: $CP_NODE
+controlPlane:
+  certificateKey: "$(cat "$T/key")"
+  localAPIEndpoint:
+    advertiseAddress: $CP_ADDR
+YAML
+  for p in download-certs certs kubeconfig; do
+    "$KBIN/kubeadm" join phase control-plane-prepare $p --config "$T/join.yaml" >>"$T/kubeadm.out" 2>&1 ||
+      { echo 1 >"$T/kubeadm.rc"; return; }
   done
   echo 0 >"$T/kubeadm.rc"
 }
@@ -187,9 +204,10 @@ CP_LEAVES="apiserver apiserver-kubelet-client front-proxy-client etcd/server etc
 # issuer, names (in order), key usages, extended ones, basic constraints,
 # the key's type and size, its lifetime in days from now; and whether the
 # key is the certificate's.
-cp_describe() {
-  local d=$T/$1/etc.upper/kubernetes/pki f=$T/$1/etc.upper/kubernetes/pki/$2.crt end e
-  [ -f "$f" ] || { echo "$2: missing"; return; }
+cp_describe() { cp_cert_describe "$T/$1/etc.upper/kubernetes/pki/$2.crt" "$T/$1/etc.upper/kubernetes/pki/$2.key"; }
+cp_cert_describe() {
+  local f=$1 end e
+  [ -f "$f" ] || { echo "$f: missing"; return; }
   end=$(date -d "$(openssl x509 -in "$f" -noout -enddate | cut -d= -f2)" +%s)
   openssl x509 -in "$f" -noout -subject -issuer -nameopt RFC2253
   for e in subjectAltName keyUsage extendedKeyUsage basicConstraints; do # one at a time: Go orders them otherwise
@@ -197,7 +215,23 @@ cp_describe() {
   done
   openssl x509 -in "$f" -noout -text | grep -o 'Public-Key: ([0-9]* bit)\|ASN1 OID: [a-z0-9]*' | head -1
   echo "days: $(((end - $(date +%s)) / 86400))"
-  [ "$(openssl x509 -in "$f" -noout -pubkey)" = "$(openssl pkey -in "$d/$2.key" -pubout 2>/dev/null)" ] && echo "key: the certificate's"
+  [ "$(openssl x509 -in "$f" -noout -pubkey)" = "$(openssl pkey -in "$2" -pubout 2>/dev/null)" ] && echo "key: the certificate's"
+}
+
+CP_CONFS="admin.conf controller-manager.conf scheduler.conf"
+
+# cp_conf_describe NS FILE: a kubeconfig as kubeadm decides it: its
+# cluster, server, context, user and CA, and its client certificate as above.
+cp_conf_describe() {
+  local f=$T/$1/etc.upper/kubernetes/$2 j
+  [ -f "$f" ] || { echo "$2: missing"; return; }
+  j=$("$KUBECTL" --kubeconfig "$f" config view --raw -o json) || { echo "$2: not a kubeconfig"; return; }
+  echo "$j" | jq -r '.clusters[0].name, .clusters[0].cluster.server, .contexts[0].name, .contexts[0].context.cluster,
+    .contexts[0].context.user, ."current-context", .users[0].name, (.clusters | length), (.users | length),
+    (.clusters[0].cluster["certificate-authority-data"] | @base64d | rtrimstr("\n") == $ca)' --arg ca "$(cat "$T/src/ca.crt")"
+  echo "$j" | jq -r '.users[0].user["client-certificate-data"] | @base64d' >"$T/conf.crt"
+  echo "$j" | jq -r '.users[0].user["client-key-data"] | @base64d' >"$T/conf.key"
+  cp_cert_describe "$T/conf.crt" "$T/conf.key"
 }
 
 cp_no_digest() { awk '{NF--; print}'; }
@@ -213,7 +247,7 @@ cp_certs_compare() {
   cp_prepare_in kjoin
   [ "$(cat "$T/join.rc")" = 0 ] || { fail "control-plane-prepare: exit $(cat "$T/join.rc"): $(tail -3 "$T/join.err")"; return 1; }
   : >"$T/kubeadm.out"
-  node_setup && declare -p CP_NODE CP_ADDR >"$T/cp.env" && NODE_NS=kubeadm in_node cp_kubeadm_prepare
+  node_setup && declare -p CP_NODE CP_ADDR E2E_KUBEADM_API >"$T/cp.env" && NODE_NS=kubeadm in_node cp_kubeadm_prepare
   [ "$(cat "$T/kubeadm.rc")" = 0 ] || { fail "kubeadm's control-plane-prepare: $(tail -3 "$T/kubeadm.out")"; return 1; }
   local ours theirs
   for leaf in $CP_LEAVES; do
@@ -221,6 +255,21 @@ cp_certs_compare() {
     [ "$ours" = "$theirs" ] ||
       { fail "$leaf differs from kubeadm's: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
   done
+  local conf
+  for conf in $CP_CONFS; do
+    ours=$(cp_conf_describe kjoin "$conf") theirs=$(cp_conf_describe kubeadm "$conf")
+    case $conf:$(echo "$ours" | tr '\n' ' ') in # described for real, not two failures alike
+    admin.conf:"kubernetes https://$E2E_ENDPOINT kubernetes-admin@kubernetes "*" true subject="*"key: the certificate's "|\
+    *.conf:"kubernetes https://$CP_ADDR:6443 system:kube-"*" true subject="*"key: the certificate's ") ;;
+    *) fail "$conf is not what kubeadm writes: $(echo "$ours" | head -12 | tr '\n' ' ')"; rc=1 ;;
+    esac
+    [ "$ours" = "$theirs" ] ||
+      { fail "$conf differs from kubeadm's: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
+  done
+  # admin.conf works: kubectl as kubernetes-admin through the cluster's endpoint
+  # (the suite's API server is where controlPlaneEndpoint points).
+  "$KUBECTL" --kubeconfig "$T/kjoin/etc.upper/kubernetes/admin.conf" get --raw /version >/dev/null 2>"$T/kubectl.err" ||
+    { fail "kjoin's admin.conf does not reach the API server: $(tail -1 "$T/kubectl.err")"; rc=1; }
   # The names are the cluster's own, not defaults (a comparison of two
   # that both ignored the ClusterConfiguration would pass).
   api=$(cp_describe kjoin apiserver)$(cp_describe kjoin etcd/server)$(cp_describe kjoin etcd/peer)
@@ -231,13 +280,13 @@ cp_certs_compare() {
   # The same files and modes as kubeadm's.
   [ "$(cp_tree kjoin | cp_no_digest)" = "$(cp_tree kubeadm | cp_no_digest)" ] ||
     { fail "kjoin's files differ from kubeadm's: $(diff <(cp_tree kubeadm | cp_no_digest) <(cp_tree kjoin | cp_no_digest) | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
-  jq -e '(.controlPlane.files | length) == 22 and .controlPlane.advertiseAddress == "192.0.2.2"' "$T/join.out" >/dev/null ||
+  jq -e '(.controlPlane.files | length) == 25 and .controlPlane.advertiseAddress == "192.0.2.2"' "$T/join.out" >/dev/null ||
     { fail "the -o json result: $(jq -c .controlPlane "$T/join.out")"; rc=1; }
   ! grep -q "BEGIN.*PRIVATE" "$T/join.out" "$T/join.err" || { fail "a private key was printed"; rc=1; }
   # Run again: every pair kept as it is; and kubeadm's own pairs are kept too.
   local before; before=$(cp_tree kjoin)
   cp_prepare_in kjoin
-  [ "$(cat "$T/join.rc")" = 0 ] && [ "$(cp_tree kjoin)" = "$before" ] && [ "$(grep -c 'Using the existing' "$T/join.err")" = 7 ] ||
+  [ "$(cat "$T/join.rc")" = 0 ] && [ "$(cp_tree kjoin)" = "$before" ] && [ "$(grep -c 'Using the existing' "$T/join.err")" = 10 ] ||
     { fail "a second run changed the files or did not keep them: exit $(cat "$T/join.rc"), $(grep -c 'Using the existing' "$T/join.err") kept: $(grep -v '^\[' "$T/join.err" | tail -2)"; rc=1; }
   before=$(cp_tree kubeadm)
   cp_prepare_in kubeadm
@@ -275,6 +324,19 @@ t_e2e_controlplane_certs_refusals() {
   CP_FLAGS=--force cp_prepare_in foreign
   [ "$(cat "$T/join.rc")" = 0 ] && openssl verify -CAfile "$T/src/ca.crt" "$T/foreign/etc.upper/kubernetes/pki/apiserver.crt" >/dev/null ||
     { fail "--force did not replace the foreign pair: exit $(cat "$T/join.rc"): $(grep -v '^\[certs\]' "$T/join.err" | tail -3)"; rc=1; }
+  # An admin.conf there for another server: refused by name; the node's
+  # other kubeconfigs are not written.
+  local k=$T/oldconf/etc.upper/kubernetes
+  mkdir -p "$k" && sed 's#server: .*#server: https://192.0.2.99:6443#' "$E2E_ADMIN" >"$k/admin.conf" && chmod 0600 "$k/admin.conf" || rc=1
+  cp_prepare_in oldconf
+  [ "$(cat "$T/join.rc")" = 2 ] && grep -qF "admin.conf is already there and its server is https://192.0.2.99:6443" "$T/join.err" ||
+    { fail "oldconf: exit $(cat "$T/join.rc"): $(tail -1 "$T/join.err")"; rc=1; }
+  [ ! -e "$k/controller-manager.conf" ] && [ ! -e "$k/scheduler.conf" ] && grep -q 192.0.2.99 "$k/admin.conf" ||
+    { fail "oldconf: a kubeconfig was written or replaced"; rc=1; }
+  # Replaced when asked: the same run with --force ends with kubeadm's admin.conf.
+  CP_FLAGS=--force cp_prepare_in oldconf
+  [ "$(cat "$T/join.rc")" = 0 ] && ! grep -q 192.0.2.99 "$k/admin.conf" && [ -e "$k/scheduler.conf" ] ||
+    { fail "oldconf: --force did not replace admin.conf: $(tail -1 "$T/join.err")"; rc=1; }
   # An advertise address that is none.
   CP_ADDR=not-an-address cp_certs_refused 2 "is not an IP address" badaddr || rc=1
   # An external etcd in the ClusterConfiguration.

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <kjoin/controlplane.h>
+#include <kjoin/kubeapi.h>
 #include <kjoin/node.h>
 
 #include "testutil.h"
@@ -375,12 +376,108 @@ static void test_node_certs_refused(void **state)
     tu_rmtree(dir);
 }
 
+/* ---- the node's kubeconfigs ------------------------------------------------ */
+
+static kjoin_code confs_for(const char *dir, const char *yaml, const char *addr, int minor, bool force,
+                            kjoin_control_plane_kubeconfigs_result *out, kjoin_err *err)
+{
+    kjoin_cluster_configuration c;
+    char pki[4096];
+    assert_int_equal(kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, err), KJOIN_OK);
+    snprintf(pki, sizeof(pki), "%s/pki", dir);
+    kjoin_control_plane_kubeconfigs_spec s = {.kubernetes_dir = dir, .cert_dir = pki, .advertise_address = addr,
+                                              .cluster = &c, .minor = minor, .force = force,
+                                              .now = (int64_t)time(NULL)};
+    return kjoin_control_plane_kubeconfigs(&s, out, err);
+}
+
+/* The kubeconfig's server and its client certificate's subject. */
+static void conf_of(const char *dir, const char *file, char *server, size_t cap, char *subject, size_t scap)
+{
+    char path[4096];
+    size_t len;
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    char *text = read_all(path, &len);
+    kjoin_kubeapi_config cfg;
+    kjoin_err err;
+    assert_int_equal(kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, &err), KJOIN_OK);
+    snprintf(server, cap, "%s", cfg.server);
+    BIO *b = BIO_new_mem_buf(cfg.cert_pem, (int)cfg.cert_len);
+    X509 *x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+    assert_non_null(x);
+    subject_of(x, subject, scap);
+    X509_free(x);
+    BIO_free(b);
+    kjoin_kubeapi_config_release(&cfg);
+    kjoin_free_wiped(text, len);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+static void test_kubeconfigs_as_kubeadm(void **state)
+{
+    (void)state;
+    char *dir = shared_pki(), server[512], subject[256];
+    kjoin_control_plane_kubeconfigs_result r;
+    kjoin_err err;
+    assert_int_equal(confs_for(dir, names_yaml, "fd00::2", 37, false, &r, &err), KJOIN_OK);
+    conf_of(dir, "admin.conf", server, sizeof(server), subject, sizeof(subject));
+    assert_string_equal(server, "https://lb.example.com:6443");
+    assert_string_equal(subject, "CN=kubernetes-admin,O=kubeadm:cluster-admins");
+    conf_of(dir, "controller-manager.conf", server, sizeof(server), subject, sizeof(subject));
+    assert_string_equal(server, "https://[fd00::2]:6443");
+    assert_string_equal(subject, "CN=system:kube-controller-manager");
+    conf_of(dir, "scheduler.conf", server, sizeof(server), subject, sizeof(subject));
+    assert_string_equal(subject, "CN=system:kube-scheduler");
+    /* Again: kept. Another address: the local two are not this node's. */
+    assert_int_equal(confs_for(dir, names_yaml, "fd00::2", 37, false, &r, &err), KJOIN_OK);
+    assert_true(r.kept[0] && r.kept[1] && r.kept[2] && !r.written[0]);
+    assert_int_equal(confs_for(dir, names_yaml, "192.0.2.3", 37, false, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "controller-manager.conf is already there and its server is https://[fd00::2]"));
+    assert_int_equal(confs_for(dir, names_yaml, "192.0.2.3", 37, true, &r, &err), KJOIN_OK);
+    assert_true(r.kept[KJOIN_KUBECONFIG_ADMIN] && r.written[KJOIN_KUBECONFIG_SCHEDULER]);
+    /* Before 1.29 the admin is system:masters; no controlPlaneEndpoint: the node's own. */
+    char *old = shared_pki();
+    const char *plain = "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\nclusterName: prod\n";
+    assert_int_equal(confs_for(old, plain, "192.0.2.2", 20, false, &r, &err), KJOIN_OK);
+    conf_of(old, "admin.conf", server, sizeof(server), subject, sizeof(subject));
+    assert_string_equal(server, "https://192.0.2.2:6443");
+    assert_string_equal(subject, "CN=kubernetes-admin,O=system:masters");
+    char path[4096];
+    size_t len;
+    snprintf(path, sizeof(path), "%s/admin.conf", old);
+    char *text = read_all(path, &len);
+    assert_non_null(strstr(text, "current-context: kubernetes-admin@prod"));
+    kjoin_free_wiped(text, len);
+    /* A kubeconfig of another CA: refused. */
+    tu_rmtree(old);
+    old = shared_pki();
+    snprintf(path, sizeof(path), "%s/admin.conf", dir);
+    text = read_all(path, &len);
+    tu_write(old, "admin.conf", text);
+    snprintf(path, sizeof(path), "%s/admin.conf", old);
+    assert_int_equal(chmod(path, 0600), 0);
+    kjoin_free_wiped(text, len);
+    assert_int_equal(confs_for(old, names_yaml, "fd00::2", 37, false, &r, &err), KJOIN_OK); /* same CA: kept */
+    assert_true(r.kept[KJOIN_KUBECONFIG_ADMIN]);
+    tu_write(old, "scheduler.conf", "not: a kubeconfig\n");
+    snprintf(path, sizeof(path), "%s/scheduler.conf", old);
+    assert_int_equal(chmod(path, 0600), 0);
+    assert_int_equal(confs_for(old, names_yaml, "fd00::2", 37, false, &r, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "scheduler.conf is already there and it is not a kubeconfig"));
+    assert_int_equal(confs_for(old, names_yaml, "not-an-ip", 37, false, &r, &err), KJOIN_E_USAGE);
+    tu_rmtree(old);
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_parse), cmocka_unit_test(test_decrypt),
                                        cmocka_unit_test(test_open_kubeadms_secret),
                                        cmocka_unit_test(test_node_certs_as_kubeadm),
                                        cmocka_unit_test(test_node_certs_by_release),
-                                       cmocka_unit_test(test_node_certs_refused)};
+                                       cmocka_unit_test(test_node_certs_refused),
+                                       cmocka_unit_test(test_kubeconfigs_as_kubeadm)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

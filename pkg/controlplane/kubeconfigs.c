@@ -1,0 +1,158 @@
+/* kubeadm's kubeconfig step of a control-plane join: admin.conf,
+ * controller-manager.conf and scheduler.conf, each with a client
+ * certificate the cluster CA signs on the node, as the cluster release's
+ * kubeadm writes them. */
+#include <kjoin/controlplane.h>
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kjoin/kubeapi.h>
+#include <kjoin/kubeconfig.h>
+#include <kjoin/node.h>
+
+#include "internal.h"
+
+#define CONF_MAX (1 << 20)
+
+static const struct {
+    const char *file, *user;
+    bool admin; /* the cluster's endpoint, and a group */
+} confs[KJOIN_KUBECONFIGS_N] = {
+    [KJOIN_KUBECONFIG_ADMIN] = {"admin.conf", "kubernetes-admin", true},
+    [KJOIN_KUBECONFIG_CONTROLLER_MANAGER] = {"controller-manager.conf", "system:kube-controller-manager", false},
+    [KJOIN_KUBECONFIG_SCHEDULER] = {"scheduler.conf", "system:kube-scheduler", false},
+};
+
+const char *kjoin_kubeconfig_file_name(int i) { return confs[i].file; }
+
+/* https://host:port, brackets around an IPv6 address. */
+static void url(const char *host, const char *port, char *out, size_t cap)
+{
+    bool v6 = strchr(host, ':') != NULL;
+    snprintf(out, cap, "https://%s%s%s:%s", v6 ? "[" : "", host, v6 ? "]" : "", port);
+}
+
+/* kubeadm's GetControlPlaneEndpoint: controlPlaneEndpoint's host and port
+ * (the bind port when it has none), else the node's own endpoint. */
+static void admin_server(const kjoin_control_plane_kubeconfigs_spec *s, const char *local, char *out, size_t cap)
+{
+    const char *e = s->cluster->control_plane_endpoint;
+    if (!*e) {
+        snprintf(out, cap, "%s", local);
+        return;
+    }
+    char host[300], port[8] = "6443";
+    size_t len = e[0] == '[' ? strcspn(e, "]") + 1 : strchr(e, ':') == strrchr(e, ':') ? strcspn(e, ":") : strlen(e);
+    snprintf(host, sizeof(host), "%.*s", (int)(e[0] == '[' ? len - 2 : len), e + (e[0] == '['));
+    if (e[len] == ':')
+        snprintf(port, sizeof(port), "%s", e + len + 1);
+    url(host, port, out, cap);
+}
+
+/* Why the kubeconfig text there is not one kubeadm would keep ("" when it
+ * is): its server, its CA, its client certificate's. */
+static void judge(const char *text, size_t len, const char *server, const cp_pair *ca, int64_t now, char *why,
+                  size_t cap)
+{
+    kjoin_kubeapi_config cfg;
+    kjoin_err in;
+    *why = '\0';
+    if (kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, &in)) {
+        snprintf(why, cap, "it is not a kubeconfig kjoin reads (%.200s)", in.msg);
+        return;
+    }
+    STACK_OF(X509) *cas = cfg.ca_pem ? kjoin_certs__parse_certs(cfg.ca_pem, cfg.ca_len) : NULL;
+    STACK_OF(X509) *certs = cfg.cert_pem ? kjoin_certs__parse_certs(cfg.cert_pem, cfg.cert_len) : NULL;
+    EVP_PKEY *key = cfg.key_pem ? kjoin_certs__parse_key(cfg.key_pem, cfg.key_len) : NULL;
+    if (strcmp(cfg.server, server))
+        snprintf(why, cap, "its server is %.120s, not %.120s", cfg.server, server);
+    else if (!cas || sk_X509_num(cas) < 1 || X509_cmp(sk_X509_value(cas, 0), ca->crt))
+        snprintf(why, cap, "its CA is not the cluster's");
+    else
+        kjoin_cp__judge(certs ? sk_X509_value(certs, 0) : NULL, key, ca, "ca", now, why, cap);
+    sk_X509_pop_free(cas, X509_free);
+    sk_X509_pop_free(certs, X509_free);
+    EVP_PKEY_free(key);
+    kjoin_kubeapi_config_release(&cfg);
+}
+
+static kjoin_code make(const kjoin_control_plane_kubeconfigs_spec *s, int i, const char *server, const cp_pair *ca,
+                       const char *ca_pem, size_t ca_len, char **out, size_t *out_len, kjoin_err *err)
+{
+    int minor = kjoin_cp__minor(s->minor);
+    /* admin.conf's group: kubeadm:cluster-admins, bound to cluster-admin, from 1.29 */
+    const char *org = minor < 29 ? "system:masters" : "kubeadm:cluster-admins";
+    cert_request req = {.kind = CERT_CLIENT, .cn = confs[i].user, .orgs = confs[i].admin ? &org : NULL,
+                        .n_orgs = confs[i].admin ? 1 : 0};
+    char *crt = NULL, *key = NULL;
+    size_t key_len = 0;
+    kjoin_code rc = kjoin_cp__sign(&req, s->cluster, minor, s->now, ca, &crt, &key, &key_len, err);
+    if (!rc) {
+        kjoin_bootstrap_config c = {.cluster_name = *s->cluster->cluster_name ? s->cluster->cluster_name : "kubernetes",
+                                    .server = server, .ca_pem = ca_pem, .ca_len = ca_len, .user = confs[i].user,
+                                    .cert_pem = crt, .cert_len = strlen(crt), .key_pem = key, .key_len = key_len};
+        rc = kjoin_kubeconfig_emit_bootstrap(&c, out, out_len, err);
+    }
+    free(crt);
+    kjoin_free_wiped(key, key_len);
+    return rc;
+}
+
+kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs_spec *s,
+                                          kjoin_control_plane_kubeconfigs_result *out, kjoin_err *err)
+{
+    kjoin_safedir certs = {.fd = -1}, dir = {.fd = -1};
+    cp_pair ca = {0};
+    char local[128], admin[400], *text[KJOIN_KUBECONFIGS_N] = {0}, *ca_pem = NULL, *ca_key = NULL;
+    size_t len[KJOIN_KUBECONFIGS_N] = {0}, ca_len = 0, ca_key_len = 0;
+    bool missing;
+    memset(out, 0, sizeof(*out));
+    unsigned char ip[16];
+    if (inet_pton(AF_INET, s->advertise_address, ip) != 1 && inet_pton(AF_INET6, s->advertise_address, ip) != 1)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
+                             s->advertise_address);
+    url(s->advertise_address, "6443", local, sizeof(local)); /* kubeadm's bind port */
+    admin_server(s, local, admin, sizeof(admin));
+    kjoin_code rc = kjoin_safedir_open(s->cert_dir, 0, &certs, err);
+    if (!rc)
+        rc = kjoin_cp__load_ca(&certs, s->cert_dir, "ca", &ca, err);
+    if (!rc) /* the CA as the file holds it, for certificate-authority-data */
+        rc = kjoin_cp__read_pair(&certs, "ca", &ca_pem, &ca_len, &ca_key, &ca_key_len, &missing, err);
+    kjoin_free_wiped(ca_key, ca_key_len);
+    /* The directory exists: kubelet-start and the certificates went there. */
+    if (!rc)
+        rc = kjoin_safedir_open(s->kubernetes_dir, KJOIN_SAFEDIR_CREATE, &dir, err);
+    cp_file files[KJOIN_KUBECONFIGS_N] = {{0}};
+    for (int i = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++) {
+        const char *server = confs[i].admin ? admin : local;
+        char *had = NULL, why[600] = "";
+        size_t had_len = 0;
+        bool gone = false;
+        rc = kjoin_safedir_read(&dir, confs[i].file, CONF_MAX, true, &had, &had_len, &gone, err);
+        if (rc && gone)
+            rc = KJOIN_OK;
+        else if (!rc)
+            judge(had, had_len, server, &ca, s->now, why, sizeof(why));
+        kjoin_free_wiped(had, had_len);
+        out->kept[i] = !rc && !gone && !*why;
+        if (!rc && *why && !s->force)
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s is already there and %s; it is left as it is (remove it, "
+                               "or ask for it to be replaced)", s->kubernetes_dir, confs[i].file, why);
+        if (!rc && !out->kept[i] && !(rc = make(s, i, server, &ca, ca_pem, ca_len, &text[i], &len[i], err)))
+            files[i] = (cp_file){confs[i].file, 0600, text[i], len[i]};
+    }
+    kjoin_safedir_close(&dir);
+    kjoin_safedir_close(&certs);
+    if (!rc) /* what is replaced was judged above */
+        rc = kjoin_cp__write_files(s->kubernetes_dir, files, KJOIN_KUBECONFIGS_N, true, NULL, err);
+    for (int i = 0; i < KJOIN_KUBECONFIGS_N; i++) {
+        out->written[i] = !rc && text[i];
+        kjoin_free_wiped(text[i], len[i]);
+    }
+    free(ca_pem);
+    kjoin_cp__pair_release(&ca);
+    return rc;
+}

@@ -1,0 +1,117 @@
+/* Certificate pairs under the certificates directory: the CAs read and
+ * checked, a pair found on disk judged, a new one issued as kubeadm issues
+ * it. */
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/x509v3.h>
+
+#include <kjoin/controlplane.h>
+#include <kjoin/node.h>
+
+#include "internal.h"
+
+#define PEM_MAX (1 << 20)
+#define BACKDATE_S 300                  /* kubeadm's CertificateBackdate */
+#define VALIDITY_S (365LL * 24 * 3600) /* its CertificateValidityPeriod */
+
+int kjoin_cp__minor(int minor) { return minor ? minor : KJOIN_NEWEST_KUBEADM_MINOR; }
+
+kjoin_code kjoin_cp__read_pair(const kjoin_safedir *d, const char *file, char **crt, size_t *crt_len, char **key,
+                               size_t *key_len, bool *missing, kjoin_err *err)
+{
+    char name[128];
+    bool no_crt = true, no_key = true;
+    *crt = *key = NULL;
+    *crt_len = *key_len = 0;
+    snprintf(name, sizeof(name), "%s.crt", file);
+    kjoin_code rc = kjoin_safedir_read(d, name, PEM_MAX, false, crt, crt_len, &no_crt, err);
+    if (rc && no_crt)
+        rc = KJOIN_OK, *crt = NULL;
+    snprintf(name, sizeof(name), "%s.key", file);
+    if (!rc && (rc = kjoin_safedir_read(d, name, PEM_MAX, true, key, key_len, &no_key, err)) && no_key)
+        rc = KJOIN_OK, *key = NULL;
+    *missing = !*crt && !*key;
+    return rc;
+}
+
+kjoin_code kjoin_cp__load_ca(const kjoin_safedir *d, const char *cert_dir, const char *base, cp_pair *out,
+                             kjoin_err *err)
+{
+    char *crt, *key;
+    size_t crt_len, key_len;
+    bool missing;
+    const char *slash = strrchr(base, '/');
+    kjoin_code rc = kjoin_cp__read_pair(d, slash ? slash + 1 : base, &crt, &crt_len, &key, &key_len, &missing, err);
+    if (rc)
+        return rc;
+    STACK_OF(X509) *all = crt ? kjoin_certs__parse_certs(crt, crt_len) : NULL;
+    out->crt = all ? sk_X509_shift(all) : NULL;
+    sk_X509_pop_free(all, X509_free);
+    out->key = key ? kjoin_certs__parse_key(key, key_len) : NULL;
+    if (!crt)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.crt is missing: the shared certificates come first (downloaded "
+                           "with the certificate key, or copied from a control-plane node)", cert_dir, base);
+    else if (!out->crt || X509_check_ca(out->crt) != 1)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.crt is no CA certificate", cert_dir, base);
+    else if (key && (!out->key || EVP_PKEY_eq(X509_get0_pubkey(out->crt), out->key) != 1))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.key is not the key of %s.crt", cert_dir, base, base);
+    kjoin_free_wiped(crt, crt_len);
+    kjoin_free_wiped(key, key_len);
+    return rc;
+}
+
+void kjoin_cp__pair_release(cp_pair *p)
+{
+    X509_free(p->crt);
+    EVP_PKEY_free(p->key);
+    p->crt = NULL, p->key = NULL;
+}
+
+void kjoin_cp__judge(X509 *x, EVP_PKEY *k, const cp_pair *ca, const char *ca_name, int64_t now, char *why,
+                     size_t cap)
+{
+    *why = '\0';
+    if (!x || !k)
+        snprintf(why, cap, "only one of the pair is there, or one is not PEM");
+    else if (!kjoin_certs__issued_by(ca->crt, x))
+        snprintf(why, cap, "it is not signed by %s", ca_name);
+    else if (EVP_PKEY_eq(X509_get0_pubkey(x), k) != 1)
+        snprintf(why, cap, "the key is not the certificate's");
+    else if (kjoin_certs__not_after(x) <= now || kjoin_certs__not_before(x) > now)
+        snprintf(why, cap, "it is not valid now");
+}
+
+static kjoin_key_type key_type(const char *algorithm)
+{
+    return !strcmp(algorithm, "ECDSA-P256")   ? KJOIN_KEY_ECDSA_P256
+           : !strcmp(algorithm, "ECDSA-P384") ? KJOIN_KEY_ECDSA_P384
+           : !strcmp(algorithm, "RSA-3072")   ? KJOIN_KEY_RSA3072
+           : !strcmp(algorithm, "RSA-4096")   ? KJOIN_KEY_RSA4096
+                                              : KJOIN_KEY_RSA2048;
+}
+
+kjoin_code kjoin_cp__sign(cert_request *req, const kjoin_cluster_configuration *c, int minor, int64_t now,
+                          const cp_pair *ca, char **crt, char **key_pem, size_t *key_len, kjoin_err *err)
+{
+    *crt = *key_pem = NULL;
+    *key_len = 0;
+    if (!ca->key)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the CA's key is not there to sign \"%s\" with", req->cn);
+    req->not_before = now - BACKDATE_S;
+    req->not_after = now + (c->certificate_validity_s ? c->certificate_validity_s : VALIDITY_S);
+    req->go_subject = true;
+    req->no_basic_constraints = minor < 21; /* kubeadm wrote none on a leaf before 1.21 */
+    EVP_PKEY *key = kjoin_certs__new_key(key_type(c->encryption_algorithm), err);
+    X509 *x = key ? kjoin_certs__issue(req, key, ca->crt, ca->key, err) : NULL;
+    if (x) {
+        *crt = kjoin_certs__pem_certs(NULL, x);
+        *key_pem = kjoin_certs__pem_key(key);
+        *key_len = *key_pem ? strlen(*key_pem) : 0;
+    }
+    X509_free(x);
+    EVP_PKEY_free(key);
+    if (!x)
+        return KJOIN_E_OTHER;
+    return *crt && *key_pem ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+}
