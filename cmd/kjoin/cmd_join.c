@@ -53,7 +53,7 @@ enum {
     OPT_CERTIFICATE_KEY,
     OPT_CERTIFICATE_KEY_FILE,
     OPT_ADVERTISE_ADDRESS,
-    OPT_CONTROL_PLANE_REFUSED, /* kubeadm's control-plane join flags kjoin has no use for yet */
+    OPT_BIND_PORT,
 };
 
 static const cli_opt join_opts[] = {
@@ -99,7 +99,7 @@ static const cli_opt join_opts[] = {
     {OPT_CERTIFICATE_KEY_FILE, "certificate-key-file", 0, true, "FILE", "read --certificate-key from FILE (- for stdin)"},
     {OPT_ADVERTISE_ADDRESS, "apiserver-advertise-address", 0, true, "ADDR",
      "a control-plane node's API server address (default: the one it reaches the API server from)"},
-    {OPT_CONTROL_PLANE_REFUSED, "apiserver-bind-port", 0, true, "PORT", "kubeadm's control-plane join: refused"},
+    {OPT_BIND_PORT, "apiserver-bind-port", 0, true, "PORT", "a control-plane node's API server port (default 6443)"},
 };
 
 static const cli_verb join_verb = {
@@ -127,7 +127,6 @@ typedef struct join_args {
     bool skip_given;        /* --skip-phases named phases: it replaces the file's skipPhases */
     cli_format format;
     long verbosity;
-    const char *refused;    /* a control-plane flag given */
     bool kubeconfig;        /* kubeadm's --kubeconfig given: said once not to apply */
     kjoin_pinset *pins;
     char *secrets[3];       /* copies of the token flags, whose argv text is scrubbed at once */
@@ -162,9 +161,16 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     if (refused && !a->not_with_config)
         a->not_with_config = cli_current_flag;
     switch (id) {
-    case OPT_CONTROL_PLANE_REFUSED: a->refused = cli_current_flag; break;
     case OPT_CONTROL_PLANE: a->w.control_plane = true; break;
     case OPT_ADVERTISE_ADDRESS: a->w.advertise_address = arg; break;
+    case OPT_BIND_PORT: {
+        char *end;
+        long port = strtol(arg, &end, 10);
+        if (!*arg || *end || port < 1 || port > 65535)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "--apiserver-bind-port \"%.16s\" is not a port (1-65535)", arg);
+        a->w.bind_port = (int)port;
+        break;
+    }
     case OPT_CERTIFICATE_KEY:
         kjoin_free_wiped_str(a->certificate_key_text);
         a->certificate_key_text = strdup(arg);
@@ -237,6 +243,7 @@ static const cli_field flag_names[] = {
     {"control_plane", "--control-plane"},
     {"certificate_key", "--certificate-key"},
     {"advertise_address", "--apiserver-advertise-address"},
+    {"bind_port", "--apiserver-bind-port"},
     {"only", "kjoin join phase"},
 };
 
@@ -322,6 +329,15 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     s->only = f->only;
     s->tls_bootstrap = f->tls_bootstrap;
     s->bootstrap = f->bootstrap;
+    s->prepare = f->prepare;
+    /* The control-plane flags, when given, over the file's controlPlane. */
+    s->control_plane = s->control_plane || f->control_plane;
+    if (f->certificate_key)
+        s->certificate_key = f->certificate_key;
+    if (f->advertise_address)
+        s->advertise_address = f->advertise_address;
+    if (f->bind_port)
+        s->bind_port = f->bind_port;
     return KJOIN_OK;
 }
 
@@ -560,13 +576,9 @@ int cmd_join(int argc, char **argv)
         rc = (kjoin_code)parsed;
     }
     size_t n_args = rc ? 0 : (size_t)(argc - first);
-    if (!rc && a.refused)
-        rc = kjoin_err_set(&err, KJOIN_E_USAGE,
-                           "--%s is for joining a control-plane node, which kjoin does not do yet (but for its "
-                           "control-plane-prepare phase); use kubeadm join --control-plane for that", a.refused);
-    if (!rc && a.w.advertise_address && !a.w.control_plane)
-        rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--apiserver-advertise-address is for a control-plane join: add "
-                                                "--control-plane");
+    if (!rc && (a.w.advertise_address || a.w.bind_port) && !a.w.control_plane)
+        rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--apiserver-%s is for a control-plane join: add --control-plane",
+                           a.w.advertise_address ? "advertise-address" : "bind-port");
     if (!rc)
         rc = certificate_key(&a, &err);
     if (!rc && a.kubeconfig && a.verbosity >= 0)

@@ -39,6 +39,10 @@ typedef struct kjoin_join_config {
     size_t n_taints;
     char **extra_args;         /* nodeRegistration.kubeletExtraArgs as "name=value" */
     size_t n_extra_args;
+    /* controlPlane: a control-plane join (so far its control-plane-prepare phase). */
+    char *advertise_address;   /* controlPlane.localAPIEndpoint.advertiseAddress */
+    bool has_certificate_key;  /* controlPlane.certificateKey given: */
+    kjoin_certificate_key certificate_key; /* a secret, wiped on release */
     /* What the caller should log, one line each: other documents of the
      * stream, and fields that mean nothing for kjoin (criSocket, patches, ...). */
     size_t n_notes;
@@ -49,8 +53,8 @@ typedef struct kjoin_join_config {
  * kubeadm.k8s.io/v1beta3 or v1beta4 JoinConfiguration. Every field is
  * honoured (discovery, timeouts.discovery, nodeRegistration's name,
  * criSocket, taints, kubeletExtraArgs and ignorePreflightErrors, caCertPath,
- * skipPhases, dryRun), noted as not applying, or refused by name (controlPlane, unknown
- * fields), with its line and column; values are checked. *out is written
+ * skipPhases, dryRun, controlPlane's localAPIEndpoint and certificateKey), noted as not
+ * applying, or refused by name (unknown fields), with its line and column; values are checked. *out is written
  * only on success. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_config *out, kjoin_err *err);
 void kjoin_join_config_release(kjoin_join_config *c);

@@ -190,7 +190,8 @@ const char *kjoin_kubeconfig_file_name(int i);
 typedef struct kjoin_control_plane_kubeconfigs_spec {
     const char *kubernetes_dir;        /* where they go: /etc/kubernetes */
     const char *cert_dir;              /* the cluster CA is there */
-    const char *advertise_address;     /* this node's API server: https://ADDR:6443 */
+    const char *advertise_address;     /* this node's API server: https://ADDR:PORT */
+    int bind_port;                     /* PORT; 0: 6443 */
     const struct kjoin_cluster_configuration *cluster; /* clusterName, controlPlaneEndpoint, key type, lifetime */
     int minor;                         /* the cluster's release; 0: the newest's */
     bool force;                        /* replace one kubeadm would not keep */

@@ -63,6 +63,7 @@ typedef struct kjoin_worker_spec {
                                         * skipped (as kubeadm's), the shared CAs must be on disk already */
     const char *advertise_address;     /* this node's API server address; NULL: the address it reaches the
                                         * cluster's API server from */
+    int bind_port;                     /* this node's API server port; 0: 6443 */
 } kjoin_worker_spec;
 
 /* Zeroes *spec and sets the defaults: every phase, the default timeout,

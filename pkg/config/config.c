@@ -38,6 +38,8 @@ void kjoin_join_config_release(kjoin_join_config *c)
         free(c->extra_args[i]);
     free(c->taints);
     free(c->extra_args);
+    free(c->advertise_address);
+    kjoin_certificate_key_clear(&c->certificate_key);
     memset(c, 0, sizeof(*c));
 }
 
@@ -387,6 +389,39 @@ static kjoin_code read_patches(kjoin_yaml *y, yaml_node_t *root, kjoin_join_conf
     return keep(dir, &c->patches_dir, err);
 }
 
+/* controlPlane: the node's API server address and port, and the
+ * certificate key (checked, and never quoted). */
+static kjoin_code read_control_plane(kjoin_yaml *y, yaml_node_t *cp, kjoin_join_config *c, kjoin_err *err)
+{
+    static const char *const keys[] = {"localAPIEndpoint", "certificateKey"}, *const endpoint[] = {"advertiseAddress",
+                                                                                                      "bindPort"};
+    yaml_node_t *ep = NULL, *node;
+    const char *value;
+    kjoin_err in;
+    kjoin_code rc = only_keys(y, cp, "controlPlane", keys, 2, err);
+    c->spec.control_plane = true;
+    if (!rc && !(rc = string_field(y, cp, "controlPlane", "certificateKey", &value, &node, err)) && value) {
+        if ((rc = placed(kjoin_certificate_key_parse(value, &c->certificate_key, &in), "controlPlane.certificateKey",
+                         node, &in, err)))
+            return rc;
+        c->has_certificate_key = true;
+    }
+    if (rc || (rc = kjoin_yaml__get(y, cp, "localAPIEndpoint", &ep, BAD, err)) || !ep || kjoin_yaml__is_null(ep))
+        return rc;
+    if ((rc = only_keys(y, ep, "controlPlane.localAPIEndpoint", endpoint, 2, err)) ||
+        (rc = string_field(y, ep, "controlPlane.localAPIEndpoint", "advertiseAddress", &value, &node, err)) ||
+        (value && *value && (rc = keep(value, &c->advertise_address, err))) ||
+        (rc = string_field(y, ep, "controlPlane.localAPIEndpoint", "bindPort", &value, &node, err)) || !value)
+        return rc;
+    char *end;
+    long port = strtol(value, &end, 10);
+    if (!*value || *end || port < 0 || port > 65535)
+        return kjoin_err_set(err, BAD, "controlPlane.localAPIEndpoint.bindPort at line %zu is not a port",
+                             KJOIN_YAML_LINE(node));
+    c->spec.bind_port = (int)port;
+    return KJOIN_OK;
+}
+
 static kjoin_code read_top_level(kjoin_yaml *y, yaml_node_t *root, bool v1beta3, kjoin_join_config *c,
                                  kjoin_err *err)
 {
@@ -401,9 +436,8 @@ static kjoin_code read_top_level(kjoin_yaml *y, yaml_node_t *root, bool v1beta3,
     if ((rc = only_keys(y, root, "JoinConfiguration", keys, v1beta3 ? 9 : 10, err)) ||
         (rc = kjoin_yaml__get(y, root, "controlPlane", &cp, BAD, err)))
         return rc;
-    if (cp && !kjoin_yaml__is_null(cp))
-        return kjoin_err_set(err, BAD, "controlPlane at line %zu asks for a control-plane join, which kjoin does "
-                                       "not do; use kubeadm join for that", KJOIN_YAML_LINE(cp));
+    if (cp && !kjoin_yaml__is_null(cp) && (rc = read_control_plane(y, cp, c, err)))
+        return rc;
     if ((rc = read_patches(y, root, c, err)) || (rc = string_list(y, root, "", "skipPhases", &c->skip_phases, err)) ||
         (rc = bool_field(y, root, "JoinConfiguration", "dryRun", &c->spec.dry_run, err)) ||
         (rc = string_field(y, root, "JoinConfiguration", "caCertPath", &value, &node, err)) ||
@@ -477,6 +511,8 @@ static kjoin_code fill_spec(kjoin_join_config *c, kjoin_err *err)
     s->node.n_taints = c->n_taints;
     s->node.extra_args = (const char *const *)c->extra_args;
     s->node.n_extra_args = c->n_extra_args;
+    s->advertise_address = c->advertise_address;
+    s->certificate_key = c->has_certificate_key ? &c->certificate_key : NULL;
     if (kjoin_phases_parse(c->skip_phases, &s->skip, &in))
         return kjoin_err_set(err, KJOIN_E_USAGE, "skipPhases: %s", in.msg);
     return KJOIN_OK;

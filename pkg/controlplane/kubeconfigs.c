@@ -44,7 +44,8 @@ static void admin_server(const kjoin_control_plane_kubeconfigs_spec *s, const ch
         snprintf(out, cap, "%s", local);
         return;
     }
-    char host[300], port[8] = "6443";
+    char host[300], port[8];
+    snprintf(port, sizeof(port), "%d", s->bind_port ? s->bind_port : 6443);
     size_t len = e[0] == '[' ? strcspn(e, "]") + 1 : strchr(e, ':') == strrchr(e, ':') ? strcspn(e, ":") : strlen(e);
     snprintf(host, sizeof(host), "%.*s", (int)(e[0] == '[' ? len - 2 : len), e + (e[0] == '['));
     if (e[len] == ':')
@@ -114,7 +115,11 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs
     if (inet_pton(AF_INET, s->advertise_address, ip) != 1 && inet_pton(AF_INET6, s->advertise_address, ip) != 1)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
                              s->advertise_address);
-    url(s->advertise_address, "6443", local, sizeof(local)); /* kubeadm's bind port */
+    char port[8];
+    if (s->bind_port < 0 || s->bind_port > 65535)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's bind port %d is not a port", s->bind_port);
+    snprintf(port, sizeof(port), "%d", s->bind_port ? s->bind_port : 6443);
+    url(s->advertise_address, port, local, sizeof(local));
     admin_server(s, local, admin, sizeof(admin));
     kjoin_code rc = kjoin_safedir_open(s->cert_dir, 0, &certs, err);
     if (!rc)

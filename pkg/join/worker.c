@@ -233,7 +233,8 @@ static kjoin_code run_kubeconfigs(worker_run *r, kjoin_err *err)
     const kjoin_worker_spec *s = r->spec;
     logf_(r, 0, "[kubeconfig] Using kubeconfig folder \"%s\"", s->node.paths.kubernetes_dir);
     kjoin_control_plane_kubeconfigs_spec k = {.kubernetes_dir = s->node.paths.kubernetes_dir, .cert_dir = r->cert_dir,
-                                              .advertise_address = r->out->advertise_address, .cluster = r->cluster,
+                                              .advertise_address = r->out->advertise_address,
+                                              .bind_port = s->bind_port, .cluster = r->cluster,
                                               .minor = r->cluster->minor, .force = s->node.force,
                                               .now = (int64_t)time(NULL)};
     kjoin_code rc = kjoin_control_plane_kubeconfigs(&k, &r->out->kubeconfigs, err);
@@ -367,6 +368,11 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
         inet_pton(AF_INET6, s->advertise_address, ip) != 1)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
                              s->advertise_address);
+    if (s->bind_port < 0 || s->bind_port > 65535)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's bind port %d is not a port", s->bind_port);
+    if ((s->advertise_address || s->bind_port) && !s->control_plane)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`advertise_address` and `bind_port` are for a control-plane join: "
+                                                 "set `control_plane`");
     if (s->prepare & ~(unsigned)KJOIN_PREPARE_ALL)
         return kjoin_err_set(err, KJOIN_E_USAGE, "`prepare` names steps control-plane-prepare does not have");
     if (s->control_plane && s->dry_run)

@@ -176,6 +176,17 @@ cp_prepare_in() {
 cp_kubeadm_prepare() {
   . "$T/cp.env"
   local p
+  [ -s "$T/join.yaml" ] || cp_join_yaml
+  for p in download-certs certs kubeconfig; do
+    "$KBIN/kubeadm" join phase control-plane-prepare $p --config "$T/join.yaml" >>"$T/kubeadm.out" 2>&1 ||
+      { echo 1 >"$T/kubeadm.rc"; return; }
+  done
+  echo 0 >"$T/kubeadm.rc"
+}
+
+# cp_join_yaml [PORT]: the JoinConfiguration both tools read, for this node
+# (a bind port of its own when given).
+cp_join_yaml() {
   cat >"$T/join.yaml" <<YAML
 apiVersion: $E2E_KUBEADM_API
 kind: JoinConfiguration
@@ -190,12 +201,40 @@ controlPlane:
   certificateKey: "$(cat "$T/key")"
   localAPIEndpoint:
     advertiseAddress: $CP_ADDR
+$([ -z "${1:-}" ] || echo "    bindPort: $1")
 YAML
-  for p in download-certs certs kubeconfig; do
-    "$KBIN/kubeadm" join phase control-plane-prepare $p --config "$T/join.yaml" >>"$T/kubeadm.out" 2>&1 ||
-      { echo 1 >"$T/kubeadm.rc"; return; }
+}
+
+# cp_prepare_config (in a node): kjoin's control-plane-prepare from the same
+# file (v1.20's kubeadm reads only v1beta2, which kjoin refuses by name: the
+# same fields as v1beta3 there, so kjoin reads them as v1beta3).
+cp_prepare_config() {
+  sed 's#kubeadm.k8s.io/v1beta2#kubeadm.k8s.io/v1beta3#' "$T/join.yaml" >"$T/join-kjoin.yaml"
+  "$KJOIN" join phase control-plane-prepare --config "$T/join-kjoin.yaml" -o json >"$T/join.out" 2>"$T/join.err"
+  echo $? >"$T/join.rc"
+}
+
+# A JoinConfiguration's controlPlane (address, bind port, certificate key):
+# kjoin reads the file kubeadm reads and writes what kubeadm writes.
+t_e2e_controlplane_prepare_from_a_join_configuration() {
+  local rc=0 conf ours theirs
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" || return 1
+  declare -p CP_NODE CP_ADDR E2E_KUBEADM_API >"$T/cp.env" && . "$T/cp.env" && cp_join_yaml 6444 || return 1
+  NODE_NS=kjoin in_node cp_prepare_config
+  [ "$(cat "$T/join.rc")" = 0 ] || { fail "kjoin --config: exit $(cat "$T/join.rc"): $(tail -2 "$T/join.err")"; return 1; }
+  : >"$T/kubeadm.out"
+  node_setup && NODE_NS=kubeadm in_node cp_kubeadm_prepare
+  [ "$(cat "$T/kubeadm.rc")" = 0 ] || { fail "kubeadm --config: $(tail -3 "$T/kubeadm.out")"; return 1; }
+  for conf in $CP_CONFS; do
+    ours=$(cp_conf_describe kjoin "$conf") theirs=$(cp_conf_describe kubeadm "$conf")
+    [ "$ours" = "$theirs" ] ||
+      { fail "$conf differs from kubeadm's: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
   done
-  echo 0 >"$T/kubeadm.rc"
+  ours=$(cp_conf_describe kjoin scheduler.conf | sed -n 2p)
+  [ "$ours" = "https://$CP_ADDR:6444" ] || { fail "the bind port is not the scheduler's: $ours"; rc=1; }
+  [ "$(cp_describe kjoin apiserver)" = "$(cp_describe kubeadm apiserver)" ] || { fail "apiserver differs"; rc=1; }
+  ! grep -q "$CP_KEY" "$T/join.out" "$T/join.err" || { fail "the certificate key was printed"; rc=1; }
+  return $rc
 }
 
 CP_LEAVES="apiserver apiserver-kubelet-client front-proxy-client etcd/server etcd/peer etcd/healthcheck-client apiserver-etcd-client"
@@ -247,7 +286,8 @@ cp_certs_compare() {
   cp_prepare_in kjoin
   [ "$(cat "$T/join.rc")" = 0 ] || { fail "control-plane-prepare: exit $(cat "$T/join.rc"): $(tail -3 "$T/join.err")"; return 1; }
   : >"$T/kubeadm.out"
-  node_setup && declare -p CP_NODE CP_ADDR E2E_KUBEADM_API >"$T/cp.env" && NODE_NS=kubeadm in_node cp_kubeadm_prepare
+  node_setup && declare -p CP_NODE CP_ADDR E2E_KUBEADM_API >"$T/cp.env" && (. "$T/cp.env"; cp_join_yaml) &&
+    NODE_NS=kubeadm in_node cp_kubeadm_prepare
   [ "$(cat "$T/kubeadm.rc")" = 0 ] || { fail "kubeadm's control-plane-prepare: $(tail -3 "$T/kubeadm.out")"; return 1; }
   local ours theirs
   for leaf in $CP_LEAVES; do

@@ -302,8 +302,8 @@ patches:
   config_refused v1beta4 "skipPhases: [kubelet-strat]" 'unknown phase "kubelet-strat"' || return 1
   config_refused v1beta4 $'nodeRegistration:\n  ignorePreflightErrors: all' \
     "nodeRegistration.ignorePreflightErrors at line 4 must be a list" || return 1
-  # A control-plane join, an unknown field and a field of the other version are refused by name.
-  config_refused v1beta4 $'controlPlane:\n  certificateKey: abc' "controlPlane at line 4 asks for a control-plane join" || return 1
+  # A bad certificate key, an unknown field and a field of the other version are refused by name.
+  config_refused v1beta4 $'controlPlane:\n  certificateKey: abc' "controlPlane.certificateKey at line 4, column 19: the certificate key must be 64 hex digits" || return 1
   config_refused v1beta4 "discoveryy: {}" "unknown field JoinConfiguration.discoveryy at line 3" || return 1
   config_refused v1beta3 $'timeouts:\n  discovery: 1m' "unknown field JoinConfiguration.timeouts" || return 1
   config_refused v1beta4 $'nodeRegistration:\n  nmae: x' "unknown field nodeRegistration.nmae" || return 1

@@ -467,7 +467,13 @@ t_token_kubeadm_command_lines() {
     --discovery-token-ca-cert-hash "$PIN" || return 1
   local f
   kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --apiserver-bind-port=6443 || return 1
-  err_has "control-plane node, which kjoin does not do yet" || return 1
+  err_has "--apiserver-bind-port is for a control-plane join: add --control-plane" || return 1
+  local p
+  for p in 0 65536 6443x ""; do
+    kj 2 join phase control-plane-prepare/certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane \
+      "--apiserver-bind-port=$p" || return 1
+    err_has "--apiserver-bind-port \"$p\" is not a port (1-65535)" || return 1
+  done
   kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --apiserver-advertise-address=10.0.0.2 || return 1
   err_has "--apiserver-advertise-address is for a control-plane join: add --control-plane" || return 1
   # An advertise address that is none: refused before anything is asked of the cluster.

@@ -78,6 +78,34 @@ static void test_accepted_variants(void **state)
     }
 }
 
+/* controlPlane: a control-plane join's address, port and key. */
+static void test_control_plane(void **state)
+{
+    (void)state;
+    kjoin_join_config c;
+    kjoin_err err;
+    const char *yaml = V4(BT "controlPlane:\n  localAPIEndpoint: {advertiseAddress: 10.0.0.12, bindPort: 6444}\n"
+                             "  certificateKey: \"0101010101010101010101010101010101010101010101010101010101010101\"\n");
+    assert_int_equal(kjoin_join_config_parse(yaml, strlen(yaml), &c, &err), KJOIN_OK);
+    assert_true(c.spec.control_plane);
+    assert_string_equal(c.spec.advertise_address, "10.0.0.12");
+    assert_int_equal(c.spec.bind_port, 6444);
+    assert_ptr_equal(c.spec.certificate_key, &c.certificate_key); /* points at its new place */
+    assert_int_equal(c.certificate_key.bytes[31], 1);
+    kjoin_join_config_release(&c);
+    for (size_t i = 0; i < sizeof(c.certificate_key.bytes); i++)
+        assert_int_equal(c.certificate_key.bytes[i], 0); /* wiped */
+    const char *bare = V4(BT "controlPlane: {}\n");
+    assert_int_equal(kjoin_join_config_parse(bare, strlen(bare), &c, &err), KJOIN_OK);
+    assert_true(c.spec.control_plane);
+    assert_null(c.spec.certificate_key);
+    kjoin_join_config_release(&c);
+    /* The key is never quoted in a message. */
+    const char *bad = V4(BT "controlPlane:\n  certificateKey: 01010101010101010101010101010101010101010101010101010101010101zz\n");
+    assert_int_equal(kjoin_join_config_parse(bad, strlen(bad), &c, &err), KJOIN_E_USAGE);
+    assert_null(strstr(err.msg, "0101"));
+}
+
 static void test_rejections_name_field_and_place(void **state)
 {
     (void)state;
@@ -108,7 +136,10 @@ static void test_rejections_name_field_and_place(void **state)
         {V4(BT "  bootstrapToken: {}\n"), "duplicate key"},
         {"kind: [\n", "YAML error at line"},
         {V4(BT "  tlsBootstrapToken: nope\n"), "discovery.tlsBootstrapToken at line 7"},
-        {V4(BT "controlPlane:\n  certificateKey: x\n"), "asks for a control-plane join"},
+        {V4(BT "controlPlane:\n  certificateKey: x\n"), "controlPlane.certificateKey at line 8, column 19: the certificate key must be 64 hex digits"},
+        {V4(BT "controlPlane:\n  localAPIEndpoint: {bindPort: 70000}\n"), "controlPlane.localAPIEndpoint.bindPort at line 8 is not a port"},
+        {V4(BT "controlPlane:\n  localAPIEndpoint: {advertiseAdress: x}\n"), "unknown field controlPlane.localAPIEndpoint.advertiseAdress"},
+        {V4(BT "controlPlane:\n  certificatKey: x\n"), "unknown field controlPlane.certificatKey"},
         {V4(BT "discoveryy: {}\n"), "unknown field JoinConfiguration.discoveryy at line 7"},
         {V3(BT "timeouts: {discovery: 1m}\n"), "unknown field JoinConfiguration.timeouts"},
         {V4(BT "timeouts: {tlsBootstrp: 1m}\n"), "unknown field timeouts.tlsBootstrp"},
@@ -229,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_v1beta4_file_discovery),
         cmocka_unit_test(test_accepted_variants),
         cmocka_unit_test(test_rejections_name_field_and_place),
+        cmocka_unit_test(test_control_plane),
         cmocka_unit_test(test_fields_honoured_or_noted),
         cmocka_unit_test(test_yaml_scalars_as_go_yaml_reads_them),
     };
