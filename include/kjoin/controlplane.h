@@ -213,4 +213,30 @@ typedef struct kjoin_control_plane_kubeconfigs_result {
 kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs_spec *s,
                                           kjoin_control_plane_kubeconfigs_result *out, kjoin_err *err);
 
+/* ---- mark-control-plane (kubeadm's control-plane-join phase) --------------- */
+
+typedef struct kjoin_mark_control_plane_spec {
+    const char *admin_kubeconfig;      /* the node's admin.conf (control-plane-prepare's kubeconfig step) */
+    const char *node_name;
+    int minor;                         /* the cluster's release (labels and taint changed in 1.24); 0: the newest's */
+    const char *const *taints;         /* "key=value:Effect"; with taints_set, instead of kubeadm's default */
+    size_t n_taints;
+    bool taints_set;
+    int64_t timeout_ms;
+    const char *audit_id;
+    kjoin_log_fn log;
+    void *log_ctx;
+} kjoin_mark_control_plane_spec;
+
+/* Labels the Node as kubeadm's mark-control-plane does
+ * (node-role.kubernetes.io/control-plane and
+ * node.kubernetes.io/exclude-from-external-load-balancers; before 1.24
+ * node-role.kubernetes.io/master and control-plane) and adds the taints (by
+ * default node-role.kubernetes.io/control-plane:NoSchedule, before 1.24
+ * node-role.kubernetes.io/master:NoSchedule) to those the Node has: one
+ * merge patch, made against the version read (a conflict is read again).
+ * Errors: KJOIN_E_USAGE (admin.conf refused, a malformed taint),
+ * KJOIN_E_API (no such Node, refused), the API client's. */
+kjoin_code kjoin_mark_control_plane(const kjoin_mark_control_plane_spec *s, kjoin_err *err);
+
 #endif

@@ -58,6 +58,8 @@ typedef struct kjoin_node_spec {
     const char *ignore_preflight; /* comma-separated check names, or "all"; case does not matter */
     const char *const *taints;  /* "key=value:Effect" or "key:Effect", registered with the Node */
     size_t n_taints;
+    bool taints_set;            /* taints were given, an empty list too (a control-plane node then gets no
+                                 * default taint) */
     const char *const *extra_args; /* kubelet flags "name=value", over kjoin's own */
     size_t n_extra_args;
     const char *patches_dir;    /* kubeadm's patches directory; its kubeletconfiguration patches go into config.yaml */

@@ -21,7 +21,11 @@ enum {
     /* A control-plane join's first phase (so far its download-certs,
      * certs and kubeconfig steps, and only as the one phase run: kjoin
      * join phase). */
-    KJOIN_PHASE_CONTROL_PLANE_PREPARE = 8
+    KJOIN_PHASE_CONTROL_PLANE_PREPARE = 8,
+    /* Its control-plane-join phase: so far its mark-control-plane step,
+     * as the one phase run. */
+    KJOIN_PHASE_CONTROL_PLANE_JOIN = 16,
+    KJOIN_PHASES_CONTROL_PLANE = 24
 };
 
 /* control-plane-prepare's steps, by kubeadm's sub-phase names. */
@@ -84,8 +88,10 @@ typedef struct kjoin_worker_outcome {
     char advertise_address[64];        /* the node's certificates' address */
     kjoin_node_certs_result node_certs; /* control-plane-prepare's certs */
     kjoin_control_plane_kubeconfigs_result kubeconfigs; /* and its kubeconfig */
+    bool marked;                       /* control-plane-join's mark-control-plane */
     unsigned ran;                      /* the phases that ran to the end */
-    int64_t phase_ms[4];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare
+    int64_t phase_ms[5];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
+                                        * control-plane-join
                                         * (discovery's own time is join.result.elapsed_ms) */
 } kjoin_worker_outcome;
 

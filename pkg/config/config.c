@@ -284,6 +284,7 @@ static kjoin_code read_taints(kjoin_yaml *y, yaml_node_t *nr, kjoin_join_config 
         return rc;
     if (seq->type != YAML_SEQUENCE_NODE)
         return kjoin_err_set(err, BAD, "nodeRegistration.taints at line %zu must be a list", KJOIN_YAML_LINE(seq));
+    c->spec.node.taints_set = true;
     for (size_t i = 0; i < kjoin_yaml__len(seq); i++) {
         yaml_node_t *t = kjoin_yaml__item(y, seq, i);
         const char *key, *value, *effect;

@@ -104,7 +104,7 @@ static kjoin_code run_wait(worker_run *r, kjoin_err *err) { return kjoin_kubelet
  * skipping preflight and kubelet-start; a K3s cluster). */
 static bool discovering_alone(const worker_run *r)
 {
-    return !(r->phases & (KJOIN_PHASE_ALL | KJOIN_PHASE_CONTROL_PLANE_PREPARE));
+    return !(r->phases & (KJOIN_PHASE_ALL | KJOIN_PHASES_CONTROL_PLANE));
 }
 
 /* Discovery alone leaves its kubeconfig (and the CA where one was asked
@@ -181,6 +181,24 @@ static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
                                                 time_left(r), s->join.audit_id, s->join.log, s->join.log_ctx,
                                                 r->cluster, r->cert_dir, sizeof(r->cert_dir), err);
     memcpy(r->out->certs.cert_dir, r->cert_dir, sizeof(r->cert_dir));
+    return rc;
+}
+
+static bool control_plane_phase(const worker_run *r) { return r->phases & KJOIN_PHASES_CONTROL_PLANE; }
+
+/* kubeadm's mark-control-plane, with the node's admin.conf. */
+static kjoin_code run_mark(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    char admin[4200];
+    snprintf(admin, sizeof(admin), "%s/admin.conf", s->node.paths.kubernetes_dir);
+    kjoin_mark_control_plane_spec m = {.admin_kubeconfig = admin, .node_name = r->out->node_name.name,
+                                       .minor = r->cluster->minor, .taints = s->node.taints,
+                                       .n_taints = s->node.n_taints, .taints_set = s->node.taints_set,
+                                       .timeout_ms = time_left(r), .audit_id = s->join.audit_id, .log = s->join.log,
+                                       .log_ctx = s->join.log_ctx};
+    kjoin_code rc = kjoin_mark_control_plane(&m, err);
+    r->out->marked = !rc;
     return rc;
 }
 
@@ -263,7 +281,7 @@ static bool needs_discovery(const worker_run *r);
 static const step steps[] = {
     {"preflight", KJOIN_PHASE_PREFLIGHT, NEEDS_PLAN, NULL, run_preflight},
     {NULL, 0, NEEDS_PLAN, needs_discovery, run_discovery},
-    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, NULL, run_read_cluster},
+    {NULL, 0, NEEDS_DISCOVERY, control_plane_phase, run_read_cluster},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_download, run_download_certs},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_address, run_advertise_address},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_node_certs, run_node_certs},
@@ -278,7 +296,7 @@ static const step steps[] = {
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_launch},
     {"etcd-join", 0, 0, NULL, NULL},
     {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0, for_real, run_wait},
-    {"control-plane-join", 0, 0, NULL, NULL},
+    {"control-plane-join", KJOIN_PHASE_CONTROL_PLANE_JOIN, NEEDS_DISCOVERY, NULL, run_mark},
     {"wait-control-plane", 0, 0, NULL, NULL},
 };
 #define N_STEPS (sizeof(steps) / sizeof(steps[0]))
@@ -353,13 +371,15 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
         if (paths[i].value && !*paths[i].value)
             return kjoin_err_set(err, KJOIN_E_USAGE, "`%s` is empty", paths[i].field);
-    if (s->only & (s->only - 1) || s->only & ~(unsigned)(KJOIN_PHASE_ALL | KJOIN_PHASE_CONTROL_PLANE_PREPARE))
+    if (s->only & (s->only - 1) || s->only & ~(unsigned)(KJOIN_PHASE_ALL | KJOIN_PHASES_CONTROL_PLANE))
         return kjoin_err_set(err, KJOIN_E_USAGE, "`only` names one phase");
-    if (s->control_plane != (s->only == KJOIN_PHASE_CONTROL_PLANE_PREPARE))
+    if (s->control_plane != !!(s->only & KJOIN_PHASES_CONTROL_PLANE))
         return kjoin_err_set(err, KJOIN_E_USAGE, s->control_plane
-                                 ? "a control-plane join runs only its control-plane-prepare phase (download-certs, "
-                                   "certs and kubeconfig) so far, run as the one phase (`only`); join the node with kubeadm"
-                                 : "control-plane-prepare is a control-plane join's phase: set `control_plane`");
+                                 ? "a control-plane join runs only its control-plane-prepare (download-certs, certs, "
+                                   "kubeconfig) and control-plane-join (mark-control-plane) phases so far, each as the "
+                                   "one phase (`only`); join the node with kubeadm"
+                                 : "control-plane-prepare and control-plane-join are a control-plane join's phases: set "
+                                   "`control_plane`");
     if (s->control_plane && !s->certificate_key && s->prepare == KJOIN_PREPARE_DOWNLOAD_CERTS)
         return kjoin_err_set(err, KJOIN_E_USAGE, "download-certs needs `certificate_key`, the key kubeadm init "
                                                  "--upload-certs printed");

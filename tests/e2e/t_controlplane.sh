@@ -387,3 +387,76 @@ t_e2e_controlplane_certs_refusals() {
   cp_cluster_names restore || rc=1
   return $rc
 }
+
+# ---- control-plane-join: mark-control-plane -------------------------------------
+
+# cp_mark (in a node): kjoin's mark-control-plane with the node's admin.conf.
+cp_mark() {
+  . "$T/cp.env"
+  "$KJOIN" join phase control-plane-join/mark-control-plane "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --node-name "$CP_NODE" -o json >"$T/join.out" 2>"$T/join.err"
+  echo $? >"$T/join.rc"
+}
+cp_kubeadm_mark() {
+  cp_kubeadm_prepare
+  [ "$(cat "$T/kubeadm.rc")" = 0 ] || return
+  "$KBIN/kubeadm" join phase control-plane-join mark-control-plane --config "$T/join.yaml" --v=1 >>"$T/kubeadm.out" 2>&1
+  echo $? >"$T/kubeadm.rc"
+}
+
+# cp_node NAME: a Node as its kubelet would have registered it, with a taint
+# and a label of the operator's.
+cp_node() {
+  kc apply -f - >/dev/null <<JSON
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$1", "labels": {"example.com/rack": "r1", "kubernetes.io/hostname": "$1"}},
+ "spec": {"taints": [{"key": "example.com/dedicated", "value": "db", "effect": "NoExecute"}]}}
+JSON
+}
+# cp_marks NAME: the Node's labels (but its host name) and taints, sorted.
+cp_marks() {
+  kc get node "$1" -o json |
+    jq -c '[(.metadata.labels | del(."kubernetes.io/hostname")), (.spec.taints // [] | map({key, value, effect}) | sort_by(.key))]'
+}
+
+t_e2e_controlplane_mark_as_kubeadm() {
+  local rc=0 ours theirs CP_NODE=$CP_NODE
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" || return 1
+  # kubeadm init binds its admins' group to cluster-admin (1.29 on); the suite's cluster was not made by kubeadm init.
+  kc create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin --group=kubeadm:cluster-admins \
+    >/dev/null 2>&1
+  cp_node mark-kjoin && cp_node mark-kubeadm || return 1
+  CP_NODE=mark-kjoin cp_prepare_in markk
+  [ "$(cat "$T/join.rc")" = 0 ] || { fail "prepare: $(tail -2 "$T/join.err")"; rc=1; }
+  NODE_NS=markk in_node cp_mark
+  [ "$(cat "$T/join.rc")" = 0 ] && jq -e '.controlPlaneMarked' "$T/join.out" >/dev/null ||
+    { fail "mark-control-plane: exit $(cat "$T/join.rc"): $(tail -2 "$T/join.err")"; rc=1; }
+  : >"$T/kubeadm.out"
+  (CP_NODE=mark-kubeadm; declare -p CP_NODE CP_ADDR E2E_KUBEADM_API >"$T/cp.env"; . "$T/cp.env"; cp_join_yaml) &&
+    node_setup && NODE_NS=markb in_node cp_kubeadm_mark
+  [ "$(cat "$T/kubeadm.rc")" = 0 ] || { fail "kubeadm's mark-control-plane: $(tail -3 "$T/kubeadm.out")"; rc=1; }
+  ours=$(cp_marks mark-kjoin) theirs=$(cp_marks mark-kubeadm)
+  [ "$ours" = "$theirs" ] ||
+    { fail "the Node's marks differ from kubeadm's: kjoin $ours, kubeadm $theirs ($(tail -6 "$T/kubeadm.out" | cut -c1-200 | tr "\n" " "))"; rc=1; }
+  case $ours in
+  *'"example.com/rack":"r1"'*'control-plane":""'*'"example.com/dedicated"'*'NoSchedule'*) ;;
+  *) fail "the marks are not the control plane's or lost the operator's: $ours"; rc=1 ;;
+  esac
+  # Again: the same marks, no taint twice.
+  CP_NODE=mark-kjoin; declare -p CP_NODE >"$T/cp.env"
+  NODE_NS=markk in_node cp_mark
+  [ "$(cat "$T/join.rc")" = 0 ] && [ "$(cp_marks mark-kjoin)" = "$ours" ] ||
+    { fail "a second mark changed the Node: $(cp_marks mark-kjoin)"; rc=1; }
+  # A Node that is not there: the API's NotFound, exit 6.
+  CP_NODE=mark-nowhere; declare -p CP_NODE >"$T/cp.env"
+  NODE_NS=markk in_node cp_mark
+  [ "$(cat "$T/join.rc")" = 6 ] && grep -q "get the Node" "$T/join.err" ||
+    { fail "a missing Node: exit $(cat "$T/join.rc"): $(tail -1 "$T/join.err")"; rc=1; }
+  # No admin.conf (control-plane-prepare did not run there): exit 2, the Node untouched.
+  CP_NODE=mark-kubeadm; declare -p CP_NODE >"$T/cp.env"
+  theirs=$(cp_marks mark-kubeadm)
+  NODE_NS=markn in_node cp_mark
+  [ "$(cat "$T/join.rc")" = 2 ] && grep -q "admin.conf" "$T/join.err" && [ "$(cp_marks mark-kubeadm)" = "$theirs" ] ||
+    { fail "no admin.conf: exit $(cat "$T/join.rc"): $(tail -1 "$T/join.err")"; rc=1; }
+  kc delete node mark-kjoin mark-kubeadm >/dev/null 2>&1
+  return $rc
+}

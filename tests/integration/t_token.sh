@@ -484,15 +484,15 @@ t_token_kubeadm_command_lines() {
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$C/token" || return 1
   err_has "must be 64 hex digits" || return 1
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "a control-plane join runs only its control-plane-prepare phase (download-certs, certs and kubeconfig) so far" || return 1
+  err_has "a control-plane join runs only its control-plane-prepare (download-certs, certs, kubeconfig) and control-plane-join (mark-control-plane) phases so far" || return 1
   kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" "--certificate-key=0123" || return 1
   err_has "--certificate-key is for a control-plane join: add --control-plane" || return 1
   kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
-  err_has "control-plane-prepare is a control-plane join's phase: set --control-plane" || return 1
+  err_has "control-plane-prepare and control-plane-join are a control-plane join's phases: set --control-plane" || return 1
   kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
   err_has "download-certs needs --certificate-key" || return 1
   kj 2 join phase control-plane-prepare/control-plane $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "its control-plane step and the control-plane join's other phases are not there yet" || return 1
+  err_has "the control-plane join's other steps are not there yet" || return 1
   # A K3s cluster has no kubeadm-certs: refused before anything is asked of it.
   kj 2 join phase control-plane-prepare/download-certs "127.0.0.1:1" --token "K10$(printf '%064d' 0)::server:pw" \
     --control-plane --certificate-key "$(printf '%064d' 1)" || return 1

@@ -229,7 +229,8 @@ static void test_phases(void **state)
     m = 0;
     assert_int_equal(kjoin_phases_parse("control-plane-prepare/all,control-plane-join,kubelet-wait-bootstrap", &m, &err),
                      KJOIN_OK);
-    assert_int_equal(m, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP | KJOIN_PHASE_CONTROL_PLANE_PREPARE);
+    assert_int_equal(m, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP | KJOIN_PHASE_CONTROL_PLANE_PREPARE |
+                            KJOIN_PHASE_CONTROL_PLANE_JOIN);
     const char *bad[] = {"kubelet", "preflight,kubelet-strat", "Preflight", "kubelet-start-x", "preflight/all/x,x"};
     for (size_t i = 0; i < TU_LEN(bad); i++) {
         m = 0;

@@ -1,0 +1,144 @@
+/* kubeadm's mark-control-plane: the Node's control-plane labels and taints,
+ * with the node's admin.conf. */
+#include <kjoin/controlplane.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include <kjoin/kubeapi.h>
+
+#define logf_(s, level, ...) kjoin_logf((s)->log, (s)->log_ctx, level, __VA_ARGS__)
+#define CONFLICTS_MAX 5
+
+/* A taint "key[=value]:Effect" as the API's object. */
+static json_object *taint_json(const char *text)
+{
+    char key[320] = "", value[320] = "";
+    const char *colon = strrchr(text, ':'), *eq = strchr(text, '=');
+    if (!colon || colon == text || (eq && eq > colon))
+        return NULL;
+    size_t klen = (size_t)((eq ? eq : colon) - text);
+    if (klen >= sizeof(key) || (eq && (size_t)(colon - eq - 1) >= sizeof(value)))
+        return NULL;
+    memcpy(key, text, klen);
+    if (eq)
+        memcpy(value, eq + 1, (size_t)(colon - eq - 1));
+    json_object *t = json_object_new_object();
+    json_object_object_add(t, "key", json_object_new_string(key));
+    if (*value)
+        json_object_object_add(t, "value", json_object_new_string(value));
+    json_object_object_add(t, "effect", json_object_new_string(colon + 1));
+    return t;
+}
+
+static const char *field(json_object *o, const char *k)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                             : "";
+}
+
+/* kubeadm's taintExists: key, value and effect equal (timeAdded too, which
+ * neither side sets here). */
+static bool same_taint(json_object *a, json_object *b)
+{
+    return !strcmp(field(a, "key"), field(b, "key")) && !strcmp(field(a, "value"), field(b, "value")) &&
+           !strcmp(field(a, "effect"), field(b, "effect"));
+}
+
+/* The patch for node (as read): the labels, and the wanted taints followed
+ * by those the Node has that are not among them, at its resourceVersion. */
+static kjoin_code patch_for(const kjoin_mark_control_plane_spec *s, json_object *node, char **out, kjoin_err *err)
+{
+    int minor = s->minor ? s->minor : KJOIN_NEWEST_KUBEADM_MINOR;
+    json_object *meta, *spec, *had = NULL, *rv;
+    if (!json_object_object_get_ex(node, "metadata", &meta) || !json_object_object_get_ex(meta, "resourceVersion", &rv) ||
+        !json_object_is_type(rv, json_type_string))
+        return kjoin_err_set(err, KJOIN_E_API, "the Node %s has no resourceVersion", s->node_name);
+    if (json_object_object_get_ex(node, "spec", &spec))
+        json_object_object_get_ex(spec, "taints", &had);
+    json_object *patch = json_object_new_object(), *pmeta = json_object_new_object(), *labels = json_object_new_object(),
+                *pspec = json_object_new_object(), *taints = json_object_new_array();
+    json_object_object_add(pmeta, "resourceVersion", json_object_get(rv));
+    const char *const new_labels[] = {"node-role.kubernetes.io/control-plane",
+                                      "node.kubernetes.io/exclude-from-external-load-balancers"},
+                      *const old_labels[] = {"node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"};
+    for (int i = 0; i < 2; i++)
+        json_object_object_add(labels, (minor < 24 ? old_labels : new_labels)[i], json_object_new_string(""));
+    json_object_object_add(pmeta, "labels", labels);
+    json_object_object_add(patch, "metadata", pmeta);
+    const char *fallback = minor < 24 ? "node-role.kubernetes.io/master:NoSchedule"
+                                      : "node-role.kubernetes.io/control-plane:NoSchedule";
+    kjoin_code rc = KJOIN_OK;
+    size_t n = s->taints_set ? s->n_taints : 1;
+    for (size_t i = 0; !rc && i < n; i++) {
+        json_object *t = taint_json(s->taints_set ? s->taints[i] : fallback);
+        if (!t)
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "the taint \"%.80s\" is not key[=value]:Effect", s->taints[i]);
+        else
+            json_object_array_add(taints, t);
+    }
+    size_t wanted = json_object_array_length(taints);
+    for (size_t i = 0; !rc && json_object_is_type(had, json_type_array) && i < json_object_array_length(had); i++) {
+        json_object *t = json_object_array_get_idx(had, i);
+        bool dup = false;
+        for (size_t k = 0; k < wanted; k++)
+            dup |= same_taint(t, json_object_array_get_idx(taints, k));
+        if (!dup)
+            json_object_array_add(taints, json_object_get(t));
+    }
+    json_object_object_add(pspec, "taints", taints);
+    json_object_object_add(patch, "spec", pspec);
+    if (!rc && !(*out = strdup(json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN |
+                                                                         JSON_C_TO_STRING_NOSLASHESCAPE))))
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    json_object_put(patch);
+    return rc;
+}
+
+kjoin_code kjoin_mark_control_plane(const kjoin_mark_control_plane_spec *s, kjoin_err *err)
+{
+    kjoin_kubeapi_config cfg;
+    kjoin_kubeapi *api = NULL;
+    char path[320];
+    kjoin_code rc = kjoin_kubeapi_config_load(s->admin_kubeconfig, NULL, &cfg, err);
+    if (rc)
+        return rc;
+    kjoin_kubeapi_options o = {.timeout_ms = s->timeout_ms > 0 ? s->timeout_ms : 1, .audit_id = s->audit_id,
+                               .log = s->log, .log_ctx = s->log_ctx};
+    if ((rc = kjoin_kubeapi_new(&cfg, &o, &api, err))) {
+        kjoin_kubeapi_config_release(&cfg);
+        return rc;
+    }
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", s->node_name);
+    logf_(s, 0, "[mark-control-plane] Marking the node %s as control-plane", s->node_name);
+    for (int attempt = 0;; attempt++) {
+        kjoin_kubeapi_response resp;
+        json_object *node = NULL;
+        char *patch = NULL;
+        if ((rc = kjoin_kubeapi_request(api, "GET", path, NULL, &resp, err)))
+            break;
+        if (!(rc = kjoin_kubeapi_check(&resp, "get the Node", err)) &&
+            !(node = json_tokener_parse(resp.body ? resp.body : "")))
+            rc = kjoin_err_set(err, KJOIN_E_API, "the Node %s is not JSON", s->node_name);
+        kjoin_kubeapi_response_release(&resp);
+        if (!rc)
+            rc = patch_for(s, node, &patch, err);
+        json_object_put(node);
+        if (!rc && !(rc = kjoin_kubeapi_request(api, "PATCH", path, patch, &resp, err))) {
+            bool conflict = resp.status == 409 && attempt + 1 < CONFLICTS_MAX;
+            rc = conflict ? KJOIN_OK : kjoin_kubeapi_check(&resp, "label and taint the Node", err);
+            kjoin_kubeapi_response_release(&resp);
+            free(patch);
+            if (conflict) /* someone wrote the Node between the read and the patch: read it again */
+                continue;
+            break;
+        }
+        free(patch);
+        break;
+    }
+    kjoin_kubeapi_free(api);
+    return rc;
+}
