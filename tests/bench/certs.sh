@@ -7,6 +7,10 @@
 # certificates directory (the cluster's certificatesDir points into this
 # run's scratch root, so nothing of the machine's is touched). Reports the
 # median and p90 of each and their peak RSS. BENCH_CERTS_RUNS runs each (20).
+# A second row adds the certs step: the node's own seven pairs, each tool's
+# two runs (download-certs, then certs) against kubeadm's two. (The
+# kubeconfig step writes into /etc/kubernetes, which a benchmark on this
+# machine must not touch.)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/cluster.sh"
@@ -28,10 +32,23 @@ kubeadm_run=(sh -c 'rm -rf "$0" && exec "$@" >/dev/null' "$pki" "$KBIN/kubeadm" 
              "${args[@]}" --certificate-key "$CP_KEY")
 "${kjoin_run[@]}" && cmp -s "$T/src/etcd/ca.key" "$pki/etcd/ca.key" || { echo "bench: kjoin's download-certs failed" >&2; exit 1; }
 "${kubeadm_run[@]}" && cmp -s "$T/src/etcd/ca.key" "$pki/etcd/ca.key" || { echo "bench: kubeadm's download-certs failed" >&2; exit 1; }
-m=$("$TOOLS/measure" "$RUNS" "${kjoin_run[@]}" ::: "${kubeadm_run[@]}") || { echo "bench: a run failed" >&2; exit 1; }
-k=$(sed -n 1p <<<"$m"); a=$(sed -n 2p <<<"$m")
 get() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
-awk -v km="$(get median_ms "$k")" -v am="$(get median_ms "$a")" -v kp="$(get p90_ms "$k")" -v ap="$(get p90_ms "$a")" \
-    -v kr="$(get peak_rss_kib "$k")" -v ar="$(get peak_rss_kib "$a")" -v v="$E2E_VERSION" -v n="$RUNS" 'BEGIN {
-  printf "download-certs %s, %d runs each: kjoin %.1f ms (p90 %.1f), kubeadm %.1f ms (p90 %.1f): time %.2fx; peak RSS kjoin %d KiB, kubeadm %d KiB (%.2fx)\n",
-         v, n, km, kp, am, ap, km / am, kr, ar, kr / ar }'
+row() { # TITLE: measure kjoin_run against kubeadm_run and print the row
+  local m k a
+  m=$("$TOOLS/measure" "$RUNS" "${kjoin_run[@]}" ::: "${kubeadm_run[@]}") || { echo "bench: a run failed" >&2; exit 1; }
+  k=$(sed -n 1p <<<"$m"); a=$(sed -n 2p <<<"$m")
+  awk -v km="$(get median_ms "$k")" -v am="$(get median_ms "$a")" -v kp="$(get p90_ms "$k")" -v ap="$(get p90_ms "$a")" \
+      -v kr="$(get peak_rss_kib "$k")" -v ar="$(get peak_rss_kib "$a")" -v v="$E2E_VERSION" -v n="$RUNS" -v t="$1" 'BEGIN {
+    printf "%s %s, %d runs each: kjoin %.1f ms (p90 %.1f), kubeadm %.1f ms (p90 %.1f): time %.2fx; peak RSS kjoin %d KiB, kubeadm %d KiB (%.2fx)\n",
+           t, v, n, km, kp, am, ap, km / am, kr, ar, kr / ar }'
+}
+row download-certs
+node=(--node-name cp-bench --apiserver-advertise-address 192.0.2.2)
+kjoin_run=(sh -c 'rm -rf "$0" && "$1" join phase control-plane-prepare/download-certs "${@:3}" --certificate-key-file "$2" &&
+           exec "$1" join phase control-plane-prepare/certs "${@:3}"' "$pki" "$KJOIN" "$T/key" "${args[@]}" -q "${node[@]}")
+kubeadm_run=(sh -c 'rm -rf "$0" && "$1" join phase control-plane-prepare download-certs "${@:4}" --certificate-key "$2" >/dev/null &&
+             exec "$1" join phase control-plane-prepare certs "${@:4}" --node-name cp-bench --apiserver-advertise-address 192.0.2.2 >/dev/null'
+             "$pki" "$KBIN/kubeadm" "$CP_KEY" _ "${args[@]}")
+"${kjoin_run[@]}" && [ -s "$pki/etcd/peer.key" ] || { echo "bench: kjoin's prepare failed" >&2; exit 1; }
+"${kubeadm_run[@]}" && [ -s "$pki/etcd/peer.key" ] || { echo "bench: kubeadm's prepare failed" >&2; exit 1; }
+row "download-certs + certs"

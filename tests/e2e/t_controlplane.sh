@@ -250,10 +250,10 @@ cp_cert_describe() {
   end=$(date -d "$(openssl x509 -in "$f" -noout -enddate | cut -d= -f2)" +%s)
   openssl x509 -in "$f" -noout -subject -issuer -nameopt RFC2253
   for e in subjectAltName keyUsage extendedKeyUsage basicConstraints; do # one at a time: Go orders them otherwise
-    openssl x509 -in "$f" -noout -ext $e | sed 's/^ *//'
+    openssl x509 -in "$f" -noout -ext $e 2>/dev/null | sed 's/^ *//'
   done
   openssl x509 -in "$f" -noout -text | grep -o 'Public-Key: ([0-9]* bit)\|ASN1 OID: [a-z0-9]*' | head -1
-  echo "days: $(((end - $(date +%s)) / 86400))"
+  echo "days: $(((end - $(date +%s) + 43200) / 86400))" # rounded: the two were made seconds apart
   [ "$(openssl x509 -in "$f" -noout -pubkey)" = "$(openssl pkey -in "$2" -pubout 2>/dev/null)" ] && echo "key: the certificate's"
 }
 
