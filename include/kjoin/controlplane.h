@@ -238,5 +238,10 @@ typedef struct kjoin_mark_control_plane_spec {
  * Errors: KJOIN_E_USAGE (admin.conf refused, a malformed taint),
  * KJOIN_E_API (no such Node, refused), the API client's. */
 kjoin_code kjoin_mark_control_plane(const kjoin_mark_control_plane_spec *s, kjoin_err *err);
+/* The merge patch for the Node as the API server answered it (untrusted
+ * JSON): newly-allocated. Errors: KJOIN_E_API (not a Node object, no
+ * resourceVersion), KJOIN_E_USAGE (a malformed taint given). */
+kjoin_code kjoin_mark_control_plane_patch(const kjoin_mark_control_plane_spec *s, const char *node_json, size_t len,
+                                          char **out, kjoin_err *err);
 
 #endif

@@ -52,12 +52,15 @@ static bool same_taint(json_object *a, json_object *b)
  * by those the Node has that are not among them, at its resourceVersion. */
 static kjoin_code patch_for(const kjoin_mark_control_plane_spec *s, json_object *node, char **out, kjoin_err *err)
 {
+    *out = NULL;
+    if (!json_object_is_type(node, json_type_object))
+        return kjoin_err_set(err, KJOIN_E_API, "the Node %s is not a JSON object", s->node_name);
     int minor = s->minor ? s->minor : KJOIN_NEWEST_KUBEADM_MINOR;
     json_object *meta, *spec, *had = NULL, *rv;
     if (!json_object_object_get_ex(node, "metadata", &meta) || !json_object_object_get_ex(meta, "resourceVersion", &rv) ||
         !json_object_is_type(rv, json_type_string))
         return kjoin_err_set(err, KJOIN_E_API, "the Node %s has no resourceVersion", s->node_name);
-    if (json_object_object_get_ex(node, "spec", &spec))
+    if (json_object_object_get_ex(node, "spec", &spec) && json_object_is_type(spec, json_type_object))
         json_object_object_get_ex(spec, "taints", &had);
     json_object *patch = json_object_new_object(), *pmeta = json_object_new_object(), *labels = json_object_new_object(),
                 *pspec = json_object_new_object(), *taints = json_object_new_array();
@@ -83,7 +86,7 @@ static kjoin_code patch_for(const kjoin_mark_control_plane_spec *s, json_object 
     size_t wanted = json_object_array_length(taints);
     for (size_t i = 0; !rc && json_object_is_type(had, json_type_array) && i < json_object_array_length(had); i++) {
         json_object *t = json_object_array_get_idx(had, i);
-        bool dup = false;
+        bool dup = !json_object_is_type(t, json_type_object); /* not a taint: the API server refuses it, so drop it */
         for (size_t k = 0; k < wanted; k++)
             dup |= same_taint(t, json_object_array_get_idx(taints, k));
         if (!dup)
@@ -95,6 +98,20 @@ static kjoin_code patch_for(const kjoin_mark_control_plane_spec *s, json_object 
                                                                          JSON_C_TO_STRING_NOSLASHESCAPE))))
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     json_object_put(patch);
+    return rc;
+}
+
+kjoin_code kjoin_mark_control_plane_patch(const kjoin_mark_control_plane_spec *s, const char *node_json, size_t len,
+                                          char **out, kjoin_err *err)
+{
+    json_tokener *tok = json_tokener_new();
+    json_object *node = tok ? json_tokener_parse_ex(tok, node_json, (int)len) : NULL;
+    bool whole = tok && json_tokener_get_error(tok) == json_tokener_success &&
+                 json_tokener_get_parse_end(tok) == len;
+    json_tokener_free(tok);
+    kjoin_code rc = whole ? patch_for(s, node, out, err)
+                          : kjoin_err_set(err, KJOIN_E_API, "the Node %s is not JSON", s->node_name);
+    json_object_put(node);
     return rc;
 }
 
@@ -116,17 +133,12 @@ kjoin_code kjoin_mark_control_plane(const kjoin_mark_control_plane_spec *s, kjoi
     logf_(s, 0, "[mark-control-plane] Marking the node %s as control-plane", s->node_name);
     for (int attempt = 0;; attempt++) {
         kjoin_kubeapi_response resp;
-        json_object *node = NULL;
         char *patch = NULL;
         if ((rc = kjoin_kubeapi_request(api, "GET", path, NULL, &resp, err)))
             break;
-        if (!(rc = kjoin_kubeapi_check(&resp, "get the Node", err)) &&
-            !(node = json_tokener_parse(resp.body ? resp.body : "")))
-            rc = kjoin_err_set(err, KJOIN_E_API, "the Node %s is not JSON", s->node_name);
+        if (!(rc = kjoin_kubeapi_check(&resp, "get the Node", err)))
+            rc = kjoin_mark_control_plane_patch(s, resp.body ? resp.body : "", resp.body ? resp.len : 0, &patch, err);
         kjoin_kubeapi_response_release(&resp);
-        if (!rc)
-            rc = patch_for(s, node, &patch, err);
-        json_object_put(node);
         if (!rc && !(rc = kjoin_kubeapi_request(api, "PATCH", path, patch, &resp, err))) {
             bool conflict = resp.status == 409 && attempt + 1 < CONFLICTS_MAX;
             rc = conflict ? KJOIN_OK : kjoin_kubeapi_check(&resp, "label and taint the Node", err);

@@ -471,6 +471,56 @@ static void test_kubeconfigs_as_kubeadm(void **state)
     tu_rmtree(dir);
 }
 
+/* ---- mark-control-plane ------------------------------------------------------ */
+
+static void test_mark_patch(void **state)
+{
+    (void)state;
+    const char *node = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"42\",\"labels\":{\"a\":\"b\"}},"
+                       "\"spec\":{\"taints\":[{\"key\":\"x\",\"value\":\"y\",\"effect\":\"NoExecute\"},"
+                       "{\"key\":\"node-role.kubernetes.io/control-plane\",\"effect\":\"NoSchedule\"}]}}";
+    kjoin_mark_control_plane_spec s = {.node_name = "n", .minor = 37};
+    char *patch = NULL;
+    kjoin_err err;
+    assert_int_equal(kjoin_mark_control_plane_patch(&s, node, strlen(node), &patch, &err), KJOIN_OK);
+    /* The labels, the default taint once, the operator's kept, at the version read. */
+    assert_string_equal(patch, "{\"metadata\":{\"resourceVersion\":\"42\",\"labels\":{"
+                               "\"node-role.kubernetes.io/control-plane\":\"\","
+                               "\"node.kubernetes.io/exclude-from-external-load-balancers\":\"\"}},"
+                               "\"spec\":{\"taints\":[{\"key\":\"node-role.kubernetes.io/control-plane\","
+                               "\"effect\":\"NoSchedule\"},{\"key\":\"x\",\"value\":\"y\",\"effect\":\"NoExecute\"}]}}");
+    free(patch);
+    /* Before 1.24: the master label and taint. Given taints instead, an empty list too. */
+    s.minor = 20;
+    assert_int_equal(kjoin_mark_control_plane_patch(&s, node, strlen(node), &patch, &err), KJOIN_OK);
+    assert_non_null(strstr(patch, "\"node-role.kubernetes.io/master\":\"\""));
+    assert_non_null(strstr(patch, "{\"key\":\"node-role.kubernetes.io/master\",\"effect\":\"NoSchedule\"}"));
+    free(patch);
+    const char *given[] = {"dedicated=db:NoSchedule"};
+    s = (kjoin_mark_control_plane_spec){.node_name = "n", .taints = given, .n_taints = 1, .taints_set = true};
+    assert_int_equal(kjoin_mark_control_plane_patch(&s, node, strlen(node), &patch, &err), KJOIN_OK);
+    assert_non_null(strstr(patch, "\"taints\":[{\"key\":\"dedicated\",\"value\":\"db\",\"effect\":\"NoSchedule\"},"));
+    free(patch);
+    s.n_taints = 0;
+    assert_int_equal(kjoin_mark_control_plane_patch(&s, node, strlen(node), &patch, &err), KJOIN_OK);
+    assert_null(strstr(patch, "\"effect\":\"NoSchedule\"},{\"key\":\"x\"")); /* no default taint added */
+    free(patch);
+    /* Refused: a malformed taint, answers that are no Node. */
+    const char *bad_taint[] = {"no-effect"};
+    s.taints = bad_taint, s.n_taints = 1;
+    assert_int_equal(kjoin_mark_control_plane_patch(&s, node, strlen(node), &patch, &err), KJOIN_E_USAGE);
+    assert_null(patch);
+    s.n_taints = 0;
+    const char *not_nodes[] = {"", "[]", "{}", "{\"metadata\":{\"resourceVersion\":7}}", "{\"metadata\":[]}", "{} {}"};
+    for (size_t i = 0; i < TU_LEN(not_nodes); i++)
+        if (kjoin_mark_control_plane_patch(&s, not_nodes[i], strlen(not_nodes[i]), &patch, &err) != KJOIN_E_API)
+            fail_msg("\"%s\" accepted", not_nodes[i]);
+    /* No admin kubeconfig: refused before anything is asked. */
+    s.admin_kubeconfig = "/nonexistent/admin.conf";
+    assert_int_not_equal(kjoin_mark_control_plane(&s, &err), KJOIN_OK);
+    assert_non_null(strstr(err.msg, "admin.conf"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_parse), cmocka_unit_test(test_decrypt),
@@ -478,6 +528,7 @@ int main(void)
                                        cmocka_unit_test(test_node_certs_as_kubeadm),
                                        cmocka_unit_test(test_node_certs_by_release),
                                        cmocka_unit_test(test_node_certs_refused),
-                                       cmocka_unit_test(test_kubeconfigs_as_kubeadm)};
+                                       cmocka_unit_test(test_kubeconfigs_as_kubeadm),
+                                       cmocka_unit_test(test_mark_patch)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,22 @@
+/* The Node mark-control-plane reads before it patches (the API server's
+ * answer: untrusted): JSON, its labels' and taints' shapes, the patch made
+ * from it. The first byte picks the release and whether taints are given. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "fuzz.h"
+
+#include <kjoin/controlplane.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    static const char *const taints[] = {"a=b:NoSchedule", "c:NoExecute", "bad"};
+    kjoin_mark_control_plane_spec s = {.node_name = "n", .minor = data[0] & 1 ? 20 : 37, .taints = taints,
+                                       .n_taints = (data[0] >> 1) % 4, .taints_set = data[0] & 8};
+    char *patch = NULL;
+    if (kjoin_mark_control_plane_patch(&s, (const char *)data + 1, size - 1, &patch, NULL) == KJOIN_OK)
+        free(patch);
+    return 0;
+}
