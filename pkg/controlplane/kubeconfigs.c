@@ -5,9 +5,11 @@
 #include <kjoin/controlplane.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <kjoin/kubeapi.h>
 #include <kjoin/kubeconfig.h>
@@ -127,19 +129,22 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs
     if (!rc) /* the CA as the file holds it, for certificate-authority-data */
         rc = kjoin_cp__read_pair(&certs, "ca", &ca_pem, &ca_len, &ca_key, &ca_key_len, &missing, err);
     kjoin_free_wiped(ca_key, ca_key_len);
-    /* The directory exists: kubelet-start and the certificates went there. */
-    if (!rc)
-        rc = kjoin_safedir_open(s->kubernetes_dir, KJOIN_SAFEDIR_CREATE, &dir, err);
+    /* What is there is judged; a directory not there yet has nothing (the
+     * write makes it, and takes it back if a later write fails). */
+    struct stat st;
+    bool empty = lstat(s->kubernetes_dir, &st) != 0 && errno == ENOENT;
+    if (!rc && !empty)
+        rc = kjoin_safedir_open(s->kubernetes_dir, 0, &dir, err);
     cp_file files[KJOIN_KUBECONFIGS_N] = {{0}};
     for (int i = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++) {
         const char *server = confs[i].admin ? admin : local;
         char *had = NULL, why[600] = "";
         size_t had_len = 0;
-        bool gone = false;
-        rc = kjoin_safedir_read(&dir, confs[i].file, CONF_MAX, true, &had, &had_len, &gone, err);
-        if (rc && gone)
+        bool gone = empty;
+        if (!empty && (rc = kjoin_safedir_read(&dir, confs[i].file, CONF_MAX, true, &had, &had_len, &gone, err)) &&
+            gone)
             rc = KJOIN_OK;
-        else if (!rc)
+        if (!rc && !gone)
             judge(had, had_len, server, &ca, s->now, why, sizeof(why));
         kjoin_free_wiped(had, had_len);
         out->kept[i] = !rc && !gone && !*why;

@@ -450,6 +450,22 @@ static void test_kubeconfigs_as_kubeadm(void **state)
     char *text = read_all(path, &len);
     assert_non_null(strstr(text, "current-context: kubernetes-admin@prod"));
     kjoin_free_wiped(text, len);
+    /* A kubeconfig directory not there yet: made by the write (0700), the
+     * files in it. */
+    {
+        kjoin_cluster_configuration c;
+        char pki[4096], k8s[4096];
+        assert_int_equal(kjoin_cluster_configuration_parse(names_yaml, strlen(names_yaml), &c, &err), KJOIN_OK);
+        snprintf(pki, sizeof(pki), "%s/pki", dir);
+        snprintf(k8s, sizeof(k8s), "%s/not/yet", dir);
+        kjoin_control_plane_kubeconfigs_spec ks = {.kubernetes_dir = k8s, .cert_dir = pki, .advertise_address = "192.0.2.2",
+                                                   .cluster = &c, .now = (int64_t)time(NULL)};
+        assert_int_equal(kjoin_control_plane_kubeconfigs(&ks, &r, &err), KJOIN_OK);
+        assert_true(r.written[0] && r.written[1] && r.written[2]);
+        struct stat st;
+        assert_int_equal(stat(k8s, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0700);
+    }
     /* A kubeconfig of another CA: refused. */
     tu_rmtree(old);
     old = shared_pki();
