@@ -396,7 +396,7 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
     if (s->prepare & ~(unsigned)KJOIN_PREPARE_ALL)
         return kjoin_err_set(err, KJOIN_E_USAGE, "`prepare` names steps control-plane-prepare does not have");
     if (s->control_plane && s->dry_run)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "control-plane-prepare has no dry run yet");
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the control-plane phases have no dry run yet");
     if (s->tls_bootstrap && s->dry_run)
         return kjoin_err_set(err, KJOIN_E_USAGE, "`tls_bootstrap` writes the node's files: not with `dry_run`");
     if (skip & KJOIN_PHASE_KUBELET_START)

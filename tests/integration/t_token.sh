@@ -493,6 +493,11 @@ t_token_kubeadm_command_lines() {
   err_has "download-certs needs --certificate-key" || return 1
   kj 2 join phase control-plane-prepare/control-plane $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
   err_has "the control-plane join's other steps are not there yet" || return 1
+  kj 2 join phase control-plane-join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  err_has "control-plane-join/mark-control-plane (the control-plane join's other steps are not there yet)" || return 1
+  kj 2 join phase control-plane-join/mark-control-plane $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane \
+    --dry-run || return 1
+  err_has "the control-plane phases have no dry run yet" || return 1
   # A K3s cluster has no kubeadm-certs: refused before anything is asked of it.
   kj 2 join phase control-plane-prepare/download-certs "127.0.0.1:1" --token "K10$(printf '%064d' 0)::server:pw" \
     --control-plane --certificate-key "$(printf '%064d' 1)" || return 1
