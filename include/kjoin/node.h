@@ -70,6 +70,9 @@ typedef struct kjoin_node_spec {
     const char *proc_dir;       /* NULL: "/proc" */
     const char *systemd_dir;    /* NULL: "/run/systemd/system": systemd runs when it exists */
     int kubelet_port;           /* 0: KJOIN_NODE_KUBELET_PORT */
+    int control_plane_ports[4]; /* scheduler, controller manager, etcd's client and peer ports; 0: kubeadm's
+                                 * (10259, 10257, 2379, 2380) */
+    bool control_plane;         /* a control-plane node: the CA file is its own, not the join's to check */
     bool not_root_ok;           /* skip IsPrivilegedUser (tests of a library caller) */
 } kjoin_node_spec;
 
@@ -89,6 +92,18 @@ kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_na
  * not newer, at most three minors older) and Swap against the cluster
  * kubelet configuration's failSwapOn. Findings are added to *report.
  * Errors: KJOIN_E_USAGE. */
+/* kubeadm's checks before a control-plane node joins (its InitNodeChecks
+ * for a secondary control plane): ControlPlaneEndpoint (the cluster has a
+ * stable one), NumCPU (2), Mem (1700 MB), Port-<bind port>, Port-10259,
+ * Port-10257, Port-2379 and Port-2380 (at the advertise address), the
+ * FileAvailable checks of the four static Pod manifests and
+ * DirAvailable-<etcd's data directory>. Appended to *report. Errors:
+ * KJOIN_E_USAGE (a failed check, named). */
+struct kjoin_cluster_configuration;
+kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const struct kjoin_cluster_configuration *c,
+                                         const char *advertise_address, int bind_port, kjoin_preflight_report *report,
+                                         kjoin_err *err);
+
 kjoin_code kjoin_preflight_cluster(const kjoin_node_spec *spec, int server_minor, bool fail_swap_on,
                                    kjoin_preflight_report *report, kjoin_err *err);
 
@@ -141,6 +156,7 @@ typedef struct kjoin_cluster_configuration {
     kjoin_san_list etcd_peer_sans;    /* etcd.local.peerCertSANs */
     bool external_etcd;         /* etcd.external is set */
     char encryption_algorithm[16]; /* encryptionAlgorithm: RSA-2048, RSA-3072, RSA-4096, ECDSA-P256, ECDSA-P384 */
+    char etcd_data_dir[1024];   /* etcd.local.dataDir: an absolute path without ".." */
     int64_t certificate_validity_s; /* certificateValidityPeriod, in seconds */
 } kjoin_cluster_configuration;
 kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,

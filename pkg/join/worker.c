@@ -60,8 +60,10 @@ static kjoin_code run_preflight(worker_run *r, kjoin_err *err)
 {
     /* The forwarding check follows the API server's address family. */
     const char *host = r->plan.n_endpoints ? r->plan.endpoints[0].host : NULL;
+    kjoin_node_spec node = r->spec->node;
+    node.control_plane = r->spec->control_plane;
     logf_(r, 0, "[preflight] Running pre-flight checks");
-    kjoin_code rc = kjoin_preflight_node(&r->spec->node, r->out->node_name.name, host, &r->out->node.report, err);
+    kjoin_code rc = kjoin_preflight_node(&node, r->out->node_name.name, host, &r->out->node.report, err);
     print_findings(r, 0);
     return rc;
 }
@@ -184,7 +186,19 @@ static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
     return rc;
 }
 
-static bool control_plane_phase(const worker_run *r) { return r->phases & KJOIN_PHASES_CONTROL_PLANE; }
+static bool control_plane_phase(const worker_run *r) { return r->spec->control_plane; }
+
+/* kubeadm's checks before a control-plane node joins, with the cluster's
+ * ClusterConfiguration and the node's address. */
+static kjoin_code run_control_plane_preflight(worker_run *r, kjoin_err *err)
+{
+    size_t seen = r->out->node.report.n;
+    logf_(r, 0, "[preflight] Running pre-flight checks before initializing the new control plane instance");
+    kjoin_code rc = kjoin_preflight_control_plane(&r->spec->node, r->cluster, r->out->advertise_address,
+                                                  r->spec->bind_port, &r->out->node.report, err);
+    print_findings(r, seen);
+    return rc;
+}
 
 /* kubeadm's mark-control-plane, with the node's admin.conf. */
 static kjoin_code run_mark(worker_run *r, kjoin_err *err)
@@ -212,7 +226,12 @@ static bool wants_download(const worker_run *r)
 }
 static bool wants_node_certs(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_CERTS; }
 static bool wants_kubeconfigs(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_KUBECONFIG; }
-static bool wants_address(const worker_run *r) { return wants_node_certs(r) || wants_kubeconfigs(r); }
+/* A control-plane node's preflight, certs and kubeconfig need its address. */
+static bool wants_address(const worker_run *r)
+{
+    bool prepared = (r->phases & KJOIN_PHASE_CONTROL_PLANE_PREPARE) && (wants_node_certs(r) || wants_kubeconfigs(r));
+    return r->spec->control_plane && ((r->phases & KJOIN_PHASE_PREFLIGHT) || prepared);
+}
 
 /* The node's API server address: as given, or the one it reaches the
  * cluster's API server from. */
@@ -283,7 +302,8 @@ static const step steps[] = {
     {NULL, 0, NEEDS_PLAN, needs_discovery, run_discovery},
     {NULL, 0, NEEDS_DISCOVERY, control_plane_phase, run_read_cluster},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_download, run_download_certs},
-    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_address, run_advertise_address},
+    {NULL, 0, NEEDS_DISCOVERY, wants_address, run_advertise_address},
+    {"preflight", KJOIN_PHASE_PREFLIGHT, NEEDS_DISCOVERY, control_plane_phase, run_control_plane_preflight},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_node_certs, run_node_certs},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_kubeconfigs, run_kubeconfigs},
     {"check-etcd", 0, 0, NULL, NULL},
@@ -373,11 +393,12 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
             return kjoin_err_set(err, KJOIN_E_USAGE, "`%s` is empty", paths[i].field);
     if (s->only & (s->only - 1) || s->only & ~(unsigned)(KJOIN_PHASE_ALL | KJOIN_PHASES_CONTROL_PLANE))
         return kjoin_err_set(err, KJOIN_E_USAGE, "`only` names one phase");
-    if (s->control_plane != !!(s->only & KJOIN_PHASES_CONTROL_PLANE))
+    if (s->control_plane != !!(s->only & KJOIN_PHASES_CONTROL_PLANE) &&
+        !(s->control_plane && s->only == KJOIN_PHASE_PREFLIGHT))
         return kjoin_err_set(err, KJOIN_E_USAGE, s->control_plane
-                                 ? "a control-plane join runs only its control-plane-prepare (download-certs, certs, "
-                                   "kubeconfig) and control-plane-join (mark-control-plane) phases so far, each as the "
-                                   "one phase (`only`); join the node with kubeadm"
+                                 ? "a control-plane join runs only its preflight, control-plane-prepare (download-certs, "
+                                   "certs, kubeconfig) and control-plane-join (mark-control-plane) phases so far, each "
+                                   "as the one phase (`only`); join the node with kubeadm"
                                  : "control-plane-prepare and control-plane-join are a control-plane join's phases: set "
                                    "`control_plane`");
     if (s->control_plane && !s->certificate_key && s->prepare == KJOIN_PREPARE_DOWNLOAD_CERTS)

@@ -1,6 +1,8 @@
 /* preflight: kubeadm's worker checks, by kubeadm's names, so a list given to
  * ignore them means the same to both tools. */
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -183,25 +185,43 @@ static void check_kubelet(kjoin_preflight_report *r, const kjoin_node_spec *s)
     free(out);
 }
 
+/* Whether port can be bound at addr (NULL: every IPv4 address), as Go's
+ * net.Listen binds it for kubeadm's PortOpenCheck; errno says why not. */
+static bool port_free(const char *addr, int port)
+{
+    struct sockaddr_in6 six = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+    struct sockaddr_in four = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    bool v6 = addr && inet_pton(AF_INET6, addr, &six.sin6_addr) == 1;
+    if (addr && !v6 && inet_pton(AF_INET, addr, &four.sin_addr) != 1) {
+        errno = EINVAL;
+        return false;
+    }
+    int one = 1, fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* as Go's net.Listen */
+    bool ok = v6 ? bind(fd, (struct sockaddr *)&six, sizeof(six)) == 0
+                 : bind(fd, (struct sockaddr *)&four, sizeof(four)) == 0;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return ok;
+}
+
 static void check_port(kjoin_preflight_report *r, const kjoin_node_spec *s, const resume *res)
 {
-    int port = s->kubelet_port ? s->kubelet_port : KJOIN_NODE_KUBELET_PORT, one = 1;
+    int port = s->kubelet_port ? s->kubelet_port : KJOIN_NODE_KUBELET_PORT;
     char name[32];
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     snprintf(name, sizeof(name), "Port-%d", port);
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)); /* as Go's net.Listen, which kubeadm uses */
     /* The kubelet an interrupted join of this node started: under systemd,
      * kubelet-start stops and restarts it; otherwise stop it first. */
     bool restarted = res->unfinished && kjoin_node__systemd(s->systemd_dir);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+    if (!port_free(NULL, port))
         add(r, s, !restarted, name, restarted ? "port %d is in use (%s), by the kubelet an interrupted join of this node "
                                                 "started: kubelet-start restarts it"
                                               : "port %d is in use (%s): stop what listens there (a kubelet still "
                                                 "running?)",
             port, strerror(errno));
-    if (fd >= 0)
-        close(fd);
 }
 
 /* Reads a small file under the proc directory; "" when unreadable. */
@@ -287,7 +307,8 @@ kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_na
     check_root(report, spec);
     file_available(report, spec, &res, p.kubelet_kubeconfig);
     file_available(report, spec, &res, p.bootstrap_kubeconfig);
-    file_available(report, spec, &res, p.ca_cert_path);
+    if (!spec->control_plane) /* a control-plane node's CA is control-plane-prepare's */
+        file_available(report, spec, &res, p.ca_cert_path);
     check_cri(report, spec);
     if (swap_on(spec))
         add(report, spec, false, "Swap", "swap is on: the kubelet refuses to start unless the cluster's kubelet "
@@ -297,6 +318,72 @@ kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_na
     free(res.st);
     check_forwarding(report, spec, endpoint_host);
     return verdict(report, 0, err);
+}
+
+/* MemTotal of the proc directory's meminfo, in MiB; -1 when unreadable. */
+static long mem_mib(const kjoin_node_spec *s)
+{
+    char buf[4096];
+    read_proc(s, "meminfo", buf, sizeof(buf));
+    const char *m = strstr(buf, "MemTotal:");
+    long kib;
+    return m && sscanf(m, "MemTotal: %ld kB", &kib) == 1 ? kib / 1024 : -1;
+}
+
+kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoin_cluster_configuration *c,
+                                         const char *advertise_address, int bind_port, kjoin_preflight_report *report,
+                                         kjoin_err *err)
+{
+    size_t from = report->n;
+    resume none = {0};
+    char path[4200], name[4300];
+    static const char *const component[] = {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd"};
+    const int *custom = spec->control_plane_ports;
+    const struct {
+        int port;
+        const char *addr, *what;
+    } ports[] = {{bind_port ? bind_port : 6443, NULL, "the API server's"},
+                 {custom[0] ? custom[0] : 10259, NULL, "the scheduler's"},
+                 {custom[1] ? custom[1] : 10257, NULL, "the controller manager's"},
+                 {custom[2] ? custom[2] : 2379, advertise_address, "etcd's client"},
+                 {custom[3] ? custom[3] : 2380, advertise_address, "etcd's peer"}};
+    if (!*c->control_plane_endpoint)
+        add(report, spec, true, "ControlPlaneEndpoint", "the cluster has no controlPlaneEndpoint: a cluster made "
+            "without a stable address cannot take another control-plane node (kubeadm's rule)");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) /* as Go's runtime.NumCPU, which kubeadm counts with */
+        cpus = CPU_COUNT(&set);
+    if (cpus < 2)
+        add(report, spec, true, "NumCPU", "the number of available CPUs %ld is less than the required 2", cpus);
+    long mib = mem_mib(spec);
+    if (mib >= 0 && mib < 1700)
+        add(report, spec, true, "Mem", "the system RAM (%ld MB) is less than the minimum 1700 MB", mib);
+    for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+        snprintf(name, sizeof(name), "Port-%d", ports[i].port);
+        if (!port_free(ports[i].addr, ports[i].port))
+            add(report, spec, true, name, "%s port %s%s%d cannot be listened on (%s): stop what listens there", ports[i].what,
+                ports[i].addr ? ports[i].addr : "", ports[i].addr ? ":" : "", ports[i].port, strerror(errno));
+    }
+    const char *k8s = spec->paths.kubernetes_dir ? spec->paths.kubernetes_dir : KJOIN_NODE_KUBERNETES_DIR;
+    for (size_t i = 0; i < sizeof(component) / sizeof(component[0]); i++) {
+        snprintf(path, sizeof(path), "%s/manifests/%s.yaml", k8s, component[i]);
+        file_available(report, spec, &none, path);
+    }
+    const char *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
+    DIR *d = opendir(data);
+    bool used = false;
+    for (struct dirent *e; d && !used && (e = readdir(d));)
+        used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    snprintf(name, sizeof(name), "DirAvailable-%s", data);
+    for (char *ch = name; *ch; ch++)
+        *ch = *ch == '/' ? '-' : *ch;
+    if (used)
+        add(report, spec, true, name, "%s is not empty: another etcd's data (kjoin reset or kubeadm reset a node "
+            "before it joins again)", data);
+    return verdict(report, from, err);
 }
 
 kjoin_code kjoin_preflight_cluster(const kjoin_node_spec *spec, int server_minor, bool fail_swap_on,

@@ -460,3 +460,27 @@ t_e2e_controlplane_mark_as_kubeadm() {
   kc delete node mark-kjoin mark-kubeadm >/dev/null 2>&1
   return $rc
 }
+
+# ---- preflight: a control-plane node's checks --------------------------------------
+
+cp_preflight() {
+  mkdir -p /etc/kubernetes/manifests && echo x >/etc/kubernetes/manifests/etcd.yaml
+  "$KJOIN" join phase preflight "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --node-name cp-2 --apiserver-advertise-address 127.0.0.1 --ignore-preflight-errors all -o json \
+    >"$T/join.out" 2>"$T/join.err"
+  echo $? >"$T/join.rc"
+}
+# kubeadm's check names, after discovery (they need the cluster's
+# ClusterConfiguration): every one ignored here, so that the machine's own
+# ports do not decide the test; a manifest left in the node's manifests
+# directory is among them by name.
+t_e2e_controlplane_preflight_names_kubeadms_checks() {
+  NODE_NS=pre in_node cp_preflight
+  [ "$(cat "$T/join.rc")" = 0 ] || { fail "preflight: exit $(cat "$T/join.rc"): $(tail -2 "$T/join.err")"; return 1; }
+  grep -q "Running pre-flight checks before initializing the new control plane instance" "$T/join.err" &&
+    jq -e '[.node.preflight[] | select(.name == "FileAvailable--etc-kubernetes-manifests-etcd.yaml" and .level == "ignored")] | length == 1' \
+      "$T/join.out" >/dev/null ||
+    { fail "the control-plane checks did not run: $(grep preflight "$T/join.err" | tail -3 | tr '\n' ' ')"; return 1; }
+  ! jq -e '.node.preflight[] | select(.name == "ControlPlaneEndpoint")' "$T/join.out" >/dev/null ||
+    { fail "ControlPlaneEndpoint failed on a cluster that has one"; return 1; }
+}

@@ -501,6 +501,99 @@ static int listener(int *port)
     return fd;
 }
 
+/* A port nothing listens on: bound and let go (the next bind may take it
+ * again, which is all the checks ask). */
+static int free_port(void)
+{
+    int port, fd = listener(&port);
+    close(fd);
+    return port;
+}
+
+static bool has_finding(const kjoin_preflight_report *r, const char *name)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->items[i].name, name))
+            return true;
+    return false;
+}
+
+/* A control-plane node's checks: every one fails on a machine set up to
+ * fail it, and none on one that is ready. */
+static void test_preflight_control_plane(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), proc[300], kube[300], manifests[400], etcd[300], name[600], cmd[1200];
+    snprintf(proc, sizeof(proc), "%s/proc", d);
+    snprintf(kube, sizeof(kube), "%s/etc", d);
+    snprintf(manifests, sizeof(manifests), "%s/manifests", kube);
+    snprintf(etcd, sizeof(etcd), "%s/etcd", d);
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s %s %s", proc, manifests, etcd);
+    assert_int_equal(system(cmd), 0);
+    tu_write(proc, "meminfo", "MemTotal:        1000000 kB\nMemFree: 1 kB\n");
+    tu_write(manifests, "etcd.yaml", "x");
+    tu_write(etcd, "member", "x");
+    int used, fd = listener(&used);
+    kjoin_node_spec s = {.paths = {.kubernetes_dir = kube}, .proc_dir = proc, .not_root_ok = true,
+                         .control_plane_ports = {free_port(), free_port(), used, free_port()}};
+    kjoin_cluster_configuration c = {0};
+    snprintf(c.etcd_data_dir, sizeof(c.etcd_data_dir), "%s", etcd);
+    kjoin_preflight_report r = {0};
+    kjoin_err err;
+    cpu_set_t all, one;
+    assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+    CPU_ZERO(&one);
+    for (int i = 0; i < CPU_SETSIZE; i++)
+        if (CPU_ISSET(i, &all)) {
+            CPU_SET(i, &one);
+            break;
+        }
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), &r, &err), KJOIN_E_USAGE);
+    assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+    char etcd_port[32];
+    snprintf(etcd_port, sizeof(etcd_port), "Port-%d", used);
+    snprintf(name, sizeof(name), "FileAvailable-%s/etcd.yaml", manifests);
+    for (char *ch = name; *ch; ch++)
+        *ch = *ch == '/' ? '-' : *ch;
+    assert_true(has_finding(&r, "ControlPlaneEndpoint"));
+    assert_true(has_finding(&r, "NumCPU"));
+    assert_true(has_finding(&r, "Mem"));
+    assert_true(has_finding(&r, etcd_port));
+    assert_true(has_finding(&r, name));
+    snprintf(name, sizeof(name), "DirAvailable-%s", etcd);
+    for (char *ch = name; *ch; ch++)
+        *ch = *ch == '/' ? '-' : *ch;
+    assert_true(has_finding(&r, name));
+    assert_int_equal(r.n, 6);
+    assert_non_null(strstr(err.msg, "6 preflight checks failed"));
+    /* An address that is not this machine's cannot take etcd's ports. */
+    r = (kjoin_preflight_report){0};
+    close(fd);
+    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "192.0.2.1", free_port(), &r, &err), KJOIN_E_USAGE);
+    snprintf(etcd_port, sizeof(etcd_port), "Port-%d", s.control_plane_ports[3]);
+    assert_true(has_finding(&r, etcd_port));
+    /* Ready: nothing found (NumCPU where this machine has two). */
+    snprintf(c.control_plane_endpoint, sizeof(c.control_plane_endpoint), "lb.example.com:6443");
+    tu_write(proc, "meminfo", "MemTotal:        4000000 kB\n");
+    snprintf(cmd, sizeof(cmd), "rm %s/etcd.yaml %s/member", manifests, etcd);
+    assert_int_equal(system(cmd), 0);
+    s.control_plane_ports[2] = free_port();
+    r = (kjoin_preflight_report){0};
+    kjoin_code rc = kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), &r, &err);
+    if (CPU_COUNT(&all) >= 2) {
+        assert_int_equal(rc, KJOIN_OK);
+        assert_int_equal(r.n, 0);
+    }
+    /* Ignored by name, as kubeadm's --ignore-preflight-errors. */
+    snprintf(c.control_plane_endpoint, sizeof(c.control_plane_endpoint), "%s", "");
+    s.ignore_preflight = "ControlPlaneEndpoint,NumCPU";
+    r = (kjoin_preflight_report){0};
+    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), &r, &err), KJOIN_OK);
+    assert_true(r.items[0].ignored);
+    tu_rmtree(d);
+}
+
 static void test_preflight(void **state)
 {
     (void)state;
@@ -1097,6 +1190,7 @@ int main(void)
         cmocka_unit_test(test_kubelet_config), cmocka_unit_test(test_flags_env),
         cmocka_unit_test(test_cluster_configuration),
         cmocka_unit_test(test_cluster_configuration_control_plane),
+        cmocka_unit_test(test_preflight_control_plane),
         cmocka_unit_test(test_instance_config_by_release),
         cmocka_unit_test(test_config_render),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),
