@@ -64,11 +64,17 @@ void kjoin_cp__pair_release(cp_pair *p);
 void kjoin_cp__judge(X509 *x, EVP_PKEY *k, const cp_pair *ca, const char *ca_name, int64_t now, char *why,
                      size_t cap);
 
-/* Issues req (its subject, kind and names set) as kubeadm of release minor
- * issues: a new key of the cluster's encryptionAlgorithm, Go's subject
- * order, backdated five minutes, the cluster's lifetime. *crt and *key are
- * PEM (wipe the key). Errors: KJOIN_E_USAGE (no CA key), KJOIN_E_OTHER. */
+/* n new keys of the cluster's encryptionAlgorithm into keys[], made at
+ * once, one thread each. Errors: KJOIN_E_OTHER. */
+#define KJOIN_CP_KEYS_MAX 8
+kjoin_code kjoin_cp__new_keys(const struct kjoin_cluster_configuration *c, EVP_PKEY **keys, size_t n, kjoin_err *err);
+
+/* Issues req (its subject, kind and names set) for key (borrowed) as
+ * kubeadm of release minor issues: Go's subject order, backdated five
+ * minutes, the cluster's lifetime. *crt and *key_pem are PEM (wipe the
+ * key). Errors: KJOIN_E_USAGE (no CA key), KJOIN_E_OTHER. */
 kjoin_code kjoin_cp__sign(cert_request *req, const struct kjoin_cluster_configuration *c, int minor, int64_t now,
-                          const cp_pair *ca, char **crt, char **key, size_t *key_len, kjoin_err *err);
+                          const cp_pair *ca, EVP_PKEY *key, char **crt, char **key_pem, size_t *key_len,
+                          kjoin_err *err);
 
 #endif

@@ -83,7 +83,8 @@ static void judge(const char *text, size_t len, const char *server, const cp_pai
 }
 
 static kjoin_code make(const kjoin_control_plane_kubeconfigs_spec *s, int i, const char *server, const cp_pair *ca,
-                       const char *ca_pem, size_t ca_len, char **out, size_t *out_len, kjoin_err *err)
+                       EVP_PKEY *key_pair, const char *ca_pem, size_t ca_len, char **out, size_t *out_len,
+                       kjoin_err *err)
 {
     int minor = kjoin_cp__minor(s->minor);
     /* admin.conf's group: kubeadm:cluster-admins, bound to cluster-admin, from 1.29 */
@@ -92,7 +93,7 @@ static kjoin_code make(const kjoin_control_plane_kubeconfigs_spec *s, int i, con
                         .n_orgs = confs[i].admin ? 1 : 0};
     char *crt = NULL, *key = NULL;
     size_t key_len = 0;
-    kjoin_code rc = kjoin_cp__sign(&req, s->cluster, minor, s->now, ca, &crt, &key, &key_len, err);
+    kjoin_code rc = kjoin_cp__sign(&req, s->cluster, minor, s->now, ca, key_pair, &crt, &key, &key_len, err);
     if (!rc) {
         kjoin_bootstrap_config c = {.cluster_name = *s->cluster->cluster_name ? s->cluster->cluster_name : "kubernetes",
                                     .server = server, .ca_pem = ca_pem, .ca_len = ca_len, .user = confs[i].user,
@@ -136,8 +137,9 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs
     if (!rc && !empty)
         rc = kjoin_safedir_open(s->kubernetes_dir, 0, &dir, err);
     cp_file files[KJOIN_KUBECONFIGS_N] = {{0}};
-    for (int i = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++) {
-        const char *server = confs[i].admin ? admin : local;
+    EVP_PKEY *keys[KJOIN_KUBECONFIGS_N] = {NULL};
+    size_t n_new = 0;
+    for (int i = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++) { /* each file decided first */
         char *had = NULL, why[600] = "";
         size_t had_len = 0;
         bool gone = empty;
@@ -145,15 +147,23 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs
             gone)
             rc = KJOIN_OK;
         if (!rc && !gone)
-            judge(had, had_len, server, &ca, s->now, why, sizeof(why));
+            judge(had, had_len, confs[i].admin ? admin : local, &ca, s->now, why, sizeof(why));
         kjoin_free_wiped(had, had_len);
         out->kept[i] = !rc && !gone && !*why;
         if (!rc && *why && !s->force)
             rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s is already there and %s; it is left as it is (remove it, "
                                "or ask for it to be replaced)", s->kubernetes_dir, confs[i].file, why);
-        if (!rc && !out->kept[i] && !(rc = make(s, i, server, &ca, ca_pem, ca_len, &text[i], &len[i], err)))
-            files[i] = (cp_file){confs[i].file, 0600, text[i], len[i]};
+        n_new += !rc && !out->kept[i];
     }
+    if (!rc && n_new && !ca.key)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/ca.key is not there to sign the kubeconfigs' certificates with",
+                           s->cert_dir);
+    if (!rc) /* made at once: most of a kubeconfig's cost, and one does not wait for another */
+        rc = kjoin_cp__new_keys(s->cluster, keys, n_new, err);
+    for (int i = 0, k = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++)
+        if (!out->kept[i] && !(rc = make(s, i, confs[i].admin ? admin : local, &ca, keys[k++], ca_pem, ca_len, &text[i],
+                                         &len[i], err)))
+            files[i] = (cp_file){confs[i].file, 0600, text[i], len[i]};
     kjoin_safedir_close(&dir);
     kjoin_safedir_close(&certs);
     if (!rc) /* what is replaced was judged above */
@@ -162,6 +172,8 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs
         out->written[i] = !rc && text[i];
         kjoin_free_wiped(text[i], len[i]);
     }
+    for (size_t k = 0; k < n_new; k++)
+        EVP_PKEY_free(keys[k]);
     free(ca_pem);
     kjoin_cp__pair_release(&ca);
     return rc;

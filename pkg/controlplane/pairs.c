@@ -1,6 +1,7 @@
 /* Certificate pairs under the certificates directory: the CAs read and
  * checked, a pair found on disk judged, a new one issued as kubeadm issues
  * it. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,15 @@
 #define PEM_MAX (1 << 20)
 #define BACKDATE_S 300                  /* kubeadm's CertificateBackdate */
 #define VALIDITY_S (365LL * 24 * 3600) /* its CertificateValidityPeriod */
+
+static kjoin_key_type key_type(const char *algorithm)
+{
+    return !strcmp(algorithm, "ECDSA-P256")   ? KJOIN_KEY_ECDSA_P256
+           : !strcmp(algorithm, "ECDSA-P384") ? KJOIN_KEY_ECDSA_P384
+           : !strcmp(algorithm, "RSA-3072")   ? KJOIN_KEY_RSA3072
+           : !strcmp(algorithm, "RSA-4096")   ? KJOIN_KEY_RSA4096
+                                              : KJOIN_KEY_RSA2048;
+}
 
 int kjoin_cp__minor(int minor) { return minor ? minor : KJOIN_NEWEST_KUBEADM_MINOR; }
 
@@ -82,17 +92,50 @@ void kjoin_cp__judge(X509 *x, EVP_PKEY *k, const cp_pair *ca, const char *ca_nam
         snprintf(why, cap, "it is not valid now");
 }
 
-static kjoin_key_type key_type(const char *algorithm)
+
+typedef struct keygen {
+    kjoin_key_type type;
+    EVP_PKEY *key;
+} keygen;
+
+static void *generate(void *arg)
 {
-    return !strcmp(algorithm, "ECDSA-P256")   ? KJOIN_KEY_ECDSA_P256
-           : !strcmp(algorithm, "ECDSA-P384") ? KJOIN_KEY_ECDSA_P384
-           : !strcmp(algorithm, "RSA-3072")   ? KJOIN_KEY_RSA3072
-           : !strcmp(algorithm, "RSA-4096")   ? KJOIN_KEY_RSA4096
-                                              : KJOIN_KEY_RSA2048;
+    keygen *k = arg;
+    k->key = kjoin_certs__new_key(k->type, NULL);
+    return NULL;
+}
+
+kjoin_code kjoin_cp__new_keys(const kjoin_cluster_configuration *c, EVP_PKEY **keys, size_t n, kjoin_err *err)
+{
+    keygen jobs[KJOIN_CP_KEYS_MAX];
+    pthread_t threads[KJOIN_CP_KEYS_MAX];
+    bool started[KJOIN_CP_KEYS_MAX] = {false};
+    if (n > KJOIN_CP_KEYS_MAX)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "too many keys at once");
+    /* One thread a key: an RSA key's prime search is most of a pair's cost,
+     * and the keys do not depend on each other. */
+    for (size_t i = 0; i < n; i++) {
+        jobs[i] = (keygen){.type = key_type(c->encryption_algorithm)};
+        started[i] = pthread_create(&threads[i], NULL, generate, &jobs[i]) == 0;
+        if (!started[i])
+            generate(&jobs[i]);
+    }
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        if (started[i])
+            pthread_join(threads[i], NULL);
+        keys[i] = jobs[i].key;
+        ok &= keys[i] != NULL;
+    }
+    if (ok)
+        return KJOIN_OK;
+    for (size_t i = 0; i < n; i++)
+        EVP_PKEY_free(keys[i]), keys[i] = NULL;
+    return kjoin_err_set(err, KJOIN_E_OTHER, "cannot generate a key");
 }
 
 kjoin_code kjoin_cp__sign(cert_request *req, const kjoin_cluster_configuration *c, int minor, int64_t now,
-                          const cp_pair *ca, char **crt, char **key_pem, size_t *key_len, kjoin_err *err)
+                          const cp_pair *ca, EVP_PKEY *key, char **crt, char **key_pem, size_t *key_len, kjoin_err *err)
 {
     *crt = *key_pem = NULL;
     *key_len = 0;
@@ -102,15 +145,13 @@ kjoin_code kjoin_cp__sign(cert_request *req, const kjoin_cluster_configuration *
     req->not_after = now + (c->certificate_validity_s ? c->certificate_validity_s : VALIDITY_S);
     req->go_subject = true;
     req->no_basic_constraints = minor < 21; /* kubeadm wrote none on a leaf before 1.21 */
-    EVP_PKEY *key = kjoin_certs__new_key(key_type(c->encryption_algorithm), err);
-    X509 *x = key ? kjoin_certs__issue(req, key, ca->crt, ca->key, err) : NULL;
+    X509 *x = kjoin_certs__issue(req, key, ca->crt, ca->key, err);
     if (x) {
         *crt = kjoin_certs__pem_certs(NULL, x);
         *key_pem = kjoin_certs__pem_key(key);
         *key_len = *key_pem ? strlen(*key_pem) : 0;
     }
     X509_free(x);
-    EVP_PKEY_free(key);
     if (!x)
         return KJOIN_E_OTHER;
     return *crt && *key_pem ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");

@@ -232,19 +232,25 @@ static kjoin_code check_existing(const run *r, int i, const names *s, bool *keep
     return KJOIN_OK;
 }
 
-static kjoin_code make(run *r, int i, const names *s, kjoin_err *err)
+/* Whether leaf i can be made: its CA's key is there. */
+static kjoin_code signable(const run *r, int i, kjoin_err *err)
+{
+    if (r->ca[leaves[i].ca].key)
+        return KJOIN_OK;
+    return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.key is not there to sign %s with (an external CA signs it: put "
+                         "%s.crt and %s.key there first)", r->spec->cert_dir, ca_base[leaves[i].ca], leaves[i].name,
+                         leaves[i].base, leaves[i].base);
+}
+
+static kjoin_code make(run *r, int i, const names *s, EVP_PKEY *key, kjoin_err *err)
 {
     const kjoin_node_certs_spec *sp = r->spec;
-    const cp_pair *ca = &r->ca[leaves[i].ca];
     int minor = kjoin_cp__minor(sp->minor);
     const char *org = organization(i, minor);
-    if (!ca->key)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.key is not there to sign %s with (an external CA signs it: "
-                             "put %s.crt and %s.key there first)", sp->cert_dir, ca_base[leaves[i].ca],
-                             leaves[i].name, leaves[i].base, leaves[i].base);
     cert_request req = {.kind = leaves[i].kind, .cn = leaves[i].cn ? leaves[i].cn : sp->node_name,
                         .orgs = org ? &org : NULL, .n_orgs = org ? 1 : 0, .sans = s->v, .n_sans = s->n};
-    return kjoin_cp__sign(&req, sp->cluster, minor, sp->now, ca, &r->crt_pem[i], &r->key_pem[i], &r->key_len[i], err);
+    return kjoin_cp__sign(&req, sp->cluster, minor, sp->now, &r->ca[leaves[i].ca], key, &r->crt_pem[i], &r->key_pem[i],
+                          &r->key_len[i], err);
 }
 
 static void release(run *r)
@@ -283,10 +289,18 @@ kjoin_code kjoin_node_certs(const kjoin_node_certs_spec *sp, kjoin_node_certs_re
         rc = load_ca(&r, i, err);
     cp_file files[2 * KJOIN_NODE_CERTS_N] = {{0}};
     char crt_name[KJOIN_NODE_CERTS_N][64], key_name[KJOIN_NODE_CERTS_N][64];
-    for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++) {
-        names s;
-        if ((rc = names_of(sp, leaves[i].sans, &s, err)) || (rc = check_existing(&r, i, &s, &out->kept[i], err)) ||
-            out->kept[i] || (rc = make(&r, i, &s, err)))
+    names s[KJOIN_NODE_CERTS_N];
+    EVP_PKEY *keys[KJOIN_NODE_CERTS_N] = {NULL};
+    size_t n_new = 0;
+    /* Every pair decided first; then the keys made at once; then signed. */
+    for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
+        if (!(rc = names_of(sp, leaves[i].sans, &s[i], err)) &&
+            !(rc = check_existing(&r, i, &s[i], &out->kept[i], err)) && !out->kept[i] && !(rc = signable(&r, i, err)))
+            n_new++;
+    if (!rc)
+        rc = kjoin_cp__new_keys(sp->cluster, keys, n_new, err);
+    for (int i = 0, k = 0; !rc && i < KJOIN_NODE_CERTS_N; i++) {
+        if (out->kept[i] || (rc = make(&r, i, &s[i], keys[k++], err)))
             continue;
         snprintf(crt_name[i], sizeof(crt_name[i]), "%s.crt", leaves[i].base);
         snprintf(key_name[i], sizeof(key_name[i]), "%s.key", leaves[i].base);
@@ -300,6 +314,8 @@ kjoin_code kjoin_node_certs(const kjoin_node_certs_spec *sp, kjoin_node_certs_re
         out->written[i] = !out->kept[i];
     out->skipped_sans = sp->cluster->apiserver_sans.skipped + sp->cluster->etcd_server_sans.skipped +
                         sp->cluster->etcd_peer_sans.skipped;
+    for (size_t k = 0; k < n_new; k++)
+        EVP_PKEY_free(keys[k]);
     release(&r);
     return rc;
 }

@@ -44,9 +44,9 @@ row() { # TITLE: measure kjoin_run against kubeadm_run and print the row
 }
 row download-certs
 node=(--node-name cp-bench --apiserver-advertise-address 192.0.2.2)
-kjoin_run=(sh -c 'rm -rf "$0" && "$1" join phase control-plane-prepare/download-certs "${@:3}" --certificate-key-file "$2" &&
+kjoin_run=(bash -c 'rm -rf "$0" && "$1" join phase control-plane-prepare/download-certs "${@:3}" --certificate-key-file "$2" &&
            exec "$1" join phase control-plane-prepare/certs "${@:3}"' "$pki" "$KJOIN" "$T/key" "${args[@]}" -q "${node[@]}")
-kubeadm_run=(sh -c 'rm -rf "$0" && "$1" join phase control-plane-prepare download-certs "${@:4}" --certificate-key "$2" >/dev/null &&
+kubeadm_run=(bash -c 'rm -rf "$0" && "$1" join phase control-plane-prepare download-certs "${@:4}" --certificate-key "$2" >/dev/null &&
              exec "$1" join phase control-plane-prepare certs "${@:4}" --node-name cp-bench --apiserver-advertise-address 192.0.2.2 >/dev/null'
              "$pki" "$KBIN/kubeadm" "$CP_KEY" _ "${args[@]}")
 "${kjoin_run[@]}" && [ -s "$pki/etcd/peer.key" ] || { echo "bench: kjoin's prepare failed" >&2; exit 1; }
