@@ -151,6 +151,8 @@ typedef struct kjoin_cluster_configuration {
     char service_subnet[128];   /* networking.serviceSubnet: CIDRs, comma-separated */
     char dns_domain[254];       /* networking.dnsDomain */
     char control_plane_endpoint[300]; /* controlPlaneEndpoint: host or host:port */
+    char control_plane_host[300];     /* its host (an IPv6 address without brackets) */
+    int control_plane_port;           /* its port; 0 when it has none */
     kjoin_san_list apiserver_sans;    /* apiServer.certSANs */
     kjoin_san_list etcd_server_sans;  /* etcd.local.serverCertSANs */
     kjoin_san_list etcd_peer_sans;    /* etcd.local.peerCertSANs */

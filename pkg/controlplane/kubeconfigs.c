@@ -41,18 +41,14 @@ static void url(const char *host, const char *port, char *out, size_t cap)
  * (the bind port when it has none), else the node's own endpoint. */
 static void admin_server(const kjoin_control_plane_kubeconfigs_spec *s, const char *local, char *out, size_t cap)
 {
-    const char *e = s->cluster->control_plane_endpoint;
-    if (!*e) {
+    const kjoin_cluster_configuration *c = s->cluster;
+    if (!*c->control_plane_endpoint) {
         snprintf(out, cap, "%s", local);
         return;
     }
-    char host[300], port[8];
-    snprintf(port, sizeof(port), "%d", s->bind_port ? s->bind_port : 6443);
-    size_t len = e[0] == '[' ? strcspn(e, "]") + 1 : strchr(e, ':') == strrchr(e, ':') ? strcspn(e, ":") : strlen(e);
-    snprintf(host, sizeof(host), "%.*s", (int)(e[0] == '[' ? len - 2 : len), e + (e[0] == '['));
-    if (e[len] == ':')
-        snprintf(port, sizeof(port), "%s", e + len + 1);
-    url(host, port, out, cap);
+    char port[8];
+    snprintf(port, sizeof(port), "%d", c->control_plane_port ? c->control_plane_port : s->bind_port ? s->bind_port : 6443);
+    url(c->control_plane_host, port, out, cap);
 }
 
 /* Why the kubeconfig text there is not one kubeadm would keep ("" when it

@@ -68,7 +68,6 @@ typedef struct names {
     size_t n;
     char vip[64];
     char svc[300];
-    char endpoint[300];
 } names;
 
 static void add(names *s, const char *v)
@@ -139,13 +138,8 @@ static kjoin_code names_of(const kjoin_node_certs_spec *sp, int which, names *s,
         add(s, "kubernetes"), add(s, "kubernetes.default"), add(s, "kubernetes.default.svc"), add(s, s->svc);
         add(s, s->vip);
         add(s, sp->advertise_address);
-        if (*c->control_plane_endpoint) {
-            const char *e = c->control_plane_endpoint;
-            size_t len = e[0] == '[' ? strcspn(e, "]") - 1
-                         : strchr(e, ':') == strrchr(e, ':') ? strcspn(e, ":") : strlen(e);
-            snprintf(s->endpoint, sizeof(s->endpoint), "%.*s", (int)len, e + (e[0] == '['));
-            add(s, s->endpoint);
-        }
+        if (*c->control_plane_host)
+            add(s, c->control_plane_host);
         extra = &c->apiserver_sans;
     } else if (which != SANS_NONE) {
         add(s, sp->node_name), add(s, "localhost");

@@ -179,15 +179,18 @@ kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kj
         rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's networking.dnsDomain is not a DNS name");
     if (!rc && !(rc = text(y, root, endpoint, "controlPlaneEndpoint", c->control_plane_endpoint,
                            sizeof(c->control_plane_endpoint), err)) && *c->control_plane_endpoint) {
-        char host[300];
+        /* Split once here ("host", "host:port", "[v6]:port", a bare v6
+         * address): the certificates and kubeconfigs take the parts. */
+        char *host = c->control_plane_host;
         const char *e = c->control_plane_endpoint;
         size_t len = e[0] == '[' ? strcspn(e, "]") + 1 : strchr(e, ':') == strrchr(e, ':') ? strcspn(e, ":") : strlen(e);
-        snprintf(host, sizeof(host), "%.*s", (int)(e[0] == '[' ? len - 2 : len), e + (e[0] == '['));
+        snprintf(host, sizeof(c->control_plane_host), "%.*s", (int)(e[0] == '[' ? len - 2 : len), e + (e[0] == '['));
         const char *port = e + len;
         bool port_ok = !*port || (*port == ':' && port[1] && strspn(port + 1, "0123456789") == strlen(port + 1) &&
                                   strlen(port + 1) <= 5 && atoi(port + 1) <= 65535);
         if (!port_ok || (!is_ip(host) && !kjoin_dns1123_subdomain(host, false)))
             rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's controlPlaneEndpoint is not host or host:port");
+        c->control_plane_port = *port ? atoi(port + 1) : 0;
     }
     if (!rc)
         rc = sans(y, root, api_sans, "apiServer.certSANs", &c->apiserver_sans, err);

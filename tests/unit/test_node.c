@@ -249,6 +249,8 @@ static void test_cluster_configuration_control_plane(void **state)
     assert_string_equal(c.service_subnet, "10.100.0.0/16,fd00::/108");
     assert_string_equal(c.dns_domain, "example.internal");
     assert_string_equal(c.control_plane_endpoint, "lb.example.com:6443");
+    assert_string_equal(c.control_plane_host, "lb.example.com");
+    assert_int_equal(c.control_plane_port, 6443);
     assert_int_equal(c.apiserver_sans.n, 3); /* as kubeadm: what is no IP or lower-case DNS name is left out */
     assert_int_equal(c.apiserver_sans.skipped, 2);
     assert_string_equal(c.apiserver_sans.name[2], "*.example.com");
@@ -261,6 +263,7 @@ static void test_cluster_configuration_control_plane(void **state)
                       "etcd: {external: {endpoints: [\"https://192.0.2.30:2379\"]}}\ncontrolPlaneEndpoint: \"[fd00::1]:6443\"\n";
     assert_int_equal(kjoin_cluster_configuration_parse(ext, strlen(ext), &c, &err), KJOIN_OK);
     assert_true(c.external_etcd);
+    assert_string_equal(c.control_plane_host, "fd00::1");
     const char *head = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n";
     static const struct {
         const char *yaml, *why;
