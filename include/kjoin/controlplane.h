@@ -152,6 +152,8 @@ const char *kjoin_node_cert_base(int i);
 struct kjoin_cluster_configuration;
 typedef struct kjoin_node_certs_spec {
     const char *cert_dir;              /* the shared CAs are there (download-certs, or copied) */
+    const char *trusted_ca_pem;        /* the CA discovery verified: cert_dir's ca.crt must be it; NULL: unchecked */
+    size_t trusted_ca_len;
     const char *node_name;             /* checked: a DNS-1123 subdomain */
     const char *advertise_address;     /* this node's API server and etcd address: an IP address */
     const struct kjoin_cluster_configuration *cluster; /* names, key type, lifetime */
@@ -170,7 +172,8 @@ typedef struct kjoin_node_certs_result {
  * control-plane node: subjects, names, usages and lifetimes as kubeadm of
  * the cluster's release, keys of the cluster's encryptionAlgorithm (RSA
  * 2048 by default). Every pair is decided before any is written, and they
- * are written all or nothing. Errors: KJOIN_E_USAGE (a CA missing or not a
+ * are written all or nothing. Errors: KJOIN_E_TRUST (ca.crt not the trusted
+ * CA), KJOIN_E_USAGE (a CA missing or not a
  * CA, a pair there that kubeadm would not keep and force not set, a CA key
  * missing where a pair must be made, an external etcd, an address that is
  * not one), KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
@@ -190,6 +193,8 @@ const char *kjoin_kubeconfig_file_name(int i);
 typedef struct kjoin_control_plane_kubeconfigs_spec {
     const char *kubernetes_dir;        /* where they go: /etc/kubernetes */
     const char *cert_dir;              /* the cluster CA is there */
+    const char *trusted_ca_pem;        /* the CA discovery verified: cert_dir's ca.crt must be it; NULL: unchecked */
+    size_t trusted_ca_len;
     const char *advertise_address;     /* this node's API server: https://ADDR:PORT */
     int bind_port;                     /* PORT; 0: 6443 */
     const struct kjoin_cluster_configuration *cluster; /* clusterName, controlPlaneEndpoint, key type, lifetime */
@@ -208,7 +213,7 @@ typedef struct kjoin_control_plane_kubeconfigs_result {
  * CA signs (subject by release: admin's group is system:masters before
  * 1.29, kubeadm:cluster-admins from it), all or nothing. A file there is
  * kept when kubeadm would keep it, refused otherwise unless force. Errors:
- * KJOIN_E_USAGE (no CA or its key, a file there not to keep), KJOIN_E_OUTPUT,
+ * KJOIN_E_TRUST (ca.crt not the trusted CA), KJOIN_E_USAGE (no CA or its key, a file there not to keep), KJOIN_E_OUTPUT,
  * KJOIN_E_OTHER. */
 kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs_spec *s,
                                           kjoin_control_plane_kubeconfigs_result *out, kjoin_err *err);

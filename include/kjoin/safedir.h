@@ -43,12 +43,23 @@ enum {
 kjoin_code kjoin_safedir_open(const char *path, unsigned flags, kjoin_safedir *d, kjoin_err *err);
 void kjoin_safedir_close(kjoin_safedir *d);
 
+/* Opens path's directory as kjoin_safedir_open does (nothing created) and
+ * points *name at path's last component, for a file read or removed
+ * relative to it. Errors: as kjoin_safedir_open. */
+kjoin_code kjoin_safedir_open_parent(const char *path, kjoin_safedir *d, const char **name, kjoin_err *err);
+
 /* Reads name: a regular file (never a symlink) passing kjoin_safedir_check,
  * at most cap bytes, into a new NUL-terminated buffer (wiped on failure).
  * *missing (may be NULL) tells a file that is not there from one refused.
  * Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_safedir_read(const kjoin_safedir *d, const char *name, size_t cap, bool secret, char **out,
                               size_t *len, bool *missing, kjoin_err *err);
+
+/* The file at path, read through its checked directory
+ * (kjoin_safedir_read, at most 1 MiB). *missing (may be NULL) tells a file
+ * that is not there. Errors: as kjoin_safedir_open and kjoin_safedir_read. */
+kjoin_code kjoin_safedir_read_path(const char *path, bool secret, char **text, size_t *len, bool *missing,
+                                   kjoin_err *err);
 
 /* Reads the open file fd to its end, at most cap bytes (what names it in
  * messages), into a new NUL-terminated buffer, wiped on failure (it may hold

@@ -156,6 +156,9 @@ typedef struct kjoin_node_name {
     bool is_host_name;   /* the same as the host's name (the kubelet needs no --hostname-override) */
 } kjoin_node_name;
 
+/* Whether s is an IPv4 or IPv6 address as inet_pton reads one. */
+bool kjoin_is_ip(const char *s);
+
 /* kubeadm's rule: the given name, else the host name (host, or this
  * machine's when NULL), white space trimmed and lower-cased; then it must be
  * a DNS-1123 subdomain. *out is written only on success. Errors:

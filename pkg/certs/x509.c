@@ -81,8 +81,7 @@ static bool add_sans(X509 *x, const cert_request *req)
 
 bool kjoin_certs__san_valid(const char *s)
 {
-    unsigned char addr[16];
-    if (inet_pton(AF_INET, s, addr) == 1 || inet_pton(AF_INET6, s, addr) == 1)
+    if (kjoin_is_ip(s))
         return true;
     /* A DNS name: labels of letters, digits and '-', not starting or ending with '-'. */
     size_t n = strlen(s), label = 0;

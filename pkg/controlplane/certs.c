@@ -139,16 +139,6 @@ static EVP_PKEY *public_key(const unsigned char *pem, size_t len)
 }
 
 /* Whether the certificate's DER is one of the trusted bundle's. */
-static bool trusted(X509 *x, const char *pem, size_t len)
-{
-    STACK_OF(X509) *all = pem ? kjoin_certs__parse_certs(pem, len) : NULL;
-    bool found = false;
-    for (int i = 0; all && !found && i < sk_X509_num(all); i++)
-        found = X509_cmp(x, sk_X509_value(all, i)) == 0;
-    sk_X509_pop_free(all, X509_free);
-    return found;
-}
-
 /* A CA certificate and its key (crt, key: indices of files[]), both present
  * or both absent. */
 static kjoin_code check_pair(const kjoin_shared_certs *c, int crt, int key, kjoin_err *err)
@@ -204,7 +194,7 @@ static kjoin_code check(const kjoin_shared_certs *c, const char *trusted_ca, siz
     if (rc)
         return rc;
     X509 *ca = one_cert(c->files[KJOIN_SHARED_CA_CRT].data, c->files[KJOIN_SHARED_CA_CRT].len);
-    bool ok = ca && trusted(ca, trusted_ca, ca_len);
+    bool ok = ca && kjoin_cp__trusted(ca, trusted_ca, ca_len);
     X509_free(ca);
     return ok ? KJOIN_OK
               : kjoin_err_set(err, KJOIN_E_TRUST, "ca.crt in the Secret is not the cluster CA discovery verified");

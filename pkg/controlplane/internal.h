@@ -58,6 +58,13 @@ kjoin_code kjoin_cp__load_ca(const kjoin_safedir *d, const char *cert_dir, const
                              kjoin_err *err);
 void kjoin_cp__pair_release(cp_pair *p);
 
+/* Whether x is among the certificates of pem. */
+bool kjoin_cp__trusted(X509 *x, const char *pem, size_t len);
+/* The cluster CA found in cert_dir must be one of pem's, the CA discovery
+ * verified (pem NULL: nothing to check). Errors: KJOIN_E_TRUST. */
+kjoin_code kjoin_cp__check_trusted(const cp_pair *ca, const char *cert_dir, const char *pem, size_t len,
+                                   kjoin_err *err);
+
 /* Why a pair found on disk is not one to keep ("" when it is): both
  * there, signed by ca (named ca_name), the key the certificate's, valid at
  * now. */

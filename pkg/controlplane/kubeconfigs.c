@@ -110,8 +110,7 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs
     size_t len[KJOIN_KUBECONFIGS_N] = {0}, ca_len = 0, ca_key_len = 0;
     bool missing;
     memset(out, 0, sizeof(*out));
-    unsigned char ip[16];
-    if (inet_pton(AF_INET, s->advertise_address, ip) != 1 && inet_pton(AF_INET6, s->advertise_address, ip) != 1)
+    if (!kjoin_is_ip(s->advertise_address))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
                              s->advertise_address);
     char port[8];
@@ -123,6 +122,8 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs
     kjoin_code rc = kjoin_safedir_open(s->cert_dir, 0, &certs, err);
     if (!rc)
         rc = kjoin_cp__load_ca(&certs, s->cert_dir, "ca", &ca, err);
+    if (!rc)
+        rc = kjoin_cp__check_trusted(&ca, s->cert_dir, s->trusted_ca_pem, s->trusted_ca_len, err);
     if (!rc) /* the CA as the file holds it, for certificate-authority-data */
         rc = kjoin_cp__read_pair(&certs, "ca", &ca_pem, &ca_len, &ca_key, &ca_key_len, &missing, err);
     kjoin_free_wiped(ca_key, ca_key_len);

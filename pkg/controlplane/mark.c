@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include <kjoin/kubeapi.h>
+#include <kjoin/safedir.h>
 
 #define logf_(s, level, ...) kjoin_logf((s)->log, (s)->log_ctx, level, __VA_ARGS__)
 #define CONFLICTS_MAX 5
@@ -119,8 +120,18 @@ kjoin_code kjoin_mark_control_plane(const kjoin_mark_control_plane_spec *s, kjoi
 {
     kjoin_kubeapi_config cfg;
     kjoin_kubeapi *api = NULL;
-    char path[320];
-    kjoin_code rc = kjoin_kubeapi_config_load(s->admin_kubeconfig, NULL, &cfg, err);
+    char path[320], *text = NULL;
+    size_t len = 0;
+    /* admin.conf holds the cluster's admin key: read only through a
+     * directory checked as ssh checks one, never through a symlink */
+    bool missing;
+    kjoin_code rc = kjoin_safedir_read_path(s->admin_kubeconfig, true, &text, &len, &missing, err);
+    if (rc && missing)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s is missing: the control-plane-prepare phase writes it",
+                           s->admin_kubeconfig);
+    else if (!rc)
+        rc = kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, err);
+    kjoin_free_wiped(text, len);
     if (rc)
         return rc;
     kjoin_kubeapi_options o = {.timeout_ms = s->timeout_ms > 0 ? s->timeout_ms : 1, .audit_id = s->audit_id,

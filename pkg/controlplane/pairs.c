@@ -71,6 +71,25 @@ kjoin_code kjoin_cp__load_ca(const kjoin_safedir *d, const char *cert_dir, const
     return rc;
 }
 
+bool kjoin_cp__trusted(X509 *x, const char *pem, size_t len)
+{
+    STACK_OF(X509) *all = pem ? kjoin_certs__parse_certs(pem, len) : NULL;
+    bool found = false;
+    for (int i = 0; all && !found && i < sk_X509_num(all); i++)
+        found = X509_cmp(x, sk_X509_value(all, i)) == 0;
+    sk_X509_pop_free(all, X509_free);
+    return found;
+}
+
+kjoin_code kjoin_cp__check_trusted(const cp_pair *ca, const char *cert_dir, const char *pem, size_t len,
+                                   kjoin_err *err)
+{
+    if (!pem || kjoin_cp__trusted(ca->crt, pem, len))
+        return KJOIN_OK;
+    return kjoin_err_set(err, KJOIN_E_TRUST, "%s/ca.crt is not the cluster CA discovery verified: these are another "
+                         "cluster's certificates; nothing was written", cert_dir);
+}
+
 void kjoin_cp__pair_release(cp_pair *p)
 {
     X509_free(p->crt);

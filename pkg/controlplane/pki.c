@@ -79,12 +79,6 @@ static void add(names *s, const char *v)
         s->v[s->n++] = v;
 }
 
-static bool is_ip(const char *v)
-{
-    unsigned char a[16];
-    return inet_pton(AF_INET, v, a) == 1 || inet_pton(AF_INET6, v, a) == 1;
-}
-
 /* The first address of the first CIDR of list: the kubernetes Service's. */
 static bool service_vip(const char *list, char *out, size_t cap)
 {
@@ -116,11 +110,11 @@ static void dns_then_ip(names *s)
     size_t k = 0;
     for (int ip = 0; ip < 2; ip++)
         for (size_t i = 0; i < s->n; i++)
-            if (is_ip(s->v[i]) == ip)
+            if (kjoin_is_ip(s->v[i]) == ip)
                 v[k++] = s->v[i];
     memcpy(s->v, v, k * sizeof(v[0]));
     size_t dns = 0;
-    while (dns < k && !is_ip(s->v[dns]))
+    while (dns < k && !kjoin_is_ip(s->v[dns]))
         dns++;
     qsort(s->v, dns, sizeof(s->v[0]), by_bytes);
 }
@@ -156,7 +150,7 @@ static kjoin_code names_of(const kjoin_node_certs_spec *sp, int which, names *s,
 static bool covers(X509 *x, const names *s)
 {
     for (size_t i = 0; i < s->n; i++) {
-        int ok = is_ip(s->v[i]) ? X509_check_ip_asc(x, s->v[i], 0)
+        int ok = kjoin_is_ip(s->v[i]) ? X509_check_ip_asc(x, s->v[i], 0)
                                 : X509_check_host(x, s->v[i], 0, X509_CHECK_FLAG_NO_WILDCARDS, NULL);
         if (ok != 1)
             return false;
@@ -267,7 +261,7 @@ kjoin_code kjoin_node_certs(const kjoin_node_certs_spec *sp, kjoin_node_certs_re
     if (sp->cluster->external_etcd)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster uses an external etcd: a control-plane join with one is "
                                                  "not supported");
-    if (!is_ip(sp->advertise_address))
+    if (!kjoin_is_ip(sp->advertise_address))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
                              sp->advertise_address);
     if (snprintf(etcd, sizeof(etcd), "%s/etcd", sp->cert_dir) >= (int)sizeof(etcd))
@@ -281,6 +275,8 @@ kjoin_code kjoin_node_certs(const kjoin_node_certs_spec *sp, kjoin_node_certs_re
         rc = kjoin_safedir_open(etcd, 0, &r.etcd, err);
     for (int i = 0; !rc && i < CA_N; i++)
         rc = load_ca(&r, i, err);
+    if (!rc)
+        rc = kjoin_cp__check_trusted(&r.ca[CA_CLUSTER], sp->cert_dir, sp->trusted_ca_pem, sp->trusted_ca_len, err);
     cp_file files[2 * KJOIN_NODE_CERTS_N] = {{0}};
     char crt_name[KJOIN_NODE_CERTS_N][64], key_name[KJOIN_NODE_CERTS_N][64];
     names s[KJOIN_NODE_CERTS_N];

@@ -251,7 +251,8 @@ static kjoin_code run_node_certs(worker_run *r, kjoin_err *err)
 {
     const kjoin_worker_spec *s = r->spec;
     logf_(r, 0, "[certs] Using certificateDir folder \"%s\"", r->cert_dir);
-    kjoin_node_certs_spec c = {.cert_dir = r->cert_dir, .node_name = r->out->node_name.name,
+    kjoin_node_certs_spec c = {.cert_dir = r->cert_dir, .trusted_ca_pem = r->ca, .trusted_ca_len = r->ca_len,
+                               .node_name = r->out->node_name.name,
                                .advertise_address = r->out->advertise_address, .cluster = r->cluster,
                                .minor = r->cluster->minor, .force = s->node.force, .now = (int64_t)time(NULL)};
     kjoin_code rc = kjoin_node_certs(&c, &r->out->node_certs, err);
@@ -270,6 +271,7 @@ static kjoin_code run_kubeconfigs(worker_run *r, kjoin_err *err)
     const kjoin_worker_spec *s = r->spec;
     logf_(r, 0, "[kubeconfig] Using kubeconfig folder \"%s\"", s->node.paths.kubernetes_dir);
     kjoin_control_plane_kubeconfigs_spec k = {.kubernetes_dir = s->node.paths.kubernetes_dir, .cert_dir = r->cert_dir,
+                                              .trusted_ca_pem = r->ca, .trusted_ca_len = r->ca_len,
                                               .advertise_address = r->out->advertise_address,
                                               .bind_port = s->bind_port, .cluster = r->cluster,
                                               .minor = r->cluster->minor, .force = s->node.force,

@@ -72,12 +72,6 @@ bool kjoin_dns1123_subdomain(const char *s, bool wildcard)
     return true;
 }
 
-static bool is_ip(const char *s)
-{
-    unsigned char a[16];
-    return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
-}
-
 static kjoin_code sans(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what,
                        kjoin_san_list *out, kjoin_err *err)
 {
@@ -93,7 +87,7 @@ static kjoin_code sans(kjoin_yaml *y, yaml_node_t *root, const char *const *path
         const char *v = item ? kjoin_yaml__str(item) : NULL;
         if (!v)
             return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s has an item that is not a string", what);
-        if (!is_ip(v) && !kjoin_dns1123_subdomain(v, true)) {
+        if (!kjoin_is_ip(v) && !kjoin_dns1123_subdomain(v, true)) {
             out->skipped++; /* kubeadm warns and leaves it out */
             continue;
         }
@@ -188,7 +182,7 @@ kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kj
         const char *port = e + len;
         bool port_ok = !*port || (*port == ':' && port[1] && strspn(port + 1, "0123456789") == strlen(port + 1) &&
                                   strlen(port + 1) <= 5 && atoi(port + 1) <= 65535);
-        if (!port_ok || (!is_ip(host) && !kjoin_dns1123_subdomain(host, false)))
+        if (!port_ok || (!kjoin_is_ip(host) && !kjoin_dns1123_subdomain(host, false)))
             rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's controlPlaneEndpoint is not host or host:port");
         c->control_plane_port = *port ? atoi(port + 1) : 0;
     }

@@ -84,21 +84,11 @@ bool kjoin_node__kubelet_config(const kjoin_node__resolved *p, kjoin_kubelet_con
  * kubeadm polls it); why says what failed. A port of 0 counts as healthy. */
 bool kjoin_node__healthz(const kjoin_kubelet_config *c, char *why, size_t cap);
 
-/* Opens path's directory as a safe directory (kjoin_safedir_open, nothing
- * created) and points *name at path's last component, for a file read or
- * removed relative to it. Errors: as kjoin_safedir_open. */
-kjoin_code kjoin_node__open_parent(const char *path, kjoin_safedir *d, const char **name, kjoin_err *err);
-
 /* The join record in the Kubernetes directory, read through its safe
  * directory (a secret: owner-only) and checked. *found is false, with
  * success, when there is none. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_node__read_record(const kjoin_node__resolved *p, const kjoin_node_paths *paths, kjoin_node_state *st,
                                    bool *found, kjoin_err *err);
-
-/* The file at path, read through its checked directory (kjoin_safedir_read,
- * at most 1 MiB). *missing tells a file that is not there. Errors: as
- * kjoin_safedir_open and kjoin_safedir_read. */
-kjoin_code kjoin_node__read_file(const char *path, bool secret, char **text, size_t *len, bool *missing, kjoin_err *err);
 
 /* Whether text is the kubeconfig the kubelet writes after its TLS
  * bootstrap, for server: its rotating client certificate in p's pki/. */

@@ -77,7 +77,7 @@ static bool left_by_this_join(const resume *res, const char *path)
     char *text = NULL;
     size_t len = 0;
     kjoin_err e;
-    if (!res->st || kjoin_node__read_file(path, false, &text, &len, NULL, &e))
+    if (!res->st || kjoin_safedir_read_path(path, false, &text, &len, NULL, &e))
         return false;
     /* The kubelet's own kubeconfig only while the join is unfinished: a node
      * whose join finished is joined, and a second join is refused. */

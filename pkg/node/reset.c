@@ -78,7 +78,7 @@ static void remove_written(run *r, const char *path, const char *sha256)
     unsigned char sum[32];
     kjoin_safedir d;
     kjoin_err e;
-    if (kjoin_node__open_parent(path, &d, &name, &e)) {
+    if (kjoin_safedir_open_parent(path, &d, &name, &e)) {
         struct stat st;
         if (lstat(path, &st) == 0) /* there, in a directory it cannot trust */
             kept(r, path, e.msg);
@@ -111,7 +111,7 @@ static void remove_kubelet_kubeconfig(run *r)
     bool missing = false;
     kjoin_safedir d;
     kjoin_err e;
-    if (kjoin_node__open_parent(r->p.kubelet_kubeconfig, &d, &name, &e))
+    if (kjoin_safedir_open_parent(r->p.kubelet_kubeconfig, &d, &name, &e))
         return;
     if (kjoin_safedir_read(&d, name, 1 << 20, true, &text, &len, &missing, &e)) {
         if (!missing)

@@ -518,7 +518,7 @@ static void take_back(const kjoin_node_join *j, const char *const *created, size
         kjoin_safedir d;
         const char *name;
         kjoin_err e;
-        if (kjoin_node__open_parent(created[i], &d, &name, &e) || kjoin_safedir_unlink(&d, name, &e))
+        if (kjoin_safedir_open_parent(created[i], &d, &name, &e) || kjoin_safedir_unlink(&d, name, &e))
             whole = false;
         kjoin_safedir_close(&d);
     }
@@ -774,7 +774,7 @@ static void remove_bootstrap_kubeconfig(kjoin_node_join *j, const kjoin_node__re
     const char *name;
     kjoin_safedir d;
     kjoin_err e;
-    if (kjoin_node__open_parent(p->bootstrap_kubeconfig, &d, &name, &e))
+    if (kjoin_safedir_open_parent(p->bootstrap_kubeconfig, &d, &name, &e))
         return;
     if (!kjoin_safedir_read(&d, name, 1 << 20, true, &text, &len, &missing, &e) &&
         (j->bootstrap_kubeconfig ? len == j->bootstrap_len && !memcmp(text, j->bootstrap_kubeconfig, len)

@@ -162,17 +162,6 @@ kjoin_code kjoin_node__systemctl(const char *verb, int64_t timeout_ms, kjoin_err
     return rc;
 }
 
-kjoin_code kjoin_node__open_parent(const char *path, kjoin_safedir *d, const char **name, kjoin_err *err)
-{
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash || (size_t)(slash - path) >= sizeof(dir))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "%s is not an absolute path", path);
-    *name = slash + 1;
-    snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    return kjoin_safedir_open(dir, 0, d, err);
-}
-
 bool kjoin_node__kubelet_config(const kjoin_node__resolved *p, kjoin_kubelet_config *out)
 {
     kjoin_safedir d;
@@ -181,7 +170,7 @@ bool kjoin_node__kubelet_config(const kjoin_node__resolved *p, kjoin_kubelet_con
     size_t len = 0;
     kjoin_err e;
     *out = (kjoin_kubelet_config)KJOIN_KUBELET_CONFIG_DEFAULTS;
-    if (kjoin_node__open_parent(p->config_yaml, &d, &name, &e))
+    if (kjoin_safedir_open_parent(p->config_yaml, &d, &name, &e))
         return false;
     bool ok = !kjoin_safedir_read(&d, name, 1 << 20, false, &text, &len, NULL, &e) &&
               !kjoin_kubelet_config_parse(text, len, out, &e);
@@ -259,19 +248,6 @@ size_t kjoin_node__mounts_under(const char *dir, char (*out)[4096], size_t cap)
     if (f)
         fclose(f);
     return n;
-}
-
-kjoin_code kjoin_node__read_file(const char *path, bool secret, char **text, size_t *len, bool *missing, kjoin_err *err)
-{
-    kjoin_safedir d;
-    const char *name;
-    kjoin_code rc = kjoin_node__open_parent(path, &d, &name, err);
-    if (missing)
-        *missing = rc && access(path, F_OK) != 0;
-    if (!rc)
-        rc = kjoin_safedir_read(&d, name, 1 << 20, secret, text, len, missing, err);
-    kjoin_safedir_close(&d);
-    return rc;
 }
 
 bool kjoin_node__is_kubelets_kubeconfig(const char *text, const kjoin_node__resolved *p, const char *server)

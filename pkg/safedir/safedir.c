@@ -385,3 +385,29 @@ kjoin_code kjoin_safedir_readlink(const kjoin_safedir *d, const char *name, char
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s points outside its directory (to %s): remove it", full, target);
     return KJOIN_OK;
 }
+
+kjoin_code kjoin_safedir_open_parent(const char *path, kjoin_safedir *d, const char **name, kjoin_err *err)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    d->fd = -1;
+    if (!slash || (size_t)(slash - path) >= sizeof(dir))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s is not an absolute path", path);
+    *name = slash + 1;
+    snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return kjoin_safedir_open(dir, 0, d, err);
+}
+
+kjoin_code kjoin_safedir_read_path(const char *path, bool secret, char **text, size_t *len, bool *missing,
+                                   kjoin_err *err)
+{
+    kjoin_safedir d;
+    const char *name;
+    kjoin_code rc = kjoin_safedir_open_parent(path, &d, &name, err);
+    if (missing)
+        *missing = rc && access(path, F_OK) != 0;
+    if (!rc)
+        rc = kjoin_safedir_read(&d, name, 1 << 20, secret, text, len, missing, err);
+    kjoin_safedir_close(&d);
+    return rc;
+}

@@ -189,8 +189,7 @@ static bool check_chain(kjoin_http_conn *c, const kjoin_tls_trust *t, X509 *leaf
     if (ok) {
         X509_VERIFY_PARAM *param = X509_STORE_CTX_get0_param(xs);
         X509_VERIFY_PARAM_set_auth_level(param, level);
-        unsigned char ip[16];
-        bool is_ip = inet_pton(AF_INET, c->host, ip) == 1 || inet_pton(AF_INET6, c->host, ip) == 1;
+        bool is_ip = kjoin_is_ip(c->host);
         /* The name is checked against the subject alternative names only, as
          * Go's crypto/x509 checks it (and so kubeadm, kubelet and K3s): never
          * OpenSSL's fallback to the subject's CN. */

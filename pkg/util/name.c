@@ -2,12 +2,19 @@
  * most object names), and the node's name as kubeadm decides it. One rule
  * for every module, so that a name passes here exactly when the API server
  * would take it. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <kjoin/util.h>
+
+bool kjoin_is_ip(const char *s)
+{
+    unsigned char a[16];
+    return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
+}
 
 static bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 

@@ -355,6 +355,16 @@ t_e2e_controlplane_certs_refusals() {
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" || return 1
   # No certificate key and no CA on disk: nothing to sign with.
   CP_NOKEY=1 cp_certs_refused 2 "ca.crt is missing" nokey || rc=1
+  # Another cluster's CAs on disk (made by kubeadm, no certificate key to
+  # download the right ones): the trust check refuses them, exit 4, before
+  # any pair or kubeconfig is made.
+  local o=$T/othercluster/etc.upper/kubernetes/pki
+  mkdir -p "$o" || rc=1
+  for phase in ca front-proxy-ca sa etcd-ca; do
+    "$KBIN/kubeadm" init phase certs "$phase" --cert-dir "$o" >>"$T/certs.log" 2>&1 || { fail "kubeadm $phase"; rc=1; }
+  done
+  CP_NOKEY=1 cp_certs_refused 4 "ca.crt is not the cluster CA discovery verified" othercluster || rc=1
+  [ ! -e "$o/../admin.conf" ] || { fail "othercluster: admin.conf written"; rc=1; }
   # A pair of another CA's where apiserver goes: refused by name, the rest not written.
   local f=$T/foreign/etc.upper/kubernetes/pki/apiserver
   mkdir -p "${f%/*}" && openssl req -x509 -newkey rsa:2048 -nodes -keyout "$f.key" -out "$f.crt" \
@@ -397,6 +407,8 @@ cp_mark() {
     --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --node-name "$CP_NODE" -o json >"$T/join.out" 2>"$T/join.err"
   echo $? >"$T/join.rc"
 }
+# An admin.conf others can read is not trusted (ssh's rule): the Node is not asked for.
+cp_mark_loose() { chmod 0644 /etc/kubernetes/admin.conf && cp_mark; chmod 0600 /etc/kubernetes/admin.conf; }
 cp_kubeadm_mark() {
   cp_kubeadm_prepare
   [ "$(cat "$T/kubeadm.rc")" = 0 ] || return
@@ -446,6 +458,11 @@ t_e2e_controlplane_mark_as_kubeadm() {
   NODE_NS=markk in_node cp_mark
   [ "$(cat "$T/join.rc")" = 0 ] && [ "$(cp_marks mark-kjoin)" = "$ours" ] ||
     { fail "a second mark changed the Node: $(cp_marks mark-kjoin)"; rc=1; }
+  # admin.conf readable by others: exit 2 by its name and mode, before any request.
+  NODE_NS=markk in_node cp_mark_loose
+  [ "$(cat "$T/join.rc")" = 2 ] && grep -q "admin.conf is readable by group or others (mode 0644)" "$T/join.err" &&
+    ! grep -q "Marking the node" "$T/join.err" ||
+    { fail "a loose admin.conf: exit $(cat "$T/join.rc"): $(tail -1 "$T/join.err")"; rc=1; }
   # A Node that is not there: the API's NotFound, exit 6.
   CP_NODE=mark-nowhere; declare -p CP_NODE >"$T/cp.env"
   NODE_NS=markk in_node cp_mark

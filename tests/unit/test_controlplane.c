@@ -338,6 +338,45 @@ static void test_node_certs_refused(void **state)
     assert_non_null(strstr(err.msg, "external etcd"));
     assert_int_equal(certs_for(dir, names_yaml, "not-an-ip", 37, false, &r, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "not an IP address"));
+    /* A certificates directory whose ca.crt is not the CA discovery
+     * verified (here: the front proxy's): refused before anything is made,
+     * for the pairs and the kubeconfigs; the real one passes the check. */
+    {
+        kjoin_cluster_configuration c;
+        kjoin_control_plane_kubeconfigs_result kr;
+        char pki[4000], crt[4096];
+        size_t other_len, ca_len;
+        snprintf(pki, sizeof(pki), "%s/pki", dir);
+        snprintf(crt, sizeof(crt), "%s/front-proxy-ca.crt", pki);
+        char *other_ca = read_all(crt, &other_len);
+        snprintf(crt, sizeof(crt), "%s/ca.crt", pki);
+        char *ca = read_all(crt, &ca_len);
+        assert_int_equal(kjoin_cluster_configuration_parse(names_yaml, strlen(names_yaml), &c, &err), KJOIN_OK);
+        kjoin_node_certs_spec ns = {.cert_dir = pki, .trusted_ca_pem = other_ca, .trusted_ca_len = other_len,
+                                    .node_name = "cp-2", .advertise_address = "192.0.2.2", .cluster = &c,
+                                    .now = (int64_t)time(NULL)};
+        assert_int_equal(kjoin_node_certs(&ns, &r, &err), KJOIN_E_TRUST);
+        assert_non_null(strstr(err.msg, "ca.crt is not the cluster CA discovery verified"));
+        kjoin_control_plane_kubeconfigs_spec ks = {.kubernetes_dir = dir, .cert_dir = pki, .trusted_ca_pem = other_ca,
+                                                   .trusted_ca_len = other_len, .advertise_address = "192.0.2.2",
+                                                   .cluster = &c, .now = (int64_t)time(NULL)};
+        assert_int_equal(kjoin_control_plane_kubeconfigs(&ks, &kr, &err), KJOIN_E_TRUST);
+        snprintf(crt, sizeof(crt), "%s/admin.conf", dir);
+        assert_int_not_equal(access(crt, F_OK), 0);
+        /* ca.crt among a bundle of two (a CA rotation): trusted. */
+        char *both = malloc(other_len + ca_len + 1);
+        memcpy(both, other_ca, other_len);
+        memcpy(both + other_len, ca, ca_len + 1);
+        ks.trusted_ca_pem = both, ks.trusted_ca_len = other_len + ca_len;
+        char *k8s = tu_tmpdir();
+        ks.kubernetes_dir = k8s;
+        assert_int_equal(kjoin_control_plane_kubeconfigs(&ks, &kr, &err), KJOIN_OK);
+        assert_true(kr.written[KJOIN_KUBECONFIG_ADMIN]);
+        tu_rmtree(k8s);
+        free(both);
+        free(other_ca);
+        free(ca);
+    }
     /* No certificates directory at all. */
     char *empty = tu_tmpdir();
     assert_int_equal(certs_for(empty, names_yaml, "192.0.2.2", 37, false, &r, &err), KJOIN_E_USAGE);
