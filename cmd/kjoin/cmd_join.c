@@ -462,6 +462,12 @@ static void print_result(const kjoin_worker_spec *s, const kjoin_worker_outcome 
             if (w->kubeconfigs.written[i])
                 json_object_array_add(files, file_json(path, 0600));
         }
+        for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
+            char path[8192];
+            snprintf(path, sizeof(path), "%s/manifests/%s.yaml", s->node.paths.kubernetes_dir, kjoin_manifest_component(i));
+            if (w->manifests.written[i])
+                json_object_array_add(files, file_json(path, 0600));
+        }
         json_object_object_add(cp, "certificatesDir", json_object_new_string(w->certs.cert_dir));
         if (*w->advertise_address)
             json_object_object_add(cp, "advertiseAddress", json_object_new_string(w->advertise_address));
@@ -538,7 +544,8 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
     } prepare[] = {{"control-plane-prepare", KJOIN_PREPARE_ALL}, {"control-plane-prepare/all", KJOIN_PREPARE_ALL},
                    {"control-plane-prepare/download-certs", KJOIN_PREPARE_DOWNLOAD_CERTS},
                    {"control-plane-prepare/certs", KJOIN_PREPARE_CERTS},
-                   {"control-plane-prepare/kubeconfig", KJOIN_PREPARE_KUBECONFIG}};
+                   {"control-plane-prepare/kubeconfig", KJOIN_PREPARE_KUBECONFIG},
+                   {"control-plane-prepare/control-plane", KJOIN_PREPARE_CONTROL_PLANE}};
     kjoin_code rc = kjoin_phases_parse(argv[2], only, err);
     bool known = *only && !(*only & KJOIN_PHASES_CONTROL_PLANE) && !strchr(argv[2], ',');
     if (!rc && !strcmp(argv[2], "control-plane-join/mark-control-plane"))

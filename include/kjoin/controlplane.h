@@ -218,6 +218,50 @@ typedef struct kjoin_control_plane_kubeconfigs_result {
 kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs_spec *s,
                                           kjoin_control_plane_kubeconfigs_result *out, kjoin_err *err);
 
+/* ---- the static Pod manifests (kubeadm's control-plane step) ------------ */
+
+enum {
+    KJOIN_MANIFEST_APISERVER,          /* kube-apiserver.yaml */
+    KJOIN_MANIFEST_CONTROLLER_MANAGER, /* kube-controller-manager.yaml */
+    KJOIN_MANIFEST_SCHEDULER,          /* kube-scheduler.yaml */
+    KJOIN_MANIFESTS_N
+};
+/* "kube-apiserver", ...: the Pod's and the file's name. */
+const char *kjoin_manifest_component(int i);
+
+typedef struct kjoin_control_plane_manifests_spec {
+    const char *manifests_dir;         /* where they go: /etc/kubernetes/manifests */
+    const char *kubernetes_dir;        /* where the components' kubeconfigs are: /etc/kubernetes */
+    const char *cert_dir;              /* the cluster's certificatesDir */
+    const char *advertise_address;     /* an IP address */
+    int bind_port;                     /* 0: 6443 */
+    const struct kjoin_cluster_configuration *cluster; /* image, networks, extraArgs */
+    int minor;                         /* the cluster's release; 0: the newest's */
+    bool force;                        /* replace a manifest there with other content */
+    char *const *environ;              /* the *_proxy variables are passed on from it; NULL: this process's */
+} kjoin_control_plane_manifests_spec;
+
+typedef struct kjoin_control_plane_manifests_result {
+    bool kept[KJOIN_MANIFESTS_N];      /* there already, the same bytes */
+    bool written[KJOIN_MANIFESTS_N];
+} kjoin_control_plane_manifests_result;
+
+/* The three static Pod manifests kubeadm of the cluster's release writes
+ * on a joining control-plane node (1.20's, and 1.37's for 1.37 and later),
+ * made from the cluster's ClusterConfiguration and this node's endpoint:
+ * out[i] newly-allocated YAML. Errors: KJOIN_E_USAGE (a release whose
+ * manifests kjoin does not know, a field it cannot carry yet, no
+ * kubernetesVersion or imageRepository, an address that is none). */
+kjoin_code kjoin_control_plane_manifests_make(const kjoin_control_plane_manifests_spec *s,
+                                             char *out[KJOIN_MANIFESTS_N], kjoin_err *err);
+
+/* Makes them and writes them, 0600, into manifests_dir (made 0700), all or
+ * nothing; one there with the same bytes is kept, one with others refused
+ * unless force. Errors: those of kjoin_control_plane_manifests_make,
+ * KJOIN_E_OUTPUT. */
+kjoin_code kjoin_control_plane_manifests(const kjoin_control_plane_manifests_spec *s,
+                                        kjoin_control_plane_manifests_result *out, kjoin_err *err);
+
 /* ---- mark-control-plane (kubeadm's control-plane-join phase) --------------- */
 
 typedef struct kjoin_mark_control_plane_spec {

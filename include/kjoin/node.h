@@ -136,6 +136,19 @@ typedef struct kjoin_san_list {
  * with wildcard, "*." before one too). */
 bool kjoin_dns1123_subdomain(const char *s, bool wildcard);
 
+/* A component's extraArgs (a map before v1beta4, a list of name and
+ * value in it), in the file's order. */
+#define KJOIN_EXTRA_ARGS_MAX 24
+typedef struct kjoin_extra_args {
+    size_t n;
+    struct {
+        char name[64];   /* [a-z0-9-], without "--" */
+        char value[512]; /* printable */
+    } v[KJOIN_EXTRA_ARGS_MAX];
+} kjoin_extra_args;
+/* The value of name in a, or NULL. */
+const char *kjoin_extra_arg(const kjoin_extra_args *a, const char *name);
+
 /* kubeadm's ClusterConfiguration, as the kubeadm-config ConfigMap's
  * "ClusterConfiguration" key holds it, checked: one mapping, a
  * kubeadm.k8s.io ClusterConfiguration. Errors: KJOIN_E_OTHER (malformed). */
@@ -160,6 +173,13 @@ typedef struct kjoin_cluster_configuration {
     char encryption_algorithm[16]; /* encryptionAlgorithm: RSA-2048, RSA-3072, RSA-4096, ECDSA-P256, ECDSA-P384 */
     char etcd_data_dir[1024];   /* etcd.local.dataDir: an absolute path without ".." */
     int64_t certificate_validity_s; /* certificateValidityPeriod, in seconds */
+    /* What the static Pod manifests are made from: */
+    char image_repository[256]; /* imageRepository (ciImageRepository when set) */
+    char pod_subnet[128];       /* networking.podSubnet: CIDRs, comma-separated */
+    int64_t control_plane_timeout_s; /* apiServer.timeoutForControlPlane (before v1beta4); 0: absent */
+    kjoin_extra_args apiserver_args, controller_manager_args, scheduler_args, etcd_args; /* extraArgs */
+    char unsupported[80];       /* the first field set that kjoin's manifests cannot carry yet
+                                 * ("apiServer.extraVolumes"); "" when none */
 } kjoin_cluster_configuration;
 kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,
                                              kjoin_err *err);

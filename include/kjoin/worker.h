@@ -33,7 +33,8 @@ enum {
     KJOIN_PREPARE_DOWNLOAD_CERTS = 1, /* the shared CAs from the kubeadm-certs Secret */
     KJOIN_PREPARE_CERTS = 2,          /* the node's own certificates, signed by them */
     KJOIN_PREPARE_KUBECONFIG = 4,     /* admin.conf, controller-manager.conf, scheduler.conf */
-    KJOIN_PREPARE_ALL = 7
+    KJOIN_PREPARE_CONTROL_PLANE = 8,  /* the static Pod manifests of the API server, controller manager, scheduler */
+    KJOIN_PREPARE_ALL = 15
 };
 
 /* Adds the phases a comma-separated list names (kubeadm's names; its
@@ -88,6 +89,7 @@ typedef struct kjoin_worker_outcome {
     char advertise_address[64];        /* the node's certificates' address */
     kjoin_node_certs_result node_certs; /* control-plane-prepare's certs */
     kjoin_control_plane_kubeconfigs_result kubeconfigs; /* and its kubeconfig */
+    kjoin_control_plane_manifests_result manifests;     /* and its static Pod manifests */
     bool marked;                       /* control-plane-join's mark-control-plane */
     unsigned ran;                      /* the phases that ran to the end */
     int64_t phase_ms[5];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,

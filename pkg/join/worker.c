@@ -226,10 +226,12 @@ static bool wants_download(const worker_run *r)
 }
 static bool wants_node_certs(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_CERTS; }
 static bool wants_kubeconfigs(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_KUBECONFIG; }
+static bool wants_manifests(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_CONTROL_PLANE; }
 /* A control-plane node's preflight, certs and kubeconfig need its address. */
 static bool wants_address(const worker_run *r)
 {
-    bool prepared = (r->phases & KJOIN_PHASE_CONTROL_PLANE_PREPARE) && (wants_node_certs(r) || wants_kubeconfigs(r));
+    bool prepared = (r->phases & KJOIN_PHASE_CONTROL_PLANE_PREPARE) &&
+                    (wants_node_certs(r) || wants_kubeconfigs(r) || wants_manifests(r));
     return r->spec->control_plane && ((r->phases & KJOIN_PHASE_PREFLIGHT) || prepared);
 }
 
@@ -283,6 +285,24 @@ static kjoin_code run_kubeconfigs(worker_run *r, kjoin_err *err)
     return rc;
 }
 
+/* kubeadm's control-plane: the static Pod manifests. */
+static kjoin_code run_manifests(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    char dir[4200];
+    snprintf(dir, sizeof(dir), "%s/manifests", s->node.paths.kubernetes_dir);
+    logf_(r, 0, "[control-plane] Using manifest folder \"%s\"", dir);
+    kjoin_control_plane_manifests_spec m = {.manifests_dir = dir, .kubernetes_dir = s->node.paths.kubernetes_dir,
+                                            .cert_dir = r->cert_dir, .advertise_address = r->out->advertise_address,
+                                            .bind_port = s->bind_port, .cluster = r->cluster,
+                                            .minor = r->cluster->minor, .force = s->node.force};
+    kjoin_code rc = kjoin_control_plane_manifests(&m, &r->out->manifests, err);
+    for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++)
+        logf_(r, 0, "[control-plane] %s static Pod manifest for \"%s\"",
+              r->out->manifests.kept[i] ? "Keeping the same" : "Creating", kjoin_manifest_component(i));
+    return rc;
+}
+
 /* kubeadm's download-certs, with the token and the CA discovery verified. */
 static kjoin_code run_download_certs(worker_run *r, kjoin_err *err)
 {
@@ -308,6 +328,7 @@ static const step steps[] = {
     {"preflight", KJOIN_PHASE_PREFLIGHT, NEEDS_DISCOVERY, control_plane_phase, run_control_plane_preflight},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_node_certs, run_node_certs},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_kubeconfigs, run_kubeconfigs},
+    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_manifests, run_manifests},
     {"check-etcd", 0, 0, NULL, NULL},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
@@ -399,7 +420,7 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
         !(s->control_plane && s->only == KJOIN_PHASE_PREFLIGHT))
         return kjoin_err_set(err, KJOIN_E_USAGE, s->control_plane
                                  ? "a control-plane join runs only its preflight, control-plane-prepare (download-certs, "
-                                   "certs, kubeconfig) and control-plane-join (mark-control-plane) phases so far, each "
+                                   "certs, kubeconfig, control-plane) and control-plane-join (mark-control-plane) phases so far, each "
                                    "as the one phase (`only`); join the node with kubeadm"
                                  : "control-plane-prepare and control-plane-join are a control-plane join's phases: set "
                                    "`control_plane`");

@@ -2,6 +2,7 @@
  * are made from, checked as kubeadm checks them: the cluster's data goes
  * into certificates every client of this node trusts. */
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,79 @@ static kjoin_code sans(kjoin_yaml *y, yaml_node_t *root, const char *const *path
     return KJOIN_OK;
 }
 
+const char *kjoin_extra_arg(const kjoin_extra_args *a, const char *name)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (!strcmp(a->v[i].name, name))
+            return a->v[i].value;
+    return NULL;
+}
+
+static kjoin_code add_arg(kjoin_extra_args *a, const char *what, const char *name, const char *value, kjoin_err *err)
+{
+    if (!name || !value || !*name || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(name) ||
+        strlen(name) >= sizeof(a->v[0].name) || strlen(value) >= sizeof(a->v[0].value) ||
+        !kjoin_utf8_printable(value))
+        return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s has an argument that is not a flag name of "
+                             "[a-z0-9-] with a printable value of at most %zu bytes", what, sizeof(a->v[0].value) - 1);
+    if (a->n == KJOIN_EXTRA_ARGS_MAX)
+        return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s has more than %d arguments", what,
+                             KJOIN_EXTRA_ARGS_MAX);
+    memcpy(a->v[a->n].name, name, strlen(name) + 1);
+    memcpy(a->v[a->n].value, value, strlen(value) + 1);
+    a->n++;
+    return KJOIN_OK;
+}
+
+/* extraArgs at path: a map (v1beta2, v1beta3) or a list of name and value
+ * (v1beta4). A mergeMethod is noted as unsupported. */
+static kjoin_code extra_args(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what,
+                             kjoin_extra_args *out, kjoin_cluster_configuration *c, kjoin_err *err)
+{
+    yaml_node_t *n;
+    kjoin_code rc = at(y, root, path, &n, err);
+    if (rc || !n)
+        return rc;
+    if (n->type == YAML_MAPPING_NODE) {
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; !rc && p < n->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = yaml_document_get_node(&y->doc, p->key), *v = yaml_document_get_node(&y->doc, p->value);
+            rc = add_arg(out, what, k ? kjoin_yaml__str(k) : NULL, v ? kjoin_yaml__str(v) : NULL, err);
+        }
+        return rc;
+    }
+    if (n->type != YAML_SEQUENCE_NODE)
+        return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s at line %zu is neither a map nor a list", what,
+                             KJOIN_YAML_LINE(n));
+    static const char *const name[] = {"name", NULL}, *const value[] = {"value", NULL},
+                             *const merge[] = {"mergeMethod", NULL};
+    for (size_t i = 0; !rc && i < kjoin_yaml__len(n); i++) {
+        yaml_node_t *item = kjoin_yaml__item(y, n, i), *nn, *vn, *mn;
+        if (!item || item->type != YAML_MAPPING_NODE)
+            return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s has an item that is not a mapping", what);
+        if (!(rc = at(y, item, name, &nn, err)) && !(rc = at(y, item, value, &vn, err)) &&
+            !(rc = at(y, item, merge, &mn, err))) {
+            if (mn && !*c->unsupported)
+                snprintf(c->unsupported, sizeof(c->unsupported), "%s[].mergeMethod", what);
+            rc = add_arg(out, what, nn ? kjoin_yaml__str(nn) : NULL, vn ? kjoin_yaml__str(vn) : "", err);
+        }
+    }
+    return rc;
+}
+
+/* Notes path as unsupported when it holds anything (an empty map or list
+ * is nothing). */
+static kjoin_code unsupported(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what,
+                              kjoin_cluster_configuration *c, kjoin_err *err)
+{
+    yaml_node_t *n;
+    kjoin_code rc = at(y, root, path, &n, err);
+    bool empty = !n || (n->type == YAML_SEQUENCE_NODE && !kjoin_yaml__len(n)) ||
+                 (n->type == YAML_MAPPING_NODE && n->data.mapping.pairs.top == n->data.mapping.pairs.start);
+    if (!rc && !empty && !*c->unsupported)
+        snprintf(c->unsupported, sizeof(c->unsupported), "%s", what);
+    return rc;
+}
+
 /* One CIDR: an address and a prefix length its family allows. */
 static bool cidr(const char *s, size_t len)
 {
@@ -120,6 +194,22 @@ static bool cidr(const char *s, size_t len)
 
 /* A Go duration of whole hours, minutes and seconds ("8760h0m0s"), in
  * seconds; -1 for anything else or not positive. */
+/* A list of CIDRs, comma-separated, none of them empty. */
+static kjoin_code cidrs(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what, char *out,
+                        size_t cap, kjoin_err *err)
+{
+    kjoin_code rc = text(y, root, path, what, out, cap, err);
+    for (const char *p = out; !rc && *out; p++) {
+        size_t len = strcspn(p, ",");
+        if (!cidr(p, len))
+            return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s is not a list of CIDRs", what);
+        if (!p[len])
+            break;
+        p += len;
+    }
+    return rc;
+}
+
 static int64_t go_duration(const char *s)
 {
     int64_t total = 0;
@@ -151,7 +241,8 @@ kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kj
                              *const external[] = {"etcd", "external", NULL},
                              *const data_dir[] = {"etcd", "local", "dataDir", NULL},
                              *const algorithm[] = {"encryptionAlgorithm", NULL},
-                             *const validity[] = {"certificateValidityPeriod", NULL};
+                             *const validity[] = {"certificateValidityPeriod", NULL},
+                             *const pods[] = {"networking", "podSubnet", NULL};
     static const char *const algorithms[] = {"RSA-2048", "RSA-3072", "RSA-4096", "ECDSA-P256", "ECDSA-P384"};
     char period[32] = "";
     yaml_node_t *n;
@@ -159,15 +250,9 @@ kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kj
     if (!rc && strpbrk(c->cluster_name, "\"\\"))
         rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's clusterName has quotes or backslashes");
     if (!rc)
-        rc = text(y, root, subnet, "networking.serviceSubnet", c->service_subnet, sizeof(c->service_subnet), err);
-    for (const char *p = c->service_subnet; !rc && *c->service_subnet; p++) { /* "a,b", none of them empty */
-        size_t len = strcspn(p, ",");
-        if (!cidr(p, len))
-            rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's networking.serviceSubnet is not a list of CIDRs");
-        if (!p[len])
-            break;
-        p += len;
-    }
+        rc = cidrs(y, root, subnet, "networking.serviceSubnet", c->service_subnet, sizeof(c->service_subnet), err);
+    if (!rc)
+        rc = cidrs(y, root, pods, "networking.podSubnet", c->pod_subnet, sizeof(c->pod_subnet), err);
     if (!rc && !(rc = text(y, root, domain, "networking.dnsDomain", c->dns_domain, sizeof(c->dns_domain), err)) &&
         *c->dns_domain && !kjoin_dns1123_subdomain(c->dns_domain, false))
         rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's networking.dnsDomain is not a DNS name");
@@ -210,5 +295,51 @@ kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kj
         (c->certificate_validity_s = go_duration(period)) < 0)
         rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's certificateValidityPeriod is not a positive duration "
                            "of hours, minutes and seconds");
+    return rc ? rc : kjoin_node__manifest_fields(y, root, c, err);
+}
+
+kjoin_code kjoin_node__manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c, kjoin_err *err)
+{
+    static const char *const repo[] = {"imageRepository", NULL}, *const ci_repo[] = {"ciImageRepository", NULL},
+                             *const timeout[] = {"apiServer", "timeoutForControlPlane", NULL},
+                             *const rootless[] = {"featureGates", "RootlessControlPlane", NULL};
+    static const struct {
+        const char *component, *what;
+        size_t args;
+    } components[] = {
+        {"apiServer", "apiServer", offsetof(kjoin_cluster_configuration, apiserver_args)},
+        {"controllerManager", "controllerManager", offsetof(kjoin_cluster_configuration, controller_manager_args)},
+        {"scheduler", "scheduler", offsetof(kjoin_cluster_configuration, scheduler_args)},
+    };
+    char ci[256] = "", period[32] = "", what[80];
+    kjoin_code rc = text(y, root, repo, "imageRepository", c->image_repository, sizeof(c->image_repository), err);
+    if (!rc && !(rc = text(y, root, ci_repo, "ciImageRepository", ci, sizeof(ci), err)) && *ci)
+        memcpy(c->image_repository, ci, sizeof(ci));
+    if (!rc && strpbrk(c->image_repository, " \"'\\"))
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's imageRepository is not an image repository");
+    if (!rc && !(rc = text(y, root, timeout, "apiServer.timeoutForControlPlane", period, sizeof(period), err)) &&
+        *period && (c->control_plane_timeout_s = go_duration(period)) < 0)
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's apiServer.timeoutForControlPlane is not a positive "
+                           "duration");
+    for (size_t i = 0; !rc && i < sizeof(components) / sizeof(components[0]); i++) {
+        const char *const args[] = {components[i].component, "extraArgs", NULL},
+                          *const vols[] = {components[i].component, "extraVolumes", NULL},
+                          *const envs[] = {components[i].component, "extraEnvs", NULL};
+        snprintf(what, sizeof(what), "%s.extraArgs", components[i].what);
+        rc = extra_args(y, root, args, what, (kjoin_extra_args *)((char *)c + components[i].args), c, err);
+        snprintf(what, sizeof(what), "%s.extraVolumes", components[i].what);
+        if (!rc)
+            rc = unsupported(y, root, vols, what, c, err);
+        snprintf(what, sizeof(what), "%s.extraEnvs", components[i].what);
+        if (!rc)
+            rc = unsupported(y, root, envs, what, c, err);
+    }
+    static const char *const etcd_args[] = {"etcd", "local", "extraArgs", NULL};
+    if (!rc)
+        rc = extra_args(y, root, etcd_args, "etcd.local.extraArgs", &c->etcd_args, c, err);
+    yaml_node_t *n;
+    bool on = false;
+    if (!rc && !(rc = at(y, root, rootless, &n, err)) && n && kjoin_yaml__bool(n, &on) && on && !*c->unsupported)
+        snprintf(c->unsupported, sizeof(c->unsupported), "featureGates.RootlessControlPlane");
     return rc;
 }

@@ -55,7 +55,7 @@ cp_key() { printf '%s\n' "$1" >"$T/key" && chmod 0600 "$T/key"; }
 cp_tree() {
   local mode='%m '
   [ "$E2E_MINOR" -ge 30 ] || mode=
-  (cd "$T/$1/etc.upper/kubernetes" 2>/dev/null && find pki *.conf -type f -printf "%p $mode" -exec sh -c 'sha256sum <"$1" | cut -c1-16' _ {} \; 2>/dev/null | sort)
+  (cd "$T/$1/etc.upper/kubernetes" 2>/dev/null && find pki manifests *.conf -type f -printf "%p $mode" -exec sh -c 'sha256sum <"$1" | cut -c1-16' _ {} \; 2>/dev/null | sort)
 }
 
 t_e2e_controlplane_download_certs_as_kubeadm() {
@@ -136,12 +136,15 @@ CP_ADDR=192.0.2.2
 # of its own (a service subnet, a DNS domain, extra SANs), or as the suite
 # made it.
 cp_cluster_names() {
-  local api=$E2E_KUBEADM_API extra=
+  local api=$E2E_KUBEADM_API extra= args='{audit-log-maxage: "7"}'
+  [ "$api" != kubeadm.k8s.io/v1beta4 ] || args='[{name: audit-log-maxage, value: "7"}]'
   [ "${1:-}" = restore ] || extra="networking:
   serviceSubnet: 10.100.0.0/16
+  podSubnet: 10.244.0.0/16
   dnsDomain: example.internal
 apiServer:
   certSANs: [lb.example.com, 192.0.2.10]
+  extraArgs: $args
 etcd:
   local:
     serverCertSANs: [etcd.example.com]
@@ -177,7 +180,7 @@ cp_kubeadm_prepare() {
   . "$T/cp.env"
   local p
   [ -s "$T/join.yaml" ] || cp_join_yaml
-  for p in download-certs certs kubeconfig; do
+  for p in download-certs certs kubeconfig control-plane; do
     "$KBIN/kubeadm" join phase control-plane-prepare $p --config "$T/join.yaml" >>"$T/kubeadm.out" 2>&1 ||
       { echo 1 >"$T/kubeadm.rc"; return; }
   done
@@ -275,6 +278,14 @@ cp_conf_describe() {
 
 cp_no_digest() { awk '{NF--; print}'; }
 
+# cp_manifest NS COMPONENT: the static Pod manifest as JSON, keys sorted,
+# without what serializing a Pod adds (status, creationTimestamp).
+cp_manifest() {
+  local f=$T/$1/etc.upper/kubernetes/manifests/$2.yaml
+  [ -f "$f" ] || { echo "$2.yaml: missing"; return; }
+  kc create --dry-run=client --validate=false -o json -f "$f" 2>&1 | jq -S 'del(.status, .metadata.creationTimestamp)' 2>&1
+}
+
 t_e2e_controlplane_certs_as_kubeadm() {
   local rc=0
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" && cp_cluster_names && cp_certs_compare || rc=1
@@ -306,6 +317,19 @@ cp_certs_compare() {
     [ "$ours" = "$theirs" ] ||
       { fail "$conf differs from kubeadm's: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
   done
+  local comp
+  for comp in kube-apiserver kube-controller-manager kube-scheduler; do
+    ours=$(cp_manifest kjoin $comp) theirs=$(cp_manifest kubeadm $comp)
+    [ -n "$ours" ] && [ "$ours" = "$theirs" ] ||
+      { fail "$comp.yaml differs from kubeadm's: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | head -20 | tr '\n' ' ')"; rc=1; }
+  done
+  # The manifests are the cluster's and this node's, not defaults.
+  local want ours_all
+  ours_all=$(cp_manifest kjoin kube-apiserver; cp_manifest kjoin kube-controller-manager)
+  for want in "--advertise-address=$CP_ADDR" --audit-log-maxage=7 --service-cluster-ip-range=10.100.0.0/16 \
+    --cluster-cidr=10.244.0.0/16 "/kube-apiserver:$E2E_VERSION"; do
+    case $ours_all in *"$want"*) ;; *) fail "kjoin's manifests lack $want"; rc=1 ;; esac
+  done
   # admin.conf works: kubectl as kubernetes-admin through the cluster's endpoint
   # (the suite's API server is where controlPlaneEndpoint points).
   "$KUBECTL" --kubeconfig "$T/kjoin/etc.upper/kubernetes/admin.conf" get --raw /version >/dev/null 2>"$T/kubectl.err" ||
@@ -320,7 +344,7 @@ cp_certs_compare() {
   # The same files and modes as kubeadm's.
   [ "$(cp_tree kjoin | cp_no_digest)" = "$(cp_tree kubeadm | cp_no_digest)" ] ||
     { fail "kjoin's files differ from kubeadm's: $(diff <(cp_tree kubeadm | cp_no_digest) <(cp_tree kjoin | cp_no_digest) | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
-  jq -e '(.controlPlane.files | length) == 25 and .controlPlane.advertiseAddress == "192.0.2.2"' "$T/join.out" >/dev/null ||
+  jq -e '(.controlPlane.files | length) == 28 and .controlPlane.advertiseAddress == "192.0.2.2"' "$T/join.out" >/dev/null ||
     { fail "the -o json result: $(jq -c .controlPlane "$T/join.out")"; rc=1; }
   ! grep -q "BEGIN.*PRIVATE" "$T/join.out" "$T/join.err" || { fail "a private key was printed"; rc=1; }
   # Run again: every pair kept as it is; and kubeadm's own pairs are kept too.

@@ -1,0 +1,564 @@
+/* kubeadm's control-plane step of a control-plane join: the static Pod
+ * manifests of the API server, controller manager and scheduler, as the
+ * cluster release's kubeadm makes them from its ClusterConfiguration
+ * (cmd/kubeadm/app/phases/controlplane, of v1.20.2 and v1.37.2). */
+#include <kjoin/controlplane.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <json-c/json.h>
+
+#include <kjoin/node.h>
+
+#include "../yamldoc/yamldoc.h"
+#include "internal.h"
+
+extern char **environ;
+
+static const char *const components[KJOIN_MANIFESTS_N] = {"kube-apiserver", "kube-controller-manager",
+                                                          "kube-scheduler"};
+
+const char *kjoin_manifest_component(int i) { return components[i]; }
+
+/* The two ways kubeadm wrote them: v1.20's, and 1.37's (probe ports by
+ * name, seccomp, priority, extra arguments after the sorted defaults). */
+typedef enum { RULES_1_20, RULES_1_37 } rules;
+
+#define ARGS_MAX (48 + KJOIN_EXTRA_ARGS_MAX)
+typedef struct arg {
+    const char *name;
+    char value[1100];
+} arg;
+typedef struct args {
+    size_t n;
+    arg v[ARGS_MAX];
+} args;
+
+static void set(args *a, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set(args *a, const char *name, const char *fmt, ...)
+{
+    size_t i = 0;
+    while (i < a->n && strcmp(a->v[i].name, name))
+        i++;
+    if (i == a->n) {
+        if (a->n == ARGS_MAX)
+            return;
+        a->n++;
+    }
+    a->v[i].name = name;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->v[i].value, sizeof(a->v[i].value), fmt, ap);
+    va_end(ap);
+}
+
+static int by_name_then_value(const void *x, const void *y)
+{
+    const arg *a = x, *b = y;
+    int c = strcmp(a->name, b->name);
+    return c ? c : strcmp(a->value, b->value);
+}
+
+/* The command: the binary, then kubeadm's ArgumentsToCommand. 1.37: the
+ * defaults sorted, those the extra arguments name dropped, then the extra
+ * arguments in their order. 1.20: one map of both, the extra ones winning,
+ * sorted. */
+static json_object *command(const char *binary, args *base, const kjoin_extra_args *extra, rules r)
+{
+    json_object *cmd = json_object_new_array();
+    char line[1200];
+    json_object_array_add(cmd, json_object_new_string(binary));
+    if (r == RULES_1_20)
+        for (size_t i = 0; i < extra->n; i++)
+            set(base, extra->v[i].name, "%s", extra->v[i].value);
+    qsort(base->v, base->n, sizeof(base->v[0]), by_name_then_value);
+    for (size_t i = 0; i < base->n; i++) {
+        if (r == RULES_1_37 && kjoin_extra_arg(extra, base->v[i].name))
+            continue;
+        snprintf(line, sizeof(line), "--%s=%s", base->v[i].name, base->v[i].value);
+        json_object_array_add(cmd, json_object_new_string(line));
+    }
+    for (size_t i = 0; r == RULES_1_37 && i < extra->n; i++) {
+        snprintf(line, sizeof(line), "--%s=%s", extra->v[i].name, extra->v[i].value);
+        json_object_array_add(cmd, json_object_new_string(line));
+    }
+    return cmd;
+}
+
+static bool is_authz_mode(const char *m, size_t len)
+{
+    static const char *const modes[] = {"Node", "RBAC", "Webhook", "ABAC", "AlwaysAllow", "AlwaysDeny"};
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+        if (strlen(modes[i]) == len && !strncmp(m, modes[i], len))
+            return true;
+    return false;
+}
+
+/* kubeadm's getAuthzModes: the known modes of the extra argument, else
+ * "Node,RBAC". */
+static void authz_modes(const char *given, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (const char *p = given ? given : ""; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len && is_authz_mode(p, len) && n + len + 2 < cap)
+            n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? "," : "", (int)len, p);
+        p += len + (p[len] == ',');
+    }
+    if (!n)
+        snprintf(out, cap, "Node,RBAC");
+}
+
+static json_object *str(const char *s) { return json_object_new_string(s); }
+
+static json_object *probe(const char *host, const char *path, int port, rules r, int delay, int failures, int period)
+{
+    json_object *p = json_object_new_object(), *get = json_object_new_object();
+    if (*host)
+        json_object_object_add(get, "host", str(host));
+    json_object_object_add(get, "path", str(path));
+    json_object_object_add(get, "port", r == RULES_1_37 ? str("probe-port") : json_object_new_int(port));
+    json_object_object_add(get, "scheme", str("HTTPS"));
+    json_object_object_add(p, "failureThreshold", json_object_new_int(failures));
+    json_object_object_add(p, "httpGet", get);
+    if (delay)
+        json_object_object_add(p, "initialDelaySeconds", json_object_new_int(delay));
+    json_object_object_add(p, "periodSeconds", json_object_new_int(period));
+    json_object_object_add(p, "timeoutSeconds", json_object_new_int(15));
+    return p;
+}
+
+/* kubeadm's getProbeAddress: the wildcard addresses probe the default. */
+static const char *probe_host(const char *addr)
+{
+    return !strcmp(addr, "0.0.0.0") || !strcmp(addr, "::") ? "" : addr;
+}
+
+typedef struct volume {
+    char name[80];
+    char path[1100];
+    const char *type;
+    bool writable;
+} volume;
+typedef struct volumes {
+    size_t n;
+    volume v[12];
+} volumes;
+
+static void add_volume(volumes *vs, const char *name, const char *path, const char *type, bool writable)
+{
+    if (vs->n < sizeof(vs->v) / sizeof(vs->v[0])) {
+        volume *v = &vs->v[vs->n++];
+        snprintf(v->name, sizeof(v->name), "%s", name);
+        snprintf(v->path, sizeof(v->path), "%s", path);
+        v->type = type, v->writable = writable;
+    }
+}
+
+static int by_volume_name(const void *x, const void *y) { return strcmp(((const volume *)x)->name, ((const volume *)y)->name); }
+
+/* The trust stores kubeadm mounts into the API server and controller
+ * manager where the host has them. */
+static void ca_volumes(volumes *vs, rules r)
+{
+    static const char *const v120[] = {"/etc/pki", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
+                                       "/etc/ca-certificates", NULL},
+                             *const v137[] = {"/etc/pki/ca-trust", "/etc/pki/tls/certs", "/etc/ca-certificates",
+                                              "/usr/share/ca-certificates", "/usr/local/share/ca-certificates", NULL};
+    struct stat st;
+    char name[80];
+    for (const char *const *p = r == RULES_1_20 ? v120 : v137; *p; p++) {
+        if (stat(*p, &st) != 0)
+            continue;
+        snprintf(name, sizeof(name), "%s", *p + 1);
+        for (char *c = name; *c; c++)
+            *c = *c == '/' ? '-' : *c;
+        add_volume(vs, name, *p, "DirectoryOrCreate", false);
+    }
+}
+
+static void add_volumes(json_object *spec, json_object *container, volumes *vs)
+{
+    json_object *list = json_object_new_array(), *mounts = json_object_new_array();
+    qsort(vs->v, vs->n, sizeof(vs->v[0]), by_volume_name);
+    for (size_t i = 0; i < vs->n; i++) {
+        json_object *v = json_object_new_object(), *hp = json_object_new_object(), *m = json_object_new_object();
+        json_object_object_add(hp, "path", str(vs->v[i].path));
+        json_object_object_add(hp, "type", str(vs->v[i].type));
+        json_object_object_add(v, "hostPath", hp);
+        json_object_object_add(v, "name", str(vs->v[i].name));
+        json_object_array_add(list, v);
+        json_object_object_add(m, "mountPath", str(vs->v[i].path));
+        json_object_object_add(m, "name", str(vs->v[i].name));
+        if (!vs->v[i].writable)
+            json_object_object_add(m, "readOnly", json_object_new_boolean(1));
+        json_object_array_add(mounts, m);
+    }
+    json_object_object_add(container, "volumeMounts", mounts);
+    json_object_object_add(spec, "volumes", list);
+}
+
+static int by_env_name(const void *x, const void *y)
+{
+    const char *a = *(char *const *)x, *b = *(char *const *)y;
+    size_t la = strcspn(a, "="), lb = strcspn(b, "=");
+    int c = strncmp(a, b, la < lb ? la : lb);
+    return c ? c : (la > lb) - (la < lb);
+}
+
+/* kubeadm's GetProxyEnvVars: every variable whose name ends in "_proxy"
+ * (any case) and has a value; 1.37 sorts them by name. */
+static json_object *proxy_env(char *const *env, rules r)
+{
+    const char *found[64];
+    size_t n = 0;
+    for (char *const *e = env; e && *e && n < 64; e++) {
+        const char *eq = strchr(*e, '=');
+        if (!eq || !eq[1] || eq - *e < 6 || strncasecmp(eq - 6, "_proxy", 6))
+            continue;
+        found[n++] = *e;
+    }
+    if (!n)
+        return NULL;
+    if (r == RULES_1_37)
+        qsort(found, n, sizeof(found[0]), by_env_name);
+    json_object *list = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        json_object *v = json_object_new_object();
+        size_t len = strcspn(found[i], "=");
+        json_object_object_add(v, "name", json_object_new_string_len(found[i], (int)len));
+        json_object_object_add(v, "value", str(found[i] + len + 1));
+        json_object_array_add(list, v);
+    }
+    return list;
+}
+
+typedef struct make_run {
+    const kjoin_control_plane_manifests_spec *s;
+    const kjoin_cluster_configuration *c;
+    rules r;
+    char image_tag[64];
+    char cert_dir[1024];
+    int port;
+    int startup_failures;
+} make_run;
+
+/* kubeadm's ComponentPod around one container. */
+static json_object *pod(const make_run *m, int i, json_object *container, volumes *vs, const char *annotation)
+{
+    json_object *p = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object(),
+                *spec = json_object_new_object(), *containers = json_object_new_array();
+    json_object_object_add(p, "apiVersion", str("v1"));
+    json_object_object_add(p, "kind", str("Pod"));
+    if (annotation) {
+        json_object *a = json_object_new_object();
+        json_object_object_add(a, "kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint", str(annotation));
+        json_object_object_add(meta, "annotations", a);
+    }
+    json_object_object_add(labels, "component", str(components[i]));
+    json_object_object_add(labels, "tier", str("control-plane"));
+    json_object_object_add(meta, "labels", labels);
+    json_object_object_add(meta, "name", str(components[i]));
+    json_object_object_add(meta, "namespace", str("kube-system"));
+    json_object_object_add(p, "metadata", meta);
+    json_object_array_add(containers, container);
+    json_object_object_add(spec, "containers", containers);
+    json_object_object_add(spec, "hostNetwork", json_object_new_boolean(1));
+    if (m->r == RULES_1_37)
+        json_object_object_add(spec, "priority", json_object_new_int(2000001000));
+    json_object_object_add(spec, "priorityClassName", str("system-node-critical"));
+    if (m->r == RULES_1_37) {
+        json_object *sc = json_object_new_object(), *seccomp = json_object_new_object();
+        json_object_object_add(seccomp, "type", str("RuntimeDefault"));
+        json_object_object_add(sc, "seccompProfile", seccomp);
+        json_object_object_add(spec, "securityContext", sc);
+    }
+    add_volumes(spec, container, vs);
+    json_object_object_add(p, "spec", spec);
+    return p;
+}
+
+/* The container of component i: its command and probes. */
+static json_object *container(const make_run *m, int i, json_object *cmd, int port, const char *host,
+                              const char *live, const char *ready, const char *cpu)
+{
+    json_object *c = json_object_new_object(), *env = proxy_env(m->s->environ ? m->s->environ : environ, m->r);
+    char image[400];
+    snprintf(image, sizeof(image), "%s/%s:%s", m->c->image_repository, components[i], m->image_tag);
+    json_object_object_add(c, "command", cmd);
+    if (env)
+        json_object_object_add(c, "env", env);
+    json_object_object_add(c, "image", str(image));
+    json_object_object_add(c, "imagePullPolicy", str("IfNotPresent"));
+    json_object_object_add(c, "livenessProbe", probe(host, live, port, m->r, 10, 8, 10));
+    json_object_object_add(c, "name", str(components[i]));
+    if (m->r == RULES_1_37) {
+        json_object *ports = json_object_new_array(), *p = json_object_new_object();
+        json_object_object_add(p, "containerPort", json_object_new_int(port));
+        json_object_object_add(p, "name", str("probe-port"));
+        json_object_object_add(p, "protocol", str("TCP"));
+        json_object_array_add(ports, p);
+        json_object_object_add(c, "ports", ports);
+    }
+    if (ready)
+        json_object_object_add(c, "readinessProbe", probe(host, ready, port, m->r, 0, 3, 1));
+    json_object *res = json_object_new_object(), *req = json_object_new_object();
+    json_object_object_add(req, "cpu", str(cpu));
+    json_object_object_add(res, "requests", req);
+    json_object_object_add(c, "resources", res);
+    json_object_object_add(c, "startupProbe", probe(host, live, port, m->r, 10, m->startup_failures, 10));
+    return c;
+}
+
+static json_object *apiserver(const make_run *m)
+{
+    const kjoin_control_plane_manifests_spec *s = m->s;
+    const kjoin_cluster_configuration *c = m->c;
+    const char *d = m->cert_dir, *addr = s->advertise_address;
+    bool v6 = strchr(addr, ':') != NULL;
+    args a = {0};
+    set(&a, "advertise-address", "%s", addr);
+    if (m->r == RULES_1_20)
+        set(&a, "insecure-port", "0");
+    set(&a, "enable-admission-plugins", "NodeRestriction");
+    set(&a, "service-cluster-ip-range", "%s", *c->service_subnet ? c->service_subnet : "10.96.0.0/12");
+    set(&a, "service-account-key-file", "%s/sa.pub", d);
+    set(&a, "service-account-signing-key-file", "%s/sa.key", d);
+    set(&a, "service-account-issuer", "https://kubernetes.default.svc.%s", *c->dns_domain ? c->dns_domain : "cluster.local");
+    set(&a, "client-ca-file", "%s/ca.crt", d);
+    set(&a, "tls-cert-file", "%s/apiserver.crt", d);
+    set(&a, "tls-private-key-file", "%s/apiserver.key", d);
+    set(&a, "kubelet-client-certificate", "%s/apiserver-kubelet-client.crt", d);
+    set(&a, "kubelet-client-key", "%s/apiserver-kubelet-client.key", d);
+    set(&a, "enable-bootstrap-token-auth", "true");
+    set(&a, "secure-port", "%d", m->port);
+    set(&a, "allow-privileged", "true");
+    set(&a, "kubelet-preferred-address-types", "InternalIP,ExternalIP,Hostname");
+    set(&a, "requestheader-username-headers", "X-Remote-User");
+    set(&a, "requestheader-group-headers", "X-Remote-Group");
+    set(&a, "requestheader-extra-headers-prefix", "X-Remote-Extra-");
+    set(&a, "requestheader-client-ca-file", "%s/front-proxy-ca.crt", d);
+    set(&a, "requestheader-allowed-names", "front-proxy-client");
+    set(&a, "proxy-client-cert-file", "%s/front-proxy-client.crt", d);
+    set(&a, "proxy-client-key-file", "%s/front-proxy-client.key", d);
+    const char *urls = kjoin_extra_arg(&c->etcd_args, "advertise-client-urls");
+    if (urls)
+        set(&a, "etcd-servers", "%s", urls);
+    else
+        set(&a, "etcd-servers", "https://%s:2379", v6 ? "[::1]" : "127.0.0.1");
+    set(&a, "etcd-cafile", "%s/etcd/ca.crt", d);
+    set(&a, "etcd-certfile", "%s/apiserver-etcd-client.crt", d);
+    set(&a, "etcd-keyfile", "%s/apiserver-etcd-client.key", d);
+    kjoin_extra_args extra = c->apiserver_args;
+    char modes[256];
+    authz_modes(kjoin_extra_arg(&extra, "authorization-mode"), modes, sizeof(modes));
+    if (m->r == RULES_1_20) { /* the extra argument itself becomes the known modes */
+        for (size_t i = 0; i < extra.n; i++)
+            if (!strcmp(extra.v[i].name, "authorization-mode"))
+                snprintf(extra.v[i].value, sizeof(extra.v[i].value), "%s", modes);
+        set(&a, "authorization-mode", "%s", modes);
+    } else if (!kjoin_extra_arg(&extra, "authorization-config")) {
+        set(&a, "authorization-mode", "%s", modes);
+    }
+    volumes vs = {0};
+    add_volume(&vs, "k8s-certs", d, "DirectoryOrCreate", false);
+    add_volume(&vs, "ca-certs", "/etc/ssl/certs", "DirectoryOrCreate", false);
+    ca_volumes(&vs, m->r);
+    char endpoint[128];
+    snprintf(endpoint, sizeof(endpoint), "%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", m->port);
+    json_object *ctr = container(m, KJOIN_MANIFEST_APISERVER, command("kube-apiserver", &a, &extra, m->r), m->port,
+                                 probe_host(addr), "/livez", "/readyz", "250m");
+    return pod(m, KJOIN_MANIFEST_APISERVER, ctr, &vs, endpoint);
+}
+
+static json_object *controller_manager(const make_run *m)
+{
+    const kjoin_cluster_configuration *c = m->c;
+    const char *d = m->cert_dir;
+    char conf[1100], key[1100];
+    struct stat st;
+    args a = {0};
+    snprintf(conf, sizeof(conf), "%s/controller-manager.conf", m->s->kubernetes_dir);
+    snprintf(key, sizeof(key), "%s/ca.key", d);
+    bool external_ca = stat(key, &st) != 0; /* kubeadm's UsingExternalCA: no ca.key, no signer */
+    if (m->r == RULES_1_20)
+        set(&a, "port", "0");
+    set(&a, "bind-address", "127.0.0.1");
+    set(&a, "leader-elect", "true");
+    set(&a, "kubeconfig", "%s", conf);
+    set(&a, "authentication-kubeconfig", "%s", conf);
+    set(&a, "authorization-kubeconfig", "%s", conf);
+    set(&a, "client-ca-file", "%s/ca.crt", d);
+    set(&a, "requestheader-client-ca-file", "%s/front-proxy-ca.crt", d);
+    set(&a, "root-ca-file", "%s/ca.crt", d);
+    set(&a, "service-account-private-key-file", "%s/sa.key", d);
+    set(&a, "cluster-signing-cert-file", "%s%s", external_ca ? "" : d, external_ca ? "" : "/ca.crt");
+    set(&a, "cluster-signing-key-file", "%s", external_ca ? "" : key);
+    set(&a, "use-service-account-credentials", "true");
+    set(&a, "controllers", "*,bootstrapsigner,tokencleaner");
+    if (*c->pod_subnet) {
+        set(&a, "allocate-node-cidrs", "true");
+        set(&a, "cluster-cidr", "%s", c->pod_subnet);
+        if (*c->service_subnet)
+            set(&a, "service-cluster-ip-range", "%s", c->service_subnet);
+    }
+    if (*c->cluster_name)
+        set(&a, "cluster-name", "%s", c->cluster_name);
+    volumes vs = {0};
+    add_volume(&vs, "k8s-certs", d, "DirectoryOrCreate", false);
+    add_volume(&vs, "ca-certs", "/etc/ssl/certs", "DirectoryOrCreate", false);
+    add_volume(&vs, "kubeconfig", conf, "FileOrCreate", false);
+    if (m->r == RULES_1_20) {
+        const char *flex = kjoin_extra_arg(&c->controller_manager_args, "flex-volume-plugin-dir");
+        add_volume(&vs, "flexvolume-dir", flex ? flex : "/usr/libexec/kubernetes/kubelet-plugins/volume/exec",
+                   "DirectoryOrCreate", true);
+    }
+    ca_volumes(&vs, m->r);
+    const char *bind = kjoin_extra_arg(&c->controller_manager_args, "bind-address");
+    json_object *ctr = container(m, KJOIN_MANIFEST_CONTROLLER_MANAGER,
+                                 command("kube-controller-manager", &a, &c->controller_manager_args, m->r), 10257,
+                                 bind ? probe_host(bind) : "127.0.0.1", "/healthz", NULL, "200m");
+    return pod(m, KJOIN_MANIFEST_CONTROLLER_MANAGER, ctr, &vs, NULL);
+}
+
+static json_object *scheduler(const make_run *m)
+{
+    const kjoin_cluster_configuration *c = m->c;
+    char conf[1100];
+    args a = {0};
+    snprintf(conf, sizeof(conf), "%s/scheduler.conf", m->s->kubernetes_dir);
+    if (m->r == RULES_1_20)
+        set(&a, "port", "0");
+    set(&a, "bind-address", "127.0.0.1");
+    set(&a, "leader-elect", "true");
+    set(&a, "kubeconfig", "%s", conf);
+    set(&a, "authentication-kubeconfig", "%s", conf);
+    set(&a, "authorization-kubeconfig", "%s", conf);
+    volumes vs = {0};
+    add_volume(&vs, "kubeconfig", conf, "FileOrCreate", false);
+    const char *bind = kjoin_extra_arg(&c->scheduler_args, "bind-address");
+    bool old = m->r == RULES_1_20; /* /healthz and no readiness probe */
+    json_object *ctr = container(m, KJOIN_MANIFEST_SCHEDULER, command("kube-scheduler", &a, &c->scheduler_args, m->r),
+                                 10259, bind ? probe_host(bind) : "127.0.0.1", old ? "/healthz" : "/livez",
+                                 old ? NULL : "/readyz", "100m");
+    return pod(m, KJOIN_MANIFEST_SCHEDULER, ctr, &vs, NULL);
+}
+
+kjoin_code kjoin_control_plane_manifests_make(const kjoin_control_plane_manifests_spec *s,
+                                             char *out[KJOIN_MANIFESTS_N], kjoin_err *err)
+{
+    const kjoin_cluster_configuration *c = s->cluster;
+    make_run m = {.s = s, .c = c, .port = s->bind_port ? s->bind_port : 6443};
+    int minor = kjoin_cp__minor(s->minor);
+    for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
+        out[i] = NULL;
+    if (minor != 20 && minor < 37)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin writes the static Pod manifests of kubeadm 1.20 and 1.37 (the "
+                             "releases it is tested with), not of 1.%d: skip this step and let that release's kubeadm "
+                             "write them", minor);
+    m.r = minor == 20 ? RULES_1_20 : RULES_1_37;
+    if (*c->unsupported)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster's ClusterConfiguration sets %s, which kjoin's static Pod "
+                             "manifests do not carry yet: skip this step and let kubeadm write them", c->unsupported);
+    if (!*c->version || !*c->image_repository)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster's ClusterConfiguration has no %s: the images of the "
+                             "static Pods are made from it", *c->version ? "imageRepository" : "kubernetesVersion");
+    if (!kjoin_is_ip(s->advertise_address))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
+                             s->advertise_address);
+    if (m.port < 1 || m.port > 65535)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's bind port %d is not a port", m.port);
+    snprintf(m.image_tag, sizeof(m.image_tag), "%s", c->version);
+    for (char *p = m.image_tag; *p; p++) /* kubeadm's KubernetesVersionToImageTag */
+        *p = *p == '+' ? '_' : *p;
+    snprintf(m.cert_dir, sizeof(m.cert_dir), "%s", s->cert_dir);
+    int64_t timeout = c->control_plane_timeout_s > 0 && m.r == RULES_1_20 ? c->control_plane_timeout_s : 240;
+    m.startup_failures = (int)ceil((double)timeout / 10.0);
+    json_object *pods[KJOIN_MANIFESTS_N] = {apiserver(&m), controller_manager(&m), scheduler(&m)};
+    kjoin_code rc = KJOIN_OK;
+    for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
+        if (!rc && !(out[i] = kjoin_yaml__from_json(&pods[i], 1)))
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        json_object_put(pods[i]);
+    }
+    for (int i = 0; rc && i < KJOIN_MANIFESTS_N; i++) {
+        free(out[i]);
+        out[i] = NULL;
+    }
+    return rc;
+}
+
+/* A manifest as the kubelet reads it, without what serializing a Pod adds
+ * (status: {}, creationTimestamp: null); NULL when it is not one. */
+static json_object *pod_of(const char *text, size_t len)
+{
+    json_object *o = NULL, *meta;
+    kjoin_err ignored;
+    if (kjoin_yaml__load_json(text, len, KJOIN_E_USAGE, &o, &ignored) || !json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        return NULL;
+    }
+    json_object_object_del(o, "status");
+    if (json_object_object_get_ex(o, "metadata", &meta) && json_object_is_type(meta, json_type_object))
+        json_object_object_del(meta, "creationTimestamp");
+    return o;
+}
+
+/* Whether the manifest in d is the same Pod as made (kubeadm's own
+ * serialization of it too): kept, not written. Another one is refused
+ * unless force. */
+static kjoin_code judge_existing(const kjoin_control_plane_manifests_spec *s, const kjoin_safedir *d,
+                                 const char *name, const char *made, bool *same, kjoin_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    bool missing = false;
+    *same = false;
+    kjoin_code rc = kjoin_safedir_read(d, name, 1 << 20, false, &text, &len, &missing, err);
+    if (rc)
+        return missing ? KJOIN_OK : rc;
+    json_object *there = pod_of(text, len), *ours = pod_of(made, strlen(made));
+    *same = there && ours && json_object_equal(there, ours);
+    json_object_put(there);
+    json_object_put(ours);
+    free(text);
+    if (!*same && !s->force)
+        return kjoin_err_set(err, KJOIN_E_OUTPUT, "%s/%s is already there and is another Pod than this node's; it is "
+                             "left as it is (remove it, or ask for it to be replaced)", s->manifests_dir, name);
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_control_plane_manifests(const kjoin_control_plane_manifests_spec *s,
+                                        kjoin_control_plane_manifests_result *out, kjoin_err *err)
+{
+    char *yaml[KJOIN_MANIFESTS_N], names[KJOIN_MANIFESTS_N][64];
+    cp_file files[KJOIN_MANIFESTS_N];
+    kjoin_safedir dir = {.fd = -1};
+    struct stat st;
+    memset(out, 0, sizeof(*out));
+    kjoin_code rc = kjoin_control_plane_manifests_make(s, yaml, err);
+    if (rc)
+        return rc;
+    /* What is there is judged first; a directory not there yet has nothing. */
+    if (lstat(s->manifests_dir, &st) == 0)
+        rc = kjoin_safedir_open(s->manifests_dir, 0, &dir, err);
+    for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
+        snprintf(names[i], sizeof(names[i]), "%s.yaml", components[i]);
+        if (!rc && dir.fd >= 0)
+            rc = judge_existing(s, &dir, names[i], yaml[i], &out->kept[i], err);
+        files[i] = (cp_file){names[i], 0600, out->kept[i] ? NULL : yaml[i], strlen(yaml[i])};
+    }
+    kjoin_safedir_close(&dir);
+    if (!rc) /* replacing was judged above */
+        rc = kjoin_cp__write_files(s->manifests_dir, files, KJOIN_MANIFESTS_N, true, NULL, err);
+    for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
+        out->written[i] = !rc && !out->kept[i];
+        free(yaml[i]);
+    }
+    return rc;
+}
