@@ -93,7 +93,7 @@ static const cli_opt join_opts[] = {
     {OPT_KUBELET_LOG, "kubelet-log", 0, true, "FILE",
      "without systemd: the file the kubelet's output goes to (the printed start command appends to it); the wait reads its last error there"},
     {OPT_CONTROL_PLANE, "control-plane", 0, false, NULL,
-     "a control-plane join: so far only 'kjoin join phase control-plane-prepare/download-certs'"},
+     "a control-plane join: so far its phases preflight, control-plane-prepare and control-plane-join/mark-control-plane, one at a time"},
     {OPT_CERTIFICATE_KEY, "certificate-key", 0, true, "KEY",
      "the key kubeadm init --upload-certs printed (prefer --certificate-key-file or KJOIN_CERTIFICATE_KEY)"},
     {OPT_CERTIFICATE_KEY_FILE, "certificate-key-file", 0, true, "FILE", "read --certificate-key from FILE (- for stdin)"},
@@ -556,7 +556,7 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
     if (!rc && !known)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: one phase: preflight, kubelet-start, "
                                                "kubelet-wait-bootstrap, control-plane-prepare (/all, "
-                                               "/download-certs, /certs, /kubeconfig) or "
+                                               "/download-certs, /certs, /kubeconfig, /control-plane) or "
                                                "control-plane-join/mark-control-plane (the control-plane join's other "
                                                "steps are not there yet)", argv[2]);
     for (int i = 1; !rc && i + 2 <= *argc; i++)

@@ -10,6 +10,7 @@
 
 #include "fuzz.h"
 
+#include <kjoin/controlplane.h>
 #include <kjoin/node.h>
 
 #include "../../pkg/node/internal.h"
@@ -36,7 +37,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     case 3: {
         kjoin_cluster_configuration c;
-        kjoin_cluster_configuration_parse(text, len, &c, NULL);
+        if (!kjoin_cluster_configuration_parse(text, len, &c, NULL)) /* the manifests made from it */
+            for (int minor = 20; minor <= 37; minor += 17) {
+                char *m[KJOIN_MANIFESTS_N], *env[] = {"HTTPS_PROXY=http://p", NULL};
+                kjoin_control_plane_manifests_spec ms = {.manifests_dir = "/nonexistent", .kubernetes_dir = "/etc/kubernetes",
+                                                         .cert_dir = "/etc/kubernetes/pki", .advertise_address = "fd00::2",
+                                                         .cluster = &c, .minor = minor, .environ = env};
+                if (!kjoin_control_plane_manifests_make(&ms, m, NULL))
+                    for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
+                        free(m[i]);
+            }
         char *out = NULL; /* config.yaml made from it: YAML to JSON and back */
         kjoin_kubelet_config_render(text, len, NULL, "unix:///run/containerd/containerd.sock", &out, NULL);
         free(out);

@@ -484,7 +484,7 @@ t_token_kubeadm_command_lines() {
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$C/token" || return 1
   err_has "must be 64 hex digits" || return 1
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "a control-plane join runs only its preflight, control-plane-prepare (download-certs, certs, kubeconfig) and control-plane-join (mark-control-plane) phases so far" || return 1
+  err_has "a control-plane join runs only its preflight, control-plane-prepare (download-certs, certs, kubeconfig, control-plane) and control-plane-join (mark-control-plane) phases so far" || return 1
   kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" "--certificate-key=0123" || return 1
   err_has "--certificate-key is for a control-plane join: add --control-plane" || return 1
   kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1

@@ -576,6 +576,181 @@ static void test_mark_patch(void **state)
     assert_non_null(strstr(err.msg, "admin.conf"));
 }
 
+
+/* ---- the static Pod manifests --------------------------------------------- */
+
+static const char manifests_yaml[] =
+    "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2+x\n"
+    "imageRepository: registry.example:5000/k8s\nclusterName: prod\n"
+    "networking: {serviceSubnet: 10.100.0.0/16, podSubnet: 10.244.0.0/16, dnsDomain: example.internal}\n"
+    "apiServer: {extraArgs: [{name: audit-log-maxage, value: \"7\"}, {name: authorization-mode, value: RBAC}]}\n"
+    "scheduler: {extraArgs: [{name: bind-address, value: 0.0.0.0}]}\n";
+
+static kjoin_code manifests_for(const char *yaml, const char *addr, int minor, char *const *env, char *out[3],
+                                kjoin_err *err)
+{
+    kjoin_cluster_configuration c;
+    kjoin_code rc = kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, err);
+    if (rc)
+        return rc;
+    kjoin_control_plane_manifests_spec s = {.manifests_dir = "/unused", .kubernetes_dir = "/etc/kubernetes",
+                                            .cert_dir = "/etc/kubernetes/pki", .advertise_address = addr,
+                                            .cluster = &c, .minor = minor, .environ = env};
+    return kjoin_control_plane_manifests_make(&s, out, err);
+}
+
+static void free3(char *out[3])
+{
+    for (int i = 0; i < 3; i++)
+        free(out[i]);
+}
+
+/* text has each of the NULL-terminated needles, in that order. */
+static void in_order(const char *text, const char *const *needles)
+{
+    for (const char *p = text; *needles; needles++) {
+        const char *at = strstr(p, *needles);
+        if (!at) {
+            fprintf(stderr, "%s\n", text);
+            fail_msg("\"%s\" missing, or out of order (the text above)", *needles);
+        }
+        p = at + strlen(*needles);
+    }
+}
+
+static void test_manifests_as_kubeadm(void **state)
+{
+    (void)state;
+    char *out[3];
+    kjoin_err err;
+    char *env[] = {"no_proxy=10.0.0.0/8", "PATH=/bin", "HTTPS_PROXY=http://proxy:3128", "EMPTY_PROXY=", "proxy=x", NULL};
+    assert_int_equal(manifests_for(manifests_yaml, "192.0.2.2", 37, env, out, &err), KJOIN_OK);
+    /* 1.37: the defaults sorted, those named by extraArgs dropped, then the extraArgs in their order. */
+    in_order(out[0], (const char *const[]){"kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint: \"192.0.2.2:6443\"",
+                                           "- kube-apiserver", "--advertise-address=192.0.2.2", "--allow-privileged=true",
+                                           "--etcd-servers=https://127.0.0.1:2379", "--secure-port=6443",
+                                           "--service-account-issuer=https://kubernetes.default.svc.example.internal",
+                                           "--service-cluster-ip-range=10.100.0.0/16", "--audit-log-maxage=7",
+                                           "--authorization-mode=RBAC", "name: HTTPS_PROXY", "name: no_proxy",
+                                           "registry.example:5000/k8s/kube-apiserver:v1.37.2_x", "port: probe-port",
+                                           "containerPort: 6443", "cpu: \"250m\"", "failureThreshold: 24", "priority: 2000001000",
+                                           "type: RuntimeDefault", NULL});
+    assert_null(strstr(out[0], "EMPTY_PROXY"));
+    assert_null(strstr(out[0], "--insecure-port"));
+    assert_int_equal(strstr(out[0], "--authorization-mode=Node,RBAC") != NULL, 0);
+    in_order(out[1], (const char *const[]){"--allocate-node-cidrs=true", "--cluster-cidr=10.244.0.0/16",
+                                           "--cluster-name=prod", "--cluster-signing-cert-file=", "host: \"127.0.0.1\"",
+                                           "path: /healthz", "containerPort: 10257", NULL});
+    /* A wildcard bind address probes the default host: no host at all. */
+    assert_null(strstr(out[2], "host:"));
+    in_order(out[2], (const char *const[]){"--bind-address=0.0.0.0", "path: /livez", "path: /readyz", NULL});
+    free3(out);
+    /* IPv6: etcd on ::1, the annotation bracketed. */
+    assert_int_equal(manifests_for(manifests_yaml, "fd00::2", 37, env, out, &err), KJOIN_OK);
+    in_order(out[0], (const char *const[]){"[fd00::2]:6443", "--etcd-servers=https://[::1]:2379", NULL});
+    free3(out);
+}
+
+static void test_manifests_of_1_20(void **state)
+{
+    (void)state;
+    char *out[3];
+    kjoin_err err;
+    const char *old = "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\nkubernetesVersion: v1.20.2\n"
+                      "imageRepository: k8s.example\napiServer:\n  timeoutForControlPlane: 2m0s\n"
+                      "  extraArgs: {authorization-mode: 'Node,Bogus,RBAC', zz-flag: 'a b'}\n"
+                      "etcd: {local: {extraArgs: {advertise-client-urls: 'https://10.0.0.9:2379'}}}\n";
+    char *env[] = {"https_proxy=http://b", "HTTP_PROXY=http://a", NULL};
+    assert_int_equal(manifests_for(old, "192.0.2.2", 20, env, out, &err), KJOIN_OK);
+    /* One map, sorted; the unknown mode dropped; the extra etcd URL as the API server's. */
+    in_order(out[0], (const char *const[]){"--authorization-mode=Node,RBAC", "--etcd-servers=https://10.0.0.9:2379",
+                                           "--insecure-port=0", "--zz-flag=a b", "name: https_proxy", "name: HTTP_PROXY",
+                                           "port: 6443", "failureThreshold: 12", NULL});
+    assert_null(strstr(out[0], "probe-port"));
+    assert_null(strstr(out[0], "RuntimeDefault"));
+    in_order(out[1], (const char *const[]){"--port=0", "flexvolume-dir", NULL});
+    in_order(out[2], (const char *const[]){"--port=0", "path: /healthz", "port: 10259", NULL});
+    assert_null(strstr(out[2], "readinessProbe"));
+    free3(out);
+}
+
+static void test_manifests_refused(void **state)
+{
+    (void)state;
+    char *out[3];
+    kjoin_err err;
+    char *env[] = {NULL};
+    /* A release whose manifests kjoin does not know. */
+    assert_int_equal(manifests_for(manifests_yaml, "192.0.2.2", 30, env, out, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "not of 1.30"));
+    assert_null(out[0]);
+    /* What the manifests cannot carry yet, by name. */
+    const char *vols = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                       "imageRepository: r\ncontrollerManager: {extraVolumes: [{name: x, hostPath: /x, mountPath: /x}]}\n";
+    assert_int_equal(manifests_for(vols, "192.0.2.2", 37, env, out, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "controllerManager.extraVolumes"));
+    const char *merge = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                        "imageRepository: r\napiServer: {extraArgs: [{name: x, value: y, mergeMethod: append}]}\n";
+    assert_int_equal(manifests_for(merge, "192.0.2.2", 37, env, out, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "apiServer.extraArgs[].mergeMethod"));
+    const char *rootless = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                           "imageRepository: r\nfeatureGates: {RootlessControlPlane: true}\n";
+    assert_int_equal(manifests_for(rootless, "192.0.2.2", 37, env, out, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "RootlessControlPlane"));
+    /* No image repository; an address that is none. */
+    assert_int_equal(manifests_for(names_yaml, "192.0.2.2", 37, env, out, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "imageRepository"));
+    assert_int_equal(manifests_for(manifests_yaml, "host.example", 37, env, out, &err), KJOIN_E_USAGE);
+    /* Flags the cluster's data cannot smuggle: a name outside [a-z0-9-], a value with a newline. */
+    kjoin_cluster_configuration c;
+    const char *bad[] = {
+        "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer: {extraArgs: [{name: \"x=y --z\", value: v}]}\n",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\napiServer: {extraArgs: {x: \"a\\nb\"}}\n",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\napiServer: {extraArgs: 7}\n",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nimageRepository: \"a b\"\n",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nnetworking: {podSubnet: 10.0.0.0/33}\n"};
+    for (size_t i = 0; i < TU_LEN(bad); i++)
+        if (kjoin_cluster_configuration_parse(bad[i], strlen(bad[i]), &c, &err) != KJOIN_E_OTHER)
+            fail_msg("accepted: %s", bad[i]);
+}
+
+static void test_manifests_written(void **state)
+{
+    (void)state;
+    char *dir = tu_tmpdir(), mdir[4096], path[4200];
+    kjoin_cluster_configuration c;
+    kjoin_control_plane_manifests_result r;
+    kjoin_err err;
+    char *env[] = {NULL};
+    assert_int_equal(kjoin_cluster_configuration_parse(manifests_yaml, strlen(manifests_yaml), &c, &err), KJOIN_OK);
+    snprintf(mdir, sizeof(mdir), "%s/manifests", dir);
+    kjoin_control_plane_manifests_spec s = {.manifests_dir = mdir, .kubernetes_dir = dir, .cert_dir = dir,
+                                            .advertise_address = "192.0.2.2", .cluster = &c, .environ = env};
+    assert_int_equal(kjoin_control_plane_manifests(&s, &r, &err), KJOIN_OK);
+    assert_true(r.written[0] && r.written[1] && r.written[2]);
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/kube-scheduler.yaml", mdir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    assert_int_equal(stat(mdir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    /* Again: the same Pods, kept. */
+    assert_int_equal(kjoin_control_plane_manifests(&s, &r, &err), KJOIN_OK);
+    assert_true(r.kept[0] && r.kept[1] && r.kept[2] && !r.written[0]);
+    /* Another Pod there: refused by name, nothing written; replaced when asked. */
+    tu_write(dir, "manifests/kube-scheduler.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: other}\n");
+    assert_int_equal(chmod(path, 0600), 0);
+    snprintf(path, sizeof(path), "%s/kube-apiserver.yaml", mdir);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(kjoin_control_plane_manifests(&s, &r, &err), KJOIN_E_OUTPUT);
+    assert_non_null(strstr(err.msg, "kube-scheduler.yaml is already there and is another Pod"));
+    assert_int_not_equal(access(path, F_OK), 0);
+    s.force = true;
+    assert_int_equal(kjoin_control_plane_manifests(&s, &r, &err), KJOIN_OK);
+    assert_true(r.written[0] && r.kept[1] && r.written[2]);
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_parse), cmocka_unit_test(test_decrypt),
@@ -584,6 +759,10 @@ int main(void)
                                        cmocka_unit_test(test_node_certs_by_release),
                                        cmocka_unit_test(test_node_certs_refused),
                                        cmocka_unit_test(test_kubeconfigs_as_kubeadm),
-                                       cmocka_unit_test(test_mark_patch)};
+                                       cmocka_unit_test(test_mark_patch),
+                                       cmocka_unit_test(test_manifests_as_kubeadm),
+                                       cmocka_unit_test(test_manifests_of_1_20),
+                                       cmocka_unit_test(test_manifests_refused),
+                                       cmocka_unit_test(test_manifests_written)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
