@@ -491,7 +491,7 @@ t_token_kubeadm_command_lines() {
   err_has "control-plane-prepare and control-plane-join are a control-plane join's phases: set --control-plane" || return 1
   kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
   err_has "download-certs needs --certificate-key" || return 1
-  kj 2 join phase control-plane-prepare/control-plane $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  kj 2 join phase control-plane-prepare/nonexistent $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
   err_has "the control-plane join's other steps are not there yet" || return 1
   kj 2 join phase control-plane-join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
   err_has "control-plane-join/mark-control-plane (the control-plane join's other steps are not there yet)" || return 1
