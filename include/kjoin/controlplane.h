@@ -262,6 +262,62 @@ kjoin_code kjoin_control_plane_manifests_make(const kjoin_control_plane_manifest
 kjoin_code kjoin_control_plane_manifests(const kjoin_control_plane_manifests_spec *s,
                                         kjoin_control_plane_manifests_result *out, kjoin_err *err);
 
+/* ---- etcd-join: this node's member of the stacked etcd --------------------- */
+
+typedef struct kjoin_etcd_member {
+    char name[254];     /* "" for a learner not started yet */
+    char peer_url[300];
+} kjoin_etcd_member;
+
+typedef struct kjoin_etcd_manifest_spec {
+    const char *cert_dir;              /* the cluster's certificatesDir */
+    const char *node_name;             /* the member's name */
+    const char *advertise_address;     /* its peer and client address: an IP address */
+    const struct kjoin_cluster_configuration *cluster; /* dataDir, images, etcd's extraArgs */
+    int minor;                         /* the cluster's release; 0: the newest's */
+    const kjoin_etcd_member *members;  /* the cluster's, this one among them; none: a cluster of its own */
+    size_t n_members;
+} kjoin_etcd_manifest_spec;
+
+/* etcd.yaml as kubeadm of the cluster's release writes it for a member
+ * joining members. *out newly-allocated. Errors: as
+ * kjoin_control_plane_manifests_make. */
+kjoin_code kjoin_etcd_manifest_make(const kjoin_etcd_manifest_spec *s, char **out, kjoin_err *err);
+
+typedef struct kjoin_etcd_join_spec {
+    const char *admin_kubeconfig;      /* the node's admin.conf: the etcd Pods say where the members are */
+    const char *manifests_dir;         /* etcd.yaml goes there */
+    const char *cert_dir;              /* etcd/ca.crt and the healthcheck client's pair (the certs step's) */
+    const char *node_name;
+    const char *advertise_address;     /* the member's address */
+    const struct kjoin_cluster_configuration *cluster;
+    int minor;                         /* the cluster's release: a learner first from 1.29, as kubeadm */
+    bool force;                        /* replace an etcd.yaml there */
+    int64_t timeout_ms;
+    const char *audit_id;
+    kjoin_log_fn log;
+    void *log_ctx;
+} kjoin_etcd_join_spec;
+
+typedef struct kjoin_etcd_join_result {
+    char member_id[24];                /* decimal, as etcd's gateway writes it */
+    bool added;                        /* false: a member already (the same join run again) */
+    bool promoted;                     /* a learner made a voting member */
+    bool manifest_kept;                /* etcd.yaml there already, the same Pod */
+    size_t members;                    /* the cluster's members at the end */
+} kjoin_etcd_join_result;
+
+/* kubeadm's etcd-join: the member added to the stacked etcd the etcd Pods
+ * name (a learner from 1.29; none added when this node's peer URL is a
+ * member already), etcd.yaml written (0600, data directory 0700; an
+ * etcd.yaml there is refused before the member is added unless force, and
+ * the member is removed again when the manifest cannot be written), the
+ * learner promoted once the kubelet runs it, and a wait until every member
+ * answers. Errors: KJOIN_E_USAGE (the manifest's inputs, certificates
+ * missing), KJOIN_E_OUTPUT, KJOIN_E_API (refused), KJOIN_E_TIMEOUT,
+ * KJOIN_E_TRUST. */
+kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result *out, kjoin_err *err);
+
 /* ---- mark-control-plane (kubeadm's control-plane-join phase) --------------- */
 
 typedef struct kjoin_mark_control_plane_spec {

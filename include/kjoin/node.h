@@ -178,6 +178,7 @@ typedef struct kjoin_cluster_configuration {
     char pod_subnet[128];       /* networking.podSubnet: CIDRs, comma-separated */
     int64_t control_plane_timeout_s; /* apiServer.timeoutForControlPlane (before v1beta4); 0: absent */
     kjoin_extra_args apiserver_args, controller_manager_args, scheduler_args, etcd_args; /* extraArgs */
+    char etcd_image_repository[256], etcd_image_tag[128]; /* etcd.local.imageRepository, .imageTag */
     char unsupported[80];       /* the first field set that kjoin's manifests cannot carry yet
                                  * ("apiServer.extraVolumes"); "" when none */
 } kjoin_cluster_configuration;

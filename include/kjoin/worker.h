@@ -25,7 +25,10 @@ enum {
     /* Its control-plane-join phase: so far its mark-control-plane step,
      * as the one phase run. */
     KJOIN_PHASE_CONTROL_PLANE_JOIN = 16,
-    KJOIN_PHASES_CONTROL_PLANE = 24
+    /* Its etcd-join phase (control-plane-join/etcd before 1.31's kubeadm):
+     * the member added, etcd.yaml, the learner promoted; as the one phase. */
+    KJOIN_PHASE_ETCD_JOIN = 32,
+    KJOIN_PHASES_CONTROL_PLANE = 56
 };
 
 /* control-plane-prepare's steps, by kubeadm's sub-phase names. */
@@ -90,10 +93,11 @@ typedef struct kjoin_worker_outcome {
     kjoin_node_certs_result node_certs; /* control-plane-prepare's certs */
     kjoin_control_plane_kubeconfigs_result kubeconfigs; /* and its kubeconfig */
     kjoin_control_plane_manifests_result manifests;     /* and its static Pod manifests */
+    kjoin_etcd_join_result etcd;                        /* etcd-join */
     bool marked;                       /* control-plane-join's mark-control-plane */
     unsigned ran;                      /* the phases that ran to the end */
-    int64_t phase_ms[5];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
-                                        * control-plane-join
+    int64_t phase_ms[6];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
+                                        * control-plane-join, etcd-join
                                         * (discovery's own time is join.result.elapsed_ms) */
 } kjoin_worker_outcome;
 

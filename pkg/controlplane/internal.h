@@ -26,6 +26,19 @@ typedef struct cp_file {
 kjoin_code kjoin_cp__write_files(const char *cert_dir, const cp_file *files, size_t n, bool force,
                                  kjoin_write_result *written, kjoin_err *err);
 
+/* Writes the manifests yaml[i] as names[i] into dir (made 0700), 0600,
+ * all or nothing; one there that is the same Pod is kept (kept[i]), another
+ * refused unless force. Errors: KJOIN_E_OUTPUT, KJOIN_E_USAGE. */
+kjoin_code kjoin_cp__write_manifests(const char *dir, const char *const *names, char *const *yaml, size_t n,
+                                     bool force, bool *kept, kjoin_err *err);
+
+struct kjoin_kubeapi;
+/* A client of the API server with the node's admin.conf at path, read
+ * only through its checked directory. Errors: KJOIN_E_USAGE, and those of
+ * kjoin_kubeapi_new. */
+kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char *audit_id, kjoin_log_fn log,
+                               void *log_ctx, struct kjoin_kubeapi **out, kjoin_err *err);
+
 /* ---- pairs: pki.c's, shared with kubeconfigs.c ---- */
 
 #include <openssl/evp.h>

@@ -19,8 +19,9 @@
 
 extern char **environ;
 
-static const char *const components[KJOIN_MANIFESTS_N] = {"kube-apiserver", "kube-controller-manager",
-                                                          "kube-scheduler"};
+#define ETCD KJOIN_MANIFESTS_N /* the etcd Pod's index, after the three */
+static const char *const components[KJOIN_MANIFESTS_N + 1] = {"kube-apiserver", "kube-controller-manager",
+                                                              "kube-scheduler", "etcd"};
 
 const char *kjoin_manifest_component(int i) { return components[i]; }
 
@@ -116,14 +117,22 @@ static void authz_modes(const char *given, char *out, size_t cap)
 
 static json_object *str(const char *s) { return json_object_new_string(s); }
 
-static json_object *probe(const char *host, const char *path, int port, rules r, int delay, int failures, int period)
+static json_object *cpu(const char *v)
+{
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "cpu", str(v));
+    return r;
+}
+
+static json_object *probe(const char *host, const char *path, int port, rules r, int delay, int failures, int period,
+                          const char *scheme)
 {
     json_object *p = json_object_new_object(), *get = json_object_new_object();
     if (*host)
         json_object_object_add(get, "host", str(host));
     json_object_object_add(get, "path", str(path));
     json_object_object_add(get, "port", r == RULES_1_37 ? str("probe-port") : json_object_new_int(port));
-    json_object_object_add(get, "scheme", str("HTTPS"));
+    json_object_object_add(get, "scheme", str(scheme));
     json_object_object_add(p, "failureThreshold", json_object_new_int(failures));
     json_object_object_add(p, "httpGet", get);
     if (delay)
@@ -182,22 +191,33 @@ static void ca_volumes(volumes *vs, rules r)
     }
 }
 
-static void add_volumes(json_object *spec, json_object *container, volumes *vs)
+/* The volumes sorted by name, as kubeadm's VolumeMapToSlice; the mounts
+ * too, but etcd's, which kubeadm lists in its own order (data, then
+ * certificates). */
+static void add_volumes(json_object *spec, json_object *container, volumes *vs, bool sort_mounts)
 {
     json_object *list = json_object_new_array(), *mounts = json_object_new_array();
-    qsort(vs->v, vs->n, sizeof(vs->v[0]), by_volume_name);
-    for (size_t i = 0; i < vs->n; i++) {
-        json_object *v = json_object_new_object(), *hp = json_object_new_object(), *m = json_object_new_object();
-        json_object_object_add(hp, "path", str(vs->v[i].path));
-        json_object_object_add(hp, "type", str(vs->v[i].type));
-        json_object_object_add(v, "hostPath", hp);
-        json_object_object_add(v, "name", str(vs->v[i].name));
-        json_object_array_add(list, v);
-        json_object_object_add(m, "mountPath", str(vs->v[i].path));
-        json_object_object_add(m, "name", str(vs->v[i].name));
-        if (!vs->v[i].writable)
-            json_object_object_add(m, "readOnly", json_object_new_boolean(1));
-        json_object_array_add(mounts, m);
+    for (int pass = sort_mounts; pass < 2; pass++) {
+        if (pass == 1)
+            qsort(vs->v, vs->n, sizeof(vs->v[0]), by_volume_name);
+        for (size_t i = 0; i < vs->n; i++) {
+            if (pass == 1) {
+                json_object *v = json_object_new_object(), *hp = json_object_new_object();
+                json_object_object_add(hp, "path", str(vs->v[i].path));
+                json_object_object_add(hp, "type", str(vs->v[i].type));
+                json_object_object_add(v, "hostPath", hp);
+                json_object_object_add(v, "name", str(vs->v[i].name));
+                json_object_array_add(list, v);
+            }
+            if (pass == 1 && !sort_mounts)
+                continue;
+            json_object *m = json_object_new_object();
+            json_object_object_add(m, "mountPath", str(vs->v[i].path));
+            json_object_object_add(m, "name", str(vs->v[i].name));
+            if (!vs->v[i].writable)
+                json_object_object_add(m, "readOnly", json_object_new_boolean(1));
+            json_object_array_add(mounts, m);
+        }
     }
     json_object_object_add(container, "volumeMounts", mounts);
     json_object_object_add(spec, "volumes", list);
@@ -241,23 +261,30 @@ static json_object *proxy_env(char *const *env, rules r)
 typedef struct make_run {
     const kjoin_control_plane_manifests_spec *s;
     const kjoin_cluster_configuration *c;
+    char *const *environ;
+    const char *kubernetes_dir, *advertise_address;
     rules r;
     char image_tag[64];
     char cert_dir[1024];
     int port;
     int startup_failures;
+    const char *scheme; /* of the probes */
+    const char *image;  /* the container's image, when not the component's */
 } make_run;
 
 /* kubeadm's ComponentPod around one container. */
-static json_object *pod(const make_run *m, int i, json_object *container, volumes *vs, const char *annotation)
+static json_object *pod(const make_run *m, int i, json_object *container, volumes *vs, const char *endpoint,
+                        const char *client_urls)
 {
     json_object *p = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object(),
                 *spec = json_object_new_object(), *containers = json_object_new_array();
     json_object_object_add(p, "apiVersion", str("v1"));
     json_object_object_add(p, "kind", str("Pod"));
-    if (annotation) {
+    if (endpoint || client_urls) { /* where the API server and etcd of this node are, for kubeadm */
         json_object *a = json_object_new_object();
-        json_object_object_add(a, "kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint", str(annotation));
+        json_object_object_add(a, endpoint ? "kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint"
+                                           : "kubeadm.kubernetes.io/etcd.advertise-client-urls",
+                               str(endpoint ? endpoint : client_urls));
         json_object_object_add(meta, "annotations", a);
     }
     json_object_object_add(labels, "component", str(components[i]));
@@ -278,24 +305,27 @@ static json_object *pod(const make_run *m, int i, json_object *container, volume
         json_object_object_add(sc, "seccompProfile", seccomp);
         json_object_object_add(spec, "securityContext", sc);
     }
-    add_volumes(spec, container, vs);
+    add_volumes(spec, container, vs, i != ETCD);
     json_object_object_add(p, "spec", spec);
     return p;
 }
 
 /* The container of component i: its command and probes. */
 static json_object *container(const make_run *m, int i, json_object *cmd, int port, const char *host,
-                              const char *live, const char *ready, const char *cpu)
+                              const char *live, const char *ready, const char *startup, json_object *requests)
 {
-    json_object *c = json_object_new_object(), *env = proxy_env(m->s->environ ? m->s->environ : environ, m->r);
+    json_object *c = json_object_new_object(), *env = i == ETCD ? NULL : proxy_env(m->environ, m->r);
     char image[400];
-    snprintf(image, sizeof(image), "%s/%s:%s", m->c->image_repository, components[i], m->image_tag);
+    if (m->image)
+        snprintf(image, sizeof(image), "%s", m->image);
+    else
+        snprintf(image, sizeof(image), "%s/%s:%s", m->c->image_repository, components[i], m->image_tag);
     json_object_object_add(c, "command", cmd);
     if (env)
         json_object_object_add(c, "env", env);
     json_object_object_add(c, "image", str(image));
     json_object_object_add(c, "imagePullPolicy", str("IfNotPresent"));
-    json_object_object_add(c, "livenessProbe", probe(host, live, port, m->r, 10, 8, 10));
+    json_object_object_add(c, "livenessProbe", probe(host, live, port, m->r, 10, 8, 10, m->scheme));
     json_object_object_add(c, "name", str(components[i]));
     if (m->r == RULES_1_37) {
         json_object *ports = json_object_new_array(), *p = json_object_new_object();
@@ -306,20 +336,18 @@ static json_object *container(const make_run *m, int i, json_object *cmd, int po
         json_object_object_add(c, "ports", ports);
     }
     if (ready)
-        json_object_object_add(c, "readinessProbe", probe(host, ready, port, m->r, 0, 3, 1));
-    json_object *res = json_object_new_object(), *req = json_object_new_object();
-    json_object_object_add(req, "cpu", str(cpu));
-    json_object_object_add(res, "requests", req);
+        json_object_object_add(c, "readinessProbe", probe(host, ready, port, m->r, 0, 3, 1, m->scheme));
+    json_object *res = json_object_new_object();
+    json_object_object_add(res, "requests", requests);
     json_object_object_add(c, "resources", res);
-    json_object_object_add(c, "startupProbe", probe(host, live, port, m->r, 10, m->startup_failures, 10));
+    json_object_object_add(c, "startupProbe", probe(host, startup ? startup : live, port, m->r, 10, m->startup_failures, 10, m->scheme));
     return c;
 }
 
 static json_object *apiserver(const make_run *m)
 {
-    const kjoin_control_plane_manifests_spec *s = m->s;
     const kjoin_cluster_configuration *c = m->c;
-    const char *d = m->cert_dir, *addr = s->advertise_address;
+    const char *d = m->cert_dir, *addr = m->advertise_address;
     bool v6 = strchr(addr, ':') != NULL;
     args a = {0};
     set(&a, "advertise-address", "%s", addr);
@@ -372,8 +400,8 @@ static json_object *apiserver(const make_run *m)
     char endpoint[128];
     snprintf(endpoint, sizeof(endpoint), "%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", m->port);
     json_object *ctr = container(m, KJOIN_MANIFEST_APISERVER, command("kube-apiserver", &a, &extra, m->r), m->port,
-                                 probe_host(addr), "/livez", "/readyz", "250m");
-    return pod(m, KJOIN_MANIFEST_APISERVER, ctr, &vs, endpoint);
+                                 probe_host(addr), "/livez", "/readyz", NULL, cpu("250m"));
+    return pod(m, KJOIN_MANIFEST_APISERVER, ctr, &vs, endpoint, NULL);
 }
 
 static json_object *controller_manager(const make_run *m)
@@ -383,7 +411,7 @@ static json_object *controller_manager(const make_run *m)
     char conf[1100], key[1100];
     struct stat st;
     args a = {0};
-    snprintf(conf, sizeof(conf), "%s/controller-manager.conf", m->s->kubernetes_dir);
+    snprintf(conf, sizeof(conf), "%s/controller-manager.conf", m->kubernetes_dir);
     snprintf(key, sizeof(key), "%s/ca.key", d);
     bool external_ca = stat(key, &st) != 0; /* kubeadm's UsingExternalCA: no ca.key, no signer */
     if (m->r == RULES_1_20)
@@ -422,8 +450,8 @@ static json_object *controller_manager(const make_run *m)
     const char *bind = kjoin_extra_arg(&c->controller_manager_args, "bind-address");
     json_object *ctr = container(m, KJOIN_MANIFEST_CONTROLLER_MANAGER,
                                  command("kube-controller-manager", &a, &c->controller_manager_args, m->r), 10257,
-                                 bind ? probe_host(bind) : "127.0.0.1", "/healthz", NULL, "200m");
-    return pod(m, KJOIN_MANIFEST_CONTROLLER_MANAGER, ctr, &vs, NULL);
+                                 bind ? probe_host(bind) : "127.0.0.1", "/healthz", NULL, NULL, cpu("200m"));
+    return pod(m, KJOIN_MANIFEST_CONTROLLER_MANAGER, ctr, &vs, NULL, NULL);
 }
 
 static json_object *scheduler(const make_run *m)
@@ -431,7 +459,7 @@ static json_object *scheduler(const make_run *m)
     const kjoin_cluster_configuration *c = m->c;
     char conf[1100];
     args a = {0};
-    snprintf(conf, sizeof(conf), "%s/scheduler.conf", m->s->kubernetes_dir);
+    snprintf(conf, sizeof(conf), "%s/scheduler.conf", m->kubernetes_dir);
     if (m->r == RULES_1_20)
         set(&a, "port", "0");
     set(&a, "bind-address", "127.0.0.1");
@@ -445,52 +473,135 @@ static json_object *scheduler(const make_run *m)
     bool old = m->r == RULES_1_20; /* /healthz and no readiness probe */
     json_object *ctr = container(m, KJOIN_MANIFEST_SCHEDULER, command("kube-scheduler", &a, &c->scheduler_args, m->r),
                                  10259, bind ? probe_host(bind) : "127.0.0.1", old ? "/healthz" : "/livez",
-                                 old ? NULL : "/readyz", "100m");
-    return pod(m, KJOIN_MANIFEST_SCHEDULER, ctr, &vs, NULL);
+                                 old ? NULL : "/readyz", NULL, cpu("100m"));
+    return pod(m, KJOIN_MANIFEST_SCHEDULER, ctr, &vs, NULL, NULL);
 }
 
-kjoin_code kjoin_control_plane_manifests_make(const kjoin_control_plane_manifests_spec *s,
-                                             char *out[KJOIN_MANIFESTS_N], kjoin_err *err)
+/* What every manifest is made from, checked once: the release's rules,
+ * the fields kjoin can carry, the version, the address. */
+static kjoin_code prepare(make_run *m, int minor, const char *cert_dir, kjoin_err *err)
 {
-    const kjoin_cluster_configuration *c = s->cluster;
-    make_run m = {.s = s, .c = c, .port = s->bind_port ? s->bind_port : 6443};
-    int minor = kjoin_cp__minor(s->minor);
-    for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
-        out[i] = NULL;
+    const kjoin_cluster_configuration *c = m->c;
+    minor = kjoin_cp__minor(minor);
     if (minor != 20 && minor < 37)
         return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin writes the static Pod manifests of kubeadm 1.20 and 1.37 (the "
                              "releases it is tested with), not of 1.%d: skip this step and let that release's kubeadm "
                              "write them", minor);
-    m.r = minor == 20 ? RULES_1_20 : RULES_1_37;
+    m->r = minor == 20 ? RULES_1_20 : RULES_1_37;
     if (*c->unsupported)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster's ClusterConfiguration sets %s, which kjoin's static Pod "
                              "manifests do not carry yet: skip this step and let kubeadm write them", c->unsupported);
     if (!*c->version || !*c->image_repository)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster's ClusterConfiguration has no %s: the images of the "
                              "static Pods are made from it", *c->version ? "imageRepository" : "kubernetesVersion");
-    if (!kjoin_is_ip(s->advertise_address))
+    if (!kjoin_is_ip(m->advertise_address))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
-                             s->advertise_address);
-    if (m.port < 1 || m.port > 65535)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's bind port %d is not a port", m.port);
-    snprintf(m.image_tag, sizeof(m.image_tag), "%s", c->version);
-    for (char *p = m.image_tag; *p; p++) /* kubeadm's KubernetesVersionToImageTag */
+                             m->advertise_address);
+    snprintf(m->image_tag, sizeof(m->image_tag), "%s", c->version);
+    for (char *p = m->image_tag; *p; p++) /* kubeadm's KubernetesVersionToImageTag */
         *p = *p == '+' ? '_' : *p;
-    snprintf(m.cert_dir, sizeof(m.cert_dir), "%s", s->cert_dir);
-    int64_t timeout = c->control_plane_timeout_s > 0 && m.r == RULES_1_20 ? c->control_plane_timeout_s : 240;
-    m.startup_failures = (int)ceil((double)timeout / 10.0);
-    json_object *pods[KJOIN_MANIFESTS_N] = {apiserver(&m), controller_manager(&m), scheduler(&m)};
-    kjoin_code rc = KJOIN_OK;
-    for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
-        if (!rc && !(out[i] = kjoin_yaml__from_json(&pods[i], 1)))
-            rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-        json_object_put(pods[i]);
-    }
+    snprintf(m->cert_dir, sizeof(m->cert_dir), "%s", cert_dir);
+    int64_t timeout = c->control_plane_timeout_s > 0 && m->r == RULES_1_20 ? c->control_plane_timeout_s : 240;
+    m->startup_failures = (int)ceil((double)timeout / 10.0);
+    return KJOIN_OK;
+}
+
+static kjoin_code to_yaml(json_object *pod, char **out, kjoin_err *err)
+{
+    *out = kjoin_yaml__from_json(&pod, 1);
+    json_object_put(pod);
+    return *out ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+}
+
+kjoin_code kjoin_control_plane_manifests_make(const kjoin_control_plane_manifests_spec *s,
+                                             char *out[KJOIN_MANIFESTS_N], kjoin_err *err)
+{
+    make_run m = {.s = s, .c = s->cluster, .port = s->bind_port ? s->bind_port : 6443, .scheme = "HTTPS",
+                  .environ = s->environ ? s->environ : environ, .kubernetes_dir = s->kubernetes_dir,
+                  .advertise_address = s->advertise_address};
+    for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
+        out[i] = NULL;
+    kjoin_code rc = prepare(&m, s->minor, s->cert_dir, err);
+    if (!rc && (m.port < 1 || m.port > 65535))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the API server's bind port %d is not a port", m.port);
+    if (rc)
+        return rc;
+    json_object *(*const make[KJOIN_MANIFESTS_N])(const make_run *) = {apiserver, controller_manager, scheduler};
+    for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++)
+        rc = to_yaml(make[i](&m), &out[i], err);
     for (int i = 0; rc && i < KJOIN_MANIFESTS_N; i++) {
         free(out[i]);
         out[i] = NULL;
     }
     return rc;
+}
+
+/* kubeadm's etcd Pod (phases/etcd/local.go, GetEtcdPodSpec): a member of
+ * the stacked etcd on this node's address, joining the members given. */
+kjoin_code kjoin_etcd_manifest_make(const kjoin_etcd_manifest_spec *s, char **out, kjoin_err *err)
+{
+    const kjoin_cluster_configuration *c = s->cluster;
+    make_run m = {.c = c, .port = 2381, .scheme = "HTTP", .advertise_address = s->advertise_address};
+    *out = NULL;
+    kjoin_code rc = prepare(&m, s->minor, s->cert_dir, err);
+    if (rc)
+        return rc;
+    const char *addr = s->advertise_address, *d = m.cert_dir, *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
+    bool v6 = strchr(addr, ':') != NULL;
+    const char *local = v6 ? "[::1]" : "127.0.0.1";
+    char client[128], peer[128], certs[1100], image[400];
+    snprintf(client, sizeof(client), "https://%s%s%s:2379", v6 ? "[" : "", addr, v6 ? "]" : "");
+    snprintf(peer, sizeof(peer), "https://%s%s%s:2380", v6 ? "[" : "", addr, v6 ? "]" : "");
+    snprintf(certs, sizeof(certs), "%s/etcd", d);
+    snprintf(image, sizeof(image), "%s/etcd:%s", *c->etcd_image_repository ? c->etcd_image_repository : c->image_repository,
+             *c->etcd_image_tag ? c->etcd_image_tag : m.r == RULES_1_20 ? "3.4.13-0" : "3.7.0-0");
+    m.image = image;
+    args a = {0};
+    set(&a, "name", "%s", s->node_name);
+    set(&a, "listen-client-urls", "https://%s:2379,%s", local, client);
+    set(&a, "advertise-client-urls", "%s", client);
+    set(&a, "listen-peer-urls", "%s", peer);
+    set(&a, "initial-advertise-peer-urls", "%s", peer);
+    set(&a, "data-dir", "%s", data);
+    set(&a, "cert-file", "%s/etcd/server.crt", d);
+    set(&a, "key-file", "%s/etcd/server.key", d);
+    set(&a, "trusted-ca-file", "%s/etcd/ca.crt", d);
+    set(&a, "client-cert-auth", "true");
+    set(&a, "peer-cert-file", "%s/etcd/peer.crt", d);
+    set(&a, "peer-key-file", "%s/etcd/peer.key", d);
+    set(&a, "peer-trusted-ca-file", "%s/etcd/ca.crt", d);
+    set(&a, "peer-client-cert-auth", "true");
+    set(&a, "snapshot-count", "10000");
+    set(&a, "listen-metrics-urls", "http://%s:2381", local);
+    if (m.r == RULES_1_37) {
+        set(&a, "feature-gates", "InitialCorruptCheck=true");
+        set(&a, "watch-progress-notify-interval", "5s");
+    }
+    if (!s->n_members) {
+        set(&a, "initial-cluster", "%s=%s", s->node_name, peer);
+    } else {
+        char list[1100];
+        size_t n = 0;
+        for (size_t i = 0; i < s->n_members && n < sizeof(list); i++)
+            n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s=%s", i ? "," : "", s->members[i].name,
+                                  s->members[i].peer_url);
+        if (n >= sizeof(list))
+            return kjoin_err_set(err, KJOIN_E_OTHER, "the etcd members do not fit one flag");
+        set(&a, "initial-cluster", "%s", list);
+        set(&a, "initial-cluster-state", "existing");
+    }
+    volumes vs = {0};
+    add_volume(&vs, "etcd-data", data, "DirectoryOrCreate", true);
+    add_volume(&vs, "etcd-certs", certs, "DirectoryOrCreate", true);
+    json_object *req = json_object_new_object();
+    json_object_object_add(req, "cpu", str("100m"));
+    if (m.r == RULES_1_20)
+        json_object_object_add(req, "ephemeral-storage", str("100Mi"));
+    json_object_object_add(req, "memory", str("100Mi"));
+    bool old = m.r == RULES_1_20; /* /health, no readiness probe */
+    json_object *ctr = container(&m, ETCD, command("etcd", &a, &c->etcd_args, m.r), 2381, v6 ? "::1" : "127.0.0.1",
+                                 old ? "/health" : "/livez", old ? NULL : "/readyz", old ? NULL : "/readyz", req);
+    return to_yaml(pod(&m, ETCD, ctr, &vs, NULL, client), out, err);
 }
 
 /* A manifest as the kubelet reads it, without what serializing a Pod adds
@@ -512,8 +623,8 @@ static json_object *pod_of(const char *text, size_t len)
 /* Whether the manifest in d is the same Pod as made (kubeadm's own
  * serialization of it too): kept, not written. Another one is refused
  * unless force. */
-static kjoin_code judge_existing(const kjoin_control_plane_manifests_spec *s, const kjoin_safedir *d,
-                                 const char *name, const char *made, bool *same, kjoin_err *err)
+static kjoin_code judge_existing(const char *dir_path, bool force, const kjoin_safedir *d, const char *name,
+                                 const char *made, bool *same, kjoin_err *err)
 {
     char *text = NULL;
     size_t len = 0;
@@ -527,37 +638,54 @@ static kjoin_code judge_existing(const kjoin_control_plane_manifests_spec *s, co
     json_object_put(there);
     json_object_put(ours);
     free(text);
-    if (!*same && !s->force)
+    if (!*same && !force)
         return kjoin_err_set(err, KJOIN_E_OUTPUT, "%s/%s is already there and is another Pod than this node's; it is "
-                             "left as it is (remove it, or ask for it to be replaced)", s->manifests_dir, name);
+                             "left as it is (remove it, or ask for it to be replaced)", dir_path, name);
     return KJOIN_OK;
+}
+
+kjoin_code kjoin_cp__write_manifests(const char *dir_path, const char *const *names, char *const *yaml, size_t n,
+                                     bool force, bool *kept, kjoin_err *err)
+{
+    cp_file files[KJOIN_MANIFESTS_N + 1];
+    kjoin_safedir dir = {.fd = -1};
+    struct stat st;
+    kjoin_code rc = KJOIN_OK;
+    if (n > sizeof(files) / sizeof(files[0]))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "too many manifests at once");
+    /* What is there is judged first; a directory not there yet has nothing. */
+    if (lstat(dir_path, &st) == 0)
+        rc = kjoin_safedir_open(dir_path, 0, &dir, err);
+    for (size_t i = 0; i < n; i++) {
+        kept[i] = false;
+        if (!rc && dir.fd >= 0)
+            rc = judge_existing(dir_path, force, &dir, names[i], yaml[i], &kept[i], err);
+        files[i] = (cp_file){names[i], 0600, kept[i] ? NULL : yaml[i], strlen(yaml[i])};
+    }
+    kjoin_safedir_close(&dir);
+    if (!rc) /* replacing was judged above */
+        rc = kjoin_cp__write_files(dir_path, files, n, true, NULL, err);
+    return rc;
 }
 
 kjoin_code kjoin_control_plane_manifests(const kjoin_control_plane_manifests_spec *s,
                                         kjoin_control_plane_manifests_result *out, kjoin_err *err)
 {
     char *yaml[KJOIN_MANIFESTS_N], names[KJOIN_MANIFESTS_N][64];
-    cp_file files[KJOIN_MANIFESTS_N];
-    kjoin_safedir dir = {.fd = -1};
-    struct stat st;
+    const char *name_of[KJOIN_MANIFESTS_N];
     memset(out, 0, sizeof(*out));
     kjoin_code rc = kjoin_control_plane_manifests_make(s, yaml, err);
     if (rc)
         return rc;
-    /* What is there is judged first; a directory not there yet has nothing. */
-    if (lstat(s->manifests_dir, &st) == 0)
-        rc = kjoin_safedir_open(s->manifests_dir, 0, &dir, err);
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
         snprintf(names[i], sizeof(names[i]), "%s.yaml", components[i]);
-        if (!rc && dir.fd >= 0)
-            rc = judge_existing(s, &dir, names[i], yaml[i], &out->kept[i], err);
-        files[i] = (cp_file){names[i], 0600, out->kept[i] ? NULL : yaml[i], strlen(yaml[i])};
+        name_of[i] = names[i];
     }
-    kjoin_safedir_close(&dir);
-    if (!rc) /* replacing was judged above */
-        rc = kjoin_cp__write_files(s->manifests_dir, files, KJOIN_MANIFESTS_N, true, NULL, err);
+    rc = kjoin_cp__write_manifests(s->manifests_dir, name_of, yaml, KJOIN_MANIFESTS_N, s->force, out->kept, err);
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
         out->written[i] = !rc && !out->kept[i];
+        if (rc)
+            out->kept[i] = false;
         free(yaml[i]);
     }
     return rc;

@@ -10,6 +10,8 @@
 #include <kjoin/kubeapi.h>
 #include <kjoin/safedir.h>
 
+#include "internal.h"
+
 #define logf_(s, level, ...) kjoin_logf((s)->log, (s)->log_ctx, level, __VA_ARGS__)
 #define CONFLICTS_MAX 5
 
@@ -116,30 +118,38 @@ kjoin_code kjoin_mark_control_plane_patch(const kjoin_mark_control_plane_spec *s
     return rc;
 }
 
-kjoin_code kjoin_mark_control_plane(const kjoin_mark_control_plane_spec *s, kjoin_err *err)
+kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char *audit_id, kjoin_log_fn log,
+                               void *log_ctx, kjoin_kubeapi **out, kjoin_err *err)
 {
     kjoin_kubeapi_config cfg;
-    kjoin_kubeapi *api = NULL;
-    char path[320], *text = NULL;
+    char *text = NULL;
     size_t len = 0;
+    bool missing;
     /* admin.conf holds the cluster's admin key: read only through a
      * directory checked as ssh checks one, never through a symlink */
-    bool missing;
-    kjoin_code rc = kjoin_safedir_read_path(s->admin_kubeconfig, true, &text, &len, &missing, err);
+    kjoin_code rc = kjoin_safedir_read_path(path, true, &text, &len, &missing, err);
     if (rc && missing)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s is missing: the control-plane-prepare phase writes it",
-                           s->admin_kubeconfig);
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s is missing: the control-plane-prepare phase writes it", path);
     else if (!rc)
         rc = kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, err);
     kjoin_free_wiped(text, len);
     if (rc)
         return rc;
-    kjoin_kubeapi_options o = {.timeout_ms = s->timeout_ms > 0 ? s->timeout_ms : 1, .audit_id = s->audit_id,
-                               .log = s->log, .log_ctx = s->log_ctx};
-    if ((rc = kjoin_kubeapi_new(&cfg, &o, &api, err))) {
+    kjoin_kubeapi_options o = {.timeout_ms = timeout_ms > 0 ? timeout_ms : 1, .audit_id = audit_id, .log = log,
+                               .log_ctx = log_ctx};
+    rc = kjoin_kubeapi_new(&cfg, &o, out, err);
+    if (rc)
         kjoin_kubeapi_config_release(&cfg);
+    return rc;
+}
+
+kjoin_code kjoin_mark_control_plane(const kjoin_mark_control_plane_spec *s, kjoin_err *err)
+{
+    kjoin_kubeapi *api = NULL;
+    char path[320];
+    kjoin_code rc = kjoin_cp__admin_api(s->admin_kubeconfig, s->timeout_ms, s->audit_id, s->log, s->log_ctx, &api, err);
+    if (rc)
         return rc;
-    }
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", s->node_name);
     logf_(s, 0, "[mark-control-plane] Marking the node %s as control-plane", s->node_name);
     for (int attempt = 0;; attempt++) {

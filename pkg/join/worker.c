@@ -232,7 +232,7 @@ static bool wants_address(const worker_run *r)
 {
     bool prepared = (r->phases & KJOIN_PHASE_CONTROL_PLANE_PREPARE) &&
                     (wants_node_certs(r) || wants_kubeconfigs(r) || wants_manifests(r));
-    return r->spec->control_plane && ((r->phases & KJOIN_PHASE_PREFLIGHT) || prepared);
+    return r->spec->control_plane && ((r->phases & (KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_ETCD_JOIN)) || prepared);
 }
 
 /* The node's API server address: as given, or the one it reaches the
@@ -303,6 +303,21 @@ static kjoin_code run_manifests(worker_run *r, kjoin_err *err)
     return rc;
 }
 
+/* kubeadm's etcd-join, with the node's admin.conf and etcd certificates. */
+static kjoin_code run_etcd_join(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    char admin[4200], dir[4200];
+    snprintf(admin, sizeof(admin), "%s/admin.conf", s->node.paths.kubernetes_dir);
+    snprintf(dir, sizeof(dir), "%s/manifests", s->node.paths.kubernetes_dir);
+    kjoin_etcd_join_spec e = {.admin_kubeconfig = admin, .manifests_dir = dir, .cert_dir = r->cert_dir,
+                              .node_name = r->out->node_name.name, .advertise_address = r->out->advertise_address,
+                              .cluster = r->cluster, .minor = r->cluster->minor, .force = s->node.force,
+                              .timeout_ms = time_left(r), .audit_id = s->join.audit_id, .log = s->join.log,
+                              .log_ctx = s->join.log_ctx};
+    return kjoin_etcd_join(&e, &r->out->etcd, err);
+}
+
 /* kubeadm's download-certs, with the token and the CA discovery verified. */
 static kjoin_code run_download_certs(worker_run *r, kjoin_err *err)
 {
@@ -337,7 +352,7 @@ static const step steps[] = {
     {NULL, 0, NEEDS_DISCOVERY, discovery_alone_dry, run_plan_discovered},
     {NULL, 0, NEEDS_DISCOVERY, wants_tls_bootstrap, run_tls_bootstrap},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_launch},
-    {"etcd-join", 0, 0, NULL, NULL},
+    {"etcd-join", KJOIN_PHASE_ETCD_JOIN, NEEDS_DISCOVERY, NULL, run_etcd_join},
     {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0, for_real, run_wait},
     {"control-plane-join", KJOIN_PHASE_CONTROL_PLANE_JOIN, NEEDS_DISCOVERY, NULL, run_mark},
     {"wait-control-plane", 0, 0, NULL, NULL},
@@ -420,7 +435,8 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
         !(s->control_plane && s->only == KJOIN_PHASE_PREFLIGHT))
         return kjoin_err_set(err, KJOIN_E_USAGE, s->control_plane
                                  ? "a control-plane join runs only its preflight, control-plane-prepare (download-certs, "
-                                   "certs, kubeconfig, control-plane) and control-plane-join (mark-control-plane) phases so far, each "
+                                   "certs, kubeconfig, control-plane), etcd-join and control-plane-join "
+                                   "(mark-control-plane) phases so far, each "
                                    "as the one phase (`only`); join the node with kubeadm"
                                  : "control-plane-prepare and control-plane-join are a control-plane join's phases: set "
                                    "`control_plane`");

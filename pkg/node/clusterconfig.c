@@ -334,9 +334,23 @@ kjoin_code kjoin_node__manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_c
         if (!rc)
             rc = unsupported(y, root, envs, what, c, err);
     }
-    static const char *const etcd_args[] = {"etcd", "local", "extraArgs", NULL};
+    static const char *const etcd_args[] = {"etcd", "local", "extraArgs", NULL},
+                             *const etcd_envs[] = {"etcd", "local", "extraEnvs", NULL},
+                             *const etcd_repo[] = {"etcd", "local", "imageRepository", NULL},
+                             *const etcd_tag[] = {"etcd", "local", "imageTag", NULL};
     if (!rc)
         rc = extra_args(y, root, etcd_args, "etcd.local.extraArgs", &c->etcd_args, c, err);
+    if (!rc)
+        rc = unsupported(y, root, etcd_envs, "etcd.local.extraEnvs", c, err);
+    if (!rc && kjoin_extra_arg(&c->etcd_args, "listen-metrics-urls") && !*c->unsupported)
+        snprintf(c->unsupported, sizeof(c->unsupported), "etcd.local.extraArgs' listen-metrics-urls");
+    if (!rc)
+        rc = text(y, root, etcd_repo, "etcd.local.imageRepository", c->etcd_image_repository,
+                  sizeof(c->etcd_image_repository), err);
+    if (!rc)
+        rc = text(y, root, etcd_tag, "etcd.local.imageTag", c->etcd_image_tag, sizeof(c->etcd_image_tag), err);
+    if (!rc && (strpbrk(c->etcd_image_repository, " \"'\\") || strpbrk(c->etcd_image_tag, " \"'\\/:@")))
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's etcd.local image repository or tag is not one");
     yaml_node_t *n;
     bool on = false;
     if (!rc && !(rc = at(y, root, rootless, &n, err)) && n && kjoin_yaml__bool(n, &on) && on && !*c->unsupported)

@@ -138,7 +138,11 @@ CP_ADDR=192.0.2.2
 cp_cluster_names() {
   local api=$E2E_KUBEADM_API extra= args='{audit-log-maxage: "7"}'
   [ "$api" != kubeadm.k8s.io/v1beta4 ] || args='[{name: audit-log-maxage, value: "7"}]'
-  [ "${1:-}" = restore ] || extra="networking:
+  # etcd: a data directory of the test's (this machine's /var/lib/etcd may be Debian's etcd's)
+  [ "${1:-}" != etcd ] || extra="etcd:
+  local:
+    dataDir: /var/lib/kjoin-e2e-etcd"
+  [ "${1:-}" = restore ] || [ "${1:-}" = etcd ] || extra="networking:
   serviceSubnet: 10.100.0.0/16
   podSubnet: 10.244.0.0/16
   dnsDomain: example.internal
@@ -524,4 +528,171 @@ t_e2e_controlplane_preflight_names_kubeadms_checks() {
     { fail "the control-plane checks did not run: $(grep preflight "$T/join.err" | tail -3 | tr '\n' ' ')"; return 1; }
   ! jq -e '.node.preflight[] | select(.name == "ControlPlaneEndpoint")' "$T/join.out" >/dev/null ||
     { fail "ControlPlaneEndpoint failed on a cluster that has one"; return 1; }
+}
+
+# ---- etcd-join: this node's etcd member ------------------------------------------
+
+# The first member, as kubeadm init's etcd: TLS on 127.0.0.11 with the
+# cluster's etcd CA, its Pod in kube-system saying where it listens. Both
+# members bind their own loopback addresses (127.0.0.11, .12) on etcd's
+# ports: no address of the machine's is taken.
+CP_ETCD1=127.0.0.11
+CP_ETCD2=127.0.0.12
+cp_etcd_first() {
+  local d=$T/m1 pair
+  mkdir -p "$d/etcd" && cp "$T/src/etcd/ca.crt" "$T/src/etcd/ca.key" "$d/etcd/" || return 1
+  # (kubeadm's own certs phase refuses a loopback advertise address here.)
+  for pair in "server:/CN=cp-1:serverAuth,clientAuth:DNS:cp-1,DNS:localhost,IP:$CP_ETCD1,IP:127.0.0.1" \
+    "peer:/CN=cp-1:serverAuth,clientAuth:DNS:cp-1,DNS:localhost,IP:$CP_ETCD1,IP:127.0.0.1" \
+    "healthcheck-client:/CN=kube-etcd-healthcheck-client:clientAuth:"; do
+    local name subj eku sans
+    IFS=: read -r name subj eku sans <<<"$pair"
+    openssl req -new -newkey rsa:2048 -nodes -keyout "$d/etcd/$name.key" -subj "$subj" -out "$d/etcd/$name.csr" 2>/dev/null &&
+      printf 'extendedKeyUsage=%s\n%s' "$eku" "${sans:+subjectAltName=$sans}" >"$d/etcd/$name.ext" &&
+      openssl x509 -req -in "$d/etcd/$name.csr" -CA "$d/etcd/ca.crt" -CAkey "$d/etcd/ca.key" -CAcreateserial -days 2 \
+        -extfile "$d/etcd/$name.ext" -out "$d/etcd/$name.crt" 2>/dev/null || { fail "etcd member 1's $name pair"; return 1; }
+  done
+  if ss -Hltn | grep -qE "($CP_ETCD1|$CP_ETCD2|0\.0\.0\.0|\*|\[::\]):(2379|2380|2381) "; then
+    fail "etcd's ports are taken on the test's addresses: $(ss -Hltn | grep -E ':(2379|2380|2381) ')"; return 1
+  fi
+  e2e_start etcd-m1 "$ETCD" --name cp-1 --data-dir "$d/data" --listen-client-urls "https://$CP_ETCD1:2379" \
+    --advertise-client-urls "https://$CP_ETCD1:2379" --listen-peer-urls "https://$CP_ETCD1:2380" \
+    --initial-advertise-peer-urls "https://$CP_ETCD1:2380" --initial-cluster "cp-1=https://$CP_ETCD1:2380" \
+    --cert-file "$d/etcd/server.crt" --key-file "$d/etcd/server.key" --trusted-ca-file "$d/etcd/ca.crt" --client-cert-auth \
+    --peer-cert-file "$d/etcd/peer.crt" --peer-key-file "$d/etcd/peer.key" --peer-trusted-ca-file "$d/etcd/ca.crt" \
+    --peer-client-cert-auth --listen-metrics-urls "http://$CP_ETCD1:2381"
+  e2e_wait 20 cp_etcd_members "$d" || { fail "etcd member 1 did not start: $(tail -3 "$E2E_DIR/etcd-m1.log")"; return 1; }
+  kc apply -f - >/dev/null <<JSON || { fail "the etcd Pod"; return 1; }
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "etcd-cp-1", "namespace": "kube-system",
+  "labels": {"component": "etcd", "tier": "control-plane"},
+  "annotations": {"kubeadm.kubernetes.io/etcd.advertise-client-urls": "https://$CP_ETCD1:2379"}},
+ "spec": {"nodeName": "cp-1", "automountServiceAccountToken": false, "containers": [{"name": "etcd", "image": "etcd"}]}}
+JSON
+}
+
+# cp_etcd_members PKI [ADDR]: the members as etcd's gateway lists them, as
+# the healthcheck client of PKI: "name peerURL learner" a line, sorted.
+cp_etcd_members() {
+  curl -sf --cacert "$1/etcd/ca.crt" --cert "$1/etcd/healthcheck-client.crt" --key "$1/etcd/healthcheck-client.key" \
+    -X POST -d '{}' "https://${2:-$CP_ETCD1}:2379/v3/cluster/member/list" |
+    jq -r '.members[] | "\(.name // "") \(.peerURLs[0]) \(.isLearner // false)"' | sort
+}
+
+# cp_etcd_join_in (in a node): kjoin's prepare, then its etcd-join, with
+# this function as the kubelet: when etcd.yaml is there, the command in it
+# runs (Debian's etcd 3.4: without the flags of etcd 3.6, --feature-gates
+# and --watch-progress-notify-interval; its metrics on the node's own
+# address); etcd 2 keeps running for the checks that follow.
+cp_etcd_join_in() {
+  . "$T/cp.env"
+  local m=/etc/kubernetes/manifests/etcd.yaml i args
+  "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --certificate-key-file "$T/key" --node-name cp-2 \
+    --apiserver-advertise-address "$CP_ETCD2" >"$T/prepare.out" 2>&1 || { echo "prepare: $(tail -2 "$T/prepare.out")" >"$T/etcd.why"; return; }
+  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --discovery-timeout 90s -o json \
+    >"$T/join.out" 2>"$T/join.err" &
+  local kjoin_pid=$!
+  for i in $(seq 300); do [ -s $m ] || ! kill -0 $kjoin_pid 2>/dev/null && break; sleep 0.2; done
+  if [ -s $m ]; then
+    mapfile -t args < <(kc create --dry-run=client --validate=false -o json -f $m | jq -r '.spec.containers[0].command[1:][]' |
+      grep -v -e '^--feature-gates=' -e '^--watch-progress-notify-interval=' |
+      sed "s#^--listen-metrics-urls=.*#--listen-metrics-urls=http://$CP_ETCD2:2381#")
+    etcd "${args[@]}" >"$T/etcd-m2.log" 2>&1 &
+    echo $! >"$T/etcd-m2.pid"
+  fi
+  wait $kjoin_pid
+  echo $? >"$T/join.rc"
+  cp $m "$T/etcd.yaml" 2>/dev/null
+  cp_etcd_members /etc/kubernetes/pki "$CP_ETCD2" >"$T/members.after"
+  # The same phase again: the member is there, nothing added.
+  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" -o json >"$T/again.out" 2>"$T/again.err"
+  echo $? >"$T/again.rc"
+}
+
+# A node with an etcd.yaml of its own that is no member: refused before
+# anything is asked of etcd.
+cp_etcd_refused_in() {
+  . "$T/cp.env"
+  "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --certificate-key-file "$T/key" --node-name cp-3 \
+    --apiserver-advertise-address 127.0.0.13 >"$T/prepare3.out" 2>&1 || return
+  echo 'apiVersion: v1' >/etc/kubernetes/manifests/etcd.yaml
+  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --node-name cp-3 --apiserver-advertise-address 127.0.0.13 >"$T/join3.out" 2>"$T/join3.err"
+  echo $? >"$T/join3.rc"
+}
+
+# cp_kubeadm_etcd_in (in a node): kubeadm's own etcd.yaml for this node
+# (init phase etcd local: a member of its own). kubeadm takes no loopback
+# advertise address where the machine has no default route: in a network
+# namespace of its own, with a veth at 192.0.2.2 and a route.
+cp_kubeadm_etcd_in() {
+  unshare -n sh -c 'ip link add d0 type veth peer name d1 && ip addr add 192.0.2.2/24 dev d0 && ip link set d1 up && ip link set d0 up &&
+    ip route add default dev d0 && "$1" init phase etcd local --config "$2"' _ "$KBIN/kubeadm" "$T/etcd-init.yaml" \
+    >"$T/kubeadm-etcd.out" 2>&1
+}
+
+# cp_etcd_pod FILE ADDR: an etcd.yaml as JSON, keys sorted, the address as
+# ADDR and without the initial members (kubeadm's is a cluster of one).
+cp_etcd_pod() {
+  kc create --dry-run=client --validate=false -o json -f "$1" 2>&1 | sed "s/$2/ADDR/g" |
+    jq -S 'del(.status, .metadata.creationTimestamp) |
+      .spec.containers[0].command |= map(select(test("^--initial-cluster") | not))' 2>&1
+}
+
+t_e2e_controlplane_etcd_join_adds_the_member() {
+  local rc=0 learner=true members
+  [ "$E2E_MINOR" -ge 29 ] || learner=false
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" || return 1
+  kc create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin --group=kubeadm:cluster-admins \
+    >/dev/null 2>&1
+  cp_cluster_names etcd || return 1
+  cp_etcd_first || { kc -n kube-system delete pod etcd-cp-1 >/dev/null 2>&1; cp_cluster_names restore; return 1; }
+  declare -p CP_NODE CP_ADDR CP_ETCD1 CP_ETCD2 >"$T/cp.env"
+  NODE_NS=etcd2 in_node cp_etcd_join_in
+  [ ! -s "$T/etcd.why" ] || { fail "$(cat "$T/etcd.why")"; rc=1; }
+  [ "$(cat "$T/join.rc" 2>/dev/null)" = 0 ] ||
+    { fail "etcd-join: exit $(cat "$T/join.rc" 2>/dev/null): $(tail -3 "$T/join.err"); etcd 2: $(tail -2 "$T/etcd-m2.log" 2>/dev/null | cut -c1-300)"; rc=1; }
+  members=$(cat "$T/members.after")
+  [ "$members" = "cp-1 https://$CP_ETCD1:2380 false
+cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(echo "$members" | tr '\n' ';')"; rc=1; }
+  jq -e --argjson l $learner '.etcd.added and .etcd.promoted == $l and .etcd.members == 2 and (.etcd.memberID | test("^[0-9]+$"))' \
+    "$T/join.out" >/dev/null || { fail "-o json: $(jq -c .etcd "$T/join.out")"; rc=1; }
+  # The manifest: this member joining the existing one, as kubeadm writes it.
+  case $(cat "$T/etcd.yaml") in
+  *"--initial-cluster=cp-1=https://$CP_ETCD1:2380,cp-2=https://$CP_ETCD2:2380"*"--initial-cluster-state=existing"*) ;;
+  *) fail "etcd.yaml: $(grep -- --initial "$T/etcd.yaml" | tr '\n' ' ')"; rc=1 ;;
+  esac
+  grep -q "kubeadm.kubernetes.io/etcd.advertise-client-urls: \"\?https://$CP_ETCD2:2379" "$T/etcd.yaml" ||
+    { fail "etcd.yaml lacks kubeadm's annotation"; rc=1; }
+  [ "$(stat -c %a "$T/etcd2/etc.upper/kubernetes/manifests/etcd.yaml")" = 600 ] &&
+    [ "$(stat -c %a "$T/etcd2/lib.upper/kjoin-e2e-etcd")" = 700 ] || { fail "etcd.yaml or the data directory: loose modes"; rc=1; }
+  # The Pod is kubeadm's own, but for the members it joins.
+  printf 'apiVersion: %s\nkind: InitConfiguration\nlocalAPIEndpoint: {advertiseAddress: 192.0.2.2}\nnodeRegistration: {name: cp-2}\n---\napiVersion: %s\nkind: ClusterConfiguration\nkubernetesVersion: %s\netcd: {local: {dataDir: /var/lib/kjoin-e2e-etcd}}\n' \
+    "$E2E_KUBEADM_API" "$E2E_KUBEADM_API" "$E2E_VERSION" >"$T/etcd-init.yaml"
+  NODE_NS=etcdk in_node cp_kubeadm_etcd_in
+  local ours theirs
+  ours=$(cp_etcd_pod "$T/etcd.yaml" "$CP_ETCD2") theirs=$(cp_etcd_pod "$T/etcdk/etc.upper/kubernetes/manifests/etcd.yaml" 192.0.2.2)
+  [ -n "$ours" ] && [ "$ours" = "$theirs" ] ||
+    { fail "etcd.yaml differs from kubeadm's: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | head -20 | tr '\n' ' ') $(tail -2 "$T/kubeadm-etcd.out")"; rc=1; }
+  [ "$(cat "$T/again.rc")" = 0 ] && jq -e '.etcd.added == false and .etcd.members == 2' "$T/again.out" >/dev/null ||
+    { fail "etcd-join again: exit $(cat "$T/again.rc"): $(tail -2 "$T/again.err")"; rc=1; }
+  # A node with an etcd.yaml that is not a member's: exit 5, no member added.
+  NODE_NS=etcd3 in_node cp_etcd_refused_in
+  [ "$(cat "$T/join3.rc" 2>/dev/null)" = 5 ] && grep -q "etcd.yaml is already there and this node is no etcd member" "$T/join3.err" &&
+    [ "$(cp_etcd_members "$T/m1" | wc -l)" = 2 ] ||
+    { fail "a foreign etcd.yaml: exit $(cat "$T/join3.rc" 2>/dev/null): $(tail -1 "$T/join3.err" 2>/dev/null) $(tail -1 "$T/prepare3.out")"; rc=1; }
+  # Member 2 goes: out of the cluster first (member 1 keeps its quorum), then stopped.
+  local id
+  id=$(curl -sf --cacert "$T/m1/etcd/ca.crt" --cert "$T/m1/etcd/healthcheck-client.crt" --key "$T/m1/etcd/healthcheck-client.key" \
+    -X POST -d '{}' "https://$CP_ETCD1:2379/v3/cluster/member/list" | jq -r ".members[] | select(.peerURLs[0] == \"https://$CP_ETCD2:2380\") | .ID")
+  [ -z "$id" ] || curl -sf --cacert "$T/m1/etcd/ca.crt" --cert "$T/m1/etcd/healthcheck-client.crt" \
+    --key "$T/m1/etcd/healthcheck-client.key" -X POST -d "{\"ID\":\"$id\"}" "https://$CP_ETCD1:2379/v3/cluster/member/remove" >/dev/null
+  [ -s "$T/etcd-m2.pid" ] && e2e_stop "$(cat "$T/etcd-m2.pid")"
+  e2e_stop "$E2E_PID_etcd_m1"
+  kc -n kube-system delete pod etcd-cp-1 >/dev/null 2>&1
+  cp_cluster_names restore || rc=1
+  return $rc
 }

@@ -1,0 +1,396 @@
+/* kubeadm's etcd-join: this node's member of the stacked etcd, added
+ * through the members' gRPC gateway (JSON over the client port, as the
+ * healthcheck client), its static Pod written, a learner promoted once it
+ * runs, and a wait until every member answers. */
+#include <kjoin/controlplane.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <json-c/json.h>
+
+#include <kjoin/kubeapi.h>
+#include <kjoin/node.h>
+#include <kjoin/safedir.h>
+
+#include "internal.h"
+
+#define logf_(s, level, ...) kjoin_logf((s)->log, (s)->log_ctx, level, __VA_ARGS__)
+#define MEMBERS_MAX 16
+#define POLL_MS 1000
+
+typedef struct etcd_client {
+    const kjoin_etcd_join_spec *s;
+    char urls[MEMBERS_MAX][300]; /* the members' client URLs */
+    size_t n;
+    char *ca, *crt, *key; /* etcd's CA, the healthcheck client's pair */
+    size_t ca_len, crt_len, key_len;
+    int64_t deadline;
+} etcd_client;
+
+typedef struct member {
+    char id[24]; /* as the gateway writes a uint64: decimal */
+    bool learner;
+    kjoin_etcd_member m;
+} member;
+
+typedef struct members {
+    size_t n;
+    member v[MEMBERS_MAX];
+} members;
+
+static char *dup_n(const char *p, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, p, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* One call of the gateway at url: POST path body, its JSON answer. */
+static kjoin_code call_one(etcd_client *e, const char *url, const char *path, const char *body, json_object **out,
+                           kjoin_err *err)
+{
+    const kjoin_etcd_join_spec *s = e->s;
+    kjoin_kubeapi_config cfg = {.path = strdup(""), .context = strdup(""), .server = strdup(url),
+                                .ca_pem = dup_n(e->ca, e->ca_len), .ca_len = e->ca_len,
+                                .cert_pem = dup_n(e->crt, e->crt_len), .cert_len = e->crt_len,
+                                .key_pem = dup_n(e->key, e->key_len), .key_len = e->key_len};
+    int64_t left = e->deadline - kjoin_now_ms();
+    kjoin_kubeapi_options o = {.timeout_ms = left < 1 ? 1 : left < 10000 ? left : 10000, .audit_id = s->audit_id,
+                               .log = s->log, .log_ctx = s->log_ctx};
+    kjoin_kubeapi *api = NULL;
+    kjoin_kubeapi_response r;
+    *out = NULL;
+    if (!cfg.path || !cfg.context || !cfg.server || !cfg.ca_pem || !cfg.cert_pem || !cfg.key_pem) {
+        kjoin_kubeapi_config_release(&cfg);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
+    kjoin_code rc = kjoin_kubeapi_new(&cfg, &o, &api, err);
+    kjoin_kubeapi_config_release(&cfg);
+    if (!rc)
+        rc = kjoin_kubeapi_request(api, "POST", path, body, &r, err);
+    kjoin_kubeapi_free(api);
+    if (rc)
+        return rc;
+    json_object *j = r.body ? json_tokener_parse(r.body) : NULL, *m;
+    if (r.status != 200) {
+        const char *why = j && (json_object_object_get_ex(j, "message", &m) || json_object_object_get_ex(j, "error", &m))
+                              ? json_object_get_string(m)
+                              : "";
+        rc = kjoin_err_set(err, KJOIN_E_API, "etcd at %s refused %s: HTTP %ld: %.200s", url, path, r.status, why);
+        json_object_put(j);
+    } else if (!json_object_is_type(j, json_type_object)) {
+        rc = kjoin_err_set(err, KJOIN_E_API, "etcd at %s answered %s with no JSON object", url, path);
+        json_object_put(j);
+    } else {
+        *out = j;
+    }
+    kjoin_kubeapi_response_release(&r);
+    return rc;
+}
+
+/* The call at the first member that answers (one refusing is an answer). */
+static kjoin_code call(etcd_client *e, const char *path, const char *body, json_object **out, kjoin_err *err)
+{
+    kjoin_code rc = KJOIN_E_OTHER;
+    for (size_t i = 0; i < e->n; i++)
+        if ((rc = call_one(e, e->urls[i], path, body, out, err)) == KJOIN_OK || rc == KJOIN_E_API ||
+            rc == KJOIN_E_TRUST)
+            return rc;
+    return rc;
+}
+
+static const char *field(json_object *o, const char *k)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, k, &v) && (json_object_is_type(v, json_type_string) ||
+                                                   json_object_is_type(v, json_type_int))
+               ? json_object_get_string(v)
+               : "";
+}
+
+/* The members of a gateway answer (untrusted: every field checked). */
+static kjoin_code parse_members(json_object *j, members *out, kjoin_err *err)
+{
+    json_object *list;
+    out->n = 0;
+    if (!json_object_object_get_ex(j, "members", &list) || !json_object_is_type(list, json_type_array))
+        return kjoin_err_set(err, KJOIN_E_API, "etcd's member list has no members");
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+        json_object *o = json_object_array_get_idx(list, i), *peers, *learner;
+        if (out->n == MEMBERS_MAX)
+            return kjoin_err_set(err, KJOIN_E_API, "etcd has more than %d members", MEMBERS_MAX);
+        member *m = &out->v[out->n];
+        const char *id = field(o, "ID"), *name = field(o, "name"), *peer = "";
+        if (json_object_object_get_ex(o, "peerURLs", &peers) && json_object_is_type(peers, json_type_array) &&
+            json_object_array_length(peers) > 0 &&
+            json_object_is_type(json_object_array_get_idx(peers, 0), json_type_string))
+            peer = json_object_get_string(json_object_array_get_idx(peers, 0));
+        if (!*id || strspn(id, "0123456789") != strlen(id) || strlen(id) >= sizeof(m->id) ||
+            strlen(name) >= sizeof(m->m.name) || strlen(peer) >= sizeof(m->m.peer_url) ||
+            strncmp(peer, "https://", 8) || strpbrk(name, ",= \n") || strpbrk(peer, ", \n") ||
+            !kjoin_utf8_printable(name))
+            return kjoin_err_set(err, KJOIN_E_API, "etcd's member list has a member kjoin cannot read");
+        snprintf(m->id, sizeof(m->id), "%s", id);
+        snprintf(m->m.name, sizeof(m->m.name), "%s", name);
+        snprintf(m->m.peer_url, sizeof(m->m.peer_url), "%s", peer);
+        m->learner = json_object_object_get_ex(o, "isLearner", &learner) && json_object_get_boolean(learner);
+        out->n++;
+    }
+    return KJOIN_OK;
+}
+
+static kjoin_code list(etcd_client *e, members *out, kjoin_err *err)
+{
+    json_object *j;
+    kjoin_code rc = call(e, "/v3/cluster/member/list", "{}", &j, err);
+    if (!rc)
+        rc = parse_members(j, out, err);
+    json_object_put(j);
+    return rc;
+}
+
+static member *find(members *ms, const char *peer)
+{
+    for (size_t i = 0; i < ms->n; i++)
+        if (!strcmp(ms->v[i].m.peer_url, peer))
+            return &ms->v[i];
+    return NULL;
+}
+
+static kjoin_code add(etcd_client *e, const char *peer, bool learner, members *out, char *id, kjoin_err *err)
+{
+    char body[400];
+    json_object *j, *m;
+    snprintf(body, sizeof(body), "{\"peerURLs\":[\"%s\"],\"isLearner\":%s}", peer, learner ? "true" : "false");
+    kjoin_code rc = call(e, "/v3/cluster/member/add", body, &j, err);
+    if (!rc && !(rc = parse_members(j, out, err))) {
+        const char *new_id = json_object_object_get_ex(j, "member", &m) ? field(m, "ID") : "";
+        if (!*new_id || strlen(new_id) >= 24)
+            rc = kjoin_err_set(err, KJOIN_E_API, "etcd added the member without saying its ID");
+        else
+            snprintf(id, 24, "%s", new_id);
+    }
+    json_object_put(j);
+    return rc;
+}
+
+static kjoin_code remove_member(etcd_client *e, const char *id, kjoin_err *err)
+{
+    char body[64];
+    json_object *j;
+    snprintf(body, sizeof(body), "{\"ID\":\"%s\"}", id);
+    kjoin_code rc = call(e, "/v3/cluster/member/remove", body, &j, err);
+    json_object_put(j);
+    return rc;
+}
+
+/* The client URLs of the etcd Pods, from kubeadm's annotation on each
+ * (every Pod must have one, as kubeadm requires), with admin.conf. */
+static kjoin_code endpoints(etcd_client *e, kjoin_err *err)
+{
+    const kjoin_etcd_join_spec *s = e->s;
+    kjoin_kubeapi *api = NULL;
+    kjoin_code rc = kjoin_cp__admin_api(s->admin_kubeconfig, e->deadline - kjoin_now_ms(), s->audit_id, s->log,
+                                        s->log_ctx, &api, err);
+    for (int round = 0; !rc; round++) {
+        kjoin_kubeapi_response r;
+        json_object *j = NULL, *items;
+        if ((rc = kjoin_kubeapi_request(api, "GET",
+                                        "/api/v1/namespaces/kube-system/pods?labelSelector=component%3Detcd%2Ctier%3D"
+                                        "control-plane",
+                                        NULL, &r, err)))
+            break;
+        if (!(rc = kjoin_kubeapi_check(&r, "list the etcd Pods", err)))
+            j = r.body ? json_tokener_parse(r.body) : NULL;
+        kjoin_kubeapi_response_release(&r);
+        size_t pods = 0;
+        e->n = 0;
+        if (!rc && json_object_object_get_ex(j, "items", &items) && json_object_is_type(items, json_type_array))
+            for (size_t i = 0; (pods = json_object_array_length(items)) && i < pods && e->n < MEMBERS_MAX; i++) {
+                json_object *meta, *ann;
+                const char *url = json_object_object_get_ex(json_object_array_get_idx(items, i), "metadata", &meta) &&
+                                          json_object_object_get_ex(meta, "annotations", &ann)
+                                      ? field(ann, "kubeadm.kubernetes.io/etcd.advertise-client-urls")
+                                      : "";
+                if (!strncmp(url, "https://", 8) && strlen(url) < sizeof(e->urls[0]) && !strpbrk(url, ", \n"))
+                    snprintf(e->urls[e->n++], sizeof(e->urls[0]), "%s", url);
+            }
+        json_object_put(j);
+        if (rc || (e->n && e->n == pods))
+            break;
+        if (kjoin_now_ms() + POLL_MS > e->deadline) {
+            rc = kjoin_err_set(err, KJOIN_E_TIMEOUT, "no etcd Pod in kube-system says where its member listens (%zu of "
+                               "%zu Pods have kubeadm's etcd.advertise-client-urls annotation)", e->n, pods);
+            break;
+        }
+        kjoin_sleep_ms(POLL_MS);
+    }
+    kjoin_kubeapi_free(api);
+    return rc;
+}
+
+/* The certificates this client presents, read through the checked
+ * certificates directory. */
+static kjoin_code load_tls(etcd_client *e, kjoin_err *err)
+{
+    kjoin_safedir d;
+    char dir[4096];
+    bool missing;
+    snprintf(dir, sizeof(dir), "%s/etcd", e->s->cert_dir);
+    kjoin_code rc = kjoin_safedir_open(dir, 0, &d, err);
+    if (!rc)
+        rc = kjoin_safedir_read(&d, "ca.crt", 1 << 20, false, &e->ca, &e->ca_len, &missing, err);
+    if (!rc)
+        rc = kjoin_cp__read_pair(&d, "healthcheck-client", &e->crt, &e->crt_len, &e->key, &e->key_len, &missing, err);
+    if (!rc && (missing || !e->crt || !e->key))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/healthcheck-client.crt and .key are not there: the certs step "
+                           "makes them", dir);
+    kjoin_safedir_close(&d);
+    return rc;
+}
+
+/* A learner is promoted once it runs (it has a name then) and has caught
+ * up; etcd refuses the promotion before that. */
+static kjoin_code promote(etcd_client *e, const char *id, kjoin_err *err)
+{
+    char body[64];
+    snprintf(body, sizeof(body), "{\"ID\":\"%s\"}", id);
+    for (;;) {
+        members ms;
+        kjoin_err last;
+        json_object *j = NULL;
+        kjoin_code rc = list(e, &ms, &last);
+        member *me = NULL;
+        for (size_t i = 0; !rc && i < ms.n; i++)
+            me = strcmp(ms.v[i].id, id) ? me : &ms.v[i];
+        if (!rc && me && !me->learner)
+            return KJOIN_OK;
+        if (!rc && !me)
+            return kjoin_err_set(err, KJOIN_E_API, "the new etcd member is no longer in the cluster");
+        if (!rc && !*me->m.name)
+            rc = kjoin_err_set(&last, KJOIN_E_TIMEOUT, "the new etcd member has not started");
+        else if (!rc && !(rc = call(e, "/v3/cluster/member/promote", body, &j, &last)))
+            return json_object_put(j), KJOIN_OK;
+        json_object_put(j);
+        if (kjoin_now_ms() + POLL_MS > e->deadline)
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the learner was not promoted before the deadline: %s", last.msg);
+        kjoin_sleep_ms(POLL_MS);
+    }
+}
+
+/* kubeadm's WaitForClusterAvailable: every member's status answers. */
+static kjoin_code wait_available(etcd_client *e, kjoin_err *err)
+{
+    for (;;) {
+        members ms;
+        kjoin_err last;
+        kjoin_code rc = list(e, &ms, &last);
+        for (size_t i = 0; !rc && i < ms.n; i++) {
+            json_object *j = NULL;
+            char url[300];
+            /* its client URL: the peer URL's host on the client port */
+            snprintf(url, sizeof(url), "%.*s:2379", (int)(strrchr(ms.v[i].m.peer_url, ':') - ms.v[i].m.peer_url),
+                     ms.v[i].m.peer_url);
+            rc = call_one(e, url, "/v3/maintenance/status", "{}", &j, &last);
+            json_object_put(j);
+        }
+        if (!rc)
+            return KJOIN_OK;
+        if (kjoin_now_ms() + POLL_MS > e->deadline)
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the etcd cluster was not available before the deadline: %s",
+                                 last.msg);
+        kjoin_sleep_ms(POLL_MS);
+    }
+}
+
+kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result *out, kjoin_err *err)
+{
+    etcd_client e = {.s = s, .deadline = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 1)};
+    const kjoin_cluster_configuration *c = s->cluster;
+    const char *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
+    bool v6 = strchr(s->advertise_address, ':') != NULL, learner = kjoin_cp__minor(s->minor) >= 29;
+    char peer[128], *yaml = NULL;
+    members ms = {0};
+    memset(out, 0, sizeof(*out));
+    snprintf(peer, sizeof(peer), "https://%s%s%s:2380", v6 ? "[" : "", s->advertise_address, v6 ? "]" : "");
+    if (c->external_etcd)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster uses an external etcd: no member to add");
+    /* The manifest's inputs checked before the cluster is touched. */
+    kjoin_etcd_manifest_spec ms_spec = {.cert_dir = s->cert_dir, .node_name = s->node_name,
+                                        .advertise_address = s->advertise_address, .cluster = c, .minor = s->minor};
+    kjoin_code rc = kjoin_etcd_manifest_make(&ms_spec, &yaml, err);
+    free(yaml);
+    yaml = NULL;
+    if (!rc)
+        rc = load_tls(&e, err);
+    if (!rc)
+        rc = endpoints(&e, err);
+    if (!rc)
+        rc = list(&e, &ms, err);
+    member *me = rc ? NULL : find(&ms, peer);
+    if (!rc && !me) {
+        /* A manifest there that this run did not make is refused before the
+         * member is added, not after. */
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/etcd.yaml", s->manifests_dir);
+        if (lstat(path, &st) == 0 && !s->force)
+            rc = kjoin_err_set(err, KJOIN_E_OUTPUT, "%s is already there and this node is no etcd member; it is left as "
+                               "it is (remove it, or ask for it to be replaced)", path);
+        if (!rc && !(rc = add(&e, peer, learner, &ms, out->member_id, err))) {
+            out->added = true;
+            logf_(s, 0, "[etcd] Announced new etcd member joining to the existing etcd cluster");
+            me = find(&ms, peer);
+        }
+    } else if (me) {
+        snprintf(out->member_id, sizeof(out->member_id), "%s", me->id);
+        logf_(s, 0, "[etcd] This node's etcd member is there already (%s)", peer);
+    }
+    if (!rc && !me)
+        rc = kjoin_err_set(err, KJOIN_E_API, "etcd's member list lacks the member just added");
+    if (!rc) {
+        /* kubeadm names the new member (a learner has none until it runs) */
+        snprintf(me->m.name, sizeof(me->m.name), "%s", s->node_name);
+        kjoin_etcd_member list[MEMBERS_MAX];
+        for (size_t i = 0; i < ms.n; i++)
+            list[i] = ms.v[i].m;
+        ms_spec.members = list, ms_spec.n_members = ms.n;
+        kjoin_safedir dd;
+        logf_(s, 0, "[etcd] Creating static Pod manifest for \"etcd\"");
+        if (!(rc = kjoin_safedir_open(data, KJOIN_SAFEDIR_CREATE, &dd, err))) /* kubeadm's CreateDataDirectory: 0700 */
+            kjoin_safedir_close(&dd);
+        if (!rc && !(rc = kjoin_etcd_manifest_make(&ms_spec, &yaml, err))) {
+            const char *name = "etcd.yaml";
+            rc = kjoin_cp__write_manifests(s->manifests_dir, &name, &yaml, 1, s->force, &out->manifest_kept, err);
+        }
+        free(yaml);
+        if (rc && out->added) { /* no member left behind that nothing will start */
+            kjoin_err ignored;
+            if (!remove_member(&e, out->member_id, &ignored))
+                logf_(s, 0, "[etcd] Removed the member added, as the manifest was not written");
+            out->added = false;
+        }
+    }
+    if (!rc && me->learner) {
+        logf_(s, 0, "[etcd] Waiting for the new member to start, then promoting it from learner to voting member");
+        if (!(rc = promote(&e, out->member_id, err)))
+            out->promoted = true;
+    }
+    if (!rc) {
+        logf_(s, 0, "[etcd] Waiting for the new etcd member to join the cluster");
+        rc = wait_available(&e, err);
+    }
+    if (!rc && !(rc = list(&e, &ms, err)))
+        out->members = ms.n;
+    free(e.ca);
+    free(e.crt);
+    kjoin_free_wiped(e.key, e.key_len);
+    return rc;
+}
