@@ -5,6 +5,7 @@
 #include <kjoin/controlplane.h>
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,19 @@ static kjoin_code call(etcd_client *e, const char *path, const char *body, json_
     return rc;
 }
 
+/* The one JSON value that is all of json's len bytes, or NULL. */
+static json_object *parse_whole(const char *json, size_t len)
+{
+    json_tokener *tok = json_tokener_new();
+    json_object *j = tok && len <= INT32_MAX ? json_tokener_parse_ex(tok, json, (int)len) : NULL;
+    if (tok && (json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len)) {
+        json_object_put(j);
+        j = NULL;
+    }
+    json_tokener_free(tok);
+    return j;
+}
+
 static const char *field(json_object *o, const char *k)
 {
     json_object *v;
@@ -144,6 +158,26 @@ static kjoin_code parse_members(json_object *j, members *out, kjoin_err *err)
         out->n++;
     }
     return KJOIN_OK;
+}
+
+kjoin_code kjoin_etcd_members_parse(const char *json, size_t len, kjoin_etcd_member *out, bool *learner, size_t cap,
+                                    size_t *n, kjoin_err *err)
+{
+    json_object *j = parse_whole(json, len);
+    members *ms = malloc(sizeof(*ms));
+    kjoin_code rc = !ms ? kjoin_err_set(err, KJOIN_E_OTHER, "out of memory")
+                    : json_object_is_type(j, json_type_object)
+                        ? parse_members(j, ms, err)
+                        : kjoin_err_set(err, KJOIN_E_API, "etcd's member list is not a JSON object");
+    *n = 0;
+    for (size_t i = 0; !rc && i < ms->n && i < cap; i++) {
+        out[i] = ms->v[i].m;
+        learner[i] = ms->v[i].learner;
+        *n = i + 1;
+    }
+    free(ms);
+    json_object_put(j);
+    return rc;
 }
 
 static kjoin_code list(etcd_client *e, members *out, kjoin_err *err)
@@ -191,6 +225,44 @@ static kjoin_code remove_member(etcd_client *e, const char *id, kjoin_err *err)
     return rc;
 }
 
+/* The client URLs in the etcd Pods' kubeadm annotation (an https URL, one
+ * each) into e; the number of Pods listed. */
+static size_t urls_of(json_object *list, etcd_client *e)
+{
+    json_object *items;
+    size_t pods = 0;
+    if (!json_object_object_get_ex(list, "items", &items) || !json_object_is_type(items, json_type_array))
+        return 0;
+    pods = json_object_array_length(items);
+    for (size_t i = 0; i < pods && e->n < MEMBERS_MAX; i++) {
+        json_object *meta, *ann;
+        const char *url = json_object_object_get_ex(json_object_array_get_idx(items, i), "metadata", &meta) &&
+                                  json_object_object_get_ex(meta, "annotations", &ann)
+                              ? field(ann, "kubeadm.kubernetes.io/etcd.advertise-client-urls")
+                              : "";
+        if (!strncmp(url, "https://", 8) && strlen(url) < sizeof(e->urls[0]) && !strpbrk(url, ", \n\r\t") &&
+            kjoin_utf8_printable(url))
+            snprintf(e->urls[e->n++], sizeof(e->urls[0]), "%s", url);
+    }
+    return pods;
+}
+
+size_t kjoin_etcd_endpoints_parse(const char *json, size_t len, char (*urls)[300], size_t cap, size_t *n)
+{
+    json_object *j = parse_whole(json, len);
+    etcd_client *e = calloc(1, sizeof(*e));
+    size_t pods = 0;
+    *n = 0;
+    if (e && j) {
+        pods = urls_of(j, e);
+        for (size_t i = 0; i < e->n && i < cap; i++)
+            memcpy(urls[(*n)++], e->urls[i], sizeof(urls[0]));
+    }
+    free(e);
+    json_object_put(j);
+    return pods;
+}
+
 /* The client URLs of the etcd Pods, from kubeadm's annotation on each
  * (every Pod must have one, as kubeadm requires), with admin.conf. */
 static kjoin_code endpoints(etcd_client *e, kjoin_err *err)
@@ -201,7 +273,7 @@ static kjoin_code endpoints(etcd_client *e, kjoin_err *err)
                                         s->log_ctx, &api, err);
     for (int round = 0; !rc; round++) {
         kjoin_kubeapi_response r;
-        json_object *j = NULL, *items;
+        json_object *j = NULL;
         if ((rc = kjoin_kubeapi_request(api, "GET",
                                         "/api/v1/namespaces/kube-system/pods?labelSelector=component%3Detcd%2Ctier%3D"
                                         "control-plane",
@@ -212,16 +284,8 @@ static kjoin_code endpoints(etcd_client *e, kjoin_err *err)
         kjoin_kubeapi_response_release(&r);
         size_t pods = 0;
         e->n = 0;
-        if (!rc && json_object_object_get_ex(j, "items", &items) && json_object_is_type(items, json_type_array))
-            for (size_t i = 0; (pods = json_object_array_length(items)) && i < pods && e->n < MEMBERS_MAX; i++) {
-                json_object *meta, *ann;
-                const char *url = json_object_object_get_ex(json_object_array_get_idx(items, i), "metadata", &meta) &&
-                                          json_object_object_get_ex(meta, "annotations", &ann)
-                                      ? field(ann, "kubeadm.kubernetes.io/etcd.advertise-client-urls")
-                                      : "";
-                if (!strncmp(url, "https://", 8) && strlen(url) < sizeof(e->urls[0]) && !strpbrk(url, ", \n"))
-                    snprintf(e->urls[e->n++], sizeof(e->urls[0]), "%s", url);
-            }
+        if (!rc)
+            pods = urls_of(j, e);
         json_object_put(j);
         if (rc || (e->n && e->n == pods))
             break;

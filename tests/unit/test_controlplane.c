@@ -751,6 +751,108 @@ static void test_manifests_written(void **state)
     tu_rmtree(dir);
 }
 
+
+/* ---- etcd-join ------------------------------------------------------------- */
+
+static void test_etcd_members_parse(void **state)
+{
+    (void)state;
+    kjoin_etcd_member m[4];
+    bool learner[4];
+    size_t n;
+    kjoin_err err;
+    size_t len;
+    char *seed = read_all("testdata/fuzz/etcd/members.json", &len);
+    assert_int_equal(kjoin_etcd_members_parse(seed + 1, len - 1, m, learner, 4, &n, &err), KJOIN_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(m[0].name, "cp-1");
+    assert_string_equal(m[1].peer_url, "https://127.0.0.12:2380");
+    assert_true(!learner[0] && learner[1]);
+    assert_string_equal(m[1].name, ""); /* a learner not started has no name */
+    free(seed);
+    const char *bad[] = {
+        "", "[]", "{}", "{\"members\":{}}", "{\"members\":[{}]}",
+        "{\"members\":[{\"ID\":\"x1\",\"name\":\"a\",\"peerURLs\":[\"https://a:2380\"]}]}",
+        "{\"members\":[{\"ID\":\"1\",\"name\":\"a\",\"peerURLs\":[\"http://a:2380\"]}]}",
+        "{\"members\":[{\"ID\":\"1\",\"name\":\"a,b=https://evil:2380\",\"peerURLs\":[\"https://a:2380\"]}]}",
+        "{\"members\":[{\"ID\":\"1\",\"name\":\"a\",\"peerURLs\":[\"https://a:2380,https://evil:2380\"]}]}",
+        "{\"members\":[{\"ID\":\"1\",\"name\":\"a\",\"peerURLs\":[]}]}",
+        "{\"members\":[]} {}"};
+    for (size_t i = 0; i < TU_LEN(bad); i++)
+        if (kjoin_etcd_members_parse(bad[i], strlen(bad[i]), m, learner, 4, &n, &err) != KJOIN_E_API)
+            fail_msg("accepted: %s", bad[i]);
+}
+
+static void test_etcd_endpoints_parse(void **state)
+{
+    (void)state;
+    char urls[4][300];
+    size_t n;
+    const char *two = "{\"items\":[{\"metadata\":{\"annotations\":{\"kubeadm.kubernetes.io/etcd.advertise-client-urls\":"
+                      "\"https://10.0.0.1:2379\"}}},{\"metadata\":{\"annotations\":{}}},{\"metadata\":{\"annotations\":"
+                      "{\"kubeadm.kubernetes.io/etcd.advertise-client-urls\":\"http://10.0.0.3:2379\"}}}]}";
+    assert_int_equal(kjoin_etcd_endpoints_parse(two, strlen(two), urls, 4, &n), 3);
+    assert_int_equal(n, 1); /* the unannotated Pod and the plain-HTTP URL are no endpoints */
+    assert_string_equal(urls[0], "https://10.0.0.1:2379");
+    assert_int_equal(kjoin_etcd_endpoints_parse("{\"items\":7}", 11, urls, 4, &n), 0);
+    assert_int_equal(kjoin_etcd_endpoints_parse("not json", 8, urls, 4, &n), 0);
+    assert_int_equal(n, 0);
+}
+
+static kjoin_code etcd_for(const char *yaml, const char *addr, int minor, const kjoin_etcd_member *ms, size_t n,
+                           char **out, kjoin_err *err)
+{
+    kjoin_cluster_configuration c;
+    kjoin_code rc = kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, err);
+    if (rc)
+        return rc;
+    kjoin_etcd_manifest_spec s = {.cert_dir = "/etc/kubernetes/pki", .node_name = "cp-2", .advertise_address = addr,
+                                  .cluster = &c, .minor = minor, .members = ms, .n_members = n};
+    return kjoin_etcd_manifest_make(&s, out, err);
+}
+
+static void test_etcd_manifest(void **state)
+{
+    (void)state;
+    char *out;
+    kjoin_err err;
+    const kjoin_etcd_member ms[] = {{"cp-1", "https://10.0.0.1:2380"}, {"cp-2", "https://10.0.0.2:2380"}};
+    const char *yaml = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                       "imageRepository: r.example\netcd: {local: {dataDir: /data/etcd, extraArgs: "
+                       "[{name: quota-backend-bytes, value: \"8589934592\"}]}}\n";
+    assert_int_equal(etcd_for(yaml, "10.0.0.2", 37, ms, 2, &out, &err), KJOIN_OK);
+    in_order(out, (const char *const[]){"kubeadm.kubernetes.io/etcd.advertise-client-urls: \"https://10.0.0.2:2379\"",
+                                        "- etcd", "--advertise-client-urls=https://10.0.0.2:2379", "--data-dir=/data/etcd",
+                                        "--feature-gates=InitialCorruptCheck=true",
+                                        "--initial-cluster=cp-1=https://10.0.0.1:2380,cp-2=https://10.0.0.2:2380",
+                                        "--initial-cluster-state=existing",
+                                        "--listen-client-urls=https://127.0.0.1:2379,https://10.0.0.2:2379",
+                                        "--listen-metrics-urls=http://127.0.0.1:2381", "--name=cp-2",
+                                        "--watch-progress-notify-interval=5s", "--quota-backend-bytes=8589934592",
+                                        "r.example/etcd:3.7.0-0", "path: /livez", "scheme: HTTP", "containerPort: 2381",
+                                        "path: /readyz", "memory: \"100Mi\"", "path: /readyz", "mountPath: /data/etcd",
+                                        "mountPath: /etc/kubernetes/pki/etcd", NULL});
+    assert_null(strstr(out, "readOnly"));
+    free(out);
+    /* 1.20: no learner-era flags, /health, ephemeral storage; a member of its own; IPv6. */
+    const char *old = "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\nkubernetesVersion: v1.20.2\n"
+                      "imageRepository: k8s.example\netcd: {local: {imageTag: 3.4.99-0}}\n";
+    assert_int_equal(etcd_for(old, "fd00::2", 20, NULL, 0, &out, &err), KJOIN_OK);
+    in_order(out, (const char *const[]){"--initial-cluster=cp-2=https://[fd00::2]:2380",
+                                        "--listen-client-urls=https://[::1]:2379,https://[fd00::2]:2379",
+                                        "--listen-metrics-urls=http://[::1]:2381", "k8s.example/etcd:3.4.99-0",
+                                        "ephemeral-storage", "path: /health", "port: 2381", NULL});
+    assert_null(strstr(out, "initial-cluster-state"));
+    assert_null(strstr(out, "feature-gates"));
+    assert_null(strstr(out, "readinessProbe"));
+    free(out);
+    /* What etcd's manifest cannot carry yet. */
+    const char *metrics = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                          "imageRepository: r\netcd: {local: {extraArgs: [{name: listen-metrics-urls, value: http://x}]}}\n";
+    assert_int_equal(etcd_for(metrics, "10.0.0.2", 37, ms, 2, &out, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "listen-metrics-urls"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_parse), cmocka_unit_test(test_decrypt),
@@ -763,6 +865,9 @@ int main(void)
                                        cmocka_unit_test(test_manifests_as_kubeadm),
                                        cmocka_unit_test(test_manifests_of_1_20),
                                        cmocka_unit_test(test_manifests_refused),
-                                       cmocka_unit_test(test_manifests_written)};
+                                       cmocka_unit_test(test_manifests_written),
+                                       cmocka_unit_test(test_etcd_members_parse),
+                                       cmocka_unit_test(test_etcd_endpoints_parse),
+                                       cmocka_unit_test(test_etcd_manifest)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,27 @@
+/* What etcd-join reads from the network: etcd's gateway answers (the
+ * member list and the member added) and the API server's list of etcd Pods
+ * (their kubeadm annotation). The first byte picks which. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "fuzz.h"
+
+#include <kjoin/controlplane.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    const char *json = (const char *)data + 1;
+    if (data[0] & 1) {
+        kjoin_etcd_member m[4];
+        bool learner[4];
+        size_t n;
+        kjoin_etcd_members_parse(json, size - 1, m, learner, 4, &n, NULL);
+    } else {
+        char urls[4][300];
+        size_t n;
+        kjoin_etcd_endpoints_parse(json, size - 1, urls, 4, &n);
+    }
+    return 0;
+}
