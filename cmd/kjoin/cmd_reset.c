@@ -1,7 +1,9 @@
 /* kjoin reset: undo a worker join, as kubeadm reset does on a worker, but
  * only what the join made. */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include <kjoin/controlplane.h>
 #include <kjoin/node.h>
 #include <kjoin/util.h>
 
@@ -64,8 +66,19 @@ int cmd_reset(int argc, char **argv)
     kjoin_reset_spec spec = {.log = cli_log_line, .log_ctx = &a.verbosity};
     kjoin_reset_result r;
     cli_run_id(run_id);
-    if (kjoin_reset(&spec, &r, &err))
+    /* A control-plane node: its etcd member out of the cluster first, as
+     * kubeadm reset does; its files after the kubelet stopped. */
+    kjoin_cp_reset_spec cps = {.kubernetes_dir = KJOIN_NODE_KUBERNETES_DIR, .timeout_ms = 60000, .audit_id = run_id,
+                               .log = cli_log_line, .log_ctx = &a.verbosity};
+    kjoin_cp_reset_result *cp = calloc(1, sizeof(*cp));
+    if (!cp || kjoin_cp_reset_etcd(&cps, cp, &err)) {
+        free(cp);
+        return cp ? cli_fail(a.format, &err) : 1;
+    }
+    if (kjoin_reset(&spec, &r, &err) || kjoin_cp_reset_files(&cps, cp, &err)) {
+        free(cp);
         return cli_fail(a.format, &err);
+    }
     if (a.format == CLI_JSON) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "runID", json_object_new_string(run_id));
@@ -74,11 +87,32 @@ int cmd_reset(int argc, char **argv)
         json_object_object_add(o, "kubeletStopped", json_object_new_boolean(r.kubelet_stopped));
         json_object_object_add(o, "removed", strings(r.removed, r.n_removed));
         json_object_object_add(o, "left", strings(r.kept, r.n_kept));
+        if (cp->had_record) {
+            json_object *c = json_object_new_object(), *removed = json_object_new_array(), *left = json_object_new_array();
+            for (size_t i = 0; i < cp->n_removed; i++)
+                json_object_array_add(removed, json_object_new_string(cp->removed[i]));
+            for (size_t i = 0; i < cp->n_left; i++)
+                json_object_array_add(left, json_object_new_string(cp->left[i]));
+            json_object_object_add(c, "etcdMember", json_object_new_boolean(cp->had_member));
+            json_object_object_add(c, "etcdMemberRemoved", json_object_new_boolean(cp->member_removed));
+            if (*cp->why_not)
+                json_object_object_add(c, "etcdMemberNotRemoved", json_object_new_string(cp->why_not));
+            json_object_object_add(c, "removed", removed);
+            json_object_object_add(c, "left", left);
+            json_object_object_add(o, "controlPlane", c);
+        }
         cli_print_json(o);
     } else if (a.verbosity >= 0) {
-        if (!r.had_state)
+        if (cp->had_record)
+            cli_out(stdout, "[reset] Removed %zu paths of the control-plane join%s%s\n", cp->n_removed,
+                    cp->had_member ? (cp->member_removed ? " and its etcd member" : "; its etcd member was NOT removed")
+                                   : "",
+                    cp->n_left ? "; some were left (said above)" : "");
+        for (size_t i = 0; i < cp->n_left; i++)
+            cli_out(stderr, "[reset] Left %s\n", cp->left[i]);
+        if (!r.had_state && !cp->had_record)
             cli_out(stdout, "[reset] No join of kjoin's on this node: nothing to undo\n");
-        else
+        else if (r.had_state)
             cli_out(stdout, "[reset] Removed %zu paths of the join of node %s%s\n", r.n_removed, r.node_name,
                     r.n_kept ? "; some were left (said above)" : "");
     }
@@ -87,5 +121,6 @@ int cmd_reset(int argc, char **argv)
                         "removes the pods), and the Node object %s in the cluster, which only an admin can delete: "
                         "kubectl delete node %s\n", r.node_name, r.node_name);
     kjoin_reset_result_release(&r);
+    free(cp);
     return 0;
 }

@@ -293,6 +293,8 @@ typedef struct kjoin_etcd_join_spec {
     const struct kjoin_cluster_configuration *cluster;
     int minor;                         /* the cluster's release: a learner first from 1.29, as kubeadm */
     bool force;                        /* replace an etcd.yaml there */
+    const char *record_dir;            /* the member, the data directory and etcd.yaml go into the control-plane
+                                        * record there (kjoin_cp_record_*); NULL: no record */
     int64_t timeout_ms;
     const char *audit_id;
     kjoin_log_fn log;
@@ -327,6 +329,65 @@ size_t kjoin_etcd_endpoints_parse(const char *json, size_t len, char (*urls)[300
  * missing), KJOIN_E_OUTPUT, KJOIN_E_API (refused), KJOIN_E_TIMEOUT,
  * KJOIN_E_TRUST. */
 kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result *out, kjoin_err *err);
+
+/* ---- what a control-plane join made, and kjoin reset of it --------------- */
+
+#define KJOIN_CP_RECORD_NAME "kjoin-control-plane.json" /* in the kubeconfig directory */
+#define KJOIN_CP_RECORD_FILES 48
+typedef struct kjoin_cp_record {
+    size_t n_files;
+    struct {
+        char path[4096];
+        char sha256[65];
+    } files[KJOIN_CP_RECORD_FILES];    /* each file a step wrote, as written */
+    char etcd_peer[300];               /* the member etcd-join added ("" when none) */
+    char etcd_id[24];
+    char cert_dir[1024];               /* where its client certificates are */
+    char etcd_data_dir[1024];
+    bool data_dir_made;                /* etcd-join made the data directory */
+} kjoin_cp_record;
+
+/* The record (untrusted: clean absolute paths, digests, an https peer URL,
+ * an ID of digits). Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_cp_record_parse(const char *text, size_t len, kjoin_cp_record *out, kjoin_err *err);
+/* The record in kubernetes_dir, read through its checked directory; *found
+ * false (with success) when there is none. */
+kjoin_code kjoin_cp_record_read(const char *kubernetes_dir, kjoin_cp_record *out, bool *found, kjoin_err *err);
+/* Adds the files at paths, with the digests of what they hold now, to the
+ * record in kubernetes_dir (made when missing). Errors: KJOIN_E_USAGE,
+ * KJOIN_E_OUTPUT. */
+kjoin_code kjoin_cp_record_files(const char *kubernetes_dir, const char *const *paths, size_t n, kjoin_err *err);
+/* Records the etcd member added (before its manifest is written). */
+kjoin_code kjoin_cp_record_etcd(const char *kubernetes_dir, const char *peer, const char *id, const char *cert_dir,
+                                const char *data_dir, bool data_dir_made, kjoin_err *err);
+
+typedef struct kjoin_cp_reset_spec {
+    const char *kubernetes_dir;        /* the record and admin.conf are there */
+    int64_t timeout_ms;
+    const char *audit_id;
+    kjoin_log_fn log;
+    void *log_ctx;
+} kjoin_cp_reset_spec;
+
+typedef struct kjoin_cp_reset_result {
+    bool had_record;                   /* false: no control-plane join of kjoin's here */
+    bool had_member;                   /* the record names an etcd member */
+    bool member_removed;               /* it is out of the cluster (or was already) */
+    char why_not[600];                 /* why it could not be removed */
+    size_t n_removed, n_left;
+    char removed[KJOIN_CP_RECORD_FILES + 2][1100];
+    char left[KJOIN_CP_RECORD_FILES + 2][1200]; /* "path: why" */
+} kjoin_cp_reset_result;
+
+/* kubeadm reset's first step: this node's etcd member out of the cluster
+ * (through the other members, found as etcd-join finds them). A member
+ * that cannot be removed (no API server, no quorum) is reported, not an
+ * error, as kubeadm reports it: the rest of the reset goes on. */
+kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err);
+/* Then, after the kubelet stopped: each recorded file that still holds what
+ * was written, the etcd data directory the join made, and the record.
+ * Errors: KJOIN_E_USAGE (a record not kjoin's). */
+kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err);
 
 /* ---- mark-control-plane (kubeadm's control-plane-join phase) --------------- */
 

@@ -78,6 +78,12 @@ kjoin_code kjoin_safedir_write(const kjoin_safedir *d, const char *name, const v
  * KJOIN_E_USAGE (not ours to remove), KJOIN_E_OUTPUT. */
 kjoin_code kjoin_safedir_unlink(const kjoin_safedir *d, const char *name, kjoin_err *err);
 
+/* Removes name under the directory dirfd and everything below it, never
+ * following a symlink and never leaving the file system dev (a mount inside
+ * is left, with why saying so). false with why (cap bytes) when something
+ * could not be removed; a missing name is removed. */
+bool kjoin_safedir_remove_tree(int dirfd, const char *name, dev_t dev, char *why, size_t cap);
+
 /* Points name at target (a name in d) with one rename(2): readers see the
  * old link or the new one. Errors: KJOIN_E_OUTPUT. */
 kjoin_code kjoin_safedir_link(const kjoin_safedir *d, const char *name, const char *target, kjoin_err *err);

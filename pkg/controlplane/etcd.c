@@ -419,6 +419,12 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
     }
     if (!rc && !me)
         rc = kjoin_err_set(err, KJOIN_E_API, "etcd's member list lacks the member just added");
+    struct stat st;
+    bool data_there = lstat(data, &st) == 0;
+    /* The member goes into the record before anything else is written: a
+     * join killed from here on leaves a member kjoin reset removes. */
+    if (!rc && s->record_dir)
+        rc = kjoin_cp_record_etcd(s->record_dir, peer, out->member_id, s->cert_dir, data, !data_there, err);
     if (!rc) {
         /* kubeadm names the new member (a learner has none until it runs) */
         snprintf(me->m.name, sizeof(me->m.name), "%s", s->node_name);
@@ -434,11 +440,19 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
             const char *name = "etcd.yaml";
             rc = kjoin_cp__write_manifests(s->manifests_dir, &name, &yaml, 1, s->force, &out->manifest_kept, err);
         }
+        char path[4200];
+        const char *written = path;
+        snprintf(path, sizeof(path), "%s/etcd.yaml", s->manifests_dir);
+        if (!rc && !out->manifest_kept && s->record_dir)
+            rc = kjoin_cp_record_files(s->record_dir, &written, 1, err);
         free(yaml);
         if (rc && out->added) { /* no member left behind that nothing will start */
             kjoin_err ignored;
-            if (!remove_member(&e, out->member_id, &ignored))
+            if (!remove_member(&e, out->member_id, &ignored)) {
                 logf_(s, 0, "[etcd] Removed the member added, as the manifest was not written");
+                if (s->record_dir) /* no member left to remove */
+                    kjoin_cp_record_etcd(s->record_dir, "", "", s->cert_dir, data, !data_there, &ignored);
+            }
             out->added = false;
         }
     }
@@ -457,4 +471,60 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
     free(e.crt);
     kjoin_free_wiped(e.key, e.key_len);
     return rc;
+}
+
+kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err)
+{
+    kjoin_cp_record *rec = malloc(sizeof(*rec));
+    bool found = false;
+    memset(out, 0, sizeof(*out));
+    if (!rec)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_code rc = kjoin_cp_record_read(s->kubernetes_dir, rec, &found, err);
+    out->had_record = found;
+    out->had_member = found && *rec->etcd_peer;
+    if (rc || !out->had_member) {
+        free(rec);
+        return rc;
+    }
+    char admin[4200];
+    snprintf(admin, sizeof(admin), "%s/admin.conf", s->kubernetes_dir);
+    kjoin_etcd_join_spec js = {.admin_kubeconfig = admin, .cert_dir = rec->cert_dir, .audit_id = s->audit_id,
+                               .log = s->log, .log_ctx = s->log_ctx};
+    etcd_client e = {.s = &js, .deadline = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 1)};
+    members ms;
+    kjoin_err why;
+    logf_(s, 0, "[reset] Removing this node's etcd member %s from the cluster", rec->etcd_peer);
+    kjoin_code r = load_tls(&e, &why);
+    if (!r)
+        r = endpoints(&e, &why);
+    /* the other members answer: this one may be down, or the one asked */
+    if (!r)
+        r = list(&e, &ms, &why);
+    member *me = r ? NULL : find(&ms, rec->etcd_peer);
+    if (!r && me && ms.n == 1)
+        r = kjoin_err_set(&why, KJOIN_E_USAGE, "it is the cluster's only member");
+    /* etcd refuses while it thinks the rest unhealthy (a member just
+     * started or promoted): asked again until the deadline, as kubeadm. */
+    for (bool asked = false; !r && me && !asked;) {
+        r = remove_member(&e, me->id, &why);
+        asked = r != KJOIN_E_API || kjoin_now_ms() + POLL_MS >= e.deadline;
+        if (!asked) {
+            kjoin_sleep_ms(POLL_MS);
+            r = KJOIN_OK;
+        }
+    }
+    out->member_removed = !r;
+    if (r) {
+        snprintf(out->why_not, sizeof(out->why_not), "%s", why.msg);
+        logf_(s, KJOIN_LOG_WARNING, "[reset] WARNING: this node's etcd member was not removed (%s): remove it by "
+              "hand (etcdctl member remove) before this address joins again", why.msg);
+    } else {
+        logf_(s, 0, "[reset] %s", me ? "Removed the etcd member" : "The etcd member was no longer in the cluster");
+    }
+    free(e.ca);
+    free(e.crt);
+    kjoin_free_wiped(e.key, e.key_len);
+    free(rec);
+    return KJOIN_OK;
 }

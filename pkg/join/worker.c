@@ -248,6 +248,16 @@ static kjoin_code run_advertise_address(worker_run *r, kjoin_err *err)
                : kjoin_err_set(err, KJOIN_E_USAGE, "the advertise address is too long");
 }
 
+/* The files a control-plane step wrote, into the record kjoin reset reads
+ * (what was there already and kept is not the join's). */
+static kjoin_code record(const worker_run *r, char (*paths)[4200], size_t n, kjoin_err *err)
+{
+    const char *list[KJOIN_CP_RECORD_FILES];
+    for (size_t i = 0; i < n && i < KJOIN_CP_RECORD_FILES; i++)
+        list[i] = paths[i];
+    return kjoin_cp_record_files(r->spec->node.paths.kubernetes_dir, list, n, err);
+}
+
 /* kubeadm's certs: the node's own certificates, for its name and address. */
 static kjoin_code run_node_certs(worker_run *r, kjoin_err *err)
 {
@@ -258,6 +268,13 @@ static kjoin_code run_node_certs(worker_run *r, kjoin_err *err)
                                .advertise_address = r->out->advertise_address, .cluster = r->cluster,
                                .minor = r->cluster->minor, .force = s->node.force, .now = (int64_t)time(NULL)};
     kjoin_code rc = kjoin_node_certs(&c, &r->out->node_certs, err);
+    char paths[2 * KJOIN_NODE_CERTS_N][4200];
+    size_t n = 0;
+    for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
+        for (int key = 0; key < 2 && r->out->node_certs.written[i]; key++)
+            snprintf(paths[n++], sizeof(paths[0]), "%s/%s.%s", r->cert_dir, kjoin_node_cert_base(i), key ? "key" : "crt");
+    if (!rc)
+        rc = record(r, paths, n, err);
     for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
         logf_(r, 0, "[certs] %s %s certificate and key", r->out->node_certs.kept[i] ? "Using the existing" : "Generating",
               kjoin_node_cert_name(i));
@@ -279,6 +296,13 @@ static kjoin_code run_kubeconfigs(worker_run *r, kjoin_err *err)
                                               .minor = r->cluster->minor, .force = s->node.force,
                                               .now = (int64_t)time(NULL)};
     kjoin_code rc = kjoin_control_plane_kubeconfigs(&k, &r->out->kubeconfigs, err);
+    char paths[KJOIN_KUBECONFIGS_N][4200];
+    size_t n = 0;
+    for (int i = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++)
+        if (r->out->kubeconfigs.written[i])
+            snprintf(paths[n++], sizeof(paths[0]), "%s/%s", s->node.paths.kubernetes_dir, kjoin_kubeconfig_file_name(i));
+    if (!rc)
+        rc = record(r, paths, n, err);
     for (int i = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++)
         logf_(r, 0, "[kubeconfig] %s \"%s\" kubeconfig file",
               r->out->kubeconfigs.kept[i] ? "Using the existing" : "Writing", kjoin_kubeconfig_file_name(i));
@@ -297,6 +321,13 @@ static kjoin_code run_manifests(worker_run *r, kjoin_err *err)
                                             .bind_port = s->bind_port, .cluster = r->cluster,
                                             .minor = r->cluster->minor, .force = s->node.force};
     kjoin_code rc = kjoin_control_plane_manifests(&m, &r->out->manifests, err);
+    char paths[KJOIN_MANIFESTS_N][4200];
+    size_t n = 0;
+    for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++)
+        if (r->out->manifests.written[i])
+            snprintf(paths[n++], sizeof(paths[0]), "%.4100s/%s.yaml", dir, kjoin_manifest_component(i));
+    if (!rc)
+        rc = record(r, paths, n, err);
     for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++)
         logf_(r, 0, "[control-plane] %s static Pod manifest for \"%s\"",
               r->out->manifests.kept[i] ? "Keeping the same" : "Creating", kjoin_manifest_component(i));
@@ -313,8 +344,8 @@ static kjoin_code run_etcd_join(worker_run *r, kjoin_err *err)
     kjoin_etcd_join_spec e = {.admin_kubeconfig = admin, .manifests_dir = dir, .cert_dir = r->cert_dir,
                               .node_name = r->out->node_name.name, .advertise_address = r->out->advertise_address,
                               .cluster = r->cluster, .minor = r->cluster->minor, .force = s->node.force,
-                              .timeout_ms = time_left(r), .audit_id = s->join.audit_id, .log = s->join.log,
-                              .log_ctx = s->join.log_ctx};
+                              .record_dir = s->node.paths.kubernetes_dir, .timeout_ms = time_left(r),
+                              .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
     return kjoin_etcd_join(&e, &r->out->etcd, err);
 }
 
@@ -327,7 +358,15 @@ static kjoin_code run_download_certs(worker_run *r, kjoin_err *err)
                                    .trusted_ca_pem = r->ca, .ca_len = r->ca_len, .key = s->certificate_key,
                                    .force = s->node.force, .timeout_ms = time_left(r),
                                    .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
-    return kjoin_download_certs(&d, &r->out->certs, err);
+    kjoin_code rc = kjoin_download_certs(&d, &r->out->certs, err);
+    kjoin_shared_certs names;
+    char paths[KJOIN_SHARED_N][4200];
+    size_t n = 0;
+    kjoin_kubeadm_certs_names(&names);
+    for (size_t i = 0; !rc && i < KJOIN_SHARED_N; i++)
+        if (r->out->certs.present[i] && r->out->certs.written[i] != KJOIN_WRITE_UNCHANGED)
+            snprintf(paths[n++], sizeof(paths[0]), "%s/%s", r->out->certs.cert_dir, names.files[i].name);
+    return rc ? rc : record(r, paths, n, err);
 }
 
 static bool needs_discovery(const worker_run *r);

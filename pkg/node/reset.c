@@ -127,43 +127,6 @@ static void remove_kubelet_kubeconfig(run *r)
     kjoin_safedir_close(&d);
 }
 
-/* Removes name under dirfd and everything below it, never following a
- * symlink and never leaving the file system dev (a mount inside is left). */
-static bool remove_tree(int dirfd, const char *name, dev_t dev, char *why, size_t cap)
-{
-    struct stat st;
-    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return errno == ENOENT;
-    if (!S_ISDIR(st.st_mode)) {
-        if (unlinkat(dirfd, name, 0) == 0)
-            return true;
-        snprintf(why, cap, "cannot remove %s: %s", name, strerror(errno));
-        return false;
-    }
-    if (st.st_dev != dev) {
-        snprintf(why, cap, "%s is a mount point: unmount it first", name);
-        return false;
-    }
-    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    bool ok = d != NULL;
-    if (!ok)
-        snprintf(why, cap, "cannot open %s: %s", name, strerror(errno));
-    struct dirent *e;
-    while (ok && (e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            ok = remove_tree(fd, e->d_name, dev, why, cap);
-    if (d)
-        closedir(d);
-    else if (fd >= 0)
-        close(fd);
-    if (ok && unlinkat(dirfd, name, AT_REMOVEDIR) != 0) {
-        snprintf(why, cap, "cannot remove %s: %s", name, strerror(errno));
-        ok = false;
-    }
-    return ok;
-}
-
 /* Whether a mount point lies at or below path (/proc/self/mountinfo): a
  * volume the kubelet left mounted, maybe a bind mount of the same file
  * system, which removing the tree would reach through. */
@@ -282,7 +245,7 @@ static void remove_kubelet_state(run *r)
             snprintf(path, sizeof(path), "%s/%s", r->p.kubelet_dir, kubelet_made[i]);
             if (holds_mount(path))
                 kept(r, path, "a volume is still mounted below it: unmount it first");
-            else if (remove_tree(d.fd, kubelet_made[i], st.st_dev, why, sizeof(why)))
+            else if (kjoin_safedir_remove_tree(d.fd, kubelet_made[i], st.st_dev, why, sizeof(why)))
                 removed(r, path);
             else
                 kept(r, path, why);

@@ -411,3 +411,38 @@ kjoin_code kjoin_safedir_read_path(const char *path, bool secret, char **text, s
     kjoin_safedir_close(&d);
     return rc;
 }
+
+bool kjoin_safedir_remove_tree(int dirfd, const char *name, dev_t dev, char *why, size_t cap)
+{
+    struct stat st;
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT;
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlinkat(dirfd, name, 0) == 0)
+            return true;
+        snprintf(why, cap, "cannot remove %s: %s", name, strerror(errno));
+        return false;
+    }
+    if (st.st_dev != dev) {
+        snprintf(why, cap, "%s is a mount point: unmount it first", name);
+        return false;
+    }
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    bool ok = d != NULL;
+    if (!ok)
+        snprintf(why, cap, "cannot open %s: %s", name, strerror(errno));
+    struct dirent *e;
+    while (ok && (e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            ok = kjoin_safedir_remove_tree(fd, e->d_name, dev, why, cap);
+    if (d)
+        closedir(d);
+    else if (fd >= 0)
+        close(fd);
+    if (ok && unlinkat(dirfd, name, AT_REMOVEDIR) != 0) {
+        snprintf(why, cap, "cannot remove %s: %s", name, strerror(errno));
+        ok = false;
+    }
+    return ok;
+}

@@ -581,8 +581,9 @@ cp_etcd_members() {
 # cp_etcd_join_in (in a node): kjoin's prepare, then its etcd-join, with
 # this function as the kubelet: when etcd.yaml is there, the command in it
 # runs (Debian's etcd 3.4: without the flags of etcd 3.6, --feature-gates
-# and --watch-progress-notify-interval; its metrics on the node's own
-# address); etcd 2 keeps running for the checks that follow.
+# and --watch-progress-notify-interval; its metrics and clients on the
+# node's own address only, not the machine's 127.0.0.1); etcd 2 keeps
+# running for the checks that follow.
 cp_etcd_join_in() {
   . "$T/cp.env"
   local m=/etc/kubernetes/manifests/etcd.yaml i args
@@ -597,7 +598,8 @@ cp_etcd_join_in() {
   if [ -s $m ]; then
     mapfile -t args < <(kc create --dry-run=client --validate=false -o json -f $m | jq -r '.spec.containers[0].command[1:][]' |
       grep -v -e '^--feature-gates=' -e '^--watch-progress-notify-interval=' |
-      sed "s#^--listen-metrics-urls=.*#--listen-metrics-urls=http://$CP_ETCD2:2381#")
+      sed -e "s#^--listen-metrics-urls=.*#--listen-metrics-urls=http://$CP_ETCD2:2381#" \
+        -e "s#^--listen-client-urls=https://127.0.0.1:2379,#--listen-client-urls=#")
     etcd "${args[@]}" >"$T/etcd-m2.log" 2>&1 &
     echo $! >"$T/etcd-m2.pid"
   fi
@@ -642,7 +644,22 @@ cp_etcd_pod() {
       .spec.containers[0].command |= map(select(test("^--initial-cluster") | not))' 2>&1
 }
 
-t_e2e_controlplane_etcd_join_adds_the_member() {
+# cp_reset_in (in node 2): kjoin reset, after an operator's edit of
+# scheduler.conf; what is left of the node's files after it.
+cp_reset_in() {
+  echo "# edited" >>/etc/kubernetes/scheduler.conf
+  "$KJOIN" reset -o json >"$T/reset.out" 2>"$T/reset.err"
+  echo $? >"$T/reset.rc"
+  { echo "kubernetes: $(cd /etc/kubernetes && ls -p | grep -v / | tr '\n' ' ' | sed 's/ $//')"
+    echo "manifests: $(ls /etc/kubernetes/manifests 2>/dev/null | tr '\n' ' ')"
+    echo "pki: $(cd /etc/kubernetes/pki 2>/dev/null && find . -type f | tr '\n' ' ')"
+    [ -e /var/lib/kjoin-e2e-etcd ] && echo "etcd data: there" || echo "etcd data: gone"
+    [ -e /etc/kubernetes/kjoin-control-plane.json ] && echo "record: there" || echo "record: gone"; } >"$T/reset.ls"
+  "$KJOIN" reset >"$T/reset2.out" 2>&1
+  echo $? >"$T/reset2.rc"
+}
+
+t_e2e_controlplane_etcd_join_and_reset() {
   local rc=0 learner=true members
   [ "$E2E_MINOR" -ge 29 ] || learner=false
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" || return 1
@@ -661,8 +678,10 @@ cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(ec
   jq -e --argjson l $learner '.etcd.added and .etcd.promoted == $l and .etcd.members == 2 and (.etcd.memberID | test("^[0-9]+$"))' \
     "$T/join.out" >/dev/null || { fail "-o json: $(jq -c .etcd "$T/join.out")"; rc=1; }
   # The manifest: this member joining the existing one, as kubeadm writes it.
+  # (the members in etcd's order, which is by their random IDs)
   case $(cat "$T/etcd.yaml") in
   *"--initial-cluster=cp-1=https://$CP_ETCD1:2380,cp-2=https://$CP_ETCD2:2380"*"--initial-cluster-state=existing"*) ;;
+  *"--initial-cluster=cp-2=https://$CP_ETCD2:2380,cp-1=https://$CP_ETCD1:2380"*"--initial-cluster-state=existing"*) ;;
   *) fail "etcd.yaml: $(grep -- --initial "$T/etcd.yaml" | tr '\n' ' ')"; rc=1 ;;
   esac
   grep -q "kubeadm.kubernetes.io/etcd.advertise-client-urls: \"\?https://$CP_ETCD2:2379" "$T/etcd.yaml" ||
@@ -684,12 +703,21 @@ cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(ec
   [ "$(cat "$T/join3.rc" 2>/dev/null)" = 5 ] && grep -q "etcd.yaml is already there and this node is no etcd member" "$T/join3.err" &&
     [ "$(cp_etcd_members "$T/m1" | wc -l)" = 2 ] ||
     { fail "a foreign etcd.yaml: exit $(cat "$T/join3.rc" 2>/dev/null): $(tail -1 "$T/join3.err" 2>/dev/null) $(tail -1 "$T/prepare3.out")"; rc=1; }
-  # Member 2 goes: out of the cluster first (member 1 keeps its quorum), then stopped.
-  local id
-  id=$(curl -sf --cacert "$T/m1/etcd/ca.crt" --cert "$T/m1/etcd/healthcheck-client.crt" --key "$T/m1/etcd/healthcheck-client.key" \
-    -X POST -d '{}' "https://$CP_ETCD1:2379/v3/cluster/member/list" | jq -r ".members[] | select(.peerURLs[0] == \"https://$CP_ETCD2:2380\") | .ID")
-  [ -z "$id" ] || curl -sf --cacert "$T/m1/etcd/ca.crt" --cert "$T/m1/etcd/healthcheck-client.crt" \
-    --key "$T/m1/etcd/healthcheck-client.key" -X POST -d "{\"ID\":\"$id\"}" "https://$CP_ETCD1:2379/v3/cluster/member/remove" >/dev/null
+  # kjoin reset on node 2: its member out of the cluster first (etcd 2 then
+  # stops by itself), then what the join wrote (a kubeconfig changed since
+  # is left), the data directory and the record; a second reset has
+  # nothing to undo.
+  NODE_NS=etcd2 in_node cp_reset_in
+  [ "$(cat "$T/reset.rc")" = 0 ] && jq -e '.controlPlane.etcdMember and .controlPlane.etcdMemberRemoved' "$T/reset.out" >/dev/null ||
+    { fail "kjoin reset: exit $(cat "$T/reset.rc"): $(jq -c .controlPlane "$T/reset.out" 2>/dev/null) $(tail -2 "$T/reset.err")"; rc=1; }
+  [ "$(cp_etcd_members "$T/m1")" = "cp-1 https://$CP_ETCD1:2380 false" ] ||
+    { fail "members after the reset: $(cp_etcd_members "$T/m1" | tr '\n' ';')"; rc=1; }
+  e2e_wait 20 sh -c "! kill -0 $(cat "$T/etcd-m2.pid" 2>/dev/null || echo 0)" || { fail "etcd 2 still runs after its removal"; rc=1; }
+  [ "$(cat "$T/reset.ls")" = "$(printf 'kubernetes: scheduler.conf\nmanifests: \npki: \netcd data: gone\nrecord: gone')" ] ||
+    { fail "after the reset: $(tr '\n' ';' <"$T/reset.ls")"; rc=1; }
+  jq -e '.controlPlane.left | length == 1 and (.[0] | test("scheduler.conf: changed since the join wrote it"))' "$T/reset.out" >/dev/null ||
+    { fail "what the reset left: $(jq -c .controlPlane.left "$T/reset.out")"; rc=1; }
+  [ "$(cat "$T/reset2.rc")" = 0 ] && grep -q "nothing to undo" "$T/reset2.out" || { fail "a second reset: $(cat "$T/reset2.out")"; rc=1; }
   [ -s "$T/etcd-m2.pid" ] && e2e_stop "$(cat "$T/etcd-m2.pid")"
   e2e_stop "$E2E_PID_etcd_m1"
   kc -n kube-system delete pod etcd-cp-1 >/dev/null 2>&1

@@ -1,6 +1,7 @@
 /* What etcd-join reads from the network: etcd's gateway answers (the
  * member list and the member added) and the API server's list of etcd Pods
- * (their kubeadm annotation). The first byte picks which. */
+ * (their kubeadm annotation); and what kjoin reset reads from disk: the
+ * control-plane record. The first byte picks which. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -13,7 +14,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     const char *json = (const char *)data + 1;
-    if (data[0] & 1) {
+    if (data[0] == '2') {
+        kjoin_cp_record *r = malloc(sizeof(*r));
+        if (r)
+            kjoin_cp_record_parse(json, size - 1, r, NULL);
+        free(r);
+    } else if (data[0] & 1) {
         kjoin_etcd_member m[4];
         bool learner[4];
         size_t n;

@@ -853,6 +853,55 @@ static void test_etcd_manifest(void **state)
     assert_non_null(strstr(err.msg, "listen-metrics-urls"));
 }
 
+
+static void test_cp_record_parse(void **state)
+{
+    (void)state;
+    kjoin_cp_record *r = malloc(sizeof(*r));
+    kjoin_err err;
+    size_t len;
+    char *seed = read_all("testdata/fuzz/etcd/record.json", &len);
+    assert_int_equal(kjoin_cp_record_parse(seed + 1, len - 1, r, &err), KJOIN_OK);
+    assert_int_equal(r->n_files, 1);
+    assert_string_equal(r->etcd_id, "8632168133645087387");
+    assert_true(r->data_dir_made);
+    free(seed);
+    const char *sum = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    char bad[8][600];
+    snprintf(bad[0], 600, "{\"kind\":\"KjoinJoinRecord\",\"files\":[]}");
+    snprintf(bad[1], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"etc/x\",\"sha256\":\"%s\"}]}", sum);
+    snprintf(bad[2], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"/etc/../x\",\"sha256\":\"%s\"}]}", sum);
+    snprintf(bad[3], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"/etc/x\",\"sha256\":\"zz\"}]}");
+    snprintf(bad[4], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"etcd\":{\"peerURL\":\"http://a:2380\","
+                          "\"memberID\":\"1\",\"certificatesDir\":\"/p\",\"dataDir\":\"/d\"}}");
+    snprintf(bad[5], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"etcd\":{\"peerURL\":\"https://a:2380\","
+                          "\"memberID\":\"1\",\"certificatesDir\":\"/p\",\"dataDir\":\"/\"}}");
+    snprintf(bad[6], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"etcd\":{\"peerURL\":\"https://a:2380\","
+                          "\"memberID\":\"0x1\",\"certificatesDir\":\"/p\",\"dataDir\":\"/d\"}}");
+    snprintf(bad[7], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[]} x");
+    for (size_t i = 0; i < 8; i++)
+        if (kjoin_cp_record_parse(bad[i], strlen(bad[i]), r, &err) != KJOIN_E_USAGE)
+            fail_msg("accepted: %s", bad[i]);
+    /* Written and read back: a file's digest, the member. */
+    char *dir = tu_tmpdir(), path[4200];
+    tu_write(dir, "admin.conf", "x");
+    snprintf(path, sizeof(path), "%s/admin.conf", dir);
+    const char *paths[] = {path};
+    assert_int_equal(kjoin_cp_record_files(dir, paths, 1, &err), KJOIN_OK);
+    assert_int_equal(kjoin_cp_record_etcd(dir, "https://10.0.0.2:2380", "42", "/etc/kubernetes/pki", "/var/lib/etcd",
+                                          true, &err), KJOIN_OK);
+    bool found;
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
+    assert_true(found && r->n_files == 1 && !strcmp(r->etcd_id, "42") && r->data_dir_made);
+    assert_string_equal(r->files[0].sha256, "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881");
+    snprintf(path, sizeof(path), "%s/%s", dir, KJOIN_CP_RECORD_NAME);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    tu_rmtree(dir);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_parse), cmocka_unit_test(test_decrypt),
@@ -868,6 +917,7 @@ int main(void)
                                        cmocka_unit_test(test_manifests_written),
                                        cmocka_unit_test(test_etcd_members_parse),
                                        cmocka_unit_test(test_etcd_endpoints_parse),
-                                       cmocka_unit_test(test_etcd_manifest)};
+                                       cmocka_unit_test(test_etcd_manifest),
+                                       cmocka_unit_test(test_cp_record_parse)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,273 @@
+/* What a control-plane join made, for kjoin reset: the files each step
+ * wrote (with their digests), the etcd member it added and the data
+ * directory it made. Kept in the kubeconfig directory next to the worker's
+ * join record, 0600, written atomically; read back as untrusted. */
+#include <kjoin/controlplane.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <json-c/json.h>
+
+#include <kjoin/safedir.h>
+
+#include "internal.h"
+
+#define RECORD_MAX (256 * 1024)
+#define BAD KJOIN_E_USAGE
+
+static bool clean_path(const char *p)
+{
+    return p[0] == '/' && !strstr(p, "/../") && !strstr(p, "/./") && !strstr(p, "//") && kjoin_utf8_printable(p) &&
+           strlen(p) < 4096 && (strlen(p) < 3 || strcmp(p + strlen(p) - 3, "/.."));
+}
+
+static const char *str_of(json_object *o, const char *k)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                             : NULL;
+}
+
+kjoin_code kjoin_cp_record_parse(const char *text, size_t len, kjoin_cp_record *out, kjoin_err *err)
+{
+    json_tokener *tok = json_tokener_new_ex(8);
+    json_object *o = tok && len <= RECORD_MAX ? json_tokener_parse_ex(tok, text, (int)len) : NULL, *files, *etcd;
+    bool whole = tok && json_tokener_get_error(tok) == json_tokener_success && json_tokener_get_parse_end(tok) == len;
+    json_tokener_free(tok);
+    kjoin_code rc = KJOIN_OK;
+    memset(out, 0, sizeof(*out));
+    const char *kind = whole && json_object_is_type(o, json_type_object) ? str_of(o, "kind") : NULL;
+    if (!kind || strcmp(kind, "KjoinControlPlaneRecord") || !json_object_object_get_ex(o, "files", &files) ||
+        !json_object_is_type(files, json_type_array) || json_object_array_length(files) > KJOIN_CP_RECORD_FILES)
+        rc = kjoin_err_set(err, BAD, "the control-plane record is not kjoin's (kind KjoinControlPlaneRecord with at "
+                           "most %d files)", KJOIN_CP_RECORD_FILES);
+    for (size_t i = 0; !rc && i < json_object_array_length(files); i++) {
+        json_object *f = json_object_array_get_idx(files, i);
+        const char *path = str_of(f, "path"), *sum = str_of(f, "sha256");
+        unsigned char raw[32];
+        if (!path || !clean_path(path) || !sum || strlen(sum) != 64 || !kjoin_hex_decode(sum, 32, raw))
+            rc = kjoin_err_set(err, BAD, "the control-plane record's file %zu is no clean absolute path with its "
+                               "SHA-256", i + 1);
+        else {
+            snprintf(out->files[i].path, sizeof(out->files[i].path), "%s", path);
+            snprintf(out->files[i].sha256, sizeof(out->files[i].sha256), "%s", sum);
+            out->n_files = i + 1;
+        }
+    }
+    if (!rc && json_object_object_get_ex(o, "etcd", &etcd)) {
+        const char *peer = str_of(etcd, "peerURL"), *id = str_of(etcd, "memberID"), *certs = str_of(etcd, "certificatesDir"),
+                   *data = str_of(etcd, "dataDir");
+        json_object *made;
+        if (!peer || strncmp(peer, "https://", 8) || strlen(peer) >= sizeof(out->etcd_peer) || strpbrk(peer, ", \n") ||
+            !id || !*id || strspn(id, "0123456789") != strlen(id) || strlen(id) >= sizeof(out->etcd_id) || !certs ||
+            !clean_path(certs) || strlen(certs) >= sizeof(out->cert_dir) || !data || !clean_path(data) ||
+            strlen(data) >= sizeof(out->etcd_data_dir) || !strcmp(data, "/"))
+            rc = kjoin_err_set(err, BAD, "the control-plane record's etcd member is not one kjoin adds");
+        else {
+            snprintf(out->etcd_peer, sizeof(out->etcd_peer), "%s", peer);
+            snprintf(out->etcd_id, sizeof(out->etcd_id), "%s", id);
+            snprintf(out->cert_dir, sizeof(out->cert_dir), "%s", certs);
+            snprintf(out->etcd_data_dir, sizeof(out->etcd_data_dir), "%s", data);
+            out->data_dir_made = json_object_object_get_ex(etcd, "dataDirMade", &made) && json_object_get_boolean(made);
+        }
+    }
+    json_object_put(o);
+    if (rc)
+        memset(out, 0, sizeof(*out));
+    return rc;
+}
+
+kjoin_code kjoin_cp_record_read(const char *kubernetes_dir, kjoin_cp_record *out, bool *found, kjoin_err *err)
+{
+    char path[4200], *text = NULL;
+    size_t len = 0;
+    bool missing = false;
+    *found = false;
+    memset(out, 0, sizeof(*out));
+    snprintf(path, sizeof(path), "%s/%s", kubernetes_dir, KJOIN_CP_RECORD_NAME);
+    kjoin_code rc = kjoin_safedir_read_path(path, true, &text, &len, &missing, err);
+    if (rc)
+        return missing ? KJOIN_OK : rc;
+    *found = true;
+    kjoin_err e;
+    if ((rc = kjoin_cp_record_parse(text, len, out, &e)))
+        kjoin_err_set(err, rc, "%s: %s", path, e.msg);
+    free(text);
+    return rc;
+}
+
+static kjoin_code write_record(const char *kubernetes_dir, const kjoin_cp_record *r, kjoin_err *err)
+{
+    json_object *o = json_object_new_object(), *files = json_object_new_array();
+    json_object_object_add(o, "kind", json_object_new_string("KjoinControlPlaneRecord"));
+    for (size_t i = 0; i < r->n_files; i++) {
+        json_object *f = json_object_new_object();
+        json_object_object_add(f, "path", json_object_new_string(r->files[i].path));
+        json_object_object_add(f, "sha256", json_object_new_string(r->files[i].sha256));
+        json_object_array_add(files, f);
+    }
+    json_object_object_add(o, "files", files);
+    if (*r->etcd_peer) {
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "peerURL", json_object_new_string(r->etcd_peer));
+        json_object_object_add(e, "memberID", json_object_new_string(r->etcd_id));
+        json_object_object_add(e, "certificatesDir", json_object_new_string(r->cert_dir));
+        json_object_object_add(e, "dataDir", json_object_new_string(r->etcd_data_dir));
+        json_object_object_add(e, "dataDirMade", json_object_new_boolean(r->data_dir_made));
+        json_object_object_add(o, "etcd", e);
+    }
+    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+    kjoin_safedir d;
+    kjoin_code rc = kjoin_safedir_open(kubernetes_dir, KJOIN_SAFEDIR_CREATE, &d, err);
+    if (!rc)
+        rc = kjoin_safedir_write(&d, KJOIN_CP_RECORD_NAME, text, strlen(text), 0600, true, NULL, err);
+    kjoin_safedir_close(&d);
+    json_object_put(o);
+    return rc;
+}
+
+/* The record as it is (or an empty one), for a change. */
+static kjoin_code load(const char *kubernetes_dir, kjoin_cp_record **r, kjoin_err *err)
+{
+    bool found;
+    if (!(*r = malloc(sizeof(**r))))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_code rc = kjoin_cp_record_read(kubernetes_dir, *r, &found, err);
+    if (rc) {
+        free(*r);
+        *r = NULL;
+    }
+    return rc;
+}
+
+kjoin_code kjoin_cp_record_files(const char *kubernetes_dir, const char *const *paths, size_t n, kjoin_err *err)
+{
+    kjoin_cp_record *r;
+    kjoin_code rc = n ? load(kubernetes_dir, &r, err) : KJOIN_OK;
+    if (rc || !n)
+        return rc;
+    for (size_t i = 0; !rc && i < n; i++) {
+        char *text = NULL, hex[65];
+        size_t len = 0, k = 0;
+        unsigned char sum[32];
+        if ((rc = kjoin_safedir_read_path(paths[i], false, &text, &len, NULL, err)))
+            break;
+        kjoin_sha256(text, len, sum, NULL);
+        kjoin_free_wiped(text, len);
+        kjoin_hex(sum, 32, hex);
+        while (k < r->n_files && strcmp(r->files[k].path, paths[i]))
+            k++;
+        if (k == KJOIN_CP_RECORD_FILES) {
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "the control-plane record holds %d files at most",
+                               KJOIN_CP_RECORD_FILES);
+            break;
+        }
+        snprintf(r->files[k].path, sizeof(r->files[k].path), "%s", paths[i]);
+        snprintf(r->files[k].sha256, sizeof(r->files[k].sha256), "%s", hex);
+        r->n_files += k == r->n_files;
+    }
+    if (!rc)
+        rc = write_record(kubernetes_dir, r, err);
+    free(r);
+    return rc;
+}
+
+kjoin_code kjoin_cp_record_etcd(const char *kubernetes_dir, const char *peer, const char *id, const char *cert_dir,
+                                const char *data_dir, bool data_dir_made, kjoin_err *err)
+{
+    kjoin_cp_record *r;
+    kjoin_code rc = load(kubernetes_dir, &r, err);
+    if (rc)
+        return rc;
+    bool was_made = r->data_dir_made && !strcmp(r->etcd_data_dir, data_dir); /* made by an earlier run */
+    snprintf(r->etcd_peer, sizeof(r->etcd_peer), "%s", peer);
+    snprintf(r->etcd_id, sizeof(r->etcd_id), "%s", id);
+    snprintf(r->cert_dir, sizeof(r->cert_dir), "%s", cert_dir);
+    snprintf(r->etcd_data_dir, sizeof(r->etcd_data_dir), "%s", data_dir);
+    r->data_dir_made = data_dir_made || was_made;
+    rc = write_record(kubernetes_dir, r, err);
+    free(r);
+    return rc;
+}
+
+static void note(char (*list)[1100], size_t *n, const char *path)
+{
+    if (*n < KJOIN_CP_RECORD_FILES + 2)
+        snprintf(list[(*n)++], 1100, "%.1000s", path);
+}
+
+static void note_left(kjoin_cp_reset_result *out, const char *path, const char *why)
+{
+    if (out->n_left < KJOIN_CP_RECORD_FILES + 2)
+        snprintf(out->left[out->n_left++], sizeof(out->left[0]), "%.600s: %.500s", path, why);
+}
+
+/* Removes path when it still holds what was written (sha256). */
+static void remove_written(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, const char *path,
+                           const char *sha256)
+{
+    char *text = NULL, hex[65];
+    size_t len = 0;
+    bool missing = false;
+    unsigned char sum[32];
+    kjoin_err e;
+    if (kjoin_safedir_read_path(path, false, &text, &len, &missing, &e)) {
+        if (!missing)
+            note_left(out, path, e.msg);
+        return;
+    }
+    kjoin_sha256(text, len, sum, NULL);
+    kjoin_free_wiped(text, len);
+    if (strcmp(kjoin_hex(sum, 32, hex), sha256)) {
+        note_left(out, path, "changed since the join wrote it");
+        return;
+    }
+    kjoin_safedir d;
+    const char *name;
+    if (kjoin_safedir_open_parent(path, &d, &name, &e) || kjoin_safedir_unlink(&d, name, &e))
+        note_left(out, path, e.msg);
+    else
+        note(out->removed, &out->n_removed, path);
+    kjoin_safedir_close(&d);
+    (void)s;
+}
+
+kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err)
+{
+    kjoin_cp_record *rec = malloc(sizeof(*rec));
+    bool found = false;
+    if (!rec)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_code rc = kjoin_cp_record_read(s->kubernetes_dir, rec, &found, err);
+    out->had_record |= found;
+    for (size_t i = 0; !rc && found && i < rec->n_files; i++)
+        remove_written(s, out, rec->files[i].path, rec->files[i].sha256);
+    if (!rc && found && rec->data_dir_made) { /* etcd's data: what the member etcd-join added wrote */
+        kjoin_safedir d;
+        const char *name;
+        kjoin_err e;
+        char why[400] = "";
+        struct stat st;
+        if (kjoin_safedir_open_parent(rec->etcd_data_dir, &d, &name, &e))
+            note_left(out, rec->etcd_data_dir, e.msg);
+        else if (fstat(d.fd, &st) != 0 || !kjoin_safedir_remove_tree(d.fd, name, st.st_dev, why, sizeof(why)))
+            note_left(out, rec->etcd_data_dir, *why ? why : "cannot stat its parent");
+        else
+            note(out->removed, &out->n_removed, rec->etcd_data_dir);
+        kjoin_safedir_close(&d);
+    }
+    if (!rc && found) {
+        char path[4200];
+        kjoin_safedir d;
+        snprintf(path, sizeof(path), "%s/%s", s->kubernetes_dir, KJOIN_CP_RECORD_NAME);
+        if (!(rc = kjoin_safedir_open(s->kubernetes_dir, 0, &d, err)) &&
+            !(rc = kjoin_safedir_unlink(&d, KJOIN_CP_RECORD_NAME, err)))
+            note(out->removed, &out->n_removed, path);
+        kjoin_safedir_close(&d);
+    }
+    free(rec);
+    return rc;
+}
