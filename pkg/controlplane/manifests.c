@@ -404,6 +404,20 @@ static json_object *apiserver(const make_run *m)
     return pod(m, KJOIN_MANIFEST_APISERVER, ctr, &vs, endpoint, NULL);
 }
 
+/* What the controller manager and the scheduler start with: their own
+ * kubeconfig for everything, on localhost, leader-elected (1.20: no
+ * insecure port). */
+static void leader_args(const make_run *m, args *a, const char *conf)
+{
+    if (m->r == RULES_1_20)
+        set(a, "port", "0");
+    set(a, "bind-address", "127.0.0.1");
+    set(a, "leader-elect", "true");
+    set(a, "kubeconfig", "%s", conf);
+    set(a, "authentication-kubeconfig", "%s", conf);
+    set(a, "authorization-kubeconfig", "%s", conf);
+}
+
 static json_object *controller_manager(const make_run *m)
 {
     const kjoin_cluster_configuration *c = m->c;
@@ -414,13 +428,7 @@ static json_object *controller_manager(const make_run *m)
     snprintf(conf, sizeof(conf), "%s/controller-manager.conf", m->kubernetes_dir);
     snprintf(key, sizeof(key), "%s/ca.key", d);
     bool external_ca = stat(key, &st) != 0; /* kubeadm's UsingExternalCA: no ca.key, no signer */
-    if (m->r == RULES_1_20)
-        set(&a, "port", "0");
-    set(&a, "bind-address", "127.0.0.1");
-    set(&a, "leader-elect", "true");
-    set(&a, "kubeconfig", "%s", conf);
-    set(&a, "authentication-kubeconfig", "%s", conf);
-    set(&a, "authorization-kubeconfig", "%s", conf);
+    leader_args(m, &a, conf);
     set(&a, "client-ca-file", "%s/ca.crt", d);
     set(&a, "requestheader-client-ca-file", "%s/front-proxy-ca.crt", d);
     set(&a, "root-ca-file", "%s/ca.crt", d);
@@ -460,13 +468,7 @@ static json_object *scheduler(const make_run *m)
     char conf[1100];
     args a = {0};
     snprintf(conf, sizeof(conf), "%s/scheduler.conf", m->kubernetes_dir);
-    if (m->r == RULES_1_20)
-        set(&a, "port", "0");
-    set(&a, "bind-address", "127.0.0.1");
-    set(&a, "leader-elect", "true");
-    set(&a, "kubeconfig", "%s", conf);
-    set(&a, "authentication-kubeconfig", "%s", conf);
-    set(&a, "authorization-kubeconfig", "%s", conf);
+    leader_args(m, &a, conf);
     volumes vs = {0};
     add_volume(&vs, "kubeconfig", conf, "FileOrCreate", false);
     const char *bind = kjoin_extra_arg(&c->scheduler_args, "bind-address");
