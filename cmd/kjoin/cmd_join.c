@@ -359,7 +359,8 @@ static json_object *node_json(const kjoin_worker_outcome *w)
     json_object *node = json_object_new_object(), *phases = json_object_new_array(),
                 *findings = json_object_new_array(), *files = json_object_new_array(), *steps = json_object_new_array();
     const unsigned bits[] = {KJOIN_PHASE_PREFLIGHT, KJOIN_PHASE_KUBELET_START, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP,
-                             KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PHASE_CONTROL_PLANE_JOIN, KJOIN_PHASE_ETCD_JOIN};
+                             KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PHASE_CONTROL_PLANE_JOIN, KJOIN_PHASE_ETCD_JOIN,
+                             KJOIN_PHASE_WAIT_CONTROL_PLANE};
     for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
         if (!(w->ran & bits[i]))
             continue;
@@ -443,6 +444,15 @@ static void print_result(const kjoin_worker_spec *s, const kjoin_worker_outcome 
         json_object_object_add(e, "promoted", json_object_new_boolean(w->etcd.promoted));
         json_object_object_add(e, "members", json_object_new_int((int)w->etcd.members));
         json_object_object_add(root, "etcd", e);
+    }
+    if (w->ran & KJOIN_PHASE_WAIT_CONTROL_PLANE) {
+        json_object *h = json_object_new_object();
+        for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
+            json_object_object_add(h, kjoin_manifest_component(i),
+                                   w->control_plane_health.healthy_ms[i]
+                                       ? json_object_new_int64(w->control_plane_health.healthy_ms[i])
+                                       : NULL);
+        json_object_object_add(root, "controlPlaneHealthyMs", h);
     }
     if (w->ran & KJOIN_PHASE_CONTROL_PLANE_JOIN)
         json_object_object_add(root, "controlPlaneMarked", json_object_new_boolean(w->marked));
@@ -560,7 +570,7 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
         known = true;
     if (!rc && !strcmp(argv[2], "control-plane-join/etcd")) /* kubeadm's name for it before 1.31 */
         known = true, *only = KJOIN_PHASE_ETCD_JOIN;
-    if (!rc && !strcmp(argv[2], "etcd-join"))
+    if (!rc && (!strcmp(argv[2], "etcd-join") || !strcmp(argv[2], "wait-control-plane")))
         known = true;
     for (size_t i = 0; !rc && i < sizeof(prepare) / sizeof(prepare[0]); i++)
         if (!strcmp(argv[2], prepare[i].name))
@@ -568,8 +578,9 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
     if (!rc && !known)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: one phase: preflight, kubelet-start, "
                                                "kubelet-wait-bootstrap, control-plane-prepare (/all, "
-                                               "/download-certs, /certs, /kubeconfig, /control-plane), etcd-join or "
-                                               "control-plane-join/mark-control-plane (the control-plane join's other "
+                                               "/download-certs, /certs, /kubeconfig, /control-plane), etcd-join, "
+                                               "control-plane-join/mark-control-plane or wait-control-plane (the "
+                                               "control-plane join's other "
                                                "steps are not there yet)", argv[2]);
     for (int i = 1; !rc && i + 2 <= *argc; i++)
         argv[i] = argv[i + 2];

@@ -389,6 +389,41 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
  * Errors: KJOIN_E_USAGE (a record not kjoin's). */
 kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err);
 
+/* ---- wait-control-plane --------------------------------------------------- */
+
+/* Where kubeadm checks each component's health, from its manifest
+ * (yaml[i], len[i]: KJOIN_MANIFEST_* order): --advertise-address or
+ * --bind-address, --secure-port, else the defaults (advertise_address:6443,
+ * 127.0.0.1:10257, 127.0.0.1:10259); the path of its liveness probe, else
+ * kubeadm's /livez, /healthz, /livez. Errors:
+ * KJOIN_E_USAGE (not a Pod running it, not an address). */
+kjoin_code kjoin_control_plane_endpoints(const char *const yaml[KJOIN_MANIFESTS_N], const size_t len[KJOIN_MANIFESTS_N],
+                                         const char *advertise_address, char urls[KJOIN_MANIFESTS_N][320],
+                                         kjoin_err *err);
+
+typedef struct kjoin_wait_control_plane_spec {
+    const char *manifests_dir;         /* the three manifests say where each listens */
+    const char *admin_kubeconfig;      /* the API server is asked as this admin, its CA verifying */
+    const char *advertise_address;     /* the API server's address when its manifest has none */
+    int64_t timeout_ms;
+    const char *audit_id;
+    kjoin_log_fn log;
+    void *log_ctx;
+} kjoin_wait_control_plane_spec;
+
+typedef struct kjoin_wait_control_plane_result {
+    int64_t healthy_ms[KJOIN_MANIFESTS_N]; /* when each answered 200 (0: never) */
+} kjoin_wait_control_plane_result;
+
+/* kubeadm's wait-control-plane: polls each component's health endpoint
+ * until every one answers 200. The controller manager and scheduler serve
+ * certificates they made for themselves, which nothing verifies (as
+ * kubeadm): only the status of this machine's own endpoint is read.
+ * Errors: KJOIN_E_USAGE (a manifest missing or unreadable), KJOIN_E_TIMEOUT
+ * (naming each component not healthy, its URL and its last answer). */
+kjoin_code kjoin_wait_control_plane(const kjoin_wait_control_plane_spec *s, kjoin_wait_control_plane_result *out,
+                                    kjoin_err *err);
+
 /* ---- mark-control-plane (kubeadm's control-plane-join phase) --------------- */
 
 typedef struct kjoin_mark_control_plane_spec {

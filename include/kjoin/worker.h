@@ -28,7 +28,10 @@ enum {
     /* Its etcd-join phase (control-plane-join/etcd before 1.31's kubeadm):
      * the member added, etcd.yaml, the learner promoted; as the one phase. */
     KJOIN_PHASE_ETCD_JOIN = 32,
-    KJOIN_PHASES_CONTROL_PLANE = 56
+    /* Its wait-control-plane: this node's API server, controller manager and
+     * scheduler healthy; as the one phase. */
+    KJOIN_PHASE_WAIT_CONTROL_PLANE = 64,
+    KJOIN_PHASES_CONTROL_PLANE = 120
 };
 
 /* control-plane-prepare's steps, by kubeadm's sub-phase names. */
@@ -94,10 +97,11 @@ typedef struct kjoin_worker_outcome {
     kjoin_control_plane_kubeconfigs_result kubeconfigs; /* and its kubeconfig */
     kjoin_control_plane_manifests_result manifests;     /* and its static Pod manifests */
     kjoin_etcd_join_result etcd;                        /* etcd-join */
+    kjoin_wait_control_plane_result control_plane_health; /* wait-control-plane */
     bool marked;                       /* control-plane-join's mark-control-plane */
     unsigned ran;                      /* the phases that ran to the end */
-    int64_t phase_ms[6];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
-                                        * control-plane-join, etcd-join
+    int64_t phase_ms[7];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
+                                        * control-plane-join, etcd-join, wait-control-plane
                                         * (discovery's own time is join.result.elapsed_ms) */
 } kjoin_worker_outcome;
 

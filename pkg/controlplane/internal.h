@@ -39,6 +39,11 @@ struct kjoin_kubeapi;
 kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char *audit_id, kjoin_log_fn log,
                                void *log_ctx, struct kjoin_kubeapi **out, kjoin_err *err);
 
+/* The same with another server (one of the cluster's API servers: this
+ * node's), as the admin of admin.conf, its CA verifying. */
+kjoin_code kjoin_cp__admin_api_at(const char *path, const char *server, int64_t timeout_ms, const char *audit_id,
+                                  struct kjoin_kubeapi **out, kjoin_err *err);
+
 /* ---- pairs: pki.c's, shared with kubeconfigs.c ---- */
 
 #include <openssl/evp.h>

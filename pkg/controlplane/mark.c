@@ -3,6 +3,7 @@
 #include <kjoin/controlplane.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
@@ -118,8 +119,23 @@ kjoin_code kjoin_mark_control_plane_patch(const kjoin_mark_control_plane_spec *s
     return rc;
 }
 
+static kjoin_code admin_api(const char *path, const char *server, int64_t timeout_ms, const char *audit_id,
+                            kjoin_log_fn log, void *log_ctx, kjoin_kubeapi **out, kjoin_err *err);
+
 kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char *audit_id, kjoin_log_fn log,
                                void *log_ctx, kjoin_kubeapi **out, kjoin_err *err)
+{
+    return admin_api(path, NULL, timeout_ms, audit_id, log, log_ctx, out, err);
+}
+
+kjoin_code kjoin_cp__admin_api_at(const char *path, const char *server, int64_t timeout_ms, const char *audit_id,
+                                  kjoin_kubeapi **out, kjoin_err *err)
+{
+    return admin_api(path, server, timeout_ms, audit_id, NULL, NULL, out, err);
+}
+
+static kjoin_code admin_api(const char *path, const char *server, int64_t timeout_ms, const char *audit_id,
+                            kjoin_log_fn log, void *log_ctx, kjoin_kubeapi **out, kjoin_err *err)
 {
     kjoin_kubeapi_config cfg;
     char *text = NULL;
@@ -133,6 +149,13 @@ kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char 
     else if (!rc)
         rc = kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, err);
     kjoin_free_wiped(text, len);
+    if (!rc && server) { /* the same credentials and CA, another of the cluster's API servers */
+        free(cfg.server);
+        if (!(cfg.server = strdup(server))) {
+            kjoin_kubeapi_config_release(&cfg);
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        }
+    }
     if (rc)
         return rc;
     kjoin_kubeapi_options o = {.timeout_ms = timeout_ms > 0 ? timeout_ms : 1, .audit_id = audit_id, .log = log,

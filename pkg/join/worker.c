@@ -232,7 +232,8 @@ static bool wants_address(const worker_run *r)
 {
     bool prepared = (r->phases & KJOIN_PHASE_CONTROL_PLANE_PREPARE) &&
                     (wants_node_certs(r) || wants_kubeconfigs(r) || wants_manifests(r));
-    return r->spec->control_plane && ((r->phases & (KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_ETCD_JOIN)) || prepared);
+    return r->spec->control_plane &&
+           ((r->phases & (KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_ETCD_JOIN | KJOIN_PHASE_WAIT_CONTROL_PLANE)) || prepared);
 }
 
 /* The node's API server address: as given, or the one it reaches the
@@ -334,6 +335,19 @@ static kjoin_code run_manifests(worker_run *r, kjoin_err *err)
     return rc;
 }
 
+/* kubeadm's wait-control-plane: this node's three components healthy. */
+static kjoin_code run_wait_control_plane(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    char admin[4200], dir[4200];
+    snprintf(admin, sizeof(admin), "%s/admin.conf", s->node.paths.kubernetes_dir);
+    snprintf(dir, sizeof(dir), "%s/manifests", s->node.paths.kubernetes_dir);
+    kjoin_wait_control_plane_spec w = {.manifests_dir = dir, .admin_kubeconfig = admin,
+                                       .advertise_address = r->out->advertise_address, .timeout_ms = time_left(r),
+                                       .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
+    return kjoin_wait_control_plane(&w, &r->out->control_plane_health, err);
+}
+
 /* kubeadm's etcd-join, with the node's admin.conf and etcd certificates. */
 static kjoin_code run_etcd_join(worker_run *r, kjoin_err *err)
 {
@@ -394,7 +408,7 @@ static const step steps[] = {
     {"etcd-join", KJOIN_PHASE_ETCD_JOIN, NEEDS_DISCOVERY, NULL, run_etcd_join},
     {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0, for_real, run_wait},
     {"control-plane-join", KJOIN_PHASE_CONTROL_PLANE_JOIN, NEEDS_DISCOVERY, NULL, run_mark},
-    {"wait-control-plane", 0, 0, NULL, NULL},
+    {"wait-control-plane", KJOIN_PHASE_WAIT_CONTROL_PLANE, NEEDS_DISCOVERY, NULL, run_wait_control_plane},
 };
 #define N_STEPS (sizeof(steps) / sizeof(steps[0]))
 
@@ -474,8 +488,8 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
         !(s->control_plane && s->only == KJOIN_PHASE_PREFLIGHT))
         return kjoin_err_set(err, KJOIN_E_USAGE, s->control_plane
                                  ? "a control-plane join runs only its preflight, control-plane-prepare (download-certs, "
-                                   "certs, kubeconfig, control-plane), etcd-join and control-plane-join "
-                                   "(mark-control-plane) phases so far, each "
+                                   "certs, kubeconfig, control-plane), etcd-join, control-plane-join "
+                                   "(mark-control-plane) and wait-control-plane phases so far, each "
                                    "as the one phase (`only`); join the node with kubeadm"
                                  : "control-plane-prepare and control-plane-join are a control-plane join's phases: set "
                                    "`control_plane`");

@@ -724,3 +724,72 @@ cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(ec
   cp_cluster_names restore || rc=1
   return $rc
 }
+
+# ---- wait-control-plane ------------------------------------------------------------
+
+# cp_wait_in (in a node): kjoin's prepare for a node whose API server is
+# the suite's (advertise 127.0.0.1, the suite's port), then its wait.
+cp_wait_in() {
+  . "$T/cp.env"
+  "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --certificate-key-file "$T/key" --node-name cp-w \
+    --apiserver-advertise-address 127.0.0.1 --apiserver-bind-port "${E2E_ENDPOINT##*:}" >"$T/prepare.out" 2>&1 ||
+    { echo "prepare: $(tail -2 "$T/prepare.out")" >"$T/wait.why"; return; }
+  cp_wait_once 1
+  [ "$(cat "$T/wait1.rc")" = 3 ] || return
+  # The scheduler's stand-in comes up: the same wait passes.
+  openssl s_server -quiet -www -accept "127.0.0.1:$CP_SCHED_PORT" -cert "$T/standin.crt" -key "$T/standin.key" \
+    >/dev/null 2>&1 &
+  echo $! >"$T/standin2.pid"
+  cp_wait_once 2
+}
+cp_wait_once() {
+  "$KJOIN" join phase wait-control-plane "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --apiserver-advertise-address 127.0.0.1 \
+    --discovery-timeout 15s -o json >"$T/wait$1.out" 2>"$T/wait$1.err"
+  echo $? >"$T/wait$1.rc"
+}
+
+# The node's API server is the suite's own, asked as the node's admin with
+# the cluster CA verifying; the controller manager and the scheduler are
+# stand-ins answering 200 over TLS on the ports the cluster's extraArgs
+# give them (--secure-port in their manifests): kjoin waits where the
+# manifests say, names what never answered, and passes once all three do.
+t_e2e_controlplane_wait_control_plane() {
+  local rc=0 api=$E2E_KUBEADM_API kcm sched
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" || return 1
+  kc create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin --group=kubeadm:cluster-admins \
+    >/dev/null 2>&1
+  kcm=$("$TOOLS/freeport") sched=$("$TOOLS/freeport") || return 1
+  local args="{secure-port: \"%s\"}"
+  [ "$api" != kubeadm.k8s.io/v1beta4 ] || args='[{name: secure-port, value: "%s"}]'
+  printf "apiVersion: %s\nkind: ClusterConfiguration\nkubernetesVersion: %s\ncontrolPlaneEndpoint: %s\ncontrollerManager:\n  extraArgs: $args\nscheduler:\n  extraArgs: $args\n" \
+    "$api" "$E2E_VERSION" "$E2E_ENDPOINT" "$kcm" "$sched" >"$T/wait.yaml"
+  "$KBIN/kubeadm" init phase upload-config kubeadm --config "$T/wait.yaml" --kubeconfig "$E2E_ADMIN" >"$T/names.log" 2>&1 ||
+    { fail "upload-config: $(tail -2 "$T/names.log")"; return 1; }
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/standin.key" -out "$T/standin.crt" -subj /CN=standin -days 1 \
+    2>/dev/null || return 1
+  openssl s_server -quiet -www -accept "127.0.0.1:$kcm" -cert "$T/standin.crt" -key "$T/standin.key" >/dev/null 2>&1 &
+  local standin=$!
+  printf 'CP_SCHED_PORT=%s\n' "$sched" >"$T/cp.env"
+  NODE_NS=wait in_node cp_wait_in
+  [ ! -s "$T/wait.why" ] || { fail "$(cat "$T/wait.why")"; rc=1; }
+  # First: no scheduler. Exit 3 at the deadline, naming it and its URL; the other two healthy.
+  local last spath=livez; last=$(tail -1 "$T/wait1.err" 2>/dev/null)
+  [ "$E2E_MINOR" -ge 37 ] || spath=healthz # the release's own, as the scheduler's liveness probe
+  [ "$(cat "$T/wait1.rc" 2>/dev/null)" = 3 ] && [[ $last == *"kube-scheduler at https://127.0.0.1:$sched/$spath"* ]] &&
+    [[ $last != *"kube-apiserver at"* && $last != *"kube-controller-manager at"* ]] ||
+    { fail "the wait without a scheduler: exit $(cat "$T/wait1.rc" 2>/dev/null): $(tail -1 "$T/wait1.err" 2>/dev/null)"; rc=1; }
+  grep -q "Checking kube-apiserver at https://127.0.0.1:${E2E_ENDPOINT##*:}/livez" "$T/wait1.err" &&
+    grep -q "Checking kube-controller-manager at https://127.0.0.1:$kcm/healthz" "$T/wait1.err" ||
+    { fail "the wait did not check where the manifests say: $(grep Checking "$T/wait1.err" 2>/dev/null | tr '\n' ' ')"; rc=1; }
+  # Then: all three healthy.
+  [ "$(cat "$T/wait2.rc" 2>/dev/null)" = 0 ] &&
+    jq -e '.controlPlaneHealthyMs | ."kube-apiserver" > 0 and ."kube-controller-manager" > 0 and ."kube-scheduler" > 0' \
+      "$T/wait2.out" >/dev/null ||
+    { fail "the wait with all three: exit $(cat "$T/wait2.rc" 2>/dev/null): $(tail -1 "$T/wait2.err" 2>/dev/null)"; rc=1; }
+  e2e_stop "$standin"
+  [ -s "$T/standin2.pid" ] && e2e_stop "$(cat "$T/standin2.pid")"
+  cp_cluster_names restore || rc=1
+  return $rc
+}

@@ -1,7 +1,8 @@
 /* What etcd-join reads from the network: etcd's gateway answers (the
  * member list and the member added) and the API server's list of etcd Pods
  * (their kubeadm annotation); and what kjoin reset reads from disk: the
- * control-plane record. The first byte picks which. */
+ * control-plane record, and the manifests wait-control-plane reads back. The
+ * first byte picks which. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -14,7 +15,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     const char *json = (const char *)data + 1;
-    if (data[0] == '2') {
+    if (data[0] == '3') { /* a manifest read back by wait-control-plane, as each of the three */
+        const char *m[3] = {json, json, json};
+        size_t len[3] = {size - 1, size - 1, size - 1};
+        char urls[3][320];
+        kjoin_control_plane_endpoints(m, len, "192.0.2.2", urls, NULL);
+    } else if (data[0] == '2') {
         kjoin_cp_record *r = malloc(sizeof(*r));
         if (r)
             kjoin_cp_record_parse(json, size - 1, r, NULL);

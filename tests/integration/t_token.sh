@@ -484,7 +484,7 @@ t_token_kubeadm_command_lines() {
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$C/token" || return 1
   err_has "must be 64 hex digits" || return 1
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "a control-plane join runs only its preflight, control-plane-prepare (download-certs, certs, kubeconfig, control-plane) and control-plane-join (mark-control-plane) phases so far" || return 1
+  err_has "a control-plane join runs only its preflight, control-plane-prepare (download-certs, certs, kubeconfig, control-plane), etcd-join, control-plane-join (mark-control-plane) and wait-control-plane phases so far" || return 1
   kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" "--certificate-key=0123" || return 1
   err_has "--certificate-key is for a control-plane join: add --control-plane" || return 1
   kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
@@ -494,7 +494,7 @@ t_token_kubeadm_command_lines() {
   kj 2 join phase control-plane-prepare/nonexistent $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
   err_has "the control-plane join's other steps are not there yet" || return 1
   kj 2 join phase control-plane-join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "control-plane-join/mark-control-plane (the control-plane join's other steps are not there yet)" || return 1
+  err_has "control-plane-join/mark-control-plane or wait-control-plane (the control-plane join's other steps are not there yet)" || return 1
   kj 2 join phase control-plane-join/mark-control-plane $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane \
     --dry-run || return 1
   err_has "the control-plane phases have no dry run yet" || return 1

@@ -902,6 +902,46 @@ static void test_cp_record_parse(void **state)
     free(r);
 }
 
+
+static void test_control_plane_endpoints(void **state)
+{
+    (void)state;
+    char *out[3], urls[3][320];
+    size_t len[3];
+    kjoin_err err;
+    char *env[] = {NULL};
+    /* From the manifests kjoin makes: the cluster's extra bind address and port win. */
+    const char *yaml = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                       "imageRepository: r\ncontrollerManager: {extraArgs: [{name: secure-port, value: \"11257\"}]}\n"
+                       "scheduler: {extraArgs: [{name: bind-address, value: \"::1\"}]}\n";
+    assert_int_equal(manifests_for(yaml, "192.0.2.2", 37, env, out, &err), KJOIN_OK);
+    for (int i = 0; i < 3; i++)
+        len[i] = strlen(out[i]);
+    assert_int_equal(kjoin_control_plane_endpoints((const char *const *)out, len, "192.0.2.9", urls, &err), KJOIN_OK);
+    assert_string_equal(urls[0], "https://192.0.2.2:6443/livez");
+    assert_string_equal(urls[1], "https://127.0.0.1:11257/healthz");
+    assert_string_equal(urls[2], "https://[::1]:10259/livez");
+    free3(out);
+    /* 1.20's scheduler: /healthz, as its probe. */
+    const char *old = "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\nkubernetesVersion: v1.20.2\n"
+                      "imageRepository: r\n";
+    assert_int_equal(manifests_for(old, "192.0.2.2", 20, env, out, &err), KJOIN_OK);
+    for (int i = 0; i < 3; i++)
+        len[i] = strlen(out[i]);
+    assert_int_equal(kjoin_control_plane_endpoints((const char *const *)out, len, "192.0.2.9", urls, &err), KJOIN_OK);
+    assert_string_equal(urls[2], "https://127.0.0.1:10259/healthz");
+    /* Not the component's Pod; a port that is none. */
+    const char *bad[3] = {out[1], out[1], out[2]};
+    size_t blen[3] = {len[1], len[1], len[2]};
+    assert_int_equal(kjoin_control_plane_endpoints(bad, blen, "192.0.2.9", urls, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "no container's command starts with kube-apiserver"));
+    const char *port = "spec: {containers: [{command: [kube-apiserver, \"--secure-port=64x\"]}]}";
+    const char *ports[3] = {port, out[1], out[2]};
+    size_t plen[3] = {strlen(port), len[1], len[2]};
+    assert_int_equal(kjoin_control_plane_endpoints(ports, plen, "192.0.2.9", urls, &err), KJOIN_E_USAGE);
+    free3(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_parse), cmocka_unit_test(test_decrypt),
@@ -918,6 +958,7 @@ int main(void)
                                        cmocka_unit_test(test_etcd_members_parse),
                                        cmocka_unit_test(test_etcd_endpoints_parse),
                                        cmocka_unit_test(test_etcd_manifest),
-                                       cmocka_unit_test(test_cp_record_parse)};
+                                       cmocka_unit_test(test_cp_record_parse),
+                                       cmocka_unit_test(test_control_plane_endpoints)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
