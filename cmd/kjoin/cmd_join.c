@@ -566,7 +566,9 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
                    {"control-plane-prepare/control-plane", KJOIN_PREPARE_CONTROL_PLANE}};
     kjoin_code rc = kjoin_phases_parse(argv[2], only, err);
     bool known = *only && !(*only & KJOIN_PHASES_CONTROL_PLANE) && !strchr(argv[2], ',');
-    if (!rc && !strcmp(argv[2], "control-plane-join/mark-control-plane"))
+    /* kubeadm 1.37's control-plane-join is mark-control-plane alone (etcd-join is a phase of its own) */
+    if (!rc && (!strcmp(argv[2], "control-plane-join/mark-control-plane") || !strcmp(argv[2], "control-plane-join") ||
+                !strcmp(argv[2], "control-plane-join/all")))
         known = true;
     if (!rc && !strcmp(argv[2], "control-plane-join/etcd")) /* kubeadm's name for it before 1.31 */
         known = true, *only = KJOIN_PHASE_ETCD_JOIN;
@@ -579,7 +581,7 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: one phase: preflight, kubelet-start, "
                                                "kubelet-wait-bootstrap, control-plane-prepare (/all, "
                                                "/download-certs, /certs, /kubeconfig, /control-plane), etcd-join, "
-                                               "control-plane-join/mark-control-plane or wait-control-plane (the "
+                                               "control-plane-join (/all, /mark-control-plane) or wait-control-plane (the "
                                                "control-plane join's other "
                                                "steps are not there yet)", argv[2]);
     for (int i = 1; !rc && i + 2 <= *argc; i++)

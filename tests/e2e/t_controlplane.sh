@@ -431,7 +431,7 @@ t_e2e_controlplane_certs_refusals() {
 # cp_mark (in a node): kjoin's mark-control-plane with the node's admin.conf.
 cp_mark() {
   . "$T/cp.env"
-  "$KJOIN" join phase control-plane-join/mark-control-plane "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+  "$KJOIN" join phase "${CP_PHASE:-control-plane-join/mark-control-plane}" "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
     --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --node-name "$CP_NODE" -o json >"$T/join.out" 2>"$T/join.err"
   echo $? >"$T/join.rc"
 }
@@ -459,7 +459,7 @@ cp_marks() {
 }
 
 t_e2e_controlplane_mark_as_kubeadm() {
-  local rc=0 ours theirs CP_NODE=$CP_NODE
+  local rc=0 ours theirs CP_NODE=$CP_NODE CP_PHASE=
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" || return 1
   # kubeadm init binds its admins' group to cluster-admin (1.29 on); the suite's cluster was not made by kubeadm init.
   kc create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin --group=kubeadm:cluster-admins \
@@ -481,8 +481,8 @@ t_e2e_controlplane_mark_as_kubeadm() {
   *'"example.com/rack":"r1"'*'control-plane":""'*'"example.com/dedicated"'*'NoSchedule'*) ;;
   *) fail "the marks are not the control plane's or lost the operator's: $ours"; rc=1 ;;
   esac
-  # Again: the same marks, no taint twice.
-  CP_NODE=mark-kjoin; declare -p CP_NODE >"$T/cp.env"
+  # Again, by kubeadm 1.37's name of the whole phase: the same marks, no taint twice.
+  CP_NODE=mark-kjoin CP_PHASE=control-plane-join; declare -p CP_NODE CP_PHASE >"$T/cp.env"
   NODE_NS=markk in_node cp_mark
   [ "$(cat "$T/join.rc")" = 0 ] && [ "$(cp_marks mark-kjoin)" = "$ours" ] ||
     { fail "a second mark changed the Node: $(cp_marks mark-kjoin)"; rc=1; }
@@ -492,7 +492,7 @@ t_e2e_controlplane_mark_as_kubeadm() {
     ! grep -q "Marking the node" "$T/join.err" ||
     { fail "a loose admin.conf: exit $(cat "$T/join.rc"): $(tail -1 "$T/join.err")"; rc=1; }
   # A Node that is not there: the API's NotFound, exit 6.
-  CP_NODE=mark-nowhere; declare -p CP_NODE >"$T/cp.env"
+  CP_NODE=mark-nowhere CP_PHASE=; declare -p CP_NODE CP_PHASE >"$T/cp.env"
   NODE_NS=markk in_node cp_mark
   [ "$(cat "$T/join.rc")" = 6 ] && grep -q "get the Node" "$T/join.err" ||
     { fail "a missing Node: exit $(cat "$T/join.rc"): $(tail -1 "$T/join.err")"; rc=1; }

@@ -493,8 +493,11 @@ t_token_kubeadm_command_lines() {
   err_has "download-certs needs --certificate-key" || return 1
   kj 2 join phase control-plane-prepare/nonexistent $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
   err_has "the control-plane join's other steps are not there yet" || return 1
-  kj 2 join phase control-plane-join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "control-plane-join/mark-control-plane or wait-control-plane (the control-plane join's other steps are not there yet)" || return 1
+  kj 2 join phase control-plane-join/update-status $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  err_has "control-plane-join (/all, /mark-control-plane) or wait-control-plane (the control-plane join's other steps are not there yet)" || return 1
+  # kubeadm 1.37's control-plane-join (and /all) is its mark-control-plane: accepted, refused here for its dry run
+  kj 2 join phase control-plane-join/all $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --dry-run || return 1
+  err_has "the control-plane phases have no dry run yet" || return 1
   kj 2 join phase control-plane-join/mark-control-plane $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane \
     --dry-run || return 1
   err_has "the control-plane phases have no dry run yet" || return 1
