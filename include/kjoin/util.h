@@ -156,6 +156,10 @@ typedef struct kjoin_node_name {
     bool is_host_name;   /* the same as the host's name (the kubelet needs no --hostname-override) */
 } kjoin_node_name;
 
+/* Whether p is an absolute path without empty, "." or ".." components and
+ * not "/" itself: one a record read back may name. */
+bool kjoin_clean_path(const char *p);
+
 /* Whether s is an IPv4 or IPv6 address as inet_pton reads one. */
 bool kjoin_is_ip(const char *s);
 

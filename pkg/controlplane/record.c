@@ -20,8 +20,7 @@
 
 static bool clean_path(const char *p)
 {
-    return p[0] == '/' && !strstr(p, "/../") && !strstr(p, "/./") && !strstr(p, "//") && kjoin_utf8_printable(p) &&
-           strlen(p) < 4096 && (strlen(p) < 3 || strcmp(p + strlen(p) - 3, "/.."));
+    return kjoin_clean_path(p) && kjoin_utf8_printable(p) && strlen(p) < 4096;
 }
 
 static const char *str_of(json_object *o, const char *k)
@@ -64,7 +63,7 @@ kjoin_code kjoin_cp_record_parse(const char *text, size_t len, kjoin_cp_record *
         if (!peer || strncmp(peer, "https://", 8) || strlen(peer) >= sizeof(out->etcd_peer) || strpbrk(peer, ", \n") ||
             !id || !*id || strspn(id, "0123456789") != strlen(id) || strlen(id) >= sizeof(out->etcd_id) || !certs ||
             !clean_path(certs) || strlen(certs) >= sizeof(out->cert_dir) || !data || !clean_path(data) ||
-            strlen(data) >= sizeof(out->etcd_data_dir) || !strcmp(data, "/"))
+            strlen(data) >= sizeof(out->etcd_data_dir))
             rc = kjoin_err_set(err, BAD, "the control-plane record's etcd member is not one kjoin adds");
         else {
             snprintf(out->etcd_peer, sizeof(out->etcd_peer), "%s", peer);
@@ -206,8 +205,7 @@ static void note_left(kjoin_cp_reset_result *out, const char *path, const char *
 }
 
 /* Removes path when it still holds what was written (sha256). */
-static void remove_written(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, const char *path,
-                           const char *sha256)
+static void remove_written(kjoin_cp_reset_result *out, const char *path, const char *sha256)
 {
     char *text = NULL, hex[65];
     size_t len = 0;
@@ -232,7 +230,6 @@ static void remove_written(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *
     else
         note(out->removed, &out->n_removed, path);
     kjoin_safedir_close(&d);
-    (void)s;
 }
 
 kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err)
@@ -244,7 +241,7 @@ kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_res
     kjoin_code rc = kjoin_cp_record_read(s->kubernetes_dir, rec, &found, err);
     out->had_record |= found;
     for (size_t i = 0; !rc && found && i < rec->n_files; i++)
-        remove_written(s, out, rec->files[i].path, rec->files[i].sha256);
+        remove_written(out, rec->files[i].path, rec->files[i].sha256);
     if (!rc && found && rec->data_dir_made) { /* etcd's data: what the member etcd-join added wrote */
         kjoin_safedir d;
         const char *name;

@@ -14,21 +14,6 @@
 #define BAD KJOIN_E_USAGE
 
 /* A clean absolute path: no empty, "." or ".." component, no trailing slash. */
-static bool clean_path(const char *p)
-{
-    if (p[0] != '/' || !p[1])
-        return false;
-    for (const char *c = p + 1; *c;) {
-        size_t len = strcspn(c, "/");
-        if (!len || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
-            return false;
-        c += len;
-        if (*c == '/' && !*++c)
-            return false;
-    }
-    return true;
-}
-
 /* Whether path is dir or inside it. */
 static bool within(const char *path, const char *dir)
 {
@@ -41,7 +26,7 @@ static bool within(const char *path, const char *dir)
  * CA, wherever the join was told to put them). */
 static bool our_file(const char *path, const kjoin_node__resolved *r, const char *const *outputs, size_t n)
 {
-    if (!clean_path(path))
+    if (!kjoin_clean_path(path))
         return false;
     if (within(path, r->kubernetes_dir) || within(path, r->kubelet_dir) || !strcmp(path, r->ca_cert_path))
         return true;
@@ -56,7 +41,7 @@ static bool our_file(const char *path, const kjoin_node__resolved *r, const char
  * elsewhere (the CA, the bootstrap kubeconfig). */
 static bool our_dir(const char *path, const kjoin_node__resolved *r, const char *const *outputs, size_t n)
 {
-    if (!clean_path(path))
+    if (!kjoin_clean_path(path))
         return false;
     if (within(path, r->kubernetes_dir) || within(path, r->kubelet_dir))
         return true;
@@ -136,7 +121,7 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
     bool outputs_ok = !o || !json_object_object_get_ex(o, "outputs", &named) || json_object_is_type(named, json_type_object);
     if (outputs_ok && named) {
         outputs[0] = str_of(named, "bootstrapKubeconfig"), outputs[1] = str_of(named, "caCert");
-        outputs_ok = (!outputs[0] || clean_path(outputs[0])) && (!outputs[1] || clean_path(outputs[1]));
+        outputs_ok = (!outputs[0] || kjoin_clean_path(outputs[0])) && (!outputs[1] || kjoin_clean_path(outputs[1]));
     }
     json_object *before = o ? array_of(o, "kubeletDirBefore", KJOIN_NODE_STATE_MAX_ENTRIES) : NULL;
     json_object *mounts_before = NULL;
@@ -179,7 +164,7 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
     out->has_mounts = mounts_before != NULL;
     for (size_t i = 0; !rc && mounts_before && i < (size_t)json_object_array_length(mounts_before); i++) {
         const char *m = str_of_item(mounts_before, i);
-        if (!m || !clean_path(m) || !within(m, r.kubelet_dir))
+        if (!m || !kjoin_clean_path(m) || !within(m, r.kubelet_dir))
             rc = kjoin_err_set(err, BAD, "the join record's mount %zu is not a path in the kubelet directory", i + 1);
         else
             rc = copy(out->mounts[i], sizeof(out->mounts[i]), m, "mount", err);

@@ -10,6 +10,21 @@
 
 #include <kjoin/util.h>
 
+bool kjoin_clean_path(const char *p)
+{
+    if (p[0] != '/' || !p[1])
+        return false;
+    for (const char *c = p + 1; *c;) {
+        size_t len = strcspn(c, "/");
+        if (!len || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+            return false;
+        c += len;
+        if (*c == '/' && !*++c)
+            return false;
+    }
+    return true;
+}
+
 bool kjoin_is_ip(const char *s)
 {
     unsigned char a[16];

@@ -867,7 +867,7 @@ static void test_cp_record_parse(void **state)
     assert_true(r->data_dir_made);
     free(seed);
     const char *sum = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
-    char bad[8][600];
+    char bad[10][600];
     snprintf(bad[0], 600, "{\"kind\":\"KjoinJoinRecord\",\"files\":[]}");
     snprintf(bad[1], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"etc/x\",\"sha256\":\"%s\"}]}", sum);
     snprintf(bad[2], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"/etc/../x\",\"sha256\":\"%s\"}]}", sum);
@@ -879,7 +879,10 @@ static void test_cp_record_parse(void **state)
     snprintf(bad[6], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"etcd\":{\"peerURL\":\"https://a:2380\","
                           "\"memberID\":\"0x1\",\"certificatesDir\":\"/p\",\"dataDir\":\"/d\"}}");
     snprintf(bad[7], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[]} x");
-    for (size_t i = 0; i < 8; i++)
+    /* A path that names its directory, or none, is no file the join wrote. */
+    snprintf(bad[8], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"/etc/.\",\"sha256\":\"%s\"}]}", sum);
+    snprintf(bad[9], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"/etc/x/\",\"sha256\":\"%s\"}]}", sum);
+    for (size_t i = 0; i < 10; i++)
         if (kjoin_cp_record_parse(bad[i], strlen(bad[i]), r, &err) != KJOIN_E_USAGE)
             fail_msg("accepted: %s", bad[i]);
     /* Written and read back: a file's digest, the member. */
