@@ -39,10 +39,14 @@ struct kjoin_kubeapi;
 kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char *audit_id, kjoin_log_fn log,
                                void *log_ctx, struct kjoin_kubeapi **out, kjoin_err *err);
 
-/* The same with another server (one of the cluster's API servers: this
- * node's), as the admin of admin.conf, its CA verifying. */
-kjoin_code kjoin_cp__admin_api_at(const char *path, const char *server, int64_t timeout_ms, const char *audit_id,
-                                  struct kjoin_kubeapi **out, kjoin_err *err);
+/* Its two halves: admin.conf's text, read through its checked directory
+ * (wipe it), and a client from that text, at server instead of its own
+ * when given (one of the cluster's API servers: this node's), its CA
+ * verifying. Errors: as kjoin_cp__admin_api. */
+kjoin_code kjoin_cp__admin_read(const char *path, char **text, size_t *len, kjoin_err *err);
+kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *server, int64_t timeout_ms,
+                                  const char *audit_id, kjoin_log_fn log, void *log_ctx, struct kjoin_kubeapi **out,
+                                  kjoin_err *err);
 
 /* ---- pairs: pki.c's, shared with kubeconfigs.c ---- */
 

@@ -119,36 +119,23 @@ kjoin_code kjoin_mark_control_plane_patch(const kjoin_mark_control_plane_spec *s
     return rc;
 }
 
-static kjoin_code admin_api(const char *path, const char *server, int64_t timeout_ms, const char *audit_id,
-                            kjoin_log_fn log, void *log_ctx, kjoin_kubeapi **out, kjoin_err *err);
-
-kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char *audit_id, kjoin_log_fn log,
-                               void *log_ctx, kjoin_kubeapi **out, kjoin_err *err)
+kjoin_code kjoin_cp__admin_read(const char *path, char **text, size_t *len, kjoin_err *err)
 {
-    return admin_api(path, NULL, timeout_ms, audit_id, log, log_ctx, out, err);
-}
-
-kjoin_code kjoin_cp__admin_api_at(const char *path, const char *server, int64_t timeout_ms, const char *audit_id,
-                                  kjoin_kubeapi **out, kjoin_err *err)
-{
-    return admin_api(path, server, timeout_ms, audit_id, NULL, NULL, out, err);
-}
-
-static kjoin_code admin_api(const char *path, const char *server, int64_t timeout_ms, const char *audit_id,
-                            kjoin_log_fn log, void *log_ctx, kjoin_kubeapi **out, kjoin_err *err)
-{
-    kjoin_kubeapi_config cfg;
-    char *text = NULL;
-    size_t len = 0;
     bool missing;
     /* admin.conf holds the cluster's admin key: read only through a
      * directory checked as ssh checks one, never through a symlink */
-    kjoin_code rc = kjoin_safedir_read_path(path, true, &text, &len, &missing, err);
+    kjoin_code rc = kjoin_safedir_read_path(path, true, text, len, &missing, err);
     if (rc && missing)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s is missing: the control-plane-prepare phase writes it", path);
-    else if (!rc)
-        rc = kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, err);
-    kjoin_free_wiped(text, len);
+    return rc;
+}
+
+kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *server, int64_t timeout_ms,
+                                  const char *audit_id, kjoin_log_fn log, void *log_ctx, kjoin_kubeapi **out,
+                                  kjoin_err *err)
+{
+    kjoin_kubeapi_config cfg;
+    kjoin_code rc = kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, err);
     if (!rc && server) { /* the same credentials and CA, another of the cluster's API servers */
         free(cfg.server);
         if (!(cfg.server = strdup(server))) {
@@ -163,6 +150,18 @@ static kjoin_code admin_api(const char *path, const char *server, int64_t timeou
     rc = kjoin_kubeapi_new(&cfg, &o, out, err);
     if (rc)
         kjoin_kubeapi_config_release(&cfg);
+    return rc;
+}
+
+kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char *audit_id, kjoin_log_fn log,
+                               void *log_ctx, kjoin_kubeapi **out, kjoin_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    kjoin_code rc = kjoin_cp__admin_read(path, &text, &len, err);
+    if (!rc)
+        rc = kjoin_cp__admin_client(text, len, NULL, timeout_ms, audit_id, log, log_ctx, out, err);
+    kjoin_free_wiped(text, len);
     return rc;
 }
 

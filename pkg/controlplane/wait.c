@@ -125,15 +125,17 @@ static bool healthy_local(const char *url, char *why, size_t cap)
     return r == CURLE_OK && status == 200;
 }
 
-/* The API server's: verified by the cluster CA, as the node's admin. */
-static bool healthy_apiserver(const kjoin_wait_control_plane_spec *s, const char *url, char *why, size_t cap)
+/* The API server's: verified by the cluster CA, as the node's admin
+ * (admin.conf's text, read once). */
+static bool healthy_apiserver(const kjoin_wait_control_plane_spec *s, const char *admin, size_t admin_len,
+                              const char *url, char *why, size_t cap)
 {
     kjoin_kubeapi *api = NULL;
     kjoin_kubeapi_response r;
     kjoin_err e;
     char server[320];
     snprintf(server, sizeof(server), "%.*s", (int)(strrchr(url, '/') - url), url);
-    kjoin_code rc = kjoin_cp__admin_api_at(s->admin_kubeconfig, server, 2000, s->audit_id, &api, &e);
+    kjoin_code rc = kjoin_cp__admin_client(admin, admin_len, server, 2000, s->audit_id, NULL, NULL, &api, &e);
     if (!rc)
         rc = kjoin_kubeapi_request(api, "GET", strrchr(url, '/'), NULL, &r, &e);
     kjoin_kubeapi_free(api);
@@ -164,6 +166,10 @@ kjoin_code kjoin_wait_control_plane(const kjoin_wait_control_plane_spec *s, kjoi
         rc = kjoin_control_plane_endpoints((const char *const *)yaml, len, s->advertise_address, urls, err);
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
         free(yaml[i]);
+    char *admin = NULL;
+    size_t admin_len = 0;
+    if (!rc)
+        rc = kjoin_cp__admin_read(s->admin_kubeconfig, &admin, &admin_len, err);
     if (rc)
         return rc;
     logf_(s, 0, "[control-plane-check] Waiting for healthy control plane components");
@@ -176,7 +182,8 @@ kjoin_code kjoin_wait_control_plane(const kjoin_wait_control_plane_spec *s, kjoi
         for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
             if (out->healthy_ms[i])
                 continue;
-            bool ok = i == KJOIN_MANIFEST_APISERVER ? healthy_apiserver(s, urls[i], why[i], sizeof(why[0]))
+            bool ok = i == KJOIN_MANIFEST_APISERVER ? healthy_apiserver(s, admin, admin_len, urls[i], why[i],
+                                                                        sizeof(why[0]))
                                                     : healthy_local(urls[i], why[i], sizeof(why[0]));
             if (ok) {
                 out->healthy_ms[i] = kjoin_now_ms() - t0 + 1;
@@ -186,12 +193,16 @@ kjoin_code kjoin_wait_control_plane(const kjoin_wait_control_plane_spec *s, kjoi
                 left++;
             }
         }
-        if (!left)
-            return KJOIN_OK;
-        if (kjoin_now_ms() + POLL_MS > deadline)
+        if (!left || kjoin_now_ms() + POLL_MS > deadline)
             break;
         kjoin_sleep_ms(POLL_MS);
     }
+    kjoin_free_wiped(admin, admin_len);
+    bool all = true;
+    for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
+        all &= out->healthy_ms[i] != 0;
+    if (all)
+        return KJOIN_OK;
     char msg[1400];
     size_t n = 0;
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
