@@ -271,7 +271,7 @@ static kjoin_code endpoints(etcd_client *e, kjoin_err *err)
     kjoin_kubeapi *api = NULL;
     kjoin_code rc = kjoin_cp__admin_api(s->admin_kubeconfig, e->deadline - kjoin_now_ms(), s->audit_id, s->log,
                                         s->log_ctx, &api, err);
-    for (int round = 0; !rc; round++) {
+    while (!rc) {
         kjoin_kubeapi_response r;
         json_object *j = NULL;
         if ((rc = kjoin_kubeapi_request(api, "GET",
