@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the newest Kubernetes release the suite tests against (the version
 # tests/kube/go.mod requires) from Go modules, with the machine's own Go at
-# /usr/local/go: kube-apiserver, kube-controller-manager, kubeadm, kubelet,
-# kubectl, and the suite's Go drivers of tests/kube. The binaries are cached
+# /usr/local/go: kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubeadm, kubelet, kubectl, and the suite's Go drivers of tests/kube. The binaries are cached
 # outside the checkout, keyed by version and go.sum, so only the first run
 # on a machine pays the build. Prints the cache directory on stdout.
 #
@@ -21,7 +21,7 @@ key=$(sha256sum <"$mod/go.sum" | cut -c1-12)
 # The suite's own drivers are rebuilt (from Go's build cache: seconds) when their sources change.
 dkey=$(cat $(find "$mod" -name "*.go" | sort) | sha256sum | cut -c1-12)
 cache=${KJOIN_KUBE_MOD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kjoin/kubernetes-$version-$key}
-bins=(kube-apiserver kube-controller-manager kubeadm kubelet kubectl)
+bins=(kube-apiserver kube-controller-manager kube-scheduler kubeadm kubelet kubectl)
 drivers=$(cd "$mod" && ls -d */ 2>/dev/null | tr -d / || true)
 
 have_all() {
@@ -45,14 +45,17 @@ export XDG_CONFIG_HOME; XDG_CONFIG_HOME=$(mktemp -d "${TMPDIR:-/tmp}/kjoin-go-co
 trap 'rm -rf "$log" "$XDG_CONFIG_HOME"' EXIT
 cd "$mod"
 if ! have_all; then
-  echo "kube-build-mod: building ${bins[*]} $version with $(go version | cut -d' ' -f3) (about 30 minutes on 2 cores, once per machine)" >&2
-  mkdir -p "$cache.part"
+  # Only what is missing is built: a binary added to the list later does not
+  # rebuild the others (each lands under its name only once it is whole).
+  missing=()
+  for b in "${bins[@]}"; do [ -x "$cache/$b" ] || missing+=("$b"); done
+  echo "kube-build-mod: building ${missing[*]} $version with $(go version | cut -d' ' -f3) (about 30 minutes on 2 cores for all, once per machine)" >&2
+  mkdir -p "$cache"
   progress "kube-build-mod: modules" "$log" go mod download || exit 1
-  for b in "${bins[@]}"; do
-    progress "kube-build-mod: $b" "$log" go build -trimpath -ldflags "$ldflags" -o "$cache.part/$b" "k8s.io/kubernetes/cmd/$b" || exit 1
+  for b in "${missing[@]}"; do
+    progress "kube-build-mod: $b" "$log" go build -trimpath -ldflags "$ldflags" -o "$cache/$b.part" "k8s.io/kubernetes/cmd/$b" || exit 1
+    mv "$cache/$b.part" "$cache/$b"
   done
-  rm -rf "$cache"
-  mv "$cache.part" "$cache"
 fi
 for d in $drivers; do
   progress "kube-build-mod: the suite's driver $d" "$log" go build -trimpath -o "$cache/$d" "./$d" || exit 1

@@ -93,7 +93,8 @@ static const cli_opt join_opts[] = {
     {OPT_KUBELET_LOG, "kubelet-log", 0, true, "FILE",
      "without systemd: the file the kubelet's output goes to (the printed start command appends to it); the wait reads its last error there"},
     {OPT_CONTROL_PLANE, "control-plane", 0, false, NULL,
-     "a control-plane join: so far its phases preflight, control-plane-prepare and control-plane-join/mark-control-plane, one at a time"},
+     "a control-plane join, as kubeadm's: the node gets the cluster's shared CAs, its own certificates, kubeconfigs, "
+     "static Pods and etcd member"},
     {OPT_CERTIFICATE_KEY, "certificate-key", 0, true, "KEY",
      "the key kubeadm init --upload-certs printed (prefer --certificate-key-file or KJOIN_CERTIFICATE_KEY)"},
     {OPT_CERTIFICATE_KEY_FILE, "certificate-key-file", 0, true, "FILE", "read --certificate-key from FILE (- for stdin)"},
@@ -179,7 +180,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_CERTIFICATE_KEY_FILE: a->certificate_key_file = arg; break;
     case OPT_SKIP_PHASES:
         a->skip_given = *arg != '\0';
-        return kjoin_phases_parse(arg, &a->w.skip, err); /* now, so the message names the flag */
+        return kjoin_phases_parse(arg, &a->w.skip, &a->w.skip_prepare, err); /* now, so the message names the flag */
     case OPT_IGNORE_PREFLIGHT: n->ignore_preflight = arg; break;
     case OPT_CRI_SOCKET: n->cri_socket = arg; break;
     case OPT_PATCHES: n->patches_dir = arg; break;
@@ -325,7 +326,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     s->node.kubelet_log = f->node.kubelet_log;
     s->dry_run = s->dry_run || f->dry_run;
     if (a->skip_given) /* kubeadm: --skip-phases, when given, instead of skipPhases */
-        s->skip = f->skip;
+        s->skip = f->skip, s->skip_prepare = f->skip_prepare;
     s->only = f->only;
     s->tls_bootstrap = f->tls_bootstrap;
     s->bootstrap = f->bootstrap;
@@ -554,36 +555,11 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
     if (*argc < 2 || strcmp(argv[1], "phase") != 0)
         return KJOIN_OK;
     if (*argc < 3 || argv[2][0] == '-')
-        return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase NAME: NAME is preflight, kubelet-start or "
-                                                 "kubelet-wait-bootstrap");
-    static const struct {
-        const char *name;
-        unsigned steps;
-    } prepare[] = {{"control-plane-prepare", KJOIN_PREPARE_ALL}, {"control-plane-prepare/all", KJOIN_PREPARE_ALL},
-                   {"control-plane-prepare/download-certs", KJOIN_PREPARE_DOWNLOAD_CERTS},
-                   {"control-plane-prepare/certs", KJOIN_PREPARE_CERTS},
-                   {"control-plane-prepare/kubeconfig", KJOIN_PREPARE_KUBECONFIG},
-                   {"control-plane-prepare/control-plane", KJOIN_PREPARE_CONTROL_PLANE}};
-    kjoin_code rc = kjoin_phases_parse(argv[2], only, err);
-    bool known = *only && !(*only & KJOIN_PHASES_CONTROL_PLANE) && !strchr(argv[2], ',');
-    /* kubeadm 1.37's control-plane-join is mark-control-plane alone (etcd-join is a phase of its own) */
-    if (!rc && (!strcmp(argv[2], "control-plane-join/mark-control-plane") || !strcmp(argv[2], "control-plane-join") ||
-                !strcmp(argv[2], "control-plane-join/all")))
-        known = true;
-    if (!rc && !strcmp(argv[2], "control-plane-join/etcd")) /* kubeadm's name for it before 1.31 */
-        known = true, *only = KJOIN_PHASE_ETCD_JOIN;
-    if (!rc && (!strcmp(argv[2], "etcd-join") || !strcmp(argv[2], "wait-control-plane")))
-        known = true;
-    for (size_t i = 0; !rc && i < sizeof(prepare) / sizeof(prepare[0]); i++)
-        if (!strcmp(argv[2], prepare[i].name))
-            known = true, *steps = prepare[i].steps;
-    if (!rc && !known)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: one phase: preflight, kubelet-start, "
-                                               "kubelet-wait-bootstrap, control-plane-prepare (/all, "
-                                               "/download-certs, /certs, /kubeconfig, /control-plane), etcd-join, "
-                                               "control-plane-join (/all, /mark-control-plane) or wait-control-plane (the "
-                                               "control-plane join's other "
-                                               "steps are not there yet)", argv[2]);
+        return kjoin_phase_lookup("NAME", 4, only, steps, err); /* the message lists them */
+    kjoin_code rc = strchr(argv[2], ',') ? kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase NAME runs one phase")
+                                         : kjoin_phase_lookup(argv[2], strlen(argv[2]), only, steps, err);
+    if (!rc && !*only) /* check-etcd: kjoin has no step of its own for it */
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: kjoin checks etcd within etcd-join", argv[2]);
     for (int i = 1; !rc && i + 2 <= *argc; i++)
         argv[i] = argv[i + 2];
     if (!rc)

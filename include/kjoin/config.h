@@ -39,7 +39,7 @@ typedef struct kjoin_join_config {
     size_t n_taints;
     char **extra_args;         /* nodeRegistration.kubeletExtraArgs as "name=value" */
     size_t n_extra_args;
-    /* controlPlane: a control-plane join (so far its control-plane-prepare phase). */
+    /* controlPlane: a control-plane join. */
     char *advertise_address;   /* controlPlane.localAPIEndpoint.advertiseAddress */
     bool has_certificate_key;  /* controlPlane.certificateKey given: */
     kjoin_certificate_key certificate_key; /* a secret, wiped on release */

@@ -85,6 +85,13 @@ kjoin_code kjoin_kubeconfig_emit_kubelet(const char *server, const char *ca_pem,
 kjoin_code kjoin_kubeconfig_replace_ca(const char *text, size_t len, const void *ca_pem, size_t ca_len, char **out,
                                        size_t *out_len, kjoin_err *err);
 
+/* The same for the current cluster's server: server (an https URL) in place
+ * of the one there, every other byte kept, checked the same way. kubeadm's
+ * control-plane node points its kubelet at its own API server so.
+ * Errors: KJOIN_E_USAGE (malformed, no server, not a URL), KJOIN_E_OTHER. */
+kjoin_code kjoin_kubeconfig_replace_server(const char *text, size_t len, const char *server, char **out,
+                                           size_t *out_len, kjoin_err *err);
+
 /* Checks that a kubeconfig may be published: no user entries and no
  * credential anywhere (token, tokenFile, client keys and certificates,
  * username, password, exec, auth-provider), naming the first one found by

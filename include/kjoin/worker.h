@@ -18,18 +18,15 @@ enum {
     KJOIN_PHASE_KUBELET_START = 2,
     KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP = 4,
     KJOIN_PHASE_ALL = 7, /* a worker's */
-    /* A control-plane join's first phase (so far its download-certs,
-     * certs and kubeconfig steps, and only as the one phase run: kjoin
-     * join phase). */
+    /* A control-plane join's phases, in the order they run with the
+     * worker's: control-plane-prepare (its steps below), kubelet-start,
+     * etcd-join (control-plane-join/etcd before 1.31's kubeadm: the member
+     * added, etcd.yaml, the learner promoted), kubelet-wait-bootstrap,
+     * control-plane-join (mark-control-plane), wait-control-plane (this
+     * node's API server, controller manager and scheduler healthy). */
     KJOIN_PHASE_CONTROL_PLANE_PREPARE = 8,
-    /* Its control-plane-join phase: so far its mark-control-plane step,
-     * as the one phase run. */
     KJOIN_PHASE_CONTROL_PLANE_JOIN = 16,
-    /* Its etcd-join phase (control-plane-join/etcd before 1.31's kubeadm):
-     * the member added, etcd.yaml, the learner promoted; as the one phase. */
     KJOIN_PHASE_ETCD_JOIN = 32,
-    /* Its wait-control-plane: this node's API server, controller manager and
-     * scheduler healthy; as the one phase. */
     KJOIN_PHASE_WAIT_CONTROL_PLANE = 64,
     KJOIN_PHASES_CONTROL_PLANE = 120
 };
@@ -43,10 +40,15 @@ enum {
     KJOIN_PREPARE_ALL = 15
 };
 
-/* Adds the phases a comma-separated list names (kubeadm's names; its
- * control-plane phases are accepted and mean nothing on a worker) to *mask.
- * Errors: KJOIN_E_USAGE for a name kubeadm does not have. */
-kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err);
+/* One phase by kubeadm's name, a sub-phase's among them: its bit (0 for
+ * check-etcd, which kjoin has no step for) and, for a step of
+ * control-plane-prepare, that step (*steps; 0 for the whole phase).
+ * Errors: KJOIN_E_USAGE for a name kubeadm's join does not have. */
+kjoin_code kjoin_phase_lookup(const char *name, size_t len, unsigned *bit, unsigned *steps, kjoin_err *err);
+/* Adds the phases a comma-separated list names to *mask, and the steps of
+ * control-plane-prepare it names to *steps (kubeadm's --skip-phases; the
+ * control-plane phases mean nothing on a worker). Errors: as above. */
+kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, unsigned *steps, kjoin_err *err);
 /* The name of one phase bit. */
 const char *kjoin_phase_name(unsigned phase);
 
@@ -62,13 +64,14 @@ typedef struct kjoin_worker_spec {
                                         * node_name, ca_cert_path, kubeconfig_out, timeout and log are taken from
                                         * the fields above */
     unsigned skip;                     /* KJOIN_PHASE_* not to run; skipping kubelet-start skips the wait too */
+    unsigned skip_prepare;             /* KJOIN_PREPARE_*: control-plane-prepare's steps not to run */
     unsigned only;                     /* one phase alone (kjoin join phase NAME); 0: all but skip */
     bool ca_with_discovery;            /* discovery alone also writes the CA to node.paths.ca_cert_path (kubeadm
                                         * writes it only in kubelet-start) */
     bool dry_run;                      /* as kubeadm's: preflight, discovery and the cluster checks run; the files
                                         * are shown (outcome.planned), none written, nothing started */
     const char *join_id;               /* recorded for reset and sent as Audit-ID */
-    bool control_plane;                /* kubeadm's control-plane join: so far only control-plane-prepare alone */
+    bool control_plane;                /* kubeadm's control-plane join: its phases too */
     unsigned prepare;                  /* KJOIN_PREPARE_*: control-plane-prepare's steps to run; 0: all */
     const kjoin_certificate_key *certificate_key; /* opens the kubeadm-certs Secret; NULL: download-certs is
                                         * skipped (as kubeadm's), the shared CAs must be on disk already */
@@ -99,6 +102,9 @@ typedef struct kjoin_worker_outcome {
     kjoin_etcd_join_result etcd;                        /* etcd-join */
     kjoin_wait_control_plane_result control_plane_health; /* wait-control-plane */
     bool marked;                       /* control-plane-join's mark-control-plane */
+    char *local_bootstrap;             /* a control-plane node's bootstrap kubeconfig, its server this node's own API
+                                        * server (kubeadm from 1.33): holds the token */
+    size_t local_bootstrap_len;
     unsigned ran;                      /* the phases that ran to the end */
     int64_t phase_ms[7];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
                                         * control-plane-join, etcd-join, wait-control-plane

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <kjoin/kubeconfig.h>
 #include <kjoin/patch.h>
 #include <kjoin/worker.h>
 
@@ -216,7 +217,12 @@ static kjoin_code run_mark(worker_run *r, kjoin_err *err)
     return rc;
 }
 
-static unsigned prepare_steps(const worker_run *r) { return r->spec->prepare ? r->spec->prepare : KJOIN_PREPARE_ALL; }
+/* control-plane-prepare's steps: those asked for (all by default) but those skipped. */
+static unsigned prepare_steps_of(const kjoin_worker_spec *s)
+{
+    return (s->prepare ? s->prepare : KJOIN_PREPARE_ALL) & ~s->skip_prepare;
+}
+static unsigned prepare_steps(const worker_run *r) { return prepare_steps_of(r->spec); }
 
 /* As kubeadm's: without a certificate key the shared CAs must be on disk
  * already, and download-certs has nothing to do. */
@@ -233,7 +239,35 @@ static bool wants_address(const worker_run *r)
     bool prepared = (r->phases & KJOIN_PHASE_CONTROL_PLANE_PREPARE) &&
                     (wants_node_certs(r) || wants_kubeconfigs(r) || wants_manifests(r));
     return r->spec->control_plane &&
-           ((r->phases & (KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_ETCD_JOIN | KJOIN_PHASE_WAIT_CONTROL_PLANE)) || prepared);
+           ((r->phases & (KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_KUBELET_START | KJOIN_PHASE_ETCD_JOIN |
+                          KJOIN_PHASE_WAIT_CONTROL_PLANE)) ||
+            prepared);
+}
+
+/* kubeadm from 1.33 (ControlPlaneKubeletLocalMode, on by default, then
+ * always): a control-plane node's kubelet bootstraps through, and then
+ * talks to, this node's own API server, which etcd-join brings up. */
+static bool kubelet_local(const worker_run *r)
+{
+    return r->spec->control_plane && r->cluster && (!r->cluster->minor || r->cluster->minor >= 33); /* 0: the newest */
+}
+
+static kjoin_code run_kubelet_local(worker_run *r, kjoin_err *err)
+{
+    const char *addr = r->out->advertise_address;
+    bool v6 = strchr(addr, ':') != NULL;
+    char server[128];
+    snprintf(server, sizeof(server), "https://%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "",
+             r->spec->bind_port ? r->spec->bind_port : 6443);
+    kjoin_node_join *n = &r->out->node;
+    kjoin_code rc = kjoin_kubeconfig_replace_server(n->bootstrap_kubeconfig, n->bootstrap_len, server,
+                                                    &r->out->local_bootstrap, &r->out->local_bootstrap_len, err);
+    if (!rc) {
+        n->bootstrap_kubeconfig = r->out->local_bootstrap;
+        n->bootstrap_len = r->out->local_bootstrap_len;
+        logf_(r, 0, "[kubelet-start] The kubelet bootstraps through this node's own API server at %s", server);
+    }
+    return rc;
 }
 
 /* The node's API server address: as given, or the one it reaches the
@@ -399,6 +433,7 @@ static const step steps[] = {
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_manifests, run_manifests},
     {"check-etcd", 0, 0, NULL, NULL},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, kubelet_local, run_kubelet_local},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, dry, run_plan},
     {NULL, 0, NEEDS_DISCOVERY, discovery_alone, run_write_discovered},
@@ -439,19 +474,56 @@ static unsigned needs_of_run(const worker_run *r)
 
 /* ---- the phases asked for ----------------------------------------------- */
 
-kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err)
+/* kubeadm's phase names, its sub-phases among them, and what each runs. */
+static const struct {
+    const char *name;
+    unsigned bit, steps; /* steps: of control-plane-prepare; 0: the whole phase */
+} phase_names[] = {
+    {"preflight", KJOIN_PHASE_PREFLIGHT, 0},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, 0},
+    {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0},
+    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, 0},
+    {"control-plane-prepare/all", KJOIN_PHASE_CONTROL_PLANE_PREPARE, 0},
+    {"control-plane-prepare/download-certs", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_DOWNLOAD_CERTS},
+    {"control-plane-prepare/certs", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_CERTS},
+    {"control-plane-prepare/kubeconfig", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_KUBECONFIG},
+    {"control-plane-prepare/control-plane", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_CONTROL_PLANE},
+    {"check-etcd", 0, 0}, /* kubeadm's check that etcd is local: nothing kjoin does apart */
+    {"etcd-join", KJOIN_PHASE_ETCD_JOIN, 0},
+    {"control-plane-join/etcd", KJOIN_PHASE_ETCD_JOIN, 0}, /* its name before kubeadm 1.31 */
+    /* kubeadm 1.37's control-plane-join is mark-control-plane alone */
+    {"control-plane-join", KJOIN_PHASE_CONTROL_PLANE_JOIN, 0},
+    {"control-plane-join/all", KJOIN_PHASE_CONTROL_PLANE_JOIN, 0},
+    {"control-plane-join/mark-control-plane", KJOIN_PHASE_CONTROL_PLANE_JOIN, 0},
+    {"wait-control-plane", KJOIN_PHASE_WAIT_CONTROL_PLANE, 0},
+};
+
+kjoin_code kjoin_phase_lookup(const char *name, size_t len, unsigned *bit, unsigned *prepare, kjoin_err *err)
+{
+    for (size_t i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
+        if (strlen(phase_names[i].name) == len && !strncmp(name, phase_names[i].name, len)) {
+            *bit = phase_names[i].bit;
+            *prepare = phase_names[i].steps;
+            return KJOIN_OK;
+        }
+    return kjoin_err_set(err, KJOIN_E_USAGE, "unknown phase \"%.*s\"; kubeadm's join has preflight, "
+                         "control-plane-prepare (/all, /download-certs, /certs, /kubeconfig, /control-plane), "
+                         "check-etcd, kubelet-start, etcd-join, kubelet-wait-bootstrap, control-plane-join (/all, "
+                         "/mark-control-plane) and wait-control-plane", (int)(len > 60 ? 60 : len), name);
+}
+
+kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, unsigned *prepare, kjoin_err *err)
 {
     for (const char *p = list; p && *p;) {
-        size_t len = strcspn(p, ","), base = strcspn(p, ",/"); /* "control-plane-prepare/all" */
-        bool known = false;
-        for (size_t i = 0; i < N_STEPS; i++)
-            if (steps[i].phase && strlen(steps[i].phase) == base && strncmp(p, steps[i].phase, base) == 0) {
-                known = true;
-                *mask |= steps[i].bit;
-            }
-        if (len && !known)
-            return kjoin_err_set(err, KJOIN_E_USAGE, "unknown phase \"%.*s\"; a worker join has preflight, "
-                                 "kubelet-start and kubelet-wait-bootstrap", (int)(len > 60 ? 60 : len), p);
+        size_t len = strcspn(p, ",");
+        unsigned bit = 0, one = 0;
+        kjoin_code rc = len ? kjoin_phase_lookup(p, len, &bit, &one, err) : KJOIN_OK;
+        if (rc)
+            return rc;
+        if (one)
+            *prepare |= one;
+        else
+            *mask |= bit;
         p += len + (p[len] == ',');
     }
     return KJOIN_OK;
@@ -459,9 +531,9 @@ kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err)
 
 const char *kjoin_phase_name(unsigned phase)
 {
-    for (size_t i = 0; i < N_STEPS; i++)
-        if (steps[i].phase && steps[i].bit == phase)
-            return steps[i].phase;
+    for (size_t i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
+        if (phase_names[i].bit == phase)
+            return phase_names[i].name;
     return "?";
 }
 
@@ -484,15 +556,13 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
             return kjoin_err_set(err, KJOIN_E_USAGE, "`%s` is empty", paths[i].field);
     if (s->only & (s->only - 1) || s->only & ~(unsigned)(KJOIN_PHASE_ALL | KJOIN_PHASES_CONTROL_PLANE))
         return kjoin_err_set(err, KJOIN_E_USAGE, "`only` names one phase");
-    if (s->control_plane != !!(s->only & KJOIN_PHASES_CONTROL_PLANE) &&
-        !(s->control_plane && s->only == KJOIN_PHASE_PREFLIGHT))
-        return kjoin_err_set(err, KJOIN_E_USAGE, s->control_plane
-                                 ? "a control-plane join runs only its preflight, control-plane-prepare (download-certs, "
-                                   "certs, kubeconfig, control-plane), etcd-join, control-plane-join "
-                                   "(mark-control-plane) and wait-control-plane phases so far, each "
-                                   "as the one phase (`only`); join the node with kubeadm"
-                                 : "control-plane-prepare and control-plane-join are a control-plane join's phases: set "
-                                   "`control_plane`");
+    if (!s->control_plane && (s->only & KJOIN_PHASES_CONTROL_PLANE))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s is a control-plane join's phase: set `control_plane`",
+                             kjoin_phase_name(s->only));
+    if (s->control_plane && s->only & (KJOIN_PHASE_KUBELET_START | KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "a control-plane node's %s runs within its whole join, not alone "
+                                                 "(its kubelet needs the manifests and the etcd member)",
+                             kjoin_phase_name(s->only));
     if (s->control_plane && !s->certificate_key && s->prepare == KJOIN_PREPARE_DOWNLOAD_CERTS)
         return kjoin_err_set(err, KJOIN_E_USAGE, "download-certs needs `certificate_key`, the key kubeadm init "
                                                  "--upload-certs printed");
@@ -514,7 +584,10 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
         return kjoin_err_set(err, KJOIN_E_USAGE, "`tls_bootstrap` writes the node's files: not with `dry_run`");
     if (skip & KJOIN_PHASE_KUBELET_START)
         skip |= KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP;
-    *out = s->only ? s->only : KJOIN_PHASE_ALL & ~skip;
+    unsigned all = KJOIN_PHASE_ALL | (s->control_plane ? KJOIN_PHASES_CONTROL_PLANE : 0);
+    if (!prepare_steps_of(s))
+        skip |= KJOIN_PHASE_CONTROL_PLANE_PREPARE;
+    *out = s->only ? s->only : all & ~skip;
     return KJOIN_OK;
 }
 
@@ -560,6 +633,8 @@ void kjoin_worker_outcome_release(kjoin_worker_outcome *o)
     o->patches = NULL;
     free((void *)o->node.ca_pem);
     o->node.ca_pem = NULL;
+    kjoin_free_wiped(o->local_bootstrap, o->local_bootstrap_len);
+    o->local_bootstrap = NULL;
     o->node.bootstrap_kubeconfig = NULL;
 }
 

@@ -480,21 +480,27 @@ t_token_kubeadm_command_lines() {
   kj 2 join phase control-plane-prepare/certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane \
     --apiserver-advertise-address=10.0.0.2.1 || return 1
   err_has 'the API server'"'"'s advertise address "10.0.0.2.1" is not an IP address' || return 1
-  # A control-plane join is so far its control-plane-prepare phase alone (download-certs with a key, certs).
+  # The whole control-plane join: a key that is none, a dry run (none yet), its kubelet-start alone.
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$C/token" || return 1
   err_has "must be 64 hex digits" || return 1
-  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "a control-plane join runs only its preflight, control-plane-prepare (download-certs, certs, kubeconfig, control-plane), etcd-join, control-plane-join (mark-control-plane) and wait-control-plane phases so far" || return 1
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --dry-run || return 1
+  err_has "the control-plane phases have no dry run yet" || return 1
+  kj 2 join phase kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  err_has "a control-plane node's kubelet-start runs within its whole join, not alone" || return 1
+  kj 2 join phase check-etcd $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  err_has "kjoin join phase check-etcd: kjoin checks etcd within etcd-join" || return 1
+  kj 2 join --skip-phases control-plane-prepare/etcd $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  err_has 'unknown phase "control-plane-prepare/etcd"' || return 1
   kj 2 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" "--certificate-key=0123" || return 1
   err_has "--certificate-key is for a control-plane join: add --control-plane" || return 1
   kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
-  err_has "control-plane-prepare and control-plane-join are a control-plane join's phases: set --control-plane" || return 1
+  err_has "control-plane-prepare is a control-plane join's phase: set --control-plane" || return 1
   kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
   err_has "download-certs needs --certificate-key" || return 1
   kj 2 join phase control-plane-prepare/nonexistent $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "the control-plane join's other steps are not there yet" || return 1
+  err_has 'unknown phase "control-plane-prepare/nonexistent"' || return 1
   kj 2 join phase control-plane-join/update-status $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
-  err_has "control-plane-join (/all, /mark-control-plane) or wait-control-plane (the control-plane join's other steps are not there yet)" || return 1
+  err_has "control-plane-join (/all, /mark-control-plane) and wait-control-plane" || return 1
   # kubeadm 1.37's control-plane-join (and /all) is its mark-control-plane: accepted, refused here for its dry run
   kj 2 join phase control-plane-join/all $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --dry-run || return 1
   err_has "the control-plane phases have no dry run yet" || return 1

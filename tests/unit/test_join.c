@@ -222,25 +222,41 @@ static void test_inputs_checked_against_each_other(void **state)
 static void test_phases(void **state)
 {
     (void)state;
-    unsigned m = 0;
+    unsigned m = 0, steps = 0;
     kjoin_err err;
-    assert_int_equal(kjoin_phases_parse("preflight,kubelet-start", &m, &err), KJOIN_OK);
+    assert_int_equal(kjoin_phases_parse("preflight,kubelet-start", &m, &steps, &err), KJOIN_OK);
     assert_int_equal(m, KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_KUBELET_START);
     m = 0;
-    assert_int_equal(kjoin_phases_parse("control-plane-prepare/all,control-plane-join,kubelet-wait-bootstrap", &m, &err),
+    assert_int_equal(kjoin_phases_parse("control-plane-prepare/all,control-plane-join,kubelet-wait-bootstrap", &m,
+                                        &steps, &err),
                      KJOIN_OK);
     assert_int_equal(m, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP | KJOIN_PHASE_CONTROL_PLANE_PREPARE |
                             KJOIN_PHASE_CONTROL_PLANE_JOIN);
-    const char *bad[] = {"kubelet", "preflight,kubelet-strat", "Preflight", "kubelet-start-x", "preflight/all/x,x"};
+    assert_int_equal(steps, 0);
+    /* A sub-phase of control-plane-prepare is that step, not the phase; the
+     * older name of etcd-join and check-etcd (no step of kjoin's) are kubeadm's. */
+    m = 0;
+    assert_int_equal(kjoin_phases_parse("control-plane-prepare/download-certs,control-plane-prepare/control-plane,"
+                                        "control-plane-join/etcd,check-etcd",
+                                        &m, &steps, &err),
+                     KJOIN_OK);
+    assert_int_equal(m, KJOIN_PHASE_ETCD_JOIN);
+    assert_int_equal(steps, KJOIN_PREPARE_DOWNLOAD_CERTS | KJOIN_PREPARE_CONTROL_PLANE);
+    const char *bad[] = {"kubelet", "preflight,kubelet-strat", "Preflight", "kubelet-start-x", "preflight/all/x,x",
+                         "control-plane-prepare/etcd", "control-plane-join/update-status", "kubelet-start/all"};
     for (size_t i = 0; i < TU_LEN(bad); i++) {
         m = 0;
-        if (kjoin_phases_parse(bad[i], &m, &err) != KJOIN_E_USAGE)
+        if (kjoin_phases_parse(bad[i], &m, &steps, &err) != KJOIN_E_USAGE)
             fail_msg("\"%s\" accepted", bad[i]);
         assert_non_null(strstr(err.msg, "unknown phase"));
     }
-    m = 0;
-    assert_int_equal(kjoin_phases_parse("", &m, &err), KJOIN_OK);
-    assert_int_equal(m, 0);
+    m = steps = 0;
+    assert_int_equal(kjoin_phases_parse("", &m, &steps, &err), KJOIN_OK);
+    assert_int_equal(m | steps, 0);
+    unsigned bit, one;
+    assert_int_equal(kjoin_phase_lookup("wait-control-plane", 18, &bit, &one, &err), KJOIN_OK);
+    assert_int_equal(bit, KJOIN_PHASE_WAIT_CONTROL_PLANE);
+    assert_string_equal(kjoin_phase_name(KJOIN_PHASE_ETCD_JOIN), "etcd-join");
     assert_string_equal(kjoin_phase_name(KJOIN_PHASE_KUBELET_START), "kubelet-start");
 }
 

@@ -332,6 +332,47 @@ static void test_replace_ca_refusals(void **state)
     }
 }
 
+/* A control-plane node's bootstrap kubeconfig: the current cluster's server
+ * replaced (an IPv6 URL's brackets too), the token and CA kept; a value
+ * that is no https URL, or would end the scalar early, is refused. */
+static void test_replace_server(void **state)
+{
+    (void)state;
+    const char *doc = "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: UEVNCg==\n"
+                      "    server: https://cp.example:6443\n  name: kubernetes\ncontexts:\n- context: {cluster: kubernetes, "
+                      "user: tls-bootstrap-token-user}\n  name: c\ncurrent-context: c\nkind: Config\nusers:\n- name: "
+                      "tls-bootstrap-token-user\n  user: {token: abcdef.0123456789abcdef}\n";
+    const char *servers[] = {"https://10.0.0.2:6443", "https://[fd00::2]:6443"};
+    for (size_t i = 0; i < TU_LEN(servers); i++) {
+        char *out = NULL;
+        size_t len = 0;
+        kjoin_err err;
+        if (kjoin_kubeconfig_replace_server(doc, strlen(doc), servers[i], &out, &len, &err))
+            fail_msg("%s: %s", servers[i], err.msg);
+        kjoin_cluster c = {0};
+        assert_int_equal(kjoin_kubeconfig_parse_cluster(out, len, &c, &err), KJOIN_OK);
+        assert_string_equal(c.server, servers[i]);
+        assert_int_equal(c.ca_len, 4);
+        kjoin_cluster_release(&c);
+        assert_non_null(strstr(out, "token: abcdef.0123456789abcdef"));
+        assert_memory_equal(out, doc, (size_t)(strstr(doc, "https://cp") - doc));
+        free(out);
+    }
+    const char *bad[] = {"http://10.0.0.2:6443", "https://a:1 #", "https://a:1\nx: y", "", "https://a:1\t"};
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        char *out = NULL;
+        size_t len = 0;
+        assert_int_equal(kjoin_kubeconfig_replace_server(doc, strlen(doc), bad[i], &out, &len, NULL), KJOIN_E_USAGE);
+        assert_null(out);
+    }
+    const char *no_server = "clusters:\n- name: c\n  cluster: {certificate-authority-data: QQ==}\n";
+    char *out = NULL;
+    size_t len = 0;
+    assert_int_equal(kjoin_kubeconfig_replace_server(no_server, strlen(no_server), "https://a:1", &out, &len, NULL),
+                     KJOIN_E_USAGE);
+    assert_null(out);
+}
+
 /* Aliases that loop, chain deeper than the text nests, or multiply the
  * document are refused by the reader every module shares (the loop once
  * overflowed the stack of the rewrite's comparison); a plain alias is read. */
@@ -390,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_discovery_file_ca_path),
         cmocka_unit_test(test_replace_ca_every_style),
         cmocka_unit_test(test_replace_ca_refusals),
+        cmocka_unit_test(test_replace_server),
     };
     return cmocka_run_group_tests_name("kubeconfig", tests, NULL, NULL);
 }
