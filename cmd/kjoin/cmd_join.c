@@ -359,15 +359,17 @@ static json_object *node_json(const kjoin_worker_outcome *w)
     const kjoin_preflight_report *pf = &w->node.report;
     json_object *node = json_object_new_object(), *phases = json_object_new_array(),
                 *findings = json_object_new_array(), *files = json_object_new_array(), *steps = json_object_new_array();
-    const unsigned bits[] = {KJOIN_PHASE_PREFLIGHT, KJOIN_PHASE_KUBELET_START, KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP,
-                             KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PHASE_CONTROL_PLANE_JOIN, KJOIN_PHASE_ETCD_JOIN,
+    /* In the order they ran (kubeadm's); phase_ms is in bit order. */
+    const unsigned bits[] = {KJOIN_PHASE_PREFLIGHT,         KJOIN_PHASE_CONTROL_PLANE_PREPARE,
+                             KJOIN_PHASE_KUBELET_START,     KJOIN_PHASE_ETCD_JOIN,
+                             KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, KJOIN_PHASE_CONTROL_PLANE_JOIN,
                              KJOIN_PHASE_WAIT_CONTROL_PLANE};
     for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
         if (!(w->ran & bits[i]))
             continue;
         json_object *p = json_object_new_object();
         json_object_object_add(p, "name", json_object_new_string(kjoin_phase_name(bits[i])));
-        json_object_object_add(p, "elapsedMs", json_object_new_int64(w->phase_ms[i]));
+        json_object_object_add(p, "elapsedMs", json_object_new_int64(w->phase_ms[__builtin_ctz(bits[i])]));
         json_object_array_add(phases, p);
     }
     for (size_t i = 0; i < pf->n; i++) {

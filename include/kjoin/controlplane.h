@@ -334,6 +334,7 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
 
 #define KJOIN_CP_RECORD_NAME "kjoin-control-plane.json" /* in the kubeconfig directory */
 #define KJOIN_CP_RECORD_FILES 48
+#define KJOIN_CP_RECORD_DIRS 8
 typedef struct kjoin_cp_record {
     size_t n_files;
     struct {
@@ -345,6 +346,8 @@ typedef struct kjoin_cp_record {
     char cert_dir[1024];               /* where its client certificates are */
     char etcd_data_dir[1024];
     bool data_dir_made;                /* etcd-join made the data directory */
+    size_t n_dirs;
+    char dirs[KJOIN_CP_RECORD_DIRS][4096]; /* each directory a step made (removed again when empty) */
 } kjoin_cp_record;
 
 /* The record (untrusted: clean absolute paths, digests, an https peer URL,
@@ -357,6 +360,8 @@ kjoin_code kjoin_cp_record_read(const char *kubernetes_dir, kjoin_cp_record *out
  * record in kubernetes_dir (made when missing). Errors: KJOIN_E_USAGE,
  * KJOIN_E_OUTPUT. */
 kjoin_code kjoin_cp_record_files(const char *kubernetes_dir, const char *const *paths, size_t n, kjoin_err *err);
+/* Adds the directories at paths, which a step made, to the record. */
+kjoin_code kjoin_cp_record_dirs(const char *kubernetes_dir, const char *const *paths, size_t n, kjoin_err *err);
 /* Records the etcd member added (before its manifest is written). */
 kjoin_code kjoin_cp_record_etcd(const char *kubernetes_dir, const char *peer, const char *id, const char *cert_dir,
                                 const char *data_dir, bool data_dir_made, kjoin_err *err);
@@ -375,8 +380,8 @@ typedef struct kjoin_cp_reset_result {
     bool member_removed;               /* it is out of the cluster (or was already) */
     char why_not[600];                 /* why it could not be removed */
     size_t n_removed, n_left;
-    char removed[KJOIN_CP_RECORD_FILES + 2][1100];
-    char left[KJOIN_CP_RECORD_FILES + 2][1200]; /* "path: why" */
+    char removed[KJOIN_CP_RECORD_FILES + KJOIN_CP_RECORD_DIRS + 2][1100];
+    char left[KJOIN_CP_RECORD_FILES + KJOIN_CP_RECORD_DIRS + 2][1200]; /* "path: why" */
 } kjoin_cp_reset_result;
 
 /* kubeadm reset's first step: this node's etcd member out of the cluster
@@ -385,7 +390,8 @@ typedef struct kjoin_cp_reset_result {
  * error, as kubeadm reports it: the rest of the reset goes on. */
 kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err);
 /* Then, after the kubelet stopped: each recorded file that still holds what
- * was written, the etcd data directory the join made, and the record.
+ * was written, the etcd data directory the join made, the record, and each
+ * directory the join made that is empty then.
  * Errors: KJOIN_E_USAGE (a record not kjoin's). */
 kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err);
 

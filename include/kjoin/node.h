@@ -42,7 +42,7 @@ typedef struct kjoin_preflight_finding {
 typedef struct kjoin_preflight_report {
     size_t n;
     kjoin_preflight_finding items[KJOIN_PREFLIGHT_MAX];
-    char cri_socket[320];       /* the runtime's endpoint, "unix:///run/containerd/containerd.sock" */
+    char cri_socket[320];       /* the runtime's endpoint, "unix:///var/run/containerd/containerd.sock" */
     char kubelet[4096];         /* the kubelet binary found */
     char kubelet_version[64];   /* "v1.37.2" */
     int kubelet_minor;          /* 37; 0 when unknown */

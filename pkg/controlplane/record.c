@@ -1,11 +1,14 @@
 /* What a control-plane join made, for kjoin reset: the files each step
- * wrote (with their digests), the etcd member it added and the data
- * directory it made. Kept in the kubeconfig directory next to the worker's
+ * wrote (with their digests), the directories it made, the etcd member it
+ * added and the data directory it made. Kept in the kubeconfig directory next to the worker's
  * join record, 0600, written atomically; read back as untrusted. */
 #include <kjoin/controlplane.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -33,7 +36,8 @@ static const char *str_of(json_object *o, const char *k)
 kjoin_code kjoin_cp_record_parse(const char *text, size_t len, kjoin_cp_record *out, kjoin_err *err)
 {
     json_tokener *tok = json_tokener_new_ex(8);
-    json_object *o = tok && len <= RECORD_MAX ? json_tokener_parse_ex(tok, text, (int)len) : NULL, *files, *etcd;
+    json_object *o = tok && len <= RECORD_MAX ? json_tokener_parse_ex(tok, text, (int)len) : NULL, *files = NULL,
+                *etcd;
     bool whole = tok && json_tokener_get_error(tok) == json_tokener_success && json_tokener_get_parse_end(tok) == len;
     json_tokener_free(tok);
     kjoin_code rc = KJOIN_OK;
@@ -55,6 +59,19 @@ kjoin_code kjoin_cp_record_parse(const char *text, size_t len, kjoin_cp_record *
             snprintf(out->files[i].sha256, sizeof(out->files[i].sha256), "%s", sum);
             out->n_files = i + 1;
         }
+    }
+    json_object *dirs;
+    if (!rc && json_object_object_get_ex(o, "dirs", &dirs) &&
+        (!json_object_is_type(dirs, json_type_array) || json_object_array_length(dirs) > KJOIN_CP_RECORD_DIRS))
+        rc = kjoin_err_set(err, BAD, "the control-plane record's dirs are not a list of at most %d",
+                           KJOIN_CP_RECORD_DIRS);
+    for (size_t i = 0; !rc && dirs && i < json_object_array_length(dirs); i++) {
+        json_object *d = json_object_array_get_idx(dirs, i);
+        const char *path = json_object_is_type(d, json_type_string) ? json_object_get_string(d) : NULL;
+        if (!path || !clean_path(path) || !strcmp(path, "/"))
+            rc = kjoin_err_set(err, BAD, "the control-plane record's directory %zu is no clean absolute path", i + 1);
+        else
+            snprintf(out->dirs[out->n_dirs++], sizeof(out->dirs[0]), "%s", path);
     }
     if (!rc && json_object_object_get_ex(o, "etcd", &etcd)) {
         const char *peer = str_of(etcd, "peerURL"), *id = str_of(etcd, "memberID"), *certs = str_of(etcd, "certificatesDir"),
@@ -109,6 +126,12 @@ static kjoin_code write_record(const char *kubernetes_dir, const kjoin_cp_record
         json_object_array_add(files, f);
     }
     json_object_object_add(o, "files", files);
+    if (r->n_dirs) {
+        json_object *dirs = json_object_new_array();
+        for (size_t i = 0; i < r->n_dirs; i++)
+            json_object_array_add(dirs, json_object_new_string(r->dirs[i]));
+        json_object_object_add(o, "dirs", dirs);
+    }
     if (*r->etcd_peer) {
         json_object *e = json_object_new_object();
         json_object_object_add(e, "peerURL", json_object_new_string(r->etcd_peer));
@@ -174,6 +197,28 @@ kjoin_code kjoin_cp_record_files(const char *kubernetes_dir, const char *const *
     return rc;
 }
 
+kjoin_code kjoin_cp_record_dirs(const char *kubernetes_dir, const char *const *paths, size_t n, kjoin_err *err)
+{
+    kjoin_cp_record *r;
+    kjoin_code rc = n ? load(kubernetes_dir, &r, err) : KJOIN_OK;
+    if (rc || !n)
+        return rc;
+    for (size_t i = 0; !rc && i < n; i++) {
+        size_t k = 0;
+        while (k < r->n_dirs && strcmp(r->dirs[k], paths[i]))
+            k++;
+        if (k == KJOIN_CP_RECORD_DIRS)
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "the control-plane record holds %d directories at most",
+                               KJOIN_CP_RECORD_DIRS);
+        else if (k == r->n_dirs)
+            snprintf(r->dirs[r->n_dirs++], sizeof(r->dirs[0]), "%s", paths[i]);
+    }
+    if (!rc)
+        rc = write_record(kubernetes_dir, r, err);
+    free(r);
+    return rc;
+}
+
 kjoin_code kjoin_cp_record_etcd(const char *kubernetes_dir, const char *peer, const char *id, const char *cert_dir,
                                 const char *data_dir, bool data_dir_made, kjoin_err *err)
 {
@@ -194,14 +239,19 @@ kjoin_code kjoin_cp_record_etcd(const char *kubernetes_dir, const char *peer, co
 
 static void note(char (*list)[1100], size_t *n, const char *path)
 {
-    if (*n < KJOIN_CP_RECORD_FILES + 2)
+    if (*n < KJOIN_CP_RECORD_FILES + KJOIN_CP_RECORD_DIRS + 2)
         snprintf(list[(*n)++], 1100, "%.1000s", path);
 }
 
 static void note_left(kjoin_cp_reset_result *out, const char *path, const char *why)
 {
-    if (out->n_left < KJOIN_CP_RECORD_FILES + 2)
+    if (out->n_left < KJOIN_CP_RECORD_FILES + KJOIN_CP_RECORD_DIRS + 2)
         snprintf(out->left[out->n_left++], sizeof(out->left[0]), "%.600s: %.500s", path, why);
+}
+
+static int longer_first(const void *a, const void *b)
+{
+    return (int)strlen((const char *)b) - (int)strlen((const char *)a);
 }
 
 /* Removes path when it still holds what was written (sha256). */
@@ -263,6 +313,24 @@ kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_res
         if (!(rc = kjoin_safedir_open(s->kubernetes_dir, 0, &d, err)) &&
             !(rc = kjoin_safedir_unlink(&d, KJOIN_CP_RECORD_NAME, err)))
             note(out->removed, &out->n_removed, path);
+        kjoin_safedir_close(&d);
+    }
+    /* The directories the join made, deepest first, when nothing else is in them. */
+    qsort(rec->dirs, rec->n_dirs, sizeof(rec->dirs[0]), longer_first);
+    for (size_t i = 0; !rc && found && i < rec->n_dirs; i++) {
+        kjoin_safedir d;
+        const char *name;
+        kjoin_err e;
+        struct stat st;
+        if (lstat(rec->dirs[i], &st) != 0 && errno == ENOENT)
+            continue;
+        if (kjoin_safedir_open_parent(rec->dirs[i], &d, &name, &e))
+            note_left(out, rec->dirs[i], e.msg);
+        else if (unlinkat(d.fd, name, AT_REMOVEDIR) == 0)
+            note(out->removed, &out->n_removed, rec->dirs[i]);
+        else if (errno != ENOENT)
+            note_left(out, rec->dirs[i], errno == ENOTEMPTY ? "not empty: it holds files the join did not make"
+                                                            : strerror(errno));
         kjoin_safedir_close(&d);
     }
     free(rec);

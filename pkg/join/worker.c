@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <kjoin/kubeconfig.h>
@@ -33,6 +34,7 @@ typedef struct worker_run {
     size_t ca_len;
     kjoin_cluster_configuration *cluster; /* a control-plane join's: the cluster's ClusterConfiguration */
     char cert_dir[1024];       /* and its certificatesDir */
+    bool dir_was_there[4];     /* the directories a control-plane step may make (cp_dir), before the first */
 } worker_run;
 
 typedef struct step {
@@ -173,6 +175,20 @@ static int64_t time_left(const worker_run *r)
     return left > 0 ? left : 1;
 }
 
+/* The directories a control-plane step may make: the kubeconfig directory,
+ * the certificates directory and its etcd/, the manifests directory. */
+static void cp_dir(const worker_run *r, size_t i, char *out, size_t cap)
+{
+    const char *base = i == 1 || i == 2 ? r->cert_dir : r->spec->node.paths.kubernetes_dir;
+    snprintf(out, cap, "%s%s", base, i == 2 ? "/etcd" : i == 3 ? "/manifests" : "");
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* A control-plane join reads the cluster's ClusterConfiguration once, with
  * the bootstrap token: where the certificates go, what they name. */
 static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
@@ -184,10 +200,16 @@ static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
                                                 time_left(r), s->join.audit_id, s->join.log, s->join.log_ctx,
                                                 r->cluster, r->cert_dir, sizeof(r->cert_dir), err);
     memcpy(r->out->certs.cert_dir, r->cert_dir, sizeof(r->cert_dir));
+    for (size_t i = 0; !rc && i < sizeof(r->dir_was_there) / sizeof(r->dir_was_there[0]); i++) {
+        char dir[1200];
+        cp_dir(r, i, dir, sizeof(dir));
+        r->dir_was_there[i] = is_dir(dir);
+    }
     return rc;
 }
 
 static bool control_plane_phase(const worker_run *r) { return r->spec->control_plane; }
+
 
 /* kubeadm's checks before a control-plane node joins, with the cluster's
  * ClusterConfiguration and the node's address. */
@@ -283,14 +305,24 @@ static kjoin_code run_advertise_address(worker_run *r, kjoin_err *err)
                : kjoin_err_set(err, KJOIN_E_USAGE, "the advertise address is too long");
 }
 
-/* The files a control-plane step wrote, into the record kjoin reset reads
- * (what was there already and kept is not the join's). */
+/* The files a control-plane step wrote, and the directories the join has
+ * made so far, into the record kjoin reset reads (what was there already
+ * and kept is not the join's). */
 static kjoin_code record(const worker_run *r, char (*paths)[4200], size_t n, kjoin_err *err)
 {
     const char *list[KJOIN_CP_RECORD_FILES];
     for (size_t i = 0; i < n && i < KJOIN_CP_RECORD_FILES; i++)
         list[i] = paths[i];
-    return kjoin_cp_record_files(r->spec->node.paths.kubernetes_dir, list, n, err);
+    kjoin_code rc = kjoin_cp_record_files(r->spec->node.paths.kubernetes_dir, list, n, err);
+    char dirs[4][1200];
+    const char *made[4];
+    size_t m = 0;
+    for (size_t i = 0; i < 4; i++) {
+        cp_dir(r, i, dirs[i], sizeof(dirs[i]));
+        if (!r->dir_was_there[i] && is_dir(dirs[i]))
+            made[m++] = dirs[i];
+    }
+    return rc ? rc : kjoin_cp_record_dirs(r->spec->node.paths.kubernetes_dir, made, m, err);
 }
 
 /* kubeadm's certs: the node's own certificates, for its name and address. */
@@ -394,7 +426,8 @@ static kjoin_code run_etcd_join(worker_run *r, kjoin_err *err)
                               .cluster = r->cluster, .minor = r->cluster->minor, .force = s->node.force,
                               .record_dir = s->node.paths.kubernetes_dir, .timeout_ms = time_left(r),
                               .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
-    return kjoin_etcd_join(&e, &r->out->etcd, err);
+    kjoin_code rc = kjoin_etcd_join(&e, &r->out->etcd, err);
+    return rc ? rc : record(r, NULL, 0, err); /* the manifests directory, when it made it */
 }
 
 /* kubeadm's download-certs, with the token and the CA discovery verified. */

@@ -24,7 +24,8 @@
 /* kubeadm's skew: a kubelet at most three minors older than the API server. */
 #define MAX_SKEW 3
 
-static const char *const runtime_sockets[] = {"/run/containerd/containerd.sock", "/var/run/crio/crio.sock"};
+/* kubeadm's names of them (its known CRI sockets), so that the files say what kubeadm's say. */
+static const char *const runtime_sockets[] = {"/var/run/containerd/containerd.sock", "/var/run/crio/crio.sock"};
 
 static bool ignored(const char *list, const char *name)
 {

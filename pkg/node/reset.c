@@ -21,7 +21,9 @@
  * whose files are told apart by name). */
 static const char *const kubelet_made[] = {
     "checkpoints", "cpu_manager_state", "dra_manager_state", "memory_manager_state", "device-plugins",
-    "image_manager", "plugins", "plugins_registry", "pod-resources", "pods", "pods-api"};
+    "image_manager", "plugins", "plugins_registry", "pod-resources", "pods", "pods-api",
+    /* once it has run a Pod (a control-plane node's static Pods) */
+    "allocated_pods_state", "actuated_pods_state", "graceful_node_shutdown_state"};
 /* ... and in its pki directory. */
 static const char *const kubelet_pki_made[] = {"kubelet-client-*.pem", "kubelet.crt", "kubelet.key"};
 

@@ -28,7 +28,8 @@ lab_cgroups() { ls -d /sys/fs/cgroup/*/kjlab-"$1" 2>/dev/null; }
 # kubelet as /usr/bin/kubelet and $LAB_DEBS at /opt/kjoin. Its console goes
 # to $LAB_DIR/NAME/console.log. With LAB_KEEP=1 the node is not volatile:
 # what it changes stays in $LAB_DIR/NAME/keep (an overlay on the image), so
-# booting NAME again is a reboot, not a first boot.
+# booting NAME again is a reboot, not a first boot. LAB_HOSTS: more lines
+# for the node's /etc/hosts.
 lab_boot() {
   local name=$1 ip=$2 seed=$3 d=$LAB_DIR/$1; shift 3
   mkdir -p "$d"
@@ -36,7 +37,7 @@ lab_boot() {
     mkdir -p "$d/keep/upper" "$d/keep/work" "$d/keep/root" && chmod 0755 "$d/keep/upper" || return 1
   fi
   printf '[Match]\nName=host0\n\n[Network]\nAddress=%s/24\n' "$ip" >"$d/host0.network"
-  printf '127.0.0.1 localhost\n%s %s\n%s lab-control-plane\n' "$ip" "$name" "$LAB_HOST" >"$d/hosts"
+  printf '127.0.0.1 localhost\n%s %s\n%s lab-control-plane\n%s' "$ip" "$name" "$LAB_HOST" "${LAB_HOSTS:-}" >"$d/hosts"
   LAB_NODES+=("$name")
   # The launching shell moves into the node's own cgroups; nspawn keeps that unit.
   NAME=$name IMAGE=$LAB_IMAGE BRIDGE=$LAB_BRIDGE KUBELET=$KBIN/kubelet DEBS=$LAB_DEBS SEED=$seed D=$d \

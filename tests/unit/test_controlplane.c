@@ -866,8 +866,13 @@ static void test_cp_record_parse(void **state)
     assert_string_equal(r->etcd_id, "8632168133645087387");
     assert_true(r->data_dir_made);
     free(seed);
+    seed = read_all("testdata/fuzz/etcd/record-dirs.json", &len);
+    assert_int_equal(kjoin_cp_record_parse(seed + 1, len - 1, r, &err), KJOIN_OK);
+    assert_int_equal(r->n_dirs, 4);
+    assert_string_equal(r->dirs[2], "/etc/kubernetes/pki/etcd");
+    free(seed);
     const char *sum = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
-    char bad[10][600];
+    char bad[14][600];
     snprintf(bad[0], 600, "{\"kind\":\"KjoinJoinRecord\",\"files\":[]}");
     snprintf(bad[1], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"etc/x\",\"sha256\":\"%s\"}]}", sum);
     snprintf(bad[2], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"/etc/../x\",\"sha256\":\"%s\"}]}", sum);
@@ -882,7 +887,13 @@ static void test_cp_record_parse(void **state)
     /* A path that names its directory, or none, is no file the join wrote. */
     snprintf(bad[8], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"/etc/.\",\"sha256\":\"%s\"}]}", sum);
     snprintf(bad[9], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"/etc/x/\",\"sha256\":\"%s\"}]}", sum);
-    for (size_t i = 0; i < 10; i++)
+    /* Directories: clean absolute paths, never the root, a list of at most eight. */
+    snprintf(bad[10], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"dirs\":[\"/\"]}");
+    snprintf(bad[11], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"dirs\":[\"etc/kubernetes\"]}");
+    snprintf(bad[12], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"dirs\":\"/etc/kubernetes\"}");
+    snprintf(bad[13], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"dirs\":[\"/a\",\"/b\",\"/c\",\"/d\","
+                           "\"/e\",\"/f\",\"/g\",\"/h\",\"/i\"]}");
+    for (size_t i = 0; i < 14; i++)
         if (kjoin_cp_record_parse(bad[i], strlen(bad[i]), r, &err) != KJOIN_E_USAGE)
             fail_msg("accepted: %s", bad[i]);
     /* Written and read back: a file's digest, the member. */
@@ -901,6 +912,27 @@ static void test_cp_record_parse(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
+    /* The directories a step made: recorded once each; reset removes them
+     * deepest first when empty, and names one that holds another's file. */
+    char made[3][4200];
+    snprintf(made[0], sizeof(made[0]), "%s/pki", dir);
+    snprintf(made[1], sizeof(made[1]), "%s/pki/etcd", dir);
+    snprintf(made[2], sizeof(made[2]), "%s/manifests", dir);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(mkdir(made[i], 0700), 0);
+    const char *dirs[] = {made[0], made[1], made[2], made[1]};
+    assert_int_equal(kjoin_cp_record_dirs(dir, dirs, 4, &err), KJOIN_OK);
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
+    assert_int_equal(r->n_dirs, 3);
+    tu_write(made[2], "theirs.yaml", "x");
+    kjoin_cp_reset_spec rs = {.kubernetes_dir = dir};
+    kjoin_cp_reset_result *res = calloc(1, sizeof(*res));
+    assert_int_equal(kjoin_cp_reset_files(&rs, res, &err), KJOIN_OK);
+    assert_int_equal(stat(made[0], &st), -1);
+    assert_int_equal(stat(made[2], &st), 0);
+    assert_int_equal(res->n_left, 1);
+    assert_non_null(strstr(res->left[0], "manifests: not empty: it holds files the join did not make"));
+    free(res);
     tu_rmtree(dir);
     free(r);
 }

@@ -1,0 +1,259 @@
+# A highly available control plane on the lab, as issue #36 asks: node 1
+# made by the release's own `kubeadm init --upload-certs`, node 2 joined by
+# `kjoin join --control-plane`, node 3 by `kubeadm join --control-plane`,
+# each booted by a real systemd with Debian's containerd running the
+# control plane's static Pods from images made here from the release's
+# binaries (no registry). The newest release only: v1.20's build has no
+# kube-scheduler. Sourced by tests/lab/run.sh.
+source "$REPO/tests/e2e/image.sh"
+
+HA_KEY=0202020202020202020202020202020202020202020202020202020202020202
+HA_ENDPOINT=cp.kjlab:6443
+HA_IP1=$LAB_NET.61 HA_IP2=$LAB_NET.62 HA_IP3=$LAB_NET.63 HA_IPW=$LAB_NET.64
+
+# ha_images DIR: the images kubeadm's manifests name for imageRepository
+# kjoin.test (kubeadm config images list), each an OCI archive in DIR: the
+# release's kube-apiserver, kube-controller-manager and kube-scheduler, the
+# etcd server of its go.mod (tests/kube/etcd-release) and a pause.
+ha_images() {
+  local d=$1 image name b
+  mkdir -p "$d"
+  "$KBIN/kubeadm" config images list --kubernetes-version "$E2E_VERSION" --image-repository kjoin.test \
+    >"$d/list" 2>"$d/list.err" || { fail "kubeadm config images list: $(cat "$d/list.err")"; return 1; }
+  while read -r image; do
+    name=${image#kjoin.test/}; name=${name%%:*}
+    case $name in
+    kube-apiserver | kube-controller-manager | kube-scheduler) b=$KBIN/$name ;;
+    etcd) mkdir -p "$d/bin" && cp "$E2E_DRIVERS/etcd-release" "$d/bin/etcd" && b=$d/bin/etcd ;;
+    pause) pause_rootfs "$d/pause" && oci_archive "$image" "$d/pause" "$d/pause.tar" /pause && echo "$image" >"$d/pause.name" &&
+      rm -rf "$d/pause"; continue ;;
+    *) continue ;; # coredns, kube-proxy: the addons are skipped
+    esac
+    rootfs_with "$d/$name" "$b" && oci_archive "$image" "$d/$name" "$d/$name.tar" "$name" && rm -rf "$d/$name" ||
+      { fail "the image $image"; return 1; }
+  done <"$d/list"
+  rm -rf "$d/bin"
+  [ "$(ls "$d"/*.tar | wc -l)" = 5 ] || { fail "images: $(ls "$d")"; return 1; }
+}
+
+# ha_user_data [FILE CONTENT MODE]...: a node of the HA cluster: containerd
+# with the pause image as its sandbox and cgroupfs (the suite's kubelet
+# configuration), the images imported, a resolv.conf for the Pods' sandboxes
+# (the image has none; nothing answers there: the lab has no resolver), kjoin's .deb (its kubelet drop-in is
+# kubeadm's command line, which kubeadm's own phases then use too), and
+# the files given.
+ha_user_data() {
+  # (restrict_oom_score_adj: this machine's root lacks CAP_SYS_RESOURCE, as
+  # tests/e2e/t_node.sh says; runc fails at oom_score_adj otherwise.)
+  printf '#cloud-config\nwrite_files:\n- path: /etc/containerd/config.toml\n  content: |\n    version = 2\n    [plugins."io.containerd.grpc.v1.cri"]\n      sandbox_image = "%s"\n      restrict_oom_score_adj = true\n' \
+    "$(cat "$ROOT/ha-images/pause.name")"
+  printf -- '- path: /etc/resolv.conf\n  content: |\n    nameserver %s\n' "$LAB_HOST"
+  while [ $# -ge 3 ]; do
+    printf -- '- path: %s\n  permissions: "%s"\n  content: |\n%s\n' "$1" "$3" "$(sed 's/^/    /' <<<"$2")"
+    shift 3
+  done
+  printf '%s\n' 'runcmd:' \
+    '- [sh, -c, "apt-get install -y -q /opt/kjoin/*.deb >/var/log/kjoin-install.log 2>&1"]' \
+    '- [sh, -c, "systemctl restart containerd && for i in /opt/kjoin-images/*.tar; do ctr -n k8s.io images import $i; done >/var/log/kjoin-images.log 2>&1 && touch /run/kjoin-images-ready"]'
+}
+
+# ha_boot NAME IP USER_DATA [CP_IP]: boots an HA node with the images and
+# kubeadm; cp.kjlab (controlPlaneEndpoint) is CP_IP, node 1 by default.
+# containerd's directory is the host's (a directory of the node's own):
+# its overlay snapshots cannot live on the node's own overlay root.
+ha_boot() {
+  lab_seed "$T/seed-$1" "$1" "$3"
+  mkdir -p "$LAB_DIR/$1/containerd"
+  LAB_HOSTS="${4:-$HA_IP1} cp.kjlab
+" lab_boot "$1" "$2" "$T/seed-$1" --bind-ro="$ROOT/ha-images:/opt/kjoin-images" --bind-ro="$KBIN/kubeadm:/usr/bin/kubeadm" \
+    --bind="$LAB_DIR/$1/containerd:/var/lib/containerd"
+}
+
+ha_ready() { # NAME: booted, cloud-init done, the images imported
+  lab_wait_booted "$1" 90 && e2e_wait 180 lab_exec "$1" test -e /run/kjoin-images-ready ||
+    { fail "$1 did not boot with its images: $(lab_exec "$1" tail -n 5 /var/log/cloud-init-output.log 2>&1)"; return 1; }
+}
+
+# ha_kc IP ARGS...: kubectl as node 1's admin through the API server at IP.
+ha_kc() { local ip=$1; shift; kubectl --kubeconfig "$T/admin.conf" --server "https://$ip:6443" --request-timeout 10s "$@"; }
+
+# ha_members IP: the etcd members (name, peer URL, learner) as the
+# healthcheck client of node 1 sees them through the member at IP.
+ha_members() {
+  curl -sf --max-time 10 --cacert "$T/etcd-ca.crt" --cert "$T/etcd-hc.crt" --key "$T/etcd-hc.key" -X POST -d '{}' \
+    "https://$1:2379/v3/cluster/member/list" | jq -r '.members[] | "\(.name // "") \(.peerURLs[0]) \(.isLearner // false)"' | sort
+}
+
+# ha_healthy IP: that node's API server ready and its etcd member answering.
+ha_healthy() {
+  [ "$(ha_kc "$1" get --raw /readyz 2>/dev/null)" = ok ] &&
+    curl -sf --max-time 5 --cacert "$T/etcd-ca.crt" --cert "$T/etcd-hc.crt" --key "$T/etcd-hc.key" "https://$1:2379/health" |
+      jq -e '.health == "true"' >/dev/null
+}
+
+# ha_diag NAME: what the node's kubelet and containerd say, kept with the
+# lab's logs of a failed run ($LAB_DIR/NAME/diag.log).
+ha_diag() {
+  { lab_exec "$1" journalctl -u kubelet --no-pager -n 60 -o cat
+    lab_exec "$1" journalctl -u containerd --no-pager -n 30 -o cat
+    lab_exec "$1" ctr -n k8s.io containers ls
+    lab_exec "$1" ctr -n k8s.io tasks ls; } >"$LAB_DIR/$1/diag.log" 2>&1
+}
+
+ha_init_config() {
+  cat <<CFG
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: InitConfiguration
+bootstrapTokens: [{token: abcdef.0123456789abcdef}]
+certificateKey: "$HA_KEY"
+localAPIEndpoint: {advertiseAddress: $HA_IP1, bindPort: 6443}
+nodeRegistration: {name: ha-1, criSocket: "unix:///var/run/containerd/containerd.sock"}
+---
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+kubernetesVersion: $E2E_VERSION
+imageRepository: kjoin.test
+controlPlaneEndpoint: "$HA_ENDPOINT"
+---
+$(e2e_kubelet_config)
+CFG
+}
+
+# ha_describe NODE: the node's control-plane files as what must match
+# kubeadm's, its own name and address as NODE and ADDR: each certificate's
+# subject, issuer, names, usages and constraints; the shared CAs' digests;
+# the kubeconfigs' servers, users and subjects; the static Pods parsed
+# (etcd's members apart: they are the cluster's when the node joined);
+# the kubelet's configuration and flags, and the server it talks to.
+ha_describe() {
+  local n=$1 ip f
+  ip=$(lab_exec "$n" hostname -I | awk '{print $1}')
+  {
+    for f in apiserver apiserver-kubelet-client front-proxy-client apiserver-etcd-client etcd/server etcd/peer \
+      etcd/healthcheck-client; do
+      echo "== $f.crt"
+      local ext
+      for ext in subject issuer "ext subjectAltName" "ext extendedKeyUsage" "ext keyUsage" "ext basicConstraints"; do
+        lab_exec "$n" openssl x509 -in "/etc/kubernetes/pki/$f.crt" -noout -$ext 2>&1
+      done
+      lab_exec "$n" stat -c '%a' "/etc/kubernetes/pki/$f.crt" "/etc/kubernetes/pki/$f.key"
+    done
+    for f in ca.crt ca.key front-proxy-ca.crt front-proxy-ca.key sa.pub sa.key etcd/ca.crt etcd/ca.key; do
+      echo "== $f $(lab_exec "$n" sha256sum "/etc/kubernetes/pki/$f" | cut -c1-16)"
+    done
+    for f in admin.conf controller-manager.conf scheduler.conf kubelet.conf; do
+      echo "== $f $(lab_exec "$n" stat -c '%a' "/etc/kubernetes/$f")"
+      lab_exec "$n" cat "/etc/kubernetes/$f" >"$T/$n-$f"
+      kubectl config view --kubeconfig "$T/$n-$f" --raw -o json |
+        jq -c '{cc: ."current-context", clusters: [.clusters[] | {name, server: .cluster.server}],
+          contexts: [.contexts[] | {name, cluster: .context.cluster, user: .context.user}], users: [.users[].name]}'
+      kubectl config view --kubeconfig "$T/$n-$f" --raw -o jsonpath='{.users[0].user.client-certificate-data}' |
+        base64 -d 2>/dev/null | openssl x509 -noout -subject -ext extendedKeyUsage 2>/dev/null
+    done
+    for f in kube-apiserver kube-controller-manager kube-scheduler etcd; do
+      echo "== manifests/$f.yaml $(lab_exec "$n" stat -c '%a' "/etc/kubernetes/manifests/$f.yaml")"
+      lab_exec "$n" cat "/etc/kubernetes/manifests/$f.yaml" >"$T/$n-$f.yaml"
+      kc create --dry-run=client --validate=false -o json -f "$T/$n-$f.yaml" |
+        jq -S 'del(.status, .metadata.creationTimestamp) | .spec.containers[0].command |= map(select(test("^--initial-cluster") | not))'
+    done
+    # The kubelet's: its configuration parsed (the YAML's quoting is kjoin's
+    # own), its flags as written.
+    for f in config.yaml instance-config.yaml; do
+      echo "== kubelet $f $(lab_exec "$n" stat -c '%a' "/var/lib/kubelet/$f")"
+      lab_exec "$n" cat "/var/lib/kubelet/$f" |
+        python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin), sort_keys=True, indent=1))'
+    done
+    echo "== kubelet kubeadm-flags.env $(lab_exec "$n" stat -c '%a' /var/lib/kubelet/kubeadm-flags.env)"
+    lab_exec "$n" cat /var/lib/kubelet/kubeadm-flags.env
+  } 2>&1 | sed -e "s/\b$n\b/NODE/g" -e "s/$ip\b/ADDR/g"
+}
+
+t_lab_ha_control_plane_joined_by_kjoin() {
+  [ "$E2E_MINOR" -ge 37 ] || { echo "    [$current] the newest release only (v1.20's build has no kube-scheduler)" >&2; return 0; }
+  local rc=0 t0 ip
+  [ -s "$ROOT/ha-images/pause.name" ] || ha_images "$ROOT/ha-images" || return 1
+  # Node 1: kubeadm init, its certificates uploaded under the key; it keeps
+  # its disk, to come back after it is stopped.
+  LAB_KEEP=1 ha_boot ha-1 "$HA_IP1" "$(ha_user_data /etc/kjoin/init.yaml "$(ha_init_config)" 0600)"
+  ha_boot ha-2 "$HA_IP2" "$(ha_user_data /etc/kjoin/key "$HA_KEY" 0600)"
+  ha_boot ha-3 "$HA_IP3" "$(ha_user_data)"
+  ha_ready ha-1 && ha_ready ha-2 && ha_ready ha-3 || return 1
+  t0=$(date +%s)
+  lab_exec ha-1 kubeadm init --config /etc/kjoin/init.yaml --upload-certs --skip-phases addon \
+    --ignore-preflight-errors all >"$T/init.out" 2>&1 ||
+    { fail "kubeadm init: $(tail -n 8 "$T/init.out")"; ha_diag ha-1; return 1; }
+  echo "    [$current] node 1: kubeadm init in $(($(date +%s) - t0)) s" >&2
+  lab_exec ha-1 cat /etc/kubernetes/admin.conf >"$T/admin.conf" && lab_exec ha-1 cat /etc/kubernetes/pki/ca.crt >"$T/ca.crt" &&
+    lab_exec ha-1 cat /etc/kubernetes/pki/etcd/ca.crt >"$T/etcd-ca.crt" &&
+    lab_exec ha-1 cat /etc/kubernetes/pki/etcd/healthcheck-client.crt >"$T/etcd-hc.crt" &&
+    lab_exec ha-1 cat /etc/kubernetes/pki/etcd/healthcheck-client.key >"$T/etcd-hc.key" || { fail "node 1's files"; return 1; }
+  local pin
+  pin=sha256:$(openssl x509 -in "$T/ca.crt" -pubkey -noout | openssl pkey -pubin -outform der | sha256sum | cut -d' ' -f1)
+  # Node 2: kjoin's whole control-plane join.
+  t0=$(date +%s)
+  lab_exec ha-2 kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$pin" \
+    --control-plane --certificate-key-file /etc/kjoin/key --apiserver-advertise-address "$HA_IP2" -o json \
+    >"$T/join2.json" 2>"$T/join2.err" || { fail "kjoin join --control-plane: exit $?: $(tail -n 6 "$T/join2.err")"; ha_diag ha-2; rc=1; }
+  echo "    [$current] node 2: kjoin join --control-plane in $(($(date +%s) - t0)) s (discovery $(jq -r .elapsedMs "$T/join2.json") ms, $(jq -r '[.node.phases[]? | "\(.name) \(.elapsedMs) ms"] | join(", ")' "$T/join2.json"))" >&2
+  ! grep -q "$HA_KEY" "$T/join2.json" "$T/join2.err" || { fail "the certificate key was printed"; rc=1; }
+  jq -e '[.node.phases[].name] == ["preflight", "control-plane-prepare", "kubelet-start", "etcd-join",
+      "kubelet-wait-bootstrap", "control-plane-join", "wait-control-plane"]' "$T/join2.json" >/dev/null ||
+    { fail "the phases that ran: $(jq -c '[.node.phases[]?.name]' "$T/join2.json")"; rc=1; }
+  # Node 3: kubeadm's own control-plane join, for the comparison.
+  t0=$(date +%s)
+  lab_exec ha-3 kubeadm join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$pin" \
+    --control-plane --certificate-key "$HA_KEY" --apiserver-advertise-address "$HA_IP3" --ignore-preflight-errors all \
+    >"$T/join3.out" 2>&1 || { fail "kubeadm join --control-plane: $(tail -n 6 "$T/join3.out")"; ha_diag ha-3; rc=1; }
+  echo "    [$current] node 3: kubeadm join --control-plane in $(($(date +%s) - t0)) s" >&2
+  [ $rc = 0 ] || { lab_stop ha-3; lab_stop ha-2; lab_stop ha-1; return 1; }
+  # Three voting members; each node's API server and etcd answer; kubectl through each.
+  [ "$(ha_members "$HA_IP2")" = "ha-1 https://$HA_IP1:2380 false
+ha-2 https://$HA_IP2:2380 false
+ha-3 https://$HA_IP3:2380 false" ] || { fail "etcd members: $(ha_members "$HA_IP2" | tr '\n' ';')"; rc=1; }
+  for ip in "$HA_IP1" "$HA_IP2" "$HA_IP3"; do
+    e2e_wait 60 ha_healthy "$ip" && [ "$(ha_kc "$ip" get nodes -o name | wc -l)" = 3 ] ||
+      { fail "the control plane at $ip does not serve the cluster"; rc=1; }
+  done
+  ha_kc "$HA_IP2" get node ha-2 -o json >"$T/node2.json" 2>&1 &&
+    jq -e '.metadata.labels["node-role.kubernetes.io/control-plane"] == "" and
+      ([.spec.taints[]? | select(.key == "node-role.kubernetes.io/control-plane")] | length == 1)' "$T/node2.json" >/dev/null ||
+    { fail "node 2 is not a marked control-plane Node: $(head -c 300 "$T/node2.json")"; rc=1; }
+  # kjoin's node 2 and kubeadm's node 3, file by file.
+  ha_describe ha-2 >"$T/describe2" && ha_describe ha-3 >"$T/describe3"
+  diff "$T/describe3" "$T/describe2" >"$T/describe.diff" ||
+    { fail "node 2 (kjoin) differs from node 3 (kubeadm): $(grep '^[<>]' "$T/describe.diff" | head -n 16 | cut -c1-200 | tr '\n' ' ')"; rc=1; }
+  grep -q "https://ADDR:6443" "$T/describe2" && [ "$(grep -c '^== ' "$T/describe2")" = 26 ] ||
+    { fail "the comparison saw too little: $(grep -c '^== ' "$T/describe2") files"; rc=1; }
+  # Node 1 stopped: nodes 2 and 3 still serve the cluster, and a worker joins
+  # through node 2 (its cp.kjlab there).
+  lab_stop ha-1
+  for ip in "$HA_IP2" "$HA_IP3"; do
+    e2e_wait 60 ha_healthy "$ip" && ha_kc "$ip" get nodes -o name >/dev/null || { fail "node 1 gone: $ip does not answer"; rc=1; }
+  done
+  ha_boot ha-w "$HA_IPW" "$(ha_user_data)" "$HA_IP2"
+  lab_wait_booted ha-w 90 && e2e_wait 180 lab_exec ha-w test -e /run/kjoin-images-ready || { fail "the worker did not boot"; rc=1; }
+  lab_exec ha-w kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$pin" \
+    >"$T/joinw.out" 2>&1 || { fail "the worker's join through node 2: $(tail -n 4 "$T/joinw.out")"; rc=1; }
+  e2e_wait 60 ha_kc "$HA_IP3" get node ha-w || { fail "the worker never registered"; rc=1; }
+  lab_stop ha-w
+  # Node 1 back (its etcd member with it); then kjoin reset on node 2: its
+  # member out first, then what the join made; two members and a working
+  # cluster are left.
+  LAB_KEEP=1 ha_boot ha-1 "$HA_IP1" "$(ha_user_data /etc/kjoin/init.yaml "$(ha_init_config)" 0600)"
+  lab_wait_booted ha-1 90 && e2e_wait 120 ha_healthy "$HA_IP1" || { fail "node 1 did not come back"; ha_diag ha-1; rc=1; }
+  lab_exec ha-2 kjoin reset -o json >"$T/reset2.json" 2>"$T/reset2.err" ||
+    { fail "kjoin reset: $(tail -n 4 "$T/reset2.err")"; rc=1; }
+  jq -e '.controlPlane.etcdMemberRemoved and .controlPlane.left == [] and .left == []' "$T/reset2.json" >/dev/null ||
+    { fail "reset: $(jq -c '{controlPlane, left}' "$T/reset2.json")"; rc=1; }
+  [ "$(ha_members "$HA_IP1")" = "ha-1 https://$HA_IP1:2380 false
+ha-3 https://$HA_IP3:2380 false" ] || { fail "members after the reset: $(ha_members "$HA_IP1" | tr '\n' ';')"; rc=1; }
+  for ip in "$HA_IP1" "$HA_IP3"; do
+    e2e_wait 60 ha_healthy "$ip" || { fail "the cluster does not answer at $ip after the reset"; rc=1; }
+  done
+  [ -z "$(lab_exec ha-2 find /etc/kubernetes /var/lib/kubelet /var/lib/etcd -mindepth 1 2>/dev/null)" ] ||
+    { fail "node 2 keeps files: $(lab_exec ha-2 find /etc/kubernetes /var/lib/kubelet /var/lib/etcd -mindepth 1 | tr '\n' ' ')"; rc=1; }
+  lab_stop ha-3
+  lab_stop ha-2
+  lab_stop ha-1
+  return $rc
+}
