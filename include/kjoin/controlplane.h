@@ -255,6 +255,13 @@ typedef struct kjoin_control_plane_manifests_result {
 kjoin_code kjoin_control_plane_manifests_make(const kjoin_control_plane_manifests_spec *s,
                                              char *out[KJOIN_MANIFESTS_N], kjoin_err *err);
 
+/* The images those Pods and etcd's run, and the release's pause, as
+ * kubeadm's ImagePull check names them: the three components' in manifest
+ * order, then etcd's, then pause. Errors: as kjoin_control_plane_manifests_make. */
+#define KJOIN_CP_IMAGES_N (KJOIN_MANIFESTS_N + 2)
+kjoin_code kjoin_control_plane_images(const struct kjoin_cluster_configuration *c, int minor,
+                                      char out[KJOIN_CP_IMAGES_N][400], kjoin_err *err);
+
 /* Makes them and writes them, 0600, into manifests_dir (made 0700), all or
  * nothing; one there with the same bytes is kept, one with others refused
  * unless force. Errors: those of kjoin_control_plane_manifests_make,

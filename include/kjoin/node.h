@@ -96,13 +96,15 @@ kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_na
  * for a secondary control plane): ControlPlaneEndpoint (the cluster has a
  * stable one), NumCPU (2), Mem (1700 MB), Port-<bind port>, Port-10259,
  * Port-10257, Port-2379 and Port-2380 (at the advertise address), the
- * FileAvailable checks of the four static Pod manifests and
- * DirAvailable-<etcd's data directory>. Appended to *report. Errors:
- * KJOIN_E_USAGE (a failed check, named). */
+ * FileAvailable checks of the four static Pod manifests,
+ * DirAvailable-<etcd's data directory> and ImagePull (images, in the
+ * runtime of report->cri_socket or spec->cri_socket, pulled when missing;
+ * not run when ignored). Appended to *report. Errors: KJOIN_E_USAGE (a
+ * failed check, named). */
 struct kjoin_cluster_configuration;
 kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const struct kjoin_cluster_configuration *c,
-                                         const char *advertise_address, int bind_port, kjoin_preflight_report *report,
-                                         kjoin_err *err);
+                                         const char *advertise_address, int bind_port, const char *const *images,
+                                         size_t n_images, kjoin_preflight_report *report, kjoin_err *err);
 
 kjoin_code kjoin_preflight_cluster(const kjoin_node_spec *spec, int server_minor, bool fail_swap_on,
                                    kjoin_preflight_report *report, kjoin_err *err);

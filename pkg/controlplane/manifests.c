@@ -478,6 +478,13 @@ static json_object *scheduler(const make_run *m)
     return pod(m, KJOIN_MANIFEST_SCHEDULER, ctr, &vs, NULL, NULL);
 }
 
+/* etcd's image: the cluster's etcd.local image, else the release's. */
+static void etcd_image(const kjoin_cluster_configuration *c, int release_rules, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/etcd:%s", *c->etcd_image_repository ? c->etcd_image_repository : c->image_repository,
+             *c->etcd_image_tag ? c->etcd_image_tag : release_rules == RULES_1_20 ? "3.4.13-0" : "3.7.0-0");
+}
+
 /* What every manifest is made from, checked once: the release's rules,
  * the fields kjoin can carry, the version, the address. */
 static kjoin_code prepare(make_run *m, int minor, const char *cert_dir, kjoin_err *err)
@@ -504,6 +511,21 @@ static kjoin_code prepare(make_run *m, int minor, const char *cert_dir, kjoin_er
     snprintf(m->cert_dir, sizeof(m->cert_dir), "%s", cert_dir);
     int64_t timeout = c->control_plane_timeout_s > 0 && m->r == RULES_1_20 ? c->control_plane_timeout_s : 240;
     m->startup_failures = (int)ceil((double)timeout / 10.0);
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_control_plane_images(const kjoin_cluster_configuration *c, int minor,
+                                      char out[KJOIN_CP_IMAGES_N][400], kjoin_err *err)
+{
+    make_run m = {.c = c, .advertise_address = "127.0.0.1"};
+    kjoin_code rc = prepare(&m, minor, "/", err);
+    if (rc)
+        return rc;
+    for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
+        snprintf(out[i], 400, "%s/%s:%s", c->image_repository, components[i], m.image_tag);
+    etcd_image(c, m.r, out[KJOIN_MANIFESTS_N], 400);
+    /* kubeadm's pause of the release (its ImagePull check pulls it too) */
+    snprintf(out[KJOIN_MANIFESTS_N + 1], 400, "%s/pause:%s", c->image_repository, m.r == RULES_1_20 ? "3.2" : "3.10.2");
     return KJOIN_OK;
 }
 
@@ -554,8 +576,7 @@ kjoin_code kjoin_etcd_manifest_make(const kjoin_etcd_manifest_spec *s, char **ou
     snprintf(client, sizeof(client), "https://%s%s%s:2379", v6 ? "[" : "", addr, v6 ? "]" : "");
     snprintf(peer, sizeof(peer), "https://%s%s%s:2380", v6 ? "[" : "", addr, v6 ? "]" : "");
     snprintf(certs, sizeof(certs), "%s/etcd", d);
-    snprintf(image, sizeof(image), "%s/etcd:%s", *c->etcd_image_repository ? c->etcd_image_repository : c->image_repository,
-             *c->etcd_image_tag ? c->etcd_image_tag : m.r == RULES_1_20 ? "3.4.13-0" : "3.7.0-0");
+    etcd_image(c, m.r, image, sizeof(image));
     m.image = image;
     args a = {0};
     set(&a, "name", "%s", s->node_name);

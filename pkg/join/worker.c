@@ -217,8 +217,15 @@ static kjoin_code run_control_plane_preflight(worker_run *r, kjoin_err *err)
 {
     size_t seen = r->out->node.report.n;
     logf_(r, 0, "[preflight] Running pre-flight checks before initializing the new control plane instance");
+    /* The images, when kjoin knows the release's manifests (else control-plane-prepare says why). */
+    char images[KJOIN_CP_IMAGES_N][400];
+    const char *list[KJOIN_CP_IMAGES_N];
+    size_t n = 0;
+    if (!kjoin_control_plane_images(r->cluster, r->cluster->minor, images, NULL))
+        for (; n < KJOIN_CP_IMAGES_N; n++)
+            list[n] = images[n];
     kjoin_code rc = kjoin_preflight_control_plane(&r->spec->node, r->cluster, r->out->advertise_address,
-                                                  r->spec->bind_port, &r->out->node.report, err);
+                                                  r->spec->bind_port, list, n, &r->out->node.report, err);
     print_findings(r, seen);
     return rc;
 }

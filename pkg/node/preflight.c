@@ -331,9 +331,65 @@ static long mem_mib(const kjoin_node_spec *s)
     return m && sscanf(m, "MemTotal: %ld kB", &kib) == 1 ? kib / 1024 : -1;
 }
 
+/* Whether image is among the runtime's: crictl's inspecti, or in ctr's list. */
+static bool image_there(const char *tool, bool crictl, const char *sock, const char *image, const char *ctr_list)
+{
+    if (!crictl) {
+        size_t n = strlen(image);
+        for (const char *p = ctr_list; p && (p = strstr(p, image)); p += n)
+            if ((p == ctr_list || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+                return true;
+        return false;
+    }
+    const char *argv[] = {tool, "--runtime-endpoint", sock, "inspecti", "-q", image, NULL};
+    char *out = NULL;
+    bool there = !kjoin_node__run(argv, 30000, &out, NULL);
+    free(out);
+    return there;
+}
+
+/* kubeadm's ImagePull: the images the static Pods run are in the runtime,
+ * pulled when they are not, as kubeadm pulls them. kjoin speaks to the
+ * runtime through its own client: crictl (any CRI runtime), else ctr
+ * (containerd's, in its k8s.io namespace); with neither, a warning. */
+static void check_images(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *const *images, size_t n)
+{
+    char tool[4096], sock[330], *list = NULL;
+    const char *endpoint = *r->cri_socket ? r->cri_socket : s->cri_socket;
+    bool crictl = !kjoin_node__find_program("crictl", tool, sizeof(tool), NULL);
+    if (!n || !endpoint)
+        return;
+    snprintf(sock, sizeof(sock), "%s%s", strncmp(endpoint, "unix://", 7) && *endpoint == '/' ? "unix://" : "", endpoint);
+    if (!crictl && (kjoin_node__find_program("ctr", tool, sizeof(tool), NULL) || !strstr(sock, "containerd"))) {
+        add(r, s, false, "ImagePull", "the runtime's images cannot be seen (no crictl, and no ctr for containerd): "
+            "the kubelet pulls them when it starts the Pods");
+        return;
+    }
+    if (!crictl) {
+        const char *argv[] = {tool, "--address", sock + 7, "--namespace", "k8s.io", "images", "list", "--quiet", NULL};
+        kjoin_err e;
+        if (kjoin_node__run(argv, 30000, &list, &e)) {
+            add(r, s, true, "ImagePull", "cannot list the runtime's images: %s", e.msg);
+            return;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (image_there(tool, crictl, sock, images[i], list))
+            continue;
+        const char *pull[] = {tool, "--runtime-endpoint", sock, "pull", images[i], NULL};
+        const char *ctr_pull[] = {tool, "--address", sock + 7, "--namespace", "k8s.io", "images", "pull", images[i], NULL};
+        char *out = NULL;
+        kjoin_err e;
+        if (kjoin_node__run(crictl ? pull : ctr_pull, 300000, &out, &e))
+            add(r, s, true, "ImagePull", "failed to pull image %s: %s", images[i], e.msg);
+        free(out);
+    }
+    free(list);
+}
+
 kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoin_cluster_configuration *c,
-                                         const char *advertise_address, int bind_port, kjoin_preflight_report *report,
-                                         kjoin_err *err)
+                                         const char *advertise_address, int bind_port, const char *const *images,
+                                         size_t n_images, kjoin_preflight_report *report, kjoin_err *err)
 {
     size_t from = report->n;
     resume none = {0};
@@ -384,6 +440,8 @@ kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoi
     if (used)
         add(report, spec, true, name, "%s is not empty: another etcd's data (kjoin reset or kubeadm reset a node "
             "before it joins again)", data);
+    if (!ignored(spec->ignore_preflight, "ImagePull")) /* a pull takes time: not when it would be ignored */
+        check_images(report, spec, images, n_images);
     return verdict(report, from, err);
 }
 

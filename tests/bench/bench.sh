@@ -17,6 +17,10 @@
 #                 (tests/bench/node.sh)
 #   download-certs  kjoin's control-plane download-certs against kubeadm's,
 #                 from one kubeadm-certs Secret (tests/bench/certs.sh)
+#   control-plane kjoin join --control-plane against kubeadm join
+#                 --control-plane, each on a fresh booted node of the node lab
+#                 joining one cluster of kubeadm init, to the node's four
+#                 components answering, with peak RSS (tests/lab/t_ha.sh)
 #   herd-api      BENCH_HERD nodes (100) at once on each release's API server
 #                 with API Priority and Fairness rejecting: kjoin's discovery
 #                 and TLS bootstrap against kubeadm's discovery code and the
@@ -175,6 +179,10 @@ bash "$(dirname "$0")/node.sh"
 
 # The control-plane join's download-certs against kubeadm's (tests/bench/certs.sh).
 bash "$(dirname "$0")/certs.sh"
+
+# The whole control-plane join against kubeadm's, on the node lab (tests/lab/t_ha.sh).
+E2E_RELEASE=newest LAB_PREFIX=bench_lab_ E2E_NAME=bench-lab KJOIN="$KJOIN" TOOLS="$TOOLS" \
+  bash "$(dirname "$0")/../lab/run.sh" | grep -v -e '^ok ' -e ': 1 passed, 0 failed$'
 
 # A herd on the real API servers (tests/bench/herd.sh).
 bash "$(dirname "$0")/herd.sh"

@@ -168,6 +168,22 @@ ha_describe() {
   } 2>&1 | sed -e "s/\b$n\b/NODE/g" -e "s/$ip\b/ADDR/g"
 }
 
+# ha_init: node 1 (booted) made by kubeadm init, its certificates uploaded
+# under the key; its admin.conf, CAs and etcd healthcheck client copied to
+# $T; HA_PIN the cluster CA's pin.
+ha_init() {
+  local t0; t0=$(date +%s)
+  lab_exec ha-1 kubeadm init --config /etc/kjoin/init.yaml --upload-certs --skip-phases addon \
+    --ignore-preflight-errors all >"$T/init.out" 2>&1 ||
+    { fail "kubeadm init: $(tail -n 8 "$T/init.out")"; ha_diag ha-1; return 1; }
+  echo "    [$current] node 1: kubeadm init in $(($(date +%s) - t0)) s" >&2
+  lab_exec ha-1 cat /etc/kubernetes/admin.conf >"$T/admin.conf" && lab_exec ha-1 cat /etc/kubernetes/pki/ca.crt >"$T/ca.crt" &&
+    lab_exec ha-1 cat /etc/kubernetes/pki/etcd/ca.crt >"$T/etcd-ca.crt" &&
+    lab_exec ha-1 cat /etc/kubernetes/pki/etcd/healthcheck-client.crt >"$T/etcd-hc.crt" &&
+    lab_exec ha-1 cat /etc/kubernetes/pki/etcd/healthcheck-client.key >"$T/etcd-hc.key" || { fail "node 1's files"; return 1; }
+  HA_PIN=sha256:$(openssl x509 -in "$T/ca.crt" -pubkey -noout | openssl pkey -pubin -outform der | sha256sum | cut -d' ' -f1)
+}
+
 t_lab_ha_control_plane_joined_by_kjoin() {
   [ "$E2E_MINOR" -ge 37 ] || { echo "    [$current] the newest release only (v1.20's build has no kube-scheduler)" >&2; return 0; }
   local rc=0 t0 ip
@@ -178,30 +194,33 @@ t_lab_ha_control_plane_joined_by_kjoin() {
   ha_boot ha-2 "$HA_IP2" "$(ha_user_data /etc/kjoin/key "$HA_KEY" 0600)"
   ha_boot ha-3 "$HA_IP3" "$(ha_user_data)"
   ha_ready ha-1 && ha_ready ha-2 && ha_ready ha-3 || return 1
+  ha_init || return 1
+  # Preflight's ImagePull, through containerd's ctr: an image missing and
+  # not pullable (no registry here) is named, exit 2, before anything is written.
+  lab_exec ha-2 ctr -n k8s.io images rm "kjoin.test/kube-scheduler:$E2E_VERSION" >/dev/null 2>&1
+  lab_exec ha-2 kjoin join phase preflight "$HA_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash "$HA_PIN" --control-plane --apiserver-advertise-address "$HA_IP2" -o json \
+    >"$T/pre2.json" 2>"$T/pre2.err"
+  local prc=$?
+  [ "$prc" = 2 ] && grep -q "ERROR ImagePull: failed to pull image kjoin.test/kube-scheduler:$E2E_VERSION" "$T/pre2.err" &&
+    [ "$(grep -c "ERROR ImagePull" "$T/pre2.err")" = 1 ] &&
+    [ -z "$(lab_exec ha-2 find /etc/kubernetes -type f 2>/dev/null)" ] ||
+    { fail "preflight without an image: exit $prc: $(grep -i preflight "$T/pre2.err" | tail -n 3)"; rc=1; }
+  lab_exec ha-2 ctr -n k8s.io images import /opt/kjoin-images/kube-scheduler.tar >/dev/null 2>&1
+  # Node 2: kjoin's whole control-plane join (its ImagePull finds every image).
   t0=$(date +%s)
-  lab_exec ha-1 kubeadm init --config /etc/kjoin/init.yaml --upload-certs --skip-phases addon \
-    --ignore-preflight-errors all >"$T/init.out" 2>&1 ||
-    { fail "kubeadm init: $(tail -n 8 "$T/init.out")"; ha_diag ha-1; return 1; }
-  echo "    [$current] node 1: kubeadm init in $(($(date +%s) - t0)) s" >&2
-  lab_exec ha-1 cat /etc/kubernetes/admin.conf >"$T/admin.conf" && lab_exec ha-1 cat /etc/kubernetes/pki/ca.crt >"$T/ca.crt" &&
-    lab_exec ha-1 cat /etc/kubernetes/pki/etcd/ca.crt >"$T/etcd-ca.crt" &&
-    lab_exec ha-1 cat /etc/kubernetes/pki/etcd/healthcheck-client.crt >"$T/etcd-hc.crt" &&
-    lab_exec ha-1 cat /etc/kubernetes/pki/etcd/healthcheck-client.key >"$T/etcd-hc.key" || { fail "node 1's files"; return 1; }
-  local pin
-  pin=sha256:$(openssl x509 -in "$T/ca.crt" -pubkey -noout | openssl pkey -pubin -outform der | sha256sum | cut -d' ' -f1)
-  # Node 2: kjoin's whole control-plane join.
-  t0=$(date +%s)
-  lab_exec ha-2 kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$pin" \
+  lab_exec ha-2 kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
     --control-plane --certificate-key-file /etc/kjoin/key --apiserver-advertise-address "$HA_IP2" -o json \
     >"$T/join2.json" 2>"$T/join2.err" || { fail "kjoin join --control-plane: exit $?: $(tail -n 6 "$T/join2.err")"; ha_diag ha-2; rc=1; }
   echo "    [$current] node 2: kjoin join --control-plane in $(($(date +%s) - t0)) s (discovery $(jq -r .elapsedMs "$T/join2.json") ms, $(jq -r '[.node.phases[]? | "\(.name) \(.elapsedMs) ms"] | join(", ")' "$T/join2.json"))" >&2
   ! grep -q "$HA_KEY" "$T/join2.json" "$T/join2.err" || { fail "the certificate key was printed"; rc=1; }
   jq -e '[.node.phases[].name] == ["preflight", "control-plane-prepare", "kubelet-start", "etcd-join",
-      "kubelet-wait-bootstrap", "control-plane-join", "wait-control-plane"]' "$T/join2.json" >/dev/null ||
+      "kubelet-wait-bootstrap", "control-plane-join", "wait-control-plane"] and
+      ([.node.preflight[]? | select(.name == "ImagePull")] == [])' "$T/join2.json" >/dev/null ||
     { fail "the phases that ran: $(jq -c '[.node.phases[]?.name]' "$T/join2.json")"; rc=1; }
   # Node 3: kubeadm's own control-plane join, for the comparison.
   t0=$(date +%s)
-  lab_exec ha-3 kubeadm join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$pin" \
+  lab_exec ha-3 kubeadm join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
     --control-plane --certificate-key "$HA_KEY" --apiserver-advertise-address "$HA_IP3" --ignore-preflight-errors all \
     >"$T/join3.out" 2>&1 || { fail "kubeadm join --control-plane: $(tail -n 6 "$T/join3.out")"; ha_diag ha-3; rc=1; }
   echo "    [$current] node 3: kubeadm join --control-plane in $(($(date +%s) - t0)) s" >&2
@@ -232,7 +251,7 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "etcd members: $(ha_members "$HA_IP
   done
   ha_boot ha-w "$HA_IPW" "$(ha_user_data)" "$HA_IP2"
   lab_wait_booted ha-w 90 && e2e_wait 180 lab_exec ha-w test -e /run/kjoin-images-ready || { fail "the worker did not boot"; rc=1; }
-  lab_exec ha-w kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$pin" \
+  lab_exec ha-w kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
     >"$T/joinw.out" 2>&1 || { fail "the worker's join through node 2: $(tail -n 4 "$T/joinw.out")"; rc=1; }
   e2e_wait 60 ha_kc "$HA_IP3" get node ha-w || { fail "the worker never registered"; rc=1; }
   lab_stop ha-w
@@ -256,4 +275,98 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "members after the reset: $(ha_memb
   lab_stop ha-2
   lab_stop ha-1
   return $rc
+}
+
+# ---- make bench: the control-plane join ------------------------------------
+
+# ha_timed NODE CMD...: CMD run in NODE, its output in the node's
+# /tmp/bench.out; prints "EXIT PEAK_RSS_KIB" (VmHWM, read every 20 ms).
+ha_timed() {
+  local n=$1; shift
+  lab_exec "$n" sh -c '"$@" >/tmp/bench.out 2>&1 & p=$!; m=0
+    while kill -0 $p 2>/dev/null; do
+      r=$(awk "/^VmHWM:/ {print \$2}" /proc/$p/status 2>/dev/null); [ -n "$r" ] && [ "$r" -gt "$m" ] && m=$r; sleep 0.02
+    done
+    wait $p; echo "$? $m"' sh "$@"
+}
+
+# ha_four NODE IP: the node's four components answer: the API server ready,
+# its etcd member healthy (both from outside), the controller manager's and
+# the scheduler's health on their local ports (from inside, as their
+# probes ask).
+ha_four() {
+  local q
+  ha_healthy "$2" || return 1
+  for q in 10257/healthz 10259/livez; do
+    lab_exec "$1" sh -c "printf 'GET /${q#*/} HTTP/1.0\r\n\r\n' | timeout 2 openssl s_client -quiet -connect 127.0.0.1:${q%/*} 2>/dev/null" |
+      head -1 | grep -q " 200 " || return 1
+  done
+}
+
+# ha_member_out NAME: the member NAME removed through node 1 (when the
+# tool's own reset did not).
+ha_member_out() {
+  local id
+  id=$(curl -sf --max-time 10 --cacert "$T/etcd-ca.crt" --cert "$T/etcd-hc.crt" --key "$T/etcd-hc.key" -X POST -d '{}' \
+    "https://$HA_IP1:2379/v3/cluster/member/list" | jq -r --arg n "$1" '.members[] | select(.name == $n) | .ID')
+  [ -z "$id" ] || curl -sf --max-time 10 --cacert "$T/etcd-ca.crt" --cert "$T/etcd-hc.crt" --key "$T/etcd-hc.key" \
+    -X POST -d "{\"ID\": \"$id\"}" "https://$HA_IP1:2379/v3/cluster/member/remove" >/dev/null
+}
+
+# One control-plane join on a fresh node: TOOL NAME IP. Prints "ms rss_kib":
+# from the command's start to the node's four components answering, and
+# the command's peak RSS. The node is reset (its member out) and stopped after.
+ha_bench_one() {
+  local tool=$1 n=$2 ip=$3 t0 out ms=
+  ha_boot "$n" "$ip" "$(ha_user_data /etc/kjoin/key "$HA_KEY" 0600)"
+  ha_ready "$n" || return 1
+  t0=$(date +%s%N)
+  if [ "$tool" = kjoin ]; then
+    out=$(ha_timed "$n" kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
+      --control-plane --certificate-key-file /etc/kjoin/key --apiserver-advertise-address "$ip")
+  else
+    out=$(ha_timed "$n" kubeadm join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
+      --control-plane --certificate-key "$HA_KEY" --apiserver-advertise-address "$ip" --ignore-preflight-errors all)
+  fi
+  [ "${out%% *}" = 0 ] || { fail "$tool on $n: exit ${out%% *}: $(lab_exec "$n" tail -n 4 /tmp/bench.out)"; return 1; }
+  local i
+  for i in $(seq 1200); do
+    ha_four "$n" "$ip" && { ms=$((($(date +%s%N) - t0) / 1000000)); break; }
+    sleep 0.1
+  done
+  [ -n "$ms" ] || { fail "$tool on $n: the four components never answered"; return 1; }
+  echo "$ms ${out#* }"
+  if [ "$tool" = kjoin ]; then lab_exec "$n" kjoin reset >/dev/null 2>&1; else lab_exec "$n" kubeadm reset -f >/dev/null 2>&1; fi
+  ha_member_out "$n"
+  ha_kc "$HA_IP1" delete node "$n" >/dev/null 2>&1
+  lab_stop "$n"
+}
+
+# make bench's control-plane row: kjoin join --control-plane against
+# kubeadm join --control-plane, each on a fresh booted node joining the same
+# cluster (node 1 by kubeadm init), interleaved, BENCH_CP_RUNS each (3):
+# the median from the command's start to the node's API server, etcd
+# member, controller manager and scheduler answering, and each tool's peak RSS.
+bench_lab_control_plane_join() {
+  [ "$E2E_MINOR" -ge 37 ] || { echo "    [$current] the newest release only" >&2; return 0; }
+  local runs=${BENCH_CP_RUNS:-3} i r k=() a=() kr=0 ar=0 rc=0
+  [ -s "$ROOT/ha-images/pause.name" ] || ha_images "$ROOT/ha-images" || return 1
+  ha_boot ha-1 "$HA_IP1" "$(ha_user_data /etc/kjoin/init.yaml "$(ha_init_config)" 0600)"
+  ha_ready ha-1 && ha_init || return 1
+  e2e_wait 60 sh -c "kubectl --kubeconfig '$T/admin.conf' --server https://$HA_IP1:6443 -n kube-public get configmap cluster-info -o json | grep -q jws-kubeconfig-abcdef" ||
+    { fail "the bootstrap signer never signed the token"; return 1; }
+  for i in $(seq "$runs"); do
+    r=$(ha_bench_one kjoin "ha-k$i" "$LAB_NET.$((70 + i))") || { rc=1; break; }
+    k+=("${r%% *}"); [ "${r#* }" -gt "$kr" ] && kr=${r#* }
+    r=$(ha_bench_one kubeadm "ha-a$i" "$LAB_NET.$((80 + i))") || { rc=1; break; }
+    a+=("${r%% *}"); [ "${r#* }" -gt "$ar" ] && ar=${r#* }
+  done
+  lab_stop ha-1
+  [ $rc = 0 ] || return 1
+  local km am
+  km=$(printf '%s\n' "${k[@]}" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
+  am=$(printf '%s\n' "${a[@]}" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
+  awk -v km="$km" -v am="$am" -v kr="$kr" -v ar="$ar" -v ks="${k[*]}" -v as="${a[*]}" 'BEGIN {
+    printf "control-plane kjoin %6.2f s  kubeadm %6.2f s  time %.2fx  peak RSS kjoin %d KiB, kubeadm %d KiB  (runs, ms: kjoin %s; kubeadm %s)\n",
+           km / 1000, am / 1000, km / am, kr, ar, ks, as }'
 }

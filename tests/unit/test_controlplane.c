@@ -599,6 +599,32 @@ static kjoin_code manifests_for(const char *yaml, const char *addr, int minor, c
     return kjoin_control_plane_manifests_make(&s, out, err);
 }
 
+/* The images kubeadm's ImagePull checks: the release's tag ('+' as '_'),
+ * etcd's own repository and tag when the cluster sets them, the release's
+ * pause; a release kjoin has no manifests of, refused. */
+static void test_control_plane_images(void **state)
+{
+    (void)state;
+    kjoin_cluster_configuration c;
+    kjoin_err err;
+    char images[KJOIN_CP_IMAGES_N][400];
+    const char *yaml = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2+x\n"
+                       "imageRepository: registry.example/k8s\netcd: {local: {imageRepository: e.example, imageTag: 9.9}}\n";
+    assert_int_equal(kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, &err), KJOIN_OK);
+    assert_int_equal(kjoin_control_plane_images(&c, 37, images, &err), KJOIN_OK);
+    assert_string_equal(images[0], "registry.example/k8s/kube-apiserver:v1.37.2_x");
+    assert_string_equal(images[2], "registry.example/k8s/kube-scheduler:v1.37.2_x");
+    assert_string_equal(images[3], "e.example/etcd:9.9");
+    assert_string_equal(images[4], "registry.example/k8s/pause:3.10.2");
+    const char *old = "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\nkubernetesVersion: v1.20.2\n"
+                      "imageRepository: k8s.gcr.io\n";
+    assert_int_equal(kjoin_cluster_configuration_parse(old, strlen(old), &c, &err), KJOIN_OK);
+    assert_int_equal(kjoin_control_plane_images(&c, 20, images, &err), KJOIN_OK);
+    assert_string_equal(images[3], "k8s.gcr.io/etcd:3.4.13-0");
+    assert_string_equal(images[4], "k8s.gcr.io/pause:3.2");
+    assert_int_equal(kjoin_control_plane_images(&c, 30, images, &err), KJOIN_E_USAGE);
+}
+
 static void free3(char *out[3])
 {
     for (int i = 0; i < 3; i++)
@@ -994,6 +1020,7 @@ int main(void)
                                        cmocka_unit_test(test_etcd_endpoints_parse),
                                        cmocka_unit_test(test_etcd_manifest),
                                        cmocka_unit_test(test_cp_record_parse),
+                                       cmocka_unit_test(test_control_plane_images),
                                        cmocka_unit_test(test_control_plane_endpoints)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -552,7 +552,7 @@ static void test_preflight_control_plane(void **state)
             break;
         }
     assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
-    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), &r, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err), KJOIN_E_USAGE);
     assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
     char etcd_port[32];
     snprintf(etcd_port, sizeof(etcd_port), "Port-%d", used);
@@ -573,7 +573,7 @@ static void test_preflight_control_plane(void **state)
     /* An address that is not this machine's cannot take etcd's ports. */
     r = (kjoin_preflight_report){0};
     close(fd);
-    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "192.0.2.1", free_port(), &r, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "192.0.2.1", free_port(), NULL, 0, &r, &err), KJOIN_E_USAGE);
     snprintf(etcd_port, sizeof(etcd_port), "Port-%d", s.control_plane_ports[3]);
     assert_true(has_finding(&r, etcd_port));
     /* Ready: nothing found (NumCPU where this machine has two). */
@@ -583,7 +583,7 @@ static void test_preflight_control_plane(void **state)
     assert_int_equal(system(cmd), 0);
     s.control_plane_ports[2] = free_port();
     r = (kjoin_preflight_report){0};
-    kjoin_code rc = kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), &r, &err);
+    kjoin_code rc = kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err);
     if (CPU_COUNT(&all) >= 2) {
         assert_int_equal(rc, KJOIN_OK);
         assert_int_equal(r.n, 0);
@@ -592,8 +592,52 @@ static void test_preflight_control_plane(void **state)
     snprintf(c.control_plane_endpoint, sizeof(c.control_plane_endpoint), "%s", "");
     s.ignore_preflight = "ControlPlaneEndpoint,NumCPU";
     r = (kjoin_preflight_report){0};
-    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), &r, &err), KJOIN_OK);
+    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err), KJOIN_OK);
     assert_true(r.items[0].ignored);
+    /* ImagePull through the runtime's client (a stand-in crictl on PATH): an
+     * image there is fine, a missing one is pulled, one that cannot be
+     * pulled is named; ignored by name, the client is not even asked. */
+    char bin[300], log[320], script[900], *path = getenv("PATH") ? strdup(getenv("PATH")) : NULL, newpath[4400];
+    snprintf(bin, sizeof(bin), "%s/bin", d);
+    snprintf(log, sizeof(log), "%s/crictl.log", d);
+    assert_int_equal(mkdir(bin, 0755), 0);
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\necho \"$*\" >>%s\ncase \"$3 $5 $4\" in\n\"inspecti r/there:1 \"*) exit 0 ;;\n"
+             "\"pull  r/pulled:1\") exit 0 ;;\n\"pull  r/nowhere:1\") echo 'no such registry' >&2; exit 1 ;;\nesac\nexit 1\n",
+             log);
+    tu_write(bin, "crictl", script);
+    snprintf(cmd, sizeof(cmd), "%s/crictl", bin);
+    assert_int_equal(chmod(cmd, 0755), 0);
+    snprintf(newpath, sizeof(newpath), "%s:%s", bin, path ? path : "/usr/bin:/bin");
+    setenv("PATH", newpath, 1);
+    const char *images[] = {"r/there:1", "r/pulled:1", "r/nowhere:1"};
+    s.ignore_preflight = "ControlPlaneEndpoint";
+    s.cri_socket = "/run/x.sock";
+    r = (kjoin_preflight_report){0};
+    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), images, 3, &r, &err),
+                     KJOIN_E_USAGE);
+    assert_true(has_finding(&r, "ImagePull"));
+    size_t pulls = 0;
+    for (size_t i = 0; i < r.n; i++)
+        if (!strcmp(r.items[i].name, "ImagePull")) {
+            pulls++;
+            assert_non_null(strstr(r.items[i].message, "failed to pull image r/nowhere:1: "));
+            assert_non_null(strstr(r.items[i].message, "no such registry"));
+        }
+    assert_int_equal(pulls, 1);
+    size_t len;
+    char *calls = tu_read(log, &len);
+    assert_non_null(strstr(calls, "--runtime-endpoint unix:///run/x.sock pull r/pulled:1"));
+    assert_null(strstr(calls, "pull r/there:1"));
+    free(calls);
+    unlink(log);
+    s.ignore_preflight = "ControlPlaneEndpoint,ImagePull";
+    r = (kjoin_preflight_report){0};
+    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), images, 3, &r, &err), KJOIN_OK);
+    assert_int_equal(access(log, F_OK), -1);
+    if (path)
+        setenv("PATH", path, 1);
+    free(path);
     tu_rmtree(d);
 }
 
