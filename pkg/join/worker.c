@@ -200,6 +200,13 @@ static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
                                                 time_left(r), s->join.audit_id, s->join.log, s->join.log_ctx,
                                                 r->cluster, r->cert_dir, sizeof(r->cert_dir), err);
     memcpy(r->out->certs.cert_dir, r->cert_dir, sizeof(r->cert_dir));
+    /* kubeadm before 1.22 also records each control-plane node in
+     * kubeadm-config's ClusterStatus (its update-status), which its reset
+     * and upgrade read: kjoin does not, so it joins no such node whole. */
+    if (!rc && !r->spec->only && r->cluster->minor && r->cluster->minor < 22)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "a control-plane node of a v1.%d cluster is also recorded in "
+                           "kubeadm-config's ClusterStatus (kubeadm's update-status phase), which kjoin does not do: "
+                           "join it with that release's kubeadm (kjoin's phases run one at a time)", r->cluster->minor);
     for (size_t i = 0; !rc && i < sizeof(r->dir_was_there) / sizeof(r->dir_was_there[0]); i++) {
         char dir[1200];
         cp_dir(r, i, dir, sizeof(dir));

@@ -793,3 +793,34 @@ t_e2e_controlplane_wait_control_plane() {
   cp_cluster_names restore || rc=1
   return $rc
 }
+
+# ---- the whole join, by the cluster's release ------------------------------------
+
+cp_whole_in() {
+  "$KJOIN" join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --certificate-key-file "$T/key" --node-name cp-whole --apiserver-advertise-address 127.0.0.1 \
+    --ignore-preflight-errors all >"$T/join.out" 2>"$T/join.err"
+  echo $? >"$T/join.rc"
+  find /etc/kubernetes /var/lib/kubelet -type f 2>/dev/null >"$T/written"
+}
+
+# `kjoin join --control-plane` whole: on v1.20 (whose kubeadm also records
+# the node in kubeadm-config's ClusterStatus) refused by name after
+# discovery, exit 2; on the newest it goes on to download-certs, where a
+# wrong key stops it (exit 4). Nothing written either way. (The whole join
+# itself is the node lab's test, tests/lab/t_ha.sh.)
+t_e2e_controlplane_whole_join_by_release() {
+  local rc=0
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$(printf '%064d' 3)" || return 1
+  NODE_NS=whole in_node cp_whole_in
+  if [ "$E2E_MINOR" -lt 22 ]; then
+    [ "$(cat "$T/join.rc")" = 2 ] && grep -q "recorded in kubeadm-config's ClusterStatus (kubeadm's update-status phase)" "$T/join.err" ||
+      { fail "v1.$E2E_MINOR: exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
+  else
+    [ "$(cat "$T/join.rc")" = 4 ] && grep -q "the certificate key does not open it" "$T/join.err" &&
+      ! grep -q "ClusterStatus" "$T/join.err" || { fail "exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
+  fi
+  [ ! -s "$T/written" ] || { fail "written: $(tr '\n' ' ' <"$T/written")"; rc=1; }
+  ! grep -q "$(printf '%064d' 3)" "$T/join.out" "$T/join.err" || { fail "the certificate key was printed"; rc=1; }
+  return $rc
+}
