@@ -78,10 +78,11 @@ kjoin_code kjoin_kubeadm_certs_open(const char *secret_json, size_t len, const k
  * checked as ssh checks a directory it trusts), each atomically with its
  * mode: all or nothing (what this call created is taken back when a later
  * write fails). An existing file with other content is refused unless
- * force. Each file's outcome in written[] (may be NULL). Errors:
- * KJOIN_E_USAGE, KJOIN_E_OUTPUT. */
-kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cert_dir, bool force,
-                                    kjoin_write_result written[KJOIN_SHARED_N], kjoin_err *err);
+ * force. Each file's outcome in written[] (may be NULL). With record_dir,
+ * what is about to be written goes into the control-plane record there
+ * first (kjoin_cp_record_pending). Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT. */
+kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cert_dir, const char *record_dir,
+                                    bool force, kjoin_write_result written[KJOIN_SHARED_N], kjoin_err *err);
 void kjoin_shared_certs_release(kjoin_shared_certs *c);
 
 /* The cluster's ClusterConfiguration, read with the bootstrap token (the
@@ -109,6 +110,7 @@ typedef struct kjoin_download_certs_spec {
     const char *trusted_ca_pem;        /* the CA discovery verified */
     size_t ca_len;
     const kjoin_certificate_key *key;
+    const char *record_dir;            /* the control-plane record's directory; NULL: no record */
     bool force;                        /* replace files that hold something else */
     int64_t timeout_ms;
     const char *audit_id;
@@ -152,6 +154,7 @@ const char *kjoin_node_cert_base(int i);
 struct kjoin_cluster_configuration;
 typedef struct kjoin_node_certs_spec {
     const char *cert_dir;              /* the shared CAs are there (download-certs, or copied) */
+    const char *record_dir;            /* the control-plane record's directory (what is written goes there first); NULL: none */
     const char *trusted_ca_pem;        /* the CA discovery verified: cert_dir's ca.crt must be it; NULL: unchecked */
     size_t trusted_ca_len;
     const char *node_name;             /* checked: a DNS-1123 subdomain */
@@ -192,6 +195,7 @@ const char *kjoin_kubeconfig_file_name(int i);
 
 typedef struct kjoin_control_plane_kubeconfigs_spec {
     const char *kubernetes_dir;        /* where they go: /etc/kubernetes */
+    const char *record_dir;            /* the control-plane record's directory (what is written goes there first); NULL: none */
     const char *cert_dir;              /* the cluster CA is there */
     const char *trusted_ca_pem;        /* the CA discovery verified: cert_dir's ca.crt must be it; NULL: unchecked */
     size_t trusted_ca_len;
@@ -231,6 +235,7 @@ const char *kjoin_manifest_component(int i);
 
 typedef struct kjoin_control_plane_manifests_spec {
     const char *manifests_dir;         /* where they go: /etc/kubernetes/manifests */
+    const char *record_dir;            /* the control-plane record's directory (what is written goes there first); NULL: none */
     const char *kubernetes_dir;        /* where the components' kubeconfigs are: /etc/kubernetes */
     const char *cert_dir;              /* the cluster's certificatesDir */
     const char *advertise_address;     /* an IP address */
@@ -363,12 +368,15 @@ kjoin_code kjoin_cp_record_parse(const char *text, size_t len, kjoin_cp_record *
 /* The record in kubernetes_dir, read through its checked directory; *found
  * false (with success) when there is none. */
 kjoin_code kjoin_cp_record_read(const char *kubernetes_dir, kjoin_cp_record *out, bool *found, kjoin_err *err);
-/* Adds the files at paths, with the digests of what they hold now, to the
- * record in kubernetes_dir (made when missing). Errors: KJOIN_E_USAGE,
- * KJOIN_E_OUTPUT. */
-kjoin_code kjoin_cp_record_files(const char *kubernetes_dir, const char *const *paths, size_t n, kjoin_err *err);
-/* Adds the directories at paths, which a step made, to the record. */
-kjoin_code kjoin_cp_record_dirs(const char *kubernetes_dir, const char *const *paths, size_t n, kjoin_err *err);
+/* Adds to the record in kubernetes_dir, before anything is written (a join
+ * killed halfway then leaves what reset needs): the files at paths with the
+ * digests (hex SHA-256) of what is about to be written there, each
+ * directory of dirs and its ancestors that do not exist yet (what writing
+ * there makes), and kubernetes_dir's own when the record makes it.
+ * Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT, KJOIN_E_OTHER (more than the
+ * record holds). */
+kjoin_code kjoin_cp_record_pending(const char *kubernetes_dir, const char *const *paths, const char *const *sha256,
+                                   size_t n, const char *const *dirs, size_t n_dirs, kjoin_err *err);
 /* Records the etcd member added (before its manifest is written). */
 kjoin_code kjoin_cp_record_etcd(const char *kubernetes_dir, const char *peer, const char *id, const char *cert_dir,
                                 const char *data_dir, bool data_dir_made, kjoin_err *err);

@@ -251,13 +251,13 @@ kjoin_code kjoin_kubeadm_certs_open(const char *secret_json, size_t len, const k
 
 /* ---- the files ------------------------------------------------------------ */
 
-kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cert_dir, bool force,
+kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cert_dir, const char *record_dir, bool force,
                                     kjoin_write_result written[KJOIN_SHARED_N], kjoin_err *err)
 {
     cp_file f[KJOIN_SHARED_N];
     for (size_t i = 0; i < KJOIN_SHARED_N; i++)
         f[i] = (cp_file){c->files[i].name, c->files[i].mode, c->files[i].data, c->files[i].len};
-    return kjoin_cp__write_files(cert_dir, f, KJOIN_SHARED_N, force, written, err);
+    return kjoin_cp__write_files(record_dir, cert_dir, f, KJOIN_SHARED_N, force, written, err);
 }
 
 /* ---- download-certs --------------------------------------------------------- */
@@ -339,7 +339,7 @@ kjoin_code kjoin_download_certs(const kjoin_download_certs_spec *s, kjoin_downlo
     if (rc)
         return rc;
     logf_(s, 0, "[download-certs] Saving the certificates to the folder: \"%s\"", out->cert_dir);
-    rc = kjoin_shared_certs_write(&certs, out->cert_dir, s->force, out->written, err);
+    rc = kjoin_shared_certs_write(&certs, out->cert_dir, s->record_dir, s->force, out->written, err);
     for (size_t i = 0; i < KJOIN_SHARED_N; i++) {
         out->present[i] = certs.files[i].data != NULL;
         if (!rc && out->present[i])

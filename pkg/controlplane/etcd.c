@@ -439,13 +439,9 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
             kjoin_safedir_close(&dd);
         if (!rc && !(rc = kjoin_etcd_manifest_make(&ms_spec, &yaml, err))) {
             const char *name = "etcd.yaml";
-            rc = kjoin_cp__write_manifests(s->manifests_dir, &name, &yaml, 1, s->force, &out->manifest_kept, err);
+            rc = kjoin_cp__write_manifests(s->record_dir, s->manifests_dir, &name, &yaml, 1, s->force,
+                                           &out->manifest_kept, err);
         }
-        char path[4200];
-        const char *written = path;
-        snprintf(path, sizeof(path), "%s/etcd.yaml", s->manifests_dir);
-        if (!rc && !out->manifest_kept && s->record_dir)
-            rc = kjoin_cp_record_files(s->record_dir, &written, 1, err);
         free(yaml);
         if (rc && out->added) { /* no member left behind that nothing will start */
             kjoin_err ignored;

@@ -4,9 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <kjoin/controlplane.h>
 #include <kjoin/safedir.h>
+#include <kjoin/util.h>
 
 #include "internal.h"
+
+#define FILES_MAX 16
 
 /* The shortest ancestor of dir (dir itself included) that does not exist
  * yet, into out; "" when dir exists. */
@@ -40,10 +44,41 @@ static void remove_made(char *path, const char *top)
     }
 }
 
-#define FILES_MAX 16
+/* The files about to be created or replaced (not those that already hold
+ * the same bytes) and the directory they go into, into the record first.
+ * A file there with other content that is not to be replaced is refused
+ * now, as the write would refuse it: nothing is recorded or written. */
+static kjoin_code record_first(const char *record_dir, const char *cert_dir, const char *deepest, const cp_file *files,
+                               size_t n, bool force, kjoin_err *err)
+{
+    char paths[FILES_MAX][4200], sums[FILES_MAX][65];
+    const char *path_of[FILES_MAX], *sum_of[FILES_MAX];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!files[i].data)
+            continue;
+        char *text = NULL;
+        size_t len = 0;
+        unsigned char sum[32];
+        snprintf(paths[k], sizeof(paths[k]), "%s/%s", cert_dir, files[i].name);
+        bool there = !kjoin_safedir_read_path(paths[k], false, &text, &len, NULL, NULL),
+             same = there && len == files[i].len && !memcmp(text, files[i].data, len);
+        kjoin_free_wiped(text, len);
+        if (same)
+            continue;
+        if (there && !force)
+            return kjoin_err_set(err, KJOIN_E_OUTPUT, "%s already exists with different content; set `force` to "
+                                 "replace it", paths[k]);
+        kjoin_sha256(files[i].data, files[i].len, sum, NULL);
+        kjoin_hex(sum, 32, sums[k]);
+        path_of[k] = paths[k], sum_of[k] = sums[k];
+        k++;
+    }
+    return kjoin_cp_record_pending(record_dir, path_of, sum_of, k, &deepest, 1, err);
+}
 
-kjoin_code kjoin_cp__write_files(const char *cert_dir, const cp_file *files, size_t n, bool force,
-                                 kjoin_write_result *written, kjoin_err *err)
+kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, const cp_file *files, size_t n,
+                                 bool force, kjoin_write_result *written, kjoin_err *err)
 {
     char made[4096]; /* the first directory this call makes, if any */
     kjoin_safedir dirs[2] = {{.fd = -1}, {.fd = -1}}; /* cert_dir, its etcd/ */
@@ -57,7 +92,9 @@ kjoin_code kjoin_cp__write_files(const char *cert_dir, const cp_file *files, siz
     for (size_t i = 0; i < n; i++)
         wants_etcd |= files[i].data && strchr(files[i].name, '/');
     first_missing(wants_etcd ? etcd : cert_dir, made, sizeof(made));
-    kjoin_code rc = kjoin_safedir_open(cert_dir, KJOIN_SAFEDIR_CREATE, &dirs[0], err);
+    kjoin_code rc = record_dir ? record_first(record_dir, cert_dir, wants_etcd ? etcd : cert_dir, files, n, force, err) : KJOIN_OK;
+    if (!rc)
+        rc = kjoin_safedir_open(cert_dir, KJOIN_SAFEDIR_CREATE, &dirs[0], err);
     if (!rc && wants_etcd)
         rc = kjoin_safedir_open(etcd, KJOIN_SAFEDIR_CREATE, &dirs[1], err);
     for (size_t i = 0; !rc && i < n; i++) {

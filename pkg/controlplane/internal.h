@@ -22,14 +22,17 @@ typedef struct cp_file {
  * atomically with its mode, all or nothing: the files and directories this
  * call created are taken back when a later write fails. An existing file
  * with other content is refused unless force. written[i] (may be NULL):
- * each file's outcome. Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT. */
-kjoin_code kjoin_cp__write_files(const char *cert_dir, const cp_file *files, size_t n, bool force,
-                                 kjoin_write_result *written, kjoin_err *err);
+ * each file's outcome. With record_dir, the files about to be created or
+ * replaced and the directories about to be made go into the control-plane
+ * record there first. Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT. */
+kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, const cp_file *files, size_t n,
+                                 bool force, kjoin_write_result *written, kjoin_err *err);
 
 /* Writes the manifests yaml[i] as names[i] into dir (made 0700), 0600,
  * all or nothing; one there that is the same Pod is kept (kept[i]), another
  * refused unless force. Errors: KJOIN_E_OUTPUT, KJOIN_E_USAGE. */
-kjoin_code kjoin_cp__write_manifests(const char *dir, const char *const *names, char *const *yaml, size_t n,
+kjoin_code kjoin_cp__write_manifests(const char *record_dir, const char *dir, const char *const *names,
+                                     char *const *yaml, size_t n,
                                      bool force, bool *kept, kjoin_err *err);
 
 struct kjoin_kubeapi;

@@ -164,7 +164,7 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs
     kjoin_safedir_close(&dir);
     kjoin_safedir_close(&certs);
     if (!rc) /* what is replaced was judged above */
-        rc = kjoin_cp__write_files(s->kubernetes_dir, files, KJOIN_KUBECONFIGS_N, true, NULL, err);
+        rc = kjoin_cp__write_files(s->record_dir, s->kubernetes_dir, files, KJOIN_KUBECONFIGS_N, true, NULL, err);
     for (int i = 0; i < KJOIN_KUBECONFIGS_N; i++) {
         out->written[i] = !rc && text[i];
         kjoin_free_wiped(text[i], len[i]);

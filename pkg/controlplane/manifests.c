@@ -666,8 +666,8 @@ static kjoin_code judge_existing(const char *dir_path, bool force, const kjoin_s
     return KJOIN_OK;
 }
 
-kjoin_code kjoin_cp__write_manifests(const char *dir_path, const char *const *names, char *const *yaml, size_t n,
-                                     bool force, bool *kept, kjoin_err *err)
+kjoin_code kjoin_cp__write_manifests(const char *record_dir, const char *dir_path, const char *const *names,
+                                     char *const *yaml, size_t n, bool force, bool *kept, kjoin_err *err)
 {
     cp_file files[KJOIN_MANIFESTS_N + 1];
     kjoin_safedir dir = {.fd = -1};
@@ -686,7 +686,7 @@ kjoin_code kjoin_cp__write_manifests(const char *dir_path, const char *const *na
     }
     kjoin_safedir_close(&dir);
     if (!rc) /* replacing was judged above */
-        rc = kjoin_cp__write_files(dir_path, files, n, true, NULL, err);
+        rc = kjoin_cp__write_files(record_dir, dir_path, files, n, true, NULL, err);
     return rc;
 }
 
@@ -703,7 +703,8 @@ kjoin_code kjoin_control_plane_manifests(const kjoin_control_plane_manifests_spe
         snprintf(names[i], sizeof(names[i]), "%s.yaml", components[i]);
         name_of[i] = names[i];
     }
-    rc = kjoin_cp__write_manifests(s->manifests_dir, name_of, yaml, KJOIN_MANIFESTS_N, s->force, out->kept, err);
+    rc = kjoin_cp__write_manifests(s->record_dir, s->manifests_dir, name_of, yaml, KJOIN_MANIFESTS_N, s->force, out->kept,
+                                   err);
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
         out->written[i] = !rc && !out->kept[i];
         if (rc)

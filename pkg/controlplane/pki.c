@@ -299,7 +299,7 @@ kjoin_code kjoin_node_certs(const kjoin_node_certs_spec *sp, kjoin_node_certs_re
     }
     kjoin_write_result written[2 * KJOIN_NODE_CERTS_N];
     if (!rc) /* made ones replace what was there only when that was asked for (checked above) */
-        rc = kjoin_cp__write_files(sp->cert_dir, files, 2 * KJOIN_NODE_CERTS_N, true, written, err);
+        rc = kjoin_cp__write_files(sp->record_dir, sp->cert_dir, files, 2 * KJOIN_NODE_CERTS_N, true, written, err);
     for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
         out->written[i] = !out->kept[i];
     out->skipped_sans = sp->cluster->apiserver_sans.skipped + sp->cluster->etcd_server_sans.skipped +

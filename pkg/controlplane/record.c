@@ -115,8 +115,43 @@ kjoin_code kjoin_cp_record_read(const char *kubernetes_dir, kjoin_cp_record *out
     return rc;
 }
 
-static kjoin_code write_record(const char *kubernetes_dir, const kjoin_cp_record *r, kjoin_err *err)
+/* Adds path to the record's directories, once. */
+static kjoin_code add_dir(kjoin_cp_record *r, const char *path, kjoin_err *err)
 {
+    for (size_t k = 0; k < r->n_dirs; k++)
+        if (!strcmp(r->dirs[k], path))
+            return KJOIN_OK;
+    if (r->n_dirs == KJOIN_CP_RECORD_DIRS)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "the control-plane record holds %d directories at most",
+                             KJOIN_CP_RECORD_DIRS);
+    snprintf(r->dirs[r->n_dirs++], sizeof(r->dirs[0]), "%s", path);
+    return KJOIN_OK;
+}
+
+/* dir and each of its ancestors that does not exist yet: what making dir makes. */
+static kjoin_code add_missing(kjoin_cp_record *r, const char *dir, kjoin_err *err)
+{
+    char path[4096];
+    struct stat st;
+    kjoin_code rc = KJOIN_OK;
+    if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "a directory's path is too long");
+    for (char *slash; !rc && *path && lstat(path, &st) != 0 && errno == ENOENT;) {
+        rc = add_dir(r, path, err);
+        if (!(slash = strrchr(path, '/')) || slash == path)
+            break;
+        *slash = '\0';
+    }
+    return rc;
+}
+
+/* Writes r (with the record's own directory among the directories made,
+ * when writing it makes that). */
+static kjoin_code write_record(const char *kubernetes_dir, kjoin_cp_record *r, kjoin_err *err)
+{
+    kjoin_code made = add_missing(r, kubernetes_dir, err);
+    if (made)
+        return made;
     json_object *o = json_object_new_object(), *files = json_object_new_array();
     json_object_object_add(o, "kind", json_object_new_string("KjoinControlPlaneRecord"));
     for (size_t i = 0; i < r->n_files; i++) {
@@ -165,21 +200,15 @@ static kjoin_code load(const char *kubernetes_dir, kjoin_cp_record **r, kjoin_er
     return rc;
 }
 
-kjoin_code kjoin_cp_record_files(const char *kubernetes_dir, const char *const *paths, size_t n, kjoin_err *err)
+kjoin_code kjoin_cp_record_pending(const char *kubernetes_dir, const char *const *paths, const char *const *sha256,
+                                   size_t n, const char *const *dirs, size_t n_dirs, kjoin_err *err)
 {
     kjoin_cp_record *r;
-    kjoin_code rc = n ? load(kubernetes_dir, &r, err) : KJOIN_OK;
-    if (rc || !n)
+    kjoin_code rc = load(kubernetes_dir, &r, err);
+    if (rc)
         return rc;
     for (size_t i = 0; !rc && i < n; i++) {
-        char *text = NULL, hex[65];
-        size_t len = 0, k = 0;
-        unsigned char sum[32];
-        if ((rc = kjoin_safedir_read_path(paths[i], false, &text, &len, NULL, err)))
-            break;
-        kjoin_sha256(text, len, sum, NULL);
-        kjoin_free_wiped(text, len);
-        kjoin_hex(sum, 32, hex);
+        size_t k = 0;
         while (k < r->n_files && strcmp(r->files[k].path, paths[i]))
             k++;
         if (k == KJOIN_CP_RECORD_FILES) {
@@ -188,31 +217,11 @@ kjoin_code kjoin_cp_record_files(const char *kubernetes_dir, const char *const *
             break;
         }
         snprintf(r->files[k].path, sizeof(r->files[k].path), "%s", paths[i]);
-        snprintf(r->files[k].sha256, sizeof(r->files[k].sha256), "%s", hex);
+        snprintf(r->files[k].sha256, sizeof(r->files[k].sha256), "%s", sha256[i]);
         r->n_files += k == r->n_files;
     }
-    if (!rc)
-        rc = write_record(kubernetes_dir, r, err);
-    free(r);
-    return rc;
-}
-
-kjoin_code kjoin_cp_record_dirs(const char *kubernetes_dir, const char *const *paths, size_t n, kjoin_err *err)
-{
-    kjoin_cp_record *r;
-    kjoin_code rc = n ? load(kubernetes_dir, &r, err) : KJOIN_OK;
-    if (rc || !n)
-        return rc;
-    for (size_t i = 0; !rc && i < n; i++) {
-        size_t k = 0;
-        while (k < r->n_dirs && strcmp(r->dirs[k], paths[i]))
-            k++;
-        if (k == KJOIN_CP_RECORD_DIRS)
-            rc = kjoin_err_set(err, KJOIN_E_OTHER, "the control-plane record holds %d directories at most",
-                               KJOIN_CP_RECORD_DIRS);
-        else if (k == r->n_dirs)
-            snprintf(r->dirs[r->n_dirs++], sizeof(r->dirs[0]), "%s", paths[i]);
-    }
+    for (size_t i = 0; !rc && i < n_dirs; i++)
+        rc = add_missing(r, dirs[i], err);
     if (!rc)
         rc = write_record(kubernetes_dir, r, err);
     free(r);

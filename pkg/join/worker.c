@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include <kjoin/kubeconfig.h>
@@ -34,7 +33,6 @@ typedef struct worker_run {
     size_t ca_len;
     kjoin_cluster_configuration *cluster; /* a control-plane join's: the cluster's ClusterConfiguration */
     char cert_dir[1024];       /* and its certificatesDir */
-    bool dir_was_there[4];     /* the directories a control-plane step may make (cp_dir), before the first */
 } worker_run;
 
 typedef struct step {
@@ -175,20 +173,6 @@ static int64_t time_left(const worker_run *r)
     return left > 0 ? left : 1;
 }
 
-/* The directories a control-plane step may make: the kubeconfig directory,
- * the certificates directory and its etcd/, the manifests directory. */
-static void cp_dir(const worker_run *r, size_t i, char *out, size_t cap)
-{
-    const char *base = i == 1 || i == 2 ? r->cert_dir : r->spec->node.paths.kubernetes_dir;
-    snprintf(out, cap, "%s%s", base, i == 2 ? "/etcd" : i == 3 ? "/manifests" : "");
-}
-
-static bool is_dir(const char *path)
-{
-    struct stat st;
-    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* A control-plane join reads the cluster's ClusterConfiguration once, with
  * the bootstrap token: where the certificates go, what they name. */
 static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
@@ -207,11 +191,6 @@ static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "a control-plane node of a v1.%d cluster is also recorded in "
                            "kubeadm-config's ClusterStatus (kubeadm's update-status phase), which kjoin does not do: "
                            "join it with that release's kubeadm (kjoin's phases run one at a time)", r->cluster->minor);
-    for (size_t i = 0; !rc && i < sizeof(r->dir_was_there) / sizeof(r->dir_was_there[0]); i++) {
-        char dir[1200];
-        cp_dir(r, i, dir, sizeof(dir));
-        r->dir_was_there[i] = is_dir(dir);
-    }
     return rc;
 }
 
@@ -319,43 +298,17 @@ static kjoin_code run_advertise_address(worker_run *r, kjoin_err *err)
                : kjoin_err_set(err, KJOIN_E_USAGE, "the advertise address is too long");
 }
 
-/* The files a control-plane step wrote, and the directories the join has
- * made so far, into the record kjoin reset reads (what was there already
- * and kept is not the join's). */
-static kjoin_code record(const worker_run *r, char (*paths)[4200], size_t n, kjoin_err *err)
-{
-    const char *list[KJOIN_CP_RECORD_FILES];
-    for (size_t i = 0; i < n && i < KJOIN_CP_RECORD_FILES; i++)
-        list[i] = paths[i];
-    kjoin_code rc = kjoin_cp_record_files(r->spec->node.paths.kubernetes_dir, list, n, err);
-    char dirs[4][1200];
-    const char *made[4];
-    size_t m = 0;
-    for (size_t i = 0; i < 4; i++) {
-        cp_dir(r, i, dirs[i], sizeof(dirs[i]));
-        if (!r->dir_was_there[i] && is_dir(dirs[i]))
-            made[m++] = dirs[i];
-    }
-    return rc ? rc : kjoin_cp_record_dirs(r->spec->node.paths.kubernetes_dir, made, m, err);
-}
-
 /* kubeadm's certs: the node's own certificates, for its name and address. */
 static kjoin_code run_node_certs(worker_run *r, kjoin_err *err)
 {
     const kjoin_worker_spec *s = r->spec;
     logf_(r, 0, "[certs] Using certificateDir folder \"%s\"", r->cert_dir);
-    kjoin_node_certs_spec c = {.cert_dir = r->cert_dir, .trusted_ca_pem = r->ca, .trusted_ca_len = r->ca_len,
+    kjoin_node_certs_spec c = {.cert_dir = r->cert_dir, .record_dir = s->node.paths.kubernetes_dir,
+                               .trusted_ca_pem = r->ca, .trusted_ca_len = r->ca_len,
                                .node_name = r->out->node_name.name,
                                .advertise_address = r->out->advertise_address, .cluster = r->cluster,
                                .minor = r->cluster->minor, .force = s->node.force, .now = (int64_t)time(NULL)};
     kjoin_code rc = kjoin_node_certs(&c, &r->out->node_certs, err);
-    char paths[2 * KJOIN_NODE_CERTS_N][4200];
-    size_t n = 0;
-    for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
-        for (int key = 0; key < 2 && r->out->node_certs.written[i]; key++)
-            snprintf(paths[n++], sizeof(paths[0]), "%s/%s.%s", r->cert_dir, kjoin_node_cert_base(i), key ? "key" : "crt");
-    if (!rc)
-        rc = record(r, paths, n, err);
     for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
         logf_(r, 0, "[certs] %s %s certificate and key", r->out->node_certs.kept[i] ? "Using the existing" : "Generating",
               kjoin_node_cert_name(i));
@@ -370,20 +323,14 @@ static kjoin_code run_kubeconfigs(worker_run *r, kjoin_err *err)
 {
     const kjoin_worker_spec *s = r->spec;
     logf_(r, 0, "[kubeconfig] Using kubeconfig folder \"%s\"", s->node.paths.kubernetes_dir);
-    kjoin_control_plane_kubeconfigs_spec k = {.kubernetes_dir = s->node.paths.kubernetes_dir, .cert_dir = r->cert_dir,
+    kjoin_control_plane_kubeconfigs_spec k = {.kubernetes_dir = s->node.paths.kubernetes_dir,
+                                              .record_dir = s->node.paths.kubernetes_dir, .cert_dir = r->cert_dir,
                                               .trusted_ca_pem = r->ca, .trusted_ca_len = r->ca_len,
                                               .advertise_address = r->out->advertise_address,
                                               .bind_port = s->bind_port, .cluster = r->cluster,
                                               .minor = r->cluster->minor, .force = s->node.force,
                                               .now = (int64_t)time(NULL)};
     kjoin_code rc = kjoin_control_plane_kubeconfigs(&k, &r->out->kubeconfigs, err);
-    char paths[KJOIN_KUBECONFIGS_N][4200];
-    size_t n = 0;
-    for (int i = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++)
-        if (r->out->kubeconfigs.written[i])
-            snprintf(paths[n++], sizeof(paths[0]), "%s/%s", s->node.paths.kubernetes_dir, kjoin_kubeconfig_file_name(i));
-    if (!rc)
-        rc = record(r, paths, n, err);
     for (int i = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++)
         logf_(r, 0, "[kubeconfig] %s \"%s\" kubeconfig file",
               r->out->kubeconfigs.kept[i] ? "Using the existing" : "Writing", kjoin_kubeconfig_file_name(i));
@@ -397,18 +344,12 @@ static kjoin_code run_manifests(worker_run *r, kjoin_err *err)
     char dir[4200];
     snprintf(dir, sizeof(dir), "%s/manifests", s->node.paths.kubernetes_dir);
     logf_(r, 0, "[control-plane] Using manifest folder \"%s\"", dir);
-    kjoin_control_plane_manifests_spec m = {.manifests_dir = dir, .kubernetes_dir = s->node.paths.kubernetes_dir,
+    kjoin_control_plane_manifests_spec m = {.manifests_dir = dir, .record_dir = s->node.paths.kubernetes_dir,
+                                            .kubernetes_dir = s->node.paths.kubernetes_dir,
                                             .cert_dir = r->cert_dir, .advertise_address = r->out->advertise_address,
                                             .bind_port = s->bind_port, .cluster = r->cluster,
                                             .minor = r->cluster->minor, .force = s->node.force};
     kjoin_code rc = kjoin_control_plane_manifests(&m, &r->out->manifests, err);
-    char paths[KJOIN_MANIFESTS_N][4200];
-    size_t n = 0;
-    for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++)
-        if (r->out->manifests.written[i])
-            snprintf(paths[n++], sizeof(paths[0]), "%.4100s/%s.yaml", dir, kjoin_manifest_component(i));
-    if (!rc)
-        rc = record(r, paths, n, err);
     for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++)
         logf_(r, 0, "[control-plane] %s static Pod manifest for \"%s\"",
               r->out->manifests.kept[i] ? "Keeping the same" : "Creating", kjoin_manifest_component(i));
@@ -440,8 +381,7 @@ static kjoin_code run_etcd_join(worker_run *r, kjoin_err *err)
                               .cluster = r->cluster, .minor = r->cluster->minor, .force = s->node.force,
                               .record_dir = s->node.paths.kubernetes_dir, .timeout_ms = time_left(r),
                               .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
-    kjoin_code rc = kjoin_etcd_join(&e, &r->out->etcd, err);
-    return rc ? rc : record(r, NULL, 0, err); /* the manifests directory, when it made it */
+    return kjoin_etcd_join(&e, &r->out->etcd, err);
 }
 
 /* kubeadm's download-certs, with the token and the CA discovery verified. */
@@ -451,17 +391,10 @@ static kjoin_code run_download_certs(worker_run *r, kjoin_err *err)
     kjoin_download_certs_spec d = {.cert_dir = r->cert_dir, .bootstrap_kubeconfig = r->out->join.result.kubeconfig,
                                    .bootstrap_len = r->out->join.result.kubeconfig_len,
                                    .trusted_ca_pem = r->ca, .ca_len = r->ca_len, .key = s->certificate_key,
-                                   .force = s->node.force, .timeout_ms = time_left(r),
-                                   .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
-    kjoin_code rc = kjoin_download_certs(&d, &r->out->certs, err);
-    kjoin_shared_certs names;
-    char paths[KJOIN_SHARED_N][4200];
-    size_t n = 0;
-    kjoin_kubeadm_certs_names(&names);
-    for (size_t i = 0; !rc && i < KJOIN_SHARED_N; i++)
-        if (r->out->certs.present[i] && r->out->certs.written[i] != KJOIN_WRITE_UNCHANGED)
-            snprintf(paths[n++], sizeof(paths[0]), "%s/%s", r->out->certs.cert_dir, names.files[i].name);
-    return rc ? rc : record(r, paths, n, err);
+                                   .record_dir = s->node.paths.kubernetes_dir, .force = s->node.force,
+                                   .timeout_ms = time_left(r), .audit_id = s->join.audit_id, .log = s->join.log,
+                                   .log_ctx = s->join.log_ctx};
+    return kjoin_download_certs(&d, &r->out->certs, err);
 }
 
 static bool needs_discovery(const worker_run *r);

@@ -164,8 +164,9 @@ static void test_open_kubeadms_secret(void **state)
 /* ---- the node's own certificates ------------------------------------------ */
 
 /* A certificates directory holding the shared CAs of the Secret kubeadm
- * uploaded: what download-certs leaves. */
-static char *shared_pki(void)
+ * uploaded: what download-certs leaves (recorded in a control-plane record
+ * in the directory's parent when recorded). */
+static char *shared_pki_recorded(bool recorded)
 {
     kjoin_certificate_key k;
     kjoin_shared_certs c;
@@ -181,13 +182,44 @@ static char *shared_pki(void)
     assert_int_equal(kjoin_kubeadm_certs_decrypt(&k, sealed, sealed_len, &ca, &ca_len, &err), KJOIN_OK);
     assert_int_equal(kjoin_kubeadm_certs_open(json, len, &k, (char *)ca, ca_len, &c, &err), KJOIN_OK);
     snprintf(pki, sizeof(pki), "%s/pki", dir);
-    assert_int_equal(kjoin_shared_certs_write(&c, pki, false, NULL, &err), KJOIN_OK);
+    assert_int_equal(kjoin_shared_certs_write(&c, pki, recorded ? dir : NULL, false, NULL, &err), KJOIN_OK);
     kjoin_shared_certs_release(&c);
     kjoin_free_wiped(ca, ca_len);
     free(sealed);
     free(json);
     json_object_put(root);
     return dir;
+}
+
+static char *shared_pki(void) { return shared_pki_recorded(false); }
+
+/* The record is written before the files: it names each file with the
+ * digest of what is written and the directories the write made; reset then
+ * takes back exactly that (here: the whole tree, the record last). */
+static void test_record_before_write(void **state)
+{
+    (void)state;
+    char *dir = shared_pki_recorded(true), path[4200];
+    kjoin_cp_record *r = malloc(sizeof(*r));
+    bool found;
+    kjoin_err err;
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
+    assert_true(found);
+    assert_int_equal(r->n_files, KJOIN_SHARED_N);
+    assert_int_equal(r->n_dirs, 2); /* pki and pki/etcd; dir was there */
+    snprintf(path, sizeof(path), "%s/pki/etcd", dir);
+    assert_true(!strcmp(r->dirs[0], path) || !strcmp(r->dirs[1], path));
+    kjoin_cp_reset_spec rs = {.kubernetes_dir = dir};
+    kjoin_cp_reset_result *res = calloc(1, sizeof(*res));
+    assert_int_equal(kjoin_cp_reset_files(&rs, res, &err), KJOIN_OK);
+    assert_int_equal(res->n_left, 0);
+    assert_int_equal(res->n_removed, KJOIN_SHARED_N + 1 + 2);
+    snprintf(path, sizeof(path), "%s/pki", dir);
+    struct stat st;
+    assert_int_equal(stat(path, &st), -1);
+    free(res);
+    free(r);
+    tu_rmtree(dir);
 }
 
 static X509 *load_cert(const char *dir, const char *base)
@@ -926,8 +958,8 @@ static void test_cp_record_parse(void **state)
     char *dir = tu_tmpdir(), path[4200];
     tu_write(dir, "admin.conf", "x");
     snprintf(path, sizeof(path), "%s/admin.conf", dir);
-    const char *paths[] = {path};
-    assert_int_equal(kjoin_cp_record_files(dir, paths, 1, &err), KJOIN_OK);
+    const char *paths[] = {path}, *sums[] = {"2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"};
+    assert_int_equal(kjoin_cp_record_pending(dir, paths, sums, 1, NULL, 0, &err), KJOIN_OK);
     assert_int_equal(kjoin_cp_record_etcd(dir, "https://10.0.0.2:2380", "42", "/etc/kubernetes/pki", "/var/lib/etcd",
                                           true, &err), KJOIN_OK);
     bool found;
@@ -938,18 +970,19 @@ static void test_cp_record_parse(void **state)
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
-    /* The directories a step made: recorded once each; reset removes them
-     * deepest first when empty, and names one that holds another's file. */
+    /* The directories a step is about to make (those missing, and their
+     * missing parents): recorded once each; reset removes them deepest
+     * first when empty, and names one that holds another's file. */
     char made[3][4200];
     snprintf(made[0], sizeof(made[0]), "%s/pki", dir);
     snprintf(made[1], sizeof(made[1]), "%s/pki/etcd", dir);
     snprintf(made[2], sizeof(made[2]), "%s/manifests", dir);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(mkdir(made[i], 0700), 0);
-    const char *dirs[] = {made[0], made[1], made[2], made[1]};
-    assert_int_equal(kjoin_cp_record_dirs(dir, dirs, 4, &err), KJOIN_OK);
+    const char *dirs[] = {made[1], made[2], made[1]};
+    assert_int_equal(kjoin_cp_record_pending(dir, NULL, NULL, 0, dirs, 3, &err), KJOIN_OK);
     assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
     assert_int_equal(r->n_dirs, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(mkdir(made[i], 0700), 0);
     tu_write(made[2], "theirs.yaml", "x");
     kjoin_cp_reset_spec rs = {.kubernetes_dir = dir};
     kjoin_cp_reset_result *res = calloc(1, sizeof(*res));
@@ -1020,6 +1053,7 @@ int main(void)
                                        cmocka_unit_test(test_etcd_endpoints_parse),
                                        cmocka_unit_test(test_etcd_manifest),
                                        cmocka_unit_test(test_cp_record_parse),
+                                       cmocka_unit_test(test_record_before_write),
                                        cmocka_unit_test(test_control_plane_images),
                                        cmocka_unit_test(test_control_plane_endpoints)};
     return cmocka_run_group_tests(tests, NULL, NULL);
