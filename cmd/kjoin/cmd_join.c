@@ -180,7 +180,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_CERTIFICATE_KEY_FILE: a->certificate_key_file = arg; break;
     case OPT_SKIP_PHASES:
         a->skip_given = *arg != '\0';
-        return kjoin_phases_parse(arg, &a->w.skip, &a->w.skip_prepare, err); /* now, so the message names the flag */
+        return kjoin_skip_phases(&a->w, arg, err); /* now, so the message names the flag */
     case OPT_IGNORE_PREFLIGHT: n->ignore_preflight = arg; break;
     case OPT_CRI_SOCKET: n->cri_socket = arg; break;
     case OPT_PATCHES: n->patches_dir = arg; break;

@@ -45,10 +45,17 @@ enum {
  * control-plane-prepare, that step (*steps; 0 for the whole phase).
  * Errors: KJOIN_E_USAGE for a name kubeadm's join does not have. */
 kjoin_code kjoin_phase_lookup(const char *name, size_t len, unsigned *bit, unsigned *steps, kjoin_err *err);
-/* Adds the phases a comma-separated list names to *mask, and the steps of
- * control-plane-prepare it names to *steps (kubeadm's --skip-phases; the
- * control-plane phases mean nothing on a worker). Errors: as above. */
-kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, unsigned *steps, kjoin_err *err);
+/* Adds the phases a comma-separated list names (kubeadm's names; its
+ * control-plane phases mean nothing on a worker) to *mask. Errors:
+ * KJOIN_E_USAGE for a name kubeadm's join does not have, or a step of
+ * control-plane-prepare (kjoin_skip_phases takes those). */
+kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err);
+/* kubeadm's --skip-phases list into the specification: its phases into
+ * spec->skip, the steps of control-plane-prepare it names
+ * ("control-plane-prepare/download-certs") into spec->skip_prepare. Errors:
+ * as kjoin_phase_lookup. */
+struct kjoin_worker_spec;
+kjoin_code kjoin_skip_phases(struct kjoin_worker_spec *spec, const char *list, kjoin_err *err);
 /* The name of one phase bit. */
 const char *kjoin_phase_name(unsigned phase);
 

@@ -514,7 +514,7 @@ static kjoin_code fill_spec(kjoin_join_config *c, kjoin_err *err)
     s->node.n_extra_args = c->n_extra_args;
     s->advertise_address = c->advertise_address;
     s->certificate_key = c->has_certificate_key ? &c->certificate_key : NULL;
-    if (kjoin_phases_parse(c->skip_phases, &s->skip, &s->skip_prepare, &in))
+    if (kjoin_skip_phases(s, c->skip_phases, &in))
         return kjoin_err_set(err, KJOIN_E_USAGE, "skipPhases: %s", in.msg);
     return KJOIN_OK;
 }

@@ -492,7 +492,9 @@ kjoin_code kjoin_phase_lookup(const char *name, size_t len, unsigned *bit, unsig
                          "/mark-control-plane) and wait-control-plane", (int)(len > 60 ? 60 : len), name);
 }
 
-kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, unsigned *prepare, kjoin_err *err)
+/* The names in list into *mask, and steps of control-plane-prepare into
+ * *prepare (refused when prepare is NULL). */
+static kjoin_code parse_phases(const char *list, unsigned *mask, unsigned *prepare, kjoin_err *err)
 {
     for (const char *p = list; p && *p;) {
         size_t len = strcspn(p, ",");
@@ -500,6 +502,9 @@ kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, unsigned *prepar
         kjoin_code rc = len ? kjoin_phase_lookup(p, len, &bit, &one, err) : KJOIN_OK;
         if (rc)
             return rc;
+        if (one && !prepare)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "\"%.*s\" is a step of control-plane-prepare, not a phase",
+                                 (int)(len > 60 ? 60 : len), p);
         if (one)
             *prepare |= one;
         else
@@ -507,6 +512,16 @@ kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, unsigned *prepar
         p += len + (p[len] == ',');
     }
     return KJOIN_OK;
+}
+
+kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err)
+{
+    return parse_phases(list, mask, NULL, err);
+}
+
+kjoin_code kjoin_skip_phases(kjoin_worker_spec *spec, const char *list, kjoin_err *err)
+{
+    return parse_phases(list, &spec->skip, &spec->skip_prepare, err);
 }
 
 const char *kjoin_phase_name(unsigned phase)
