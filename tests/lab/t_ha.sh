@@ -207,12 +207,20 @@ t_lab_ha_control_plane_joined_by_kjoin() {
     [ -z "$(lab_exec ha-2 find /etc/kubernetes -type f 2>/dev/null)" ] ||
     { fail "preflight without an image: exit $prc: $(grep -i preflight "$T/pre2.err" | tail -n 3)"; rc=1; }
   lab_exec ha-2 ctr -n k8s.io images import /opt/kjoin-images/kube-scheduler.tar >/dev/null 2>&1
-  # Node 2: kjoin's whole control-plane join (its ImagePull finds every image).
+  # Node 2: kjoin's whole control-plane join (its ImagePull finds every
+  # image), killed once its kubelet is up (the etcd member added, the static
+  # Pods running), then the same command again, which goes on from there.
+  lab_exec ha-2 env KJOIN_JOIN_CRASH_AT=healthy kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash "$HA_PIN" --control-plane --certificate-key-file /etc/kjoin/key \
+    --apiserver-advertise-address "$HA_IP2" >"$T/killed2.out" 2>&1
+  local krc=$?
+  [ "$krc" = 137 ] && grep -q "Waiting for the kubelet" "$T/killed2.out" ||
+    { fail "the join was not killed at the kubelet's health: exit $krc: $(tail -n 3 "$T/killed2.out")"; rc=1; }
   t0=$(date +%s)
   lab_exec ha-2 kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
     --control-plane --certificate-key-file /etc/kjoin/key --apiserver-advertise-address "$HA_IP2" -o json \
     >"$T/join2.json" 2>"$T/join2.err" || { fail "kjoin join --control-plane: exit $?: $(tail -n 6 "$T/join2.err")"; ha_diag ha-2; rc=1; }
-  echo "    [$current] node 2: kjoin join --control-plane in $(($(date +%s) - t0)) s (discovery $(jq -r .elapsedMs "$T/join2.json") ms, $(jq -r '[.node.phases[]? | "\(.name) \(.elapsedMs) ms"] | join(", ")' "$T/join2.json"))" >&2
+  echo "    [$current] node 2: kjoin join --control-plane again, after it was killed, in $(($(date +%s) - t0)) s (discovery $(jq -r .elapsedMs "$T/join2.json") ms, $(jq -r '[.node.phases[]? | "\(.name) \(.elapsedMs) ms"] | join(", ")' "$T/join2.json"))" >&2
   ! grep -q "$HA_KEY" "$T/join2.json" "$T/join2.err" || { fail "the certificate key was printed"; rc=1; }
   jq -e '[.node.phases[].name] == ["preflight", "control-plane-prepare", "kubelet-start", "etcd-join",
       "kubelet-wait-bootstrap", "control-plane-join", "wait-control-plane"] and

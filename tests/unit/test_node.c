@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <kjoin/controlplane.h>
 #include <kjoin/node.h>
 #include <kjoin/patch.h>
 
@@ -588,6 +589,44 @@ static void test_preflight_control_plane(void **state)
         assert_int_equal(rc, KJOIN_OK);
         assert_int_equal(r.n, 0);
     }
+    /* An interrupted control-plane join of this node: the manifest it wrote
+     * (still as written), the port its component holds and the etcd data it
+     * made are warnings, and the join goes on; a manifest changed since is
+     * still an error. */
+    tu_write(manifests, "etcd.yaml", "ours");
+    tu_write(manifests, "kube-scheduler.yaml", "changed");
+    tu_write(etcd, "member", "x");
+    char etcd_yaml[420], sched_yaml[420];
+    snprintf(etcd_yaml, sizeof(etcd_yaml), "%s/etcd.yaml", manifests);
+    snprintf(sched_yaml, sizeof(sched_yaml), "%s/kube-scheduler.yaml", manifests);
+    const char *paths[] = {etcd_yaml, sched_yaml};
+    const char *sums[] = {NULL, "0000000000000000000000000000000000000000000000000000000000000000"};
+    char ours_hex[65];
+    unsigned char sum[32];
+    kjoin_sha256("ours", 4, sum, NULL);
+    kjoin_hex(sum, 32, ours_hex);
+    sums[0] = ours_hex;
+    assert_int_equal(kjoin_cp_record_pending(kube, paths, sums, 2, NULL, 0, &err), KJOIN_OK);
+    assert_int_equal(kjoin_cp_record_etcd(kube, "https://127.0.0.1:2380", "7", kube, etcd, true, &err), KJOIN_OK);
+    fd = listener(&used);
+    s.control_plane_ports[2] = used; /* etcd's client port, held by "our" etcd */
+    r = (kjoin_preflight_report){0};
+    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err), KJOIN_E_USAGE);
+    close(fd);
+    assert_int_equal(r.n - has_finding(&r, "NumCPU"), 4); /* (NumCPU on a machine of one CPU) */
+    snprintf(name, sizeof(name), "FileAvailable-%s", sched_yaml);
+    for (char *ch = name; *ch; ch++)
+        *ch = *ch == '/' ? '-' : *ch;
+    for (size_t i = 0; i < r.n; i++) /* only the changed scheduler manifest is an error */
+        if (strcmp(r.items[i].name, "NumCPU"))
+            assert_int_equal(r.items[i].error, !strcmp(r.items[i].name, name));
+    snprintf(etcd_port, sizeof(etcd_port), "Port-%d", used);
+    for (size_t i = 0; i < r.n; i++)
+        if (!strcmp(r.items[i].name, etcd_port))
+            assert_non_null(strstr(r.items[i].message, "in use, by the etcd this join's interrupted run started"));
+    assert_true(has_finding(&r, etcd_port));
+    snprintf(cmd, sizeof(cmd), "rm -f %s/* %s/member %s/kjoin-control-plane.json", manifests, etcd, kube);
+    assert_int_equal(system(cmd), 0);
     /* Ignored by name, as kubeadm's --ignore-preflight-errors. */
     snprintf(c.control_plane_endpoint, sizeof(c.control_plane_endpoint), "%s", "");
     s.ignore_preflight = "ControlPlaneEndpoint,NumCPU";
