@@ -321,33 +321,36 @@ ha_member_out() {
     -X POST -d "{\"ID\": \"$id\"}" "https://$HA_IP1:2379/v3/cluster/member/remove" >/dev/null
 }
 
-# One control-plane join on a fresh node: TOOL NAME IP. Prints "ms rss_kib":
-# from the command's start to the node's four components answering, and
-# the command's peak RSS. The node is reset (its member out) and stopped after.
+# One control-plane join on a fresh node: TOOL NAME IP. Sets HA_RESULT to
+# "ms rss_kib": from the command's start to the node's four components
+# answering, and the command's peak RSS. The node is reset (its member out)
+# and stopped after, whatever happened.
 ha_bench_one() {
-  local tool=$1 n=$2 ip=$3 t0 out ms=
+  local tool=$1 n=$2 ip=$3 t0 out ms= i rc=0
+  HA_RESULT=
   ha_boot "$n" "$ip" "$(ha_user_data /etc/kjoin/key "$HA_KEY" 0600)"
-  ha_ready "$n" || return 1
+  ha_ready "$n" || rc=1
   t0=$(date +%s%N)
-  if [ "$tool" = kjoin ]; then
+  if [ $rc = 0 ] && [ "$tool" = kjoin ]; then
     out=$(ha_timed "$n" kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
       --control-plane --certificate-key-file /etc/kjoin/key --apiserver-advertise-address "$ip")
-  else
+  elif [ $rc = 0 ]; then
     out=$(ha_timed "$n" kubeadm join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
       --control-plane --certificate-key "$HA_KEY" --apiserver-advertise-address "$ip" --ignore-preflight-errors all)
   fi
-  [ "${out%% *}" = 0 ] || { fail "$tool on $n: exit ${out%% *}: $(lab_exec "$n" tail -n 4 /tmp/bench.out)"; return 1; }
-  local i
+  [ $rc = 0 ] && { [ "${out%% *}" = 0 ] || { fail "$tool on $n: exit ${out%% *}: $(lab_exec "$n" tail -n 4 /tmp/bench.out)"; rc=1; }; }
   for i in $(seq 1200); do
+    [ $rc = 0 ] || break
     ha_four "$n" "$ip" && { ms=$((($(date +%s%N) - t0) / 1000000)); break; }
     sleep 0.1
   done
-  [ -n "$ms" ] || { fail "$tool on $n: the four components never answered"; return 1; }
-  echo "$ms ${out#* }"
+  [ $rc != 0 ] || [ -n "$ms" ] || { fail "$tool on $n: the four components never answered"; rc=1; }
+  [ $rc != 0 ] || HA_RESULT="$ms ${out#* }"
   if [ "$tool" = kjoin ]; then lab_exec "$n" kjoin reset >/dev/null 2>&1; else lab_exec "$n" kubeadm reset -f >/dev/null 2>&1; fi
   ha_member_out "$n"
   ha_kc "$HA_IP1" delete node "$n" >/dev/null 2>&1
   lab_stop "$n"
+  return $rc
 }
 
 # make bench's control-plane row: kjoin join --control-plane against
@@ -364,10 +367,10 @@ bench_lab_control_plane_join() {
   e2e_wait 60 sh -c "kubectl --kubeconfig '$T/admin.conf' --server https://$HA_IP1:6443 -n kube-public get configmap cluster-info -o json | grep -q jws-kubeconfig-abcdef" ||
     { fail "the bootstrap signer never signed the token"; return 1; }
   for i in $(seq "$runs"); do
-    r=$(ha_bench_one kjoin "ha-k$i" "$LAB_NET.$((70 + i))") || { rc=1; break; }
-    k+=("${r%% *}"); [ "${r#* }" -gt "$kr" ] && kr=${r#* }
-    r=$(ha_bench_one kubeadm "ha-a$i" "$LAB_NET.$((80 + i))") || { rc=1; break; }
-    a+=("${r%% *}"); [ "${r#* }" -gt "$ar" ] && ar=${r#* }
+    ha_bench_one kjoin "ha-k$i" "$LAB_NET.$((70 + i))" || { rc=1; break; }
+    r=$HA_RESULT; k+=("${r%% *}"); [ "${r#* }" -gt "$kr" ] && kr=${r#* }
+    ha_bench_one kubeadm "ha-a$i" "$LAB_NET.$((80 + i))" || { rc=1; break; }
+    r=$HA_RESULT; a+=("${r%% *}"); [ "${r#* }" -gt "$ar" ] && ar=${r#* }
   done
   lab_stop ha-1
   [ $rc = 0 ] || return 1
