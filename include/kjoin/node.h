@@ -296,6 +296,10 @@ typedef struct kjoin_node_join {
     kjoin_node_name name;              /* resolved once (kjoin_node_name_resolve) */
     const char *bootstrap_kubeconfig;  /* the verified bootstrap kubeconfig (text); NULL for the wait alone */
     size_t bootstrap_len;
+    const char *kubelet_bootstrap;     /* what is written as the kubelet's bootstrap kubeconfig (and its server
+                                        * recorded), when not the above: a control-plane node's, its own API
+                                        * server's; the cluster is still read with the above */
+    size_t kubelet_bootstrap_len;
     const char *ca_pem;                /* the trusted CA bundle */
     size_t ca_len;
     const char *join_id;               /* recorded for reset */

@@ -196,7 +196,6 @@ static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
 
 static bool control_plane_phase(const worker_run *r) { return r->spec->control_plane; }
 
-
 /* kubeadm's checks before a control-plane node joins, with the cluster's
  * ClusterConfiguration and the node's address. */
 static kjoin_code run_control_plane_preflight(worker_run *r, kjoin_err *err)
@@ -277,9 +276,9 @@ static kjoin_code run_kubelet_local(worker_run *r, kjoin_err *err)
     kjoin_node_join *n = &r->out->node;
     kjoin_code rc = kjoin_kubeconfig_replace_server(n->bootstrap_kubeconfig, n->bootstrap_len, server,
                                                     &r->out->local_bootstrap, &r->out->local_bootstrap_len, err);
-    if (!rc) {
-        n->bootstrap_kubeconfig = r->out->local_bootstrap;
-        n->bootstrap_len = r->out->local_bootstrap_len;
+    if (!rc) { /* written for the kubelet; the cluster is still read through discovery's */
+        n->kubelet_bootstrap = r->out->local_bootstrap;
+        n->kubelet_bootstrap_len = r->out->local_bootstrap_len;
         logf_(r, 0, "[kubelet-start] The kubelet bootstraps through this node's own API server at %s", server);
     }
     return rc;
@@ -412,8 +411,8 @@ static const step steps[] = {
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_kubeconfigs, run_kubeconfigs},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_manifests, run_manifests},
     {"check-etcd", 0, 0, NULL, NULL},
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, kubelet_local, run_kubelet_local},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, dry, run_plan},
     {NULL, 0, NEEDS_DISCOVERY, discovery_alone, run_write_discovered},
@@ -630,6 +629,7 @@ void kjoin_worker_outcome_release(kjoin_worker_outcome *o)
     o->node.ca_pem = NULL;
     kjoin_free_wiped(o->local_bootstrap, o->local_bootstrap_len);
     o->local_bootstrap = NULL;
+    o->node.kubelet_bootstrap = NULL;
     o->node.bootstrap_kubeconfig = NULL;
 }
 

@@ -151,6 +151,13 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
     return rc;
 }
 
+/* The kubelet's bootstrap kubeconfig as written. */
+static const char *kubelet_bootstrap(const kjoin_node_join *j, size_t *len)
+{
+    *len = j->kubelet_bootstrap ? j->kubelet_bootstrap_len : j->bootstrap_len;
+    return j->kubelet_bootstrap ? j->kubelet_bootstrap : j->bootstrap_kubeconfig;
+}
+
 /* Whether this node's join record names this node and this cluster: a join
  * that was interrupted, now going on. */
 static bool resuming(const kjoin_node_join *j)
@@ -159,10 +166,12 @@ static bool resuming(const kjoin_node_join *j)
     kjoin_kubeapi_config cfg;
     kjoin_node_state *st = calloc(1, sizeof(*st));
     bool found = false, same = false;
+    const char *text;
+    size_t len;
     kjoin_node__resolve(&j->spec->paths, &p);
     if (st && !kjoin_node__read_record(&p, &j->spec->paths, st, &found, NULL) && found &&
-        !strcmp(st->node_name, j->name.name) &&
-        !kjoin_kubeapi_config_parse(j->bootstrap_kubeconfig, j->bootstrap_len, NULL, NULL, &cfg, NULL)) {
+        !strcmp(st->node_name, j->name.name) && (text = kubelet_bootstrap(j, &len)) &&
+        !kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, NULL)) {
         same = !strcmp(st->server, cfg.server);
         kjoin_kubeapi_config_release(&cfg);
     }
@@ -293,7 +302,9 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
     json_object_object_add(o, "joinID", json_object_new_string(j->join_id ? j->join_id : ""));
     kjoin_kubeapi_config cfg;
     json_object_object_add(o, "server", json_object_new_string(""));
-    if (!kjoin_kubeapi_config_parse(j->bootstrap_kubeconfig, j->bootstrap_len, NULL, NULL, &cfg, &ignore)) {
+    size_t boot_len;
+    const char *boot = kubelet_bootstrap(j, &boot_len);
+    if (!kjoin_kubeapi_config_parse(boot, boot_len, NULL, NULL, &cfg, &ignore)) {
         json_object_object_add(o, "server", json_object_new_string(cfg.server));
         kjoin_kubeapi_config_release(&cfg);
     }
@@ -542,8 +553,9 @@ static void take_back(const kjoin_node_join *j, const char *const *created, size
 static size_t node_files(const kjoin_node_join *j, const kjoin_node__resolved *p, node_write w[NODE_FILES])
 {
     const node_write all[NODE_FILES] = {
-        {p->bootstrap_kubeconfig, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, j->bootstrap_kubeconfig, j->bootstrap_len,
-         "bootstrap-kubeconfig"},
+        {p->bootstrap_kubeconfig, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG,
+         j->kubelet_bootstrap ? j->kubelet_bootstrap : j->bootstrap_kubeconfig,
+         j->kubelet_bootstrap ? j->kubelet_bootstrap_len : j->bootstrap_len, "bootstrap-kubeconfig"},
         {p->instance_config, KJOIN_NODE_FILE_INSTANCE_CONFIG, j->instance_yaml,
          j->instance_yaml ? strlen(j->instance_yaml) : 0, "instance-config"},
         {p->config_yaml, KJOIN_NODE_FILE_KUBELET_CONFIG, j->config_yaml, strlen(j->config_yaml), "kubelet-config"},
@@ -769,7 +781,8 @@ static bool recorded(const kjoin_node_join *j, const kjoin_node__resolved *p, co
 static void remove_bootstrap_kubeconfig(kjoin_node_join *j, const kjoin_node__resolved *p)
 {
     char *text = NULL;
-    size_t len = 0;
+    size_t len = 0, boot_len;
+    const char *boot = kubelet_bootstrap(j, &boot_len);
     bool missing = false;
     const char *name;
     kjoin_safedir d;
@@ -777,7 +790,7 @@ static void remove_bootstrap_kubeconfig(kjoin_node_join *j, const kjoin_node__re
     if (kjoin_safedir_open_parent(p->bootstrap_kubeconfig, &d, &name, &e))
         return;
     if (!kjoin_safedir_read(&d, name, 1 << 20, true, &text, &len, &missing, &e) &&
-        (j->bootstrap_kubeconfig ? len == j->bootstrap_len && !memcmp(text, j->bootstrap_kubeconfig, len)
+        (j->bootstrap_kubeconfig ? len == boot_len && !memcmp(text, boot, len)
                                  : recorded(j, p, p->bootstrap_kubeconfig, text, len)) &&
         !kjoin_safedir_unlink(&d, name, &e)) {
         j->result.bootstrap_removed = true;
