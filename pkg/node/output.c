@@ -79,7 +79,9 @@ void kjoin_node__journal_words(kjoin_node__words *w)
     *w = (kjoin_node__words){0};
     if (kjoin_node__find_program("journalctl", prog, sizeof(prog), NULL))
         return;
-    const char *argv[] = {prog, "-u", "kubelet", "-n", "50", "-o", "cat", "--no-pager", NULL};
+    /* Enough lines for a whole usage dump of v1.20's kubelet (about 330 lines
+     * after its error), and a restart after it, so that its error is among them. */
+    const char *argv[] = {prog, "-u", "kubelet", "-n", "1000", "-o", "cat", "--no-pager", NULL};
     if (!kjoin_node__run(argv, 10000, &text, NULL))
         kjoin_node__kubelet_words(text, strlen(text), w);
     free(text);

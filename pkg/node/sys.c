@@ -17,7 +17,10 @@
 
 extern char **environ;
 
-#define OUTPUT_MAX (64 * 1024)
+/* What a program run says, at most: its last OUTPUT_MAX bytes (a journal's
+ * newest lines are what matter; v1.20's kubelet prints 70 KiB of usage
+ * before the error it exits with). */
+#define OUTPUT_MAX (512 * 1024)
 
 static void join_path(char *out, const char *dir, const char *name)
 {
@@ -122,9 +125,13 @@ kjoin_code kjoin_node__run(const char *const *argv, int64_t timeout_ms, char **o
             continue;
         if (got <= 0)
             break;
-        size_t keep = (size_t)got > OUTPUT_MAX - len ? OUTPUT_MAX - len : (size_t)got;
-        memcpy(buf + len, chunk, keep);
-        len += keep;
+        if (len + (size_t)got > OUTPUT_MAX) { /* the oldest bytes go */
+            size_t drop = len + (size_t)got - OUTPUT_MAX;
+            memmove(buf, buf + drop, len - drop);
+            len -= drop;
+        }
+        memcpy(buf + len, chunk, (size_t)got);
+        len += (size_t)got;
     }
     close(fds[0]);
     int status = 0;
