@@ -72,6 +72,24 @@ static void test_kubelet_words(void **state)
     assert_true(strlen(w.said) < sizeof(w.said));
 }
 
+/* A program's output past what is kept: its newest bytes are, so the last
+ * line (a journal's newest) is there; a failing program is named. */
+static void test_run_keeps_the_newest_output(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    kjoin_err err;
+    const char *argv[] = {"/bin/sh", "-c", "head -c 800000 /dev/zero | tr '\\0' x; echo; echo the-end", NULL};
+    assert_int_equal(kjoin_node__run(argv, 20000, &out, &err), KJOIN_OK);
+    size_t len = strlen(out);
+    assert_true(len <= 512 * 1024 && len > 400 * 1024);
+    assert_string_equal(out + len - 8, "the-end\n");
+    free(out);
+    const char *fails[] = {"/bin/sh", "-c", "echo why; exit 3", NULL};
+    assert_int_not_equal(kjoin_node__run(fails, 20000, &out, &err), KJOIN_OK);
+    free(out);
+}
+
 static void append_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "a");
@@ -1268,7 +1286,7 @@ static void test_reset_names_why_a_tree_stays(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset),
+                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_run_keeps_the_newest_output), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset),
         cmocka_unit_test(test_reset_unmounts_what_the_kubelet_mounted),
         cmocka_unit_test(test_write_onto_full_or_read_only_disk),
         cmocka_unit_test(test_preflight_resumes_only_its_own),
