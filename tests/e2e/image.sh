@@ -35,13 +35,13 @@ oci_archive() {
 }
 
 # rootfs_with DIR BINARY...: each binary at /usr/bin/<name> with every
-# shared library it loads (ldd's list, the loader included), at their paths.
+# shared library it loads (ldd's list, the loader included), at their paths (a static one: none).
 rootfs_with() {
   local dir=$1 b lib; shift
   mkdir -p "$dir/usr/bin" "$dir/tmp"
   for b in "$@"; do
     cp "$b" "$dir/usr/bin/"
-    for lib in $(ldd "$b" | grep -o '/[^ ]*'); do
+    for lib in $(ldd "$b" 2>/dev/null | grep -o '/[^ ]*'); do
       mkdir -p "$dir$(dirname "$lib")"; cp -L "$lib" "$dir$lib"
     done
   done
