@@ -364,6 +364,8 @@ static void check_images(kjoin_preflight_report *r, const kjoin_node_spec *s, co
     if (!n || !endpoint)
         return;
     snprintf(sock, sizeof(sock), "%s%s", strncmp(endpoint, "unix://", 7) && *endpoint == '/' ? "unix://" : "", endpoint);
+    if (strncmp(sock, "unix://", 7) || sock[7] != '/')
+        return; /* the CRI check names a socket that is none */
     if (!crictl && (kjoin_node__find_program("ctr", tool, sizeof(tool), NULL) || !strstr(sock, "containerd"))) {
         add(r, s, false, "ImagePull", "the runtime's images cannot be seen (no crictl, and no ctr for containerd): "
             "the kubelet pulls them when it starts the Pods");
