@@ -198,11 +198,22 @@ static kjoin_code run(const kjoin_certs_store *st, int64_t now, kjoin_certs_repo
                       kjoin_err *err)
 {
     kjoin_code rc = KJOIN_OK;
+    char done[4][256]; /* what an attempt that then lost a race did write: its CA */
+    size_t n_done = 0;
     for (int attempt = 1; !rc; attempt++) {
         pki p;
         memset(rep, 0, sizeof(*rep));
+        for (size_t i = 0; i < n_done; i++)
+            memcpy(rep->lines[rep->n++], done[i], sizeof(done[i]));
+        if (n_done)
+            rep->changed = rep->restart_nodes = rep->reload_clients = true;
         if (!(rc = kjoin_certs__begin(&p, st, now, rep, err)))
             rc = fn(&p, args, err);
+        /* The CA Secret written before a later write lost a race: this run
+         * did rotate (or adopt) the CA, and its report says so. */
+        for (size_t i = n_done; rc == KJOIN_E_TRANSIENT && p.ca_saved && i < rep->n && n_done < 4; i++)
+            if (!strncmp(rep->lines[i], "ca: rotated", 11) || !strncmp(rep->lines[i], "ca: the CA Secret was changed", 29))
+                memcpy(done[n_done++], rep->lines[i], sizeof(done[0]));
         kjoin_certs__end(&p);
         if (rc != KJOIN_E_TRANSIENT)
             break;

@@ -27,6 +27,7 @@ typedef struct pki {
     size_t n;
     int64_t now;
     kjoin_certs_report *rep; /* NULL for readers */
+    bool ca_saved;           /* this run's CA Secret was written (a later write may still lose a race) */
 } pki;
 
 /* Adds a line to the report. */

@@ -498,8 +498,10 @@ static kjoin_code save(pki *p, kjoin_err *err)
             rc = write_secret(p, json_object_get_string(json_object_object_get(meta, "name")), objs[k],
                               p->sec[order[k]].obj != NULL, err);
         }
-        if (k == 0 && p->e[order[0]].kind == CERT_CA)
+        if (k == 0 && p->e[order[0]].kind == CERT_CA) {
+            p->ca_saved = !rc && objs[0];
             kjoin_store__crash_point("after-ca-secret");
+        }
     }
     for (size_t k = 0; k < n; k++)
         kjoin_certs__json_free(objs[k]);
