@@ -60,7 +60,7 @@ kjoin_code kjoin_cp_record_parse(const char *text, size_t len, kjoin_cp_record *
             out->n_files = i + 1;
         }
     }
-    json_object *dirs;
+    json_object *dirs = NULL;
     if (!rc && json_object_object_get_ex(o, "dirs", &dirs) &&
         (!json_object_is_type(dirs, json_type_array) || json_object_array_length(dirs) > KJOIN_CP_RECORD_DIRS))
         rc = kjoin_err_set(err, BAD, "the control-plane record's dirs are not a list of at most %d",
@@ -68,7 +68,7 @@ kjoin_code kjoin_cp_record_parse(const char *text, size_t len, kjoin_cp_record *
     for (size_t i = 0; !rc && dirs && i < json_object_array_length(dirs); i++) {
         json_object *d = json_object_array_get_idx(dirs, i);
         const char *path = json_object_is_type(d, json_type_string) ? json_object_get_string(d) : NULL;
-        if (!path || !clean_path(path) || !strcmp(path, "/"))
+        if (!path || !clean_path(path)) /* never "/": a clean path names something below it */
             rc = kjoin_err_set(err, BAD, "the control-plane record's directory %zu is no clean absolute path", i + 1);
         else
             snprintf(out->dirs[out->n_dirs++], sizeof(out->dirs[0]), "%s", path);

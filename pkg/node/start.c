@@ -552,10 +552,10 @@ static void take_back(const kjoin_node_join *j, const char *const *created, size
 #define NODE_FILES 5
 static size_t node_files(const kjoin_node_join *j, const kjoin_node__resolved *p, node_write w[NODE_FILES])
 {
+    size_t boot_len;
+    const char *boot = kubelet_bootstrap(j, &boot_len);
     const node_write all[NODE_FILES] = {
-        {p->bootstrap_kubeconfig, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG,
-         j->kubelet_bootstrap ? j->kubelet_bootstrap : j->bootstrap_kubeconfig,
-         j->kubelet_bootstrap ? j->kubelet_bootstrap_len : j->bootstrap_len, "bootstrap-kubeconfig"},
+        {p->bootstrap_kubeconfig, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, boot, boot_len, "bootstrap-kubeconfig"},
         {p->instance_config, KJOIN_NODE_FILE_INSTANCE_CONFIG, j->instance_yaml,
          j->instance_yaml ? strlen(j->instance_yaml) : 0, "instance-config"},
         {p->config_yaml, KJOIN_NODE_FILE_KUBELET_CONFIG, j->config_yaml, strlen(j->config_yaml), "kubelet-config"},
