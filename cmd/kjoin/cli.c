@@ -151,6 +151,7 @@ int cli_exit_code(kjoin_code code)
     case KJOIN_E_TRUST: return 4;
     case KJOIN_E_OUTPUT: return 5;
     case KJOIN_E_API: return 6;
+    case KJOIN_E_TAKEN_BACK: return 7;
     case KJOIN_E_OTHER:
     case KJOIN_E_TRANSIENT: break;
     }
@@ -200,19 +201,25 @@ static const cli_field common_names[] = {
     {"unsafe_skip_ca_verification", "--discovery-token-unsafe-skip-ca-verification"},
 };
 
-int cli_fail(cli_format format, const kjoin_err *in)
+int cli_fail_with(cli_format format, const kjoin_err *in, json_object *extra)
 {
     kjoin_err named = *in, *err = &named;
     cli_name_fields(named.msg, sizeof(named.msg), in->msg, common_names, sizeof(common_names) / sizeof(common_names[0]));
     kjoin_printable(named.msg, sizeof(named.msg), named.msg, false);
     fprintf(stderr, "kjoin: %s\n", err->msg);
     if (format == CLI_JSON) {
-        json_object *root = json_object_new_object();
-        json_object_object_add(root, "error", cli_error_json(err));
+        json_object *root = json_object_new_object(), *e = cli_error_json(err);
+        if (extra) {
+            json_object_object_foreach(extra, key, value) json_object_object_add(e, key, json_object_get(value));
+        }
+        json_object_object_add(root, "error", e);
         cli_print_json(root);
     }
+    json_object_put(extra);
     return cli_exit_code(err->code);
 }
+
+int cli_fail(cli_format format, const kjoin_err *in) { return cli_fail_with(format, in, NULL); }
 
 char *cli_rfc3339(int64_t t, char *buf, size_t cap)
 {

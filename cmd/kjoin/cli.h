@@ -50,6 +50,9 @@ kjoin_code cli_parse_format(const char *arg, cli_format *out, kjoin_err *err);
 /* Prints "kjoin: <msg>" on stderr and, for JSON, {"error": {...}} on stdout.
  * Returns the exit code. */
 int cli_fail(cli_format format, const kjoin_err *err);
+/* As cli_fail, with extra's fields (taken; may be NULL) added to -o json's
+ * error object. */
+int cli_fail_with(cli_format format, const kjoin_err *err, json_object *extra);
 
 /* Prints obj as one line of JSON on stdout and drops the reference. */
 void cli_print_json(json_object *obj);

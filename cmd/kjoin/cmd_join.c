@@ -525,6 +525,25 @@ static void print_planned(const kjoin_planned_files *plan)
     }
 }
 
+/* A control-plane join that took back what it wrote: the failure's own
+ * reason, what was taken back and what was left. */
+static json_object *taken_back_json(const kjoin_worker_outcome *o)
+{
+    const kjoin_cp_reset_result *b = o->taken_back;
+    if (!b)
+        return NULL;
+    json_object *e = json_object_new_object(), *removed = json_object_new_array(), *left = json_object_new_array();
+    if (o->taken_back_cause)
+        json_object_object_add(e, "cause", json_object_new_string(kjoin_code_reason(o->taken_back_cause)));
+    for (size_t i = 0; i < b->n_removed; i++)
+        json_object_array_add(removed, json_object_new_string(b->removed[i]));
+    for (size_t i = 0; i < b->n_left; i++)
+        json_object_array_add(left, json_object_new_string(b->left[i]));
+    json_object_object_add(e, "takenBack", removed);
+    json_object_object_add(e, "left", left);
+    return e;
+}
+
 /* The certificate key, from --certificate-key, --certificate-key-file or
  * KJOIN_CERTIFICATE_KEY (one of them), for a control-plane join only. */
 static kjoin_code certificate_key(join_args *a, kjoin_err *err)
@@ -633,6 +652,7 @@ int cmd_join(int argc, char **argv)
         print_planned(&outcome.planned);
     if (!rc && a.format == CLI_JSON)
         print_result(w, &outcome, join_id);
+    json_object *extra = rc ? taken_back_json(&outcome) : NULL;
     kjoin_worker_outcome_release(&outcome);
     kjoin_join_config_release(&cfg);
     kjoin_pinset_free(a.pins);
@@ -643,5 +663,5 @@ int cmd_join(int argc, char **argv)
     kjoin_certificate_key_clear(&a.certificate_key);
     if (rc)
         cli_name_fields(err.msg, sizeof(err.msg), err.msg, logs.names, logs.n_names);
-    return rc ? cli_fail(a.format, &err) : 0;
+    return rc ? cli_fail_with(a.format, &err, extra) : 0;
 }

@@ -101,6 +101,31 @@ kjoin_code kjoin_control_plane_cluster(const char *bootstrap_kubeconfig, size_t 
  * does not resolve). */
 kjoin_code kjoin_local_address_for(const char *server, char *out, size_t cap, kjoin_err *err);
 
+/* What the control-plane steps about to run will write. */
+enum {
+    KJOIN_CP_WRITES_SHARED = 1,      /* download-certs: the shared CAs */
+    KJOIN_CP_WRITES_CERTS = 2,       /* certs: the node's own */
+    KJOIN_CP_WRITES_KUBECONFIGS = 4, /* kubeconfig */
+    KJOIN_CP_WRITES_MANIFESTS = 8,   /* control-plane: the static Pods */
+    KJOIN_CP_WRITES_ETCD = 16        /* etcd-join: the member and etcd.yaml */
+};
+
+typedef struct kjoin_cp_check_spec {
+    const struct kjoin_cluster_configuration *cluster;
+    int minor;                         /* the cluster's release; 0: the newest's */
+    const char *advertise_address;     /* the node's */
+    const char *kubernetes_dir;        /* the kubeconfigs, manifests/ and the record */
+    const char *cert_dir;              /* the cluster's certificatesDir */
+    unsigned writes;                   /* KJOIN_CP_WRITES_* */
+} kjoin_cp_check_spec;
+
+/* Whether those steps can carry the cluster, checked before the first of
+ * them writes: an external etcd (not yet), the manifests' release and
+ * fields (for the static Pods and etcd.yaml), the advertise address, and
+ * each directory they write into that is there already, as the writer will
+ * check it. Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT. */
+kjoin_code kjoin_control_plane_check(const kjoin_cp_check_spec *s, kjoin_err *err);
+
 /* kubeadm's download-certs: with the bootstrap token, the kubeadm-certs
  * Secret, opened and written into cert_dir as above. */
 typedef struct kjoin_download_certs_spec {
@@ -381,6 +406,11 @@ kjoin_code kjoin_cp_record_pending(const char *kubernetes_dir, const char *const
 kjoin_code kjoin_cp_record_etcd(const char *kubernetes_dir, const char *peer, const char *id, const char *cert_dir,
                                 const char *data_dir, bool data_dir_made, kjoin_err *err);
 
+/* What one run writes, taken back when it fails before the node runs
+ * anything: *before (newly-allocated, free it) is the record as the run
+ * found it (empty when there is none). Errors: as kjoin_cp_record_read. */
+kjoin_code kjoin_cp_record_begin(const char *kubernetes_dir, kjoin_cp_record **before, kjoin_err *err);
+
 typedef struct kjoin_cp_reset_spec {
     const char *kubernetes_dir;        /* the record and admin.conf are there */
     int64_t timeout_ms;
@@ -409,6 +439,15 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
  * directory the join made that is empty then.
  * Errors: KJOIN_E_USAGE (a record not kjoin's). */
 kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err);
+
+/* Takes back what the run that began with before wrote: each file
+ * recorded since that still holds what was written, each directory made
+ * since when empty; the record as it was (none: removed). out->had_record
+ * tells whether the run had written anything; removed and left list what
+ * was taken back and what could not be. Errors: KJOIN_E_USAGE (the record
+ * is not kjoin's), KJOIN_E_OUTPUT. */
+kjoin_code kjoin_cp_take_back(const char *kubernetes_dir, const kjoin_cp_record *before, kjoin_cp_reset_result *out,
+                              kjoin_err *err);
 
 /* ---- wait-control-plane --------------------------------------------------- */
 

@@ -112,6 +112,9 @@ typedef struct kjoin_worker_outcome {
     char *local_bootstrap;             /* a control-plane node's bootstrap kubeconfig, its server this node's own API
                                         * server (kubeadm from 1.33): holds the token */
     size_t local_bootstrap_len;
+    kjoin_cp_reset_result *taken_back; /* a control-plane join that failed after it wrote, before the node's own
+                                        * files: what it took back and what it left (NULL: nothing written) */
+    kjoin_code taken_back_cause;       /* then the failure's own code (the join's is KJOIN_E_TAKEN_BACK) */
     unsigned ran;                      /* the phases that ran to the end */
     int64_t phase_ms[7];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
                                         * control-plane-join, etcd-join, wait-control-plane
@@ -120,9 +123,13 @@ typedef struct kjoin_worker_outcome {
 
 /* Runs the phases the specification asks for. Findings and steps are
  * logged as they happen. *out is filled as far as the join got, also on
- * failure; release it with kjoin_worker_outcome_release(). Errors:
- * KJOIN_E_USAGE (the specification, the node name, a check), and those of
- * kjoin_join, kjoin_kubelet_* and kjoin_tls_bootstrap. */
+ * failure; release it with kjoin_worker_outcome_release(). A control-plane
+ * join checks everything it can before its first write; one that fails
+ * after that and before the node's own files are written takes back what
+ * it wrote (KJOIN_E_TAKEN_BACK, the cause in out->taken_back_cause).
+ * Errors: KJOIN_E_USAGE (the specification, the node name, a check),
+ * KJOIN_E_TAKEN_BACK, and those of kjoin_join, kjoin_kubelet_* and
+ * kjoin_tls_bootstrap. */
 kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome *out, kjoin_err *err);
 void kjoin_worker_outcome_release(kjoin_worker_outcome *o);
 

@@ -345,3 +345,100 @@ kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_res
     free(rec);
     return rc;
 }
+
+/* ---- taking back what one run wrote ---------------------------------------- */
+
+kjoin_code kjoin_cp_record_begin(const char *kubernetes_dir, kjoin_cp_record **before, kjoin_err *err)
+{
+    bool found = false;
+    kjoin_cp_record *r = calloc(1, sizeof(*r));
+    if (!r)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_code rc = kjoin_cp_record_read(kubernetes_dir, r, &found, err);
+    if (rc) {
+        free(r);
+        return rc;
+    }
+    *before = r; /* an empty one when there is none */
+    return KJOIN_OK;
+}
+
+static bool had_file(const kjoin_cp_record *r, const char *path, const char *sha256)
+{
+    for (size_t i = 0; i < r->n_files; i++)
+        if (!strcmp(r->files[i].path, path) && !strcmp(r->files[i].sha256, sha256))
+            return true;
+    return false;
+}
+
+static bool had_dir(const kjoin_cp_record *r, const char *path)
+{
+    for (size_t i = 0; i < r->n_dirs; i++)
+        if (!strcmp(r->dirs[i], path))
+            return true;
+    return false;
+}
+
+static bool empty_record(const kjoin_cp_record *r) { return !r->n_files && !r->n_dirs && !*r->etcd_peer; }
+
+kjoin_code kjoin_cp_take_back(const char *kubernetes_dir, const kjoin_cp_record *before, kjoin_cp_reset_result *out,
+                              kjoin_err *err)
+{
+    kjoin_cp_record *now = malloc(sizeof(*now));
+    bool found = false;
+    memset(out, 0, sizeof(*out));
+    if (!now)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_code rc = kjoin_cp_record_read(kubernetes_dir, now, &found, err);
+    if (rc || !found) {
+        free(now);
+        return rc;
+    }
+    size_t n_new = 0;
+    for (size_t i = 0; i < now->n_files; i++)
+        if (!had_file(before, now->files[i].path, now->files[i].sha256)) {
+            size_t removed = out->n_removed;
+            remove_written(out, now->files[i].path, now->files[i].sha256);
+            n_new += out->n_removed > removed;
+        }
+    /* The record as it was when the run began (none: gone), then the
+     * directories the run made, deepest first, when nothing else is in them. */
+    kjoin_safedir d;
+    if (!(rc = kjoin_safedir_open(kubernetes_dir, 0, &d, err))) {
+        kjoin_safedir_close(&d);
+        if (empty_record(before)) {
+            if (!(rc = kjoin_safedir_open(kubernetes_dir, 0, &d, err)))
+                rc = kjoin_safedir_unlink(&d, KJOIN_CP_RECORD_NAME, err);
+            kjoin_safedir_close(&d);
+        } else {
+            kjoin_cp_record *copy = malloc(sizeof(*copy));
+            if (!copy)
+                rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+            else {
+                memcpy(copy, before, sizeof(*copy));
+                rc = write_record(kubernetes_dir, copy, err);
+            }
+            free(copy);
+        }
+    }
+    qsort(now->dirs, now->n_dirs, sizeof(now->dirs[0]), longer_first);
+    for (size_t i = 0; !rc && i < now->n_dirs; i++) {
+        const char *name;
+        kjoin_err e;
+        struct stat st;
+        if (had_dir(before, now->dirs[i]) || (lstat(now->dirs[i], &st) != 0 && errno == ENOENT))
+            continue;
+        n_new++;
+        if (kjoin_safedir_open_parent(now->dirs[i], &d, &name, &e))
+            note_left(out, now->dirs[i], e.msg);
+        else if (unlinkat(d.fd, name, AT_REMOVEDIR) == 0)
+            note(out->removed, &out->n_removed, now->dirs[i]);
+        else if (errno != ENOENT)
+            note_left(out, now->dirs[i], errno == ENOTEMPTY ? "not empty: it holds files this run did not make"
+                                                            : strerror(errno));
+        kjoin_safedir_close(&d);
+    }
+    out->had_record = n_new > 0 || out->n_left > 0; /* this run had written something */
+    free(now);
+    return rc;
+}

@@ -33,6 +33,8 @@ typedef struct worker_run {
     size_t ca_len;
     kjoin_cluster_configuration *cluster; /* a control-plane join's: the cluster's ClusterConfiguration */
     char cert_dir[1024];       /* and its certificatesDir */
+    kjoin_cp_record *before;   /* the control-plane record as this run found it, once its checks passed: what
+                                * the run writes after is taken back if it fails before the node's own files */
 } worker_run;
 
 typedef struct step {
@@ -373,6 +375,8 @@ static kjoin_code run_etcd_join(worker_run *r, kjoin_err *err)
 {
     const kjoin_worker_spec *s = r->spec;
     char admin[4200], dir[4200];
+    free(r->before); /* etcd-join takes back its own member and manifest; before it, nothing was written */
+    r->before = NULL;
     snprintf(admin, sizeof(admin), "%s/admin.conf", s->node.paths.kubernetes_dir);
     snprintf(dir, sizeof(dir), "%s/manifests", s->node.paths.kubernetes_dir);
     kjoin_etcd_join_spec e = {.admin_kubeconfig = admin, .manifests_dir = dir, .cert_dir = r->cert_dir,
@@ -381,6 +385,36 @@ static kjoin_code run_etcd_join(worker_run *r, kjoin_err *err)
                               .record_dir = s->node.paths.kubernetes_dir, .timeout_ms = time_left(r),
                               .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
     return kjoin_etcd_join(&e, &r->out->etcd, err);
+}
+
+/* What the control-plane steps of this run write (KJOIN_CP_WRITES_*). */
+static unsigned cp_writes(const worker_run *r)
+{
+    unsigned w = 0;
+    if (!r->spec->control_plane || r->spec->dry_run)
+        return 0;
+    if (r->phases & KJOIN_PHASE_CONTROL_PLANE_PREPARE)
+        w |= (wants_download(r) ? KJOIN_CP_WRITES_SHARED : 0) | (wants_node_certs(r) ? KJOIN_CP_WRITES_CERTS : 0) |
+             (wants_kubeconfigs(r) ? KJOIN_CP_WRITES_KUBECONFIGS : 0) |
+             (wants_manifests(r) ? KJOIN_CP_WRITES_MANIFESTS : 0);
+    if (r->phases & KJOIN_PHASE_ETCD_JOIN)
+        w |= KJOIN_CP_WRITES_ETCD;
+    return w;
+}
+static bool writes_control_plane(const worker_run *r) { return cp_writes(r) != 0; }
+
+/* Every refusal that needs only the flags, the machine and the cluster's
+ * configuration, before the first control-plane file: then the record as
+ * it is, so that a later failure takes back what this run wrote. */
+static kjoin_code run_check_writes(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    kjoin_cp_check_spec c = {.cluster = r->cluster, .minor = r->cluster->minor,
+                             .advertise_address = r->out->advertise_address,
+                             .kubernetes_dir = s->node.paths.kubernetes_dir, .cert_dir = r->cert_dir,
+                             .writes = cp_writes(r)};
+    kjoin_code rc = kjoin_control_plane_check(&c, err);
+    return rc ? rc : kjoin_cp_record_begin(s->node.paths.kubernetes_dir, &r->before, err);
 }
 
 /* kubeadm's download-certs, with the token and the CA discovery verified. */
@@ -404,15 +438,17 @@ static const step steps[] = {
     {"preflight", KJOIN_PHASE_PREFLIGHT, NEEDS_PLAN, NULL, run_preflight},
     {NULL, 0, NEEDS_PLAN, needs_discovery, run_discovery},
     {NULL, 0, NEEDS_DISCOVERY, control_plane_phase, run_read_cluster},
-    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_download, run_download_certs},
     {NULL, 0, NEEDS_DISCOVERY, wants_address, run_advertise_address},
     {"preflight", KJOIN_PHASE_PREFLIGHT, NEEDS_DISCOVERY, control_plane_phase, run_control_plane_preflight},
+    /* kubelet-start's checks, before anything is written (as kubeadm's preflight before download-certs) */
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, kubelet_local, run_kubelet_local},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
+    {NULL, 0, NEEDS_DISCOVERY, writes_control_plane, run_check_writes},
+    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_download, run_download_certs},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_node_certs, run_node_certs},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_kubeconfigs, run_kubeconfigs},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_manifests, run_manifests},
     {"check-etcd", 0, 0, NULL, NULL},
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, kubelet_local, run_kubelet_local},
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, dry, run_plan},
     {NULL, 0, NEEDS_DISCOVERY, discovery_alone, run_write_discovered},
@@ -629,6 +665,8 @@ void kjoin_worker_outcome_release(kjoin_worker_outcome *o)
     o->node.ca_pem = NULL;
     kjoin_free_wiped(o->local_bootstrap, o->local_bootstrap_len);
     o->local_bootstrap = NULL;
+    free(o->taken_back);
+    o->taken_back = NULL;
     o->node.kubelet_bootstrap = NULL;
     o->node.bootstrap_kubeconfig = NULL;
 }
@@ -640,6 +678,38 @@ static bool last_of_phase(const worker_run *r, size_t i)
         if (steps[k].bit == steps[i].bit && runs(r, &steps[k]))
             return false;
     return true;
+}
+
+/* A failure after this run's first control-plane write, before the node's
+ * own files: what the run wrote is taken back (the record knows it), and
+ * the error says so with a code of its own, the cause kept in the outcome.
+ * Once the node's files are written (rc 0 here) the window closes. */
+static kjoin_code take_back(worker_run *r, kjoin_code rc, kjoin_err *err)
+{
+    kjoin_cp_record *before = r->before;
+    kjoin_cp_reset_result *back = rc ? calloc(1, sizeof(*back)) : NULL;
+    kjoin_err e;
+    r->before = NULL;
+    kjoin_code undo = back ? kjoin_cp_take_back(r->spec->node.paths.kubernetes_dir, before, back, &e) : KJOIN_OK;
+    free(before);
+    if (!back || (!undo && !back->had_record)) { /* nothing of this run's on disk */
+        free(back);
+        return rc;
+    }
+    r->out->taken_back = back;
+    if (undo) { /* the record could not be read or written again: the cause stays the error */
+        logf_(r, KJOIN_LOG_WARNING, "[join] What this run wrote could not be taken back: %s", e.msg);
+        return rc;
+    }
+    char cause[KJOIN_ERR_MSG_MAX];
+    memcpy(cause, err->msg, sizeof(cause));
+    r->out->taken_back_cause = rc;
+    for (size_t i = 0; i < back->n_removed; i++)
+        logf_(r, 1, "[join] Took back %s", back->removed[i]);
+    for (size_t i = 0; i < back->n_left; i++)
+        logf_(r, KJOIN_LOG_WARNING, "[join] Left %s", back->left[i]);
+    return kjoin_err_set(err, KJOIN_E_TAKEN_BACK, "%.380s; what this run had written was taken back (%zu paths)%s",
+                         cause, back->n_removed, back->n_left ? ", but for some left (listed)" : "");
 }
 
 kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome *out, kjoin_err *err)
@@ -700,9 +770,12 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
             out->phase_ms[__builtin_ctz(steps[i].bit)] += kjoin_now_ms() - t;
         if (!rc && steps[i].bit && last_of_phase(&r, i))
             out->ran |= steps[i].bit;
+        if (r.before && (rc || steps[i].run == run_write))
+            rc = take_back(&r, rc, err); /* the node's own files written: the node goes on from there */
     }
     if (r.planned)
         kjoin_join_plan_clear(&r.plan);
     free(r.cluster);
+    free(r.before);
     return rc;
 }

@@ -812,6 +812,142 @@ static void test_manifests_written(void **state)
 
 /* ---- etcd-join ------------------------------------------------------------- */
 
+/* A failed run takes back what it wrote since it began, and nothing an
+ * earlier run of the same join wrote: the record as it was, the
+ * directories it made gone when empty, a file changed since left and named. */
+static void test_take_back(void **state)
+{
+    (void)state;
+    kjoin_err err;
+    kjoin_cp_record *before = NULL, *r = malloc(sizeof(*r));
+    kjoin_cp_reset_result *back = calloc(1, sizeof(*back));
+    bool found;
+    struct stat st;
+    char path[4200];
+    /* No record when the run began: everything goes, the record too. */
+    char *dir = tu_tmpdir();
+    assert_int_equal(kjoin_cp_record_begin(dir, &before, &err), KJOIN_OK);
+    assert_int_equal(before->n_files, 0);
+    tu_rmtree(dir);
+    dir = shared_pki_recorded(true);
+    assert_int_equal(kjoin_cp_take_back(dir, before, back, &err), KJOIN_OK);
+    assert_true(back->had_record);
+    assert_int_equal(back->n_left, 0);
+    assert_int_equal(back->n_removed, KJOIN_SHARED_N + 2);
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
+    assert_false(found);
+    snprintf(path, sizeof(path), "%s/pki", dir);
+    assert_int_equal(stat(path, &st), -1);
+    free(before);
+    /* Nothing written since the run began: nothing to take back. */
+    tu_rmtree(dir);
+    dir = shared_pki_recorded(true);
+    assert_int_equal(kjoin_cp_record_begin(dir, &before, &err), KJOIN_OK);
+    assert_int_equal(before->n_files, KJOIN_SHARED_N);
+    assert_int_equal(kjoin_cp_take_back(dir, before, back, &err), KJOIN_OK);
+    assert_false(back->had_record);
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
+    assert_true(found);
+    assert_int_equal(r->n_files, KJOIN_SHARED_N);
+    /* An earlier run's files stay; this run's go, but one changed since. */
+    kjoin_certificate_key k;
+    kjoin_shared_certs c;
+    size_t len, ca_len;
+    char *json = read_all("testdata/fuzz/kubeadmcerts/secret.json", &len), pki2[4200];
+    snprintf(path, sizeof(path), "%s/pki/ca.crt", dir);
+    char *ca = read_all(path, &ca_len);
+    assert_int_equal(kjoin_certificate_key_parse(hex_key, &k, &err), KJOIN_OK);
+    assert_int_equal(kjoin_kubeadm_certs_open(json, len, &k, ca, ca_len, &c, &err), KJOIN_OK);
+    snprintf(pki2, sizeof(pki2), "%s/other/pki", dir);
+    assert_int_equal(kjoin_shared_certs_write(&c, pki2, dir, false, NULL, &err), KJOIN_OK);
+    kjoin_shared_certs_release(&c);
+    snprintf(path, sizeof(path), "%s/other/pki/sa.pub", dir);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs("# changed\n", f);
+    fclose(f);
+    assert_int_equal(kjoin_cp_take_back(dir, before, back, &err), KJOIN_OK);
+    assert_true(back->had_record);
+    assert_int_equal(back->n_removed, KJOIN_SHARED_N - 1 + 1); /* the files but sa.pub, and pki/etcd */
+    assert_int_equal(back->n_left, 3); /* sa.pub, and the two directories that hold it */
+    assert_non_null(strstr(back->left[0], "sa.pub: changed since"));
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
+    assert_true(found);
+    assert_int_equal(r->n_files, KJOIN_SHARED_N);
+    snprintf(path, sizeof(path), "%s/pki/ca.key", dir);
+    assert_int_equal(stat(path, &st), 0);
+    free(json);
+    free(ca);
+    free(before);
+    free(back);
+    free(r);
+    tu_rmtree(dir);
+}
+
+/* What the steps about to write cannot carry is refused before any of
+ * them writes: an external etcd, a release or field the manifests do not
+ * know (only where manifests are written), an address that is none, a
+ * directory the writer would refuse. */
+static void test_check_before_writing(void **state)
+{
+    (void)state;
+    kjoin_cluster_configuration c;
+    kjoin_err err;
+    char *dir = tu_tmpdir(), path[4200];
+    const char *external = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                           "imageRepository: r\netcd: {external: {endpoints: [\"https://192.0.2.9:2379\"]}}\n";
+    kjoin_cp_check_spec s = {.cluster = &c, .minor = 37, .advertise_address = "192.0.2.2", .kubernetes_dir = dir,
+                             .cert_dir = "/nonexistent/pki", .writes = KJOIN_CP_WRITES_CERTS};
+    assert_int_equal(kjoin_cluster_configuration_parse(external, strlen(external), &c, &err), KJOIN_OK);
+    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "external etcd"));
+    s.writes = KJOIN_CP_WRITES_SHARED;
+    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
+    s.writes = 0; /* nothing written: nothing to refuse */
+    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    /* The manifests' release and fields: only for the steps that write them. */
+    assert_int_equal(kjoin_cluster_configuration_parse(manifests_yaml, strlen(manifests_yaml), &c, &err), KJOIN_OK);
+    s.minor = 30;
+    s.writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_CERTS | KJOIN_CP_WRITES_KUBECONFIGS;
+    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    s.writes |= KJOIN_CP_WRITES_MANIFESTS;
+    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "not of 1.30"));
+    s.writes = KJOIN_CP_WRITES_ETCD;
+    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
+    s.minor = 37;
+    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    const char *vols = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                       "imageRepository: r\napiServer: {extraVolumes: [{name: x, hostPath: /x, mountPath: /x}]}\n";
+    assert_int_equal(kjoin_cluster_configuration_parse(vols, strlen(vols), &c, &err), KJOIN_OK);
+    s.writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_MANIFESTS;
+    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "apiServer.extraVolumes"));
+    assert_int_equal(kjoin_cluster_configuration_parse(manifests_yaml, strlen(manifests_yaml), &c, &err), KJOIN_OK);
+    s.advertise_address = "host.example";
+    s.writes = KJOIN_CP_WRITES_KUBECONFIGS;
+    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
+    s.advertise_address = "192.0.2.2";
+    /* A manifests directory others may write to: refused now, as the writer would. */
+    snprintf(path, sizeof(path), "%s/manifests", dir);
+    assert_int_equal(mkdir(path, 0700), 0);
+    assert_int_equal(chmod(path, 0770), 0);
+    s.writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_MANIFESTS;
+    assert_int_not_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    assert_non_null(strstr(err.msg, "manifests"));
+    s.writes = KJOIN_CP_WRITES_SHARED; /* not written into by these steps */
+    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    assert_int_equal(chmod(path, 0700), 0);
+    /* A certificates directory that is a symlink. */
+    snprintf(path, sizeof(path), "%s/pki", dir);
+    assert_int_equal(symlink("/tmp", path), 0);
+    s.cert_dir = path;
+    assert_int_not_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    s.writes = KJOIN_CP_WRITES_KUBECONFIGS;
+    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    tu_rmtree(dir);
+}
+
 static void test_etcd_members_parse(void **state)
 {
     (void)state;
@@ -1054,6 +1190,8 @@ int main(void)
                                        cmocka_unit_test(test_etcd_manifest),
                                        cmocka_unit_test(test_cp_record_parse),
                                        cmocka_unit_test(test_record_before_write),
+                                       cmocka_unit_test(test_take_back),
+                                       cmocka_unit_test(test_check_before_writing),
                                        cmocka_unit_test(test_control_plane_images),
                                        cmocka_unit_test(test_control_plane_endpoints)};
     return cmocka_run_group_tests(tests, NULL, NULL);
