@@ -98,8 +98,14 @@ kjoin_code kjoin_control_plane_cluster(const char *bootstrap_kubeconfig, size_t 
 
 /* The local address this machine reaches server (https://host:port) from:
  * the address its routes pick. Errors: KJOIN_E_USAGE (no route, a name that
- * does not resolve). */
+ * does not resolve, a route through this machine itself: loopback, or the
+ * server's address is this machine's). */
 kjoin_code kjoin_local_address_for(const char *server, char *out, size_t cap, kjoin_err *err);
+
+/* Whether addr can be a control-plane node's advertise address: an IP
+ * address, not loopback, on one of this machine's interfaces (why says
+ * otherwise). Returns KJOIN_OK or KJOIN_E_USAGE. */
+kjoin_code kjoin_advertise_address_check(const char *addr, char *why, size_t cap);
 
 /* What the control-plane steps about to run will write. */
 enum {

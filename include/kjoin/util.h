@@ -162,6 +162,8 @@ bool kjoin_clean_path(const char *p);
 
 /* Whether s is an IPv4 or IPv6 address as inet_pton reads one. */
 bool kjoin_is_ip(const char *s);
+/* Whether s is a loopback address (127.0.0.0/8, ::1, ::ffff:127.x). */
+bool kjoin_is_loopback(const char *s);
 
 /* kubeadm's rule: the given name, else the host name (host, or this
  * machine's when NULL), white space trimmed and lower-cased; then it must be

@@ -5,11 +5,21 @@
 #include <kjoin/controlplane.h>
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+/* Whether a and b are the same IP address, however spelled. */
+static bool same_ip(const char *a, const char *b)
+{
+    unsigned char x[16], y[16];
+    int af = strchr(a, ':') ? AF_INET6 : AF_INET;
+    return (strchr(b, ':') ? AF_INET6 : AF_INET) == af && inet_pton(af, a, x) == 1 && inet_pton(af, b, y) == 1 &&
+           !memcmp(x, y, af == AF_INET ? 4 : 16);
+}
 
 kjoin_code kjoin_local_address_for(const char *server, char *out, size_t cap, kjoin_err *err)
 {
@@ -34,11 +44,56 @@ kjoin_code kjoin_local_address_for(const char *server, char *out, size_t cap, kj
               getnameinfo((struct sockaddr *)&local, local_len, out, (socklen_t)cap, NULL, 0, NI_NUMERICHOST) == 0;
     if (fd >= 0)
         close(fd);
-    freeaddrinfo(ai);
-    if (!ok)
+    if (!ok) {
+        freeaddrinfo(ai);
         return kjoin_err_set(err, KJOIN_E_USAGE, "no route from this machine to the API server at %s", host);
+    }
     char *scope = strchr(out, '%'); /* a link-local address's interface: not part of an IP SAN */
     if (scope)
         *scope = '\0';
+    /* A per-node load balancer on loopback, or a VIP this machine holds:
+     * the route is this machine itself, and its address is no place the
+     * other members can reach this node at. */
+    char server_addr[64] = "";
+    if (getnameinfo(ai->ai_addr, ai->ai_addrlen, server_addr, sizeof(server_addr), NULL, 0, NI_NUMERICHOST) == 0 &&
+        (scope = strchr(server_addr, '%')))
+        *scope = '\0';
+    bool itself = kjoin_is_loopback(out) || same_ip(server_addr, out);
+    freeaddrinfo(ai);
+    if (itself)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server at %s is reached through this machine itself (%s %s): "
+                             "the address other members reach this node at cannot be told from it; give the "
+                             "advertise address", host, kjoin_is_loopback(out) ? "loopback," : "its own address",
+                             out);
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_advertise_address_check(const char *addr, char *why, size_t cap)
+{
+    if (!kjoin_is_ip(addr))
+        return snprintf(why, cap, "%.64s is not an IP address", addr), KJOIN_E_USAGE;
+    if (kjoin_is_loopback(addr))
+        return snprintf(why, cap, "%s is a loopback address: no other member can reach this node there", addr),
+               KJOIN_E_USAGE;
+    struct ifaddrs *all = NULL;
+    bool on_interface = false;
+    if (getifaddrs(&all) != 0)
+        return KJOIN_OK; /* nothing to tell */
+    for (struct ifaddrs *i = all; i && !on_interface; i = i->ifa_next) {
+        char host[64];
+        if (i->ifa_addr && (i->ifa_addr->sa_family == AF_INET || i->ifa_addr->sa_family == AF_INET6) &&
+            getnameinfo(i->ifa_addr, i->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+                                                                       : sizeof(struct sockaddr_in6),
+                        host, sizeof(host), NULL, 0, NI_NUMERICHOST) == 0) {
+            char *scope = strchr(host, '%');
+            if (scope)
+                *scope = '\0';
+            on_interface = same_ip(host, addr);
+        }
+    }
+    freeifaddrs(all);
+    if (!on_interface)
+        return snprintf(why, cap, "%s is on none of this machine's interfaces: the API server and etcd could not "
+                        "listen there", addr), KJOIN_E_USAGE;
     return KJOIN_OK;
 }

@@ -438,6 +438,9 @@ kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoi
                  {custom[1] ? custom[1] : 10257, NULL, "the controller manager's", 1},
                  {custom[2] ? custom[2] : 2379, advertise_address, "etcd's client", 3},
                  {custom[3] ? custom[3] : 2380, advertise_address, "etcd's peer", 3}};
+    char why[200];
+    if (advertise_address && kjoin_advertise_address_check(advertise_address, why, sizeof(why)))
+        add(report, spec, true, "AdvertiseAddress", "%s", why);
     if (!*c->control_plane_endpoint)
         add(report, spec, true, "ControlPlaneEndpoint", "the cluster has no controlPlaneEndpoint: a cluster made "
             "without a stable address cannot take another control-plane node (kubeadm's rule)");

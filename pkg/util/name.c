@@ -31,6 +31,16 @@ bool kjoin_is_ip(const char *s)
     return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
 }
 
+bool kjoin_is_loopback(const char *s)
+{
+    unsigned char a[16];
+    static const unsigned char v6_loopback[16] = {[15] = 1}, v4_mapped[12] = {[10] = 0xff, [11] = 0xff};
+    if (inet_pton(AF_INET, s, a) == 1)
+        return a[0] == 127;
+    return inet_pton(AF_INET6, s, a) == 1 &&
+           (!memcmp(a, v6_loopback, 16) || (!memcmp(a, v4_mapped, 12) && a[12] == 127));
+}
+
 static bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
 /* k8s.io/apimachinery IsDNS1123Subdomain: at most 253 characters, dot-

@@ -798,12 +798,19 @@ t_e2e_controlplane_wait_control_plane() {
 
 # ---- the whole join, by the cluster's release ------------------------------------
 
+# cp_whole_in (in a node): the whole join, every preflight check ignored
+# (the machine's own ports do not decide the test); CP_PLANT, a function
+# run first, puts files of the node's own in place. What is on the node
+# after, but what was planted, in $T/written.
 cp_whole_in() {
-  "$KJOIN" join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
-    --control-plane --certificate-key-file "$T/key" --node-name cp-whole --apiserver-advertise-address 127.0.0.1 \
-    --ignore-preflight-errors all >"$T/join.out" 2>"$T/join.err"
+  ${CP_PLANT:-:}
+  find /etc/kubernetes /var/lib/kubelet -type f 2>/dev/null | sort >"$T/planted"
+  "$KJOIN" join ${CP_PHASE:-} "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane ${CP_PHASE:+--skip-phases preflight} $([ -n "${CP_PHASE:-}" ] || echo "--certificate-key-file $T/key") \
+    --node-name cp-whole --apiserver-advertise-address 127.0.0.1 --cri-socket "$NODE_CRI" --ignore-preflight-errors all \
+    -o json >"$T/join.out" 2>"$T/join.err"
   echo $? >"$T/join.rc"
-  find /etc/kubernetes /var/lib/kubelet -type f 2>/dev/null >"$T/written"
+  find /etc/kubernetes /var/lib/kubelet -type f 2>/dev/null | sort | comm -13 "$T/planted" - >"$T/written"
 }
 
 # `kjoin join --control-plane` whole: on v1.20 (whose kubeadm also records
@@ -813,7 +820,7 @@ cp_whole_in() {
 # itself is the node lab's test, tests/lab/t_ha.sh.)
 t_e2e_controlplane_whole_join_by_release() {
   local rc=0
-  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$(printf '%064d' 3)" || return 1
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$(printf '%064d' 3)" && node_setup || return 1
   NODE_NS=whole in_node cp_whole_in
   if [ "$E2E_MINOR" -lt 22 ]; then
     [ "$(cat "$T/join.rc")" = 2 ] && grep -q "recorded in kubeadm-config's ClusterStatus (kubeadm's update-status phase)" "$T/join.err" ||
@@ -824,5 +831,69 @@ t_e2e_controlplane_whole_join_by_release() {
   fi
   [ ! -s "$T/written" ] || { fail "written: $(tr '\n' ' ' <"$T/written")"; rc=1; }
   ! grep -q "$(printf '%064d' 3)" "$T/join.out" "$T/join.err" || { fail "the certificate key was printed"; rc=1; }
+  return $rc
+}
+
+# cp_cluster_with YAML: the suite's ClusterConfiguration with YAML added
+# (restored by cp_cluster_names restore).
+cp_cluster_with() {
+  local api=$E2E_KUBEADM_API
+  printf 'apiVersion: %s\nkind: InitConfiguration\nnodeRegistration:\n  name: e2e-control-plane\n---\napiVersion: %s\nkind: ClusterConfiguration\nkubernetesVersion: %s\nclusterName: kubernetes\ncontrolPlaneEndpoint: %s\n%s\n' \
+    "$api" "$api" "$E2E_VERSION" "$E2E_ENDPOINT" "$1" >"$T/with.yaml"
+  "$KBIN/kubeadm" init phase upload-config kubeadm --config "$T/with.yaml" --kubeconfig "$E2E_ADMIN" \
+    >"$T/with.log" 2>&1 || { fail "kubeadm upload-config: $(tail -2 "$T/with.log")"; return 1; }
+}
+
+# cp_planted_pair: an apiserver certificate and key of another cluster's CA
+# in the node's certificates directory, which the certs step refuses
+# (kubeadm would not keep it) after download-certs wrote the shared CAs.
+cp_planted_pair() {
+  mkdir -p /etc/kubernetes/pki && cp "$T/other/apiserver.crt" "$T/other/apiserver.key" /etc/kubernetes/pki/ &&
+    chmod 0600 /etc/kubernetes/pki/apiserver.key
+}
+
+# Every refusal that needs only the flags, the machine and the cluster's
+# ClusterConfiguration comes before the first file lands (the CA keys
+# first of all): a field the static Pods cannot carry yet refuses the
+# whole join before download-certs; an external etcd refuses the
+# control-plane step run alone (it would point the API server at a local
+# etcd). A failure after the first write (the certs step refusing a pair
+# already there) takes back what the run wrote: exit 7, the cause in -o
+# json, nothing of the run left.
+t_e2e_controlplane_refusals_come_before_the_first_write() {
+  local rc=0
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" && node_setup || return 1
+  if [ "$E2E_MINOR" -ge 22 ]; then
+    cp_cluster_with "apiServer:
+  extraVolumes: [{name: audit, hostPath: /var/log/kube-audit, mountPath: /var/log/kube-audit}]" || return 1
+    NODE_NS=vols in_node cp_whole_in
+    [ "$(cat "$T/join.rc")" = 2 ] && grep -q "apiServer.extraVolumes" "$T/join.err" ||
+      { fail "extraVolumes: exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
+    ! grep -q "download-certs" "$T/join.err" || { fail "extraVolumes: download-certs ran"; rc=1; }
+    [ ! -s "$T/written" ] || { fail "extraVolumes: written: $(tr '\n' ' ' <"$T/written")"; rc=1; }
+  fi
+  cp_cluster_with "etcd:
+  external:
+    endpoints: [\"http://192.0.2.9:2379\"]" || rc=1
+  CP_PHASE="phase control-plane-prepare/control-plane" NODE_NS=external in_node cp_whole_in
+  [ "$(cat "$T/join.rc")" = 2 ] && grep -q "external etcd" "$T/join.err" ||
+    { fail "external etcd: exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
+  [ ! -s "$T/written" ] || { fail "external etcd: written: $(tr '\n' ' ' <"$T/written")"; rc=1; }
+  cp_cluster_names restore || rc=1
+  if [ "$E2E_MINOR" -ge 22 ]; then
+    mkdir -p "$T/other" && "$KBIN/kubeadm" init phase certs ca --cert-dir "$T/other" >>"$T/certs.log" 2>&1 &&
+      "$KBIN/kubeadm" init phase certs apiserver --cert-dir "$T/other" >>"$T/certs.log" 2>&1 ||
+      { fail "kubeadm certs: $(tail -2 "$T/certs.log")"; return 1; }
+    CP_PLANT=cp_planted_pair NODE_NS=back in_node cp_whole_in
+    [ "$(cat "$T/join.rc")" = 7 ] && grep -q "download-certs" "$T/join.err" &&
+      grep -q "what this run had written was taken back" "$T/join.err" ||
+      { fail "taken back: exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
+    jq -e '.error.reason == "TakenBack" and .error.cause == "InvalidInput" and (.error.takenBack | length) > 8
+        and (.error.takenBack | index("/etc/kubernetes/pki/ca.key")) != null and .error.left == []' "$T/join.out" >/dev/null ||
+      { fail "taken back: -o json: $(cat "$T/join.out")"; rc=1; }
+    [ ! -s "$T/written" ] || { fail "taken back: left: $(tr '\n' ' ' <"$T/written")"; rc=1; }
+    [ -f "$T/back/etc.upper/kubernetes/pki/apiserver.key" ] || { fail "taken back: the planted key went too"; rc=1; }
+  fi
+  ! grep -q "$CP_KEY" "$T/join.out" "$T/join.err" || { fail "the certificate key was printed"; rc=1; }
   return $rc
 }

@@ -10,6 +10,8 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
+#include <ifaddrs.h>
+#include <netdb.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -948,6 +950,56 @@ static void test_check_before_writing(void **state)
     tu_rmtree(dir);
 }
 
+/* This machine's first IPv4 address that is not loopback ("" when none). */
+static void own_address(char *out, size_t cap)
+{
+    struct ifaddrs *all = NULL;
+    out[0] = '\0';
+    if (getifaddrs(&all) != 0)
+        return;
+    for (struct ifaddrs *i = all; i && !out[0]; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+            getnameinfo(i->ifa_addr, sizeof(struct sockaddr_in), out, (socklen_t)cap, NULL, 0, NI_NUMERICHOST) == 0 &&
+            kjoin_is_loopback(out))
+            out[0] = '\0';
+    freeifaddrs(all);
+}
+
+/* The advertise address is never loopback or this machine's route to
+ * itself (a per-node load balancer, a VIP it holds): refused by name, and
+ * the preflight's check flags a given one that is loopback or on no
+ * interface. */
+static void test_advertise_address(void **state)
+{
+    (void)state;
+    char out[64], why[200], own[64], url[128];
+    kjoin_err err;
+    assert_int_equal(kjoin_local_address_for("https://127.0.0.1:6443", out, sizeof(out), &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "through this machine itself (loopback"));
+    assert_int_equal(kjoin_local_address_for("https://127.0.0.53:6443/", out, sizeof(out), &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_local_address_for("https://[::1]:6443", out, sizeof(out), &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_local_address_for("https://localhost:6443", out, sizeof(out), &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_local_address_for("http://10.0.0.1:6443", out, sizeof(out), &err), KJOIN_E_USAGE);
+    own_address(own, sizeof(own));
+    if (own[0]) { /* a VIP this machine holds */
+        snprintf(url, sizeof(url), "https://%s:6443", own);
+        assert_int_equal(kjoin_local_address_for(url, out, sizeof(out), &err), KJOIN_E_USAGE);
+        assert_non_null(strstr(err.msg, "its own address"));
+        assert_int_equal(kjoin_advertise_address_check(own, why, sizeof(why)), KJOIN_OK);
+    }
+    const char *refused[] = {"127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1", "192.0.2.177", "host.example", ""};
+    for (size_t i = 0; i < TU_LEN(refused); i++)
+        if (kjoin_advertise_address_check(refused[i], why, sizeof(why)) != KJOIN_E_USAGE)
+            fail_msg("accepted as an advertise address: %s", refused[i]);
+    assert_int_equal(kjoin_advertise_address_check("127.0.0.1", why, sizeof(why)), KJOIN_E_USAGE);
+    assert_non_null(strstr(why, "loopback"));
+    assert_int_equal(kjoin_advertise_address_check("192.0.2.177", why, sizeof(why)), KJOIN_E_USAGE);
+    assert_non_null(strstr(why, "none of this machine's interfaces"));
+    assert_false(kjoin_is_loopback("128.0.0.1"));
+    assert_false(kjoin_is_loopback("::2"));
+    assert_false(kjoin_is_loopback("not an address"));
+}
+
 static void test_etcd_members_parse(void **state)
 {
     (void)state;
@@ -1192,6 +1244,7 @@ int main(void)
                                        cmocka_unit_test(test_record_before_write),
                                        cmocka_unit_test(test_take_back),
                                        cmocka_unit_test(test_check_before_writing),
+                                       cmocka_unit_test(test_advertise_address),
                                        cmocka_unit_test(test_control_plane_images),
                                        cmocka_unit_test(test_control_plane_endpoints)};
     return cmocka_run_group_tests(tests, NULL, NULL);
