@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -113,6 +114,79 @@ void kjoin_kubeadm_certs_names(kjoin_shared_certs *out)
         out->files[i].name = files[i].name, out->files[i].mode = files[i].key ? 0600 : 0644;
 }
 
+/* ---- each value exactly what its name says ---------------------------------- */
+
+/* The PEM labels a value may hold: a certificate, a private key as kubeadm
+ * or OpenSSL write one, sa.pub's public key. */
+static bool label_fits(size_t i, const char *label)
+{
+    if (i == KJOIN_SHARED_SA_PUB)
+        return !strcmp(label, "PUBLIC KEY");
+    if (files[i].key)
+        return !strcmp(label, "RSA PRIVATE KEY") || !strcmp(label, "EC PRIVATE KEY") || !strcmp(label, "PRIVATE KEY");
+    return !strcmp(label, "CERTIFICATE");
+}
+
+/* Value i as PEM written anew from its blocks: one block of the right
+ * type (ca.crt may hold several certificates, each checked against the
+ * trusted CA later), no headers (an encrypted key), nothing else kept. */
+static kjoin_code reencode(size_t i, unsigned char **data, size_t *len, kjoin_err *err)
+{
+    BIO *in = BIO_new_mem_buf(*data, (int)*len), *out = BIO_new(BIO_s_mem());
+    char *label = NULL, *header = NULL;
+    unsigned char *der = NULL;
+    long der_len = 0;
+    size_t blocks = 0;
+    kjoin_code rc = in && out ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    while (!rc && PEM_read_bio(in, &label, &header, &der, &der_len) == 1) {
+        blocks++;
+        if (!label_fits(i, label))
+            rc = kjoin_err_set(err, KJOIN_E_TRUST, "the Secret's %s holds a %.40s block, not what its name says",
+                               files[i].name, label);
+        else if (*header)
+            rc = kjoin_err_set(err, KJOIN_E_TRUST, "the Secret's %s has PEM headers (an encrypted key?)", files[i].name);
+        else if (blocks > 1 && i != KJOIN_SHARED_CA_CRT)
+            rc = kjoin_err_set(err, KJOIN_E_TRUST, "the Secret's %s holds more than one PEM block", files[i].name);
+        else if (PEM_write_bio(out, label, "", der, der_len) <= 0)
+            rc = kjoin_err_ossl(err, KJOIN_E_OTHER, "the Secret's %s cannot be written as PEM", files[i].name);
+        OPENSSL_free(label);
+        OPENSSL_free(header);
+        OPENSSL_clear_free(der, (size_t)der_len);
+        label = header = NULL, der = NULL;
+    }
+    ERR_clear_error(); /* the end of the input reads as "no start line" */
+    if (!rc && !blocks)
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "the Secret's %s holds no PEM block", files[i].name);
+    char *pem = NULL;
+    long pem_len = rc ? 0 : BIO_get_mem_data(out, &pem);
+    unsigned char *copy = pem_len > 0 ? malloc((size_t)pem_len + 1) : NULL;
+    if (!rc && !copy)
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    if (!rc) {
+        memcpy(copy, pem, (size_t)pem_len);
+        copy[pem_len] = '\0';
+        kjoin_free_wiped(*data, *len);
+        *data = copy, *len = (size_t)pem_len;
+    }
+    if (out && pem_len > 0) /* the key's PEM, wiped before the BIO lets it go */
+        OPENSSL_cleanse(pem, (size_t)pem_len);
+    BIO_free(in);
+    BIO_free(out);
+    return rc;
+}
+
+/* Every certificate of ca.crt among the CA discovery verified. */
+static bool all_trusted(const kjoin_shared_certs *c, const char *trusted_ca, size_t ca_len)
+{
+    STACK_OF(X509) *all = kjoin_certs__parse_certs((const char *)c->files[KJOIN_SHARED_CA_CRT].data,
+                                                   c->files[KJOIN_SHARED_CA_CRT].len);
+    bool ok = all && sk_X509_num(all) > 0;
+    for (int i = 0; ok && i < sk_X509_num(all); i++)
+        ok = kjoin_cp__trusted(sk_X509_value(all, i), trusted_ca, ca_len);
+    sk_X509_pop_free(all, X509_free);
+    return ok;
+}
+
 /* ---- the checks ---------------------------------------------------------- */
 
 /* The first certificate of a PEM value, and the first private key (an
@@ -193,11 +267,9 @@ static kjoin_code check(const kjoin_shared_certs *c, const char *trusted_ca, siz
         rc = check_service_account(c, err);
     if (rc)
         return rc;
-    X509 *ca = one_cert(c->files[KJOIN_SHARED_CA_CRT].data, c->files[KJOIN_SHARED_CA_CRT].len);
-    bool ok = ca && kjoin_cp__trusted(ca, trusted_ca, ca_len);
-    X509_free(ca);
-    return ok ? KJOIN_OK
-              : kjoin_err_set(err, KJOIN_E_TRUST, "ca.crt in the Secret is not the cluster CA discovery verified");
+    return all_trusted(c, trusted_ca, ca_len)
+               ? KJOIN_OK
+               : kjoin_err_set(err, KJOIN_E_TRUST, "ca.crt in the Secret is not the cluster CA discovery verified");
 }
 
 /* ---- the Secret ---------------------------------------------------------- */
@@ -239,6 +311,8 @@ kjoin_code kjoin_kubeadm_certs_open(const char *secret_json, size_t len, const k
         else if ((rc = kjoin_kubeadm_certs_decrypt(key, sealed, sealed_len, &out->files[i].data, &out->files[i].len,
                                                    &inner)))
             kjoin_err_set(err, rc, "the Secret's %s: %s", files[i].name, inner.msg);
+        else
+            rc = reencode(i, &out->files[i].data, &out->files[i].len, err);
         free(sealed);
     }
     json_object_put(root);

@@ -163,6 +163,112 @@ static void test_open_kubeadms_secret(void **state)
     free(json);
 }
 
+/* The plain value name of the Secret in json (sealed with k). */
+static unsigned char *value_of(const char *json, const kjoin_certificate_key *k, const char *name, size_t *len)
+{
+    json_object *root = json_tokener_parse(json), *data, *v;
+    unsigned char *sealed = NULL, *plain = NULL;
+    size_t sealed_len;
+    kjoin_err err;
+    assert_true(json_object_object_get_ex(root, "data", &data) && json_object_object_get_ex(data, name, &v));
+    assert_int_equal(kjoin_b64_decode(json_object_get_string(v), (size_t)json_object_get_string_len(v), false, &sealed,
+                                      &sealed_len, &err), KJOIN_OK);
+    assert_int_equal(kjoin_kubeadm_certs_decrypt(k, sealed, sealed_len, &plain, len, &err), KJOIN_OK);
+    free(sealed);
+    json_object_put(root);
+    return plain;
+}
+
+/* The Secret with value name replaced by plain, sealed with k. */
+static char *with_value(const char *json, const kjoin_certificate_key *k, const char *name, const char *plain)
+{
+    json_object *root = json_tokener_parse(json), *data;
+    unsigned char *sealed = malloc(strlen(plain) + 64);
+    size_t n = seal(k, plain, sealed);
+    char *b64 = kjoin_b64_encode(sealed, n, false);
+    assert_non_null(b64);
+    assert_true(json_object_object_get_ex(root, "data", &data));
+    json_object_object_add(data, name, json_object_new_string(b64));
+    char *out = strdup(json_object_to_json_string(root));
+    free(b64);
+    free(sealed);
+    json_object_put(root);
+    return out;
+}
+
+/* Each value holds exactly what its name says, and what is written is
+ * its PEM written anew: kubeadm's own values come out byte for byte; a
+ * second CA appended to ca.crt (it would become a client CA of the node's
+ * API server), a key appended to ca.crt (it would land 0644), two keys in
+ * one value, an encrypted key, a certificate where a key goes are refused;
+ * text around a block is not kept. */
+static void test_secret_values_are_what_they_say(void **state)
+{
+    (void)state;
+    kjoin_certificate_key k;
+    kjoin_shared_certs c;
+    kjoin_err err;
+    size_t len, ca_len, key_len, fp_len;
+    char *json = read_all("testdata/fuzz/kubeadmcerts/secret.json", &len), *bad;
+    assert_int_equal(kjoin_certificate_key_parse(hex_key, &k, &err), KJOIN_OK);
+    char *ca = (char *)value_of(json, &k, "ca.crt", &ca_len), *key = (char *)value_of(json, &k, "ca.key", &key_len);
+    char *fp = (char *)value_of(json, &k, "front-proxy-ca.crt", &fp_len), both[8192];
+    assert_int_equal(kjoin_kubeadm_certs_open(json, len, &k, ca, ca_len, &c, &err), KJOIN_OK);
+    static const char *const names[] = {"ca.crt", "ca.key", "front-proxy-ca.crt", "front-proxy-ca.key", "sa.pub",
+                                        "sa.key", "etcd-ca.crt", "etcd-ca.key"};
+    for (size_t i = 0; i < KJOIN_SHARED_N; i++) { /* kubeadm's values, written as they came */
+        size_t n;
+        unsigned char *plain = value_of(json, &k, names[i], &n);
+        assert_int_equal(c.files[i].len, n);
+        assert_memory_equal(c.files[i].data, plain, n);
+        kjoin_free_wiped(plain, n);
+    }
+    kjoin_shared_certs_release(&c);
+    struct {
+        const char *name;
+        const char *plain;
+        const char *msg;
+    } refused[] = {
+        {"ca.crt", NULL, "not the cluster CA"},        /* ca.crt, then the front proxy's CA */
+        {"ca.crt", "key", "PRIVATE KEY block"},        /* ca.crt, then the CA's key */
+        {"ca.key", "twice", "more than one PEM block"}, /* the key twice */
+        {"ca.key", "-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00000000000000000000000000000000\n\nAAAA\n-----END EC PRIVATE KEY-----\n",
+         "PEM headers"},
+        {"sa.key", "cert", "CERTIFICATE block"},
+        {"sa.pub", "cert", "CERTIFICATE block"},
+        {"front-proxy-ca.crt", "nothing at all", "no PEM block"},
+    };
+    for (size_t i = 0; i < TU_LEN(refused); i++) {
+        const char *p = refused[i].plain;
+        if (!p)
+            snprintf(both, sizeof(both), "%s%s", ca, fp), p = both;
+        else if (!strcmp(p, "key"))
+            snprintf(both, sizeof(both), "%s%s", ca, key), p = both;
+        else if (!strcmp(p, "twice"))
+            snprintf(both, sizeof(both), "%s%s", key, key), p = both;
+        else if (!strcmp(p, "cert"))
+            p = ca;
+        bad = with_value(json, &k, refused[i].name, p);
+        if (kjoin_kubeadm_certs_open(bad, strlen(bad), &k, ca, ca_len, &c, &err) != KJOIN_E_TRUST ||
+            !strstr(err.msg, refused[i].msg))
+            fail_msg("case %zu (%s): %s", i, refused[i].name, err.msg);
+        assert_null(c.files[0].data);
+        free(bad);
+    }
+    /* Text around the block is not written. */
+    snprintf(both, sizeof(both), "a comment\n%s\ntrailing text\n", ca);
+    bad = with_value(json, &k, "ca.crt", both);
+    assert_int_equal(kjoin_kubeadm_certs_open(bad, strlen(bad), &k, ca, ca_len, &c, &err), KJOIN_OK);
+    assert_int_equal(c.files[KJOIN_SHARED_CA_CRT].len, ca_len);
+    assert_memory_equal(c.files[KJOIN_SHARED_CA_CRT].data, ca, ca_len);
+    kjoin_shared_certs_release(&c);
+    free(bad);
+    kjoin_free_wiped(key, key_len);
+    free(ca);
+    free(fp);
+    free(json);
+}
+
 /* ---- the node's own certificates ------------------------------------------ */
 
 /* A certificates directory holding the shared CAs of the Secret kubeadm
@@ -1228,6 +1334,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_parse), cmocka_unit_test(test_decrypt),
                                        cmocka_unit_test(test_open_kubeadms_secret),
+                                       cmocka_unit_test(test_secret_values_are_what_they_say),
                                        cmocka_unit_test(test_node_certs_as_kubeadm),
                                        cmocka_unit_test(test_node_certs_by_release),
                                        cmocka_unit_test(test_node_certs_refused),
