@@ -159,6 +159,10 @@ typedef struct kjoin_node_name {
 /* Whether p is an absolute path without empty, "." or ".." components and
  * not "/" itself: one a record read back may name. */
 bool kjoin_clean_path(const char *p);
+/* p as that clean path, as the user may spell it (a trailing "/", "//",
+ * "/./" gone) into out; false for a relative path, one with "..", "/"
+ * itself, or one longer than cap. */
+bool kjoin_path_clean(const char *p, char *out, size_t cap);
 
 /* Whether s is an IPv4 or IPv6 address as inet_pton reads one. */
 bool kjoin_is_ip(const char *s);

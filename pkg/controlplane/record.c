@@ -177,8 +177,18 @@ static kjoin_code write_record(const char *kubernetes_dir, kjoin_cp_record *r, k
         json_object_object_add(o, "etcd", e);
     }
     const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-    kjoin_safedir d;
-    kjoin_code rc = kjoin_safedir_open(kubernetes_dir, KJOIN_SAFEDIR_CREATE, &d, err);
+    /* Never a record that reset cannot read back. */
+    kjoin_cp_record *back = malloc(sizeof(*back));
+    kjoin_err e;
+    kjoin_code rc = !back ? kjoin_err_set(err, KJOIN_E_OTHER, "out of memory")
+                   : kjoin_cp_record_parse(text, strlen(text), back, &e)
+                       ? kjoin_err_set(err, KJOIN_E_USAGE, "the control-plane record would not read back (%s): not "
+                                       "written", e.msg)
+                       : KJOIN_OK;
+    free(back);
+    kjoin_safedir d = {.fd = -1};
+    if (!rc)
+        rc = kjoin_safedir_open(kubernetes_dir, KJOIN_SAFEDIR_CREATE, &d, err);
     if (!rc)
         rc = kjoin_safedir_write(&d, KJOIN_CP_RECORD_NAME, text, strlen(text), 0600, true, NULL, err);
     kjoin_safedir_close(&d);

@@ -279,8 +279,9 @@ kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kj
         rc = sans(y, root, peer_sans, "etcd.local.peerCertSANs", &c->etcd_peer_sans, err);
     if (!rc && !(rc = at(y, root, external, &n, err)))
         c->external_etcd = n != NULL;
-    if (!rc && !(rc = text(y, root, data_dir, "etcd.local.dataDir", c->etcd_data_dir, sizeof(c->etcd_data_dir), err)) &&
-        *c->etcd_data_dir && (c->etcd_data_dir[0] != '/' || strstr(c->etcd_data_dir, "/..")))
+    char given[sizeof(c->etcd_data_dir)];
+    if (!rc && !(rc = text(y, root, data_dir, "etcd.local.dataDir", given, sizeof(given), err)) && *given &&
+        !kjoin_path_clean(given, c->etcd_data_dir, sizeof(c->etcd_data_dir)))
         rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's etcd.local.dataDir is not an absolute path without \"..\"");
     if (!rc && !(rc = text(y, root, algorithm, "encryptionAlgorithm", c->encryption_algorithm,
                            sizeof(c->encryption_algorithm), err)) && *c->encryption_algorithm) {

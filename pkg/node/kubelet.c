@@ -128,14 +128,10 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
     }
     if (!rc)
         rc = node_local_cri_socket(&y, root, &c.node_local_cri_socket, err);
-    if (!rc && !(rc = scalar(&y, root, "certificatesDir", &v, err)) && v) {
-        if (v[0] != '/' || strstr(v, "/../") || (strlen(v) >= 3 && !strcmp(v + strlen(v) - 3, "/..")) ||
-            strlen(v) >= sizeof(c.certificates_dir) || !kjoin_utf8_printable(v))
-            rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's certificatesDir is not an absolute, printable "
-                               "path without \"..\"");
-        else
-            memcpy(c.certificates_dir, v, strlen(v) + 1);
-    }
+    if (!rc && !(rc = scalar(&y, root, "certificatesDir", &v, err)) && v &&
+        (!kjoin_path_clean(v, c.certificates_dir, sizeof(c.certificates_dir)) || !kjoin_utf8_printable(v)))
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's certificatesDir is not an absolute, printable "
+                           "path without \"..\"");
     if (!rc)
         rc = kjoin_node__control_plane_fields(&y, root, &c, err);
     kjoin_yaml__release(&y);

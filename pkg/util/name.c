@@ -25,6 +25,28 @@ bool kjoin_clean_path(const char *p)
     return true;
 }
 
+bool kjoin_path_clean(const char *p, char *out, size_t cap)
+{
+    size_t n = 0;
+    if (!p || p[0] != '/' || cap < 2)
+        return false;
+    for (const char *c = p; *(c += strspn(c, "/"));) {
+        size_t len = strcspn(c, "/");
+        if (len == 2 && c[0] == '.' && c[1] == '.')
+            return false;
+        if (!(len == 1 && c[0] == '.')) {
+            if (n + 1 + len >= cap)
+                return false;
+            out[n++] = '/';
+            memcpy(out + n, c, len);
+            n += len;
+        }
+        c += len;
+    }
+    out[n] = '\0';
+    return n > 0;
+}
+
 bool kjoin_is_ip(const char *s)
 {
     unsigned char a[16];

@@ -1106,6 +1106,50 @@ static void test_advertise_address(void **state)
     assert_false(kjoin_is_loopback("not an address"));
 }
 
+/* Paths as the user spelled them (valid to kubeadm): cleaned where they
+ * are parsed, so that the record written from them reads back; a record
+ * that would not read back is never written. */
+static void test_paths_as_spelled(void **state)
+{
+    (void)state;
+    kjoin_cluster_configuration c;
+    kjoin_err err;
+    char out[64];
+    const char *yaml = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
+                       "certificatesDir: //etc/kubernetes/./pki/\netcd: {local: {dataDir: /var/lib//etcd/}}\n";
+    assert_int_equal(kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, &err), KJOIN_OK);
+    assert_string_equal(c.certificates_dir, "/etc/kubernetes/pki");
+    assert_string_equal(c.etcd_data_dir, "/var/lib/etcd");
+    assert_true(kjoin_clean_path(c.certificates_dir) && kjoin_clean_path(c.etcd_data_dir));
+    const char *refused[] = {"certificatesDir: /etc/../pki\n", "certificatesDir: pki\n", "certificatesDir: /\n",
+                             "certificatesDir: //./\n", "etcd: {local: {dataDir: /var/lib/etcd/..}}\n",
+                             "etcd: {local: {dataDir: etcd}}\n", "etcd: {local: {dataDir: /}}\n"};
+    for (size_t i = 0; i < TU_LEN(refused); i++) {
+        char doc[256];
+        snprintf(doc, sizeof(doc), "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n%s", refused[i]);
+        if (kjoin_cluster_configuration_parse(doc, strlen(doc), &c, &err) == KJOIN_OK)
+            fail_msg("accepted: %s", refused[i]);
+    }
+    assert_true(kjoin_path_clean("/a/b/", out, sizeof(out)));
+    assert_string_equal(out, "/a/b");
+    assert_true(kjoin_path_clean("/a/./b//c", out, sizeof(out)));
+    assert_string_equal(out, "/a/b/c");
+    assert_false(kjoin_path_clean("/a/../b", out, sizeof(out)));
+    assert_false(kjoin_path_clean("a/b", out, sizeof(out)));
+    assert_false(kjoin_path_clean("/", out, sizeof(out)));
+    assert_false(kjoin_path_clean("/0123456789/0123456789/0123456789/0123456789/0123456789/0123456789", out, 32));
+    /* The record: never one that would not read back. */
+    char *dir = tu_tmpdir(), path[4200];
+    const char *unclean[] = {"/etc/kubernetes//pki/ca.crt"}, *sum[] = {
+        "0000000000000000000000000000000000000000000000000000000000000000"};
+    assert_int_equal(kjoin_cp_record_pending(dir, unclean, sum, 1, NULL, 0, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "would not read back"));
+    snprintf(path, sizeof(path), "%s/%s", dir, KJOIN_CP_RECORD_NAME);
+    struct stat st;
+    assert_int_equal(stat(path, &st), -1);
+    tu_rmtree(dir);
+}
+
 static void test_etcd_members_parse(void **state)
 {
     (void)state;
@@ -1352,6 +1396,7 @@ int main(void)
                                        cmocka_unit_test(test_take_back),
                                        cmocka_unit_test(test_check_before_writing),
                                        cmocka_unit_test(test_advertise_address),
+                                       cmocka_unit_test(test_paths_as_spelled),
                                        cmocka_unit_test(test_control_plane_images),
                                        cmocka_unit_test(test_control_plane_endpoints)};
     return cmocka_run_group_tests(tests, NULL, NULL);
