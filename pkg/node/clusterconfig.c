@@ -3,6 +3,7 @@
  * into certificates every client of this node trusts. */
 #include <arpa/inet.h>
 #include <stddef.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,47 @@ kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kj
     return rc ? rc : kjoin_node__manifest_fields(y, root, c, err);
 }
 
+static bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+/* One path component of an image reference (the distribution grammar):
+ * lower-case letters and digits, separated by '.', '_' or '-'. */
+static bool path_component(const char *s, size_t n)
+{
+    if (!n || !lower_alnum(s[0]) || !lower_alnum(s[n - 1]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!lower_alnum(s[i]) && !strchr("._-", s[i]))
+            return false;
+    return true;
+}
+
+/* An image repository as the distribution reference grammar has one: an
+ * optional registry host (with '.' or ':', or localhost; then a port of
+ * digits), then path components; never an option for a runtime's client
+ * ("--pod-config=..."). "" (not set) passes. */
+static bool image_repository(const char *r)
+{
+    const char *slash = strchr(r, '/');
+    size_t first = slash ? (size_t)(slash - r) : strlen(r);
+    if (!*r)
+        return true;
+    if (slash && (memchr(r, '.', first) || memchr(r, ':', first) || (first == 9 && !strncmp(r, "localhost", 9)))) {
+        size_t host = strcspn(r, ":/");
+        if (!host || !isalnum((unsigned char)r[0]) || strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                                 "0123456789.-") != host)
+            return false;
+        if (r[host] == ':' && (host + 1 == first || strspn(r + host + 1, "0123456789") != first - host - 1))
+            return false;
+        r = slash + 1;
+    }
+    for (const char *p = r;; p += strcspn(p, "/") + 1) {
+        if (!path_component(p, strcspn(p, "/")))
+            return false;
+        if (!strchr(p, '/'))
+            return true;
+    }
+}
+
 kjoin_code kjoin_node__manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c, kjoin_err *err)
 {
     static const char *const repo[] = {"imageRepository", NULL}, *const ci_repo[] = {"ciImageRepository", NULL},
@@ -316,8 +358,9 @@ kjoin_code kjoin_node__manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_c
     kjoin_code rc = text(y, root, repo, "imageRepository", c->image_repository, sizeof(c->image_repository), err);
     if (!rc && !(rc = text(y, root, ci_repo, "ciImageRepository", ci, sizeof(ci), err)) && *ci)
         memcpy(c->image_repository, ci, sizeof(ci));
-    if (!rc && strpbrk(c->image_repository, " \"'\\"))
-        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's imageRepository is not an image repository");
+    if (!rc && !image_repository(c->image_repository))
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's imageRepository is not an image repository "
+                           "([host[:port]/]path, lower-case)");
     if (!rc && !(rc = text(y, root, timeout, "apiServer.timeoutForControlPlane", period, sizeof(period), err)) &&
         *period && (c->control_plane_timeout_s = go_duration(period)) < 0)
         rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's apiServer.timeoutForControlPlane is not a positive "
@@ -350,7 +393,7 @@ kjoin_code kjoin_node__manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_c
                   sizeof(c->etcd_image_repository), err);
     if (!rc)
         rc = text(y, root, etcd_tag, "etcd.local.imageTag", c->etcd_image_tag, sizeof(c->etcd_image_tag), err);
-    if (!rc && (strpbrk(c->etcd_image_repository, " \"'\\") || strpbrk(c->etcd_image_tag, " \"'\\/:@")))
+    if (!rc && (!image_repository(c->etcd_image_repository) || strpbrk(c->etcd_image_tag, " \"'\\/:@")))
         rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's etcd.local image repository or tag is not one");
     yaml_node_t *n;
     bool on = false;

@@ -345,7 +345,7 @@ static bool image_there(const char *tool, bool crictl, const char *sock, const c
                 return true;
         return false;
     }
-    const char *argv[] = {tool, "--runtime-endpoint", sock, "inspecti", "-q", image, NULL};
+    const char *argv[] = {tool, "--runtime-endpoint", sock, "inspecti", "-q", "--", image, NULL};
     char *out = NULL;
     bool there = !kjoin_node__run(argv, 30000, &out, NULL);
     free(out);
@@ -382,8 +382,10 @@ static void check_images(kjoin_preflight_report *r, const kjoin_node_spec *s, co
     for (size_t i = 0; i < n; i++) {
         if (image_there(tool, crictl, sock, images[i], list))
             continue;
-        const char *pull[] = {tool, "--runtime-endpoint", sock, "pull", images[i], NULL};
-        const char *ctr_pull[] = {tool, "--address", sock + 7, "--namespace", "k8s.io", "images", "pull", images[i], NULL};
+        /* "--": an image name is data, never an option, whatever the cluster's imageRepository says */
+        const char *pull[] = {tool, "--runtime-endpoint", sock, "pull", "--", images[i], NULL};
+        const char *ctr_pull[] = {tool, "--address", sock + 7, "--namespace", "k8s.io", "images", "pull", "--",
+                                  images[i], NULL};
         char *out = NULL;
         kjoin_err e;
         if (kjoin_node__run(crictl ? pull : ctr_pull, 300000, &out, &e))

@@ -874,6 +874,13 @@ static void test_manifests_refused(void **state)
         "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\napiServer: {extraArgs: {x: \"a\\nb\"}}\n",
         "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\napiServer: {extraArgs: 7}\n",
         "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nimageRepository: \"a b\"\n",
+        /* an option for the runtime's client, not an image repository */
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nimageRepository: --pod-config=/etc/shadow\n",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nimageRepository: -r/k8s\n",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nimageRepository: r//k8s\n",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nimageRepository: r.example:x/k8s\n",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nimageRepository: r.example/K8s\n",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\netcd: {local: {imageRepository: --x}}\n",
         "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nnetworking: {podSubnet: 10.0.0.0/33}\n"};
     for (size_t i = 0; i < TU_LEN(bad); i++)
         if (kjoin_cluster_configuration_parse(bad[i], strlen(bad[i]), &c, &err) != KJOIN_E_OTHER)
