@@ -7,7 +7,11 @@ BUILD ?= build
 CC ?= cc
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes
-DEFS := -D_GNU_SOURCE -DOPENSSL_API_COMPAT=30000 -DOPENSSL_NO_DEPRECATED -DKJOIN_VERSION='"$(VERSION)"'
+# TEST_HOOKS=1: the suite's build, which kills itself where KJOIN_JOIN_CRASH_AT
+# and KJOIN_CERTS_CRASH_AT say (the kill tests); never a release build.
+TEST_HOOKS ?=
+DEFS := -D_GNU_SOURCE -DOPENSSL_API_COMPAT=30000 -DOPENSSL_NO_DEPRECATED -DKJOIN_VERSION='"$(VERSION)"' \
+  $(if $(TEST_HOOKS),-DKJOIN_TEST_HOOKS)
 OPT ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 KJOIN_CFLAGS := $(WARN) $(DEFS) $(OPT) -fPIC -Iinclude $(if $(SANITIZE),$(SAN_FLAGS)) $(CFLAGS)
@@ -91,7 +95,7 @@ deps-bench:
 # Everything, under ASan and UBSan, plus the plain build the README promises.
 test: deps
 	@$(MAKE) -s all fuzz-build
-	@$(MAKE) -s BUILD=build/asan SANITIZE=1 OPT="-O1 -g" check
+	@$(MAKE) -s BUILD=build/asan SANITIZE=1 TEST_HOOKS=1 OPT="-O1 -g" check
 
 # Every suite, totalled on the last line ("tests: N passed, N failed").
 check: $(UNIT_BIN) $(REPLAY_BIN) $(BUILD)/kjoin $(BUILD)/tools/freeport

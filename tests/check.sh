@@ -71,7 +71,7 @@ suite() {
   [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
   count "$p" "$f"
 }
-suite integration tests/integration/run.sh
+suite integration tests/integration/run.sh RELEASE_KJOIN=build/kjoin
 # The e2e suite on each control plane: the oldest release kjoin supports and the newest.
 suite e2e-oldest tests/e2e/run.sh E2E_RELEASE=oldest E2E_NAME=e2e-oldest
 suite e2e-newest tests/e2e/run.sh E2E_RELEASE=newest E2E_NAME=e2e-newest

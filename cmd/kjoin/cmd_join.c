@@ -133,6 +133,7 @@ typedef struct join_args {
     char *secrets[3];       /* copies of the token flags, whose argv text is scrubbed at once */
     const char *certificate_key_file;
     char *certificate_key_text; /* --certificate-key's copy (argv scrubbed) */
+    char *env[3];           /* KJOIN_TOKEN, K3S_TOKEN, KJOIN_CERTIFICATE_KEY: taken out of the environment */
     kjoin_certificate_key certificate_key;
     const char *bootstrap_flag; /* a --tls-bootstrap flag given (refused without it) */
 } join_args;
@@ -544,11 +545,30 @@ static json_object *taken_back_json(const kjoin_worker_outcome *o)
     return e;
 }
 
+/* The secrets the environment hands kjoin, taken once: the variable is
+ * wiped in place (also from /proc/self/environ) and dropped, so that no
+ * child (crictl, ctr, systemctl, the kubelet asked its version) inherits
+ * it. */
+static const char *const env_secrets[] = {"KJOIN_TOKEN", "K3S_TOKEN", "KJOIN_CERTIFICATE_KEY"};
+enum { ENV_TOKEN, ENV_K3S_TOKEN, ENV_CERTIFICATE_KEY };
+
+static void take_env_secrets(join_args *a)
+{
+    for (size_t i = 0; i < sizeof(env_secrets) / sizeof(env_secrets[0]); i++) {
+        char *v = getenv(env_secrets[i]);
+        if (!v)
+            continue;
+        a->env[i] = strdup(v);
+        OPENSSL_cleanse(v, strlen(v));
+        unsetenv(env_secrets[i]);
+    }
+}
+
 /* The certificate key, from --certificate-key, --certificate-key-file or
  * KJOIN_CERTIFICATE_KEY (one of them), for a control-plane join only. */
 static kjoin_code certificate_key(join_args *a, kjoin_err *err)
 {
-    const char *env = getenv("KJOIN_CERTIFICATE_KEY");
+    const char *env = a->env[ENV_CERTIFICATE_KEY];
     bool given = a->certificate_key_text || a->certificate_key_file;
     if (given && !a->w.control_plane)
         return kjoin_err_set(err, KJOIN_E_USAGE, "--certificate-key%s is for a control-plane join: add --control-plane",
@@ -598,6 +618,7 @@ int cmd_join(int argc, char **argv)
     log_ctx logs = {.names = flag_names, .n_names = sizeof(flag_names) / sizeof(flag_names[0])};
     int first = 0;
     kjoin_worker_spec_init(&a.w);
+    take_env_secrets(&a);
     kjoin_code rc = a.pins ? KJOIN_OK : kjoin_err_set(&err, KJOIN_E_OTHER, "out of memory");
     if (!rc)
         rc = take_phase(&argc, argv, &a.w.only, &a.w.prepare, &err);
@@ -605,6 +626,8 @@ int cmd_join(int argc, char **argv)
         int parsed = cli_parse(&join_verb, argc, argv, on_opt, &a, &first, &err);
         if (parsed < 0) {
             kjoin_pinset_free(a.pins);
+            for (size_t i = 0; i < 3; i++)
+                kjoin_free_wiped_str(a.env[i]);
             return 0;
         }
         rc = (kjoin_code)parsed;
@@ -633,8 +656,8 @@ int cmd_join(int argc, char **argv)
         w->join.endpoints = (const char *const *)argv + first;
         w->join.n_endpoints = n_args;
         w->join.pins = a.pins;
-        w->join.env_token = getenv("KJOIN_TOKEN");
-        w->join.env_k3s_token = getenv("K3S_TOKEN");
+        w->join.env_token = a.env[ENV_TOKEN];
+        w->join.env_k3s_token = a.env[ENV_K3S_TOKEN];
         w->join.env_k3s_token_file = getenv("K3S_TOKEN_FILE");
         w->join.env_k3s_url = getenv("K3S_URL");
     }
@@ -658,6 +681,7 @@ int cmd_join(int argc, char **argv)
     kjoin_pinset_free(a.pins);
     for (size_t i = 0; i < 3; i++) {
         kjoin_free_wiped_str(a.secrets[i]);
+        kjoin_free_wiped_str(a.env[i]);
     }
     kjoin_free_wiped_str(a.certificate_key_text);
     kjoin_certificate_key_clear(&a.certificate_key);

@@ -168,6 +168,12 @@ bool kjoin_path_clean(const char *p, char *out, size_t cap);
 bool kjoin_is_ip(const char *s);
 /* Whether s is a loopback address (127.0.0.0/8, ::1, ::ffff:127.x). */
 bool kjoin_is_loopback(const char *s);
+/* Whether ip is an address of this machine: loopback, or on one of its
+ * interfaces. */
+bool kjoin_is_local_address(const char *ip);
+/* Whether url's host is this machine (localhost, or a local address):
+ * such an endpoint is never reached through a proxy. */
+bool kjoin_url_is_local(const char *url);
 
 /* kubeadm's rule: the given name, else the host name (host, or this
  * machine's when NULL), white space trimmed and lower-cased; then it must be

@@ -5,7 +5,6 @@
 #include <kjoin/controlplane.h>
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <string.h>
@@ -75,23 +74,7 @@ kjoin_code kjoin_advertise_address_check(const char *addr, char *why, size_t cap
     if (kjoin_is_loopback(addr))
         return snprintf(why, cap, "%s is a loopback address: no other member can reach this node there", addr),
                KJOIN_E_USAGE;
-    struct ifaddrs *all = NULL;
-    bool on_interface = false;
-    if (getifaddrs(&all) != 0)
-        return KJOIN_OK; /* nothing to tell */
-    for (struct ifaddrs *i = all; i && !on_interface; i = i->ifa_next) {
-        char host[64];
-        if (i->ifa_addr && (i->ifa_addr->sa_family == AF_INET || i->ifa_addr->sa_family == AF_INET6) &&
-            getnameinfo(i->ifa_addr, i->ifa_addr->sa_family == AF_INET ? sizeof(struct sockaddr_in)
-                                                                       : sizeof(struct sockaddr_in6),
-                        host, sizeof(host), NULL, 0, NI_NUMERICHOST) == 0) {
-            char *scope = strchr(host, '%');
-            if (scope)
-                *scope = '\0';
-            on_interface = same_ip(host, addr);
-        }
-    }
-    freeifaddrs(all);
+    bool on_interface = kjoin_is_local_address(addr);
     if (!on_interface)
         return snprintf(why, cap, "%s is on none of this machine's interfaces: the API server and etcd could not "
                         "listen there", addr), KJOIN_E_USAGE;

@@ -108,6 +108,7 @@ static bool healthy_local(const char *url, char *why, size_t cap)
     if (!c)
         return snprintf(why, cap, "out of memory"), false;
     curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_NOPROXY, "*"); /* this machine's own: never proxied */
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 2000L);

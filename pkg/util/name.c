@@ -3,9 +3,12 @@
  * for every module, so that a name passes here exactly when the API server
  * would take it. */
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <kjoin/util.h>
@@ -61,6 +64,47 @@ bool kjoin_is_loopback(const char *s)
         return a[0] == 127;
     return inet_pton(AF_INET6, s, a) == 1 &&
            (!memcmp(a, v6_loopback, 16) || (!memcmp(a, v4_mapped, 12) && a[12] == 127));
+}
+
+bool kjoin_is_local_address(const char *ip)
+{
+    unsigned char want[16], have[16];
+    int af = strchr(ip, ':') ? AF_INET6 : AF_INET;
+    if (inet_pton(af, ip, want) != 1)
+        return false;
+    if (kjoin_is_loopback(ip))
+        return true;
+    struct ifaddrs *all = NULL;
+    bool found = false;
+    if (getifaddrs(&all) != 0)
+        return false;
+    for (struct ifaddrs *i = all; i && !found; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != af)
+            continue;
+        if (af == AF_INET)
+            memcpy(have, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, 4);
+        else
+            memcpy(have, &((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr, 16);
+        found = !memcmp(want, have, af == AF_INET ? 4 : 16);
+    }
+    freeifaddrs(all);
+    return found;
+}
+
+bool kjoin_url_is_local(const char *url)
+{
+    char host[64];
+    const char *p = url ? strstr(url, "://") : NULL;
+    if (!p)
+        return false;
+    p += 3;
+    bool bracketed = *p == '[';
+    size_t len = bracketed ? strcspn(++p, "]") : strcspn(p, ":/?#");
+    if (!len || len >= sizeof(host) || (bracketed && p[len] != ']'))
+        return false;
+    memcpy(host, p, len);
+    host[len] = '\0';
+    return !strcasecmp(host, "localhost") || kjoin_is_local_address(host);
 }
 
 static bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }

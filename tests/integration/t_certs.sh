@@ -360,3 +360,15 @@ t_certs_missing_generation_is_tampering() {
   kj 2 certs rotate --dir "$T/pki" || return 1
   [ -d "$T/elsewhere" ] || fail "the moved generation was touched"
 }
+
+# The kill points are the suite's: a release build (make all, as installed)
+# does not exit on KJOIN_CERTS_CRASH_AT or kill itself on
+# KJOIN_JOIN_CRASH_AT, while the suite's own build does.
+t_certs_release_build_has_no_test_hooks() {
+  [ -x "${RELEASE_KJOIN:-}" ] || { fail "no release build to run (RELEASE_KJOIN)"; return 1; }
+  KJOIN_CERTS_CRASH_AT=files "$RELEASE_KJOIN" certs init --dir "$T/release" >/dev/null 2>&1 ||
+    fail "the release build stopped at KJOIN_CERTS_CRASH_AT (exit $?)" || return 1
+  KJOIN_CERTS_CRASH_AT=files "$KJOIN" certs init --dir "$T/suite" >/dev/null 2>&1
+  [ $? -eq 99 ] || fail "the suite's build has no kill point" || return 1
+  strings "$RELEASE_KJOIN" | grep -q 'CRASH_AT' && fail "the release binary names a kill point" || return 0
+}

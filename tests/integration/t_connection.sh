@@ -152,3 +152,14 @@ t_conn_all_silent_time_out() {
   err_has "discovery timed out after 3s" || return 1
   [ ! -e "$T/k.conf" ] || fail "a kubeconfig was written"
 }
+
+# This machine's own endpoints are never reached through a proxy: with
+# every *_proxy variable naming a proxy that refuses connections, a join
+# to 127.0.0.1 still goes straight there (it used to wait out its deadline
+# on the proxy).
+t_conn_own_endpoints_never_proxied() {
+  (
+    export HTTPS_PROXY=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 ALL_PROXY=http://127.0.0.1:9
+    kj 0 join --skip-phases preflight,kubelet-start $(join_args 4s) --discovery-token-ca-cert-hash "$PIN"
+  )
+}

@@ -577,3 +577,19 @@ t_verbose_levels_show_requests() {
   kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-unsafe-skip-ca-verification --force -q || return 1
   [ "$(grep -vc WARNING "$ERR")" = 0 ] && err_has "WARNING" || fail "-q with the unsafe mode: $(cat "$ERR")"
 }
+
+# The secrets the environment gives kjoin are taken and dropped: a child it
+# runs (here preflight's kubelet, asked its version: a stand-in that keeps
+# its environment) inherits neither the token nor the certificate key
+# (t_token_env_and_flags: the join still reads the token).
+t_token_env_secrets_not_inherited() {
+  local bin=$T/bin key; key=$(printf '%064d' 5)
+  mkdir -p "$bin" && printf '#!/bin/sh\nenv >%s/kubelet.env\necho "Kubernetes v1.37.2"\n' "$T" >"$bin/kubelet" &&
+    chmod 0755 "$bin/kubelet" || return 1
+  PATH=$bin:$PATH KJOIN_TOKEN=$(cat "$C/token") KJOIN_CERTIFICATE_KEY=$key \
+    "$KJOIN" join --skip-phases kubelet-start --ignore-preflight-errors all "127.0.0.1:$PORT" \
+    --kubeconfig-out "$T/env.conf" --discovery-token-ca-cert-hash "$PIN" >"$T/env.out" 2>"$T/env.err"
+  [ -s "$T/kubelet.env" ] || fail "preflight did not run the stand-in kubelet: $(tail -2 "$T/env.err")" || return 1
+  ! grep -q "KJOIN_TOKEN\|KJOIN_CERTIFICATE_KEY\|${key}" "$T/kubelet.env" ||
+    fail "a child inherited a secret: $(grep -o '^KJOIN_[A-Z_]*' "$T/kubelet.env" | tr '\n' ' ')"
+}

@@ -322,12 +322,32 @@ static void test_node_name_resolve(void **state)
     }
 }
 
+/* This machine's own endpoints, which are never proxied. */
+static void test_local_endpoints(void **state)
+{
+    (void)state;
+    const char *local[] = {"https://127.0.0.1:6443", "https://127.9.9.9/x", "https://[::1]:2379/health",
+                           "https://localhost:10257/healthz", "http://LOCALHOST"};
+    const char *remote[] = {"https://192.0.2.1:6443", "https://cp.example:6443", "https://[2001:db8::1]:6443",
+                            "127.0.0.1:6443", "", "https://", "https://[::1", "https://127.0.0.1.example/"};
+    for (size_t i = 0; i < TU_LEN(local); i++)
+        if (!kjoin_url_is_local(local[i]))
+            fail_msg("not local: %s", local[i]);
+    for (size_t i = 0; i < TU_LEN(remote); i++)
+        if (kjoin_url_is_local(remote[i]))
+            fail_msg("local: %s", remote[i]);
+    assert_false(kjoin_url_is_local(NULL));
+    assert_true(kjoin_is_local_address("127.0.0.1"));
+    assert_false(kjoin_is_local_address("192.0.2.1"));
+    assert_false(kjoin_is_local_address("x"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_duration_parse), cmocka_unit_test(test_duration_format),
         cmocka_unit_test(test_base64),         cmocka_unit_test(test_url_redact),
-        cmocka_unit_test(test_printable),
+        cmocka_unit_test(test_printable),      cmocka_unit_test(test_local_endpoints),
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_read_cap),
         cmocka_unit_test(test_free_wiped),
