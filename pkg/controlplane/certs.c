@@ -2,6 +2,8 @@
  * checked, the files written all or nothing. */
 #include <kjoin/controlplane.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,26 +48,44 @@ static const char *const external_etcd[] = {"external-etcd-ca.crt", "external-et
 kjoin_code kjoin_certificate_key_parse(const char *text, kjoin_certificate_key *key, kjoin_err *err)
 {
     const char *p = text ? text + strspn(text, " \t\r\n") : "";
-    size_t n = strcspn(p, " \t\r\n");
-    bool ok = n == 2 * KJOIN_CERTIFICATE_KEY_LEN && !p[n + strspn(p + n, " \t\r\n")] &&
-              kjoin_hex_decode(p, KJOIN_CERTIFICATE_KEY_LEN, key->bytes);
+    size_t n = strcspn(p, " \t\r\n"), hex = strspn(p, "0123456789abcdefABCDEF");
+    const char *rest = p + n + strspn(p + n, " \t\r\n");
+    bool ok = n == 2 * KJOIN_CERTIFICATE_KEY_LEN && !*rest && kjoin_hex_decode(p, KJOIN_CERTIFICATE_KEY_LEN, key->bytes);
     if (ok)
         return KJOIN_OK;
     kjoin_certificate_key_clear(key);
-    return kjoin_err_set(err, KJOIN_E_USAGE, "the certificate key must be %d hex digits (as kubeadm init "
-                         "--upload-certs prints it); this one has %zu characters", 2 * KJOIN_CERTIFICATE_KEY_LEN, n);
+    char why[96]; /* what is wrong, never the key itself */
+    if (*rest)
+        snprintf(why, sizeof(why), "it has more than one word or line");
+    else if (hex < n)
+        snprintf(why, sizeof(why), "character %zu is not a hex digit", hex + 1);
+    else
+        snprintf(why, sizeof(why), "this one has %zu characters", n);
+    return kjoin_err_set(err, KJOIN_E_USAGE, "the certificate key must be %d hex digits on one line (as kubeadm init "
+                         "--upload-certs prints it): %s", 2 * KJOIN_CERTIFICATE_KEY_LEN, why);
 }
 
 kjoin_code kjoin_certificate_key_read(const char *path, kjoin_certificate_key *key, kjoin_err *err)
 {
-    char text[256];
+    char *text = NULL;
+    size_t len = 0;
+    struct stat st;
     kjoin_err inner;
-    kjoin_code rc = kjoin_token_read_text(path, text, sizeof(text), &inner);
-    if (rc)
-        kjoin_err_set(err, rc, "the certificate key file: %s", inner.msg);
-    else if ((rc = kjoin_certificate_key_parse(text, key, &inner)))
+    /* A secret: readable by its owner alone, as ssh wants a private key. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the certificate key file %s: %s", path, strerror(errno));
+    kjoin_code rc = KJOIN_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the certificate key file %s is not a regular file", path);
+    if (!rc)
+        rc = kjoin_safedir_check("the certificate key file", path, &st, true, err);
+    if (!rc)
+        rc = kjoin_safedir_read_fd(fd, path, 4096, &text, &len, err);
+    close(fd);
+    if (!rc && (rc = kjoin_certificate_key_parse(text, key, &inner)))
         kjoin_err_set(err, rc, "%s: %s", path, inner.msg);
-    OPENSSL_cleanse(text, sizeof(text));
+    kjoin_free_wiped(text, len);
     return rc;
 }
 

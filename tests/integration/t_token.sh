@@ -483,6 +483,16 @@ t_token_kubeadm_command_lines() {
   # The whole control-plane join: a key that is none, a dry run (none yet), its kubelet-start alone.
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$C/token" || return 1
   err_has "must be 64 hex digits" || return 1
+  # The key file: a secret, readable by its owner alone (as a loose admin.conf
+  # is refused); a character that is no hex digit, a second line, each said.
+  printf '%064d\n' 1 >"$T/loose.key" && chmod 0644 "$T/loose.key"
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$T/loose.key" || return 1
+  err_has "is readable by group or others (mode 0644)" || return 1
+  { printf '%063dg\n' 1 >"$T/hex.key" && printf '%064d\n%064d\n' 1 2 >"$T/two.key" && chmod 0600 "$T/hex.key" "$T/two.key"; } || return 1
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$T/hex.key" || return 1
+  err_has "character 64 is not a hex digit" || return 1
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$T/two.key" || return 1
+  err_has "it has more than one word or line" || return 1
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --dry-run || return 1
   err_has "the control-plane phases have no dry run yet" || return 1
   kj 2 join phase kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1

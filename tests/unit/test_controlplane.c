@@ -44,6 +44,12 @@ static void test_key_parse(void **state)
         assert_int_equal(kjoin_certificate_key_parse(bad[i], &k, &err), KJOIN_E_USAGE);
         assert_null(strstr(err.msg, "0101")); /* the key is never quoted */
     }
+    assert_int_equal(kjoin_certificate_key_parse(bad[2], &k, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "character 1 is not a hex digit"));
+    assert_int_equal(kjoin_certificate_key_parse(bad[3], &k, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "more than one word or line"));
+    assert_int_equal(kjoin_certificate_key_parse(bad[1], &k, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "this one has 4 characters"));
     assert_int_equal(kjoin_certificate_key_parse(NULL, &k, &err), KJOIN_E_USAGE);
 }
 
