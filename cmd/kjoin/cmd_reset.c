@@ -5,6 +5,7 @@
 
 #include <kjoin/controlplane.h>
 #include <kjoin/node.h>
+#include <kjoin/worker.h>
 #include <kjoin/util.h>
 
 #include "cli.h"
@@ -54,6 +55,68 @@ static json_object *strings(char *const *list, size_t n)
     return arr;
 }
 
+static void print_json(const kjoin_node_reset_result *res, const char *run_id, const kjoin_err *err)
+{
+    const kjoin_reset_result *r = &res->node;
+    const kjoin_cp_reset_result *cp = res->control_plane;
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "runID", json_object_new_string(run_id));
+    json_object_object_add(o, "joined", json_object_new_boolean(r->had_state));
+    json_object_object_add(o, "nodeName", r->had_state ? json_object_new_string(r->node_name) : NULL);
+    json_object_object_add(o, "kubeletStopped", json_object_new_boolean(r->kubelet_stopped));
+    json_object_object_add(o, "removed", strings(r->removed, r->n_removed));
+    json_object_object_add(o, "left", strings(r->kept, r->n_kept));
+    json_object *pods = json_object_new_object();
+    json_object_object_add(pods, "found", json_object_new_int64((int64_t)res->pods));
+    json_object_object_add(pods, "stopped", json_object_new_boolean(res->pods_stopped));
+    if (*res->pods_not_stopped)
+        json_object_object_add(pods, "notStopped", json_object_new_string(res->pods_not_stopped));
+    json_object_object_add(o, "pods", pods);
+    if (cp && (cp->had_record || *res->control_plane_refused)) {
+        json_object *c = json_object_new_object(), *removed = json_object_new_array(), *left = json_object_new_array();
+        for (size_t i = 0; i < cp->n_removed; i++)
+            json_object_array_add(removed, json_object_new_string(cp->removed[i]));
+        for (size_t i = 0; i < cp->n_left; i++)
+            json_object_array_add(left, json_object_new_string(cp->left[i]));
+        json_object_object_add(c, "etcdMember", json_object_new_boolean(cp->had_member));
+        json_object_object_add(c, "etcdMemberRemoved", json_object_new_boolean(cp->member_removed));
+        if (*cp->why_not)
+            json_object_object_add(c, "etcdMemberNotRemoved", json_object_new_string(cp->why_not));
+        if (*res->control_plane_refused)
+            json_object_object_add(c, "refused", json_object_new_string(res->control_plane_refused));
+        json_object_object_add(c, "removed", removed);
+        json_object_object_add(c, "left", left);
+        json_object_object_add(o, "controlPlane", c);
+    }
+    if (err)
+        json_object_object_add(o, "error", cli_error_json(err));
+    cli_print_json(o);
+}
+
+static void print_text(const kjoin_node_reset_result *res)
+{
+    const kjoin_reset_result *r = &res->node;
+    const kjoin_cp_reset_result *cp = res->control_plane;
+    if (res->pods && res->pods_stopped)
+        cli_out(stdout, "[reset] Stopped the %zu Pods the kubelet ran\n", res->pods);
+    else if (*res->pods_not_stopped && (r->had_state || cp->had_record))
+        cli_out(stderr, "[reset] The Pods the kubelet ran were NOT stopped: %s\n", res->pods_not_stopped);
+    if (cp->had_record)
+        cli_out(stdout, "[reset] Removed %zu paths of the control-plane join%s%s\n", cp->n_removed,
+                cp->had_member ? (cp->member_removed ? " and its etcd member" : "; its etcd member was NOT removed") : "",
+                cp->n_left ? "; some were left (said below)" : "");
+    for (size_t i = 0; i < cp->n_left; i++)
+        cli_out(stderr, "[reset] Left %s\n", cp->left[i]);
+    if (!r->had_state && !cp->had_record && !*res->control_plane_refused)
+        cli_out(stdout, "[reset] No join of kjoin's on this node: nothing to undo\n");
+    else if (r->had_state)
+        cli_out(stdout, "[reset] Removed %zu paths of the join of node %s%s\n", r->n_removed, r->node_name,
+                r->n_kept ? "; some were left (said above)" : "");
+    if (r->had_state)
+        cli_out(stderr, "[reset] Left as they are: the container runtime's images, and the Node object %s in the "
+                        "cluster, which only an admin can delete: kubectl delete node %s\n", r->node_name, r->node_name);
+}
+
 int cmd_reset(int argc, char **argv)
 {
     reset_args a = {.format = cli_format_from_argv(argc, argv)};
@@ -63,64 +126,22 @@ int cmd_reset(int argc, char **argv)
     int p = cli_parse(&reset_verb, argc, argv, on_opt, &a, &first, &err);
     if (p)
         return p < 0 ? 0 : cli_fail(a.format, &err);
-    kjoin_reset_spec spec = {.log = cli_log_line, .log_ctx = &a.verbosity};
-    kjoin_reset_result r;
     cli_run_id(run_id);
-    /* A control-plane node: its etcd member out of the cluster first, as
-     * kubeadm reset does; its files after the kubelet stopped. */
-    kjoin_cp_reset_spec cps = {.kubernetes_dir = KJOIN_NODE_KUBERNETES_DIR, .timeout_ms = 60000, .audit_id = run_id,
-                               .log = cli_log_line, .log_ctx = &a.verbosity};
-    kjoin_cp_reset_result *cp = calloc(1, sizeof(*cp));
-    if (!cp || kjoin_cp_reset_etcd(&cps, cp, &err)) {
-        free(cp);
-        return cp ? cli_fail(a.format, &err) : 1;
+    kjoin_node_reset_spec spec = {.node = {.log = cli_log_line, .log_ctx = &a.verbosity}, .timeout_ms = 60000,
+                                  .audit_id = run_id};
+    kjoin_node_reset_result res;
+    kjoin_code rc = kjoin_node_reset(&spec, &res, &err);
+    /* A reset that changed something says what, refused or not. */
+    if (!rc || res.changed) {
+        if (a.format == CLI_JSON)
+            print_json(&res, run_id, rc ? &err : NULL);
+        else if (a.verbosity >= 0)
+            print_text(&res);
     }
-    if (kjoin_reset(&spec, &r, &err) || kjoin_cp_reset_files(&cps, cp, &err)) {
-        free(cp);
-        return cli_fail(a.format, &err);
+    kjoin_node_reset_result_release(&res);
+    if (rc && a.format == CLI_JSON && res.changed) {
+        fprintf(stderr, "kjoin: %s\n", err.msg);
+        return cli_exit_code(err.code);
     }
-    if (a.format == CLI_JSON) {
-        json_object *o = json_object_new_object();
-        json_object_object_add(o, "runID", json_object_new_string(run_id));
-        json_object_object_add(o, "joined", json_object_new_boolean(r.had_state));
-        json_object_object_add(o, "nodeName", r.had_state ? json_object_new_string(r.node_name) : NULL);
-        json_object_object_add(o, "kubeletStopped", json_object_new_boolean(r.kubelet_stopped));
-        json_object_object_add(o, "removed", strings(r.removed, r.n_removed));
-        json_object_object_add(o, "left", strings(r.kept, r.n_kept));
-        if (cp->had_record) {
-            json_object *c = json_object_new_object(), *removed = json_object_new_array(), *left = json_object_new_array();
-            for (size_t i = 0; i < cp->n_removed; i++)
-                json_object_array_add(removed, json_object_new_string(cp->removed[i]));
-            for (size_t i = 0; i < cp->n_left; i++)
-                json_object_array_add(left, json_object_new_string(cp->left[i]));
-            json_object_object_add(c, "etcdMember", json_object_new_boolean(cp->had_member));
-            json_object_object_add(c, "etcdMemberRemoved", json_object_new_boolean(cp->member_removed));
-            if (*cp->why_not)
-                json_object_object_add(c, "etcdMemberNotRemoved", json_object_new_string(cp->why_not));
-            json_object_object_add(c, "removed", removed);
-            json_object_object_add(c, "left", left);
-            json_object_object_add(o, "controlPlane", c);
-        }
-        cli_print_json(o);
-    } else if (a.verbosity >= 0) {
-        if (cp->had_record)
-            cli_out(stdout, "[reset] Removed %zu paths of the control-plane join%s%s\n", cp->n_removed,
-                    cp->had_member ? (cp->member_removed ? " and its etcd member" : "; its etcd member was NOT removed")
-                                   : "",
-                    cp->n_left ? "; some were left (said above)" : "");
-        for (size_t i = 0; i < cp->n_left; i++)
-            cli_out(stderr, "[reset] Left %s\n", cp->left[i]);
-        if (!r.had_state && !cp->had_record)
-            cli_out(stdout, "[reset] No join of kjoin's on this node: nothing to undo\n");
-        else if (r.had_state)
-            cli_out(stdout, "[reset] Removed %zu paths of the join of node %s%s\n", r.n_removed, r.node_name,
-                    r.n_kept ? "; some were left (said above)" : "");
-    }
-    if (a.verbosity >= 0 && r.had_state)
-        cli_out(stderr, "[reset] Left as they are: the container runtime's containers and images (crictl rmp -a "
-                        "removes the pods), and the Node object %s in the cluster, which only an admin can delete: "
-                        "kubectl delete node %s\n", r.node_name, r.node_name);
-    kjoin_reset_result_release(&r);
-    free(cp);
-    return 0;
+    return rc ? cli_fail(a.format, &err) : 0;
 }

@@ -394,6 +394,29 @@ typedef struct kjoin_reset_result {
 kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err);
 void kjoin_reset_result_release(kjoin_reset_result *r);
 
+/* kjoin_reset's two halves, for a reset that does more in between (a
+ * control-plane node's: kjoin_node_reset). The first reads the record (out
+ * fresh: had_state, node_name) and stops the kubelet; every refusal (a
+ * record not kjoin's, a kubelet systemd cannot stop, a kubelet running
+ * without systemd) comes from it, before anything is removed. The second
+ * removes, into the same out. Errors: as kjoin_reset (KJOIN_E_OTHER: the
+ * kubelet did not stop). */
+kjoin_code kjoin_reset_stop(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err);
+kjoin_code kjoin_reset_remove(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err);
+/* The reason a directory the join made was left, when it held others' files
+ * (a later step may empty it: kjoin_node_reset tries again). */
+#define KJOIN_RESET_NOT_EMPTY "not empty: it holds files the join did not make"
+
+/* The container runtime the join's kubelet used (its instance-config.yaml,
+ * else kubeadm-flags.env), into sock ("" when neither names one). */
+void kjoin_reset_runtime(const kjoin_node_paths *paths, char *sock, size_t cap);
+/* Stops every container the kubelet started there (the Pods' sandboxes and
+ * containers): crictl removes the Pods (rmp --force --all), else
+ * containerd's ctr kills their tasks (namespace k8s.io). *n: how many.
+ * Errors: KJOIN_E_OTHER (no client, or the runtime refused: the message
+ * says which), KJOIN_E_TIMEOUT (still running after 30 s). */
+kjoin_code kjoin_reset_pods(const char *sock, size_t *n, kjoin_err *err);
+
 /* The record a join writes (KJOIN_NODE_STATE_NAME), parsed and checked:
  * clean absolute paths, SHA-256 digests; each file under the node's
  * directories or one of the outputs the record names (the bootstrap

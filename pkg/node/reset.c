@@ -260,41 +260,57 @@ static int deeper_first(const void *a, const void *b)
     return (int)strlen((const char *)b) - (int)strlen((const char *)a);
 }
 
-kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err)
+/* The join record, when there is one (r->state; NULL with success when
+ * there is none). */
+static kjoin_code read_record(run *r, kjoin_err *err)
 {
-    run r = {.spec = spec, .out = out, .state = calloc(1, sizeof(kjoin_node_state))};
-    bool found;
-    memset(out, 0, sizeof(*out));
-    kjoin_node__resolve(&spec->paths, &r.p);
-    if (!r.state)
+    bool found = false;
+    kjoin_node__resolve(&r->spec->paths, &r->p);
+    if (!(r->state = calloc(1, sizeof(kjoin_node_state))))
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    kjoin_code rc = kjoin_node__read_record(&r.p, &spec->paths, r.state, &found, err);
+    kjoin_code rc = kjoin_node__read_record(&r->p, &r->spec->paths, r->state, &found, err);
     if (rc || !found) {
-        free(r.state);
-        return rc;
+        free(r->state);
+        r->state = NULL;
     }
+    return rc;
+}
+
+kjoin_code kjoin_reset_stop(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err)
+{
+    run r = {.spec = spec, .out = out};
+    memset(out, 0, sizeof(*out));
+    kjoin_code rc = read_record(&r, err);
+    if (rc || !r.state)
+        return rc;
     out->had_state = true;
     snprintf(out->node_name, sizeof(out->node_name), "%s", r.state->node_name);
+    free(r.state);
     kjoin_kubelet_config kubelet;
     char why[400];
     kjoin_err e;
     if (kjoin_node__systemd(spec->systemd_dir)) {
         /* A running kubelet would write again what reset removes. */
-        if (kjoin_node__systemctl("stop", 60000, &e)) {
-            free(r.state);
+        if (kjoin_node__systemctl("stop", 60000, &e))
             return kjoin_err_set(err, KJOIN_E_OTHER, "could not stop the kubelet (%s): nothing was removed; stop it "
                                  "and run the reset again", e.msg);
-        }
         out->kubelet_stopped = true;
     } else {
         kjoin_node__kubelet_config(&r.p, &kubelet); /* the defaults when config.yaml is gone */
-        if (kubelet.healthz_port && kjoin_node__healthz(&kubelet, why, sizeof(why))) {
-            free(r.state);
+        if (kubelet.healthz_port && kjoin_node__healthz(&kubelet, why, sizeof(why)))
             return kjoin_err_set(err, KJOIN_E_USAGE, "the kubelet still runs (its healthz answers) and systemd "
-                                 "does not run this machine: stop the kubelet first");
-        }
+                                 "does not run this machine: stop the kubelet first; nothing was removed");
     }
     kjoin_node__crash_point("reset-stopped");
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_reset_remove(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err)
+{
+    run r = {.spec = spec, .out = out};
+    kjoin_code rc = read_record(&r, err);
+    if (rc || !r.state)
+        return rc;
     unmount_kubelet_made(&r);
     for (size_t i = 0; i < r.state->n_files; i++)
         remove_written(&r, r.state->files[i].path, r.state->files[i].sha256);
@@ -313,9 +329,14 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kj
         if (rmdir(r.state->dirs[i]) == 0)
             removed(&r, r.state->dirs[i]);
         else if (errno != ENOENT)
-            kept(&r, r.state->dirs[i], errno == ENOTEMPTY ? "not empty: it holds files the join did not make"
-                                                          : strerror(errno));
+            kept(&r, r.state->dirs[i], errno == ENOTEMPTY ? KJOIN_RESET_NOT_EMPTY : strerror(errno));
     }
     free(r.state);
     return rc;
+}
+
+kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err)
+{
+    kjoin_code rc = kjoin_reset_stop(spec, out, err);
+    return rc || !out->had_state ? rc : kjoin_reset_remove(spec, out, err);
 }

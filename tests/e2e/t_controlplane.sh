@@ -659,6 +659,33 @@ cp_reset_in() {
   echo $? >"$T/reset2.rc"
 }
 
+# cp_reset_refused_in (in node 2): the node is also a worker kjoin joined
+# whose kubelet still runs without systemd (its healthz answers, on a port
+# of the test's): kjoin reset refuses, and decides so before it changes
+# anything (the etcd member stays, the record too).
+cp_reset_refused_in() {
+  local port i healthz
+  port=$("$TOOLS/freeport") || return
+  mkdir -p /var/lib/kubelet &&
+    printf 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nhealthzPort: %s\n' "$port" \
+      >/var/lib/kubelet/config.yaml &&
+    printf '{"kind":"KjoinJoinRecord","joinID":"j","server":"https://x","nodeName":"cp-2","files":[{"path":"/var/lib/kubelet/config.yaml","sha256":"%s"}],"createdDirs":[],"kubeletDirBefore":[]}' \
+      "$(sha256sum </var/lib/kubelet/config.yaml | cut -c1-64)" >/etc/kubernetes/kjoin-join.json &&
+    chmod 0600 /etc/kubernetes/kjoin-join.json || return
+  python3 -c 'import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(s): s.send_response(200); s.end_headers(); s.wfile.write(b"ok")
+    def log_message(s, *a): pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$port" &
+  healthz=$!
+  for i in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+  "$KJOIN" reset -o json >"$T/refused.out" 2>"$T/refused.err"
+  echo $? >"$T/refused.rc"
+  kill $healthz; wait $healthz 2>/dev/null
+  [ -e /etc/kubernetes/kjoin-control-plane.json ] && echo there >"$T/refused.record" || echo gone >"$T/refused.record"
+  rm -f /etc/kubernetes/kjoin-join.json /var/lib/kubelet/config.yaml
+}
+
 t_e2e_controlplane_etcd_join_and_reset() {
   local rc=0 learner=true members
   [ "$E2E_MINOR" -ge 29 ] || learner=false
@@ -707,6 +734,10 @@ cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(ec
   # stops by itself), then what the join wrote (a kubeconfig changed since
   # is left), the data directory and the record; a second reset has
   # nothing to undo.
+  NODE_NS=etcd2 in_node cp_reset_refused_in
+  [ "$(cat "$T/refused.rc")" = 2 ] && grep -q "the kubelet still runs" "$T/refused.err" &&
+    [ "$(cat "$T/refused.record")" = there ] && [ "$(cp_etcd_members "$T/m1" | wc -l)" = 2 ] ||
+    { fail "a refused reset changed something: exit $(cat "$T/refused.rc"): $(tail -1 "$T/refused.err"); record $(cat "$T/refused.record"); members: $(cp_etcd_members "$T/m1" | tr '\n' ';')"; rc=1; }
   NODE_NS=etcd2 in_node cp_reset_in
   [ "$(cat "$T/reset.rc")" = 0 ] && jq -e '.controlPlane.etcdMember and .controlPlane.etcdMemberRemoved' "$T/reset.out" >/dev/null ||
     { fail "kjoin reset: exit $(cat "$T/reset.rc"): $(jq -c .controlPlane "$T/reset.out" 2>/dev/null) $(tail -2 "$T/reset.err")"; rc=1; }

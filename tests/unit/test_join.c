@@ -1,6 +1,7 @@
 /* The join policy: kubeadm's token precedence, K3s only when asked, and the
  * checks between inputs, all decided before any network access. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -361,6 +362,52 @@ static void test_worker_phases_asked(void **state)
     assert_int_equal(w.skip | w.only, 0);
 }
 
+/* kjoin reset of a node: a control-plane record kjoin cannot read leaves
+ * the control plane's part, never the worker's undo (which goes on, and is
+ * said); with no record of either, nothing to do and nothing changed. */
+static void test_node_reset_bad_control_plane_record(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), kube[300], kubelet[300], path[400], rec[2048], cmd[1200];
+    snprintf(kube, sizeof(kube), "%s/etc", d);
+    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s %s && chmod -R go-w %s", kube, kubelet, d);
+    assert_int_equal(system(cmd), 0);
+    kjoin_node_reset_spec spec = {.node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
+                                           .systemd_dir = "/nonexistent"}};
+    kjoin_node_reset_result r;
+    kjoin_err err;
+    assert_int_equal(kjoin_node_reset(&spec, &r, &err), KJOIN_OK); /* nothing joined */
+    assert_false(r.node.had_state);
+    assert_false(r.control_plane->had_record);
+    kjoin_node_reset_result_release(&r);
+    /* config.yaml: a healthz port of 0 (none: the kubelet is not asked) */
+    tu_write(kubelet, "config.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nhealthzPort: 0\n");
+    snprintf(cmd, sizeof(cmd), "sha256sum %s/config.yaml | cut -c1-64 >%s/sum", kubelet, d);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof(path), "%s/sum", d);
+    char *sum = tu_read(path, NULL);
+    sum[64] = '\0';
+    snprintf(rec, sizeof(rec), "{\"kind\":\"KjoinJoinRecord\",\"joinID\":\"j\",\"server\":\"https://x\",\"nodeName\":\"n1\","
+             "\"files\":[{\"path\":\"%s/config.yaml\",\"sha256\":\"%s\"}],\"createdDirs\":[],\"kubeletDirBefore\":[]}", kubelet, sum);
+    free(sum);
+    tu_write(kube, KJOIN_NODE_STATE_NAME, rec);
+    tu_write(kube, KJOIN_CP_RECORD_NAME, "{\"kind\":\"Something\"}");
+    snprintf(cmd, sizeof(cmd), "chmod 600 %s/*.json", kube);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(kjoin_node_reset(&spec, &r, &err), KJOIN_E_USAGE);
+    if (!strstr(err.msg, "the worker's join was undone"))
+        fail_msg("%s", err.msg);
+    assert_non_null(strstr(r.control_plane_refused, "not kjoin's"));
+    assert_true(r.changed && r.node.had_state);
+    snprintf(path, sizeof(path), "%s/config.yaml", kubelet);
+    assert_int_equal(access(path, F_OK), -1); /* the worker's file: removed */
+    snprintf(path, sizeof(path), "%s/%s", kube, KJOIN_CP_RECORD_NAME);
+    assert_int_equal(access(path, F_OK), 0); /* the control plane's: left as it is */
+    kjoin_node_reset_result_release(&r);
+    tu_rmtree(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_phases),
         cmocka_unit_test(test_worker_node_name_before_anything),
         cmocka_unit_test(test_worker_phases_asked),
+        cmocka_unit_test(test_node_reset_bad_control_plane_record),
     };
     return cmocka_run_group_tests_name("join", tests, NULL, NULL);
 }

@@ -1,0 +1,124 @@
+/* kjoin reset of any node kjoin joined, in one order a library caller gets
+ * too: every refusal before the first change (the records read, the
+ * kubelet stopped), then, as kubeadm reset, the node's etcd member out of
+ * the cluster, the Pods the kubelet started stopped, the files of both
+ * joins removed while they hold what was written, and the directories the
+ * joins made once nothing else is in them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kjoin/worker.h>
+
+#define logf_(s, level, ...) kjoin_logf((s)->node.log, (s)->node.log_ctx, level, __VA_ARGS__)
+
+static bool not_empty(const char *line, size_t *path_len)
+{
+    const char *why = strstr(line, ": " KJOIN_RESET_NOT_EMPTY);
+    if (!why)
+        why = strstr(line, ": not empty: ");
+    *path_len = why ? (size_t)(why - line) : 0;
+    return why != NULL;
+}
+
+/* A directory one join left because the other's files were still in it:
+ * tried again now that both are gone. */
+static bool emptied(const char *line, char *path, size_t cap)
+{
+    size_t n;
+    if (!not_empty(line, &n) || n >= cap)
+        return false;
+    memcpy(path, line, n);
+    path[n] = '\0';
+    return rmdir(path) == 0 || errno == ENOENT;
+}
+
+static void retry_dirs(kjoin_node_reset_result *out)
+{
+    char path[4200];
+    kjoin_cp_reset_result *cp = out->control_plane;
+    /* deepest first: the node's are under the control plane's at most one level */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < out->node.n_kept;) {
+            if (!emptied(out->node.kept[i], path, sizeof(path))) {
+                i++;
+                continue;
+            }
+            free(out->node.kept[i]);
+            memmove(&out->node.kept[i], &out->node.kept[i + 1], (out->node.n_kept - i - 1) * sizeof(char *));
+            out->node.n_kept--;
+            char **grown = realloc(out->node.removed, (out->node.n_removed + 1) * sizeof(char *));
+            if (grown && (grown[out->node.n_removed] = strdup(path)))
+                out->node.n_removed++;
+            if (grown)
+                out->node.removed = grown;
+        }
+        for (size_t i = 0; cp && i < cp->n_left;) {
+            if (!emptied(cp->left[i], path, sizeof(path))) {
+                i++;
+                continue;
+            }
+            memmove(cp->left[i], cp->left[i + 1], (cp->n_left - i - 1) * sizeof(cp->left[0]));
+            cp->n_left--;
+            if (cp->n_removed < sizeof(cp->removed) / sizeof(cp->removed[0]))
+                snprintf(cp->removed[cp->n_removed++], sizeof(cp->removed[0]), "%.1000s", path);
+        }
+    }
+}
+
+kjoin_code kjoin_node_reset(const kjoin_node_reset_spec *s, kjoin_node_reset_result *out, kjoin_err *err)
+{
+    const char *kdir = s->node.paths.kubernetes_dir ? s->node.paths.kubernetes_dir : KJOIN_NODE_KUBERNETES_DIR;
+    kjoin_cp_reset_spec cps = {.kubernetes_dir = kdir, .timeout_ms = s->timeout_ms > 0 ? s->timeout_ms : 60000,
+                               .audit_id = s->audit_id, .log = s->node.log, .log_ctx = s->node.log_ctx};
+    kjoin_cp_record *rec = malloc(sizeof(*rec));
+    kjoin_err e;
+    bool cp_found = false;
+    memset(out, 0, sizeof(*out));
+    if (!rec || !(out->control_plane = calloc(1, sizeof(*out->control_plane)))) {
+        free(rec);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
+    /* Decided first: a control-plane record kjoin cannot read leaves its
+     * part undone (said at the end), not the worker's. */
+    if (kjoin_cp_record_read(kdir, rec, &cp_found, &e))
+        snprintf(out->control_plane_refused, sizeof(out->control_plane_refused), "%s", e.msg);
+    free(rec);
+    kjoin_code rc = kjoin_reset_stop(&s->node, &out->node, err);
+    if (rc)
+        return rc; /* nothing was changed */
+    char sock[512];
+    kjoin_reset_runtime(&s->node.paths, sock, sizeof(sock)); /* before its files go */
+    bool cp = cp_found && !*out->control_plane_refused;
+    if (cp && (rc = kjoin_cp_reset_etcd(&cps, out->control_plane, err)))
+        return rc;
+    out->changed = true;
+    if (out->node.had_state || cp) {
+        kjoin_err pe;
+        out->pods_stopped = !kjoin_reset_pods(sock, &out->pods, &pe);
+        if (!out->pods_stopped)
+            snprintf(out->pods_not_stopped, sizeof(out->pods_not_stopped), "%s", pe.msg);
+        else if (out->pods)
+            logf_(s, 0, "[reset] Stopped the %zu Pods the kubelet ran", out->pods);
+    }
+    if (out->node.had_state && (rc = kjoin_reset_remove(&s->node, &out->node, err)))
+        return rc;
+    if (cp && (rc = kjoin_cp_reset_files(&cps, out->control_plane, err)))
+        return rc;
+    retry_dirs(out);
+    if (*out->control_plane_refused)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s: the control-plane join's files and etcd member were left (the "
+                             "worker's join was undone)", out->control_plane_refused);
+    return KJOIN_OK;
+}
+
+void kjoin_node_reset_result_release(kjoin_node_reset_result *r)
+{
+    if (!r)
+        return;
+    kjoin_reset_result_release(&r->node);
+    free(r->control_plane);
+    r->control_plane = NULL;
+}
