@@ -310,6 +310,7 @@ kjoin_code kjoin_control_plane_manifests(const kjoin_control_plane_manifests_spe
 typedef struct kjoin_etcd_member {
     char name[254];     /* "" for a learner not started yet */
     char peer_url[300];
+    char id[24];        /* decimal, as etcd's gateway writes it ("" when not known) */
 } kjoin_etcd_member;
 
 typedef struct kjoin_etcd_manifest_spec {
@@ -323,8 +324,9 @@ typedef struct kjoin_etcd_manifest_spec {
 } kjoin_etcd_manifest_spec;
 
 /* etcd.yaml as kubeadm of the cluster's release writes it for a member
- * joining members. *out newly-allocated. Errors: as
- * kjoin_control_plane_manifests_make. */
+ * joining members (one without a name, a concurrent join's or a learner
+ * not started yet, named by its ID in hex, as kubeadm names it). *out
+ * newly-allocated. Errors: as kjoin_control_plane_manifests_make. */
 kjoin_code kjoin_etcd_manifest_make(const kjoin_etcd_manifest_spec *s, char **out, kjoin_err *err);
 
 typedef struct kjoin_etcd_join_spec {

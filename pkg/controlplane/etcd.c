@@ -153,6 +153,7 @@ static kjoin_code parse_members(json_object *j, members *out, kjoin_err *err)
             !kjoin_utf8_printable(name))
             return kjoin_err_set(err, KJOIN_E_API, "etcd's member list has a member kjoin cannot read");
         snprintf(m->id, sizeof(m->id), "%s", id);
+        snprintf(m->m.id, sizeof(m->m.id), "%s", id);
         snprintf(m->m.name, sizeof(m->m.name), "%s", name);
         snprintf(m->m.peer_url, sizeof(m->m.peer_url), "%s", peer);
         m->learner = json_object_object_get_ex(o, "isLearner", &learner) && json_object_get_boolean(learner);
@@ -350,8 +351,11 @@ static kjoin_code promote(etcd_client *e, const char *id, kjoin_err *err)
     }
 }
 
-/* kubeadm's WaitForClusterAvailable: every member's status answers. */
-static kjoin_code wait_available(etcd_client *e, kjoin_err *err)
+/* kubeadm's WaitForClusterAvailable: the status of every member that
+ * serves answers (this node's own, and every started voting member: a
+ * learner another join left, never started, serves nothing and is not
+ * waited for). */
+static kjoin_code wait_available(etcd_client *e, const char *own_peer, kjoin_err *err)
 {
     for (;;) {
         members ms;
@@ -360,6 +364,8 @@ static kjoin_code wait_available(etcd_client *e, kjoin_err *err)
         for (size_t i = 0; !rc && i < ms.n; i++) {
             json_object *j = NULL;
             char url[300];
+            if (strcmp(ms.v[i].m.peer_url, own_peer) && (ms.v[i].learner || !*ms.v[i].m.name))
+                continue;
             /* its client URL: the peer URL's host on the client port */
             snprintf(url, sizeof(url), "%.*s:2379", (int)(strrchr(ms.v[i].m.peer_url, ':') - ms.v[i].m.peer_url),
                      ms.v[i].m.peer_url);
@@ -409,6 +415,11 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
         if (lstat(path, &st) == 0 && !s->force)
             rc = kjoin_err_set(err, KJOIN_E_OUTPUT, "%s is already there and this node is no etcd member; it is left as "
                                "it is (remove it, or ask for it to be replaced)", path);
+        /* The intent first (the peer URL, no ID yet): a join killed right
+         * after the add, or a record write that fails, leaves a member
+         * reset finds by its peer URL. */
+        if (!rc && s->record_dir)
+            rc = kjoin_cp_record_etcd(s->record_dir, peer, "", s->cert_dir, data, false, err);
         if (!rc && !(rc = add(&e, peer, learner, &ms, out->member_id, err))) {
             out->added = true;
             logf_(s, 0, "[etcd] Announced new etcd member joining to the existing etcd cluster");
@@ -443,15 +454,15 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
                                            &out->manifest_kept, err);
         }
         free(yaml);
-        if (rc && out->added) { /* no member left behind that nothing will start */
-            kjoin_err ignored;
-            if (!remove_member(&e, out->member_id, &ignored)) {
-                logf_(s, 0, "[etcd] Removed the member added, as the manifest was not written");
-                if (s->record_dir) /* no member left to remove */
-                    kjoin_cp_record_etcd(s->record_dir, "", "", s->cert_dir, data, !data_there, &ignored);
-            }
-            out->added = false;
+    }
+    if (rc && out->added) { /* no member left behind that nothing will start */
+        kjoin_err ignored;
+        if (!remove_member(&e, out->member_id, &ignored)) {
+            logf_(s, 0, "[etcd] Removed the member added, as its manifest was not written");
+            if (s->record_dir) /* no member left to remove */
+                kjoin_cp_record_etcd(s->record_dir, "", "", s->cert_dir, data, !data_there, &ignored);
         }
+        out->added = false;
     }
     if (!rc && me->learner) {
         logf_(s, 0, "[etcd] Waiting for the new member to start, then promoting it from learner to voting member");
@@ -460,7 +471,7 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
     }
     if (!rc) {
         logf_(s, 0, "[etcd] Waiting for the new etcd member to join the cluster");
-        rc = wait_available(&e, err);
+        rc = wait_available(&e, peer, err);
     }
     if (!rc && !(rc = list(&e, &ms, err)))
         out->members = ms.n;

@@ -604,9 +604,13 @@ kjoin_code kjoin_etcd_manifest_make(const kjoin_etcd_manifest_spec *s, char **ou
     } else {
         char list[1100];
         size_t n = 0;
-        for (size_t i = 0; i < s->n_members && n < sizeof(list); i++)
-            n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s=%s", i ? "," : "", s->members[i].name,
-                                  s->members[i].peer_url);
+        for (size_t i = 0; i < s->n_members && n < sizeof(list); i++) {
+            char hex[24] = ""; /* kubeadm's name for a member without one (etcdutil's AddMember) */
+            if (!*s->members[i].name)
+                snprintf(hex, sizeof(hex), "%llx", strtoull(s->members[i].id, NULL, 10));
+            n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s=%s", i ? "," : "",
+                                  *s->members[i].name ? s->members[i].name : hex, s->members[i].peer_url);
+        }
         if (n >= sizeof(list))
             return kjoin_err_set(err, KJOIN_E_OTHER, "the etcd members do not fit one flag");
         set(&a, "initial-cluster", "%s", list);

@@ -78,7 +78,7 @@ kjoin_code kjoin_cp_record_parse(const char *text, size_t len, kjoin_cp_record *
                    *data = str_of(etcd, "dataDir");
         json_object *made;
         if (!peer || strncmp(peer, "https://", 8) || strlen(peer) >= sizeof(out->etcd_peer) || strpbrk(peer, ", \n") ||
-            !id || !*id || strspn(id, "0123456789") != strlen(id) || strlen(id) >= sizeof(out->etcd_id) || !certs ||
+            !id || strspn(id, "0123456789") != strlen(id) || strlen(id) >= sizeof(out->etcd_id) || !certs ||
             !clean_path(certs) || strlen(certs) >= sizeof(out->cert_dir) || !data || !clean_path(data) ||
             strlen(data) >= sizeof(out->etcd_data_dir))
             rc = kjoin_err_set(err, BAD, "the control-plane record's etcd member is not one kjoin adds");

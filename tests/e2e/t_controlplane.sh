@@ -393,21 +393,24 @@ t_e2e_controlplane_certs_refusals() {
   done
   CP_NOKEY=1 cp_certs_refused 4 "ca.crt is not the cluster CA discovery verified" othercluster || rc=1
   [ ! -e "$o/../admin.conf" ] || { fail "othercluster: admin.conf written"; rc=1; }
-  # A pair of another CA's where apiserver goes: refused by name, the rest not written.
+  # A pair of another CA's where apiserver goes: refused by name after
+  # download-certs wrote the shared CAs, which the run takes back (exit 7).
   local f=$T/foreign/etc.upper/kubernetes/pki/apiserver
   mkdir -p "${f%/*}" && openssl req -x509 -newkey rsa:2048 -nodes -keyout "$f.key" -out "$f.crt" \
     -subj /CN=kube-apiserver -days 2 2>/dev/null && chmod 0600 "$f.key" || rc=1
-  cp_certs_refused 2 "apiserver.crt is already there and it is not signed by ca" foreign || rc=1
+  cp_certs_refused 7 "apiserver.crt is already there and it is not signed by ca" foreign || rc=1
+  [ ! -e "${f%/*}/ca.key" ] || { fail "foreign: the downloaded CA key was left"; rc=1; }
   # Asked to replace it, the join replaces it with kubeadm's.
   CP_FLAGS=--force cp_prepare_in foreign
   [ "$(cat "$T/join.rc")" = 0 ] && openssl verify -CAfile "$T/src/ca.crt" "$T/foreign/etc.upper/kubernetes/pki/apiserver.crt" >/dev/null ||
     { fail "--force did not replace the foreign pair: exit $(cat "$T/join.rc"): $(grep -v '^\[certs\]' "$T/join.err" | tail -3)"; rc=1; }
   # An admin.conf there for another server: refused by name; the node's
-  # other kubeconfigs are not written.
+  # other kubeconfigs are not written, what the run wrote is taken back.
   local k=$T/oldconf/etc.upper/kubernetes
   mkdir -p "$k" && sed 's#server: .*#server: https://192.0.2.99:6443#' "$E2E_ADMIN" >"$k/admin.conf" && chmod 0600 "$k/admin.conf" || rc=1
   cp_prepare_in oldconf
-  [ "$(cat "$T/join.rc")" = 2 ] && grep -qF "admin.conf is already there and its server is https://192.0.2.99:6443" "$T/join.err" ||
+  [ "$(cat "$T/join.rc")" = 7 ] && grep -qF "admin.conf is already there and its server is https://192.0.2.99:6443" "$T/join.err" &&
+    [ ! -e "$k/pki/ca.key" ] ||
     { fail "oldconf: exit $(cat "$T/join.rc"): $(tail -1 "$T/join.err")"; rc=1; }
   [ ! -e "$k/controller-manager.conf" ] && [ ! -e "$k/scheduler.conf" ] && grep -q 192.0.2.99 "$k/admin.conf" ||
     { fail "oldconf: a kubeconfig was written or replaced"; rc=1; }

@@ -1225,7 +1225,7 @@ static void test_etcd_manifest(void **state)
     (void)state;
     char *out;
     kjoin_err err;
-    const kjoin_etcd_member ms[] = {{"cp-1", "https://10.0.0.1:2380"}, {"cp-2", "https://10.0.0.2:2380"}};
+    const kjoin_etcd_member ms[] = {{"cp-1", "https://10.0.0.1:2380", "1"}, {"cp-2", "https://10.0.0.2:2380", "2"}};
     const char *yaml = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
                        "imageRepository: r.example\netcd: {local: {dataDir: /data/etcd, extraArgs: "
                        "[{name: quota-backend-bytes, value: \"8589934592\"}]}}\n";
@@ -1242,6 +1242,16 @@ static void test_etcd_manifest(void **state)
                                         "path: /readyz", "memory: \"100Mi\"", "path: /readyz", "mountPath: /data/etcd",
                                         "mountPath: /etc/kubernetes/pki/etcd", NULL});
     assert_null(strstr(out, "readOnly"));
+    free(out);
+    /* A member without a name (a concurrent join's, a learner not started
+     * yet): named by its ID in hex, as kubeadm names it, never "=https://". */
+    const kjoin_etcd_member unnamed[] = {{"cp-1", "https://10.0.0.1:2380", "1"},
+                                         {"", "https://10.0.0.3:2380", "12345678901234567890"},
+                                         {"cp-2", "https://10.0.0.2:2380", "7"}};
+    assert_int_equal(etcd_for(yaml, "10.0.0.2", 37, unnamed, 3, &out, &err), KJOIN_OK);
+    assert_non_null(strstr(out, "--initial-cluster=cp-1=https://10.0.0.1:2380,ab54a98ceb1f0ad2=https://10.0.0.3:2380,"
+                                "cp-2=https://10.0.0.2:2380"));
+    assert_null(strstr(out, ",=https://"));
     free(out);
     /* 1.20: no learner-era flags, /health, ephemeral storage; a member of its own; IPv6. */
     const char *old = "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\nkubernetesVersion: v1.20.2\n"
