@@ -71,18 +71,21 @@ kjoin_code kjoin_certificate_key_read(const char *path, kjoin_certificate_key *k
     size_t len = 0;
     struct stat st;
     kjoin_err inner;
-    /* A secret: readable by its owner alone, as ssh wants a private key. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* "-": standard input (a pipe from a secret store); else a secret file,
+     * readable by its owner alone, as ssh wants a private key. */
+    bool in = !strcmp(path, "-");
+    int fd = in ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the certificate key file %s: %s", path, strerror(errno));
     kjoin_code rc = KJOIN_OK;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    if (!in && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)))
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "the certificate key file %s is not a regular file", path);
-    if (!rc)
+    if (!rc && !in)
         rc = kjoin_safedir_check("the certificate key file", path, &st, true, err);
     if (!rc)
-        rc = kjoin_safedir_read_fd(fd, path, 4096, &text, &len, err);
-    close(fd);
+        rc = kjoin_safedir_read_fd(fd, in ? "standard input" : path, 4096, &text, &len, err);
+    if (!in)
+        close(fd);
     if (!rc && (rc = kjoin_certificate_key_parse(text, key, &inner)))
         kjoin_err_set(err, rc, "%s: %s", path, inner.msg);
     kjoin_free_wiped(text, len);

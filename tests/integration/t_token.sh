@@ -493,6 +493,11 @@ t_token_kubeadm_command_lines() {
   err_has "character 64 is not a hex digit" || return 1
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$T/two.key" || return 1
   err_has "it has more than one word or line" || return 1
+  # "-": standard input, a pipe from a secret store (no file modes to check): the key is read, and the
+  # join goes on (to its preflight, which this machine fails).
+  kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file - \
+    < <(printf '%064d\n' 1) || return 1
+  ! grep -q "certificate key" "$ERR" || fail "the key from standard input: $(cat "$ERR")" || return 1
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane --dry-run || return 1
   err_has "the control-plane phases have no dry run yet" || return 1
   kj 2 join phase kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
