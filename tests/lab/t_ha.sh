@@ -296,6 +296,15 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "members after the reset: $(ha_memb
   done
   [ -z "$(lab_exec ha-2 find /etc/kubernetes /var/lib/kubelet /var/lib/etcd -mindepth 1 2>/dev/null)" ] ||
     { fail "node 2 keeps files: $(lab_exec ha-2 find /etc/kubernetes /var/lib/kubelet /var/lib/etcd -mindepth 1 | tr '\n' ' ')"; rc=1; }
+  # Nothing of the cluster runs on node 2 after its reset: no process of its
+  # static Pods (the controller manager held the CA key in memory), none of
+  # their ports held; the reset stopped them through containerd's ctr.
+  jq -e '.pods.stopped and .pods.found >= 4' "$T/reset2.json" >/dev/null ||
+    { fail "reset: the Pods: $(jq -c .pods "$T/reset2.json")"; rc=1; }
+  local procs ports
+  procs=$(lab_exec ha-2 pgrep -l -x 'kube-apiserver|kube-controller|kube-scheduler|etcd')
+  ports=$(lab_exec ha-2 ss -Hltn | grep -E ':(6443|10257|10259|2379|2380|2381) ')
+  [ -z "$procs" ] && [ -z "$ports" ] || { fail "node 2 still runs after its reset: $procs; ports: $ports"; rc=1; }
   lab_stop ha-3
   lab_stop ha-2
   lab_stop ha-1
