@@ -15,6 +15,8 @@ DEFS := -D_GNU_SOURCE -DOPENSSL_API_COMPAT=30000 -DOPENSSL_NO_DEPRECATED -DKJOIN
 OPT ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 KJOIN_CFLAGS := $(WARN) $(DEFS) $(OPT) -fPIC -Iinclude $(if $(SANITIZE),$(SAN_FLAGS)) $(CFLAGS)
+# pkg/ and cmd/ compile with the banned calls as errors (pkg/banned.h).
+BANNED := -include pkg/banned.h
 KJOIN_LDFLAGS := $(if $(SANITIZE),$(SAN_FLAGS)) $(LDFLAGS)
 LIBS := -pthread -lssl -lcrypto -lcurl -lyaml -ljson-c -luuid
 
@@ -40,9 +42,9 @@ FORCE:
 Q := $(if $(V),,@)
 say = $(if $(V),,@echo "  $(1) $(2)";)
 
-$(BUILD)/obj/%.o: %.c $(BUILD)/cflags
+$(BUILD)/obj/%.o: %.c $(BUILD)/cflags pkg/banned.h
 	@mkdir -p $(@D)
-	$(call say,CC,$<)$(CC) $(KJOIN_CFLAGS) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)$(CC) $(KJOIN_CFLAGS) $(BANNED) -MMD -MP -c $< -o $@
 
 # libkjoin: the static archive (tests and fuzzers reach pkg/'s internals)
 # and the shared library the binary links, which exports only the public
@@ -136,9 +138,9 @@ FUZZ_CC := clang $(WARN) $(DEFS) -Iinclude -g -O1
 FUZZ_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(wildcard pkg/*/*.c))
 FUZZ_BIN := $(patsubst %,$(FUZZ_DIR)/%,$(FUZZ_NAMES))
 
-$(FUZZ_DIR)/obj/%.o: %.c
+$(FUZZ_DIR)/obj/%.o: %.c pkg/banned.h
 	@mkdir -p $(@D)
-	$(call say,CC,$<)$(FUZZ_CC) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+	$(call say,CC,$<)$(FUZZ_CC) $(BANNED) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	$(call say,LD,$@)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ $(LIBS) -o $@

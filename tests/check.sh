@@ -54,6 +54,18 @@ for h in include/kjoin/*.h; do
 done
 echo "headers: $(ls include/kjoin/*.h | wc -l) compile alone"
 
+# The banned calls (pkg/banned.h) are compile errors in pkg/ and cmd/: each
+# one refused, and the header itself leaves the libc's own declarations be.
+banned_ok=1
+for call in 'sprintf(b, "x")' 'strcpy(b, "x")' 'strcat(b, "x")' 'strncpy(b, "x", 1)' 'atoi(b)' 'atol(b)' 'strtok(b, ",")'; do
+  printf 'int f(char *b);\nint f(char *b) { return (int)(long)%s; }\n' "$call" |
+    $CC -std=c11 -D_GNU_SOURCE -include pkg/banned.h -x c -fsyntax-only - 2>/dev/null &&
+    { echo "banned: $call compiles"; banned_ok=0; }
+done
+printf '#include <stdio.h>\n#include <string.h>\nint f(char *b);\nint f(char *b) { return snprintf(b, 2, "x") + (int)strlen(b); }\n' |
+  $CC -std=c11 -D_GNU_SOURCE -D_FORTIFY_SOURCE=2 -O2 -include pkg/banned.h -x c -fsyntax-only - || { echo "banned: snprintf refused"; banned_ok=0; }
+if [ $banned_ok = 1 ]; then count 1 0; echo "banned: every banned call refused"; else count 0 1; failed_as "pkg/banned.h"; fi
+
 # suite NAME SCRIPT [VAR=VALUE...]: runs a shell suite with those variables,
 # streaming its lines, and adds its closing "NAME: N passed, N failed" (a
 # crash without it counts as a failure).

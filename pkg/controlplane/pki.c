@@ -90,8 +90,10 @@ static bool service_vip(const char *list, char *out, size_t cap)
     memcpy(addr, list, len);
     addr[len] = '\0';
     int af = strchr(addr, ':') ? AF_INET6 : AF_INET, bytes = af == AF_INET ? 4 : 16;
-    int bits = atoi(list + len + 1);
-    if (inet_pton(af, addr, a) != 1 || bits < 0 || bits > bytes * 8)
+    const char *prefix = list + len + (list[len] == '/');
+    char *end = NULL;
+    long bits = strtol(prefix, &end, 10);
+    if (inet_pton(af, addr, a) != 1 || end == prefix || (*end && *end != ',') || bits < 0 || bits > bytes * 8)
         return false;
     for (int i = 0; i < bytes; i++) /* the network address */
         a[i] &= (unsigned char)(i * 8 >= bits ? 0 : i * 8 + 8 <= bits ? 0xff : 0xff << (8 - (bits - i * 8)));

@@ -113,10 +113,11 @@ kjoin_code kjoin_refresh(const kjoin_refresh_opts *o, kjoin_refresh_result *out,
         kjoin_free_wiped(rewritten, new_len);
         rewritten = NULL, new_len = 0;
     }
-    if (!rc && (!(url = malloc(strlen(cur.server) + sizeof(KJOIN_CLUSTER_INFO_PATH))) || !(conn = kjoin_http_conn_new())))
+    size_t url_cap = strlen(cur.server) + sizeof(KJOIN_CLUSTER_INFO_PATH);
+    if (!rc && (!(url = malloc(url_cap)) || !(conn = kjoin_http_conn_new())))
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     else if (!rc)
-        sprintf(url, "%s%s", cur.server, KJOIN_CLUSTER_INFO_PATH);
+        snprintf(url, url_cap, "%s%s", cur.server, KJOIN_CLUSTER_INFO_PATH);
     /* 1. cluster-info, taken only if the CA the file trusts now verifies the
      * handshake it came on. */
     if (!rc)

@@ -266,11 +266,12 @@ kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kj
         size_t len = e[0] == '[' ? strcspn(e, "]") + 1 : strchr(e, ':') == strrchr(e, ':') ? strcspn(e, ":") : strlen(e);
         snprintf(host, sizeof(c->control_plane_host), "%.*s", (int)(e[0] == '[' ? len - 2 : len), e + (e[0] == '['));
         const char *port = e + len;
+        long number = *port ? strtol(port + 1, NULL, 10) : 0;
         bool port_ok = !*port || (*port == ':' && port[1] && strspn(port + 1, "0123456789") == strlen(port + 1) &&
-                                  strlen(port + 1) <= 5 && atoi(port + 1) <= 65535);
+                                  strlen(port + 1) <= 5 && number <= 65535);
         if (!port_ok || (!kjoin_is_ip(host) && !kjoin_dns1123_subdomain(host, false)))
             rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's controlPlaneEndpoint is not host or host:port");
-        c->control_plane_port = *port ? atoi(port + 1) : 0;
+        c->control_plane_port = (int)number;
     }
     if (!rc)
         rc = sans(y, root, api_sans, "apiServer.certSANs", &c->apiserver_sans, err);

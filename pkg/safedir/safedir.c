@@ -268,12 +268,13 @@ static void remove_leftovers(int dirfd, const char *base)
     closedir(dir);
 }
 
-/* A new file "<base>.kjoin-XXXXXX" in dirfd, named at random, with mode. */
+/* A new file "<base>.kjoin-XXXXXX" in dirfd, named at random, with mode;
+ * tmp holds strlen(base) + sizeof(TEMP_SUFFIX). */
 static int create_temp(int dirfd, const char *base, char *tmp, mode_t mode)
 {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     unsigned char rnd[6];
-    sprintf(tmp, "%s" TEMP_SUFFIX, base);
+    snprintf(tmp, strlen(base) + sizeof(TEMP_SUFFIX), "%s" TEMP_SUFFIX, base);
     char *x = tmp + strlen(base) + sizeof(TEMP_SUFFIX) - 7;
     for (int tries = 0; tries < 16; tries++) {
         if (kjoin_random_bytes(rnd, sizeof(rnd), NULL))
