@@ -134,7 +134,6 @@ typedef struct join_args {
     const char *certificate_key_file;
     char *certificate_key_text; /* --certificate-key's copy (argv scrubbed) */
     char *env[3];           /* KJOIN_TOKEN, K3S_TOKEN, KJOIN_CERTIFICATE_KEY: taken out of the environment */
-    kjoin_certificate_key certificate_key;
     const char *bootstrap_flag; /* a --tls-bootstrap flag given (refused without it) */
 } join_args;
 
@@ -159,7 +158,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
      * and TLS-bootstrap flags, which no file field holds, are fine too. */
     bool refused = id == OPT_TOKEN || id == OPT_DISCOVERY_TOKEN || id == OPT_TLS_TOKEN || id == OPT_TOKEN_FILE ||
                    id == OPT_PIN || id == OPT_UNSAFE || id == OPT_DISCOVERY_FILE || id == OPT_TIMEOUT ||
-                   id == OPT_CA_CERT_PATH || id == OPT_CRI_SOCKET || id == OPT_PATCHES;
+                   id == OPT_CA_CERT_PATH || id == OPT_CRI_SOCKET || id == OPT_PATCHES || id == OPT_CERTIFICATE_KEY;
     if (refused && !a->not_with_config)
         a->not_with_config = cli_current_flag;
     switch (id) {
@@ -244,6 +243,7 @@ static const cli_field flag_names[] = {
     {"patches_dir", "--patches"},
     {"control_plane", "--control-plane"},
     {"certificate_key", "--certificate-key"},
+    {"certificate_key_file", "--certificate-key-file"},
     {"advertise_address", "--apiserver-advertise-address"},
     {"bind_port", "--apiserver-bind-port"},
     {"only", "kjoin join phase"},
@@ -266,6 +266,9 @@ static const cli_field config_names[] = {
     {"tls_bootstrap", "--tls-bootstrap"},
     {"cri_socket", "nodeRegistration.criSocket"},
     {"patches_dir", "patches.directory"},
+    {"certificate_key", "controlPlane.certificateKey"},
+    {"certificate_key_file", "--certificate-key-file"},
+    {"control_plane", "controlPlane"},
 };
 
 typedef struct log_ctx {
@@ -334,8 +337,6 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     s->prepare = f->prepare;
     /* The control-plane flags, when given, over the file's controlPlane. */
     s->control_plane = s->control_plane || f->control_plane;
-    if (f->certificate_key)
-        s->certificate_key = f->certificate_key;
     if (f->advertise_address)
         s->advertise_address = f->advertise_address;
     if (f->bind_port)
@@ -564,32 +565,6 @@ static void take_env_secrets(join_args *a)
     }
 }
 
-/* The certificate key, from --certificate-key, --certificate-key-file or
- * KJOIN_CERTIFICATE_KEY (one of them), for a control-plane join only. */
-static kjoin_code certificate_key(join_args *a, kjoin_err *err)
-{
-    const char *env = a->env[ENV_CERTIFICATE_KEY];
-    bool given = a->certificate_key_text || a->certificate_key_file;
-    if (given && !a->w.control_plane)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "--certificate-key%s is for a control-plane join: add --control-plane",
-                             a->certificate_key_file ? "-file" : "");
-    if (!a->w.control_plane)
-        return KJOIN_OK;
-    if (a->certificate_key_text && a->certificate_key_file)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "--certificate-key and --certificate-key-file are both given: give one");
-    kjoin_code rc = KJOIN_OK;
-    if (a->certificate_key_file)
-        rc = kjoin_certificate_key_read(a->certificate_key_file, &a->certificate_key, err);
-    else if (a->certificate_key_text || (env && *env))
-        rc = kjoin_certificate_key_parse(a->certificate_key_text ? a->certificate_key_text : env, &a->certificate_key,
-                                         err);
-    else
-        return KJOIN_OK; /* the library says it is missing */
-    if (!rc)
-        a->w.certificate_key = &a->certificate_key;
-    return rc;
-}
-
 /* "kjoin join phase NAME ...": the phase's bit, and argv without the two words. */
 static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *steps, kjoin_err *err)
 {
@@ -636,8 +611,6 @@ int cmd_join(int argc, char **argv)
     if (!rc && (a.w.advertise_address || a.w.bind_port) && !a.w.control_plane)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--apiserver-%s is for a control-plane join: add --control-plane",
                            a.w.advertise_address ? "advertise-address" : "bind-port");
-    if (!rc)
-        rc = certificate_key(&a, &err);
     if (!rc && a.kubeconfig && a.verbosity >= 0)
         cli_out(stderr, "[join] --kubeconfig is kubeadm's admin kubeconfig for a control-plane join: it does not "
                         "apply to a worker join\n");
@@ -661,6 +634,10 @@ int cmd_join(int argc, char **argv)
         w->join.env_k3s_token_file = getenv("K3S_TOKEN_FILE");
         w->join.env_k3s_url = getenv("K3S_URL");
     }
+    /* The certificate key's sources; the join decides which counts. */
+    w->certificate_key_text = a.certificate_key_text;
+    w->certificate_key_file = a.certificate_key_file;
+    w->env_certificate_key = a.env[ENV_CERTIFICATE_KEY];
     w->join_id = cli_run_id(join_id);
     w->join.audit_id = join_id;
     w->join.log = log_line;
@@ -684,7 +661,6 @@ int cmd_join(int argc, char **argv)
         kjoin_free_wiped_str(a.env[i]);
     }
     kjoin_free_wiped_str(a.certificate_key_text);
-    kjoin_certificate_key_clear(&a.certificate_key);
     if (rc)
         cli_name_fields(err.msg, sizeof(err.msg), err.msg, logs.names, logs.n_names);
     return rc ? cli_fail_with(a.format, &err, extra) : 0;

@@ -80,11 +80,18 @@ typedef struct kjoin_worker_spec {
     const char *join_id;               /* recorded for reset and sent as Audit-ID */
     bool control_plane;                /* kubeadm's control-plane join: its phases too */
     unsigned prepare;                  /* KJOIN_PREPARE_*: control-plane-prepare's steps to run; 0: all */
-    const kjoin_certificate_key *certificate_key; /* opens the kubeadm-certs Secret; NULL: download-certs is
-                                        * skipped (as kubeadm's), the shared CAs must be on disk already */
+    const kjoin_certificate_key *certificate_key; /* opens the kubeadm-certs Secret (a JoinConfiguration's); with
+                                        * none of the sources below either, download-certs is skipped (as
+                                        * kubeadm's): the shared CAs must be on disk already */
     const char *advertise_address;     /* this node's API server address; NULL: the address it reaches the
                                         * cluster's API server from */
     int bind_port;                     /* this node's API server port; 0: 6443 */
+    /* The certificate key's other sources, decided by the join (one of the
+     * first two; they win over certificate_key, which wins over the
+     * environment's), for a control-plane join only: */
+    const char *certificate_key_text;  /* 64 hex digits (a secret: wiped by the caller) */
+    const char *certificate_key_file;  /* a file readable by its owner alone, or "-" for standard input */
+    const char *env_certificate_key;   /* KJOIN_CERTIFICATE_KEY's value, used when nothing else names a key */
 } kjoin_worker_spec;
 
 /* Zeroes *spec and sets the defaults: every phase, the default timeout,

@@ -35,6 +35,8 @@ typedef struct worker_run {
     char cert_dir[1024];       /* and its certificatesDir */
     kjoin_cp_record *before;   /* the control-plane record as this run found it, once its checks passed: what
                                 * the run writes after is taken back if it fails before the node's own files */
+    const kjoin_certificate_key *certificate_key; /* the spec's, or key: read from the sources it names */
+    kjoin_certificate_key key;
 } worker_run;
 
 typedef struct step {
@@ -244,7 +246,7 @@ static unsigned prepare_steps(const worker_run *r) { return prepare_steps_of(r->
  * already, and download-certs has nothing to do. */
 static bool wants_download(const worker_run *r)
 {
-    return (prepare_steps(r) & KJOIN_PREPARE_DOWNLOAD_CERTS) && r->spec->certificate_key;
+    return (prepare_steps(r) & KJOIN_PREPARE_DOWNLOAD_CERTS) && r->certificate_key;
 }
 static bool wants_node_certs(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_CERTS; }
 static bool wants_kubeconfigs(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_KUBECONFIG; }
@@ -423,7 +425,7 @@ static kjoin_code run_download_certs(worker_run *r, kjoin_err *err)
     const kjoin_worker_spec *s = r->spec;
     kjoin_download_certs_spec d = {.cert_dir = r->cert_dir, .bootstrap_kubeconfig = r->out->join.result.kubeconfig,
                                    .bootstrap_len = r->out->join.result.kubeconfig_len,
-                                   .trusted_ca_pem = r->ca, .ca_len = r->ca_len, .key = s->certificate_key,
+                                   .trusted_ca_pem = r->ca, .ca_len = r->ca_len, .key = r->certificate_key,
                                    .record_dir = s->node.paths.kubernetes_dir, .force = s->node.force,
                                    .timeout_ms = time_left(r), .audit_id = s->join.audit_id, .log = s->join.log,
                                    .log_ctx = s->join.log_ctx};
@@ -567,6 +569,47 @@ const char *kjoin_phase_name(unsigned phase)
     return "?";
 }
 
+/* Whether the specification names a certificate key, the environment's
+ * aside (which matters to a control-plane join only). */
+static bool certificate_key_named(const kjoin_worker_spec *s)
+{
+    return s->certificate_key || s->certificate_key_text || s->certificate_key_file;
+}
+static bool certificate_key_given(const kjoin_worker_spec *s)
+{
+    return certificate_key_named(s) || (s->env_certificate_key && *s->env_certificate_key);
+}
+
+/* The certificate key from its sources, as the token's are decided: given
+ * as text, in a file, in the specification (a JoinConfiguration's), else in
+ * the environment; one of the first two. For a control-plane join only. */
+static kjoin_code resolve_certificate_key(worker_run *r, kjoin_err *err)
+{
+    const kjoin_worker_spec *s = r->spec;
+    if (!s->control_plane)
+        return certificate_key_named(s) ? kjoin_err_set(err, KJOIN_E_USAGE, "`%s` is for a control-plane join: add "
+                                                        "`control_plane`", s->certificate_key_file
+                                                                               ? "certificate_key_file"
+                                                                               : "certificate_key")
+                                        : KJOIN_OK;
+    if (s->certificate_key_text && s->certificate_key_file)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`certificate_key` and `certificate_key_file` are both given: give one");
+    kjoin_code rc = KJOIN_OK;
+    if (s->certificate_key_file)
+        rc = kjoin_certificate_key_read(s->certificate_key_file, &r->key, err);
+    else if (s->certificate_key_text)
+        rc = kjoin_certificate_key_parse(s->certificate_key_text, &r->key, err);
+    else if (s->certificate_key)
+        r->certificate_key = s->certificate_key;
+    else if (s->env_certificate_key && *s->env_certificate_key)
+        rc = kjoin_certificate_key_parse(s->env_certificate_key, &r->key, err);
+    else
+        return KJOIN_OK; /* none: the shared CAs must be on disk (download-certs has nothing to do) */
+    if (!rc && !r->certificate_key)
+        r->certificate_key = &r->key;
+    return rc;
+}
+
 /* The specification's own checks, and the phases to run: one alone, or all
  * but those skipped. The wait waits
  * for what kubelet-start started: skipping that skips the wait too. */
@@ -593,7 +636,7 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
         return kjoin_err_set(err, KJOIN_E_USAGE, "a control-plane node's %s runs within its whole join, not alone "
                                                  "(its kubelet needs the manifests and the etcd member)",
                              kjoin_phase_name(s->only));
-    if (s->control_plane && !s->certificate_key && s->prepare == KJOIN_PREPARE_DOWNLOAD_CERTS)
+    if (s->control_plane && !certificate_key_given(s) && s->prepare == KJOIN_PREPARE_DOWNLOAD_CERTS)
         return kjoin_err_set(err, KJOIN_E_USAGE, "download-certs needs `certificate_key`, the key kubeadm init "
                                                  "--upload-certs printed");
     unsigned char ip[16];
@@ -721,7 +764,7 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
     r.deadline = r.start + (j->timeout_ms > 0 ? j->timeout_ms : KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
     kjoin_node_file_path(&spec->node.paths, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, out->kubeconfig_path,
                          sizeof(out->kubeconfig_path));
-    if ((rc = phases_of(spec, &r.phases, err)))
+    if ((rc = phases_of(spec, &r.phases, err)) || (rc = resolve_certificate_key(&r, err)))
         return rc;
     /* One node name for every step, checked before anything is read or
      * written: kubeadm's (GetNodeNameAndHostname), where a hostname-override
@@ -777,5 +820,6 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
         kjoin_join_plan_clear(&r.plan);
     free(r.cluster);
     free(r.before);
+    kjoin_certificate_key_clear(&r.key);
     return rc;
 }

@@ -378,3 +378,21 @@ t_file_outputs_are_durable_before_they_are_reported() {
           if (n < 2) { print n " renames: want the kubeconfig and the CA"; bad = 1 }
           exit bad }' "$T/trace" >"$T/check" || fail "$(head -3 "$T/check")"
 }
+
+# Whether a join is a control-plane join, and where its certificate key
+# comes from, is decided once, after the JoinConfiguration is read: a file
+# that declares controlPlane takes KJOIN_CERTIFICATE_KEY from the
+# environment (download-certs then goes on, to a cluster that has no
+# ClusterConfiguration here); --certificate-key beside --config is refused
+# as kubeadm refuses it (put it in the file), not with "add --control-plane".
+t_config_control_plane_certificate_key_sources() {
+  token_config v1beta4 $'controlPlane:\n  localAPIEndpoint: {advertiseAddress: 10.0.0.12}' >"$T/cp.yaml"
+  KJOIN_CERTIFICATE_KEY=$(printf '%064d' 7) kj 2 join phase control-plane-prepare/download-certs --config "$T/cp.yaml" || return 1
+  ! grep -q "download-certs needs" "$ERR" || fail "KJOIN_CERTIFICATE_KEY was not taken: $(cat "$ERR")" || return 1
+  err_has "kubeadm ClusterConfiguration" || return 1
+  kj 2 join phase control-plane-prepare/download-certs --config "$T/cp.yaml" || return 1
+  err_has "download-certs needs controlPlane.certificateKey" || return 1
+  kj 2 join --config "$T/cp.yaml" --certificate-key "$(printf '%064d' 7)" || return 1
+  err_has "--config cannot be mixed with --certificate-key" || return 1
+  ! grep -q "add --control-plane" "$ERR" || fail "the reason given: $(cat "$ERR")"
+}
