@@ -301,6 +301,26 @@ static void remove_written(kjoin_cp_reset_result *out, const char *path, const c
     kjoin_safedir_close(&d);
 }
 
+/* Removes the directory at path when it is empty (relative to its opened
+ * parent); one that is not is left, said as not_empty. Whether it was there. */
+static bool remove_dir(kjoin_cp_reset_result *out, const char *path, const char *not_empty)
+{
+    kjoin_safedir d;
+    const char *name;
+    kjoin_err e;
+    struct stat st;
+    if (lstat(path, &st) != 0 && errno == ENOENT)
+        return false;
+    if (kjoin_safedir_open_parent(path, &d, &name, &e))
+        note_left(out, path, e.msg);
+    else if (unlinkat(d.fd, name, AT_REMOVEDIR) == 0)
+        note(out->removed, &out->n_removed, path);
+    else if (errno != ENOENT)
+        note_left(out, path, errno == ENOTEMPTY ? not_empty : strerror(errno));
+    kjoin_safedir_close(&d);
+    return true;
+}
+
 kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err)
 {
     kjoin_cp_record *rec = malloc(sizeof(*rec));
@@ -336,22 +356,8 @@ kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_res
     }
     /* The directories the join made, deepest first, when nothing else is in them. */
     qsort(rec->dirs, rec->n_dirs, sizeof(rec->dirs[0]), longer_first);
-    for (size_t i = 0; !rc && found && i < rec->n_dirs; i++) {
-        kjoin_safedir d;
-        const char *name;
-        kjoin_err e;
-        struct stat st;
-        if (lstat(rec->dirs[i], &st) != 0 && errno == ENOENT)
-            continue;
-        if (kjoin_safedir_open_parent(rec->dirs[i], &d, &name, &e))
-            note_left(out, rec->dirs[i], e.msg);
-        else if (unlinkat(d.fd, name, AT_REMOVEDIR) == 0)
-            note(out->removed, &out->n_removed, rec->dirs[i]);
-        else if (errno != ENOENT)
-            note_left(out, rec->dirs[i], errno == ENOTEMPTY ? "not empty: it holds files the join did not make"
-                                                            : strerror(errno));
-        kjoin_safedir_close(&d);
-    }
+    for (size_t i = 0; !rc && found && i < rec->n_dirs; i++)
+        remove_dir(out, rec->dirs[i], "not empty: it holds files the join did not make");
     free(rec);
     return rc;
 }
@@ -432,22 +438,9 @@ kjoin_code kjoin_cp_take_back(const char *kubernetes_dir, const kjoin_cp_record 
         }
     }
     qsort(now->dirs, now->n_dirs, sizeof(now->dirs[0]), longer_first);
-    for (size_t i = 0; !rc && i < now->n_dirs; i++) {
-        const char *name;
-        kjoin_err e;
-        struct stat st;
-        if (had_dir(before, now->dirs[i]) || (lstat(now->dirs[i], &st) != 0 && errno == ENOENT))
-            continue;
-        n_new++;
-        if (kjoin_safedir_open_parent(now->dirs[i], &d, &name, &e))
-            note_left(out, now->dirs[i], e.msg);
-        else if (unlinkat(d.fd, name, AT_REMOVEDIR) == 0)
-            note(out->removed, &out->n_removed, now->dirs[i]);
-        else if (errno != ENOENT)
-            note_left(out, now->dirs[i], errno == ENOTEMPTY ? "not empty: it holds files this run did not make"
-                                                            : strerror(errno));
-        kjoin_safedir_close(&d);
-    }
+    for (size_t i = 0; !rc && i < now->n_dirs; i++)
+        if (!had_dir(before, now->dirs[i]))
+            n_new += remove_dir(out, now->dirs[i], "not empty: it holds files this run did not make");
     out->had_record = n_new > 0 || out->n_left > 0; /* this run had written something */
     free(now);
     return rc;

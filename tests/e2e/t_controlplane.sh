@@ -833,10 +833,12 @@ t_e2e_controlplane_wait_control_plane() {
 # ---- the whole join, by the cluster's release ------------------------------------
 
 # cp_whole_in (in a node): the whole join, every preflight check ignored
-# (the machine's own ports do not decide the test); CP_PLANT, a function
-# run first, puts files of the node's own in place. What is on the node
+# (the machine's own ports do not decide the test), or CP_PHASE alone;
+# CP_PLANT, a function run first, puts files of the node's own in place
+# (both from $T/whole.env, which cp_whole writes). What is on the node
 # after, but what was planted, in $T/written.
 cp_whole_in() {
+  [ ! -f "$T/whole.env" ] || . "$T/whole.env"
   ${CP_PLANT:-:}
   find /etc/kubernetes /var/lib/kubelet -type f 2>/dev/null | sort >"$T/planted"
   "$KJOIN" join ${CP_PHASE:-} "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
@@ -866,6 +868,13 @@ t_e2e_controlplane_whole_join_by_release() {
   [ ! -s "$T/written" ] || { fail "written: $(tr '\n' ' ' <"$T/written")"; rc=1; }
   ! grep -q "$(printf '%064d' 3)" "$T/join.out" "$T/join.err" || { fail "the certificate key was printed"; rc=1; }
   return $rc
+}
+
+# cp_whole NS: cp_whole_in in node NS, with CP_PHASE and CP_PLANT as the caller has them.
+cp_whole() {
+  printf 'CP_PHASE=%q\nCP_PLANT=%q\n' "${CP_PHASE:-}" "${CP_PLANT:-}" >"$T/whole.env"
+  NODE_NS=$1 in_node cp_whole_in
+  rm -f "$T/whole.env"
 }
 
 # cp_cluster_with YAML: the suite's ClusterConfiguration with YAML added
@@ -900,7 +909,7 @@ t_e2e_controlplane_refusals_come_before_the_first_write() {
   if [ "$E2E_MINOR" -ge 22 ]; then
     cp_cluster_with "apiServer:
   extraVolumes: [{name: audit, hostPath: /var/log/kube-audit, mountPath: /var/log/kube-audit}]" || return 1
-    NODE_NS=vols in_node cp_whole_in
+    cp_whole vols
     [ "$(cat "$T/join.rc")" = 2 ] && grep -q "apiServer.extraVolumes" "$T/join.err" ||
       { fail "extraVolumes: exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
     ! grep -q "download-certs" "$T/join.err" || { fail "extraVolumes: download-certs ran"; rc=1; }
@@ -909,7 +918,8 @@ t_e2e_controlplane_refusals_come_before_the_first_write() {
   cp_cluster_with "etcd:
   external:
     endpoints: [\"http://192.0.2.9:2379\"]" || rc=1
-  CP_PHASE="phase control-plane-prepare/control-plane" NODE_NS=external in_node cp_whole_in
+  CP_PHASE="phase control-plane-prepare/control-plane" cp_whole external
+  grep -q "Creating static Pod manifest" "$T/join.err" && { fail "external etcd: a manifest was made"; rc=1; }
   [ "$(cat "$T/join.rc")" = 2 ] && grep -q "external etcd" "$T/join.err" ||
     { fail "external etcd: exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
   [ ! -s "$T/written" ] || { fail "external etcd: written: $(tr '\n' ' ' <"$T/written")"; rc=1; }
@@ -918,7 +928,7 @@ t_e2e_controlplane_refusals_come_before_the_first_write() {
     mkdir -p "$T/other" && "$KBIN/kubeadm" init phase certs ca --cert-dir "$T/other" >>"$T/certs.log" 2>&1 &&
       "$KBIN/kubeadm" init phase certs apiserver --cert-dir "$T/other" >>"$T/certs.log" 2>&1 ||
       { fail "kubeadm certs: $(tail -2 "$T/certs.log")"; return 1; }
-    CP_PLANT=cp_planted_pair NODE_NS=back in_node cp_whole_in
+    CP_PLANT=cp_planted_pair cp_whole back
     [ "$(cat "$T/join.rc")" = 7 ] && grep -q "download-certs" "$T/join.err" &&
       grep -q "what this run had written was taken back" "$T/join.err" ||
       { fail "taken back: exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
