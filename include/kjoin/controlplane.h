@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <kjoin/err.h>
+#include <kjoin/release.h>
 #include <kjoin/util.h>
 
 #define KJOIN_CERTIFICATE_KEY_LEN 32 /* kubeadm's CertificateKeySize: AES-256 */
@@ -162,8 +163,8 @@ kjoin_code kjoin_download_certs(const kjoin_download_certs_spec *s, kjoin_downlo
 
 /* ---- the node's own certificates (kubeadm's certs phase) ----------------- */
 
-/* The release whose kubeadm kjoin follows when the cluster does not say. */
-#define KJOIN_NEWEST_KUBEADM_MINOR 37
+/* The release whose kubeadm kjoin follows when the cluster does not say:
+ * KJOIN_NEWEST_KUBEADM_MINOR, with the release table (<kjoin/release.h>). */
 
 /* A control-plane node's own certificates, in kubeadm's order; each a pair
  * BASE.crt (0644) and BASE.key (0600) under the certificates directory. */

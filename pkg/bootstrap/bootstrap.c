@@ -19,6 +19,7 @@
 #include <kjoin/bootstrap.h>
 #include <kjoin/kubeapi.h>
 #include <kjoin/kubeconfig.h>
+#include <kjoin/release.h>
 #include <kjoin/safedir.h>
 
 #include "../certs/internal.h"
@@ -430,7 +431,7 @@ static void kubelet_usages(run *r)
     long minor = kjoin_kubeapi_server_minor(r->api);
     static const char *const old[] = {"digital signature", "key encipherment", "client auth"};
     static const char *const now[] = {"digital signature", "client auth", "key encipherment"};
-    const char *const *set = minor && minor < 27 ? old : now;
+    const char *const *set = minor && !kjoin_release_of((int)minor)->csr_usages_client_first ? old : now;
     r->n_usages = set == old || rsa ? 3 : 2;
     for (size_t i = 0; i < r->n_usages; i++)
         r->usages[i] = set[i];

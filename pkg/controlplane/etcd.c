@@ -386,7 +386,7 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
     etcd_client e = {.s = s, .deadline = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 1)};
     const kjoin_cluster_configuration *c = s->cluster;
     const char *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
-    bool v6 = strchr(s->advertise_address, ':') != NULL, learner = kjoin_cp__minor(s->minor) >= 29;
+    bool v6 = strchr(s->advertise_address, ':') != NULL, learner = kjoin_release_of(s->minor)->etcd_learner;
     char peer[128], *yaml = NULL;
     members ms = {0};
     memset(out, 0, sizeof(*out));

@@ -84,7 +84,7 @@ static kjoin_code make(const kjoin_control_plane_kubeconfigs_spec *s, int i, con
 {
     int minor = kjoin_cp__minor(s->minor);
     /* admin.conf's group: kubeadm:cluster-admins, bound to cluster-admin, from 1.29 */
-    const char *org = minor < 29 ? "system:masters" : "kubeadm:cluster-admins";
+    const char *org = kjoin_release_of(minor)->cluster_admins_group ? "kubeadm:cluster-admins" : "system:masters";
     cert_request req = {.kind = CERT_CLIENT, .cn = confs[i].user, .orgs = confs[i].admin ? &org : NULL,
                         .n_orgs = confs[i].admin ? 1 : 0};
     char *crt = NULL, *key = NULL;

@@ -490,12 +490,13 @@ static void etcd_image(const kjoin_cluster_configuration *c, int release_rules, 
 static kjoin_code prepare(make_run *m, int minor, const char *cert_dir, kjoin_err *err)
 {
     const kjoin_cluster_configuration *c = m->c;
+    int release_rules = kjoin_release_of(minor)->manifests;
     minor = kjoin_cp__minor(minor);
-    if (minor != 20 && minor < 37)
+    if (!release_rules)
         return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin writes the static Pod manifests of kubeadm 1.20 and 1.37 (the "
                              "releases it is tested with), not of 1.%d: skip this step and let that release's kubeadm "
                              "write them", minor);
-    m->r = minor == 20 ? RULES_1_20 : RULES_1_37;
+    m->r = release_rules == 20 ? RULES_1_20 : RULES_1_37;
     if (*c->unsupported)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster's ClusterConfiguration sets %s, which kjoin's static Pod "
                              "manifests do not carry yet: skip this step and let kubeadm write them", c->unsupported);

@@ -59,7 +59,7 @@ static kjoin_code patch_for(const kjoin_mark_control_plane_spec *s, json_object 
     *out = NULL;
     if (!json_object_is_type(node, json_type_object))
         return kjoin_err_set(err, KJOIN_E_API, "the Node %s is not a JSON object", s->node_name);
-    int minor = s->minor ? s->minor : KJOIN_NEWEST_KUBEADM_MINOR;
+    bool role = kjoin_release_of(s->minor)->control_plane_role; /* 1.24: control-plane, not master */
     json_object *meta, *spec, *had = NULL, *rv;
     if (!json_object_object_get_ex(node, "metadata", &meta) || !json_object_object_get_ex(meta, "resourceVersion", &rv) ||
         !json_object_is_type(rv, json_type_string))
@@ -73,11 +73,11 @@ static kjoin_code patch_for(const kjoin_mark_control_plane_spec *s, json_object 
                                       "node.kubernetes.io/exclude-from-external-load-balancers"},
                       *const old_labels[] = {"node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"};
     for (int i = 0; i < 2; i++)
-        json_object_object_add(labels, (minor < 24 ? old_labels : new_labels)[i], json_object_new_string(""));
+        json_object_object_add(labels, (role ? new_labels : old_labels)[i], json_object_new_string(""));
     json_object_object_add(pmeta, "labels", labels);
     json_object_object_add(patch, "metadata", pmeta);
-    const char *fallback = minor < 24 ? "node-role.kubernetes.io/master:NoSchedule"
-                                      : "node-role.kubernetes.io/control-plane:NoSchedule";
+    const char *fallback = role ? "node-role.kubernetes.io/control-plane:NoSchedule"
+                                : "node-role.kubernetes.io/master:NoSchedule";
     kjoin_code rc = KJOIN_OK;
     size_t n = s->taints_set ? s->n_taints : 1;
     for (size_t i = 0; !rc && i < n; i++) {

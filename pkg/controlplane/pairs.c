@@ -25,7 +25,7 @@ static kjoin_key_type key_type(const char *algorithm)
                                               : KJOIN_KEY_RSA2048;
 }
 
-int kjoin_cp__minor(int minor) { return minor ? minor : KJOIN_NEWEST_KUBEADM_MINOR; }
+int kjoin_cp__minor(int minor) { return kjoin_release_minor(minor); }
 
 kjoin_code kjoin_cp__read_pair(const kjoin_safedir *d, const char *file, char **crt, size_t *crt_len, char **key,
                                size_t *key_len, bool *missing, kjoin_err *err)
@@ -163,7 +163,7 @@ kjoin_code kjoin_cp__sign(cert_request *req, const kjoin_cluster_configuration *
     req->not_before = now - BACKDATE_S;
     req->not_after = now + (c->certificate_validity_s ? c->certificate_validity_s : VALIDITY_S);
     req->go_subject = true;
-    req->no_basic_constraints = minor < 21; /* kubeadm wrote none on a leaf before 1.21 */
+    req->no_basic_constraints = !kjoin_release_of(minor)->leaf_basic_constraints;
     X509 *x = kjoin_certs__issue(req, key, ca->crt, ca->key, err);
     if (x) {
         *crt = kjoin_certs__pem_certs(NULL, x);

@@ -33,19 +33,19 @@ static const struct {
     int ca;
     cert_kind kind;
     int sans;
-    int masters_before;            /* O=system:masters up to this minor (kubeadm dropped it in 1.29) */
+    bool admins;                   /* O=system:masters, or from 1.29 (the release table) kubeadm:cluster-admins */
 } leaves[KJOIN_NODE_CERTS_N] = {
-    [KJOIN_CERT_APISERVER] = {"apiserver", "apiserver", "kube-apiserver", CA_CLUSTER, CERT_SERVER, SANS_APISERVER, 0},
+    [KJOIN_CERT_APISERVER] = {"apiserver", "apiserver", "kube-apiserver", CA_CLUSTER, CERT_SERVER, SANS_APISERVER, false},
     [KJOIN_CERT_APISERVER_KUBELET_CLIENT] = {"apiserver-kubelet-client", "apiserver-kubelet-client",
-                                             "kube-apiserver-kubelet-client", CA_CLUSTER, CERT_CLIENT, SANS_NONE, 29},
+                                             "kube-apiserver-kubelet-client", CA_CLUSTER, CERT_CLIENT, SANS_NONE, true},
     [KJOIN_CERT_FRONT_PROXY_CLIENT] = {"front-proxy-client", "front-proxy-client", "front-proxy-client",
-                                       CA_FRONT_PROXY, CERT_CLIENT, SANS_NONE, 0},
-    [KJOIN_CERT_ETCD_SERVER] = {"etcd-server", "etcd/server", NULL, CA_ETCD, CERT_NODE, SANS_ETCD_SERVER, 0},
-    [KJOIN_CERT_ETCD_PEER] = {"etcd-peer", "etcd/peer", NULL, CA_ETCD, CERT_NODE, SANS_ETCD_PEER, 0},
+                                       CA_FRONT_PROXY, CERT_CLIENT, SANS_NONE, false},
+    [KJOIN_CERT_ETCD_SERVER] = {"etcd-server", "etcd/server", NULL, CA_ETCD, CERT_NODE, SANS_ETCD_SERVER, false},
+    [KJOIN_CERT_ETCD_PEER] = {"etcd-peer", "etcd/peer", NULL, CA_ETCD, CERT_NODE, SANS_ETCD_PEER, false},
     [KJOIN_CERT_ETCD_HEALTHCHECK_CLIENT] = {"etcd-healthcheck-client", "etcd/healthcheck-client",
-                                            "kube-etcd-healthcheck-client", CA_ETCD, CERT_CLIENT, SANS_NONE, 29},
+                                            "kube-etcd-healthcheck-client", CA_ETCD, CERT_CLIENT, SANS_NONE, true},
     [KJOIN_CERT_APISERVER_ETCD_CLIENT] = {"apiserver-etcd-client", "apiserver-etcd-client",
-                                          "kube-apiserver-etcd-client", CA_ETCD, CERT_CLIENT, SANS_NONE, 29},
+                                          "kube-apiserver-etcd-client", CA_ETCD, CERT_CLIENT, SANS_NONE, true},
 };
 
 const char *kjoin_node_cert_name(int i) { return leaves[i].name; }
@@ -54,10 +54,13 @@ const char *kjoin_node_cert_base(int i) { return leaves[i].base; }
 /* The organisation kubeadm of release 1.minor puts in a leaf's subject. */
 static const char *organization(int i, int minor)
 {
-    if (minor < leaves[i].masters_before)
+    const kjoin_release *r = kjoin_release_of(minor);
+    if (!leaves[i].admins)
+        return NULL;
+    if (!r->cluster_admins_group)
         return "system:masters";
-    if (i == KJOIN_CERT_APISERVER_KUBELET_CLIENT && minor < 37)
-        return "kubeadm:cluster-admins"; /* 1.29 to 1.36; 1.37 authorizes it by a binding instead */
+    if (i == KJOIN_CERT_APISERVER_KUBELET_CLIENT) /* 1.37 authorizes it by a binding instead */
+        return r->kubelet_client_admins ? "kubeadm:cluster-admins" : NULL;
     return NULL;
 }
 

@@ -191,7 +191,7 @@ static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
     /* kubeadm before 1.22 also records each control-plane node in
      * kubeadm-config's ClusterStatus (its update-status), which its reset
      * and upgrade read: kjoin does not, so it joins no such node whole. */
-    if (!rc && !r->spec->only && r->cluster->minor && r->cluster->minor < 22)
+    if (!rc && !r->spec->only && r->cluster->minor && !kjoin_release_of(r->cluster->minor)->whole_control_plane_join)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "a control-plane node of a v1.%d cluster is also recorded in "
                            "kubeadm-config's ClusterStatus (kubeadm's update-status phase), which kjoin does not do: "
                            "join it with that release's kubeadm (kjoin's phases run one at a time)", r->cluster->minor);
@@ -267,7 +267,7 @@ static bool wants_address(const worker_run *r)
  * talks to, this node's own API server, which etcd-join brings up. */
 static bool kubelet_local(const worker_run *r)
 {
-    return r->spec->control_plane && r->cluster && (!r->cluster->minor || r->cluster->minor >= 33); /* 0: the newest */
+    return r->spec->control_plane && r->cluster && kjoin_release_of(r->cluster->minor)->kubelet_local_mode;
 }
 
 static kjoin_code run_kubelet_local(worker_run *r, kjoin_err *err)

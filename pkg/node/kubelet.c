@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <kjoin/node.h>
+#include <kjoin/release.h>
 #include <kjoin/patch.h>
 #include <kjoin/util.h>
 
@@ -142,12 +143,13 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
 
 bool kjoin_kubeadm_instance_config(int minor, int node_local_cri_socket)
 {
-    /* The gate: alpha in 1.32, beta (on by default) in 1.34, GA in 1.36. */
-    if (minor >= 36)
-        return true;
-    if (minor >= 34)
-        return node_local_cri_socket != 0;
-    return minor >= 32 && node_local_cri_socket == 1;
+    switch (kjoin_release_of(minor)->node_local_cri_socket) {
+    case KJOIN_GATE_GA: return true;
+    case KJOIN_GATE_BETA: return node_local_cri_socket != 0; /* on unless set off */
+    case KJOIN_GATE_ALPHA: return node_local_cri_socket == 1; /* off unless set on */
+    case KJOIN_GATE_NONE: break;
+    }
+    return false;
 }
 
 kjoin_code kjoin_kubelet_instance_config(const char *cri_socket, char **out, kjoin_err *err)
@@ -261,7 +263,7 @@ kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node
     char taints[2048] = "";
     kjoin_code rc = KJOIN_OK;
     *out = NULL;
-    if (cri_socket && kubelet_minor && kubelet_minor < 24)
+    if (cri_socket && kubelet_minor && kjoin_release_of(kubelet_minor)->kubelet_runtime_flag)
         rc = put_flag(flags, &n, 40, "container-runtime", "remote", err);
     if (!rc && cri_socket)
         rc = put_flag(flags, &n, 40, "container-runtime-endpoint", cri_socket, err);

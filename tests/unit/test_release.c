@@ -1,0 +1,57 @@
+/* The release table: each rule on both sides of the release where kubeadm
+ * changed it, an older release taken as the oldest, a newer one (and 0) as
+ * the newest. */
+#include <kjoin/release.h>
+
+#include "testutil.h"
+
+static void test_boundaries(void **state)
+{
+    (void)state;
+    static const struct {
+        int minor;
+        bool basic, whole, role, runtime, client_first, admins, learner, kubelet_admins, local;
+        kjoin_gate_stage gate;
+        int manifests;
+    } want[] = {
+        {19, false, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, 20},
+        {20, false, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, 20},
+        {21, true, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, 0},
+        {22, true, true, false, true, false, false, false, false, false, KJOIN_GATE_NONE, 0},
+        {23, true, true, false, true, false, false, false, false, false, KJOIN_GATE_NONE, 0},
+        {24, true, true, true, false, false, false, false, false, false, KJOIN_GATE_NONE, 0},
+        {26, true, true, true, false, false, false, false, false, false, KJOIN_GATE_NONE, 0},
+        {27, true, true, true, false, true, false, false, false, false, KJOIN_GATE_NONE, 0},
+        {28, true, true, true, false, true, false, false, false, false, KJOIN_GATE_NONE, 0},
+        {29, true, true, true, false, true, true, true, true, false, KJOIN_GATE_NONE, 0},
+        {31, true, true, true, false, true, true, true, true, false, KJOIN_GATE_NONE, 0},
+        {32, true, true, true, false, true, true, true, true, false, KJOIN_GATE_ALPHA, 0},
+        {33, true, true, true, false, true, true, true, true, true, KJOIN_GATE_ALPHA, 0},
+        {34, true, true, true, false, true, true, true, true, true, KJOIN_GATE_BETA, 0},
+        {35, true, true, true, false, true, true, true, true, true, KJOIN_GATE_BETA, 0},
+        {36, true, true, true, false, true, true, true, true, true, KJOIN_GATE_GA, 0},
+        {37, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, 37},
+        {99, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, 37},
+        {0, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, 37},
+    };
+    for (size_t i = 0; i < TU_LEN(want); i++) {
+        const kjoin_release *r = kjoin_release_of(want[i].minor);
+        if (r->leaf_basic_constraints != want[i].basic || r->whole_control_plane_join != want[i].whole ||
+            r->control_plane_role != want[i].role || r->kubelet_runtime_flag != want[i].runtime ||
+            r->csr_usages_client_first != want[i].client_first || r->cluster_admins_group != want[i].admins ||
+            r->etcd_learner != want[i].learner || r->kubelet_client_admins != want[i].kubelet_admins ||
+            r->kubelet_local_mode != want[i].local || r->node_local_cri_socket != want[i].gate ||
+            r->manifests != want[i].manifests)
+            fail_msg("release 1.%d: the row since 1.%d is not the rules of that release", want[i].minor, r->since);
+    }
+    assert_int_equal(kjoin_release_of(0)->since, KJOIN_NEWEST_KUBEADM_MINOR);
+    assert_int_equal(kjoin_release_of(KJOIN_OLDEST_KUBEADM_MINOR)->since, KJOIN_OLDEST_KUBEADM_MINOR);
+    assert_int_equal(kjoin_release_minor(0), KJOIN_NEWEST_KUBEADM_MINOR);
+    assert_int_equal(kjoin_release_minor(30), 30);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_boundaries)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
