@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
 #include <json-c/json.h>
 
 #include <kjoin/kubeapi.h>
 #include <kjoin/safedir.h>
+#include <kjoin/transport.h>
 
 #include "../yamldoc/yamldoc.h"
 #include "internal.h"
@@ -91,39 +91,23 @@ kjoin_code kjoin_control_plane_endpoints(const char *const yaml[KJOIN_MANIFESTS_
     return KJOIN_OK;
 }
 
-static size_t discard(char *p, size_t size, size_t n, void *ctx)
-{
-    (void)p, (void)ctx;
-    return size * n;
-}
-
 /* A health endpoint of the controller manager or the scheduler: they serve
  * it with a certificate they made for themselves at start, which nothing
  * can verify (kubeadm does not either); the answer's status is all that is
- * read, and it is this machine's own address. */
+ * read, and it is this machine's own address (never proxied: pkg/transport's
+ * rule for a local endpoint). */
 static bool healthy_local(const char *url, char *why, size_t cap)
 {
-    CURL *c = curl_easy_init();
-    long status = 0;
-    if (!c)
-        return snprintf(why, cap, "out of memory"), false;
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_NOPROXY, "*"); /* this machine's own: never proxied */
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 2000L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-    CURLcode r = curl_easy_perform(c);
-    if (r == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(c);
-    if (r != CURLE_OK)
-        snprintf(why, cap, "%.300s", curl_easy_strerror(r));
-    else if (status != 200)
-        snprintf(why, cap, "HTTP %ld", status);
-    return r == CURLE_OK && status == 200;
+    kjoin_http_request req = {.url = url, .tls = KJOIN_TLS_INSECURE, .timeout_ms = 2000, .max_body = 4096};
+    kjoin_http_response resp = {0};
+    kjoin_err e;
+    if (kjoin_http_send(&req, &resp, &e))
+        return snprintf(why, cap, "%.300s", e.msg), false;
+    bool ok = resp.status == 200;
+    if (!ok)
+        snprintf(why, cap, "HTTP %ld", resp.status);
+    kjoin_http_response_release(&resp);
+    return ok;
 }
 
 /* The API server's: verified by the cluster CA, as the node's admin
