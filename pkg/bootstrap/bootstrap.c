@@ -22,7 +22,7 @@
 #include <kjoin/release.h>
 #include <kjoin/safedir.h>
 
-#include "../certs/internal.h"
+#include "../certs/x509.h"
 #include "internal.h"
 
 #define CSR_PATH "/apis/certificates.k8s.io/v1/certificatesigningrequests"

@@ -23,7 +23,7 @@
 #include <kjoin/safedir.h>
 #include <kjoin/token.h>
 
-#include "../certs/internal.h"
+#include "../certs/x509.h"
 #include "internal.h"
 
 #define NONCE_LEN 12 /* Go's cipher.NewGCM */

@@ -58,7 +58,7 @@ kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *serv
 
 #include <kjoin/safedir.h>
 
-#include "../certs/internal.h"
+#include "../certs/x509.h"
 
 struct kjoin_cluster_configuration;
 
