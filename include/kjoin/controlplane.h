@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <kjoin/err.h>
+#include <kjoin/node.h>
 #include <kjoin/release.h>
 #include <kjoin/util.h>
 
@@ -107,6 +108,19 @@ kjoin_code kjoin_local_address_for(const char *server, char *out, size_t cap, kj
  * address, not loopback, on one of this machine's interfaces (why says
  * otherwise). Returns KJOIN_OK or KJOIN_E_USAGE. */
 kjoin_code kjoin_advertise_address_check(const char *addr, char *why, size_t cap);
+
+/* kubeadm's checks before a control-plane node joins (its InitNodeChecks
+ * for a secondary control plane): ControlPlaneEndpoint (the cluster has a
+ * stable one), NumCPU (2), Mem (1700 MB), Port-<bind port>, Port-10259,
+ * Port-10257, Port-2379 and Port-2380 (at the advertise address), the
+ * FileAvailable checks of the four static Pod manifests,
+ * DirAvailable-<etcd's data directory> and ImagePull (images, in the
+ * runtime of report->cri_socket or spec->cri_socket, pulled when missing;
+ * not run when ignored). Appended to *report. Errors: KJOIN_E_USAGE (a
+ * failed check, named). */
+kjoin_code kjoin_preflight_control_plane(const struct kjoin_node_spec *spec, const struct kjoin_cluster_configuration *c,
+                                         const char *advertise_address, int bind_port, const char *const *images,
+                                         size_t n_images, kjoin_preflight_report *report, kjoin_err *err);
 
 /* What the control-plane steps about to run will write. */
 enum {

@@ -92,19 +92,21 @@ kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_na
  * not newer, at most three minors older) and Swap against the cluster
  * kubelet configuration's failSwapOn. Findings are added to *report.
  * Errors: KJOIN_E_USAGE. */
-/* kubeadm's checks before a control-plane node joins (its InitNodeChecks
- * for a secondary control plane): ControlPlaneEndpoint (the cluster has a
- * stable one), NumCPU (2), Mem (1700 MB), Port-<bind port>, Port-10259,
- * Port-10257, Port-2379 and Port-2380 (at the advertise address), the
- * FileAvailable checks of the four static Pod manifests,
- * DirAvailable-<etcd's data directory> and ImagePull (images, in the
- * runtime of report->cri_socket or spec->cri_socket, pulled when missing;
- * not run when ignored). Appended to *report. Errors: KJOIN_E_USAGE (a
- * failed check, named). */
-struct kjoin_cluster_configuration;
-kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const struct kjoin_cluster_configuration *c,
-                                         const char *advertise_address, int bind_port, const char *const *images,
-                                         size_t n_images, kjoin_preflight_report *report, kjoin_err *err);
+/* The kit a module's own preflight checks use (a control-plane node's,
+ * kjoin_preflight_control_plane): a finding added to report (an error
+ * unless named in spec's ignore list), whether a check is ignored, whether
+ * a port can be listened on at addr (NULL: any), kubeadm's FileAvailable
+ * check of path, the machine's memory in MiB (-1 unknown), the ImagePull
+ * check of images, and the verdict of the findings from index from on
+ * (KJOIN_E_USAGE naming the failed ones). */
+void kjoin_preflight_add(kjoin_preflight_report *r, const kjoin_node_spec *s, bool error, const char *name,
+                         const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+bool kjoin_preflight_ignored(const kjoin_node_spec *s, const char *name);
+bool kjoin_preflight_port_free(const char *addr, int port);
+void kjoin_preflight_file_available(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *path);
+long kjoin_preflight_mem_mib(const kjoin_node_spec *s);
+void kjoin_preflight_images(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *const *images, size_t n);
+kjoin_code kjoin_preflight_verdict(const kjoin_preflight_report *r, size_t from, kjoin_err *err);
 
 kjoin_code kjoin_preflight_cluster(const kjoin_node_spec *spec, int server_minor, bool fail_swap_on,
                                    kjoin_preflight_report *report, kjoin_err *err);
