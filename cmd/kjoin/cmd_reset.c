@@ -1,5 +1,6 @@
-/* kjoin reset: undo a worker join, as kubeadm reset does on a worker, but
- * only what the join made. */
+/* kjoin reset: undo a join, worker or control plane, as kubeadm reset
+ * does, but only what the join made; the library decides the order
+ * (kjoin_node_reset), this prints. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -22,9 +23,11 @@ static const cli_opt reset_opts[] = {
 
 static const cli_verb reset_verb = {
     .usage = "kjoin reset [-o json]",
-    .summary = "Stop the kubelet (systemd) and remove what kjoin join made on this node: its files\n"
-               "while they hold what it wrote, the kubelet's identity and state from that join, and\n"
-               "the directories it created. Other files are left and named. Running it again is fine.",
+    .summary = "Undo what kjoin join made on this node, deciding before it changes anything: stop the\n"
+               "kubelet (systemd); on a control-plane node take its etcd member out of the cluster;\n"
+               "stop the Pods the kubelet started (crictl, or containerd's ctr); remove the join's\n"
+               "files while they hold what it wrote, the kubelet's identity and state from that join,\n"
+               "and the directories it created. Other files are left and named. Running it again is fine.",
     .opts = reset_opts,
     .n_opts = sizeof(reset_opts) / sizeof(reset_opts[0]),
     .min_args = 0,

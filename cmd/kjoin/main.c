@@ -22,8 +22,8 @@ static const struct verb {
     bool network; /* libcurl is set up only for the verbs that need it */
     const char *help;
 } verbs[] = {
-    {"join", cmd_join, true, "join this machine as a worker: preflight, discovery, the kubelet started, its Node registered"},
-    {"reset", cmd_reset, true, "undo a worker join: stop the kubelet, remove exactly what the join made"},
+    {"join", cmd_join, true, "join this machine to a cluster, as a worker or (--control-plane) a control-plane node: preflight, discovery, the kubelet, the Node registered"},
+    {"reset", cmd_reset, true, "undo a join, worker or control plane: stop the kubelet and its Pods, the etcd member out, remove exactly what the join made"},
     {"token", cmd_token, true, "bootstrap tokens, as kubeadm token: generate, create, list, delete"},
     {"ca-hash", cmd_ca_hash, false, "print the pins of each certificate of a CA bundle"},
     {"cluster-info", cmd_cluster_info, false, "cluster-info sign: build a signed cluster-info ConfigMap"},

@@ -51,7 +51,7 @@ kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *serv
                                   const char *audit_id, kjoin_log_fn log, void *log_ctx, struct kjoin_kubeapi **out,
                                   kjoin_err *err);
 
-/* ---- pairs: pki.c's, shared with kubeconfigs.c ---- */
+/* ---- pairs: certs.c's, shared with kubeconfig.c ---- */
 
 #include <openssl/evp.h>
 #include <openssl/x509.h>
