@@ -281,7 +281,7 @@ kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kj
         rc = sans(y, root, peer_sans, "etcd.local.peerCertSANs", &c->etcd_peer_sans, err);
     if (!rc && !(rc = at(y, root, external, &n, err)))
         c->external_etcd = n != NULL;
-    char given[sizeof(c->etcd_data_dir)];
+    char given[sizeof(c->etcd_data_dir)] = "";
     if (!rc && !(rc = text(y, root, data_dir, "etcd.local.dataDir", given, sizeof(given), err)) && *given &&
         !kjoin_path_clean(given, c->etcd_data_dir, sizeof(c->etcd_data_dir)))
         rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's etcd.local.dataDir is not an absolute path without \"..\"");
