@@ -45,14 +45,14 @@ else
   echo "fuzz: no libFuzzer build in ${FUZZ_DIR:-?}"; count 0 1; failed_as "libFuzzer build"
 fi
 
-for h in include/kjoin/*.h; do
-  if printf '#include <kjoin/%s>\n' "${h##*/}" | $CC -std=c11 -pedantic -Wall -Wextra -Werror -Iinclude -x c -fsyntax-only -; then
+for h in include/kjoin/*.h include/kjoin/sys/*.h; do
+  if printf '#include <%s>\n' "${h#include/}" | $CC -std=c11 -pedantic -Wall -Wextra -Werror -Iinclude -x c -fsyntax-only -; then
     count 1 0
   else
     echo "header $h does not compile alone"; count 0 1; failed_as "$h"
   fi
 done
-echo "headers: $(ls include/kjoin/*.h | wc -l) compile alone"
+echo "headers: $(ls include/kjoin/*.h include/kjoin/sys/*.h | wc -l) compile alone"
 
 # The banned calls (pkg/banned.h) are compile errors in pkg/ and cmd/: each
 # one refused, and the header itself leaves the libc's own declarations be.

@@ -369,16 +369,6 @@ typedef struct kjoin_etcd_join_result {
     size_t members;                    /* the cluster's members at the end */
 } kjoin_etcd_join_result;
 
-/* The members in an answer of etcd's gateway (/v3/cluster/member/list or
- * /add; untrusted: an ID of digits, https peer URLs, names without
- * separators), at most cap into out and learner. Errors: KJOIN_E_API. */
-kjoin_code kjoin_etcd_members_parse(const char *json, size_t len, kjoin_etcd_member *out, bool *learner, size_t cap,
-                                    size_t *n, kjoin_err *err);
-/* The client URLs kubeadm's etcd.advertise-client-urls annotation gives in
- * a list of Pods (JSON; each an https URL), at most cap;
- * returns how many Pods the list has. */
-size_t kjoin_etcd_endpoints_parse(const char *json, size_t len, char (*urls)[300], size_t cap, size_t *n);
-
 /* kubeadm's etcd-join: the member added to the stacked etcd the etcd Pods
  * name (a learner from 1.29; none added when this node's peer URL is a
  * member already), etcd.yaml written (0600, data directory 0700; an

@@ -286,10 +286,6 @@ typedef struct kjoin_kubelet_start_result {
     bool bootstrap_removed;
 } kjoin_kubelet_start_result;
 
-/* Whether a Node, as the API server answers it (JSON), has the condition
- * Ready=True. Untrusted: nulls, other types and garbage are not Ready. */
-bool kjoin_node_ready(const char *json, size_t len);
-
 /* One worker join's node side, shared by its steps in order: fill the
  * inputs, run the steps the join needs, then kjoin_node_join_release(). */
 typedef struct kjoin_node_join {

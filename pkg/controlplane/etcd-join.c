@@ -3,6 +3,7 @@
  * healthcheck client), its static Pod written, a learner promoted once it
  * runs, and a wait until every member answers. */
 #include <kjoin/controlplane.h>
+#include <kjoin/sys/controlplane.h>
 
 #include <inttypes.h>
 #include <stdint.h>

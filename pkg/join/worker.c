@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include <kjoin/kubeconfig.h>
-#include <kjoin/patch.h>
+#include <kjoin/sys/patch.h>
 #include <kjoin/worker.h>
 
 #include "internal.h"

@@ -5,7 +5,7 @@
 
 #include <kjoin/node.h>
 #include <kjoin/release.h>
-#include <kjoin/patch.h>
+#include <kjoin/sys/patch.h>
 #include <kjoin/util.h>
 
 #include "../yamldoc/yamldoc.h"

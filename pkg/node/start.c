@@ -14,7 +14,8 @@
 
 #include <kjoin/kubeapi.h>
 #include <kjoin/node.h>
-#include <kjoin/patch.h>
+#include <kjoin/sys/node.h>
+#include <kjoin/sys/patch.h>
 
 #include "internal.h"
 

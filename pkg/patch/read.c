@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/patch.h>
+#include <kjoin/sys/patch.h>
 #include <kjoin/safedir.h>
 #include <kjoin/util.h>
 

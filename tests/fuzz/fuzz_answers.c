@@ -8,6 +8,7 @@
 
 #include <kjoin/kubeapi.h>
 #include <kjoin/node.h>
+#include <kjoin/sys/node.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -9,6 +9,7 @@
 #include "fuzz.h"
 
 #include <kjoin/controlplane.h>
+#include <kjoin/sys/controlplane.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <kjoin/controlplane.h>
+#include <kjoin/sys/controlplane.h>
 #include <kjoin/kubeapi.h>
 #include <kjoin/node.h>
 

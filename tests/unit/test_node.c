@@ -18,7 +18,8 @@
 
 #include <kjoin/controlplane.h>
 #include <kjoin/node.h>
-#include <kjoin/patch.h>
+#include <kjoin/sys/node.h>
+#include <kjoin/sys/patch.h>
 
 #include "testutil.h"
 #include "../../pkg/node/internal.h"

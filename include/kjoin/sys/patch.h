@@ -1,5 +1,7 @@
-#ifndef KJOIN_PATCH_H
-#define KJOIN_PATCH_H
+/* Plumbing, as libgit2's include/git2/sys/: for the library's modules, its tests and
+ * fuzzers; not installed, not exported (it carries json-c's types). */
+#ifndef KJOIN_SYS_PATCH_H
+#define KJOIN_SYS_PATCH_H
 
 /* kubeadm's patches directory (--patches, patches.directory), for the one
  * target a worker has: the kubelet's configuration. Files are named
