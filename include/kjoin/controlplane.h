@@ -177,6 +177,11 @@ kjoin_code kjoin_download_certs(const kjoin_download_certs_spec *s, kjoin_downlo
 
 /* ---- the node's own certificates (kubeadm's certs phase) ----------------- */
 
+/* The API server's port on a control-plane node: bind_port, or kubeadm's
+ * default, decided here alone. */
+#define KJOIN_API_SERVER_PORT 6443
+int kjoin_api_server_port(int bind_port);
+
 /* The release whose kubeadm kjoin follows when the cluster does not say:
  * KJOIN_NEWEST_KUBEADM_MINOR, with the release table (<kjoin/release.h>). */
 

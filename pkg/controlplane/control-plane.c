@@ -540,7 +540,7 @@ static kjoin_code to_yaml(json_object *pod, char **out, kjoin_err *err)
 kjoin_code kjoin_control_plane_manifests_make(const kjoin_control_plane_manifests_spec *s,
                                              char *out[KJOIN_MANIFESTS_N], kjoin_err *err)
 {
-    make_run m = {.c = s->cluster, .port = s->bind_port ? s->bind_port : 6443, .scheme = "HTTPS",
+    make_run m = {.c = s->cluster, .port = kjoin_api_server_port(s->bind_port), .scheme = "HTTPS",
                   .environ = s->environ ? s->environ : environ, .kubernetes_dir = s->kubernetes_dir,
                   .advertise_address = s->advertise_address};
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++)

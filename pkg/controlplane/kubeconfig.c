@@ -47,7 +47,7 @@ static void admin_server(const kjoin_control_plane_kubeconfigs_spec *s, const ch
         return;
     }
     char port[8];
-    snprintf(port, sizeof(port), "%d", c->control_plane_port ? c->control_plane_port : s->bind_port ? s->bind_port : 6443);
+    snprintf(port, sizeof(port), "%d", c->control_plane_port ? c->control_plane_port : kjoin_api_server_port(s->bind_port));
     url(c->control_plane_host, port, out, cap);
 }
 
@@ -116,7 +116,7 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs
     char port[8];
     if (s->bind_port < 0 || s->bind_port > 65535)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's bind port %d is not a port", s->bind_port);
-    snprintf(port, sizeof(port), "%d", s->bind_port ? s->bind_port : 6443);
+    snprintf(port, sizeof(port), "%d", kjoin_api_server_port(s->bind_port));
     url(s->advertise_address, port, local, sizeof(local));
     admin_server(s, local, admin, sizeof(admin));
     kjoin_code rc = kjoin_safedir_open(s->cert_dir, 0, &certs, err);

@@ -27,6 +27,8 @@ static kjoin_key_type key_type(const char *algorithm)
 
 int kjoin_cp__minor(int minor) { return kjoin_release_minor(minor); }
 
+int kjoin_api_server_port(int bind_port) { return bind_port ? bind_port : KJOIN_API_SERVER_PORT; }
+
 kjoin_code kjoin_cp__read_pair(const kjoin_safedir *d, const char *file, char **crt, size_t *crt_len, char **key,
                                size_t *key_len, bool *missing, kjoin_err *err)
 {

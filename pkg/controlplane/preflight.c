@@ -54,7 +54,7 @@ kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoi
         int port;
         const char *addr, *what;
         int component; /* whose port */
-    } ports[] = {{bind_port ? bind_port : 6443, NULL, "the API server's", 0},
+    } ports[] = {{kjoin_api_server_port(bind_port), NULL, "the API server's", 0},
                  {custom[0] ? custom[0] : 10259, NULL, "the scheduler's", 2},
                  {custom[1] ? custom[1] : 10257, NULL, "the controller manager's", 1},
                  {custom[2] ? custom[2] : 2379, advertise_address, "etcd's client", 3},

@@ -20,9 +20,9 @@
 #define POLL_MS 500
 
 static const struct {
-    const char *name, *addr_arg, *default_port, *endpoint;
+    const char *name, *addr_arg, *default_port, *endpoint; /* default_port NULL: the API server's */
 } checks[KJOIN_MANIFESTS_N] = {
-    {"kube-apiserver", "advertise-address", "6443", "livez"},
+    {"kube-apiserver", "advertise-address", NULL, "livez"},
     {"kube-controller-manager", "bind-address", "10257", "healthz"},
     {"kube-scheduler", "bind-address", "10259", "livez"},
 };
@@ -75,8 +75,10 @@ kjoin_code kjoin_control_plane_endpoints(const char *const yaml[KJOIN_MANIFESTS_
                    *port = command ? arg_of(command, "secure-port") : NULL;
         if (!addr || !*addr)
             addr = i == KJOIN_MANIFEST_APISERVER ? advertise_address : "127.0.0.1";
+        char api_port[8];
+        snprintf(api_port, sizeof(api_port), "%d", kjoin_api_server_port(0));
         if (!port || !*port)
-            port = checks[i].default_port;
+            port = checks[i].default_port ? checks[i].default_port : api_port;
         if (!rc && !command)
             rc = kjoin_err_set(&in, KJOIN_E_USAGE, "no container's command starts with %s", checks[i].name);
         if (!rc && (!kjoin_is_ip(addr) || strspn(port, "0123456789") != strlen(port) || strlen(port) > 5))

@@ -33,6 +33,8 @@ typedef struct worker_run {
     size_t ca_len;
     kjoin_cluster_configuration *cluster; /* a control-plane join's: the cluster's ClusterConfiguration */
     char cert_dir[1024];       /* and its certificatesDir */
+    char admin_conf[4200];     /* the node's paths, composed once: admin.conf and manifests/ under the */
+    char manifests_dir[4200];  /* kubeconfig directory */
     kjoin_cp_record *before;   /* the control-plane record as this run found it, once its checks passed: what
                                 * the run writes after is taken back if it fails before the node's own files */
     const kjoin_certificate_key *certificate_key; /* the spec's, or key: read from the sources it names */
@@ -223,9 +225,7 @@ static kjoin_code run_control_plane_preflight(worker_run *r, kjoin_err *err)
 static kjoin_code run_mark(worker_run *r, kjoin_err *err)
 {
     const kjoin_worker_spec *s = r->spec;
-    char admin[4200];
-    snprintf(admin, sizeof(admin), "%s/admin.conf", s->node.paths.kubernetes_dir);
-    kjoin_mark_control_plane_spec m = {.admin_kubeconfig = admin, .node_name = r->out->node_name.name,
+    kjoin_mark_control_plane_spec m = {.admin_kubeconfig = r->admin_conf, .node_name = r->out->node_name.name,
                                        .minor = r->cluster->minor, .taints = s->node.taints,
                                        .n_taints = s->node.n_taints, .taints_set = s->node.taints_set,
                                        .timeout_ms = time_left(r), .audit_id = s->join.audit_id, .log = s->join.log,
@@ -276,7 +276,7 @@ static kjoin_code run_kubelet_local(worker_run *r, kjoin_err *err)
     bool v6 = strchr(addr, ':') != NULL;
     char server[128];
     snprintf(server, sizeof(server), "https://%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "",
-             r->spec->bind_port ? r->spec->bind_port : 6443);
+             kjoin_api_server_port(r->spec->bind_port));
     kjoin_node_join *n = &r->out->node;
     kjoin_code rc = kjoin_kubeconfig_replace_server(n->bootstrap_kubeconfig, n->bootstrap_len, server,
                                                     &r->out->local_bootstrap, &r->out->local_bootstrap_len, err);
@@ -344,10 +344,8 @@ static kjoin_code run_kubeconfigs(worker_run *r, kjoin_err *err)
 static kjoin_code run_manifests(worker_run *r, kjoin_err *err)
 {
     const kjoin_worker_spec *s = r->spec;
-    char dir[4200];
-    snprintf(dir, sizeof(dir), "%s/manifests", s->node.paths.kubernetes_dir);
-    logf_(r, 0, "[control-plane] Using manifest folder \"%s\"", dir);
-    kjoin_control_plane_manifests_spec m = {.manifests_dir = dir, .record_dir = s->node.paths.kubernetes_dir,
+    logf_(r, 0, "[control-plane] Using manifest folder \"%s\"", r->manifests_dir);
+    kjoin_control_plane_manifests_spec m = {.manifests_dir = r->manifests_dir, .record_dir = s->node.paths.kubernetes_dir,
                                             .kubernetes_dir = s->node.paths.kubernetes_dir,
                                             .cert_dir = r->cert_dir, .advertise_address = r->out->advertise_address,
                                             .bind_port = s->bind_port, .cluster = r->cluster,
@@ -363,10 +361,7 @@ static kjoin_code run_manifests(worker_run *r, kjoin_err *err)
 static kjoin_code run_wait_control_plane(worker_run *r, kjoin_err *err)
 {
     const kjoin_worker_spec *s = r->spec;
-    char admin[4200], dir[4200];
-    snprintf(admin, sizeof(admin), "%s/admin.conf", s->node.paths.kubernetes_dir);
-    snprintf(dir, sizeof(dir), "%s/manifests", s->node.paths.kubernetes_dir);
-    kjoin_wait_control_plane_spec w = {.manifests_dir = dir, .admin_kubeconfig = admin,
+    kjoin_wait_control_plane_spec w = {.manifests_dir = r->manifests_dir, .admin_kubeconfig = r->admin_conf,
                                        .advertise_address = r->out->advertise_address, .timeout_ms = time_left(r),
                                        .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
     return kjoin_wait_control_plane(&w, &r->out->control_plane_health, err);
@@ -376,12 +371,9 @@ static kjoin_code run_wait_control_plane(worker_run *r, kjoin_err *err)
 static kjoin_code run_etcd_join(worker_run *r, kjoin_err *err)
 {
     const kjoin_worker_spec *s = r->spec;
-    char admin[4200], dir[4200];
     free(r->before); /* etcd-join takes back its own member and manifest; before it, nothing was written */
     r->before = NULL;
-    snprintf(admin, sizeof(admin), "%s/admin.conf", s->node.paths.kubernetes_dir);
-    snprintf(dir, sizeof(dir), "%s/manifests", s->node.paths.kubernetes_dir);
-    kjoin_etcd_join_spec e = {.admin_kubeconfig = admin, .manifests_dir = dir, .cert_dir = r->cert_dir,
+    kjoin_etcd_join_spec e = {.admin_kubeconfig = r->admin_conf, .manifests_dir = r->manifests_dir, .cert_dir = r->cert_dir,
                               .node_name = r->out->node_name.name, .advertise_address = r->out->advertise_address,
                               .cluster = r->cluster, .minor = r->cluster->minor, .force = s->node.force,
                               .record_dir = s->node.paths.kubernetes_dir, .timeout_ms = time_left(r),
@@ -761,6 +753,8 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
     worker_run r = {.spec = spec, .out = out, .start = kjoin_now_ms()};
     kjoin_code rc;
     memset(out, 0, sizeof(*out));
+    snprintf(r.admin_conf, sizeof(r.admin_conf), "%s/admin.conf", spec->node.paths.kubernetes_dir);
+    snprintf(r.manifests_dir, sizeof(r.manifests_dir), "%s/manifests", spec->node.paths.kubernetes_dir);
     r.deadline = r.start + (j->timeout_ms > 0 ? j->timeout_ms : KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
     kjoin_node_file_path(&spec->node.paths, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, out->kubeconfig_path,
                          sizeof(out->kubeconfig_path));
