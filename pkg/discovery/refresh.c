@@ -113,7 +113,7 @@ kjoin_code kjoin_refresh(const kjoin_refresh_opts *o, kjoin_refresh_result *out,
         kjoin_free_wiped(rewritten, new_len);
         rewritten = NULL, new_len = 0;
     }
-    size_t url_cap = strlen(cur.server) + sizeof(KJOIN_CLUSTER_INFO_PATH);
+    size_t url_cap = rc ? 0 : strlen(cur.server) + sizeof(KJOIN_CLUSTER_INFO_PATH);
     if (!rc && (!(url = malloc(url_cap)) || !(conn = kjoin_http_conn_new())))
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     else if (!rc)
