@@ -543,6 +543,65 @@ static bool has_finding(const kjoin_preflight_report *r, const char *name)
 
 /* A control-plane node's checks: every one fails on a machine set up to
  * fail it, and none on one that is ready. */
+/* reset stops the Pods the kubelet started through the runtime's client:
+ * the runtime the join's kubelet used is read from its files; a stand-in
+ * ctr (containerd's) on PATH lists two running tasks, each killed, then
+ * none; with no client, or no socket of the join's, it says so. */
+static void test_reset_pods(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), bin[300], script[1200], kubelet[300], path[400], sock[512], *old = NULL;
+    kjoin_err err;
+    size_t n = 99;
+    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    assert_int_equal(mkdir(kubelet, 0700), 0);
+    kjoin_node_paths paths = {.kubernetes_dir = d, .kubelet_dir = kubelet};
+    kjoin_reset_runtime(&paths, sock, sizeof(sock));
+    assert_string_equal(sock, ""); /* no files: no runtime known */
+    tu_write(kubelet, "kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/x/containerd.sock\"\n");
+    kjoin_reset_runtime(&paths, sock, sizeof(sock));
+    assert_string_equal(sock, "unix:///run/x/containerd.sock");
+    tu_write(kubelet, "instance-config.yaml", "containerRuntimeEndpoint: \"unix:///run/y/containerd.sock\"\n");
+    kjoin_reset_runtime(&paths, sock, sizeof(sock));
+    assert_string_equal(sock, "unix:///run/y/containerd.sock"); /* instance-config.yaml first, as the kubelet */
+    tu_write(kubelet, "instance-config.yaml", "containerRuntimeEndpoint: tcp://10.0.0.1:1234\n");
+    tu_write(kubelet, "kubeadm-flags.env", "KUBELET_KUBEADM_ARGS=\"\"\n");
+    kjoin_reset_runtime(&paths, sock, sizeof(sock));
+    assert_string_equal(sock, ""); /* only a local socket */
+    /* a stand-in ctr: two tasks RUNNING until killed */
+    snprintf(bin, sizeof(bin), "%s/bin", d);
+    assert_int_equal(mkdir(bin, 0755), 0);
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\necho \"$*\" >>%s/ctr.log\ncase \"$5 $6\" in\n"
+             "\"tasks list\") echo 'TASK PID STATUS'; for t in a b; do if [ -e %s/killed-$t ]; then echo \"$t 0 STOPPED\"; "
+             "else echo \"$t 1$t RUNNING\"; fi; done; echo 'c 0 STOPPED' ;;\n"
+             "\"tasks kill\") : >%s/killed-${10} ;;\nesac\n", d, d, d);
+    tu_write(bin, "ctr", script);
+    snprintf(path, sizeof(path), "%s/ctr", bin);
+    assert_int_equal(chmod(path, 0755), 0);
+    old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+    char newpath[4400];
+    snprintf(newpath, sizeof(newpath), "%s", bin); /* no crictl: ctr is the client */
+    setenv("PATH", newpath, 1);
+    assert_int_equal(kjoin_reset_pods("unix:///run/y/containerd.sock", &n, &err), KJOIN_OK);
+    assert_int_equal(n, 2);
+    snprintf(path, sizeof(path), "%s/ctr.log", d);
+    char *log = tu_read(path, NULL);
+    assert_non_null(strstr(log, "--address /run/y/containerd.sock --namespace k8s.io tasks kill --signal SIGKILL -- a"));
+    assert_non_null(strstr(log, "tasks kill --signal SIGKILL -- b"));
+    assert_null(strstr(log, "-- c")); /* a stopped one is not killed */
+    free(log);
+    /* refusals: no socket of the join's, a runtime no client speaks to */
+    assert_int_equal(kjoin_reset_pods("", &n, &err), KJOIN_E_OTHER);
+    assert_int_equal(kjoin_reset_pods("tcp://10.0.0.1:1", &n, &err), KJOIN_E_OTHER);
+    assert_int_equal(kjoin_reset_pods("unix:///run/crio/crio.sock", &n, &err), KJOIN_E_OTHER);
+    assert_non_null(strstr(err.msg, "no client for the runtime"));
+    if (old)
+        setenv("PATH", old, 1);
+    free(old);
+    tu_rmtree(d);
+}
+
 static void test_preflight_control_plane(void **state)
 {
     (void)state;
@@ -1305,6 +1364,7 @@ int main(void)
         cmocka_unit_test(test_config_render),
         cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),
         cmocka_unit_test(test_reset),
+        cmocka_unit_test(test_reset_pods),
     };
     return cmocka_run_group_tests_name("node", tests, NULL, NULL);
 }
