@@ -115,9 +115,6 @@ static void print_text(const kjoin_node_reset_result *res)
     else if (r->had_state)
         cli_out(stdout, "[reset] Removed %zu paths of the join of node %s%s\n", r->n_removed, r->node_name,
                 r->n_kept ? "; some were left (said above)" : "");
-    if (r->had_state)
-        cli_out(stderr, "[reset] Left as they are: the container runtime's images, and the Node object %s in the "
-                        "cluster, which only an admin can delete: kubectl delete node %s\n", r->node_name, r->node_name);
 }
 
 int cmd_reset(int argc, char **argv)
@@ -140,6 +137,10 @@ int cmd_reset(int argc, char **argv)
             print_json(&res, run_id, rc ? &err : NULL);
         else if (a.verbosity >= 0)
             print_text(&res);
+        if (a.verbosity >= 0 && res.node.had_state) /* on stderr, -o json too */
+            cli_out(stderr, "[reset] Left as they are: the container runtime's images, and the Node object %s in the "
+                            "cluster, which only an admin can delete: kubectl delete node %s\n", res.node.node_name,
+                    res.node.node_name);
     }
     kjoin_node_reset_result_release(&res);
     if (rc && a.format == CLI_JSON && res.changed) {
