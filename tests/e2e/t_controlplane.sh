@@ -581,6 +581,13 @@ cp_etcd_members() {
     jq -r '.members[] | "\(.name // "") \(.peerURLs[0]) \(.isLearner // false)"' | sort
 }
 
+# cp_etcd_call PKI PATH BODY: a call of member 1's gateway, as the
+# healthcheck client of PKI.
+cp_etcd_call() {
+  curl -sf --cacert "$1/etcd/ca.crt" --cert "$1/etcd/healthcheck-client.crt" --key "$1/etcd/healthcheck-client.key" \
+    -X POST -d "$3" "https://$CP_ETCD1:2379$2"
+}
+
 # cp_etcd_join_in (in a node): kjoin's prepare, then its etcd-join, with
 # this function as the kubelet: when etcd.yaml is there, the command in it
 # runs (Debian's etcd 3.4: without the flags of etcd 3.6, --feature-gates
@@ -698,22 +705,37 @@ t_e2e_controlplane_etcd_join_and_reset() {
   cp_cluster_names etcd || return 1
   cp_etcd_first || { kc -n kube-system delete pod etcd-cp-1 >/dev/null 2>&1; cp_cluster_names restore; return 1; }
   declare -p CP_NODE CP_ADDR CP_ETCD1 CP_ETCD2 >"$T/cp.env"
+  # A learner another join left and never started (no name, nothing serves
+  # at its peer URL): kubeadm names it by its ID in hex in --initial-cluster,
+  # and the join's last wait does not wait for it. (Where etcd-join adds a
+  # learner itself, from 1.29, etcd refuses a second learner, to kubeadm
+  # too: there the cluster has none.)
+  local left_id="" left_hex="" left_members="" left_initial=""
+  if [ "$E2E_MINOR" -lt 29 ]; then
+    left_id=$(cp_etcd_call "$T/m1" /v3/cluster/member/add '{"peerURLs":["https://127.0.0.19:2380"],"isLearner":true}' |
+      jq -r .member.ID) && [ -n "$left_id" ] && [ "$left_id" != null ] || { fail "the leftover learner was not added"; rc=1; }
+    left_hex=$(python3 -c 'import sys; print("%x" % int(sys.argv[1]))' "$left_id")
+    left_members=" https://127.0.0.19:2380 true"$'\n' left_initial="$left_hex=https://127.0.0.19:2380"
+  fi
   NODE_NS=etcd2 in_node cp_etcd_join_in
   [ ! -s "$T/etcd.why" ] || { fail "$(cat "$T/etcd.why")"; rc=1; }
   [ "$(cat "$T/join.rc" 2>/dev/null)" = 0 ] ||
     { fail "etcd-join: exit $(cat "$T/join.rc" 2>/dev/null): $(tail -3 "$T/join.err"); etcd 2: $(tail -2 "$T/etcd-m2.log" 2>/dev/null | cut -c1-300)"; rc=1; }
   members=$(cat "$T/members.after")
-  [ "$members" = "cp-1 https://$CP_ETCD1:2380 false
+  [ "$members" = "${left_members}cp-1 https://$CP_ETCD1:2380 false
 cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(echo "$members" | tr '\n' ';')"; rc=1; }
-  jq -e --argjson l $learner '.etcd.added and .etcd.promoted == $l and .etcd.members == 2 and (.etcd.memberID | test("^[0-9]+$"))' \
+  jq -e --argjson l $learner --argjson n "$([ -n "$left_id" ] && echo 3 || echo 2)" \
+    '.etcd.added and .etcd.promoted == $l and .etcd.members == $n and (.etcd.memberID | test("^[0-9]+$"))' \
     "$T/join.out" >/dev/null || { fail "-o json: $(jq -c .etcd "$T/join.out")"; rc=1; }
-  # The manifest: this member joining the existing one, as kubeadm writes it.
-  # (the members in etcd's order, which is by their random IDs)
-  case $(cat "$T/etcd.yaml") in
-  *"--initial-cluster=cp-1=https://$CP_ETCD1:2380,cp-2=https://$CP_ETCD2:2380"*"--initial-cluster-state=existing"*) ;;
-  *"--initial-cluster=cp-2=https://$CP_ETCD2:2380,cp-1=https://$CP_ETCD1:2380"*"--initial-cluster-state=existing"*) ;;
-  *) fail "etcd.yaml: $(grep -- --initial "$T/etcd.yaml" | tr '\n' ' ')"; rc=1 ;;
-  esac
+  # The manifest: this member joining the existing ones, as kubeadm writes
+  # it (the members in etcd's order, which is by their random IDs; the
+  # unnamed learner by its ID in hex).
+  local initial; initial=$(grep -o -- '--initial-cluster=[^ "]*' "$T/etcd.yaml" | cut -d= -f2- | tr ',' '\n' | sort)
+  [ "$initial" = "$(printf '%s\n' $left_initial "cp-1=https://$CP_ETCD1:2380" "cp-2=https://$CP_ETCD2:2380" | sort)" ] &&
+    grep -q -- "--initial-cluster-state=existing" "$T/etcd.yaml" ||
+    { fail "etcd.yaml: $(grep -- --initial "$T/etcd.yaml" | tr '\n' ' ')"; rc=1; }
+  [ -z "$left_id" ] || cp_etcd_call "$T/m1" /v3/cluster/member/remove "{\"ID\":\"$left_id\"}" >/dev/null ||
+    { fail "the leftover learner could not be removed"; rc=1; }
   grep -q "kubeadm.kubernetes.io/etcd.advertise-client-urls: \"\?https://$CP_ETCD2:2379" "$T/etcd.yaml" ||
     { fail "etcd.yaml lacks kubeadm's annotation"; rc=1; }
   [ "$(stat -c %a "$T/etcd2/etc.upper/kubernetes/manifests/etcd.yaml")" = 600 ] &&
@@ -726,7 +748,7 @@ cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(ec
   ours=$(cp_etcd_pod "$T/etcd.yaml" "$CP_ETCD2") theirs=$(cp_etcd_pod "$T/etcdk/etc.upper/kubernetes/manifests/etcd.yaml" 192.0.2.2)
   [ -n "$ours" ] && [ "$ours" = "$theirs" ] ||
     { fail "etcd.yaml differs from kubeadm's: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | head -20 | tr '\n' ' ') $(tail -2 "$T/kubeadm-etcd.out")"; rc=1; }
-  [ "$(cat "$T/again.rc")" = 0 ] && jq -e '.etcd.added == false and .etcd.members == 2' "$T/again.out" >/dev/null ||
+  [ "$(cat "$T/again.rc")" = 0 ] && jq -e '.etcd.added == false and .etcd.members >= 2' "$T/again.out" >/dev/null ||
     { fail "etcd-join again: exit $(cat "$T/again.rc"): $(tail -2 "$T/again.err")"; rc=1; }
   # A node with an etcd.yaml that is not a member's: exit 5, no member added.
   NODE_NS=etcd3 in_node cp_etcd_refused_in
