@@ -574,12 +574,24 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
         return kjoin_phase_lookup("NAME", 4, only, steps, err); /* the message lists them */
     kjoin_code rc = strchr(argv[2], ',') ? kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase NAME runs one phase")
                                          : kjoin_phase_lookup(argv[2], strlen(argv[2]), only, steps, err);
+    /* kubeadm's own spelling of a sub-phase, "phase control-plane-prepare
+     * download-certs", beside "control-plane-prepare/download-certs": a
+     * second word that is a sub-phase of the first is taken as one. */
+    int words = 2;
+    char sub_phase[128];
+    unsigned bit = 0, one = 0;
+    if (!rc && *argc > 3 && argv[3][0] != '-' && !strchr(argv[3], '/') && !strchr(argv[3], ':') &&
+        snprintf(sub_phase, sizeof(sub_phase), "%s/%s", argv[2], argv[3]) < (int)sizeof(sub_phase) &&
+        !kjoin_phase_lookup(sub_phase, strlen(sub_phase), &bit, &one, NULL)) {
+        *only = bit, *steps = one;
+        words = 3;
+    }
     if (!rc && !*only) /* check-etcd: kjoin has no step of its own for it */
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: kjoin checks etcd within etcd-join", argv[2]);
-    for (int i = 1; !rc && i + 2 <= *argc; i++)
-        argv[i] = argv[i + 2];
+    for (int i = 1; !rc && i + words <= *argc; i++)
+        argv[i] = argv[i + words];
     if (!rc)
-        *argc -= 2;
+        *argc -= words;
     return rc;
 }
 

@@ -512,6 +512,11 @@ t_token_kubeadm_command_lines() {
   err_has "control-plane-prepare is a control-plane join's phase: set --control-plane" || return 1
   kj 2 join phase control-plane-prepare/download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
   err_has "download-certs needs --certificate-key" || return 1
+  # kubeadm's own spelling of a sub-phase, two words: the same step, not an endpoint named download-certs.
+  kj 2 join phase control-plane-prepare download-certs $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  err_has "download-certs needs --certificate-key" || return 1
+  kj 2 join phase control-plane-prepare nonexistent $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
+  ! grep -q "download-certs needs" "$ERR" || fail "an unknown second word was taken as a step" || return 1
   kj 2 join phase control-plane-prepare/nonexistent $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
   err_has 'unknown phase "control-plane-prepare/nonexistent"' || return 1
   kj 2 join phase control-plane-join/update-status $(join_args) --discovery-token-ca-cert-hash "$PIN" --control-plane || return 1
