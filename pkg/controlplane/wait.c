@@ -100,7 +100,7 @@ kjoin_code kjoin_control_plane_endpoints(const char *const yaml[KJOIN_MANIFESTS_
  * rule for a local endpoint). */
 static bool healthy_local(const char *url, char *why, size_t cap)
 {
-    kjoin_http_request req = {.url = url, .tls = KJOIN_TLS_INSECURE, .timeout_ms = 2000, .max_body = 4096};
+    kjoin_http_request req = {.url = url, .tls = KJOIN_TLS_INSECURE, .timeout_ms = 2000}; /* the body is not read */
     kjoin_http_response resp = {0};
     kjoin_err e;
     if (kjoin_http_send(&req, &resp, &e))
