@@ -65,6 +65,15 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        /* -o FORMAT alone, as every verb's output flag */
+        bool ok = argc == 2 || (argc == 4 && (!strcmp(argv[2], "-o") || !strcmp(argv[2], "--output")) &&
+                                (!strcmp(argv[3], "json") || !strcmp(argv[3], "text"))) ||
+                  (argc == 3 && (!strcmp(argv[2], "-ojson") || !strcmp(argv[2], "--output=json") ||
+                                 !strcmp(argv[2], "-otext") || !strcmp(argv[2], "--output=text")));
+        if (!ok) {
+            cli_out(stderr, "kjoin: usage: kjoin version [-o json]\n");
+            return 2;
+        }
         if (cli_format_from_argv(argc - 1, argv + 1) == CLI_JSON) {
             json_object *o = json_object_new_object();
             json_object_object_add(o, "version", json_object_new_string(KJOIN_VERSION));

@@ -562,12 +562,18 @@ t_token_cli_says_what_is_wrong() {
   # Group help lists the verbs and exits 0.
   kj 0 token --help || return 1
   out_has "create" && out_has "delete" || return 1
-  kj 2 token frobnicate
+  kj 2 token frobnicate || return 1
+  # cluster-info's group help names its one verb, exit 0 (the man page and completion are made from it)
+  kj 0 cluster-info --help || return 1
+  out_has "sign" || return 1
+  kj 2 cluster-info frobnicate
 }
 
 t_token_no_core_dump_and_version_json() {
   kj 0 version -o json || return 1
   jq -e '.version | length > 0' "$OUT" >/dev/null || fail "version -o json: $(cat "$OUT")" || return 1
+  kj 2 version --bogus || return 1 # a flag version does not take is refused, not ignored
+  kj 2 version -o yaml || return 1
   # A running join is not dumpable (core dumps would carry the token).
   "$KJOIN" join --skip-phases preflight,kubelet-start 127.0.0.1:$PORT --token-file "$C/token" --discovery-token-unsafe-skip-ca-verification \
     --flavor k3s --kubeconfig-out "$T/k" --discovery-timeout 3s >/dev/null 2>&1 &
