@@ -302,7 +302,9 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "members after the reset: $(ha_memb
   jq -e '.pods.stopped and .pods.found >= 4' "$T/reset2.json" >/dev/null ||
     { fail "reset: the Pods: $(jq -c .pods "$T/reset2.json")"; rc=1; }
   local procs ports
-  procs=$(lab_exec ha-2 pgrep -l -x 'kube-apiserver|kube-controller|kube-scheduler|etcd')
+  # (the names as /proc has them, 15 characters at most: kube-controller-manager is kube-controller)
+  procs=$(lab_exec ha-2 bash -c 'for p in /proc/[0-9]*; do c=$(cat "$p/comm" 2>/dev/null); case $c in
+    kube-apiserver|kube-controller|kube-scheduler|etcd) echo "${p#/proc/} $c" ;; esac; done')
   ports=$(lab_exec ha-2 ss -Hltn | grep -E ':(6443|10257|10259|2379|2380|2381) ')
   [ -z "$procs" ] && [ -z "$ports" ] || { fail "node 2 still runs after its reset: $procs; ports: $ports"; rc=1; }
   lab_stop ha-3
