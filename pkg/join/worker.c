@@ -758,7 +758,7 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
     r.deadline = r.start + (j->timeout_ms > 0 ? j->timeout_ms : KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
     kjoin_node_file_path(&spec->node.paths, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, out->kubeconfig_path,
                          sizeof(out->kubeconfig_path));
-    if ((rc = phases_of(spec, &r.phases, err)) || (rc = resolve_certificate_key(&r, err)))
+    if ((rc = phases_of(spec, &r.phases, err)))
         return rc;
     /* One node name for every step, checked before anything is read or
      * written: kubeadm's (GetNodeNameAndHostname), where a hostname-override
@@ -795,6 +795,9 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
             r.phases = 0;
         }
     }
+    /* The certificate key last of the inputs: from here on every way out
+     * goes through the end, which wipes it. */
+    rc = resolve_certificate_key(&r, err);
     out->node = (kjoin_node_join){.spec = &spec->node, .name = out->node_name, .join_id = spec->join_id,
                                   .deadline_ms = r.deadline, .audit_id = j->audit_id, .patches = out->patches,
                                   .log = j->log, .log_ctx = j->log_ctx};
