@@ -13,6 +13,18 @@
 # machine must not touch.)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# Both tools write under /etc/kubernetes too (kjoin its control-plane record,
+# kubeadm its files): the row runs in a mount namespace of its own where /etc
+# is a copy-on-write view, so the machine's /etc is never touched.
+if [ -z "${BENCH_CERTS_VIEW:-}" ]; then
+  view=$(mktemp -d)
+  mkdir -p "$view/upper" "$view/work"
+  BENCH_CERTS_VIEW=$view unshare --mount --propagation private bash -c \
+    'mount -t overlay overlay -o lowerdir=/etc,upperdir="$0/upper",workdir="$0/work" /etc && exec bash "$1"' "$view" "$0"
+  rc=$?
+  rm -rf "$view"
+  exit $rc
+fi
 source "$here/cluster.sh"
 source "$here/../e2e/t_node.sh"
 source "$here/../e2e/t_controlplane.sh"
