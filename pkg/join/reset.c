@@ -10,36 +10,42 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <kjoin/safedir.h>
 #include <kjoin/worker.h>
 
 #define logf_(s, level, ...) kjoin_logf((s)->node.log, (s)->node.log_ctx, level, __VA_ARGS__)
 
-static bool not_empty(const char *line, size_t *path_len)
-{
-    const char *why = strstr(line, ": " KJOIN_RESET_NOT_EMPTY);
-    if (!why)
-        why = strstr(line, ": not empty: ");
-    *path_len = why ? (size_t)(why - line) : 0;
-    return why != NULL;
-}
-
-/* A directory one join left because the other's files were still in it:
- * tried again now that both are gone. */
+/* A directory one join left because the other's files were still in it
+ * ("path: not empty: ..."): tried again now that both are gone, relative to
+ * its opened parent, as every removal of reset's. */
 static bool emptied(const char *line, char *path, size_t cap)
 {
-    size_t n;
-    if (!not_empty(line, &n) || n >= cap)
+    const char *why = strstr(line, ": not empty: ");
+    size_t n = why ? (size_t)(why - line) : 0;
+    kjoin_safedir d;
+    const char *name;
+    if (!why || n >= cap)
         return false;
     memcpy(path, line, n);
     path[n] = '\0';
-    return rmdir(path) == 0 || errno == ENOENT;
+    struct stat st;
+    if (lstat(path, &st) != 0 && errno == ENOENT) /* the other join removed it, or its parent */
+        return true;
+    if (kjoin_safedir_open_parent(path, &d, &name, NULL))
+        return false;
+    bool gone = unlinkat(d.fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT;
+    kjoin_safedir_close(&d);
+    return gone;
 }
 
 static void retry_dirs(kjoin_node_reset_result *out)
 {
     char path[4200];
     kjoin_cp_reset_result *cp = out->control_plane;
-    /* deepest first: the node's are under the control plane's at most one level */
+    /* twice: a directory of one list may be the parent of the other's */
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < out->node.n_kept;) {
             if (!emptied(out->node.kept[i], path, sizeof(path))) {

@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <kjoin/join.h>
+#include <kjoin/util.h>
 #include <kjoin/worker.h>
 
 #include "testutil.h"
@@ -408,6 +410,55 @@ static void test_node_reset_bad_control_plane_record(void **state)
     tu_rmtree(d);
 }
 
+static void hex_of(const char *text, char out[65])
+{
+    unsigned char sum[32];
+    kjoin_sha256(text, strlen(text), sum, NULL);
+    kjoin_hex(sum, 32, out);
+}
+
+/* A directory the worker's join made that the control plane's files kept
+ * from being emptied (pki/) is removed once both joins' files are gone, not
+ * left and named as holding others' files. */
+static void test_node_reset_empties_shared_directories(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), kube[300], kubelet[300], pki[320], path[400], rec[4096], ca[65], crt[65];
+    snprintf(kube, sizeof(kube), "%s/etc", d);
+    snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
+    snprintf(pki, sizeof(pki), "%s/pki", kube);
+    assert_int_equal(mkdir(kube, 0700), 0);
+    assert_int_equal(mkdir(kubelet, 0700), 0);
+    assert_int_equal(mkdir(pki, 0700), 0);
+    tu_write(pki, "ca.crt", "the CA");
+    tu_write(pki, "apiserver.crt", "the API server's");
+    hex_of("the CA", ca);
+    hex_of("the API server's", crt);
+    snprintf(rec, sizeof(rec), "{\"kind\":\"KjoinJoinRecord\",\"joinID\":\"j\",\"server\":\"https://x\",\"nodeName\":\"n1\","
+             "\"files\":[{\"path\":\"%s/ca.crt\",\"sha256\":\"%s\"}],\"createdDirs\":[\"%s\"],\"kubeletDirBefore\":[]}",
+             pki, ca, pki);
+    tu_write(kube, KJOIN_NODE_STATE_NAME, rec);
+    snprintf(rec, sizeof(rec), "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"%s/apiserver.crt\","
+             "\"sha256\":\"%s\"}]}", pki, crt);
+    tu_write(kube, KJOIN_CP_RECORD_NAME, rec);
+    snprintf(path, sizeof(path), "chmod -R go-rwx %s", d);
+    assert_int_equal(system(path), 0);
+    kjoin_node_reset_spec spec = {.node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
+                                           .systemd_dir = "/nonexistent"}};
+    kjoin_node_reset_result r;
+    kjoin_err err;
+    if (kjoin_node_reset(&spec, &r, &err))
+        fail_msg("%s", err.msg);
+    assert_true(r.node.had_state && r.control_plane->had_record);
+    for (size_t i = 0; i < r.node.n_kept; i++)
+        fail_msg("left: %s", r.node.kept[i]);
+    assert_int_equal(r.control_plane->n_left, 0);
+    struct stat st;
+    assert_int_equal(stat(pki, &st), -1); /* emptied by the control plane's part, removed after it */
+    kjoin_node_reset_result_release(&r);
+    tu_rmtree(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_worker_node_name_before_anything),
         cmocka_unit_test(test_worker_phases_asked),
         cmocka_unit_test(test_node_reset_bad_control_plane_record),
+        cmocka_unit_test(test_node_reset_empties_shared_directories),
     };
     return cmocka_run_group_tests_name("join", tests, NULL, NULL);
 }
