@@ -461,36 +461,11 @@ static void print_result(const kjoin_worker_spec *s, const kjoin_worker_outcome 
     }
     if (w->ran & KJOIN_PHASE_CONTROL_PLANE_JOIN)
         json_object_object_add(root, "controlPlaneMarked", json_object_new_boolean(w->marked));
-    if (w->ran & KJOIN_PHASE_CONTROL_PLANE_PREPARE) { /* download-certs: what it wrote, never the content */
+    if (w->ran & KJOIN_PHASE_CONTROL_PLANE_PREPARE) { /* what the steps wrote, never the content */
         json_object *cp = json_object_new_object(), *files = json_object_new_array();
-        kjoin_shared_certs names;
-        kjoin_kubeadm_certs_names(&names);
-        for (size_t i = 0; i < KJOIN_SHARED_N; i++) {
-            char path[2048];
-            if (!w->certs.present[i])
-                continue;
-            snprintf(path, sizeof(path), "%s/%s", w->certs.cert_dir, names.files[i].name);
-            json_object_array_add(files, file_json(path, names.files[i].mode));
-        }
-        for (int i = 0; i < KJOIN_NODE_CERTS_N; i++) {
-            char path[2048];
-            for (int key = 0; key < 2 && w->node_certs.written[i]; key++) {
-                snprintf(path, sizeof(path), "%s/%s.%s", w->certs.cert_dir, kjoin_node_cert_base(i), key ? "key" : "crt");
-                json_object_array_add(files, file_json(path, key ? 0600 : 0644));
-            }
-        }
-        for (int i = 0; i < KJOIN_KUBECONFIGS_N; i++) {
-            char path[8192];
-            snprintf(path, sizeof(path), "%s/%s", s->node.paths.kubernetes_dir, kjoin_kubeconfig_file_name(i));
-            if (w->kubeconfigs.written[i])
-                json_object_array_add(files, file_json(path, 0600));
-        }
-        for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
-            char path[8192];
-            snprintf(path, sizeof(path), "%s/manifests/%s.yaml", s->node.paths.kubernetes_dir, kjoin_manifest_component(i));
-            if (w->manifests.written[i])
-                json_object_array_add(files, file_json(path, 0600));
-        }
+        for (size_t i = 0; i < w->control_plane_files.n; i++)
+            if (!strstr(w->control_plane_files.v[i].path, "/etcd.yaml")) /* etcd-join's: its own field */
+                json_object_array_add(files, file_json(w->control_plane_files.v[i].path, w->control_plane_files.v[i].mode));
         json_object_object_add(cp, "certificatesDir", json_object_new_string(w->certs.cert_dir));
         if (*w->advertise_address)
             json_object_object_add(cp, "advertiseAddress", json_object_new_string(w->advertise_address));

@@ -87,15 +87,73 @@ kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cer
                                     bool force, kjoin_write_result written[KJOIN_SHARED_N], kjoin_err *err);
 void kjoin_shared_certs_release(kjoin_shared_certs *c);
 
-/* The cluster's ClusterConfiguration, read with the bootstrap token (the
- * kubeadm-config ConfigMap), and its certificatesDir (/etc/kubernetes/pki
- * when it has none) into cert_dir. Errors: KJOIN_E_USAGE (a cluster kubeadm
- * did not make: it has no control-plane join), those of
- * kjoin_cluster_configuration_get and the API client's. */
+/* ---- one control-plane join's context (kubeadm's JoinData) ------------- */
+
+/* The files a join's control-plane steps wrote (created or replaced), in
+ * the order written: what the outputs print. */
+#define KJOIN_CP_FILES_MAX 40
+typedef struct kjoin_cp_files {
+    size_t n;
+    struct {
+        char path[1200];
+        unsigned mode;
+    } v[KJOIN_CP_FILES_MAX];
+} kjoin_cp_files;
+
 struct kjoin_cluster_configuration;
-kjoin_code kjoin_control_plane_cluster(const char *bootstrap_kubeconfig, size_t len, int64_t timeout_ms,
-                                       const char *audit_id, kjoin_log_fn log, void *log_ctx,
-                                       struct kjoin_cluster_configuration *out, char *cert_dir, size_t cap,
+struct kjoin_kubeapi;
+
+/* What every control-plane step of one join shares, decided once after the
+ * cluster is read (kjoin_cp_context_init) and passed to each step: a step's
+ * own inputs are only what is its alone. */
+typedef struct kjoin_cp_context {
+    const struct kjoin_cluster_configuration *cluster; /* the cluster's ClusterConfiguration */
+    int minor;                         /* its release (never 0: the newest's when it does not say) */
+    const kjoin_release *release;      /* that release's row: what its kubeadm does */
+    const char *node_name;             /* checked: a DNS-1123 subdomain */
+    char advertise_address[64];        /* this node's API server and etcd address: an IP address */
+    int bind_port;                     /* this node's API server port */
+    char kubernetes_dir[1024];         /* the kubeconfigs: /etc/kubernetes */
+    char cert_dir[1024];               /* the cluster's certificatesDir */
+    char manifests_dir[1100];          /* kubernetes_dir/manifests */
+    char admin_kubeconfig[1100];       /* kubernetes_dir/admin.conf: the node's API client once written */
+    bool record;                       /* each step adds what it is about to write to the control-plane record in
+                                        * kubernetes_dir first */
+    const char *trusted_ca_pem;        /* the CA discovery verified: cert_dir's ca.crt must be it; NULL: unchecked */
+    size_t trusted_ca_len;
+    struct kjoin_kubeapi *bootstrap_api; /* the cluster, read with the verified bootstrap kubeconfig */
+    struct kjoin_kubeapi *admin_api;   /* with the node's admin.conf once written; NULL: each step that needs it
+                                        * reads admin_kubeconfig */
+    bool force;                        /* replace files kubeadm would not keep */
+    kjoin_cp_files *written;           /* each file a step writes is added here; NULL: not reported */
+    int64_t now;                       /* Unix seconds: the certificates' clock */
+    int64_t deadline_ms;               /* kjoin_now_ms()'s clock; 0: a minute from each step's start */
+    const char *audit_id;
+    kjoin_log_fn log;
+    void *log_ctx;
+} kjoin_cp_context;
+
+/* Fills the defaults from the cluster's configuration c (borrowed): its
+ * release and row, certificatesDir (/etc/kubernetes/pki when it has none),
+ * the paths under kubernetes_dir, kubeadm's API server port, now. The
+ * node's name and address, the CA and the client are the caller's.
+ * Errors: KJOIN_E_USAGE (a path too long). */
+kjoin_code kjoin_cp_context_init(kjoin_cp_context *cx, const struct kjoin_cluster_configuration *c,
+                                 const char *kubernetes_dir, kjoin_err *err);
+/* A client of the cluster as this node's admin (admin.conf, read through
+ * its checked directory), within the context's deadline. Errors:
+ * KJOIN_E_USAGE (missing, refused), the API client's. */
+kjoin_code kjoin_cp_admin_client(const kjoin_cp_context *cx, struct kjoin_kubeapi **out, kjoin_err *err);
+/* Milliseconds left before the context's deadline (at least 1). */
+int64_t kjoin_cp_time_left(const kjoin_cp_context *cx);
+/* The record's directory for the writers: kubernetes_dir, or NULL without a record. */
+const char *kjoin_cp_record_dir(const kjoin_cp_context *cx);
+
+/* The cluster's ClusterConfiguration, read with the bootstrap token (the
+ * kubeadm-config ConfigMap) through api. Errors: KJOIN_E_USAGE (a cluster
+ * kubeadm did not make: it has no control-plane join), those of
+ * kjoin_cluster_configuration_get and the API client's. */
+kjoin_code kjoin_control_plane_cluster(struct kjoin_kubeapi *api, struct kjoin_cluster_configuration *out,
                                        kjoin_err *err);
 
 /* The local address this machine reaches server (https://host:port) from:
@@ -118,9 +176,9 @@ kjoin_code kjoin_advertise_address_check(const char *addr, char *why, size_t cap
  * runtime of report->cri_socket or spec->cri_socket, pulled when missing;
  * not run when ignored). Appended to *report. Errors: KJOIN_E_USAGE (a
  * failed check, named). */
-kjoin_code kjoin_preflight_control_plane(const struct kjoin_node_spec *spec, const struct kjoin_cluster_configuration *c,
-                                         const char *advertise_address, int bind_port, const char *const *images,
-                                         size_t n_images, kjoin_preflight_report *report, kjoin_err *err);
+kjoin_code kjoin_preflight_control_plane(const struct kjoin_node_spec *spec, const kjoin_cp_context *cx,
+                                         const char *const *images, size_t n_images, kjoin_preflight_report *report,
+                                         kjoin_err *err);
 
 /* What the control-plane steps about to run will write. */
 enum {
@@ -131,39 +189,16 @@ enum {
     KJOIN_CP_WRITES_ETCD = 16        /* etcd-join: the member and etcd.yaml */
 };
 
-typedef struct kjoin_cp_check_spec {
-    const struct kjoin_cluster_configuration *cluster;
-    int minor;                         /* the cluster's release; 0: the newest's */
-    const char *advertise_address;     /* the node's */
-    const char *kubernetes_dir;        /* the kubeconfigs, manifests/ and the record */
-    const char *cert_dir;              /* the cluster's certificatesDir */
-    unsigned writes;                   /* KJOIN_CP_WRITES_* */
-} kjoin_cp_check_spec;
-
 /* Whether those steps can carry the cluster, checked before the first of
- * them writes: an external etcd (not yet), the manifests' release and
+ * them writes (writes: KJOIN_CP_WRITES_*): an external etcd (not yet), the manifests' release and
  * fields (for the static Pods and etcd.yaml), the advertise address, and
  * each directory they write into that is there already, as the writer will
  * check it. Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT. */
-kjoin_code kjoin_control_plane_check(const kjoin_cp_check_spec *s, kjoin_err *err);
+kjoin_code kjoin_control_plane_check(const kjoin_cp_context *cx, unsigned writes, kjoin_err *err);
 
-/* kubeadm's download-certs: with the bootstrap token, the kubeadm-certs
- * Secret, opened and written into cert_dir as above. */
-typedef struct kjoin_download_certs_spec {
-    const char *cert_dir;              /* the cluster's certificatesDir */
-    const char *bootstrap_kubeconfig;  /* discovery's, in memory */
-    size_t bootstrap_len;
-    const char *trusted_ca_pem;        /* the CA discovery verified */
-    size_t ca_len;
-    const kjoin_certificate_key *key;
-    const char *record_dir;            /* the control-plane record's directory; NULL: no record */
-    bool force;                        /* replace files that hold something else */
-    int64_t timeout_ms;
-    const char *audit_id;
-    kjoin_log_fn log;
-    void *log_ctx;
-} kjoin_download_certs_spec;
-
+/* kubeadm's download-certs: with the context's bootstrap client, the
+ * kubeadm-certs Secret, opened with key and written into the certificates
+ * directory as above. */
 typedef struct kjoin_download_certs_result {
     char cert_dir[1024];
     bool present[KJOIN_SHARED_N];      /* the Secret held it (not empty) */
@@ -173,7 +208,8 @@ typedef struct kjoin_download_certs_result {
 /* Errors: those of kjoin_kubeadm_certs_open and kjoin_shared_certs_write;
  * KJOIN_E_API when the Secret is not there (it expires two hours after its
  * upload) or the token may not read it; the API client's. */
-kjoin_code kjoin_download_certs(const kjoin_download_certs_spec *s, kjoin_download_certs_result *out, kjoin_err *err);
+kjoin_code kjoin_download_certs(const kjoin_cp_context *cx, const kjoin_certificate_key *key,
+                                kjoin_download_certs_result *out, kjoin_err *err);
 
 /* ---- the node's own certificates (kubeadm's certs phase) ----------------- */
 
@@ -202,20 +238,6 @@ enum {
 const char *kjoin_node_cert_name(int i);
 const char *kjoin_node_cert_base(int i);
 
-struct kjoin_cluster_configuration;
-typedef struct kjoin_node_certs_spec {
-    const char *cert_dir;              /* the shared CAs are there (download-certs, or copied) */
-    const char *record_dir;            /* the control-plane record's directory (what is written goes there first); NULL: none */
-    const char *trusted_ca_pem;        /* the CA discovery verified: cert_dir's ca.crt must be it; NULL: unchecked */
-    size_t trusted_ca_len;
-    const char *node_name;             /* checked: a DNS-1123 subdomain */
-    const char *advertise_address;     /* this node's API server and etcd address: an IP address */
-    const struct kjoin_cluster_configuration *cluster; /* names, key type, lifetime */
-    int minor;                         /* the cluster's release (subjects changed with it); 0: the newest's */
-    bool force;                        /* replace a pair that is not what kubeadm would keep */
-    int64_t now;                       /* Unix seconds */
-} kjoin_node_certs_spec;
-
 typedef struct kjoin_node_certs_result {
     bool kept[KJOIN_NODE_CERTS_N];     /* there already, signed by its CA, its key's, with every name needed */
     bool written[KJOIN_NODE_CERTS_N];  /* made and written */
@@ -231,7 +253,7 @@ typedef struct kjoin_node_certs_result {
  * CA, a pair there that kubeadm would not keep and force not set, a CA key
  * missing where a pair must be made, an external etcd, an address that is
  * not one), KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
-kjoin_code kjoin_node_certs(const kjoin_node_certs_spec *s, kjoin_node_certs_result *out, kjoin_err *err);
+kjoin_code kjoin_node_certs(const kjoin_cp_context *cx, kjoin_node_certs_result *out, kjoin_err *err);
 
 /* ---- the node's kubeconfigs (kubeadm's kubeconfig phase) ------------------- */
 
@@ -243,20 +265,6 @@ enum {
 };
 /* "admin.conf", ... */
 const char *kjoin_kubeconfig_file_name(int i);
-
-typedef struct kjoin_control_plane_kubeconfigs_spec {
-    const char *kubernetes_dir;        /* where they go: /etc/kubernetes */
-    const char *record_dir;            /* the control-plane record's directory (what is written goes there first); NULL: none */
-    const char *cert_dir;              /* the cluster CA is there */
-    const char *trusted_ca_pem;        /* the CA discovery verified: cert_dir's ca.crt must be it; NULL: unchecked */
-    size_t trusted_ca_len;
-    const char *advertise_address;     /* this node's API server: https://ADDR:PORT */
-    int bind_port;                     /* PORT; 0: 6443 */
-    const struct kjoin_cluster_configuration *cluster; /* clusterName, controlPlaneEndpoint, key type, lifetime */
-    int minor;                         /* the cluster's release; 0: the newest's */
-    bool force;                        /* replace one kubeadm would not keep */
-    int64_t now;                       /* Unix seconds */
-} kjoin_control_plane_kubeconfigs_spec;
 
 typedef struct kjoin_control_plane_kubeconfigs_result {
     bool kept[KJOIN_KUBECONFIGS_N];    /* there already: its server, the cluster CA, a client certificate of it */
@@ -270,8 +278,8 @@ typedef struct kjoin_control_plane_kubeconfigs_result {
  * kept when kubeadm would keep it, refused otherwise unless force. Errors:
  * KJOIN_E_TRUST (ca.crt not the trusted CA), KJOIN_E_USAGE (no CA or its key, a file there not to keep), KJOIN_E_OUTPUT,
  * KJOIN_E_OTHER. */
-kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs_spec *s,
-                                          kjoin_control_plane_kubeconfigs_result *out, kjoin_err *err);
+kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_cp_context *cx, kjoin_control_plane_kubeconfigs_result *out,
+                                          kjoin_err *err);
 
 /* ---- the static Pod manifests (kubeadm's control-plane step) ------------ */
 
@@ -284,19 +292,6 @@ enum {
 /* "kube-apiserver", ...: the Pod's and the file's name. */
 const char *kjoin_manifest_component(int i);
 
-typedef struct kjoin_control_plane_manifests_spec {
-    const char *manifests_dir;         /* where they go: /etc/kubernetes/manifests */
-    const char *record_dir;            /* the control-plane record's directory (what is written goes there first); NULL: none */
-    const char *kubernetes_dir;        /* where the components' kubeconfigs are: /etc/kubernetes */
-    const char *cert_dir;              /* the cluster's certificatesDir */
-    const char *advertise_address;     /* an IP address */
-    int bind_port;                     /* 0: 6443 */
-    const struct kjoin_cluster_configuration *cluster; /* image, networks, extraArgs */
-    int minor;                         /* the cluster's release; 0: the newest's */
-    bool force;                        /* replace a manifest there with other content */
-    char *const *environ;              /* the *_proxy variables are passed on from it; NULL: this process's */
-} kjoin_control_plane_manifests_spec;
-
 typedef struct kjoin_control_plane_manifests_result {
     bool kept[KJOIN_MANIFESTS_N];      /* there already, the same bytes */
     bool written[KJOIN_MANIFESTS_N];
@@ -305,10 +300,11 @@ typedef struct kjoin_control_plane_manifests_result {
 /* The three static Pod manifests kubeadm of the cluster's release writes
  * on a joining control-plane node (1.20's, and 1.37's for 1.37 and later),
  * made from the cluster's ClusterConfiguration and this node's endpoint:
- * out[i] newly-allocated YAML. Errors: KJOIN_E_USAGE (a release whose
+ * out[i] newly-allocated YAML. The *_proxy variables are passed on from
+ * environ (NULL: this process's). Errors: KJOIN_E_USAGE (a release whose
  * manifests kjoin does not know, a field it cannot carry yet, no
  * kubernetesVersion or imageRepository, an address that is none). */
-kjoin_code kjoin_control_plane_manifests_make(const kjoin_control_plane_manifests_spec *s,
+kjoin_code kjoin_control_plane_manifests_make(const kjoin_cp_context *cx, char *const *environ,
                                              char *out[KJOIN_MANIFESTS_N], kjoin_err *err);
 
 /* The images those Pods and etcd's run, and the release's pause, as
@@ -322,8 +318,8 @@ kjoin_code kjoin_control_plane_images(const struct kjoin_cluster_configuration *
  * nothing; one there with the same bytes is kept, one with others refused
  * unless force. Errors: those of kjoin_control_plane_manifests_make,
  * KJOIN_E_OUTPUT. */
-kjoin_code kjoin_control_plane_manifests(const kjoin_control_plane_manifests_spec *s,
-                                        kjoin_control_plane_manifests_result *out, kjoin_err *err);
+kjoin_code kjoin_control_plane_manifests(const kjoin_cp_context *cx, kjoin_control_plane_manifests_result *out,
+                                        kjoin_err *err);
 
 /* ---- etcd-join: this node's member of the stacked etcd --------------------- */
 
@@ -333,38 +329,13 @@ typedef struct kjoin_etcd_member {
     char id[24];        /* decimal, as etcd's gateway writes it ("" when not known) */
 } kjoin_etcd_member;
 
-typedef struct kjoin_etcd_manifest_spec {
-    const char *cert_dir;              /* the cluster's certificatesDir */
-    const char *node_name;             /* the member's name */
-    const char *advertise_address;     /* its peer and client address: an IP address */
-    const struct kjoin_cluster_configuration *cluster; /* dataDir, images, etcd's extraArgs */
-    int minor;                         /* the cluster's release; 0: the newest's */
-    const kjoin_etcd_member *members;  /* the cluster's, this one among them; none: a cluster of its own */
-    size_t n_members;
-} kjoin_etcd_manifest_spec;
-
-/* etcd.yaml as kubeadm of the cluster's release writes it for a member
- * joining members (one without a name, a concurrent join's or a learner
+/* etcd.yaml as kubeadm of the cluster's release writes it for this node's
+ * member joining members (the cluster's, this one among them; none: a
+ * cluster of its own) (one without a name, a concurrent join's or a learner
  * not started yet, named by its ID in hex, as kubeadm names it). *out
  * newly-allocated. Errors: as kjoin_control_plane_manifests_make. */
-kjoin_code kjoin_etcd_manifest_make(const kjoin_etcd_manifest_spec *s, char **out, kjoin_err *err);
-
-typedef struct kjoin_etcd_join_spec {
-    const char *admin_kubeconfig;      /* the node's admin.conf: the etcd Pods say where the members are */
-    const char *manifests_dir;         /* etcd.yaml goes there */
-    const char *cert_dir;              /* etcd/ca.crt and the healthcheck client's pair (the certs step's) */
-    const char *node_name;
-    const char *advertise_address;     /* the member's address */
-    const struct kjoin_cluster_configuration *cluster;
-    int minor;                         /* the cluster's release: a learner first from 1.29, as kubeadm */
-    bool force;                        /* replace an etcd.yaml there */
-    const char *record_dir;            /* the member, the data directory and etcd.yaml go into the control-plane
-                                        * record there (kjoin_cp_record_*); NULL: no record */
-    int64_t timeout_ms;
-    const char *audit_id;
-    kjoin_log_fn log;
-    void *log_ctx;
-} kjoin_etcd_join_spec;
+kjoin_code kjoin_etcd_manifest_make(const kjoin_cp_context *cx, const kjoin_etcd_member *members, size_t n_members,
+                                    char **out, kjoin_err *err);
 
 typedef struct kjoin_etcd_join_result {
     char member_id[24];                /* decimal, as etcd's gateway writes it */
@@ -383,7 +354,7 @@ typedef struct kjoin_etcd_join_result {
  * answers. Errors: KJOIN_E_USAGE (the manifest's inputs, certificates
  * missing), KJOIN_E_OUTPUT, KJOIN_E_API (refused), KJOIN_E_TIMEOUT,
  * KJOIN_E_TRUST. */
-kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result *out, kjoin_err *err);
+kjoin_code kjoin_etcd_join(const kjoin_cp_context *cx, kjoin_etcd_join_result *out, kjoin_err *err);
 
 /* ---- what a control-plane join made, and kjoin reset of it --------------- */
 
@@ -479,16 +450,6 @@ kjoin_code kjoin_control_plane_endpoints(const char *const yaml[KJOIN_MANIFESTS_
                                          const char *advertise_address, char urls[KJOIN_MANIFESTS_N][320],
                                          kjoin_err *err);
 
-typedef struct kjoin_wait_control_plane_spec {
-    const char *manifests_dir;         /* the three manifests say where each listens */
-    const char *admin_kubeconfig;      /* the API server is asked as this admin, its CA verifying */
-    const char *advertise_address;     /* the API server's address when its manifest has none */
-    int64_t timeout_ms;
-    const char *audit_id;
-    kjoin_log_fn log;
-    void *log_ctx;
-} kjoin_wait_control_plane_spec;
-
 typedef struct kjoin_wait_control_plane_result {
     int64_t healthy_ms[KJOIN_MANIFESTS_N]; /* when each answered 200 (0: never) */
 } kjoin_wait_control_plane_result;
@@ -499,22 +460,16 @@ typedef struct kjoin_wait_control_plane_result {
  * kubeadm): only the status of this machine's own endpoint is read.
  * Errors: KJOIN_E_USAGE (a manifest missing or unreadable), KJOIN_E_TIMEOUT
  * (naming each component not healthy, its URL and its last answer). */
-kjoin_code kjoin_wait_control_plane(const kjoin_wait_control_plane_spec *s, kjoin_wait_control_plane_result *out,
+kjoin_code kjoin_wait_control_plane(const kjoin_cp_context *cx, kjoin_wait_control_plane_result *out,
                                     kjoin_err *err);
 
 /* ---- mark-control-plane (kubeadm's control-plane-join phase) --------------- */
 
+/* mark-control-plane's own input: the taints (else kubeadm's default). */
 typedef struct kjoin_mark_control_plane_spec {
-    const char *admin_kubeconfig;      /* the node's admin.conf (control-plane-prepare's kubeconfig step) */
-    const char *node_name;
-    int minor;                         /* the cluster's release (labels and taint changed in 1.24); 0: the newest's */
     const char *const *taints;         /* "key=value:Effect"; with taints_set, instead of kubeadm's default */
     size_t n_taints;
     bool taints_set;
-    int64_t timeout_ms;
-    const char *audit_id;
-    kjoin_log_fn log;
-    void *log_ctx;
 } kjoin_mark_control_plane_spec;
 
 /* Labels the Node as kubeadm's mark-control-plane does
@@ -526,11 +481,11 @@ typedef struct kjoin_mark_control_plane_spec {
  * merge patch, made against the version read (a conflict is read again).
  * Errors: KJOIN_E_USAGE (admin.conf refused, a malformed taint),
  * KJOIN_E_API (no such Node, refused), the API client's. */
-kjoin_code kjoin_mark_control_plane(const kjoin_mark_control_plane_spec *s, kjoin_err *err);
+kjoin_code kjoin_mark_control_plane(const kjoin_cp_context *cx, const kjoin_mark_control_plane_spec *s, kjoin_err *err);
 /* The merge patch for the Node as the API server answered it (untrusted
  * JSON): newly-allocated. Errors: KJOIN_E_API (not a Node object, no
  * resourceVersion), KJOIN_E_USAGE (a malformed taint given). */
-kjoin_code kjoin_mark_control_plane_patch(const kjoin_mark_control_plane_spec *s, const char *node_json, size_t len,
-                                          char **out, kjoin_err *err);
+kjoin_code kjoin_mark_control_plane_patch(const kjoin_cp_context *cx, const kjoin_mark_control_plane_spec *s,
+                                          const char *node_json, size_t len, char **out, kjoin_err *err);
 
 #endif

@@ -300,6 +300,8 @@ typedef struct kjoin_node_join {
     size_t kubelet_bootstrap_len;
     const char *ca_pem;                /* the trusted CA bundle */
     size_t ca_len;
+    struct kjoin_kubeapi *api;         /* a client with the bootstrap identity (the join's one); NULL: one is made
+                                        * from bootstrap_kubeconfig */
     const char *join_id;               /* recorded for reset */
     int64_t deadline_ms;               /* kjoin_now_ms() value by which everything ends */
     const char *audit_id;

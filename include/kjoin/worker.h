@@ -114,6 +114,7 @@ typedef struct kjoin_worker_outcome {
     kjoin_control_plane_kubeconfigs_result kubeconfigs; /* and its kubeconfig */
     kjoin_control_plane_manifests_result manifests;     /* and its static Pod manifests */
     kjoin_etcd_join_result etcd;                        /* etcd-join */
+    kjoin_cp_files control_plane_files;                 /* every file the control-plane steps wrote, in order */
     kjoin_wait_control_plane_result control_plane_health; /* wait-control-plane */
     bool marked;                       /* control-plane-join's mark-control-plane */
     char *local_bootstrap;             /* a control-plane node's bootstrap kubeconfig, its server this node's own API

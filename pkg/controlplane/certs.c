@@ -124,7 +124,7 @@ static void dns_then_ip(names *s)
     qsort(s->v, dns, sizeof(s->v[0]), by_bytes);
 }
 
-static kjoin_code names_of(const kjoin_node_certs_spec *sp, int which, names *s, kjoin_err *err)
+static kjoin_code names_of(const kjoin_cp_context *sp, int which, names *s, kjoin_err *err)
 {
     const kjoin_cluster_configuration *c = sp->cluster;
     s->n = 0;
@@ -166,7 +166,7 @@ static bool covers(X509 *x, const names *s)
 /* ---- the pairs ------------------------------------------------------------ */
 
 typedef struct run {
-    const kjoin_node_certs_spec *spec;
+    const kjoin_cp_context *spec;
     kjoin_safedir dir, etcd;
     cp_pair ca[CA_N];
     char *crt_pem[KJOIN_NODE_CERTS_N], *key_pem[KJOIN_NODE_CERTS_N];
@@ -237,8 +237,8 @@ static kjoin_code signable(const run *r, int i, kjoin_err *err)
 
 static kjoin_code make(run *r, int i, const names *s, EVP_PKEY *key, kjoin_err *err)
 {
-    const kjoin_node_certs_spec *sp = r->spec;
-    int minor = kjoin_cp__minor(sp->minor);
+    const kjoin_cp_context *sp = r->spec;
+    int minor = sp->minor;
     const char *org = organization(i, minor);
     cert_request req = {.kind = leaves[i].kind, .cn = leaves[i].cn ? leaves[i].cn : sp->node_name,
                         .orgs = org ? &org : NULL, .n_orgs = org ? 1 : 0, .sans = s->v, .n_sans = s->n};
@@ -258,7 +258,7 @@ static void release(run *r)
     kjoin_safedir_close(&r->etcd);
 }
 
-kjoin_code kjoin_node_certs(const kjoin_node_certs_spec *sp, kjoin_node_certs_result *out, kjoin_err *err)
+kjoin_code kjoin_node_certs(const kjoin_cp_context *sp, kjoin_node_certs_result *out, kjoin_err *err)
 {
     run r = {.spec = sp, .dir = {.fd = -1}, .etcd = {.fd = -1}};
     char etcd[4096];
@@ -304,7 +304,8 @@ kjoin_code kjoin_node_certs(const kjoin_node_certs_spec *sp, kjoin_node_certs_re
     }
     kjoin_write_result written[2 * KJOIN_NODE_CERTS_N];
     if (!rc) /* made ones replace what was there only when that was asked for (checked above) */
-        rc = kjoin_cp__write_files(sp->record_dir, sp->cert_dir, files, 2 * KJOIN_NODE_CERTS_N, true, written, err);
+        rc = kjoin_cp__write_files(kjoin_cp_record_dir(sp), sp->cert_dir, files, 2 * KJOIN_NODE_CERTS_N, true, written,
+                                   sp->written, err);
     for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
         out->written[i] = !out->kept[i];
     out->skipped_sans = sp->cluster->apiserver_sans.skipped + sp->cluster->etcd_server_sans.skipped +

@@ -24,20 +24,20 @@ static kjoin_code dir_usable(const char *path, kjoin_err *err)
     return rc;
 }
 
-kjoin_code kjoin_control_plane_check(const kjoin_cp_check_spec *s, kjoin_err *err)
+kjoin_code kjoin_control_plane_check(const kjoin_cp_context *s, unsigned writes, kjoin_err *err)
 {
     const kjoin_cluster_configuration *c = s->cluster;
-    if (!s->writes)
+    if (!writes)
         return KJOIN_OK;
     if (c->external_etcd)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster uses an external etcd (etcd.external), which kjoin's "
                              "control-plane join does not carry yet: join this node with the cluster's kubeadm");
-    if ((s->writes & (KJOIN_CP_WRITES_CERTS | KJOIN_CP_WRITES_KUBECONFIGS | KJOIN_CP_WRITES_MANIFESTS |
+    if ((writes & (KJOIN_CP_WRITES_CERTS | KJOIN_CP_WRITES_KUBECONFIGS | KJOIN_CP_WRITES_MANIFESTS |
                       KJOIN_CP_WRITES_ETCD)) &&
         !kjoin_is_ip(s->advertise_address))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
-                             s->advertise_address ? s->advertise_address : "");
-    if (s->writes & (KJOIN_CP_WRITES_MANIFESTS | KJOIN_CP_WRITES_ETCD)) {
+                             s->advertise_address);
+    if (writes & (KJOIN_CP_WRITES_MANIFESTS | KJOIN_CP_WRITES_ETCD)) {
         char images[KJOIN_CP_IMAGES_N][400];
         kjoin_code rc = kjoin_control_plane_images(c, s->minor, images, err); /* the manifests' own checks */
         if (rc)
@@ -54,7 +54,7 @@ kjoin_code kjoin_control_plane_check(const kjoin_cp_check_spec *s, kjoin_err *er
         {KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_CERTS, s->cert_dir, "etcd"},
     };
     for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-        if (!(dirs[i].writes & s->writes) || !dirs[i].dir)
+        if (!(dirs[i].writes & writes))
             continue;
         snprintf(path, sizeof(path), "%s%s%s", dirs[i].dir, dirs[i].sub ? "/" : "", dirs[i].sub ? dirs[i].sub : "");
         kjoin_code rc = dir_usable(path, err);

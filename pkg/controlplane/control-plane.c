@@ -491,7 +491,7 @@ static kjoin_code prepare(make_run *m, int minor, const char *cert_dir, kjoin_er
 {
     const kjoin_cluster_configuration *c = m->c;
     int release_rules = kjoin_release_of(minor)->manifests;
-    minor = kjoin_cp__minor(minor);
+    minor = kjoin_release_minor(minor);
     if (!release_rules)
         return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin writes the static Pod manifests of kubeadm 1.20 and 1.37 (the "
                              "releases it is tested with), not of 1.%d: skip this step and let that release's kubeadm "
@@ -537,15 +537,14 @@ static kjoin_code to_yaml(json_object *pod, char **out, kjoin_err *err)
     return *out ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
 }
 
-kjoin_code kjoin_control_plane_manifests_make(const kjoin_control_plane_manifests_spec *s,
+kjoin_code kjoin_control_plane_manifests_make(const kjoin_cp_context *cx, char *const *env,
                                              char *out[KJOIN_MANIFESTS_N], kjoin_err *err)
 {
-    make_run m = {.c = s->cluster, .port = kjoin_api_server_port(s->bind_port), .scheme = "HTTPS",
-                  .environ = s->environ ? s->environ : environ, .kubernetes_dir = s->kubernetes_dir,
-                  .advertise_address = s->advertise_address};
+    make_run m = {.c = cx->cluster, .port = cx->bind_port, .scheme = "HTTPS", .environ = env ? env : environ,
+                  .kubernetes_dir = cx->kubernetes_dir, .advertise_address = cx->advertise_address};
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
         out[i] = NULL;
-    kjoin_code rc = prepare(&m, s->minor, s->cert_dir, err);
+    kjoin_code rc = prepare(&m, cx->minor, cx->cert_dir, err);
     if (!rc && (m.port < 1 || m.port > 65535))
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "the API server's bind port %d is not a port", m.port);
     if (rc)
@@ -562,15 +561,16 @@ kjoin_code kjoin_control_plane_manifests_make(const kjoin_control_plane_manifest
 
 /* kubeadm's etcd Pod (phases/etcd/local.go, GetEtcdPodSpec): a member of
  * the stacked etcd on this node's address, joining the members given. */
-kjoin_code kjoin_etcd_manifest_make(const kjoin_etcd_manifest_spec *s, char **out, kjoin_err *err)
+kjoin_code kjoin_etcd_manifest_make(const kjoin_cp_context *cx, const kjoin_etcd_member *members, size_t n_members,
+                                    char **out, kjoin_err *err)
 {
-    const kjoin_cluster_configuration *c = s->cluster;
-    make_run m = {.c = c, .port = 2381, .scheme = "HTTP", .advertise_address = s->advertise_address};
+    const kjoin_cluster_configuration *c = cx->cluster;
+    make_run m = {.c = c, .port = 2381, .scheme = "HTTP", .advertise_address = cx->advertise_address};
     *out = NULL;
-    kjoin_code rc = prepare(&m, s->minor, s->cert_dir, err);
+    kjoin_code rc = prepare(&m, cx->minor, cx->cert_dir, err);
     if (rc)
         return rc;
-    const char *addr = s->advertise_address, *d = m.cert_dir, *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
+    const char *addr = cx->advertise_address, *d = m.cert_dir, *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
     bool v6 = strchr(addr, ':') != NULL;
     const char *local = v6 ? "[::1]" : "127.0.0.1";
     char client[128], peer[128], certs[1100], image[400];
@@ -580,7 +580,7 @@ kjoin_code kjoin_etcd_manifest_make(const kjoin_etcd_manifest_spec *s, char **ou
     etcd_image(c, m.r, image, sizeof(image));
     m.image = image;
     args a = {0};
-    set(&a, "name", "%s", s->node_name);
+    set(&a, "name", "%s", cx->node_name);
     set(&a, "listen-client-urls", "https://%s:2379,%s", local, client);
     set(&a, "advertise-client-urls", "%s", client);
     set(&a, "listen-peer-urls", "%s", peer);
@@ -600,17 +600,17 @@ kjoin_code kjoin_etcd_manifest_make(const kjoin_etcd_manifest_spec *s, char **ou
         set(&a, "feature-gates", "InitialCorruptCheck=true");
         set(&a, "watch-progress-notify-interval", "5s");
     }
-    if (!s->n_members) {
-        set(&a, "initial-cluster", "%s=%s", s->node_name, peer);
+    if (!n_members) {
+        set(&a, "initial-cluster", "%s=%s", cx->node_name, peer);
     } else {
         char list[1100];
         size_t n = 0;
-        for (size_t i = 0; i < s->n_members && n < sizeof(list); i++) {
+        for (size_t i = 0; i < n_members && n < sizeof(list); i++) {
             char hex[24] = ""; /* kubeadm's name for a member without one (etcdutil's AddMember) */
-            if (!*s->members[i].name)
-                snprintf(hex, sizeof(hex), "%llx", strtoull(s->members[i].id, NULL, 10));
+            if (!*members[i].name)
+                snprintf(hex, sizeof(hex), "%llx", strtoull(members[i].id, NULL, 10));
             n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s=%s", i ? "," : "",
-                                  *s->members[i].name ? s->members[i].name : hex, s->members[i].peer_url);
+                                  *members[i].name ? members[i].name : hex, members[i].peer_url);
         }
         if (n >= sizeof(list))
             return kjoin_err_set(err, KJOIN_E_OTHER, "the etcd members do not fit one flag");
@@ -672,7 +672,8 @@ static kjoin_code judge_existing(const char *dir_path, bool force, const kjoin_s
 }
 
 kjoin_code kjoin_cp__write_manifests(const char *record_dir, const char *dir_path, const char *const *names,
-                                     char *const *yaml, size_t n, bool force, bool *kept, kjoin_err *err)
+                                     char *const *yaml, size_t n, bool force, bool *kept, kjoin_cp_files *report,
+                                     kjoin_err *err)
 {
     cp_file files[KJOIN_MANIFESTS_N + 1];
     kjoin_safedir dir = {.fd = -1};
@@ -691,25 +692,25 @@ kjoin_code kjoin_cp__write_manifests(const char *record_dir, const char *dir_pat
     }
     kjoin_safedir_close(&dir);
     if (!rc) /* replacing was judged above */
-        rc = kjoin_cp__write_files(record_dir, dir_path, files, n, true, NULL, err);
+        rc = kjoin_cp__write_files(record_dir, dir_path, files, n, true, NULL, report, err);
     return rc;
 }
 
-kjoin_code kjoin_control_plane_manifests(const kjoin_control_plane_manifests_spec *s,
-                                        kjoin_control_plane_manifests_result *out, kjoin_err *err)
+kjoin_code kjoin_control_plane_manifests(const kjoin_cp_context *cx, kjoin_control_plane_manifests_result *out,
+                                        kjoin_err *err)
 {
     char *yaml[KJOIN_MANIFESTS_N], names[KJOIN_MANIFESTS_N][64];
     const char *name_of[KJOIN_MANIFESTS_N];
     memset(out, 0, sizeof(*out));
-    kjoin_code rc = kjoin_control_plane_manifests_make(s, yaml, err);
+    kjoin_code rc = kjoin_control_plane_manifests_make(cx, NULL, yaml, err);
     if (rc)
         return rc;
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
         snprintf(names[i], sizeof(names[i]), "%s.yaml", components[i]);
         name_of[i] = names[i];
     }
-    rc = kjoin_cp__write_manifests(s->record_dir, s->manifests_dir, name_of, yaml, KJOIN_MANIFESTS_N, s->force, out->kept,
-                                   err);
+    rc = kjoin_cp__write_manifests(kjoin_cp_record_dir(cx), cx->manifests_dir, name_of, yaml, KJOIN_MANIFESTS_N,
+                                   cx->force, out->kept, cx->written, err);
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
         out->written[i] = !rc && !out->kept[i];
         if (rc)

@@ -348,13 +348,19 @@ kjoin_code kjoin_kubeadm_certs_open(const char *secret_json, size_t len, const k
 
 /* ---- the files ------------------------------------------------------------ */
 
-kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cert_dir, const char *record_dir, bool force,
-                                    kjoin_write_result written[KJOIN_SHARED_N], kjoin_err *err)
+static kjoin_code write_shared(const kjoin_shared_certs *c, const char *cert_dir, const char *record_dir, bool force,
+                               kjoin_write_result written[KJOIN_SHARED_N], kjoin_cp_files *report, kjoin_err *err)
 {
     cp_file f[KJOIN_SHARED_N];
     for (size_t i = 0; i < KJOIN_SHARED_N; i++)
         f[i] = (cp_file){c->files[i].name, c->files[i].mode, c->files[i].data, c->files[i].len};
-    return kjoin_cp__write_files(record_dir, cert_dir, f, KJOIN_SHARED_N, force, written, err);
+    return kjoin_cp__write_files(record_dir, cert_dir, f, KJOIN_SHARED_N, force, written, report, err);
+}
+
+kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cert_dir, const char *record_dir, bool force,
+                                    kjoin_write_result written[KJOIN_SHARED_N], kjoin_err *err)
+{
+    return write_shared(c, cert_dir, record_dir, force, written, NULL, err);
 }
 
 /* ---- download-certs --------------------------------------------------------- */
@@ -380,63 +386,34 @@ static kjoin_code get_secret(kjoin_kubeapi *api, char **body, size_t *len, kjoin
     return rc;
 }
 
-/* An API client with the bootstrap kubeconfig. */
-static kjoin_code client(const char *kubeconfig, size_t len, int64_t timeout_ms, const char *audit_id,
-                         kjoin_log_fn log, void *log_ctx, kjoin_kubeapi **api, kjoin_err *err)
+kjoin_code kjoin_control_plane_cluster(kjoin_kubeapi *api, kjoin_cluster_configuration *out, kjoin_err *err)
 {
-    kjoin_kubeapi_config cfg;
-    kjoin_code rc = kjoin_kubeapi_config_parse(kubeconfig, len, NULL, NULL, &cfg, err);
-    if (rc)
-        return rc;
-    kjoin_kubeapi_options o = {.timeout_ms = timeout_ms > 0 ? timeout_ms : 1, .audit_id = audit_id, .log = log,
-                               .log_ctx = log_ctx};
-    rc = kjoin_kubeapi_new(&cfg, &o, api, err);
-    kjoin_kubeapi_config_release(&cfg);
-    return rc;
-}
-
-kjoin_code kjoin_control_plane_cluster(const char *bootstrap_kubeconfig, size_t len, int64_t timeout_ms,
-                                       const char *audit_id, kjoin_log_fn log, void *log_ctx,
-                                       kjoin_cluster_configuration *out, char *cert_dir, size_t cap, kjoin_err *err)
-{
-    kjoin_kubeapi *api = NULL;
     bool found = false;
-    kjoin_code rc = client(bootstrap_kubeconfig, len, timeout_ms, audit_id, log, log_ctx, &api, err);
-    if (!rc)
-        rc = kjoin_cluster_configuration_get(api, out, &found, err);
-    kjoin_kubeapi_free(api);
+    kjoin_code rc = kjoin_cluster_configuration_get(api, out, &found, err);
     if (!rc && !found)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster has no kubeadm ClusterConfiguration (configmap "
-                                                 "kube-system/kubeadm-config): a control-plane join is kubeadm's");
-    if (!rc && snprintf(cert_dir, cap, "%s", *out->certificates_dir ? out->certificates_dir : "/etc/kubernetes/pki") >=
-                   (int)cap)
-        rc = kjoin_err_set(err, KJOIN_E_OTHER, "the certificates directory's path is too long");
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the cluster has no kubeadm ClusterConfiguration (configmap "
+                                               "kube-system/kubeadm-config): a control-plane join is kubeadm's");
     return rc;
 }
 
-kjoin_code kjoin_download_certs(const kjoin_download_certs_spec *s, kjoin_download_certs_result *out, kjoin_err *err)
+kjoin_code kjoin_download_certs(const kjoin_cp_context *s, const kjoin_certificate_key *key,
+                                kjoin_download_certs_result *out, kjoin_err *err)
 {
-    kjoin_kubeapi *api = NULL;
     kjoin_shared_certs certs;
     char *body = NULL;
     size_t len = 0;
     memset(out, 0, sizeof(*out));
     snprintf(out->cert_dir, sizeof(out->cert_dir), "%s", s->cert_dir);
-    kjoin_code rc = client(s->bootstrap_kubeconfig, s->bootstrap_len, s->timeout_ms, s->audit_id, s->log, s->log_ctx,
-                           &api, err);
-    if (!rc) {
-        logf_(s, 0, "[download-certs] Downloading the certificates in Secret \"kubeadm-certs\" in the \"kube-system\" "
-                    "Namespace");
-        rc = get_secret(api, &body, &len, err);
-    }
-    kjoin_kubeapi_free(api);
+    logf_(s, 0, "[download-certs] Downloading the certificates in Secret \"kubeadm-certs\" in the \"kube-system\" "
+                "Namespace");
+    kjoin_code rc = get_secret(s->bootstrap_api, &body, &len, err);
     if (!rc)
-        rc = kjoin_kubeadm_certs_open(body, len, s->key, s->trusted_ca_pem, s->ca_len, &certs, err);
+        rc = kjoin_kubeadm_certs_open(body, len, key, s->trusted_ca_pem, s->trusted_ca_len, &certs, err);
     kjoin_free_wiped(body, len);
     if (rc)
         return rc;
     logf_(s, 0, "[download-certs] Saving the certificates to the folder: \"%s\"", out->cert_dir);
-    rc = kjoin_shared_certs_write(&certs, out->cert_dir, s->record_dir, s->force, out->written, err);
+    rc = write_shared(&certs, out->cert_dir, kjoin_cp_record_dir(s), s->force, out->written, s->written, err);
     for (size_t i = 0; i < KJOIN_SHARED_N; i++) {
         out->present[i] = certs.files[i].data != NULL;
         if (!rc && out->present[i])

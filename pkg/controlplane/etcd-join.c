@@ -26,7 +26,7 @@
 #define POLL_MS 250
 
 typedef struct etcd_client {
-    const kjoin_etcd_join_spec *s;
+    const kjoin_cp_context *s;
     char urls[MEMBERS_MAX][300]; /* the members' client URLs */
     size_t n;
     char *ca, *crt, *key; /* etcd's CA, the healthcheck client's pair */
@@ -59,7 +59,7 @@ static char *dup_n(const char *p, size_t n)
 static kjoin_code call_one(etcd_client *e, const char *url, const char *path, const char *body, json_object **out,
                            kjoin_err *err)
 {
-    const kjoin_etcd_join_spec *s = e->s;
+    const kjoin_cp_context *s = e->s;
     kjoin_kubeapi_config cfg = {.path = strdup(""), .context = strdup(""), .server = strdup(url),
                                 .ca_pem = dup_n(e->ca, e->ca_len), .ca_len = e->ca_len,
                                 .cert_pem = dup_n(e->crt, e->crt_len), .cert_len = e->crt_len,
@@ -270,10 +270,8 @@ size_t kjoin_etcd_endpoints_parse(const char *json, size_t len, char (*urls)[300
  * (every Pod must have one, as kubeadm requires), with admin.conf. */
 static kjoin_code endpoints(etcd_client *e, kjoin_err *err)
 {
-    const kjoin_etcd_join_spec *s = e->s;
-    kjoin_kubeapi *api = NULL;
-    kjoin_code rc = kjoin_cp__admin_api(s->admin_kubeconfig, e->deadline - kjoin_now_ms(), s->audit_id, s->log,
-                                        s->log_ctx, &api, err);
+    kjoin_kubeapi *api = NULL, *owned = NULL;
+    kjoin_code rc = kjoin_cp__admin(e->s, &api, &owned, err);
     while (!rc) {
         kjoin_kubeapi_response r;
         json_object *j = NULL;
@@ -299,7 +297,7 @@ static kjoin_code endpoints(etcd_client *e, kjoin_err *err)
         }
         kjoin_sleep_ms(POLL_MS);
     }
-    kjoin_kubeapi_free(api);
+    kjoin_kubeapi_free(owned);
     return rc;
 }
 
@@ -382,12 +380,13 @@ static kjoin_code wait_available(etcd_client *e, const char *own_peer, kjoin_err
     }
 }
 
-kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result *out, kjoin_err *err)
+kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *out, kjoin_err *err)
 {
-    etcd_client e = {.s = s, .deadline = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 1)};
+    etcd_client e = {.s = s, .deadline = kjoin_now_ms() + kjoin_cp_time_left(s)};
+    const char *record = kjoin_cp_record_dir(s);
     const kjoin_cluster_configuration *c = s->cluster;
     const char *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
-    bool v6 = strchr(s->advertise_address, ':') != NULL, learner = kjoin_release_of(s->minor)->etcd_learner;
+    bool v6 = strchr(s->advertise_address, ':') != NULL, learner = s->release->etcd_learner;
     char peer[128], *yaml = NULL;
     members ms = {0};
     memset(out, 0, sizeof(*out));
@@ -395,9 +394,7 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
     if (c->external_etcd)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster uses an external etcd: no member to add");
     /* The manifest's inputs checked before the cluster is touched. */
-    kjoin_etcd_manifest_spec ms_spec = {.cert_dir = s->cert_dir, .node_name = s->node_name,
-                                        .advertise_address = s->advertise_address, .cluster = c, .minor = s->minor};
-    kjoin_code rc = kjoin_etcd_manifest_make(&ms_spec, &yaml, err);
+    kjoin_code rc = kjoin_etcd_manifest_make(s, NULL, 0, &yaml, err);
     free(yaml);
     yaml = NULL;
     if (!rc)
@@ -419,8 +416,8 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
         /* The intent first (the peer URL, no ID yet): a join killed right
          * after the add, or a record write that fails, leaves a member
          * reset finds by its peer URL. */
-        if (!rc && s->record_dir)
-            rc = kjoin_cp_record_etcd(s->record_dir, peer, "", s->cert_dir, data, false, err);
+        if (!rc && record)
+            rc = kjoin_cp_record_etcd(record, peer, "", s->cert_dir, data, false, err);
         if (!rc && !(rc = add(&e, peer, learner, &ms, out->member_id, err))) {
             out->added = true;
             logf_(s, 0, "[etcd] Announced new etcd member joining to the existing etcd cluster");
@@ -436,23 +433,22 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
     bool data_there = lstat(data, &st) == 0;
     /* The member goes into the record before anything else is written: a
      * join killed from here on leaves a member kjoin reset removes. */
-    if (!rc && s->record_dir)
-        rc = kjoin_cp_record_etcd(s->record_dir, peer, out->member_id, s->cert_dir, data, !data_there, err);
+    if (!rc && record)
+        rc = kjoin_cp_record_etcd(record, peer, out->member_id, s->cert_dir, data, !data_there, err);
     if (!rc) {
         /* kubeadm names the new member (a learner has none until it runs) */
         snprintf(me->m.name, sizeof(me->m.name), "%s", s->node_name);
         kjoin_etcd_member list[MEMBERS_MAX];
         for (size_t i = 0; i < ms.n; i++)
             list[i] = ms.v[i].m;
-        ms_spec.members = list, ms_spec.n_members = ms.n;
         kjoin_safedir dd;
         logf_(s, 0, "[etcd] Creating static Pod manifest for \"etcd\"");
         if (!(rc = kjoin_safedir_open(data, KJOIN_SAFEDIR_CREATE, &dd, err))) /* kubeadm's CreateDataDirectory: 0700 */
             kjoin_safedir_close(&dd);
-        if (!rc && !(rc = kjoin_etcd_manifest_make(&ms_spec, &yaml, err))) {
+        if (!rc && !(rc = kjoin_etcd_manifest_make(s, list, ms.n, &yaml, err))) {
             const char *name = "etcd.yaml";
-            rc = kjoin_cp__write_manifests(s->record_dir, s->manifests_dir, &name, &yaml, 1, s->force,
-                                           &out->manifest_kept, err);
+            rc = kjoin_cp__write_manifests(record, s->manifests_dir, &name, &yaml, 1, s->force,
+                                           &out->manifest_kept, s->written, err);
         }
         free(yaml);
     }
@@ -460,8 +456,8 @@ kjoin_code kjoin_etcd_join(const kjoin_etcd_join_spec *s, kjoin_etcd_join_result
         kjoin_err ignored;
         if (!remove_member(&e, out->member_id, &ignored)) {
             logf_(s, 0, "[etcd] Removed the member added, as its manifest was not written");
-            if (s->record_dir) /* no member left to remove */
-                kjoin_cp_record_etcd(s->record_dir, "", "", s->cert_dir, data, !data_there, &ignored);
+            if (record) /* no member left to remove */
+                kjoin_cp_record_etcd(record, "", "", s->cert_dir, data, !data_there, &ignored);
         }
         out->added = false;
     }
@@ -496,11 +492,11 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
         free(rec);
         return rc;
     }
-    char admin[4200];
-    snprintf(admin, sizeof(admin), "%s/admin.conf", s->kubernetes_dir);
-    kjoin_etcd_join_spec js = {.admin_kubeconfig = admin, .cert_dir = rec->cert_dir, .audit_id = s->audit_id,
-                               .log = s->log, .log_ctx = s->log_ctx};
-    etcd_client e = {.s = &js, .deadline = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 1)};
+    kjoin_cp_context cx = {.audit_id = s->audit_id, .log = s->log, .log_ctx = s->log_ctx,
+                           .deadline_ms = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 1)};
+    snprintf(cx.admin_kubeconfig, sizeof(cx.admin_kubeconfig), "%s/admin.conf", s->kubernetes_dir);
+    snprintf(cx.cert_dir, sizeof(cx.cert_dir), "%s", rec->cert_dir);
+    etcd_client e = {.s = &cx, .deadline = cx.deadline_ms};
     members ms;
     kjoin_err why;
     logf_(s, 0, "[reset] Removing this node's etcd member %s from the cluster", rec->etcd_peer);

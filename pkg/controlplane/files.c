@@ -78,7 +78,7 @@ static kjoin_code record_first(const char *record_dir, const char *cert_dir, con
 }
 
 kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, const cp_file *files, size_t n,
-                                 bool force, kjoin_write_result *written, kjoin_err *err)
+                                 bool force, kjoin_write_result *written, kjoin_cp_files *report, kjoin_err *err)
 {
     char made[4096]; /* the first directory this call makes, if any */
     kjoin_safedir dirs[2] = {{.fd = -1}, {.fd = -1}}; /* cert_dir, its etcd/ */
@@ -116,6 +116,11 @@ kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, c
             }
     kjoin_safedir_close(&dirs[0]);
     kjoin_safedir_close(&dirs[1]);
+    for (size_t i = 0; !rc && report && i < n; i++)
+        if (files[i].data && how[i] != KJOIN_WRITE_UNCHANGED && report->n < KJOIN_CP_FILES_MAX) {
+            snprintf(report->v[report->n].path, sizeof(report->v[0].path), "%s/%s", cert_dir, files[i].name);
+            report->v[report->n++].mode = files[i].mode;
+        }
     if (rc && made[0]) {
         char deepest[4096];
         snprintf(deepest, sizeof(deepest), "%s", wants_etcd ? etcd : cert_dir);

@@ -24,16 +24,19 @@ typedef struct cp_file {
  * with other content is refused unless force. written[i] (may be NULL):
  * each file's outcome. With record_dir, the files about to be created or
  * replaced and the directories about to be made go into the control-plane
- * record there first. Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT. */
+ * record there first. Each file written (created or replaced) is added to
+ * report (may be NULL). Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT. */
+struct kjoin_cp_files;
 kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, const cp_file *files, size_t n,
-                                 bool force, kjoin_write_result *written, kjoin_err *err);
+                                 bool force, kjoin_write_result *written, struct kjoin_cp_files *report,
+                                 kjoin_err *err);
 
 /* Writes the manifests yaml[i] as names[i] into dir (made 0700), 0600,
  * all or nothing; one there that is the same Pod is kept (kept[i]), another
  * refused unless force. Errors: KJOIN_E_OUTPUT, KJOIN_E_USAGE. */
 kjoin_code kjoin_cp__write_manifests(const char *record_dir, const char *dir, const char *const *names,
-                                     char *const *yaml, size_t n,
-                                     bool force, bool *kept, kjoin_err *err);
+                                     char *const *yaml, size_t n, bool force, bool *kept,
+                                     struct kjoin_cp_files *report, kjoin_err *err);
 
 struct kjoin_kubeapi;
 /* A client of the API server with the node's admin.conf at path, read
@@ -41,6 +44,12 @@ struct kjoin_kubeapi;
  * kjoin_kubeapi_new. */
 kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char *audit_id, kjoin_log_fn log,
                                void *log_ctx, struct kjoin_kubeapi **out, kjoin_err *err);
+
+/* The context's admin client, or one made from its admin.conf (*owned:
+ * free it). Errors: as kjoin_cp__admin_api. */
+struct kjoin_cp_context;
+kjoin_code kjoin_cp__admin(const struct kjoin_cp_context *cx, struct kjoin_kubeapi **api, struct kjoin_kubeapi **owned,
+                           kjoin_err *err);
 
 /* Its two halves: admin.conf's text, read through its checked directory
  * (wipe it), and a client from that text, at server instead of its own
@@ -66,9 +75,6 @@ typedef struct cp_pair {
     X509 *crt;
     EVP_PKEY *key; /* NULL: not in the directory (an external CA signs) */
 } cp_pair;
-
-/* The release whose kubeadm is followed: minor, or the newest's for 0. */
-int kjoin_cp__minor(int minor);
 
 /* file.crt and file.key in d, as text (wiped and freed by the caller);
  * *missing when neither is there. Errors: KJOIN_E_USAGE (refused by

@@ -39,7 +39,7 @@ static void url(const char *host, const char *port, char *out, size_t cap)
 
 /* kubeadm's GetControlPlaneEndpoint: controlPlaneEndpoint's host and port
  * (the bind port when it has none), else the node's own endpoint. */
-static void admin_server(const kjoin_control_plane_kubeconfigs_spec *s, const char *local, char *out, size_t cap)
+static void admin_server(const kjoin_cp_context *s, const char *local, char *out, size_t cap)
 {
     const kjoin_cluster_configuration *c = s->cluster;
     if (!*c->control_plane_endpoint) {
@@ -47,7 +47,7 @@ static void admin_server(const kjoin_control_plane_kubeconfigs_spec *s, const ch
         return;
     }
     char port[8];
-    snprintf(port, sizeof(port), "%d", c->control_plane_port ? c->control_plane_port : kjoin_api_server_port(s->bind_port));
+    snprintf(port, sizeof(port), "%d", c->control_plane_port ? c->control_plane_port : s->bind_port);
     url(c->control_plane_host, port, out, cap);
 }
 
@@ -78,11 +78,11 @@ static void judge(const char *text, size_t len, const char *server, const cp_pai
     kjoin_kubeapi_config_release(&cfg);
 }
 
-static kjoin_code make(const kjoin_control_plane_kubeconfigs_spec *s, int i, const char *server, const cp_pair *ca,
+static kjoin_code make(const kjoin_cp_context *s, int i, const char *server, const cp_pair *ca,
                        EVP_PKEY *key_pair, const char *ca_pem, size_t ca_len, char **out, size_t *out_len,
                        kjoin_err *err)
 {
-    int minor = kjoin_cp__minor(s->minor);
+    int minor = s->minor;
     /* admin.conf's group: kubeadm:cluster-admins, bound to cluster-admin, from 1.29 */
     const char *org = kjoin_release_of(minor)->cluster_admins_group ? "kubeadm:cluster-admins" : "system:masters";
     cert_request req = {.kind = CERT_CLIENT, .cn = confs[i].user, .orgs = confs[i].admin ? &org : NULL,
@@ -101,8 +101,8 @@ static kjoin_code make(const kjoin_control_plane_kubeconfigs_spec *s, int i, con
     return rc;
 }
 
-kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs_spec *s,
-                                          kjoin_control_plane_kubeconfigs_result *out, kjoin_err *err)
+kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_cp_context *s, kjoin_control_plane_kubeconfigs_result *out,
+                                          kjoin_err *err)
 {
     kjoin_safedir certs = {.fd = -1}, dir = {.fd = -1};
     cp_pair ca = {0};
@@ -114,9 +114,9 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
                              s->advertise_address);
     char port[8];
-    if (s->bind_port < 0 || s->bind_port > 65535)
+    if (s->bind_port < 1 || s->bind_port > 65535)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's bind port %d is not a port", s->bind_port);
-    snprintf(port, sizeof(port), "%d", kjoin_api_server_port(s->bind_port));
+    snprintf(port, sizeof(port), "%d", s->bind_port);
     url(s->advertise_address, port, local, sizeof(local));
     admin_server(s, local, admin, sizeof(admin));
     kjoin_code rc = kjoin_safedir_open(s->cert_dir, 0, &certs, err);
@@ -164,7 +164,8 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_control_plane_kubeconfigs
     kjoin_safedir_close(&dir);
     kjoin_safedir_close(&certs);
     if (!rc) /* what is replaced was judged above */
-        rc = kjoin_cp__write_files(s->record_dir, s->kubernetes_dir, files, KJOIN_KUBECONFIGS_N, true, NULL, err);
+        rc = kjoin_cp__write_files(kjoin_cp_record_dir(s), s->kubernetes_dir, files, KJOIN_KUBECONFIGS_N, true, NULL,
+                                   s->written, err);
     for (int i = 0; i < KJOIN_KUBECONFIGS_N; i++) {
         out->written[i] = !rc && text[i];
         kjoin_free_wiped(text[i], len[i]);

@@ -54,16 +54,17 @@ static bool same_taint(json_object *a, json_object *b)
 
 /* The patch for node (as read): the labels, and the wanted taints followed
  * by those the Node has that are not among them, at its resourceVersion. */
-static kjoin_code patch_for(const kjoin_mark_control_plane_spec *s, json_object *node, char **out, kjoin_err *err)
+static kjoin_code patch_for(const kjoin_cp_context *cx, const kjoin_mark_control_plane_spec *s, json_object *node,
+                            char **out, kjoin_err *err)
 {
     *out = NULL;
     if (!json_object_is_type(node, json_type_object))
-        return kjoin_err_set(err, KJOIN_E_API, "the Node %s is not a JSON object", s->node_name);
-    bool role = kjoin_release_of(s->minor)->control_plane_role; /* 1.24: control-plane, not master */
+        return kjoin_err_set(err, KJOIN_E_API, "the Node %s is not a JSON object", cx->node_name);
+    bool role = cx->release->control_plane_role; /* 1.24: control-plane, not master */
     json_object *meta, *spec, *had = NULL, *rv;
     if (!json_object_object_get_ex(node, "metadata", &meta) || !json_object_object_get_ex(meta, "resourceVersion", &rv) ||
         !json_object_is_type(rv, json_type_string))
-        return kjoin_err_set(err, KJOIN_E_API, "the Node %s has no resourceVersion", s->node_name);
+        return kjoin_err_set(err, KJOIN_E_API, "the Node %s has no resourceVersion", cx->node_name);
     if (json_object_object_get_ex(node, "spec", &spec) && json_object_is_type(spec, json_type_object))
         json_object_object_get_ex(spec, "taints", &had);
     json_object *patch = json_object_new_object(), *pmeta = json_object_new_object(), *labels = json_object_new_object(),
@@ -105,16 +106,16 @@ static kjoin_code patch_for(const kjoin_mark_control_plane_spec *s, json_object 
     return rc;
 }
 
-kjoin_code kjoin_mark_control_plane_patch(const kjoin_mark_control_plane_spec *s, const char *node_json, size_t len,
-                                          char **out, kjoin_err *err)
+kjoin_code kjoin_mark_control_plane_patch(const kjoin_cp_context *cx, const kjoin_mark_control_plane_spec *s,
+                                          const char *node_json, size_t len, char **out, kjoin_err *err)
 {
     json_tokener *tok = json_tokener_new();
     json_object *node = tok ? json_tokener_parse_ex(tok, node_json, (int)len) : NULL;
     bool whole = tok && json_tokener_get_error(tok) == json_tokener_success &&
                  json_tokener_get_parse_end(tok) == len;
     json_tokener_free(tok);
-    kjoin_code rc = whole ? patch_for(s, node, out, err)
-                          : kjoin_err_set(err, KJOIN_E_API, "the Node %s is not JSON", s->node_name);
+    kjoin_code rc = whole ? patch_for(cx, s, node, out, err)
+                          : kjoin_err_set(err, KJOIN_E_API, "the Node %s is not JSON", cx->node_name);
     json_object_put(node);
     return rc;
 }
@@ -165,22 +166,38 @@ kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char 
     return rc;
 }
 
-kjoin_code kjoin_mark_control_plane(const kjoin_mark_control_plane_spec *s, kjoin_err *err)
+kjoin_code kjoin_cp_admin_client(const kjoin_cp_context *cx, kjoin_kubeapi **out, kjoin_err *err)
 {
-    kjoin_kubeapi *api = NULL;
+    return kjoin_cp__admin_api(cx->admin_kubeconfig, kjoin_cp_time_left(cx), cx->audit_id, cx->log, cx->log_ctx, out,
+                               err);
+}
+
+kjoin_code kjoin_cp__admin(const kjoin_cp_context *cx, kjoin_kubeapi **api, kjoin_kubeapi **owned, kjoin_err *err)
+{
+    *owned = NULL;
+    if ((*api = cx->admin_api))
+        return KJOIN_OK;
+    kjoin_code rc = kjoin_cp_admin_client(cx, owned, err);
+    *api = *owned;
+    return rc;
+}
+
+kjoin_code kjoin_mark_control_plane(const kjoin_cp_context *cx, const kjoin_mark_control_plane_spec *s, kjoin_err *err)
+{
+    kjoin_kubeapi *api = NULL, *owned = NULL;
     char path[320];
-    kjoin_code rc = kjoin_cp__admin_api(s->admin_kubeconfig, s->timeout_ms, s->audit_id, s->log, s->log_ctx, &api, err);
+    kjoin_code rc = kjoin_cp__admin(cx, &api, &owned, err);
     if (rc)
         return rc;
-    snprintf(path, sizeof(path), "/api/v1/nodes/%s", s->node_name);
-    logf_(s, 0, "[mark-control-plane] Marking the node %s as control-plane", s->node_name);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", cx->node_name);
+    logf_(cx, 0, "[mark-control-plane] Marking the node %s as control-plane", cx->node_name);
     for (int attempt = 0;; attempt++) {
         kjoin_kubeapi_response resp;
         char *patch = NULL;
         if ((rc = kjoin_kubeapi_request(api, "GET", path, NULL, &resp, err)))
             break;
         if (!(rc = kjoin_kubeapi_check(&resp, "get the Node", err)))
-            rc = kjoin_mark_control_plane_patch(s, resp.body ? resp.body : "", resp.body ? resp.len : 0, &patch, err);
+            rc = kjoin_mark_control_plane_patch(cx, s, resp.body ? resp.body : "", resp.body ? resp.len : 0, &patch, err);
         kjoin_kubeapi_response_release(&resp);
         if (!rc && !(rc = kjoin_kubeapi_request(api, "PATCH", path, patch, &resp, err))) {
             bool conflict = resp.status == 409 && attempt + 1 < CONFLICTS_MAX;
@@ -194,6 +211,6 @@ kjoin_code kjoin_mark_control_plane(const kjoin_mark_control_plane_spec *s, kjoi
         free(patch);
         break;
     }
-    kjoin_kubeapi_free(api);
+    kjoin_kubeapi_free(owned);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <openssl/x509v3.h>
 
@@ -25,9 +26,34 @@ static kjoin_key_type key_type(const char *algorithm)
                                               : KJOIN_KEY_RSA2048;
 }
 
-int kjoin_cp__minor(int minor) { return kjoin_release_minor(minor); }
-
 int kjoin_api_server_port(int bind_port) { return bind_port ? bind_port : KJOIN_API_SERVER_PORT; }
+
+kjoin_code kjoin_cp_context_init(kjoin_cp_context *cx, const kjoin_cluster_configuration *c, const char *kubernetes_dir,
+                                 kjoin_err *err)
+{
+    memset(cx, 0, sizeof(*cx));
+    cx->cluster = c;
+    cx->minor = kjoin_release_minor(c->minor);
+    cx->release = kjoin_release_of(cx->minor);
+    cx->bind_port = KJOIN_API_SERVER_PORT;
+    cx->now = (int64_t)time(NULL);
+    const char *certs = *c->certificates_dir ? c->certificates_dir : "/etc/kubernetes/pki";
+    if (snprintf(cx->kubernetes_dir, sizeof(cx->kubernetes_dir), "%s", kubernetes_dir) >= (int)sizeof(cx->kubernetes_dir) ||
+        snprintf(cx->cert_dir, sizeof(cx->cert_dir), "%s", certs) >= (int)sizeof(cx->cert_dir))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the %s directory's path is too long",
+                             strlen(kubernetes_dir) >= sizeof(cx->kubernetes_dir) ? "kubeconfig" : "certificates");
+    snprintf(cx->manifests_dir, sizeof(cx->manifests_dir), "%s/manifests", kubernetes_dir);
+    snprintf(cx->admin_kubeconfig, sizeof(cx->admin_kubeconfig), "%s/admin.conf", kubernetes_dir);
+    return KJOIN_OK;
+}
+
+int64_t kjoin_cp_time_left(const kjoin_cp_context *cx)
+{
+    int64_t left = cx->deadline_ms ? cx->deadline_ms - kjoin_now_ms() : 60000;
+    return left > 0 ? left : 1;
+}
+
+const char *kjoin_cp_record_dir(const kjoin_cp_context *cx) { return cx->record ? cx->kubernetes_dir : NULL; }
 
 kjoin_code kjoin_cp__read_pair(const kjoin_safedir *d, const char *file, char **crt, size_t *crt_len, char **key,
                                size_t *key_len, bool *missing, kjoin_err *err)

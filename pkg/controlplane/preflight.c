@@ -33,17 +33,19 @@ static bool cp_written(const kjoin_cp_record *rec, const char *path)
     return false;
 }
 
-kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoin_cluster_configuration *c,
-                                         const char *advertise_address, int bind_port, const char *const *images,
-                                         size_t n_images, kjoin_preflight_report *report, kjoin_err *err)
+kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoin_cp_context *cx,
+                                         const char *const *images, size_t n_images, kjoin_preflight_report *report,
+                                         kjoin_err *err)
 {
+    const kjoin_cluster_configuration *c = cx->cluster;
+    const char *advertise_address = *cx->advertise_address ? cx->advertise_address : NULL;
     size_t from = report->n;
     char path[4200], name[4300];
     /* An interrupted control-plane join of this node: what it wrote, made
      * and started is this join's, and the same join goes on with it. */
     kjoin_cp_record *rec = malloc(sizeof(*rec));
     bool found = false;
-    const char *k8s = spec->paths.kubernetes_dir ? spec->paths.kubernetes_dir : KJOIN_NODE_KUBERNETES_DIR;
+    const char *k8s = cx->kubernetes_dir;
     if (rec && (kjoin_cp_record_read(k8s, rec, &found, NULL) || !found)) {
         free(rec);
         rec = NULL;
@@ -54,7 +56,7 @@ kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoi
         int port;
         const char *addr, *what;
         int component; /* whose port */
-    } ports[] = {{kjoin_api_server_port(bind_port), NULL, "the API server's", 0},
+    } ports[] = {{cx->bind_port, NULL, "the API server's", 0},
                  {custom[0] ? custom[0] : 10259, NULL, "the scheduler's", 2},
                  {custom[1] ? custom[1] : 10257, NULL, "the controller manager's", 1},
                  {custom[2] ? custom[2] : 2379, advertise_address, "etcd's client", 3},
@@ -76,7 +78,7 @@ kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoi
         kjoin_preflight_add(report, spec, true, "Mem", "the system RAM (%ld MB) is less than the minimum 1700 MB", mib);
     bool ours[4];
     for (size_t i = 0; i < sizeof(component) / sizeof(component[0]); i++) {
-        snprintf(path, sizeof(path), "%s/manifests/%s.yaml", k8s, component[i]);
+        snprintf(path, sizeof(path), "%s/%s.yaml", cx->manifests_dir, component[i]);
         ours[i] = cp_written(rec, path);
     }
     for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
@@ -93,7 +95,7 @@ kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoi
                 strerror(errno));
     }
     for (size_t i = 0; i < sizeof(component) / sizeof(component[0]); i++) {
-        snprintf(path, sizeof(path), "%s/manifests/%s.yaml", k8s, component[i]);
+        snprintf(path, sizeof(path), "%s/%s.yaml", cx->manifests_dir, component[i]);
         snprintf(name, sizeof(name), "FileAvailable-%s", path);
         for (char *ch = name; *ch; ch++)
             *ch = *ch == '/' ? '-' : *ch;

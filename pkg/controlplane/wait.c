@@ -114,7 +114,7 @@ static bool healthy_local(const char *url, char *why, size_t cap)
 
 /* The API server's: verified by the cluster CA, as the node's admin
  * (admin.conf's text, read once). */
-static bool healthy_apiserver(const kjoin_wait_control_plane_spec *s, const char *admin, size_t admin_len,
+static bool healthy_apiserver(const kjoin_cp_context *s, const char *admin, size_t admin_len,
                               const char *url, char *why, size_t cap)
 {
     kjoin_kubeapi *api = NULL;
@@ -137,12 +137,12 @@ static bool healthy_apiserver(const kjoin_wait_control_plane_spec *s, const char
     return status == 200;
 }
 
-kjoin_code kjoin_wait_control_plane(const kjoin_wait_control_plane_spec *s, kjoin_wait_control_plane_result *out,
+kjoin_code kjoin_wait_control_plane(const kjoin_cp_context *s, kjoin_wait_control_plane_result *out,
                                     kjoin_err *err)
 {
     char *yaml[KJOIN_MANIFESTS_N] = {NULL}, urls[KJOIN_MANIFESTS_N][320], path[4200], why[KJOIN_MANIFESTS_N][400];
     size_t len[KJOIN_MANIFESTS_N] = {0};
-    int64_t t0 = kjoin_now_ms(), deadline = t0 + (s->timeout_ms > 0 ? s->timeout_ms : 1);
+    int64_t t0 = kjoin_now_ms(), deadline = t0 + kjoin_cp_time_left(s);
     kjoin_code rc = KJOIN_OK;
     memset(out, 0, sizeof(*out));
     for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <kjoin/kubeapi.h>
 #include <kjoin/kubeconfig.h>
 #include <kjoin/sys/patch.h>
 #include <kjoin/worker.h>
@@ -31,10 +32,9 @@ typedef struct worker_run {
     int64_t start, deadline;
     char *ca;                  /* discovery's trusted CA bundle (PEM) */
     size_t ca_len;
+    kjoin_kubeapi *bootstrap_api; /* the one client with the verified bootstrap kubeconfig */
     kjoin_cluster_configuration *cluster; /* a control-plane join's: the cluster's ClusterConfiguration */
-    char cert_dir[1024];       /* and its certificatesDir */
-    char admin_conf[4200];     /* the node's paths, composed once: admin.conf and manifests/ under the */
-    char manifests_dir[4200];  /* kubeconfig directory */
+    kjoin_cp_context cx;       /* and what every control-plane step shares, decided once from it */
     kjoin_cp_record *before;   /* the control-plane record as this run found it, once its checks passed: what
                                 * the run writes after is taken back if it fails before the node's own files */
     const kjoin_certificate_key *certificate_key; /* the spec's, or key: read from the sources it names */
@@ -75,6 +75,12 @@ static kjoin_code run_preflight(worker_run *r, kjoin_err *err)
     return rc;
 }
 
+static int64_t time_left(const worker_run *r)
+{
+    int64_t left = r->deadline - kjoin_now_ms();
+    return left > 0 ? left : 1;
+}
+
 static kjoin_code run_discovery(worker_run *r, kjoin_err *err)
 {
     /* What preflight left of the one deadline. */
@@ -90,7 +96,17 @@ static kjoin_code run_discovery(worker_run *r, kjoin_err *err)
     r->out->node.bootstrap_len = r->out->join.result.kubeconfig_len;
     r->out->node.ca_pem = r->ca;
     r->out->node.ca_len = r->ca_len;
-    return KJOIN_OK;
+    /* The one API client with the bootstrap identity, for every step that reads the cluster. */
+    kjoin_kubeapi_config cfg;
+    kjoin_kubeapi_options o = {.timeout_ms = time_left(r), .audit_id = r->spec->join.audit_id,
+                               .log = r->spec->join.log, .log_ctx = r->spec->join.log_ctx};
+    if ((rc = kjoin_kubeapi_config_parse(r->out->node.bootstrap_kubeconfig, r->out->node.bootstrap_len, NULL, NULL,
+                                         &cfg, err)))
+        return rc;
+    if ((rc = kjoin_kubeapi_new(&cfg, &o, &r->bootstrap_api, err)))
+        kjoin_kubeapi_config_release(&cfg);
+    r->out->node.api = r->bootstrap_api;
+    return rc;
 }
 
 static kjoin_code run_check(worker_run *r, kjoin_err *err)
@@ -173,12 +189,6 @@ static kjoin_code run_tls_bootstrap(worker_run *r, kjoin_err *err)
     return rc;
 }
 
-static int64_t time_left(const worker_run *r)
-{
-    int64_t left = r->deadline - kjoin_now_ms();
-    return left > 0 ? left : 1;
-}
-
 /* A control-plane join reads the cluster's ClusterConfiguration once, with
  * the bootstrap token: where the certificates go, what they name. */
 static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
@@ -186,17 +196,29 @@ static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
     const kjoin_worker_spec *s = r->spec;
     if (!(r->cluster = calloc(1, sizeof(*r->cluster))))
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    kjoin_code rc = kjoin_control_plane_cluster(r->out->join.result.kubeconfig, r->out->join.result.kubeconfig_len,
-                                                time_left(r), s->join.audit_id, s->join.log, s->join.log_ctx,
-                                                r->cluster, r->cert_dir, sizeof(r->cert_dir), err);
-    memcpy(r->out->certs.cert_dir, r->cert_dir, sizeof(r->cert_dir));
+    kjoin_code rc = kjoin_control_plane_cluster(r->bootstrap_api, r->cluster, err);
+    if (!rc)
+        rc = kjoin_cp_context_init(&r->cx, r->cluster, s->node.paths.kubernetes_dir, err);
+    if (rc)
+        return rc;
+    kjoin_cp_context *cx = &r->cx;
+    cx->node_name = r->out->node_name.name;
+    cx->bind_port = kjoin_api_server_port(s->bind_port);
+    cx->record = true;
+    cx->trusted_ca_pem = r->ca, cx->trusted_ca_len = r->ca_len;
+    cx->bootstrap_api = r->bootstrap_api;
+    cx->force = s->node.force;
+    cx->written = &r->out->control_plane_files;
+    cx->deadline_ms = r->deadline;
+    cx->audit_id = s->join.audit_id, cx->log = s->join.log, cx->log_ctx = s->join.log_ctx;
+    memcpy(r->out->certs.cert_dir, cx->cert_dir, sizeof(cx->cert_dir));
     /* kubeadm before 1.22 also records each control-plane node in
      * kubeadm-config's ClusterStatus (its update-status), which its reset
      * and upgrade read: kjoin does not, so it joins no such node whole. */
-    if (!rc && !r->spec->only && r->cluster->minor && !kjoin_release_of(r->cluster->minor)->whole_control_plane_join)
+    if (!r->spec->only && !cx->release->whole_control_plane_join)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "a control-plane node of a v1.%d cluster is also recorded in "
                            "kubeadm-config's ClusterStatus (kubeadm's update-status phase), which kjoin does not do: "
-                           "join it with that release's kubeadm (kjoin's phases run one at a time)", r->cluster->minor);
+                           "join it with that release's kubeadm (kjoin's phases run one at a time)", cx->minor);
     return rc;
 }
 
@@ -212,11 +234,10 @@ static kjoin_code run_control_plane_preflight(worker_run *r, kjoin_err *err)
     char images[KJOIN_CP_IMAGES_N][400];
     const char *list[KJOIN_CP_IMAGES_N];
     size_t n = 0;
-    if (!kjoin_control_plane_images(r->cluster, r->cluster->minor, images, NULL))
+    if (!kjoin_control_plane_images(r->cluster, r->cx.minor, images, NULL))
         for (; n < KJOIN_CP_IMAGES_N; n++)
             list[n] = images[n];
-    kjoin_code rc = kjoin_preflight_control_plane(&r->spec->node, r->cluster, r->out->advertise_address,
-                                                  r->spec->bind_port, list, n, &r->out->node.report, err);
+    kjoin_code rc = kjoin_preflight_control_plane(&r->spec->node, &r->cx, list, n, &r->out->node.report, err);
     print_findings(r, seen);
     return rc;
 }
@@ -224,13 +245,9 @@ static kjoin_code run_control_plane_preflight(worker_run *r, kjoin_err *err)
 /* kubeadm's mark-control-plane, with the node's admin.conf. */
 static kjoin_code run_mark(worker_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
-    kjoin_mark_control_plane_spec m = {.admin_kubeconfig = r->admin_conf, .node_name = r->out->node_name.name,
-                                       .minor = r->cluster->minor, .taints = s->node.taints,
-                                       .n_taints = s->node.n_taints, .taints_set = s->node.taints_set,
-                                       .timeout_ms = time_left(r), .audit_id = s->join.audit_id, .log = s->join.log,
-                                       .log_ctx = s->join.log_ctx};
-    kjoin_code rc = kjoin_mark_control_plane(&m, err);
+    const kjoin_node_spec *n = &r->spec->node;
+    kjoin_mark_control_plane_spec m = {.taints = n->taints, .n_taints = n->n_taints, .taints_set = n->taints_set};
+    kjoin_code rc = kjoin_mark_control_plane(&r->cx, &m, err);
     r->out->marked = !rc;
     return rc;
 }
@@ -267,16 +284,15 @@ static bool wants_address(const worker_run *r)
  * talks to, this node's own API server, which etcd-join brings up. */
 static bool kubelet_local(const worker_run *r)
 {
-    return r->spec->control_plane && r->cluster && kjoin_release_of(r->cluster->minor)->kubelet_local_mode;
+    return r->spec->control_plane && r->cluster && r->cx.release->kubelet_local_mode;
 }
 
 static kjoin_code run_kubelet_local(worker_run *r, kjoin_err *err)
 {
-    const char *addr = r->out->advertise_address;
+    const char *addr = r->cx.advertise_address;
     bool v6 = strchr(addr, ':') != NULL;
     char server[128];
-    snprintf(server, sizeof(server), "https://%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "",
-             kjoin_api_server_port(r->spec->bind_port));
+    snprintf(server, sizeof(server), "https://%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", r->cx.bind_port);
     kjoin_node_join *n = &r->out->node;
     kjoin_code rc = kjoin_kubeconfig_replace_server(n->bootstrap_kubeconfig, n->bootstrap_len, server,
                                                     &r->out->local_bootstrap, &r->out->local_bootstrap_len, err);
@@ -292,26 +308,22 @@ static kjoin_code run_kubelet_local(worker_run *r, kjoin_err *err)
  * cluster's API server from. */
 static kjoin_code run_advertise_address(worker_run *r, kjoin_err *err)
 {
-    char *addr = r->out->advertise_address;
-    size_t cap = sizeof(r->out->advertise_address);
+    char *addr = r->cx.advertise_address;
+    size_t cap = sizeof(r->cx.advertise_address);
+    kjoin_code rc = KJOIN_OK;
     if (!r->spec->advertise_address)
-        return kjoin_local_address_for(r->out->join.result.server, addr, cap, err);
-    return snprintf(addr, cap, "%s", r->spec->advertise_address) < (int)cap
-               ? KJOIN_OK
-               : kjoin_err_set(err, KJOIN_E_USAGE, "the advertise address is too long");
+        rc = kjoin_local_address_for(r->out->join.result.server, addr, cap, err);
+    else if (snprintf(addr, cap, "%s", r->spec->advertise_address) >= (int)cap)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the advertise address is too long");
+    memcpy(r->out->advertise_address, addr, sizeof(r->out->advertise_address));
+    return rc;
 }
 
 /* kubeadm's certs: the node's own certificates, for its name and address. */
 static kjoin_code run_node_certs(worker_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
-    logf_(r, 0, "[certs] Using certificateDir folder \"%s\"", r->cert_dir);
-    kjoin_node_certs_spec c = {.cert_dir = r->cert_dir, .record_dir = s->node.paths.kubernetes_dir,
-                               .trusted_ca_pem = r->ca, .trusted_ca_len = r->ca_len,
-                               .node_name = r->out->node_name.name,
-                               .advertise_address = r->out->advertise_address, .cluster = r->cluster,
-                               .minor = r->cluster->minor, .force = s->node.force, .now = (int64_t)time(NULL)};
-    kjoin_code rc = kjoin_node_certs(&c, &r->out->node_certs, err);
+    logf_(r, 0, "[certs] Using certificateDir folder \"%s\"", r->cx.cert_dir);
+    kjoin_code rc = kjoin_node_certs(&r->cx, &r->out->node_certs, err);
     for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
         logf_(r, 0, "[certs] %s %s certificate and key", r->out->node_certs.kept[i] ? "Using the existing" : "Generating",
               kjoin_node_cert_name(i));
@@ -324,16 +336,8 @@ static kjoin_code run_node_certs(worker_run *r, kjoin_err *err)
 /* kubeadm's kubeconfig: admin.conf, controller-manager.conf, scheduler.conf. */
 static kjoin_code run_kubeconfigs(worker_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
-    logf_(r, 0, "[kubeconfig] Using kubeconfig folder \"%s\"", s->node.paths.kubernetes_dir);
-    kjoin_control_plane_kubeconfigs_spec k = {.kubernetes_dir = s->node.paths.kubernetes_dir,
-                                              .record_dir = s->node.paths.kubernetes_dir, .cert_dir = r->cert_dir,
-                                              .trusted_ca_pem = r->ca, .trusted_ca_len = r->ca_len,
-                                              .advertise_address = r->out->advertise_address,
-                                              .bind_port = s->bind_port, .cluster = r->cluster,
-                                              .minor = r->cluster->minor, .force = s->node.force,
-                                              .now = (int64_t)time(NULL)};
-    kjoin_code rc = kjoin_control_plane_kubeconfigs(&k, &r->out->kubeconfigs, err);
+    logf_(r, 0, "[kubeconfig] Using kubeconfig folder \"%s\"", r->cx.kubernetes_dir);
+    kjoin_code rc = kjoin_control_plane_kubeconfigs(&r->cx, &r->out->kubeconfigs, err);
     for (int i = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++)
         logf_(r, 0, "[kubeconfig] %s \"%s\" kubeconfig file",
               r->out->kubeconfigs.kept[i] ? "Using the existing" : "Writing", kjoin_kubeconfig_file_name(i));
@@ -343,14 +347,8 @@ static kjoin_code run_kubeconfigs(worker_run *r, kjoin_err *err)
 /* kubeadm's control-plane: the static Pod manifests. */
 static kjoin_code run_manifests(worker_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
-    logf_(r, 0, "[control-plane] Using manifest folder \"%s\"", r->manifests_dir);
-    kjoin_control_plane_manifests_spec m = {.manifests_dir = r->manifests_dir, .record_dir = s->node.paths.kubernetes_dir,
-                                            .kubernetes_dir = s->node.paths.kubernetes_dir,
-                                            .cert_dir = r->cert_dir, .advertise_address = r->out->advertise_address,
-                                            .bind_port = s->bind_port, .cluster = r->cluster,
-                                            .minor = r->cluster->minor, .force = s->node.force};
-    kjoin_code rc = kjoin_control_plane_manifests(&m, &r->out->manifests, err);
+    logf_(r, 0, "[control-plane] Using manifest folder \"%s\"", r->cx.manifests_dir);
+    kjoin_code rc = kjoin_control_plane_manifests(&r->cx, &r->out->manifests, err);
     for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++)
         logf_(r, 0, "[control-plane] %s static Pod manifest for \"%s\"",
               r->out->manifests.kept[i] ? "Keeping the same" : "Creating", kjoin_manifest_component(i));
@@ -360,25 +358,29 @@ static kjoin_code run_manifests(worker_run *r, kjoin_err *err)
 /* kubeadm's wait-control-plane: this node's three components healthy. */
 static kjoin_code run_wait_control_plane(worker_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
-    kjoin_wait_control_plane_spec w = {.manifests_dir = r->manifests_dir, .admin_kubeconfig = r->admin_conf,
-                                       .advertise_address = r->out->advertise_address, .timeout_ms = time_left(r),
-                                       .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
-    return kjoin_wait_control_plane(&w, &r->out->control_plane_health, err);
+    return kjoin_wait_control_plane(&r->cx, &r->out->control_plane_health, err);
+}
+
+/* The one client with the node's admin.conf, for the steps after
+ * control-plane-prepare that act as the node's admin. */
+static bool needs_admin(const worker_run *r)
+{
+    return r->phases & (KJOIN_PHASE_ETCD_JOIN | KJOIN_PHASE_CONTROL_PLANE_JOIN);
+}
+static kjoin_code run_admin_client(worker_run *r, kjoin_err *err)
+{
+    kjoin_kubeapi *owned = NULL;
+    kjoin_code rc = kjoin_cp_admin_client(&r->cx, &owned, err);
+    r->cx.admin_api = owned;
+    return rc;
 }
 
 /* kubeadm's etcd-join, with the node's admin.conf and etcd certificates. */
 static kjoin_code run_etcd_join(worker_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
     free(r->before); /* etcd-join takes back its own member and manifest; before it, nothing was written */
     r->before = NULL;
-    kjoin_etcd_join_spec e = {.admin_kubeconfig = r->admin_conf, .manifests_dir = r->manifests_dir, .cert_dir = r->cert_dir,
-                              .node_name = r->out->node_name.name, .advertise_address = r->out->advertise_address,
-                              .cluster = r->cluster, .minor = r->cluster->minor, .force = s->node.force,
-                              .record_dir = s->node.paths.kubernetes_dir, .timeout_ms = time_left(r),
-                              .audit_id = s->join.audit_id, .log = s->join.log, .log_ctx = s->join.log_ctx};
-    return kjoin_etcd_join(&e, &r->out->etcd, err);
+    return kjoin_etcd_join(&r->cx, &r->out->etcd, err);
 }
 
 /* What the control-plane steps of this run write (KJOIN_CP_WRITES_*). */
@@ -402,26 +404,14 @@ static bool writes_control_plane(const worker_run *r) { return cp_writes(r) != 0
  * it is, so that a later failure takes back what this run wrote. */
 static kjoin_code run_check_writes(worker_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
-    kjoin_cp_check_spec c = {.cluster = r->cluster, .minor = r->cluster->minor,
-                             .advertise_address = r->out->advertise_address,
-                             .kubernetes_dir = s->node.paths.kubernetes_dir, .cert_dir = r->cert_dir,
-                             .writes = cp_writes(r)};
-    kjoin_code rc = kjoin_control_plane_check(&c, err);
-    return rc ? rc : kjoin_cp_record_begin(s->node.paths.kubernetes_dir, &r->before, err);
+    kjoin_code rc = kjoin_control_plane_check(&r->cx, cp_writes(r), err);
+    return rc ? rc : kjoin_cp_record_begin(r->cx.kubernetes_dir, &r->before, err);
 }
 
 /* kubeadm's download-certs, with the token and the CA discovery verified. */
 static kjoin_code run_download_certs(worker_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
-    kjoin_download_certs_spec d = {.cert_dir = r->cert_dir, .bootstrap_kubeconfig = r->out->join.result.kubeconfig,
-                                   .bootstrap_len = r->out->join.result.kubeconfig_len,
-                                   .trusted_ca_pem = r->ca, .ca_len = r->ca_len, .key = r->certificate_key,
-                                   .record_dir = s->node.paths.kubernetes_dir, .force = s->node.force,
-                                   .timeout_ms = time_left(r), .audit_id = s->join.audit_id, .log = s->join.log,
-                                   .log_ctx = s->join.log_ctx};
-    return kjoin_download_certs(&d, &r->out->certs, err);
+    return kjoin_download_certs(&r->cx, r->certificate_key, &r->out->certs, err);
 }
 
 static bool needs_discovery(const worker_run *r);
@@ -449,6 +439,7 @@ static const step steps[] = {
     {NULL, 0, NEEDS_DISCOVERY, discovery_alone_dry, run_plan_discovered},
     {NULL, 0, NEEDS_DISCOVERY, wants_tls_bootstrap, run_tls_bootstrap},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_launch},
+    {NULL, 0, NEEDS_DISCOVERY, needs_admin, run_admin_client},
     {"etcd-join", KJOIN_PHASE_ETCD_JOIN, NEEDS_DISCOVERY, NULL, run_etcd_join},
     {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0, for_real, run_wait},
     {"control-plane-join", KJOIN_PHASE_CONTROL_PLANE_JOIN, NEEDS_DISCOVERY, NULL, run_mark},
@@ -725,7 +716,7 @@ static kjoin_code take_back(worker_run *r, kjoin_code rc, kjoin_err *err)
     kjoin_cp_reset_result *back = rc ? calloc(1, sizeof(*back)) : NULL;
     kjoin_err e;
     r->before = NULL;
-    kjoin_code undo = back ? kjoin_cp_take_back(r->spec->node.paths.kubernetes_dir, before, back, &e) : KJOIN_OK;
+    kjoin_code undo = back ? kjoin_cp_take_back(r->cx.kubernetes_dir, before, back, &e) : KJOIN_OK;
     free(before);
     if (!back || (!undo && !back->had_record)) { /* nothing of this run's on disk */
         free(back);
@@ -753,8 +744,6 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
     worker_run r = {.spec = spec, .out = out, .start = kjoin_now_ms()};
     kjoin_code rc;
     memset(out, 0, sizeof(*out));
-    snprintf(r.admin_conf, sizeof(r.admin_conf), "%s/admin.conf", spec->node.paths.kubernetes_dir);
-    snprintf(r.manifests_dir, sizeof(r.manifests_dir), "%s/manifests", spec->node.paths.kubernetes_dir);
     r.deadline = r.start + (j->timeout_ms > 0 ? j->timeout_ms : KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
     kjoin_node_file_path(&spec->node.paths, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, out->kubeconfig_path,
                          sizeof(out->kubeconfig_path));
@@ -815,6 +804,9 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
     }
     if (r.planned)
         kjoin_join_plan_clear(&r.plan);
+    kjoin_kubeapi_free(r.cx.admin_api);
+    kjoin_kubeapi_free(r.bootstrap_api);
+    out->node.api = NULL;
     free(r.cluster);
     free(r.before);
     kjoin_certificate_key_clear(&r.key);

@@ -159,22 +159,35 @@ static const char *kubelet_bootstrap(const kjoin_node_join *j, size_t *len)
     return j->kubelet_bootstrap ? j->kubelet_bootstrap : j->bootstrap_kubeconfig;
 }
 
+/* The server the kubelet's bootstrap kubeconfig names into out ("" when
+ * it names none): the join's client's when it is the same kubeconfig. */
+static void kubelet_server(const kjoin_node_join *j, char *out, size_t cap)
+{
+    size_t len;
+    const char *text = kubelet_bootstrap(j, &len);
+    kjoin_kubeapi_config cfg;
+    *out = '\0';
+    if (!j->kubelet_bootstrap && j->api)
+        snprintf(out, cap, "%s", kjoin_kubeapi_server(j->api));
+    else if (text && !kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, NULL)) {
+        snprintf(out, cap, "%s", cfg.server);
+        kjoin_kubeapi_config_release(&cfg);
+    }
+}
+
 /* Whether this node's join record names this node and this cluster: a join
  * that was interrupted, now going on. */
 static bool resuming(const kjoin_node_join *j)
 {
     kjoin_node__resolved p;
-    kjoin_kubeapi_config cfg;
     kjoin_node_state *st = calloc(1, sizeof(*st));
     bool found = false, same = false;
-    const char *text;
-    size_t len;
+    char server[sizeof(st->server)];
     kjoin_node__resolve(&j->spec->paths, &p);
     if (st && !kjoin_node__read_record(&p, &j->spec->paths, st, &found, NULL) && found &&
-        !strcmp(st->node_name, j->name.name) && (text = kubelet_bootstrap(j, &len)) &&
-        !kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, NULL)) {
-        same = !strcmp(st->server, cfg.server);
-        kjoin_kubeapi_config_release(&cfg);
+        !strcmp(st->node_name, j->name.name)) {
+        kubelet_server(j, server, sizeof(server));
+        same = *server && !strcmp(st->server, server);
     }
     free(st);
     return same;
@@ -301,14 +314,9 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
     size_t n_mounts = 0;
     json_object_object_add(o, "kind", json_object_new_string("KjoinJoinRecord"));
     json_object_object_add(o, "joinID", json_object_new_string(j->join_id ? j->join_id : ""));
-    kjoin_kubeapi_config cfg;
-    json_object_object_add(o, "server", json_object_new_string(""));
-    size_t boot_len;
-    const char *boot = kubelet_bootstrap(j, &boot_len);
-    if (!kjoin_kubeapi_config_parse(boot, boot_len, NULL, NULL, &cfg, &ignore)) {
-        json_object_object_add(o, "server", json_object_new_string(cfg.server));
-        kjoin_kubeapi_config_release(&cfg);
-    }
+    char server[sizeof(old->server)];
+    kubelet_server(j, server, sizeof(server));
+    json_object_object_add(o, "server", json_object_new_string(server));
     json_object_object_add(o, "nodeName", json_object_new_string(j->name.name));
     for (size_t i = 0; i < n; i++) {
         unsigned char sum[32];
@@ -495,10 +503,12 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
         return kjoin_err_set(err, KJOIN_E_USAGE, "kubelet-start needs the bootstrap kubeconfig discovery makes");
     if ((rc = runtime_and_kubelet(j, err)))
         return rc;
-    rc = client(j, j->bootstrap_kubeconfig, j->bootstrap_len, NULL, &api, err);
+    if (!(api = j->api))
+        rc = client(j, j->bootstrap_kubeconfig, j->bootstrap_len, NULL, &api, err);
     if (!rc)
         rc = read_cluster(j, api, err);
-    kjoin_kubeapi_free(api);
+    if (api != j->api)
+        kjoin_kubeapi_free(api);
     if (!rc)
         rc = render(j, err);
     if (!rc && preflight)

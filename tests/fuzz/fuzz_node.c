@@ -40,10 +40,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!kjoin_cluster_configuration_parse(text, len, &c, NULL)) /* the manifests made from it */
             for (int minor = 20; minor <= 37; minor += 17) {
                 char *m[KJOIN_MANIFESTS_N], *env[] = {"HTTPS_PROXY=http://p", NULL};
-                kjoin_control_plane_manifests_spec ms = {.manifests_dir = "/nonexistent", .kubernetes_dir = "/etc/kubernetes",
-                                                         .cert_dir = "/etc/kubernetes/pki", .advertise_address = "fd00::2",
-                                                         .cluster = &c, .minor = minor, .environ = env};
-                if (!kjoin_control_plane_manifests_make(&ms, m, NULL))
+                kjoin_cp_context cx;
+                kjoin_cp_context_init(&cx, &c, "/etc/kubernetes", NULL);
+                cx.minor = minor, cx.release = kjoin_release_of(minor);
+                snprintf(cx.advertise_address, sizeof(cx.advertise_address), "fd00::2");
+                if (!kjoin_control_plane_manifests_make(&cx, env, m, NULL))
                     for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
                         free(m[i]);
             }

@@ -362,6 +362,23 @@ static const char names_yaml[] =
     "controlPlaneEndpoint: lb.example.com:6443\nnetworking: {serviceSubnet: 10.100.0.0/16, dnsDomain: example.internal}\n"
     "apiServer: {certSANs: [zz.example.com, 192.0.2.10]}\netcd: {local: {serverCertSANs: [etcd.example.com]}}\n";
 
+/* A control-plane context as a join builds it: the cluster c (release
+ * minor, 0: as c says), the kubeconfigs under k8s, the certificates in
+ * cert_dir, the node cp-2 at addr, no record. */
+static void cx_for(kjoin_cp_context *cx, const kjoin_cluster_configuration *c, int minor, const char *k8s,
+                   const char *cert_dir, const char *addr)
+{
+    kjoin_err err;
+    assert_int_equal(kjoin_cp_context_init(cx, c, k8s, &err), KJOIN_OK);
+    if (minor) {
+        cx->minor = minor;
+        cx->release = kjoin_release_of(minor);
+    }
+    snprintf(cx->cert_dir, sizeof(cx->cert_dir), "%s", cert_dir);
+    snprintf(cx->advertise_address, sizeof(cx->advertise_address), "%s", addr ? addr : "");
+    cx->node_name = "cp-2";
+}
+
 static kjoin_code certs_for(const char *dir, const char *yaml, const char *addr, int minor, bool force,
                             kjoin_node_certs_result *out, kjoin_err *err)
 {
@@ -369,9 +386,10 @@ static kjoin_code certs_for(const char *dir, const char *yaml, const char *addr,
     char pki[4096];
     assert_int_equal(kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, err), KJOIN_OK);
     snprintf(pki, sizeof(pki), "%s/pki", dir);
-    kjoin_node_certs_spec s = {.cert_dir = pki, .node_name = "cp-2", .advertise_address = addr, .cluster = &c,
-                               .minor = minor, .force = force, .now = (int64_t)time(NULL)};
-    return kjoin_node_certs(&s, out, err);
+    kjoin_cp_context cx;
+    cx_for(&cx, &c, minor, dir, pki, addr);
+    cx.force = force;
+    return kjoin_node_certs(&cx, out, err);
 }
 
 static void test_node_certs_as_kubeadm(void **state)
@@ -499,24 +517,22 @@ static void test_node_certs_refused(void **state)
         snprintf(crt, sizeof(crt), "%s/ca.crt", pki);
         char *ca = read_all(crt, &ca_len);
         assert_int_equal(kjoin_cluster_configuration_parse(names_yaml, strlen(names_yaml), &c, &err), KJOIN_OK);
-        kjoin_node_certs_spec ns = {.cert_dir = pki, .trusted_ca_pem = other_ca, .trusted_ca_len = other_len,
-                                    .node_name = "cp-2", .advertise_address = "192.0.2.2", .cluster = &c,
-                                    .now = (int64_t)time(NULL)};
+        kjoin_cp_context ns;
+        cx_for(&ns, &c, 0, dir, pki, "192.0.2.2");
+        ns.trusted_ca_pem = other_ca, ns.trusted_ca_len = other_len;
         assert_int_equal(kjoin_node_certs(&ns, &r, &err), KJOIN_E_TRUST);
         assert_non_null(strstr(err.msg, "ca.crt is not the cluster CA discovery verified"));
-        kjoin_control_plane_kubeconfigs_spec ks = {.kubernetes_dir = dir, .cert_dir = pki, .trusted_ca_pem = other_ca,
-                                                   .trusted_ca_len = other_len, .advertise_address = "192.0.2.2",
-                                                   .cluster = &c, .now = (int64_t)time(NULL)};
-        assert_int_equal(kjoin_control_plane_kubeconfigs(&ks, &kr, &err), KJOIN_E_TRUST);
+        assert_int_equal(kjoin_control_plane_kubeconfigs(&ns, &kr, &err), KJOIN_E_TRUST);
         snprintf(crt, sizeof(crt), "%s/admin.conf", dir);
         assert_int_not_equal(access(crt, F_OK), 0);
         /* ca.crt among a bundle of two (a CA rotation): trusted. */
         char *both = malloc(other_len + ca_len + 1);
         memcpy(both, other_ca, other_len);
         memcpy(both + other_len, ca, ca_len + 1);
-        ks.trusted_ca_pem = both, ks.trusted_ca_len = other_len + ca_len;
         char *k8s = tu_tmpdir();
-        ks.kubernetes_dir = k8s;
+        kjoin_cp_context ks;
+        cx_for(&ks, &c, 0, k8s, pki, "192.0.2.2");
+        ks.trusted_ca_pem = both, ks.trusted_ca_len = other_len + ca_len;
         assert_int_equal(kjoin_control_plane_kubeconfigs(&ks, &kr, &err), KJOIN_OK);
         assert_true(kr.written[KJOIN_KUBECONFIG_ADMIN]);
         tu_rmtree(k8s);
@@ -571,10 +587,10 @@ static kjoin_code confs_for(const char *dir, const char *yaml, const char *addr,
     char pki[4096];
     assert_int_equal(kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, err), KJOIN_OK);
     snprintf(pki, sizeof(pki), "%s/pki", dir);
-    kjoin_control_plane_kubeconfigs_spec s = {.kubernetes_dir = dir, .cert_dir = pki, .advertise_address = addr,
-                                              .cluster = &c, .minor = minor, .force = force,
-                                              .now = (int64_t)time(NULL)};
-    return kjoin_control_plane_kubeconfigs(&s, out, err);
+    kjoin_cp_context cx;
+    cx_for(&cx, &c, minor, dir, pki, addr);
+    cx.force = force;
+    return kjoin_control_plane_kubeconfigs(&cx, out, err);
 }
 
 /* The kubeconfig's server and its client certificate's subject. */
@@ -644,8 +660,8 @@ static void test_kubeconfigs_as_kubeadm(void **state)
         assert_int_equal(kjoin_cluster_configuration_parse(names_yaml, strlen(names_yaml), &c, &err), KJOIN_OK);
         snprintf(pki, sizeof(pki), "%s/pki", dir);
         snprintf(k8s, sizeof(k8s), "%s/not/yet", dir);
-        kjoin_control_plane_kubeconfigs_spec ks = {.kubernetes_dir = k8s, .cert_dir = pki, .advertise_address = "192.0.2.2",
-                                                   .cluster = &c, .now = (int64_t)time(NULL)};
+        kjoin_cp_context ks;
+        cx_for(&ks, &c, 0, k8s, pki, "192.0.2.2");
         assert_int_equal(kjoin_control_plane_kubeconfigs(&ks, &r, &err), KJOIN_OK);
         assert_true(r.written[0] && r.written[1] && r.written[2]);
         struct stat st;
@@ -681,10 +697,11 @@ static void test_mark_patch(void **state)
     const char *node = "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"42\",\"labels\":{\"a\":\"b\"}},"
                        "\"spec\":{\"taints\":[{\"key\":\"x\",\"value\":\"y\",\"effect\":\"NoExecute\"},"
                        "{\"key\":\"node-role.kubernetes.io/control-plane\",\"effect\":\"NoSchedule\"}]}}";
-    kjoin_mark_control_plane_spec s = {.node_name = "n", .minor = 37};
+    kjoin_mark_control_plane_spec s = {0};
+    kjoin_cp_context cx = {.node_name = "n", .minor = 37, .release = kjoin_release_of(37)};
     char *patch = NULL;
     kjoin_err err;
-    assert_int_equal(kjoin_mark_control_plane_patch(&s, node, strlen(node), &patch, &err), KJOIN_OK);
+    assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
     /* The labels, the default taint once, the operator's kept, at the version read. */
     assert_string_equal(patch, "{\"metadata\":{\"resourceVersion\":\"42\",\"labels\":{"
                                "\"node-role.kubernetes.io/control-plane\":\"\","
@@ -693,33 +710,33 @@ static void test_mark_patch(void **state)
                                "\"effect\":\"NoSchedule\"},{\"key\":\"x\",\"value\":\"y\",\"effect\":\"NoExecute\"}]}}");
     free(patch);
     /* Before 1.24: the master label and taint. Given taints instead, an empty list too. */
-    s.minor = 20;
-    assert_int_equal(kjoin_mark_control_plane_patch(&s, node, strlen(node), &patch, &err), KJOIN_OK);
+    cx.minor = 20, cx.release = kjoin_release_of(20);
+    assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
     assert_non_null(strstr(patch, "\"node-role.kubernetes.io/master\":\"\""));
     assert_non_null(strstr(patch, "{\"key\":\"node-role.kubernetes.io/master\",\"effect\":\"NoSchedule\"}"));
     free(patch);
     const char *given[] = {"dedicated=db:NoSchedule"};
-    s = (kjoin_mark_control_plane_spec){.node_name = "n", .taints = given, .n_taints = 1, .taints_set = true};
-    assert_int_equal(kjoin_mark_control_plane_patch(&s, node, strlen(node), &patch, &err), KJOIN_OK);
+    s = (kjoin_mark_control_plane_spec){.taints = given, .n_taints = 1, .taints_set = true};
+    assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
     assert_non_null(strstr(patch, "\"taints\":[{\"key\":\"dedicated\",\"value\":\"db\",\"effect\":\"NoSchedule\"},"));
     free(patch);
     s.n_taints = 0;
-    assert_int_equal(kjoin_mark_control_plane_patch(&s, node, strlen(node), &patch, &err), KJOIN_OK);
+    assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
     assert_null(strstr(patch, "\"effect\":\"NoSchedule\"},{\"key\":\"x\"")); /* no default taint added */
     free(patch);
     /* Refused: a malformed taint, answers that are no Node. */
     const char *bad_taint[] = {"no-effect"};
     s.taints = bad_taint, s.n_taints = 1;
-    assert_int_equal(kjoin_mark_control_plane_patch(&s, node, strlen(node), &patch, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_E_USAGE);
     assert_null(patch);
     s.n_taints = 0;
     const char *not_nodes[] = {"", "[]", "{}", "{\"metadata\":{\"resourceVersion\":7}}", "{\"metadata\":[]}", "{} {}"};
     for (size_t i = 0; i < TU_LEN(not_nodes); i++)
-        if (kjoin_mark_control_plane_patch(&s, not_nodes[i], strlen(not_nodes[i]), &patch, &err) != KJOIN_E_API)
+        if (kjoin_mark_control_plane_patch(&cx, &s, not_nodes[i], strlen(not_nodes[i]), &patch, &err) != KJOIN_E_API)
             fail_msg("\"%s\" accepted", not_nodes[i]);
     /* No admin kubeconfig: refused before anything is asked. */
-    s.admin_kubeconfig = "/nonexistent/admin.conf";
-    assert_int_not_equal(kjoin_mark_control_plane(&s, &err), KJOIN_OK);
+    snprintf(cx.admin_kubeconfig, sizeof(cx.admin_kubeconfig), "/nonexistent/admin.conf");
+    assert_int_not_equal(kjoin_mark_control_plane(&cx, &s, &err), KJOIN_OK);
     assert_non_null(strstr(err.msg, "admin.conf"));
 }
 
@@ -740,10 +757,9 @@ static kjoin_code manifests_for(const char *yaml, const char *addr, int minor, c
     kjoin_code rc = kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, err);
     if (rc)
         return rc;
-    kjoin_control_plane_manifests_spec s = {.manifests_dir = "/unused", .kubernetes_dir = "/etc/kubernetes",
-                                            .cert_dir = "/etc/kubernetes/pki", .advertise_address = addr,
-                                            .cluster = &c, .minor = minor, .environ = env};
-    return kjoin_control_plane_manifests_make(&s, out, err);
+    kjoin_cp_context cx;
+    cx_for(&cx, &c, minor, "/etc/kubernetes", "/etc/kubernetes/pki", addr);
+    return kjoin_control_plane_manifests_make(&cx, env, out, err);
 }
 
 /* The images kubeadm's ImagePull checks: the release's tag ('+' as '_'),
@@ -904,8 +920,9 @@ static void test_manifests_written(void **state)
     char *env[] = {NULL};
     assert_int_equal(kjoin_cluster_configuration_parse(manifests_yaml, strlen(manifests_yaml), &c, &err), KJOIN_OK);
     snprintf(mdir, sizeof(mdir), "%s/manifests", dir);
-    kjoin_control_plane_manifests_spec s = {.manifests_dir = mdir, .kubernetes_dir = dir, .cert_dir = dir,
-                                            .advertise_address = "192.0.2.2", .cluster = &c, .environ = env};
+    kjoin_cp_context s;
+    cx_for(&s, &c, 0, dir, dir, "192.0.2.2");
+    (void)env;
     assert_int_equal(kjoin_control_plane_manifests(&s, &r, &err), KJOIN_OK);
     assert_true(r.written[0] && r.written[1] && r.written[2]);
     struct stat st;
@@ -1015,58 +1032,59 @@ static void test_check_before_writing(void **state)
     (void)state;
     kjoin_cluster_configuration c;
     kjoin_err err;
-    char *dir = tu_tmpdir(), path[4200];
+    char *dir = tu_tmpdir(), path[1000];
     const char *external = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
                            "imageRepository: r\netcd: {external: {endpoints: [\"https://192.0.2.9:2379\"]}}\n";
-    kjoin_cp_check_spec s = {.cluster = &c, .minor = 37, .advertise_address = "192.0.2.2", .kubernetes_dir = dir,
-                             .cert_dir = "/nonexistent/pki", .writes = KJOIN_CP_WRITES_CERTS};
+    kjoin_cp_context s;
+    unsigned writes = KJOIN_CP_WRITES_CERTS;
     assert_int_equal(kjoin_cluster_configuration_parse(external, strlen(external), &c, &err), KJOIN_OK);
-    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
+    cx_for(&s, &c, 37, dir, "/nonexistent/pki", "192.0.2.2");
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "external etcd"));
-    s.writes = KJOIN_CP_WRITES_SHARED;
-    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
-    s.writes = 0; /* nothing written: nothing to refuse */
-    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    writes = KJOIN_CP_WRITES_SHARED;
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
+    writes = 0; /* nothing written: nothing to refuse */
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
     /* The manifests' release and fields: only for the steps that write them. */
     assert_int_equal(kjoin_cluster_configuration_parse(manifests_yaml, strlen(manifests_yaml), &c, &err), KJOIN_OK);
-    s.minor = 30;
-    s.writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_CERTS | KJOIN_CP_WRITES_KUBECONFIGS;
-    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
-    s.writes |= KJOIN_CP_WRITES_MANIFESTS;
-    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
+    s.minor = 30, s.release = kjoin_release_of(30);
+    writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_CERTS | KJOIN_CP_WRITES_KUBECONFIGS;
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
+    writes |= KJOIN_CP_WRITES_MANIFESTS;
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "not of 1.30"));
-    s.writes = KJOIN_CP_WRITES_ETCD;
-    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
-    s.minor = 37;
-    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    writes = KJOIN_CP_WRITES_ETCD;
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
+    s.minor = 37, s.release = kjoin_release_of(37);
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
     const char *vols = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
                        "imageRepository: r\napiServer: {extraVolumes: [{name: x, hostPath: /x, mountPath: /x}]}\n";
     assert_int_equal(kjoin_cluster_configuration_parse(vols, strlen(vols), &c, &err), KJOIN_OK);
-    s.writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_MANIFESTS;
-    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
+    writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_MANIFESTS;
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "apiServer.extraVolumes"));
     assert_int_equal(kjoin_cluster_configuration_parse(manifests_yaml, strlen(manifests_yaml), &c, &err), KJOIN_OK);
-    s.advertise_address = "host.example";
-    s.writes = KJOIN_CP_WRITES_KUBECONFIGS;
-    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_E_USAGE);
-    s.advertise_address = "192.0.2.2";
+    snprintf(s.advertise_address, sizeof(s.advertise_address), "host.example");
+    writes = KJOIN_CP_WRITES_KUBECONFIGS;
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
+    snprintf(s.advertise_address, sizeof(s.advertise_address), "192.0.2.2");
     /* A manifests directory others may write to: refused now, as the writer would. */
     snprintf(path, sizeof(path), "%s/manifests", dir);
     assert_int_equal(mkdir(path, 0700), 0);
     assert_int_equal(chmod(path, 0770), 0);
-    s.writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_MANIFESTS;
-    assert_int_not_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_MANIFESTS;
+    assert_int_not_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
     assert_non_null(strstr(err.msg, "manifests"));
-    s.writes = KJOIN_CP_WRITES_SHARED; /* not written into by these steps */
-    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    writes = KJOIN_CP_WRITES_SHARED; /* not written into by these steps */
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
     assert_int_equal(chmod(path, 0700), 0);
     /* A certificates directory that is a symlink. */
     snprintf(path, sizeof(path), "%s/pki", dir);
     assert_int_equal(symlink("/tmp", path), 0);
-    s.cert_dir = path;
-    assert_int_not_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
-    s.writes = KJOIN_CP_WRITES_KUBECONFIGS;
-    assert_int_equal(kjoin_control_plane_check(&s, &err), KJOIN_OK);
+    snprintf(s.cert_dir, sizeof(s.cert_dir), "%s", path);
+    assert_int_not_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
+    writes = KJOIN_CP_WRITES_KUBECONFIGS;
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
     tu_rmtree(dir);
 }
 
@@ -1216,9 +1234,9 @@ static kjoin_code etcd_for(const char *yaml, const char *addr, int minor, const 
     kjoin_code rc = kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, err);
     if (rc)
         return rc;
-    kjoin_etcd_manifest_spec s = {.cert_dir = "/etc/kubernetes/pki", .node_name = "cp-2", .advertise_address = addr,
-                                  .cluster = &c, .minor = minor, .members = ms, .n_members = n};
-    return kjoin_etcd_manifest_make(&s, out, err);
+    kjoin_cp_context cx;
+    cx_for(&cx, &c, minor, "/etc/kubernetes", "/etc/kubernetes/pki", addr);
+    return kjoin_etcd_manifest_make(&cx, ms, n, out, err);
 }
 
 static void test_etcd_manifest(void **state)

@@ -533,6 +533,20 @@ static int free_port(void)
     return port;
 }
 
+/* kubeadm's control-plane preflight with a context as the join builds it. */
+static kjoin_code cp_preflight(const kjoin_node_spec *s, const kjoin_cluster_configuration *c, const char *addr,
+                               int port, const char *const *images, size_t n, kjoin_preflight_report *r, kjoin_err *err)
+{
+    kjoin_cp_context cx;
+    kjoin_code rc = kjoin_cp_context_init(&cx, c, s->paths.kubernetes_dir ? s->paths.kubernetes_dir
+                                                                          : KJOIN_NODE_KUBERNETES_DIR, err);
+    if (rc)
+        return rc;
+    snprintf(cx.advertise_address, sizeof(cx.advertise_address), "%s", addr);
+    cx.bind_port = port;
+    return kjoin_preflight_control_plane(s, &cx, images, n, r, err);
+}
+
 static bool has_finding(const kjoin_preflight_report *r, const char *name)
 {
     for (size_t i = 0; i < r->n; i++)
@@ -631,7 +645,7 @@ static void test_preflight_control_plane(void **state)
             break;
         }
     assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
-    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err), KJOIN_E_USAGE);
+    assert_int_equal(cp_preflight(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err), KJOIN_E_USAGE);
     assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
     char etcd_port[32];
     snprintf(etcd_port, sizeof(etcd_port), "Port-%d", used);
@@ -653,7 +667,7 @@ static void test_preflight_control_plane(void **state)
     /* An address that is not this machine's cannot take etcd's ports. */
     r = (kjoin_preflight_report){0};
     close(fd);
-    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "192.0.2.1", free_port(), NULL, 0, &r, &err), KJOIN_E_USAGE);
+    assert_int_equal(cp_preflight(&s, &c, "192.0.2.1", free_port(), NULL, 0, &r, &err), KJOIN_E_USAGE);
     snprintf(etcd_port, sizeof(etcd_port), "Port-%d", s.control_plane_ports[3]);
     assert_true(has_finding(&r, etcd_port));
     assert_true(has_finding(&r, "AdvertiseAddress")); /* on none of this machine's interfaces */
@@ -664,7 +678,7 @@ static void test_preflight_control_plane(void **state)
     assert_int_equal(system(cmd), 0);
     s.control_plane_ports[2] = free_port();
     r = (kjoin_preflight_report){0};
-    kjoin_code rc = kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err);
+    kjoin_code rc = cp_preflight(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err);
     if (CPU_COUNT(&all) >= 2) { /* but the loopback address the test listens on */
         assert_int_equal(rc, KJOIN_E_USAGE);
         assert_int_equal(r.n, 1);
@@ -692,7 +706,7 @@ static void test_preflight_control_plane(void **state)
     fd = listener(&used);
     s.control_plane_ports[2] = used; /* etcd's client port, held by "our" etcd */
     r = (kjoin_preflight_report){0};
-    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err), KJOIN_E_USAGE);
+    assert_int_equal(cp_preflight(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err), KJOIN_E_USAGE);
     close(fd);
     assert_int_equal(r.n - has_finding(&r, "NumCPU") - has_finding(&r, "AdvertiseAddress"), 4); /* (NumCPU on a
                                                                                                 * machine of one CPU) */
@@ -713,7 +727,7 @@ static void test_preflight_control_plane(void **state)
     snprintf(c.control_plane_endpoint, sizeof(c.control_plane_endpoint), "%s", "");
     s.ignore_preflight = "ControlPlaneEndpoint,NumCPU,AdvertiseAddress";
     r = (kjoin_preflight_report){0};
-    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err), KJOIN_OK);
+    assert_int_equal(cp_preflight(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err), KJOIN_OK);
     assert_true(r.items[0].ignored);
     /* ImagePull through the runtime's client (a stand-in crictl on PATH): an
      * image there is fine, a missing one is pulled, one that cannot be
@@ -736,7 +750,7 @@ static void test_preflight_control_plane(void **state)
     s.ignore_preflight = "ControlPlaneEndpoint,AdvertiseAddress";
     s.cri_socket = "/run/x.sock";
     r = (kjoin_preflight_report){0};
-    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), images, 3, &r, &err),
+    assert_int_equal(cp_preflight(&s, &c, "127.0.0.1", free_port(), images, 3, &r, &err),
                      KJOIN_E_USAGE);
     assert_true(has_finding(&r, "ImagePull"));
     size_t pulls = 0;
@@ -755,7 +769,7 @@ static void test_preflight_control_plane(void **state)
     unlink(log);
     s.ignore_preflight = "ControlPlaneEndpoint,ImagePull,AdvertiseAddress";
     r = (kjoin_preflight_report){0};
-    assert_int_equal(kjoin_preflight_control_plane(&s, &c, "127.0.0.1", free_port(), images, 3, &r, &err), KJOIN_OK);
+    assert_int_equal(cp_preflight(&s, &c, "127.0.0.1", free_port(), images, 3, &r, &err), KJOIN_OK);
     assert_int_equal(access(log, F_OK), -1);
     if (path)
         setenv("PATH", path, 1);
