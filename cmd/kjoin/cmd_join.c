@@ -595,9 +595,6 @@ int cmd_join(int argc, char **argv)
         rc = (kjoin_code)parsed;
     }
     size_t n_args = rc ? 0 : (size_t)(argc - first);
-    if (!rc && (a.w.advertise_address || a.w.bind_port) && !a.w.control_plane)
-        rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--apiserver-%s is for a control-plane join: add --control-plane",
-                           a.w.advertise_address ? "advertise-address" : "bind-port");
     if (!rc && a.kubeconfig && a.verbosity >= 0)
         cli_out(stderr, "[join] --kubeconfig is kubeadm's admin kubeconfig for a control-plane join: it does not "
                         "apply to a worker join\n");

@@ -27,9 +27,10 @@ typedef struct kjoin_release {
     bool cluster_admins_group;      /* 1.29: admin.conf and the etcd clients' O=kubeadm:cluster-admins (not
                                      * system:masters) */
     bool etcd_learner;              /* 1.29: a joining etcd member is a learner first, then promoted */
-    bool kubelet_client_admins;     /* 1.29 to 1.36: apiserver-kubelet-client in O=kubeadm:cluster-admins */
-    kjoin_gate_stage node_local_cri_socket; /* 1.32 alpha, 1.34 beta, 1.36 GA: instance-config.yaml holds the
-                                     * runtime's endpoint instead of kubeadm-flags.env */
+    bool kubelet_client_admins;     /* 1.29 to 1.35: apiserver-kubelet-client in O=kubeadm:cluster-admins */
+    kjoin_gate_stage node_local_cri_socket; /* 1.32 alpha, 1.34 beta (1.36's GA still reads a gate set off), 1.37
+                                     * gone: instance-config.yaml holds the runtime's endpoint instead of
+                                     * kubeadm-flags.env */
     bool kubelet_local_mode;        /* 1.33: a control-plane node's kubelet bootstraps through its own API server */
     int manifests;                  /* the static Pods' rules kjoin writes for it: 20 (1.20's), 37 (1.37's), 0 none */
 } kjoin_release;

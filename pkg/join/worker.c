@@ -630,8 +630,8 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
     if (s->bind_port < 0 || s->bind_port > 65535)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's bind port %d is not a port", s->bind_port);
     if ((s->advertise_address || s->bind_port) && !s->control_plane)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "`advertise_address` and `bind_port` are for a control-plane join: "
-                                                 "set `control_plane`");
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`%s` is for a control-plane join: add `control_plane`",
+                             s->advertise_address ? "advertise_address" : "bind_port");
     if (s->prepare & ~(unsigned)KJOIN_PREPARE_ALL)
         return kjoin_err_set(err, KJOIN_E_USAGE, "`prepare` names steps control-plane-prepare does not have");
     if (s->control_plane && s->dry_run)

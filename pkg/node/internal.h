@@ -106,14 +106,4 @@ void kjoin_node__crash_point(const char *point);
  * Returns how many there are. */
 size_t kjoin_node__mounts_under(const char *dir, char (*out)[4096], size_t cap);
 
-/* clusterconfig.c: the ClusterConfiguration's control-plane fields into c.
- * Errors: KJOIN_E_OTHER (a field kubeadm would refuse). */
-struct kjoin_yaml;
-/* The ClusterConfiguration's fields the static Pod manifests are made
- * from (called by kjoin_node__control_plane_fields). */
-kjoin_code kjoin_node__manifest_fields(struct kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c,
-                                       kjoin_err *err);
-kjoin_code kjoin_node__control_plane_fields(struct kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c,
-                                            kjoin_err *err);
-
 #endif

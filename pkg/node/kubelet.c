@@ -13,56 +13,6 @@
 
 #define BAD KJOIN_E_OTHER /* the cluster's data, not the user's */
 
-static kjoin_code scalar(kjoin_yaml *y, yaml_node_t *root, const char *key, const char **out, kjoin_err *err)
-{
-    yaml_node_t *n = NULL;
-    kjoin_code rc = kjoin_yaml__get(y, root, key, &n, BAD, err);
-    *out = NULL;
-    if (rc || !n)
-        return rc;
-    if (!(*out = kjoin_yaml__str(n)))
-        return kjoin_err_set(err, BAD, "the kubelet configuration's %s at line %zu is not a scalar", key,
-                             KJOIN_YAML_LINE(n));
-    return KJOIN_OK;
-}
-
-/* A boolean field of map, as the kubelet and kubeadm read it (YAML 1.1's
- * words too): *out 1 or 0, left as it is when the field is absent. */
-static kjoin_code boolean(kjoin_yaml *y, yaml_node_t *map, const char *what, const char *key, int *out, kjoin_err *err)
-{
-    yaml_node_t *n = NULL;
-    bool b;
-    kjoin_code rc = kjoin_yaml__get(y, map, key, &n, BAD, err);
-    if (rc || !n)
-        return rc;
-    if (!kjoin_yaml__bool(n, &b))
-        return kjoin_err_set(err, BAD, "%s's %s at line %zu is not true or false", what, key, KJOIN_YAML_LINE(n));
-    *out = b;
-    return KJOIN_OK;
-}
-
-/* Loads the one YAML document in yaml, which must be a mapping whose
- * apiVersion starts with api and whose kind is kind; what names it in
- * messages. On success the caller releases *y. Errors: BAD. */
-static kjoin_code load_kind(kjoin_yaml *y, const char *yaml, size_t len, const char *what, const char *api,
-                            const char *kind, yaml_node_t **root, kjoin_err *err)
-{
-    kjoin_err in;
-    const char *a, *k;
-    kjoin_code rc = kjoin_yaml__load(y, yaml, len, BAD, &in);
-    if (rc)
-        return kjoin_err_set(err, BAD, "%s is not YAML: %s", what, in.msg);
-    *root = kjoin_yaml__root(y);
-    if (!*root || (*root)->type != YAML_MAPPING_NODE)
-        rc = kjoin_err_set(err, BAD, "%s is not a mapping", what);
-    if (!rc && !(rc = scalar(y, *root, "apiVersion", &a, err)) && !(rc = scalar(y, *root, "kind", &k, err)) &&
-        (!a || !k || strncmp(a, api, strlen(api)) || strcmp(k, kind)))
-        rc = kjoin_err_set(err, BAD, "%s is not a %s %s", what, api, kind);
-    if (rc)
-        kjoin_yaml__release(y);
-    return rc;
-}
-
 kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubelet_config *out, kjoin_err *err)
 {
     kjoin_yaml y;
@@ -70,71 +20,26 @@ kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubele
     const char *port, *addr;
     kjoin_kubelet_config c = KJOIN_KUBELET_CONFIG_DEFAULTS;
     int swap = c.fail_swap_on;
-    kjoin_code rc = load_kind(&y, yaml, len, "the kubelet configuration", "kubelet.config.k8s.io/v1beta1",
-                              "KubeletConfiguration", &root, err);
+    const char *what = "the kubelet configuration";
+    kjoin_code rc = kjoin_yaml__load_kind(&y, yaml, len, what, "kubelet.config.k8s.io/v1beta1", "KubeletConfiguration",
+                                          &root, BAD, err);
     if (rc)
         return rc;
-    if (!(rc = boolean(&y, root, "the kubelet configuration", "failSwapOn", &swap, err)))
+    if (!(rc = kjoin_yaml__boolean(&y, root, what, "failSwapOn", &swap, BAD, err)))
         c.fail_swap_on = swap;
-    if (!rc && !(rc = scalar(&y, root, "healthzPort", &port, err)) && port) {
+    if (!rc && !(rc = kjoin_yaml__scalar(&y, root, what, "healthzPort", &port, BAD, err)) && port) {
         char *end;
         long v = strtol(port, &end, 10);
         if (!*port || *end || v < 0 || v > 65535)
             rc = kjoin_err_set(err, BAD, "the kubelet configuration's healthzPort is not a port");
         c.healthz_port = (int)v;
     }
-    if (!rc && !(rc = scalar(&y, root, "healthzBindAddress", &addr, err)) && addr) {
+    if (!rc && !(rc = kjoin_yaml__scalar(&y, root, what, "healthzBindAddress", &addr, BAD, err)) && addr) {
         if (strlen(addr) >= sizeof(c.healthz_address) || strspn(addr, "0123456789abcdefABCDEF.:") != strlen(addr))
             rc = kjoin_err_set(err, BAD, "the kubelet configuration's healthzBindAddress is not an IP address");
         else if (*addr && strcmp(addr, "0.0.0.0") && strcmp(addr, "::"))
             snprintf(c.healthz_address, sizeof(c.healthz_address), "%s", addr);
     }
-    kjoin_yaml__release(&y);
-    if (!rc)
-        *out = c;
-    return rc;
-}
-
-/* featureGates.NodeLocalCRISocket: 1 or 0, -1 when not set. */
-static kjoin_code node_local_cri_socket(kjoin_yaml *y, yaml_node_t *root, int *out, kjoin_err *err)
-{
-    yaml_node_t *gates = NULL;
-    *out = -1;
-    kjoin_code rc = kjoin_yaml__get(y, root, "featureGates", &gates, BAD, err);
-    if (rc || !gates || kjoin_yaml__is_null(gates))
-        return rc;
-    return boolean(y, gates, "the ClusterConfiguration's featureGates", "NodeLocalCRISocket", out, err);
-}
-
-kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,
-                                             kjoin_err *err)
-{
-    kjoin_yaml y;
-    yaml_node_t *root;
-    const char *v;
-    unsigned major = 0, mnr = 0;
-    kjoin_cluster_configuration c = {.node_local_cri_socket = -1};
-    kjoin_code rc = load_kind(&y, yaml, len, "the ClusterConfiguration", "kubeadm.k8s.io/", "ClusterConfiguration",
-                              &root, err);
-    if (rc)
-        return rc;
-    if (!(rc = scalar(&y, root, "kubernetesVersion", &v, err)) && v) {
-        if (sscanf(v, "v%u.%u", &major, &mnr) != 2 || major != 1 || mnr > 999 || strlen(v) >= sizeof(c.version) ||
-            strspn(v, "v0123456789.-+abcdefghijklmnopqrstuvwxyz") != strlen(v))
-            rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's kubernetesVersion is not \"v1.N...\"");
-        else {
-            memcpy(c.version, v, strlen(v) + 1);
-            c.minor = (int)mnr;
-        }
-    }
-    if (!rc)
-        rc = node_local_cri_socket(&y, root, &c.node_local_cri_socket, err);
-    if (!rc && !(rc = scalar(&y, root, "certificatesDir", &v, err)) && v &&
-        (!kjoin_path_clean(v, c.certificates_dir, sizeof(c.certificates_dir)) || !kjoin_utf8_printable(v)))
-        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's certificatesDir is not an absolute, printable "
-                           "path without \"..\"");
-    if (!rc)
-        rc = kjoin_node__control_plane_fields(&y, root, &c, err);
     kjoin_yaml__release(&y);
     if (!rc)
         *out = c;

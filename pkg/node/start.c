@@ -106,30 +106,6 @@ bool kjoin_node_ready(const char *json, size_t len)
     return ready;
 }
 
-/* kubeadm's ClusterConfiguration (kube-system/kubeadm-config), which
- * kubeadm join reads too: checked when the cluster has one, its release
- * recorded, and the skew rule's control-plane version when GET /version
- * told none. A cluster kubeadm did not make has none: that is fine. */
-kjoin_code kjoin_cluster_configuration_get(kjoin_kubeapi *api, kjoin_cluster_configuration *out, bool *found,
-                                           kjoin_err *err)
-{
-    json_object *cm = NULL, *data, *text;
-    kjoin_err in;
-    kjoin_code rc = get_json(api, "/api/v1/namespaces/kube-system/configmaps/kubeadm-config",
-                             "get configmap kube-system/kubeadm-config", &cm, err);
-    *found = !rc && cm;
-    if (!*found)
-        return rc;
-    if (!json_object_object_get_ex(cm, "data", &data) || !json_object_object_get_ex(data, "ClusterConfiguration", &text) ||
-        !json_object_is_type(text, json_type_string))
-        rc = kjoin_err_set(err, KJOIN_E_OTHER, "configmap kube-system/kubeadm-config has no \"ClusterConfiguration\" key");
-    else if ((rc = kjoin_cluster_configuration_parse(json_object_get_string(text),
-                                                     (size_t)json_object_get_string_len(text), out, &in)))
-        kjoin_err_set(err, rc, "configmap kube-system/kubeadm-config: %s", in.msg);
-    json_object_put(cm);
-    return rc;
-}
-
 static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err *err)
 {
     kjoin_kubelet_start_result *out = &j->result;

@@ -23,7 +23,7 @@ static const kjoin_release rows[] = {
     {32, true, true, true, false, true, true, true, true, A, false, 0},
     {33, true, true, true, false, true, true, true, true, A, true, 0},
     {34, true, true, true, false, true, true, true, true, B, true, 0},
-    {36, true, true, true, false, true, true, true, true, G, true, 0},
+    {36, true, true, true, false, true, true, true, false, B, true, 0},
     {37, true, true, true, false, true, true, true, false, G, true, 37},
 };
 

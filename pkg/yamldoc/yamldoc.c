@@ -251,3 +251,50 @@ bool kjoin_yaml__bool(yaml_node_t *node, bool *out)
     *out = v.truth;
     return true;
 }
+
+kjoin_code kjoin_yaml__scalar(kjoin_yaml *y, yaml_node_t *root, const char *what, const char *key, const char **out,
+                              kjoin_code code, kjoin_err *err)
+{
+    yaml_node_t *n = NULL;
+    kjoin_code rc = kjoin_yaml__get(y, root, key, &n, code, err);
+    *out = NULL;
+    if (rc || !n)
+        return rc;
+    if (!(*out = kjoin_yaml__str(n)))
+        return kjoin_err_set(err, code, "%s's %s at line %zu is not a scalar", what, key, KJOIN_YAML_LINE(n));
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_yaml__boolean(kjoin_yaml *y, yaml_node_t *map, const char *what, const char *key, int *out,
+                               kjoin_code code, kjoin_err *err)
+{
+    yaml_node_t *n = NULL;
+    bool b;
+    kjoin_code rc = kjoin_yaml__get(y, map, key, &n, code, err);
+    if (rc || !n)
+        return rc;
+    if (!kjoin_yaml__bool(n, &b))
+        return kjoin_err_set(err, code, "%s's %s at line %zu is not true or false", what, key, KJOIN_YAML_LINE(n));
+    *out = b;
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_yaml__load_kind(kjoin_yaml *y, const char *yaml, size_t len, const char *what, const char *api,
+                                 const char *kind, yaml_node_t **root, kjoin_code code, kjoin_err *err)
+{
+    kjoin_err in;
+    const char *a, *k;
+    kjoin_code rc = kjoin_yaml__load(y, yaml, len, code, &in);
+    if (rc)
+        return kjoin_err_set(err, code, "%s is not YAML: %s", what, in.msg);
+    *root = kjoin_yaml__root(y);
+    if (!*root || (*root)->type != YAML_MAPPING_NODE)
+        rc = kjoin_err_set(err, code, "%s is not a mapping", what);
+    if (!rc && !(rc = kjoin_yaml__scalar(y, *root, what, "apiVersion", &a, code, err)) &&
+        !(rc = kjoin_yaml__scalar(y, *root, what, "kind", &k, code, err)) &&
+        (!a || !k || strncmp(a, api, strlen(api)) || strcmp(k, kind)))
+        rc = kjoin_err_set(err, code, "%s is not a %s %s", what, api, kind);
+    if (rc)
+        kjoin_yaml__release(y);
+    return rc;
+}

@@ -53,6 +53,21 @@ yaml_node_t *kjoin_yaml__root(kjoin_yaml *y);
 kjoin_code kjoin_yaml__get(kjoin_yaml *y, yaml_node_t *map, const char *key, yaml_node_t **out,
                            kjoin_code code, kjoin_err *err);
 
+/* The scalar at key of map into *out (NULL when absent or null is not
+ * asked for: absent); what names the document in messages ("the kubelet
+ * configuration"). Errors: code (not a scalar). */
+kjoin_code kjoin_yaml__scalar(kjoin_yaml *y, yaml_node_t *map, const char *what, const char *key, const char **out,
+                              kjoin_code code, kjoin_err *err);
+/* A boolean field of map, as Kubernetes reads it (YAML 1.1's words too):
+ * *out 1 or 0, left as it is when the field is absent. Errors: code. */
+kjoin_code kjoin_yaml__boolean(kjoin_yaml *y, yaml_node_t *map, const char *what, const char *key, int *out,
+                               kjoin_code code, kjoin_err *err);
+/* Loads the one document in buf, which must be a mapping whose apiVersion
+ * starts with api and whose kind is kind; on success the caller releases
+ * *y. Errors: code. */
+kjoin_code kjoin_yaml__load_kind(kjoin_yaml *y, const char *buf, size_t len, const char *what, const char *api,
+                                 const char *kind, yaml_node_t **root, kjoin_code code, kjoin_err *err);
+
 /* The string of a scalar node (NULL when node is not a scalar or holds a NUL
  * byte); borrowed from the document. */
 const char *kjoin_yaml__str(yaml_node_t *node);

@@ -53,7 +53,7 @@ in_node() {
 mount -t overlay overlay -o lowerdir=/etc,upperdir=$n/etc.upper,workdir=$n/etc.work /etc &&
   mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$n/lib.upper,workdir=$n/lib.work /var/lib || exit 1
 $(declare -p KJOIN T ROOT REPO_DIR TOOLS KBIN KUBECTL KUBECACHEDIR E2E_ENDPOINT E2E_SERVER E2E_PIN E2E_CA E2E_ADMIN E2E_DIR \
-  E2E_MINOR E2E_VERSION NODE_CRI NODE_CM NODE_IGNORE NODE_TOOL NODE_PATCHES SECRETS current EARLY_TOKEN 2>/dev/null)
+  E2E_MINOR E2E_VERSION NODE_CRI NODE_CM NODE_IGNORE NODE_TOOL NODE_PATCHES NODE_KUBEADM SECRETS current EARLY_TOKEN 2>/dev/null)
 $(declare -f)
 NODE_BEFORE=\$(node_dirs)
 $fn
@@ -862,7 +862,7 @@ node_kubelet_start() {
     --node-name cmp-node --cri-socket "$NODE_CRI" ${NODE_PATCHES:+--patches "$NODE_PATCHES"})
   if [ "$NODE_TOOL" = kubeadm ]; then
     [ -n "${NODE_PATCHES:-}" ] && [ "$E2E_MINOR" -lt 25 ] && return 0
-    "$KBIN/kubeadm" join phase kubelet-start "${args[@]}" >"$T/kubeadm-start.out" 2>&1 &
+    "${NODE_KUBEADM:-$KBIN/kubeadm}" join phase kubelet-start "${args[@]}" >"$T/kubeadm-start.out" 2>&1 &
     local pid=$! i
     for i in $(seq 600); do
       e2e_alive "$pid" && ! grep -q "Waiting for the kubelet to perform the TLS Bootstrap" "$T/kubeadm-start.out" || break
@@ -952,7 +952,8 @@ node_same_files_as_kubeadm() {
     return 0
   fi
   local diff
-  diff=$(compare_trees "$T/ns-kubeadm" "$T/ns-kjoin") || { fail "kubeadm 1.$E2E_MINOR and kjoin leave different nodes: $diff"; return 1; }
+  diff=$(compare_trees "$T/ns-kubeadm" "$T/ns-kjoin") ||
+    { fail "kubeadm $("${NODE_KUBEADM:-$KBIN/kubeadm}" version -o short) and kjoin leave different nodes: $diff"; return 1; }
   if [ -n "$patches" ]; then
     grep -q "^maxPods: 60$" "$T/ns-kjoin/lib.upper/kubelet/config.yaml" &&
       grep -q "Applied patch of type \"json\" from kubeletconfiguration2+json.yaml" "$T/kjoin-start.out" ||

@@ -29,7 +29,7 @@ static void test_boundaries(void **state)
         {33, true, true, true, false, true, true, true, true, true, KJOIN_GATE_ALPHA, 0},
         {34, true, true, true, false, true, true, true, true, true, KJOIN_GATE_BETA, 0},
         {35, true, true, true, false, true, true, true, true, true, KJOIN_GATE_BETA, 0},
-        {36, true, true, true, false, true, true, true, true, true, KJOIN_GATE_GA, 0},
+        {36, true, true, true, false, true, true, true, false, true, KJOIN_GATE_BETA, 0}, /* kubeadm 1.36.3's source */
         {37, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, 37},
         {99, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, 37},
         {0, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, 37},

@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <kjoin/node.h>
+#include <json-c/json.h>
+
+#include <kjoin/cluster.h>
+#include <kjoin/kubeapi.h>
 #include <kjoin/util.h>
 
 #include "../yamldoc/yamldoc.h"
-#include "internal.h"
 
 #define BAD KJOIN_E_OTHER /* the cluster's data, not the user's */
 
@@ -230,7 +232,9 @@ static int64_t go_duration(const char *s)
     return total > 0 ? total : -1;
 }
 
-kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c,
+static kjoin_code manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c, kjoin_err *err);
+
+static kjoin_code control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c,
                                             kjoin_err *err)
 {
     static const char *const subnet[] = {"networking", "serviceSubnet", NULL}, *const name[] = {"clusterName", NULL},
@@ -298,7 +302,7 @@ kjoin_code kjoin_node__control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kj
         (c->certificate_validity_s = go_duration(period)) < 0)
         rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's certificateValidityPeriod is not a positive duration "
                            "of hours, minutes and seconds");
-    return rc ? rc : kjoin_node__manifest_fields(y, root, c, err);
+    return rc ? rc : manifest_fields(y, root, c, err);
 }
 
 static bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -342,7 +346,7 @@ static bool image_repository(const char *r)
     }
 }
 
-kjoin_code kjoin_node__manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c, kjoin_err *err)
+static kjoin_code manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluster_configuration *c, kjoin_err *err)
 {
     static const char *const repo[] = {"imageRepository", NULL}, *const ci_repo[] = {"ciImageRepository", NULL},
                              *const timeout[] = {"apiServer", "timeoutForControlPlane", NULL},
@@ -400,5 +404,84 @@ kjoin_code kjoin_node__manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_c
     bool on = false;
     if (!rc && !(rc = at(y, root, rootless, &n, err)) && n && kjoin_yaml__bool(n, &on) && on && !*c->unsupported)
         snprintf(c->unsupported, sizeof(c->unsupported), "featureGates.RootlessControlPlane");
+    return rc;
+}
+
+/* featureGates.NodeLocalCRISocket: 1 or 0, -1 when not set. */
+static kjoin_code node_local_cri_socket(kjoin_yaml *y, yaml_node_t *root, int *out, kjoin_err *err)
+{
+    yaml_node_t *gates = NULL;
+    *out = -1;
+    kjoin_code rc = kjoin_yaml__get(y, root, "featureGates", &gates, BAD, err);
+    if (rc || !gates || kjoin_yaml__is_null(gates))
+        return rc;
+    return kjoin_yaml__boolean(y, gates, "the ClusterConfiguration's featureGates", "NodeLocalCRISocket", out, BAD,
+                               err);
+}
+
+kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,
+                                             kjoin_err *err)
+{
+    kjoin_yaml y;
+    yaml_node_t *root;
+    const char *v;
+    unsigned major = 0, mnr = 0;
+    kjoin_cluster_configuration c = {.node_local_cri_socket = -1};
+    kjoin_code rc = kjoin_yaml__load_kind(&y, yaml, len, "the ClusterConfiguration", "kubeadm.k8s.io/",
+                                          "ClusterConfiguration", &root, BAD, err);
+    if (rc)
+        return rc;
+    if (!(rc = kjoin_yaml__scalar(&y, root, "the ClusterConfiguration", "kubernetesVersion", &v, BAD, err)) && v) {
+        if (sscanf(v, "v%u.%u", &major, &mnr) != 2 || major != 1 || mnr > 999 || strlen(v) >= sizeof(c.version) ||
+            strspn(v, "v0123456789.-+abcdefghijklmnopqrstuvwxyz") != strlen(v))
+            rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's kubernetesVersion is not \"v1.N...\"");
+        else {
+            memcpy(c.version, v, strlen(v) + 1);
+            c.minor = (int)mnr;
+        }
+    }
+    if (!rc)
+        rc = node_local_cri_socket(&y, root, &c.node_local_cri_socket, err);
+    if (!rc && !(rc = kjoin_yaml__scalar(&y, root, "the ClusterConfiguration", "certificatesDir", &v, BAD, err)) && v &&
+        (!kjoin_path_clean(v, c.certificates_dir, sizeof(c.certificates_dir)) || !kjoin_utf8_printable(v)))
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's certificatesDir is not an absolute, printable "
+                           "path without \"..\"");
+    if (!rc)
+        rc = control_plane_fields(&y, root, &c, err);
+    kjoin_yaml__release(&y);
+    if (!rc)
+        *out = c;
+    return rc;
+}
+
+/* kubeadm's ClusterConfiguration (kube-system/kubeadm-config), which
+ * kubeadm join reads too: checked when the cluster has one, its release
+ * recorded, and the skew rule's control-plane version when GET /version
+ * told none. A cluster kubeadm did not make has none: that is fine. */
+kjoin_code kjoin_cluster_configuration_get(kjoin_kubeapi *api, kjoin_cluster_configuration *out, bool *found,
+                                           kjoin_err *err)
+{
+    json_object *cm = NULL, *data, *text;
+    kjoin_err in;
+    kjoin_kubeapi_response resp;
+    kjoin_code rc = kjoin_kubeapi_request(api, "GET", "/api/v1/namespaces/kube-system/configmaps/kubeadm-config", NULL,
+                                          &resp, err);
+    *found = false;
+    if (rc)
+        return rc;
+    if (resp.status != 404 && !(rc = kjoin_kubeapi_check(&resp, "get configmap kube-system/kubeadm-config", err)) &&
+        !(cm = resp.body ? json_tokener_parse(resp.body) : NULL))
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "configmap kube-system/kubeadm-config is not JSON");
+    kjoin_kubeapi_response_release(&resp);
+    *found = !rc && cm;
+    if (!*found)
+        return rc;
+    if (!json_object_object_get_ex(cm, "data", &data) || !json_object_object_get_ex(data, "ClusterConfiguration", &text) ||
+        !json_object_is_type(text, json_type_string))
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "configmap kube-system/kubeadm-config has no \"ClusterConfiguration\" key");
+    else if ((rc = kjoin_cluster_configuration_parse(json_object_get_string(text),
+                                                     (size_t)json_object_get_string_len(text), out, &in)))
+        kjoin_err_set(err, rc, "configmap kube-system/kubeadm-config: %s", in.msg);
+    json_object_put(cm);
     return rc;
 }

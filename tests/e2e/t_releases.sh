@@ -1,0 +1,46 @@
+# The releases between the two ends (tests/releases.txt), each proven
+# against its own kubeadm: on the newest control plane, the kubeadm-config
+# ClusterConfiguration says the release (kjoin and kubeadm both take the
+# release from its kubernetesVersion), and that release's kubeadm and kjoin
+# run the same phase with the same flags in two nodes of their own; the
+# nodes' files are compared (compare_trees, t_node.sh). The newest's own
+# kubeadm is t_node.sh's and t_controlplane.sh's.
+
+# The releases' kubeadm binaries (scripts/kubeadm-build.sh, cached).
+releases_kubeadm() { bash "$REPO_DIR/scripts/kubeadm-build.sh" "$1" 2>/dev/null; }
+
+# releases_cluster_as SAVED VERSION [YAML]: kubeadm-config's
+# ClusterConfiguration as SAVED (the ConfigMap's JSON) with kubernetesVersion
+# VERSION and YAML (top-level lines) added; SAVED alone puts it back.
+releases_cluster_as() {
+  jq --arg v "${2:-}" --arg extra "${3:-}" 'if $v == "" then . else .data.ClusterConfiguration |=
+      (sub("kubernetesVersion: [^\n]*"; "kubernetesVersion: " + $v) + $extra) end
+      | del(.metadata.resourceVersion)' "$1" | kc replace -f - >/dev/null ||
+    { fail "kubeadm-config could not be replaced"; return 1; }
+}
+
+# releases_same_node [patches|gate-off]: for each release, kubelet-start by
+# its kubeadm and by kjoin, the nodes compared.
+releases_same_node() {
+  local variant=${1:-} rc=0 v base=$T kubeadm extra= saved=$T/kubeadm-config.json
+  REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  [ "$E2E_MINOR" = 37 ] || return 0 # the middle releases are proven on the newest control plane
+  [ "$variant" = gate-off ] && extra=$'featureGates:\n  NodeLocalCRISocket: false\n'
+  kc -n kube-system get configmap kubeadm-config -o json >"$saved" || return 1
+  for v in $(grep '^v' "$REPO_DIR/tests/releases.txt"); do
+    kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kubeadm-build.sh $v)"; rc=1; continue; }
+    T=$base/$v
+    mkdir -p "$T"
+    releases_cluster_as "$saved" "$v" "$extra" || { rc=1; break; }
+    NODE_KUBEADM=$kubeadm node_same_files_as_kubeadm ${variant/gate-off/} || rc=1
+    # Which file holds the runtime, said for the record (the comparison above decides).
+    [ -e "$T/ns-kjoin/lib.upper/kubelet/instance-config.yaml" ] && echo "    $v${extra:+ (gate off)}: instance-config.yaml" ||
+      echo "    $v${extra:+ (gate off)}: the runtime in kubeadm-flags.env"
+  done
+  T=$base
+  releases_cluster_as "$saved" || rc=1
+  return $rc
+}
+t_e2e_releases_kubelet_start_as_each_kubeadm() { releases_same_node; }
+t_e2e_releases_kubelet_start_patches_as_each_kubeadm() { releases_same_node patches; }
+t_e2e_releases_kubelet_start_gate_off_as_each_kubeadm() { releases_same_node gate-off; }
