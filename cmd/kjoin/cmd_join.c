@@ -14,7 +14,7 @@
 #include <kjoin/kubeconfig.h>
 #include <kjoin/util.h>
 #include <kjoin/controlplane.h>
-#include <kjoin/worker.h>
+#include <kjoin/phases.h>
 
 #include "cli.h"
 #include "verbs.h"
@@ -105,9 +105,11 @@ static const cli_opt join_opts[] = {
 
 static const cli_verb join_verb = {
     .usage = "kjoin join [phase NAME] ENDPOINT... [flags] | kjoin join --discovery-file SOURCE [flags] | kjoin join --config FILE",
-    .summary = "Join this machine to a cluster as a worker, as kubeadm join does: preflight, discovery,\n"
+    .summary = "Join this machine to a cluster as kubeadm join does: preflight, discovery,\n"
                "kubelet-start (the cluster's kubelet configuration, the node's flags, the kubelet\n"
-               "started) and kubelet-wait-bootstrap (until the Node is registered). With ENDPOINTs\n"
+               "started) and kubelet-wait-bootstrap (until the Node is registered); with\n"
+               "--control-plane also kubeadm's control-plane phases (certificates, kubeconfigs, static\n"
+               "Pods, the etcd member, the Node marked, the control plane healthy). With ENDPOINTs\n"
                "(host:port, ipv4:port or [ipv6]:port, optionally with https://; several are tried in\n"
                "turn) discovery uses a token and a CA pin; with --discovery-file it trusts a kubeconfig\n"
                "distributed out of band; --config reads both from a kubeadm JoinConfiguration.\n"
@@ -119,10 +121,10 @@ static const cli_verb join_verb = {
     .max_args = -1, /* checked with a message that names the limit */
 };
 
-/* The flags, as given, into the one worker specification; the library
+/* The flags, as given, into the one join specification; the library
  * decides what they mean together. */
 typedef struct join_args {
-    kjoin_worker_spec w;
+    kjoin_phases_spec w;
     const char *config;
     const char *not_with_config; /* the first flag kubeadm refuses beside --config */
     bool skip_given;        /* --skip-phases named phases: it replaces the file's skipPhases */
@@ -293,7 +295,7 @@ static void log_line(void *ctx, int level, const char *line)
 static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join_config *cfg, char *ignore,
                                    size_t cap, kjoin_err *err)
 {
-    const kjoin_worker_spec *f = &a->w;
+    const kjoin_phases_spec *f = &a->w;
     if (f->join.flavor == KJOIN_FLAVOR_K3S)
         return kjoin_err_set(err, KJOIN_E_USAGE, "--config holds a kubeadm JoinConfiguration, not a K3s join");
     if (n_args)
@@ -314,7 +316,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
         return rc;
     for (size_t i = 0; a->verbosity >= 0 && i < cfg->n_notes; i++)
         cli_out(stderr, "[config] %s\n", cfg->notes[i]);
-    kjoin_worker_spec *s = &cfg->spec;
+    kjoin_phases_spec *s = &cfg->spec;
     const char *flag_ignore = f->node.ignore_preflight, *file_ignore = s->node.ignore_preflight;
     if (snprintf(ignore, cap, "%s%s%s", flag_ignore ? flag_ignore : "", flag_ignore && file_ignore ? "," : "",
                  file_ignore ? file_ignore : "") >= (int)cap)
@@ -355,7 +357,7 @@ static json_object *file_json(const char *path, unsigned mode)
     return o;
 }
 
-static json_object *node_json(const kjoin_worker_outcome *w)
+static json_object *node_json(const kjoin_phases_outcome *w)
 {
     const kjoin_kubelet_start_result *k = &w->node.result;
     const kjoin_preflight_report *pf = &w->node.report;
@@ -412,7 +414,7 @@ static json_object *node_json(const kjoin_worker_outcome *w)
     return node;
 }
 
-static void print_result(const kjoin_worker_spec *s, const kjoin_worker_outcome *w, const char *join_id)
+static void print_result(const kjoin_phases_spec *s, const kjoin_phases_outcome *w, const char *join_id)
 {
     const kjoin_join_outcome *o = &w->join;
     const kjoin_join_result *r = &o->result;
@@ -504,7 +506,7 @@ static void print_planned(const kjoin_planned_files *plan)
 
 /* A control-plane join that took back what it wrote: the failure's own
  * reason, what was taken back and what was left. */
-static json_object *taken_back_json(const kjoin_worker_outcome *o)
+static json_object *taken_back_json(const kjoin_phases_outcome *o)
 {
     const kjoin_cp_reset_result *b = o->taken_back;
     if (!b)
@@ -574,12 +576,12 @@ int cmd_join(int argc, char **argv)
 {
     join_args a = {.format = cli_format_from_argv(argc, argv), .pins = kjoin_pinset_new()};
     kjoin_join_config cfg = {0};
-    kjoin_worker_outcome outcome = {0};
+    kjoin_phases_outcome outcome = {0};
     kjoin_err err = {0};
     char join_id[CLI_RUN_ID_LEN], ignore[1200] = "";
     log_ctx logs = {.names = flag_names, .n_names = sizeof(flag_names) / sizeof(flag_names[0])};
     int first = 0;
-    kjoin_worker_spec_init(&a.w);
+    kjoin_phases_spec_init(&a.w);
     take_env_secrets(&a);
     kjoin_code rc = a.pins ? KJOIN_OK : kjoin_err_set(&err, KJOIN_E_OTHER, "out of memory");
     if (!rc)
@@ -598,7 +600,7 @@ int cmd_join(int argc, char **argv)
     if (!rc && a.kubeconfig && a.verbosity >= 0)
         cli_out(stderr, "[join] --kubeconfig is kubeadm's admin kubeconfig for a control-plane join: it does not "
                         "apply to a worker join\n");
-    kjoin_worker_spec *w = &a.w;
+    kjoin_phases_spec *w = &a.w;
     cli_field names[sizeof(config_names) / sizeof(config_names[0])];
     if (!rc && a.config) {
         /* The file's names, but a flag that overrides the file by its own. */
@@ -629,7 +631,7 @@ int cmd_join(int argc, char **argv)
     logs.verbosity = a.verbosity;
     if (!rc && !a.w.tls_bootstrap && a.bootstrap_flag)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--%s is for the TLS bootstrap: add --tls-bootstrap", a.bootstrap_flag);
-    if (!rc && (rc = kjoin_worker_join(w, &outcome, &err)) && outcome.discovered && w->tls_bootstrap &&
+    if (!rc && (rc = kjoin_join_phases(w, &outcome, &err)) && outcome.discovered && w->tls_bootstrap &&
         !outcome.tls_bootstrapped)
         cli_bootstrap_fail_names(&err);
     if (!rc && w->dry_run && a.format == CLI_TEXT)
@@ -637,7 +639,7 @@ int cmd_join(int argc, char **argv)
     if (!rc && a.format == CLI_JSON)
         print_result(w, &outcome, join_id);
     json_object *extra = rc ? taken_back_json(&outcome) : NULL;
-    kjoin_worker_outcome_release(&outcome);
+    kjoin_phases_outcome_release(&outcome);
     kjoin_join_config_release(&cfg);
     kjoin_pinset_free(a.pins);
     for (size_t i = 0; i < 3; i++) {

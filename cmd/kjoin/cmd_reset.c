@@ -6,7 +6,7 @@
 
 #include <kjoin/controlplane.h>
 #include <kjoin/node.h>
-#include <kjoin/worker.h>
+#include <kjoin/phases.h>
 #include <kjoin/util.h>
 
 #include "cli.h"

@@ -11,7 +11,7 @@
 #include <kjoin/join.h>
 #include <kjoin/pin.h>
 #include <kjoin/token.h>
-#include <kjoin/worker.h>
+#include <kjoin/phases.h>
 
 #define KJOIN_CONFIG_MAX_NOTES 32
 
@@ -20,7 +20,7 @@
  * kjoin_join_config_release(). The caller adds what a file does not hold
  * (outputs, log, environment). */
 typedef struct kjoin_join_config {
-    kjoin_worker_spec spec;
+    kjoin_phases_spec spec;
     char api_version[64];
     const char *endpoint_list[1];
     char *endpoint;            /* discovery.bootstrapToken.apiServerEndpoint */

@@ -151,12 +151,13 @@ kjoin_code kjoin_kubelet_config_render(const char *yaml, size_t len, const struc
 /* The node's flags file (kubeadm-flags.env): KUBELET_KUBEADM_ARGS="...",
  * sorted by name: the runtime endpoint unless cri_socket is NULL (and, for
  * a kubelet before 1.24, --container-runtime=remote), --hostname-override unless the name is the
- * host's, the spec's taints, then its extra arguments ("name=value"), which
- * override kjoin's own. Newly-allocated into *out. Errors: KJOIN_E_USAGE (a
+ * host's, --pod-infra-container-image when pause_image is not NULL, the
+ * spec's taints, then its extra arguments ("name=value"), which override
+ * kjoin's own. Newly-allocated into *out. Errors: KJOIN_E_USAGE (a
  * value the systemd environment file cannot hold as it is: quotes,
  * backslashes, whitespace, "$", control characters, bytes not UTF-8). */
 kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node_name *name, const char *cri_socket,
-                                   int kubelet_minor, char **out, kjoin_err *err);
+                                   int kubelet_minor, const char *pause_image, char **out, kjoin_err *err);
 
 /* The files a join writes on the node, each with one rule for a file that
  * is there already (docs/join.md, "What --force means"). */
@@ -206,6 +207,7 @@ typedef struct kjoin_kubelet_start_result {
                                         * else the API server's */
     bool instance_config;              /* the runtime in instance-config.yaml (else in the flags file and the
                                         * Node's cri-socket annotation) */
+    char pause_image[400];             /* the pause image the flags file pins (that release's kubeadm); "" none */
     bool cri_socket_annotated;         /* the Node got kubeadm's cri-socket annotation */
     size_t n_patches;                  /* patches applied to config.yaml */
     bool systemd;

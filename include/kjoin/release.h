@@ -33,6 +33,9 @@ typedef struct kjoin_release {
                                      * kubeadm-flags.env */
     bool kubelet_local_mode;        /* 1.33: a control-plane node's kubelet bootstraps through its own API server */
     int manifests;                  /* the static Pods' rules kjoin writes for it: 20 (1.20's), 37 (1.37's), 0 none */
+    const char *flags_pause;        /* 1.21 to 1.34: the pause image's tag kubeadm-flags.env pins with
+                                     * --pod-infra-container-image (for every runtime; 1.20 only for Docker's
+                                     * shim, which kjoin does not join with); NULL: not written */
 } kjoin_release;
 
 /* The row for release 1.minor (0: the newest; older than the oldest: the

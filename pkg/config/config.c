@@ -493,7 +493,7 @@ static kjoin_code read_document(kjoin_yaml *y, bool *found, kjoin_join_config *c
  * the configuration's. */
 static kjoin_code fill_spec(kjoin_join_config *c, kjoin_err *err)
 {
-    kjoin_worker_spec *s = &c->spec;
+    kjoin_phases_spec *s = &c->spec;
     kjoin_err in;
     c->endpoint_list[0] = c->endpoint;
     s->join.endpoints = c->endpoint ? c->endpoint_list : NULL;
@@ -548,7 +548,7 @@ kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_conf
 {
     kjoin_join_config c = {.pins = kjoin_pinset_new()};
     kjoin_yaml_stream stream;
-    kjoin_worker_spec_init(&c.spec);
+    kjoin_phases_spec_init(&c.spec);
     kjoin_err inner;
     if (!c.pins)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include <kjoin/safedir.h>
-#include <kjoin/worker.h>
+#include <kjoin/phases.h>
 
 #define logf_(s, level, ...) kjoin_logf((s)->node.log, (s)->node.log_ctx, level, __VA_ARGS__)
 

@@ -161,7 +161,7 @@ static int by_name(const void *a, const void *b)
 }
 
 kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node_name *name, const char *cri_socket,
-                                   int kubelet_minor, char **out, kjoin_err *err)
+                                   int kubelet_minor, const char *pause_image, char **out, kjoin_err *err)
 {
     flag flags[40];
     size_t n = 0;
@@ -174,6 +174,8 @@ kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node
         rc = put_flag(flags, &n, 40, "container-runtime-endpoint", cri_socket, err);
     if (!rc && !name->is_host_name)
         rc = put_flag(flags, &n, 40, "hostname-override", name->name, err);
+    if (!rc && pause_image)
+        rc = put_flag(flags, &n, 40, "pod-infra-container-image", pause_image, err);
     for (size_t i = 0; !rc && i < spec->n_taints; i++) {
         size_t used = strlen(taints);
         if ((size_t)snprintf(taints + used, sizeof(taints) - used, "%s%s", i ? "," : "", spec->taints[i]) >=

@@ -14,6 +14,7 @@
 
 #include <kjoin/kubeapi.h>
 #include <kjoin/node.h>
+#include <kjoin/release.h>
 #include <kjoin/sys/node.h>
 #include <kjoin/sys/patch.h>
 
@@ -125,6 +126,11 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
     /* The cluster's kubeadm release decides, as its feature gates do. */
     out->kubeadm_minor = cc.minor ? cc.minor : out->server_minor;
     out->instance_config = kjoin_kubeadm_instance_config(out->kubeadm_minor, cc.node_local_cri_socket);
+    /* kubeadm's GetPauseImage: the cluster's imageRepository (defaulted in what kubeadm stored) */
+    const char *pause = kjoin_release_of(out->kubeadm_minor)->flags_pause;
+    if (pause)
+        snprintf(out->pause_image, sizeof(out->pause_image), "%s/pause:%s",
+                 *cc.image_repository ? cc.image_repository : "registry.k8s.io", pause);
     return rc;
 }
 
@@ -426,7 +432,7 @@ static kjoin_code render(kjoin_node_join *j, kjoin_err *err)
     if (r->instance_config && (rc = kjoin_kubelet_instance_config(cri, &j->instance_yaml, err)))
         return rc;
     if ((rc = kjoin_kubelet_flags_env(j->spec, &j->name, r->instance_config ? NULL : cri, j->report.kubelet_minor,
-                                      &j->flags_env, &in)))
+                                      *r->pause_image ? r->pause_image : NULL, &j->flags_env, &in)))
         return kjoin_err_set(err, rc, "%s", in.msg);
     r->n_patches = j->patches ? j->patches->n : 0;
     if (!r->instance_config && !r->n_patches)

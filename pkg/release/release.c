@@ -12,19 +12,25 @@
 #define G KJOIN_GATE_GA
 
 /* since, leaf basicConstraints, whole cp join, control-plane role, kubelet runtime flag, CSR usages client first,
- * cluster-admins group, etcd learner, kubelet-client admins, NodeLocalCRISocket, kubelet local mode, manifests */
+ * cluster-admins group, etcd learner, kubelet-client admins, NodeLocalCRISocket, kubelet local mode, manifests,
+ * the flags file's pause (kubeadm's constants.PauseVersion of that release) */
 static const kjoin_release rows[] = {
-    {20, false, false, false, true, false, false, false, false, N, false, 20},
-    {21, true, false, false, true, false, false, false, false, N, false, 0},
-    {22, true, true, false, true, false, false, false, false, N, false, 0},
-    {24, true, true, true, false, false, false, false, false, N, false, 0},
-    {27, true, true, true, false, true, false, false, false, N, false, 0},
-    {29, true, true, true, false, true, true, true, true, N, false, 0},
-    {32, true, true, true, false, true, true, true, true, A, false, 0},
-    {33, true, true, true, false, true, true, true, true, A, true, 0},
-    {34, true, true, true, false, true, true, true, true, B, true, 0},
-    {36, true, true, true, false, true, true, true, false, B, true, 0},
-    {37, true, true, true, false, true, true, true, false, G, true, 37},
+    {20, false, false, false, true, false, false, false, false, N, false, 20, NULL},
+    {21, true, false, false, true, false, false, false, false, N, false, 0, "3.4.1"},
+    {22, true, true, false, true, false, false, false, false, N, false, 0, "3.5"},
+    {23, true, true, false, true, false, false, false, false, N, false, 0, "3.6"},
+    {24, true, true, true, false, false, false, false, false, N, false, 0, "3.7"},
+    {25, true, true, true, false, false, false, false, false, N, false, 0, "3.8"},
+    {26, true, true, true, false, false, false, false, false, N, false, 0, "3.9"},
+    {27, true, true, true, false, true, false, false, false, N, false, 0, "3.9"},
+    {29, true, true, true, false, true, true, true, true, N, false, 0, "3.9"},
+    {31, true, true, true, false, true, true, true, true, N, false, 0, "3.10"},
+    {32, true, true, true, false, true, true, true, true, A, false, 0, "3.10"},
+    {33, true, true, true, false, true, true, true, true, A, true, 0, "3.10"},
+    {34, true, true, true, false, true, true, true, true, B, true, 0, "3.10.1"},
+    {35, true, true, true, false, true, true, true, true, B, true, 0, NULL},
+    {36, true, true, true, false, true, true, true, false, B, true, 0, NULL},
+    {37, true, true, true, false, true, true, true, false, G, true, 37, NULL},
 };
 
 int kjoin_release_minor(int minor) { return minor ? minor : KJOIN_NEWEST_KUBEADM_MINOR; }

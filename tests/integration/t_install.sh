@@ -20,7 +20,7 @@ t_install_everything_and_uninstall_exactly() {
     usr/share/man/man1/kjoin.1 usr/share/man/man1/kjoin-join.1 usr/share/man/man1/kjoin-token.1 \
     usr/share/man/man1/kjoin-certs.1 usr/share/bash-completion/completions/kjoin usr/lib/systemd/system/kjoin-join.service \
     usr/lib/systemd/system/kjoin-certs-rotate.timer usr/lib/systemd/system/kjoin-tls-rotate.timer \
-    usr/lib/systemd/system/kubelet.service.d/10-kjoin.conf usr/include/kjoin/node.h usr/include/kjoin/worker.h; do
+    usr/lib/systemd/system/kubelet.service.d/10-kjoin.conf usr/include/kjoin/node.h usr/include/kjoin/phases.h; do
     [ -e "$root/$f" ] || { fail "$f not installed"; return 1; }
   done
   # kjoin.pc follows PREFIX, whatever an earlier make built it with.
@@ -68,7 +68,7 @@ t_install_everything_and_uninstall_exactly() {
   # The worker join through the one specification: discovery alone here
   # (nginx is no API server), and the same node-name rule as the command.
   PKG_CONFIG_PATH=$root/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root \
-    cc -std=c11 -Wall -Werror $san "$REPO/testdata/library/worker.c" $(PKG_CONFIG_PATH=$root/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root pkg-config --cflags --libs kjoin) \
+    cc -std=c11 -Wall -Werror $san "$REPO/testdata/library/phases.c" $(PKG_CONFIG_PATH=$root/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root pkg-config --cflags --libs kjoin) \
     -o "$T/worker-with-lib" 2>"$T/cc.err" || { fail "build the worker against the library: $(head -3 "$T/cc.err")"; return 1; }
   LD_LIBRARY_PATH=$root/usr/lib "$T/worker-with-lib" "127.0.0.1:$PORT" "$C/token" "$PIN" Worker-7 "$T/worker.conf" \
     preflight,kubelet-start >"$T/worker.out" 2>&1 || { fail "the library's worker join: $(cat "$T/worker.out")"; return 1; }

@@ -8,7 +8,7 @@
 
 #include <kjoin/join.h>
 #include <kjoin/util.h>
-#include <kjoin/worker.h>
+#include <kjoin/phases.h>
 
 #include "testutil.h"
 
@@ -237,8 +237,8 @@ static void test_phases(void **state)
     assert_int_equal(steps, 0);
     /* A sub-phase of control-plane-prepare is that step, not the phase; the
      * older name of etcd-join and check-etcd (no step of kjoin's) are kubeadm's. */
-    kjoin_worker_spec spec;
-    kjoin_worker_spec_init(&spec);
+    kjoin_phases_spec spec;
+    kjoin_phases_spec_init(&spec);
     assert_int_equal(kjoin_skip_phases(&spec, "control-plane-prepare/download-certs,control-plane-prepare/control-plane,"
                                        "control-plane-join/etcd,check-etcd", &err),
                      KJOIN_OK);
@@ -269,9 +269,9 @@ static void test_phases(void **state)
 
 /* A worker spec whose discovery would fail at once, reading a token file
  * that is not there: what fails before it proves its order. */
-static void worker_base(kjoin_worker_spec *w)
+static void worker_base(kjoin_phases_spec *w)
 {
-    kjoin_worker_spec_init(w);
+    kjoin_phases_spec_init(w);
     w->join.endpoints = one_endpoint, w->join.n_endpoints = 1, w->join.unsafe_skip_ca_verification = true;
     w->join.token_file = "/nonexistent/kjoin-token";
     w->skip = KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_KUBELET_START; /* discovery alone */
@@ -287,60 +287,60 @@ static void test_worker_node_name_before_anything(void **state)
     const unsigned skips[] = {KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_KUBELET_START, 0};
     for (size_t i = 0; i < TU_LEN(bad); i++)
         for (size_t k = 0; k < TU_LEN(skips) + 1; k++) {
-            kjoin_worker_spec w;
-            kjoin_worker_outcome o;
+            kjoin_phases_spec w;
+            kjoin_phases_outcome o;
             kjoin_err err;
             worker_base(&w);
             w.node.name = bad[i];
             w.skip = k < TU_LEN(skips) ? skips[k] : 0;
             w.only = k < TU_LEN(skips) ? 0 : KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP;
-            if (kjoin_worker_join(&w, &o, &err) != KJOIN_E_USAGE || !strstr(err.msg, "`node_name`"))
+            if (kjoin_join_phases(&w, &o, &err) != KJOIN_E_USAGE || !strstr(err.msg, "`node_name`"))
                 fail_msg("name \"%.20s\", case %zu: %s", bad[i], k, err.msg);
             assert_false(o.discovered);
-            kjoin_worker_outcome_release(&o);
+            kjoin_phases_outcome_release(&o);
         }
     /* A valid name in upper case is lower-cased, as kubeadm does, and the
      * join goes on (to the token file, which is missing). */
-    kjoin_worker_spec w;
-    kjoin_worker_outcome o;
+    kjoin_phases_spec w;
+    kjoin_phases_outcome o;
     kjoin_err err;
     worker_base(&w);
     w.node.name = " Worker-1.Example ";
-    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "`token_file`"));
     assert_string_equal(o.node_name.name, "worker-1.example");
-    kjoin_worker_outcome_release(&o);
+    kjoin_phases_outcome_release(&o);
     /* kubeadm's rule: a hostname-override among the kubelet's arguments is
      * the node's name, since the kubelet registers under it. */
     const char *const args[] = {"v=2", "hostname-override=First", "hostname-override=Second-1"};
     worker_base(&w);
     w.node.name = "given";
     w.node.extra_args = args, w.node.n_extra_args = 3;
-    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
     assert_string_equal(o.node_name.name, "second-1");
-    kjoin_worker_outcome_release(&o);
+    kjoin_phases_outcome_release(&o);
     const char *const bad_override[] = {"hostname-override=Bad_Name"};
     w.node.extra_args = bad_override, w.node.n_extra_args = 1;
-    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "is not a valid node name"));
-    kjoin_worker_outcome_release(&o);
+    kjoin_phases_outcome_release(&o);
 }
 
 static void test_worker_phases_asked(void **state)
 {
     (void)state;
-    kjoin_worker_spec w;
-    kjoin_worker_outcome o;
+    kjoin_phases_spec w;
+    kjoin_phases_outcome o;
     kjoin_err err;
     worker_base(&w);
     w.node.name = "n";
     w.only = KJOIN_PHASE_PREFLIGHT | KJOIN_PHASE_KUBELET_START;
-    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "`only`"));
     w.only = 8;
-    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
     w.only = 0, w.tls_bootstrap = true, w.dry_run = true;
-    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "`tls_bootstrap`"));
     /* The wait alone needs no discovery and none of its inputs (the token
      * file is missing): it waits, here for a kubelet that never answers. */
@@ -351,13 +351,13 @@ static void test_worker_phases_asked(void **state)
     w.join.timeout_ms = 300;
     w.node.paths.kubernetes_dir = d, w.node.paths.kubelet_dir = d;
     w.node.systemd_dir = "/nonexistent";
-    assert_int_equal(kjoin_worker_join(&w, &o, &err), KJOIN_E_TIMEOUT);
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_TIMEOUT);
     assert_false(o.discovered);
-    kjoin_worker_outcome_release(&o);
+    kjoin_phases_outcome_release(&o);
     rmdir(d);
     free(d);
     /* The defaults the initialiser sets. */
-    kjoin_worker_spec_init(&w);
+    kjoin_phases_spec_init(&w);
     assert_int_equal(w.join.timeout_ms, KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
     assert_string_equal(w.node.paths.kubernetes_dir, KJOIN_NODE_KUBERNETES_DIR);
     assert_string_equal(w.node.paths.kubelet_dir, KJOIN_NODE_KUBELET_DIR);

@@ -1,6 +1,8 @@
 /* The release table: each rule on both sides of the release where kubeadm
  * changed it, an older release taken as the oldest, a newer one (and 0) as
  * the newest. */
+#include <string.h>
+
 #include <kjoin/release.h>
 
 #include "testutil.h"
@@ -43,6 +45,18 @@ static void test_boundaries(void **state)
             r->kubelet_local_mode != want[i].local || r->node_local_cri_socket != want[i].gate ||
             r->manifests != want[i].manifests)
             fail_msg("release 1.%d: the row since 1.%d is not the rules of that release", want[i].minor, r->since);
+    }
+    /* The flags file's pause image: kubeadm 1.21 (every runtime) to 1.34, each release's PauseVersion. */
+    static const struct {
+        int minor;
+        const char *pause;
+    } pauses[] = {{20, NULL},  {21, "3.4.1"}, {22, "3.5"},  {23, "3.6"},    {24, "3.7"}, {25, "3.8"}, {26, "3.9"},
+                  {30, "3.9"}, {31, "3.10"},  {33, "3.10"}, {34, "3.10.1"}, {35, NULL},  {36, NULL},  {37, NULL}};
+    for (size_t i = 0; i < TU_LEN(pauses); i++) {
+        const char *got = kjoin_release_of(pauses[i].minor)->flags_pause;
+        if ((got == NULL) != (pauses[i].pause == NULL) || (got && strcmp(got, pauses[i].pause)))
+            fail_msg("release 1.%d pins pause %s, not %s", pauses[i].minor, got ? got : "none",
+                     pauses[i].pause ? pauses[i].pause : "none");
     }
     assert_int_equal(kjoin_release_of(0)->since, KJOIN_NEWEST_KUBEADM_MINOR);
     assert_int_equal(kjoin_release_of(KJOIN_OLDEST_KUBEADM_MINOR)->since, KJOIN_OLDEST_KUBEADM_MINOR);

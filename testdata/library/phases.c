@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include <kjoin/transport.h>
-#include <kjoin/worker.h>
+#include <kjoin/phases.h>
 
 static void log_line(void *ctx, int level, const char *line)
 {
@@ -29,8 +29,8 @@ int main(int argc, char **argv)
     if (!rc)
         rc = kjoin_pinset_add(pins, argv[3], &err);
     const char *endpoints[] = {argv[1]};
-    kjoin_worker_spec spec;
-    kjoin_worker_spec_init(&spec);                  /* every phase, the default paths and timeout */
+    kjoin_phases_spec spec;
+    kjoin_phases_spec_init(&spec);                  /* every phase, the default paths and timeout */
     spec.join.endpoints = endpoints;
     spec.join.n_endpoints = 1;
     spec.join.token_file = argv[2];
@@ -41,14 +41,14 @@ int main(int argc, char **argv)
     spec.node.paths.bootstrap_kubeconfig = argv[5];
     if (!rc && argc == 7)
         rc = kjoin_phases_parse(argv[6], &spec.skip, &err);
-    kjoin_worker_outcome out = {0};                  /* filled as far as the join got; released in any case */
+    kjoin_phases_outcome out = {0};                  /* filled as far as the join got; released in any case */
     if (!rc)
-        rc = kjoin_worker_join(&spec, &out, &err);
+        rc = kjoin_join_phases(&spec, &out, &err);
     if (rc)
         fprintf(stderr, "join: %s: %s\n", kjoin_code_reason(rc), err.msg);
     else
         printf("joined %s as node %s\n", out.join.result.server, out.node_name.name);
-    kjoin_worker_outcome_release(&out);
+    kjoin_phases_outcome_release(&out);
     kjoin_pinset_free(pins);
     kjoin_http_global_cleanup();
     return (int)rc;

@@ -1,4 +1,4 @@
-/* The worker join as one table of steps in kubeadm's order. Each step
+/* The join, a worker's or a control-plane node's, as one table of steps in kubeadm's order. Each step
  * belongs to a kubeadm phase (and runs when that phase does) or is one of
  * kjoin's own (discovery, writing discovery's files, the TLS bootstrap),
  * which runs when its rule says. Which steps run is decided once, from the
@@ -14,7 +14,7 @@
 #include <kjoin/kubeapi.h>
 #include <kjoin/kubeconfig.h>
 #include <kjoin/sys/patch.h>
-#include <kjoin/worker.h>
+#include <kjoin/phases.h>
 
 #include "internal.h"
 
@@ -23,9 +23,9 @@ enum {
     NEEDS_DISCOVERY = 2, /* the verified bootstrap kubeconfig, in memory */
 };
 
-typedef struct worker_run {
-    const kjoin_worker_spec *spec;
-    kjoin_worker_outcome *out;
+typedef struct join_run {
+    const kjoin_phases_spec *spec;
+    kjoin_phases_outcome *out;
     unsigned phases;           /* the kubeadm phases that run */
     bool planned;
     kjoin_join_plan plan;
@@ -39,21 +39,21 @@ typedef struct worker_run {
                                 * the run writes after is taken back if it fails before the node's own files */
     const kjoin_certificate_key *certificate_key; /* the spec's, or key: read from the sources it names */
     kjoin_certificate_key key;
-} worker_run;
+} join_run;
 
 typedef struct step {
     const char *phase;         /* the kubeadm phase it is part of, by its --skip-phases name; NULL: kjoin's own */
     unsigned bit;              /* that phase's bit; 0 for kubeadm's control-plane phases, which have no step here */
     unsigned needs;            /* NEEDS_*: what must be done before it */
-    bool (*when)(const worker_run *r); /* whether it runs (kjoin's own steps), or also runs (a phase's) */
-    kjoin_code (*run)(worker_run *r, kjoin_err *err);
+    bool (*when)(const join_run *r); /* whether it runs (kjoin's own steps), or also runs (a phase's) */
+    kjoin_code (*run)(join_run *r, kjoin_err *err);
 } step;
 
 #define logf_(r, level, ...) kjoin_logf((r)->spec->join.log, (r)->spec->join.log_ctx, level, __VA_ARGS__)
 
 /* ---- the steps ---------------------------------------------------------- */
 
-static void print_findings(const worker_run *r, size_t from)
+static void print_findings(const join_run *r, size_t from)
 {
     const kjoin_preflight_report *p = &r->out->node.report;
     for (size_t i = from; i < p->n; i++) {
@@ -63,7 +63,7 @@ static void print_findings(const worker_run *r, size_t from)
     }
 }
 
-static kjoin_code run_preflight(worker_run *r, kjoin_err *err)
+static kjoin_code run_preflight(join_run *r, kjoin_err *err)
 {
     /* The forwarding check follows the API server's address family. */
     const char *host = r->plan.n_endpoints ? r->plan.endpoints[0].host : NULL;
@@ -75,13 +75,13 @@ static kjoin_code run_preflight(worker_run *r, kjoin_err *err)
     return rc;
 }
 
-static int64_t time_left(const worker_run *r)
+static int64_t time_left(const join_run *r)
 {
     int64_t left = r->deadline - kjoin_now_ms();
     return left > 0 ? left : 1;
 }
 
-static kjoin_code run_discovery(worker_run *r, kjoin_err *err)
+static kjoin_code run_discovery(join_run *r, kjoin_err *err)
 {
     /* What preflight left of the one deadline. */
     int64_t left = r->deadline - kjoin_now_ms();
@@ -109,7 +109,7 @@ static kjoin_code run_discovery(worker_run *r, kjoin_err *err)
     return rc;
 }
 
-static kjoin_code run_check(worker_run *r, kjoin_err *err)
+static kjoin_code run_check(join_run *r, kjoin_err *err)
 {
     size_t seen = r->out->node.report.n;
     kjoin_code rc = kjoin_kubelet_check(&r->out->node, r->phases & KJOIN_PHASE_PREFLIGHT, err);
@@ -117,33 +117,33 @@ static kjoin_code run_check(worker_run *r, kjoin_err *err)
     return rc;
 }
 
-static kjoin_code run_write(worker_run *r, kjoin_err *err) { return kjoin_kubelet_write(&r->out->node, err); }
-static kjoin_code run_plan(worker_run *r, kjoin_err *err)
+static kjoin_code run_write(join_run *r, kjoin_err *err) { return kjoin_kubelet_write(&r->out->node, err); }
+static kjoin_code run_plan(join_run *r, kjoin_err *err)
 {
     return kjoin_kubelet_plan(&r->out->node, &r->out->planned, err);
 }
-static kjoin_code run_launch(worker_run *r, kjoin_err *err) { return kjoin_kubelet_launch(&r->out->node, err); }
-static kjoin_code run_wait(worker_run *r, kjoin_err *err) { return kjoin_kubelet_wait(&r->out->node, err); }
+static kjoin_code run_launch(join_run *r, kjoin_err *err) { return kjoin_kubelet_launch(&r->out->node, err); }
+static kjoin_code run_wait(join_run *r, kjoin_err *err) { return kjoin_kubelet_wait(&r->out->node, err); }
 
 /* No node phase runs: discovery is the join (as kubeadm's phases have it,
  * skipping preflight and kubelet-start; a K3s cluster). */
-static bool discovering_alone(const worker_run *r)
+static bool discovering_alone(const join_run *r)
 {
     return !(r->phases & (KJOIN_PHASE_ALL | KJOIN_PHASES_CONTROL_PLANE));
 }
 
 /* Discovery alone leaves its kubeconfig (and the CA where one was asked
  * for) on disk; a dry run writes nothing. */
-static bool discovery_alone(const worker_run *r) { return discovering_alone(r) && !r->spec->dry_run; }
-static bool discovery_alone_dry(const worker_run *r) { return discovering_alone(r) && r->spec->dry_run; }
+static bool discovery_alone(const join_run *r) { return discovering_alone(r) && !r->spec->dry_run; }
+static bool discovery_alone_dry(const join_run *r) { return discovering_alone(r) && r->spec->dry_run; }
 
 /* A dry run, as kubeadm's: the checks run for real, and every file is
  * shown instead of written; nothing starts, so nothing is waited for. */
-static bool for_real(const worker_run *r) { return !r->spec->dry_run; }
-static bool dry(const worker_run *r) { return r->spec->dry_run; }
+static bool for_real(const join_run *r) { return !r->spec->dry_run; }
+static bool dry(const join_run *r) { return r->spec->dry_run; }
 
 /* What discovery alone would write. */
-static kjoin_code run_plan_discovered(worker_run *r, kjoin_err *err)
+static kjoin_code run_plan_discovered(join_run *r, kjoin_err *err)
 {
     const kjoin_join_result *res = &r->out->join.result;
     const char *ca = r->spec->ca_with_discovery ? r->spec->node.paths.ca_cert_path : NULL;
@@ -154,9 +154,9 @@ static kjoin_code run_plan_discovered(worker_run *r, kjoin_err *err)
     return rc;
 }
 
-static kjoin_code run_write_discovered(worker_run *r, kjoin_err *err)
+static kjoin_code run_write_discovered(join_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
+    const kjoin_phases_spec *s = r->spec;
     return kjoin_join__write(&r->out->join, r->out->kubeconfig_path,
                              s->ca_with_discovery ? s->node.paths.ca_cert_path : NULL, s->node.force,
                              s->join.log, s->join.log_ctx, err);
@@ -164,16 +164,16 @@ static kjoin_code run_write_discovered(worker_run *r, kjoin_err *err)
 
 /* With kubelet-start (before the kubelet starts) or after discovery alone;
  * a phase run alone that neither starts nor discovers has no use for it. */
-static bool wants_tls_bootstrap(const worker_run *r)
+static bool wants_tls_bootstrap(const join_run *r)
 {
     return r->spec->tls_bootstrap && ((r->phases & KJOIN_PHASE_KUBELET_START) || discovering_alone(r));
 }
 
 /* kjoin's own TLS bootstrap, from the bootstrap kubeconfig on disk, for the
  * node's name, within what is left of the deadline. */
-static kjoin_code run_tls_bootstrap(worker_run *r, kjoin_err *err)
+static kjoin_code run_tls_bootstrap(join_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
+    const kjoin_phases_spec *s = r->spec;
     kjoin_bootstrap_spec b = s->bootstrap;
     int64_t left = r->deadline - kjoin_now_ms();
     b.bootstrap_kubeconfig = r->out->kubeconfig_path;
@@ -191,9 +191,9 @@ static kjoin_code run_tls_bootstrap(worker_run *r, kjoin_err *err)
 
 /* A control-plane join reads the cluster's ClusterConfiguration once, with
  * the bootstrap token: where the certificates go, what they name. */
-static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
+static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
+    const kjoin_phases_spec *s = r->spec;
     if (!(r->cluster = calloc(1, sizeof(*r->cluster))))
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     kjoin_code rc = kjoin_control_plane_cluster(r->bootstrap_api, r->cluster, err);
@@ -222,11 +222,11 @@ static kjoin_code run_read_cluster(worker_run *r, kjoin_err *err)
     return rc;
 }
 
-static bool control_plane_phase(const worker_run *r) { return r->spec->control_plane; }
+static bool control_plane_phase(const join_run *r) { return r->spec->control_plane; }
 
 /* kubeadm's checks before a control-plane node joins, with the cluster's
  * ClusterConfiguration and the node's address. */
-static kjoin_code run_control_plane_preflight(worker_run *r, kjoin_err *err)
+static kjoin_code run_control_plane_preflight(join_run *r, kjoin_err *err)
 {
     size_t seen = r->out->node.report.n;
     logf_(r, 0, "[preflight] Running pre-flight checks before initializing the new control plane instance");
@@ -243,7 +243,7 @@ static kjoin_code run_control_plane_preflight(worker_run *r, kjoin_err *err)
 }
 
 /* kubeadm's mark-control-plane, with the node's admin.conf. */
-static kjoin_code run_mark(worker_run *r, kjoin_err *err)
+static kjoin_code run_mark(join_run *r, kjoin_err *err)
 {
     const kjoin_node_spec *n = &r->spec->node;
     kjoin_mark_control_plane_spec m = {.taints = n->taints, .n_taints = n->n_taints, .taints_set = n->taints_set};
@@ -253,23 +253,23 @@ static kjoin_code run_mark(worker_run *r, kjoin_err *err)
 }
 
 /* control-plane-prepare's steps: those asked for (all by default) but those skipped. */
-static unsigned prepare_steps_of(const kjoin_worker_spec *s)
+static unsigned prepare_steps_of(const kjoin_phases_spec *s)
 {
     return (s->prepare ? s->prepare : KJOIN_PREPARE_ALL) & ~s->skip_prepare;
 }
-static unsigned prepare_steps(const worker_run *r) { return prepare_steps_of(r->spec); }
+static unsigned prepare_steps(const join_run *r) { return prepare_steps_of(r->spec); }
 
 /* As kubeadm's: without a certificate key the shared CAs must be on disk
  * already, and download-certs has nothing to do. */
-static bool wants_download(const worker_run *r)
+static bool wants_download(const join_run *r)
 {
     return (prepare_steps(r) & KJOIN_PREPARE_DOWNLOAD_CERTS) && r->certificate_key;
 }
-static bool wants_node_certs(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_CERTS; }
-static bool wants_kubeconfigs(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_KUBECONFIG; }
-static bool wants_manifests(const worker_run *r) { return prepare_steps(r) & KJOIN_PREPARE_CONTROL_PLANE; }
+static bool wants_node_certs(const join_run *r) { return prepare_steps(r) & KJOIN_PREPARE_CERTS; }
+static bool wants_kubeconfigs(const join_run *r) { return prepare_steps(r) & KJOIN_PREPARE_KUBECONFIG; }
+static bool wants_manifests(const join_run *r) { return prepare_steps(r) & KJOIN_PREPARE_CONTROL_PLANE; }
 /* A control-plane node's preflight, certs and kubeconfig need its address. */
-static bool wants_address(const worker_run *r)
+static bool wants_address(const join_run *r)
 {
     bool prepared = (r->phases & KJOIN_PHASE_CONTROL_PLANE_PREPARE) &&
                     (wants_node_certs(r) || wants_kubeconfigs(r) || wants_manifests(r));
@@ -282,12 +282,12 @@ static bool wants_address(const worker_run *r)
 /* kubeadm from 1.33 (ControlPlaneKubeletLocalMode, on by default, then
  * always): a control-plane node's kubelet bootstraps through, and then
  * talks to, this node's own API server, which etcd-join brings up. */
-static bool kubelet_local(const worker_run *r)
+static bool kubelet_local(const join_run *r)
 {
     return r->spec->control_plane && r->cluster && r->cx.release->kubelet_local_mode;
 }
 
-static kjoin_code run_kubelet_local(worker_run *r, kjoin_err *err)
+static kjoin_code run_kubelet_local(join_run *r, kjoin_err *err)
 {
     const char *addr = r->cx.advertise_address;
     bool v6 = strchr(addr, ':') != NULL;
@@ -306,7 +306,7 @@ static kjoin_code run_kubelet_local(worker_run *r, kjoin_err *err)
 
 /* The node's API server address: as given, or the one it reaches the
  * cluster's API server from. */
-static kjoin_code run_advertise_address(worker_run *r, kjoin_err *err)
+static kjoin_code run_advertise_address(join_run *r, kjoin_err *err)
 {
     char *addr = r->cx.advertise_address;
     size_t cap = sizeof(r->cx.advertise_address);
@@ -320,7 +320,7 @@ static kjoin_code run_advertise_address(worker_run *r, kjoin_err *err)
 }
 
 /* kubeadm's certs: the node's own certificates, for its name and address. */
-static kjoin_code run_node_certs(worker_run *r, kjoin_err *err)
+static kjoin_code run_node_certs(join_run *r, kjoin_err *err)
 {
     logf_(r, 0, "[certs] Using certificateDir folder \"%s\"", r->cx.cert_dir);
     kjoin_code rc = kjoin_node_certs(&r->cx, &r->out->node_certs, err);
@@ -334,7 +334,7 @@ static kjoin_code run_node_certs(worker_run *r, kjoin_err *err)
 }
 
 /* kubeadm's kubeconfig: admin.conf, controller-manager.conf, scheduler.conf. */
-static kjoin_code run_kubeconfigs(worker_run *r, kjoin_err *err)
+static kjoin_code run_kubeconfigs(join_run *r, kjoin_err *err)
 {
     logf_(r, 0, "[kubeconfig] Using kubeconfig folder \"%s\"", r->cx.kubernetes_dir);
     kjoin_code rc = kjoin_control_plane_kubeconfigs(&r->cx, &r->out->kubeconfigs, err);
@@ -345,7 +345,7 @@ static kjoin_code run_kubeconfigs(worker_run *r, kjoin_err *err)
 }
 
 /* kubeadm's control-plane: the static Pod manifests. */
-static kjoin_code run_manifests(worker_run *r, kjoin_err *err)
+static kjoin_code run_manifests(join_run *r, kjoin_err *err)
 {
     logf_(r, 0, "[control-plane] Using manifest folder \"%s\"", r->cx.manifests_dir);
     kjoin_code rc = kjoin_control_plane_manifests(&r->cx, &r->out->manifests, err);
@@ -356,18 +356,18 @@ static kjoin_code run_manifests(worker_run *r, kjoin_err *err)
 }
 
 /* kubeadm's wait-control-plane: this node's three components healthy. */
-static kjoin_code run_wait_control_plane(worker_run *r, kjoin_err *err)
+static kjoin_code run_wait_control_plane(join_run *r, kjoin_err *err)
 {
     return kjoin_wait_control_plane(&r->cx, &r->out->control_plane_health, err);
 }
 
 /* The one client with the node's admin.conf, for the steps after
  * control-plane-prepare that act as the node's admin. */
-static bool needs_admin(const worker_run *r)
+static bool needs_admin(const join_run *r)
 {
     return r->phases & (KJOIN_PHASE_ETCD_JOIN | KJOIN_PHASE_CONTROL_PLANE_JOIN);
 }
-static kjoin_code run_admin_client(worker_run *r, kjoin_err *err)
+static kjoin_code run_admin_client(join_run *r, kjoin_err *err)
 {
     kjoin_kubeapi *owned = NULL;
     kjoin_code rc = kjoin_cp_admin_client(&r->cx, &owned, err);
@@ -376,7 +376,7 @@ static kjoin_code run_admin_client(worker_run *r, kjoin_err *err)
 }
 
 /* kubeadm's etcd-join, with the node's admin.conf and etcd certificates. */
-static kjoin_code run_etcd_join(worker_run *r, kjoin_err *err)
+static kjoin_code run_etcd_join(join_run *r, kjoin_err *err)
 {
     free(r->before); /* etcd-join takes back its own member and manifest; before it, nothing was written */
     r->before = NULL;
@@ -384,7 +384,7 @@ static kjoin_code run_etcd_join(worker_run *r, kjoin_err *err)
 }
 
 /* What the control-plane steps of this run write (KJOIN_CP_WRITES_*). */
-static unsigned cp_writes(const worker_run *r)
+static unsigned cp_writes(const join_run *r)
 {
     unsigned w = 0;
     if (!r->spec->control_plane || r->spec->dry_run)
@@ -397,24 +397,24 @@ static unsigned cp_writes(const worker_run *r)
         w |= KJOIN_CP_WRITES_ETCD;
     return w;
 }
-static bool writes_control_plane(const worker_run *r) { return cp_writes(r) != 0; }
+static bool writes_control_plane(const join_run *r) { return cp_writes(r) != 0; }
 
 /* Every refusal that needs only the flags, the machine and the cluster's
  * configuration, before the first control-plane file: then the record as
  * it is, so that a later failure takes back what this run wrote. */
-static kjoin_code run_check_writes(worker_run *r, kjoin_err *err)
+static kjoin_code run_check_writes(join_run *r, kjoin_err *err)
 {
     kjoin_code rc = kjoin_control_plane_check(&r->cx, cp_writes(r), err);
     return rc ? rc : kjoin_cp_record_begin(r->cx.kubernetes_dir, &r->before, err);
 }
 
 /* kubeadm's download-certs, with the token and the CA discovery verified. */
-static kjoin_code run_download_certs(worker_run *r, kjoin_err *err)
+static kjoin_code run_download_certs(join_run *r, kjoin_err *err)
 {
     return kjoin_download_certs(&r->cx, r->certificate_key, &r->out->certs, err);
 }
 
-static bool needs_discovery(const worker_run *r);
+static bool needs_discovery(const join_run *r);
 
 /* kubeadm's join phases in order (its control-plane ones have no step on a
  * worker: their names are accepted, and skipping them changes nothing). */
@@ -447,14 +447,14 @@ static const step steps[] = {
 };
 #define N_STEPS (sizeof(steps) / sizeof(steps[0]))
 
-static bool runs(const worker_run *r, const step *s)
+static bool runs(const join_run *r, const step *s)
 {
     return s->run && (!s->phase || (r->phases & s->bit)) && (!s->when || s->when(r));
 }
 
 /* Discovery runs for any later step that needs it, and alone when no node
  * phase runs. */
-static bool needs_discovery(const worker_run *r)
+static bool needs_discovery(const join_run *r)
 {
     if (discovering_alone(r))
         return true;
@@ -464,7 +464,7 @@ static bool needs_discovery(const worker_run *r)
     return false;
 }
 
-static unsigned needs_of_run(const worker_run *r)
+static unsigned needs_of_run(const join_run *r)
 {
     unsigned n = 0;
     for (size_t i = 0; i < N_STEPS; i++)
@@ -539,7 +539,7 @@ kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err)
     return parse_phases(list, mask, NULL, err);
 }
 
-kjoin_code kjoin_skip_phases(kjoin_worker_spec *spec, const char *list, kjoin_err *err)
+kjoin_code kjoin_skip_phases(kjoin_phases_spec *spec, const char *list, kjoin_err *err)
 {
     return parse_phases(list, &spec->skip, &spec->skip_prepare, err);
 }
@@ -554,11 +554,11 @@ const char *kjoin_phase_name(unsigned phase)
 
 /* Whether the specification names a certificate key, the environment's
  * aside (which matters to a control-plane join only). */
-static bool certificate_key_named(const kjoin_worker_spec *s)
+static bool certificate_key_named(const kjoin_phases_spec *s)
 {
     return s->certificate_key || s->certificate_key_text || s->certificate_key_file;
 }
-static bool certificate_key_given(const kjoin_worker_spec *s)
+static bool certificate_key_given(const kjoin_phases_spec *s)
 {
     return certificate_key_named(s) || (s->env_certificate_key && *s->env_certificate_key);
 }
@@ -566,9 +566,9 @@ static bool certificate_key_given(const kjoin_worker_spec *s)
 /* The certificate key from its sources, as the token's are decided: given
  * as text, in a file, in the specification (a JoinConfiguration's), else in
  * the environment; one of the first two. For a control-plane join only. */
-static kjoin_code resolve_certificate_key(worker_run *r, kjoin_err *err)
+static kjoin_code resolve_certificate_key(join_run *r, kjoin_err *err)
 {
-    const kjoin_worker_spec *s = r->spec;
+    const kjoin_phases_spec *s = r->spec;
     if (!s->control_plane)
         return certificate_key_named(s) ? kjoin_err_set(err, KJOIN_E_USAGE, "`%s` is for a control-plane join: add "
                                                         "`control_plane`", s->certificate_key_file
@@ -596,7 +596,7 @@ static kjoin_code resolve_certificate_key(worker_run *r, kjoin_err *err)
 /* The specification's own checks, and the phases to run: one alone, or all
  * but those skipped. The wait waits
  * for what kubelet-start started: skipping that skips the wait too. */
-static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err *err)
+static kjoin_code phases_of(const kjoin_phases_spec *s, unsigned *out, kjoin_err *err)
 {
     unsigned skip = s->skip;
     const kjoin_node_paths *p = &s->node.paths;
@@ -649,7 +649,7 @@ static kjoin_code phases_of(const kjoin_worker_spec *s, unsigned *out, kjoin_err
 
 /* The patches directory, read (and every patch parsed) before anything
  * else happens; what does not apply to a worker said once. */
-static kjoin_code read_patches(worker_run *r, kjoin_err *err)
+static kjoin_code read_patches(join_run *r, kjoin_err *err)
 {
     const char *dir = r->spec->node.patches_dir;
     if (!dir)
@@ -665,7 +665,7 @@ static kjoin_code read_patches(worker_run *r, kjoin_err *err)
 
 /* ---- the join ----------------------------------------------------------- */
 
-void kjoin_worker_spec_init(kjoin_worker_spec *spec)
+void kjoin_phases_spec_init(kjoin_phases_spec *spec)
 {
     memset(spec, 0, sizeof(*spec));
     spec->join.flavor = KJOIN_FLAVOR_AUTO;
@@ -675,7 +675,7 @@ void kjoin_worker_spec_init(kjoin_worker_spec *spec)
     spec->bootstrap.key_type = KJOIN_KEY_ECDSA_P256;
 }
 
-void kjoin_worker_outcome_release(kjoin_worker_outcome *o)
+void kjoin_phases_outcome_release(kjoin_phases_outcome *o)
 {
     if (!o)
         return;
@@ -698,7 +698,7 @@ void kjoin_worker_outcome_release(kjoin_worker_outcome *o)
 }
 
 /* Whether no later step of s's phase runs: the phase ran to its end. */
-static bool last_of_phase(const worker_run *r, size_t i)
+static bool last_of_phase(const join_run *r, size_t i)
 {
     for (size_t k = i + 1; k < N_STEPS; k++)
         if (steps[k].bit == steps[i].bit && runs(r, &steps[k]))
@@ -710,7 +710,7 @@ static bool last_of_phase(const worker_run *r, size_t i)
  * own files: what the run wrote is taken back (the record knows it), and
  * the error says so with a code of its own, the cause kept in the outcome.
  * Once the node's files are written (rc 0 here) the window closes. */
-static kjoin_code take_back(worker_run *r, kjoin_code rc, kjoin_err *err)
+static kjoin_code take_back(join_run *r, kjoin_code rc, kjoin_err *err)
 {
     kjoin_cp_record *before = r->before;
     kjoin_cp_reset_result *back = rc ? calloc(1, sizeof(*back)) : NULL;
@@ -738,10 +738,10 @@ static kjoin_code take_back(worker_run *r, kjoin_code rc, kjoin_err *err)
                          cause, back->n_removed, back->n_left ? ", but for some left (listed)" : "");
 }
 
-kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome *out, kjoin_err *err)
+kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome *out, kjoin_err *err)
 {
     const kjoin_join_spec *j = &spec->join;
-    worker_run r = {.spec = spec, .out = out, .start = kjoin_now_ms()};
+    join_run r = {.spec = spec, .out = out, .start = kjoin_now_ms()};
     kjoin_code rc;
     memset(out, 0, sizeof(*out));
     r.deadline = r.start + (j->timeout_ms > 0 ? j->timeout_ms : KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
@@ -763,7 +763,7 @@ kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome
      * flag, is not known yet; the places are checked again before writing). */
     if (r.phases & KJOIN_PHASE_KUBELET_START) {
         char *flags = NULL;
-        rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, &flags, err);
+        rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, NULL, &flags, err);
         free(flags);
         if (rc || (rc = kjoin_node_check_destinations(&spec->node.paths, err)) || (rc = read_patches(&r, err)))
             return rc;

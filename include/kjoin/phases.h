@@ -4,8 +4,8 @@
  * specification in, passed down whole; the phase table, what each phase
  * needs and the dry-run rule live in pkg/join, so a program gets the same
  * join as the kjoin command by filling the specification. */
-#ifndef KJOIN_WORKER_H
-#define KJOIN_WORKER_H
+#ifndef KJOIN_PHASES_H
+#define KJOIN_PHASES_H
 
 #include <kjoin/bootstrap.h>
 #include <kjoin/controlplane.h>
@@ -54,13 +54,13 @@ kjoin_code kjoin_phases_parse(const char *list, unsigned *mask, kjoin_err *err);
  * spec->skip, the steps of control-plane-prepare it names
  * ("control-plane-prepare/download-certs") into spec->skip_prepare. Errors:
  * as kjoin_phase_lookup. */
-struct kjoin_worker_spec;
-kjoin_code kjoin_skip_phases(struct kjoin_worker_spec *spec, const char *list, kjoin_err *err);
+struct kjoin_phases_spec;
+kjoin_code kjoin_skip_phases(struct kjoin_phases_spec *spec, const char *list, kjoin_err *err);
 /* The name of one phase bit. */
 const char *kjoin_phase_name(unsigned phase);
 
-/* Everything a worker join is told. Fill it after kjoin_worker_spec_init(). */
-typedef struct kjoin_worker_spec {
+/* Everything a worker join is told. Fill it after kjoin_phases_spec_init(). */
+typedef struct kjoin_phases_spec {
     kjoin_join_spec join;              /* discovery's inputs. Its kubeconfig_out, ca_cert_path, force and dry_run
                                         * are not read: node.paths says where the node's files go, node.force and
                                         * dry_run below what happens to them */
@@ -92,13 +92,13 @@ typedef struct kjoin_worker_spec {
     const char *certificate_key_text;  /* 64 hex digits (a secret: wiped by the caller) */
     const char *certificate_key_file;  /* a file readable by its owner alone, or "-" for standard input */
     const char *env_certificate_key;   /* KJOIN_CERTIFICATE_KEY's value, used when nothing else names a key */
-} kjoin_worker_spec;
+} kjoin_phases_spec;
 
 /* Zeroes *spec and sets the defaults: every phase, the default timeout,
  * the node's default paths. */
-void kjoin_worker_spec_init(kjoin_worker_spec *spec);
+void kjoin_phases_spec_init(kjoin_phases_spec *spec);
 
-typedef struct kjoin_worker_outcome {
+typedef struct kjoin_phases_outcome {
     kjoin_node_name node_name;         /* resolved once, before anything else */
     bool discovered;
     kjoin_join_outcome join;           /* discovery; its write fields for discovery alone */
@@ -127,19 +127,19 @@ typedef struct kjoin_worker_outcome {
     int64_t phase_ms[7];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
                                         * control-plane-join, etcd-join, wait-control-plane
                                         * (discovery's own time is join.result.elapsed_ms) */
-} kjoin_worker_outcome;
+} kjoin_phases_outcome;
 
 /* Runs the phases the specification asks for. Findings and steps are
  * logged as they happen. *out is filled as far as the join got, also on
- * failure; release it with kjoin_worker_outcome_release(). A control-plane
+ * failure; release it with kjoin_phases_outcome_release(). A control-plane
  * join checks everything it can before its first write; one that fails
  * after that and before the node's own files are written takes back what
  * it wrote (KJOIN_E_TAKEN_BACK, the cause in out->taken_back_cause).
  * Errors: KJOIN_E_USAGE (the specification, the node name, a check),
  * KJOIN_E_TAKEN_BACK, and those of kjoin_join, kjoin_kubelet_* and
  * kjoin_tls_bootstrap. */
-kjoin_code kjoin_worker_join(const kjoin_worker_spec *spec, kjoin_worker_outcome *out, kjoin_err *err);
-void kjoin_worker_outcome_release(kjoin_worker_outcome *o);
+kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome *out, kjoin_err *err);
+void kjoin_phases_outcome_release(kjoin_phases_outcome *o);
 
 /* ---- kjoin reset of a node kjoin joined, worker or control plane ---------- */
 
