@@ -32,10 +32,14 @@ typedef struct kjoin_release {
                                      * gone: instance-config.yaml holds the runtime's endpoint instead of
                                      * kubeadm-flags.env */
     bool kubelet_local_mode;        /* 1.33: a control-plane node's kubelet bootstraps through its own API server */
-    int manifests;                  /* the static Pods' rules kjoin writes for it: 20 (1.20's), 37 (1.37's), 0 none */
-    const char *flags_pause;        /* 1.21 to 1.34: the pause image's tag kubeadm-flags.env pins with
-                                     * --pod-infra-container-image (for every runtime; 1.20 only for Docker's
-                                     * shim, which kjoin does not join with); NULL: not written */
+    int manifests;                  /* the static Pods' rules kjoin writes for it: 20 (1.20's), 37 (1.37's, which
+                                     * 1.34 to 1.36 share but for the two below), 0 none */
+    bool flexvolume_dir;            /* to 1.35: the controller manager mounts the flexvolume plugin directory */
+    const char *etcd_tag;           /* the etcd image's tag (kubeadm's SupportedEtcdVersion); NULL: not known */
+    const char *pause;              /* the pause image's tag (kubeadm's constants.PauseVersion) */
+    bool pause_flag;                /* 1.21 to 1.34: kubeadm-flags.env pins it with --pod-infra-container-image
+                                     * (for every runtime; 1.20 only for Docker's shim, which kjoin does not
+                                     * join with) */
 } kjoin_release;
 
 /* The row for release 1.minor (0: the newest; older than the oldest: the

@@ -263,6 +263,7 @@ typedef struct make_run {
     char *const *environ;
     const char *kubernetes_dir, *advertise_address;
     rules r;
+    const kjoin_release *row; /* the release's row: what differs between releases of the same rules */
     char image_tag[64];
     char cert_dir[1024];
     int port;
@@ -448,7 +449,7 @@ static json_object *controller_manager(const make_run *m)
     add_volume(&vs, "k8s-certs", d, "DirectoryOrCreate", false);
     add_volume(&vs, "ca-certs", "/etc/ssl/certs", "DirectoryOrCreate", false);
     add_volume(&vs, "kubeconfig", conf, "FileOrCreate", false);
-    if (m->r == RULES_1_20) {
+    if (m->row->flexvolume_dir) {
         const char *flex = kjoin_extra_arg(&c->controller_manager_args, "flex-volume-plugin-dir");
         add_volume(&vs, "flexvolume-dir", flex ? flex : "/usr/libexec/kubernetes/kubelet-plugins/volume/exec",
                    "DirectoryOrCreate", true);
@@ -479,10 +480,10 @@ static json_object *scheduler(const make_run *m)
 }
 
 /* etcd's image: the cluster's etcd.local image, else the release's. */
-static void etcd_image(const kjoin_cluster_configuration *c, int release_rules, char *out, size_t cap)
+static void etcd_image(const kjoin_cluster_configuration *c, const kjoin_release *row, char *out, size_t cap)
 {
     snprintf(out, cap, "%s/etcd:%s", *c->etcd_image_repository ? c->etcd_image_repository : c->image_repository,
-             *c->etcd_image_tag ? c->etcd_image_tag : release_rules == RULES_1_20 ? "3.4.13-0" : "3.7.0-0");
+             *c->etcd_image_tag ? c->etcd_image_tag : row->etcd_tag);
 }
 
 /* What every manifest is made from, checked once: the release's rules,
@@ -490,12 +491,13 @@ static void etcd_image(const kjoin_cluster_configuration *c, int release_rules, 
 static kjoin_code prepare(make_run *m, int minor, const char *cert_dir, kjoin_err *err)
 {
     const kjoin_cluster_configuration *c = m->c;
-    int release_rules = kjoin_release_of(minor)->manifests;
+    m->row = kjoin_release_of(minor);
+    int release_rules = m->row->manifests;
     minor = kjoin_release_minor(minor);
     if (!release_rules)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin writes the static Pod manifests of kubeadm 1.20 and 1.37 (the "
-                             "releases it is tested with), not of 1.%d: skip this step and let that release's kubeadm "
-                             "write them", minor);
+        return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin writes the static Pod manifests of kubeadm 1.20 and 1.34 to 1.37 "
+                             "(the releases whose kubeadm it is tested against), not of 1.%d: skip this step and let that "
+                             "release's kubeadm write them", minor);
     m->r = release_rules == 20 ? RULES_1_20 : RULES_1_37;
     if (*c->unsupported)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster's ClusterConfiguration sets %s, which kjoin's static Pod "
@@ -524,9 +526,9 @@ kjoin_code kjoin_control_plane_images(const kjoin_cluster_configuration *c, int 
         return rc;
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
         snprintf(out[i], 400, "%s/%s:%s", c->image_repository, components[i], m.image_tag);
-    etcd_image(c, m.r, out[KJOIN_MANIFESTS_N], 400);
+    etcd_image(c, m.row, out[KJOIN_MANIFESTS_N], 400);
     /* kubeadm's pause of the release (its ImagePull check pulls it too) */
-    snprintf(out[KJOIN_MANIFESTS_N + 1], 400, "%s/pause:%s", c->image_repository, m.r == RULES_1_20 ? "3.2" : "3.10.2");
+    snprintf(out[KJOIN_MANIFESTS_N + 1], 400, "%s/pause:%s", c->image_repository, m.row->pause);
     return KJOIN_OK;
 }
 
@@ -577,7 +579,7 @@ kjoin_code kjoin_etcd_manifest_make(const kjoin_cp_context *cx, const kjoin_etcd
     snprintf(client, sizeof(client), "https://%s%s%s:2379", v6 ? "[" : "", addr, v6 ? "]" : "");
     snprintf(peer, sizeof(peer), "https://%s%s%s:2380", v6 ? "[" : "", addr, v6 ? "]" : "");
     snprintf(certs, sizeof(certs), "%s/etcd", d);
-    etcd_image(c, m.r, image, sizeof(image));
+    etcd_image(c, m.row, image, sizeof(image));
     m.image = image;
     args a = {0};
     set(&a, "name", "%s", cx->node_name);

@@ -127,7 +127,8 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
     out->kubeadm_minor = cc.minor ? cc.minor : out->server_minor;
     out->instance_config = kjoin_kubeadm_instance_config(out->kubeadm_minor, cc.node_local_cri_socket);
     /* kubeadm's GetPauseImage: the cluster's imageRepository (defaulted in what kubeadm stored) */
-    const char *pause = kjoin_release_of(out->kubeadm_minor)->flags_pause;
+    const kjoin_release *row = kjoin_release_of(out->kubeadm_minor);
+    const char *pause = row->pause_flag ? row->pause : NULL;
     if (pause)
         snprintf(out->pause_image, sizeof(out->pause_image), "%s/pause:%s",
                  *cc.image_repository ? cc.image_repository : "registry.k8s.io", pause);

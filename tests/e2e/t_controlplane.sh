@@ -185,7 +185,7 @@ cp_kubeadm_prepare() {
   local p
   [ -s "$T/join.yaml" ] || cp_join_yaml
   for p in download-certs certs kubeconfig control-plane; do
-    "$KBIN/kubeadm" join phase control-plane-prepare $p --config "$T/join.yaml" >>"$T/kubeadm.out" 2>&1 ||
+    "${CP_KUBEADM:-$KBIN/kubeadm}" join phase control-plane-prepare $p --config "$T/join.yaml" >>"$T/kubeadm.out" 2>&1 ||
       { echo 1 >"$T/kubeadm.rc"; return; }
   done
   echo 0 >"$T/kubeadm.rc"
@@ -301,7 +301,8 @@ cp_certs_compare() {
   cp_prepare_in kjoin
   [ "$(cat "$T/join.rc")" = 0 ] || { fail "control-plane-prepare: exit $(cat "$T/join.rc"): $(tail -3 "$T/join.err")"; return 1; }
   : >"$T/kubeadm.out"
-  node_setup && declare -p CP_NODE CP_ADDR E2E_KUBEADM_API >"$T/cp.env" && (. "$T/cp.env"; cp_join_yaml) &&
+  local CP_KUBEADM=${CP_KUBEADM:-$KBIN/kubeadm} CP_VERSION=${CP_VERSION:-$E2E_VERSION}
+  node_setup && declare -p CP_NODE CP_ADDR E2E_KUBEADM_API CP_KUBEADM >"$T/cp.env" && (. "$T/cp.env"; cp_join_yaml) &&
     NODE_NS=kubeadm in_node cp_kubeadm_prepare
   [ "$(cat "$T/kubeadm.rc")" = 0 ] || { fail "kubeadm's control-plane-prepare: $(tail -3 "$T/kubeadm.out")"; return 1; }
   local ours theirs
@@ -331,7 +332,7 @@ cp_certs_compare() {
   local want ours_all
   ours_all=$(cp_manifest kjoin kube-apiserver; cp_manifest kjoin kube-controller-manager)
   for want in "--advertise-address=$CP_ADDR" --audit-log-maxage=7 --service-cluster-ip-range=10.100.0.0/16 \
-    --cluster-cidr=10.244.0.0/16 "/kube-apiserver:$E2E_VERSION"; do
+    --cluster-cidr=10.244.0.0/16 "/kube-apiserver:$CP_VERSION"; do
     case $ours_all in *"$want"*) ;; *) fail "kjoin's manifests lack $want"; rc=1 ;; esac
   done
   # admin.conf works: kubectl as kubernetes-admin through the cluster's endpoint

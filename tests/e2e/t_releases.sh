@@ -44,3 +44,24 @@ releases_same_node() {
 t_e2e_releases_kubelet_start_as_each_kubeadm() { releases_same_node; }
 t_e2e_releases_kubelet_start_patches_as_each_kubeadm() { releases_same_node patches; }
 t_e2e_releases_kubelet_start_gate_off_as_each_kubeadm() { releases_same_node gate-off; }
+
+# The control-plane node's files on each release: certificates, kubeconfigs
+# and the three static Pods by that release's kubeadm and by kjoin
+# (cp_certs_compare, t_controlplane.sh), from the cluster's own names.
+t_e2e_releases_control_plane_prepare_as_each_kubeadm() {
+  local rc=0 v base=$T kubeadm saved=$T/kubeadm-config.json
+  REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  [ "$E2E_MINOR" = 37 ] || return 0
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_cluster_names || return 1
+  kc -n kube-system get configmap kubeadm-config -o json >"$saved" || return 1
+  for v in $(grep '^v' "$REPO_DIR/tests/releases.txt"); do
+    kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kubeadm-build.sh $v)"; rc=1; continue; }
+    T=$base/$v
+    mkdir -p "$T"
+    cp -r "$base/src" "$T/src" && cp_key "$CP_KEY" && releases_cluster_as "$saved" "$v" || { rc=1; break; }
+    CP_KUBEADM=$kubeadm CP_VERSION=$v cp_certs_compare || { fail "(release $v)"; rc=1; }
+  done
+  T=$base
+  cp_cluster_names restore || rc=1
+  return $rc
+}
