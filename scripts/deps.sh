@@ -53,6 +53,13 @@ if [ "$what" = test ] || [ "$what" = bench ]; then
   bash "$here/kube-build.sh" >/dev/null
   bash "$here/kube-build-mod.sh" >/dev/null
 fi
+# The releases between the two ends: each one's own kubeadm, the reference
+# of the release suite (tests/e2e/t_releases.sh).
+if [ "$what" = test ]; then
+  for v in $(grep '^v' "$here/../tests/releases.txt"); do
+    bash "$here/kubeadm-build.sh" "$v" >/dev/null
+  done
+fi
 # The node lab's image (a Debian root with systemd, containerd, cloud-init),
 # once per machine, shared by both releases.
 if [ "$what" = test ]; then

@@ -1,6 +1,6 @@
 /* kjoin reset: undo a join, worker or control plane, as kubeadm reset
  * does, but only what the join made; the library decides the order
- * (kjoin_node_reset), this prints. */
+ * (kjoin_reset), this prints. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -58,9 +58,9 @@ static json_object *strings(char *const *list, size_t n)
     return arr;
 }
 
-static void print_json(const kjoin_node_reset_result *res, const char *run_id, const kjoin_err *err)
+static void print_json(const kjoin_reset_result *res, const char *run_id, const kjoin_err *err)
 {
-    const kjoin_reset_result *r = &res->node;
+    const kjoin_kubelet_reset_result *r = &res->node;
     const kjoin_cp_reset_result *cp = res->control_plane;
     json_object *o = json_object_new_object();
     json_object_object_add(o, "runID", json_object_new_string(run_id));
@@ -96,9 +96,9 @@ static void print_json(const kjoin_node_reset_result *res, const char *run_id, c
     cli_print_json(o);
 }
 
-static void print_text(const kjoin_node_reset_result *res)
+static void print_text(const kjoin_reset_result *res)
 {
-    const kjoin_reset_result *r = &res->node;
+    const kjoin_kubelet_reset_result *r = &res->node;
     const kjoin_cp_reset_result *cp = res->control_plane;
     if (res->pods && res->pods_stopped)
         cli_out(stdout, "[reset] Stopped the %zu Pods the kubelet ran\n", res->pods);
@@ -127,10 +127,10 @@ int cmd_reset(int argc, char **argv)
     if (p)
         return p < 0 ? 0 : cli_fail(a.format, &err);
     cli_run_id(run_id);
-    kjoin_node_reset_spec spec = {.node = {.log = cli_log_line, .log_ctx = &a.verbosity}, .timeout_ms = 60000,
+    kjoin_reset_spec spec = {.node = {.log = cli_log_line, .log_ctx = &a.verbosity}, .timeout_ms = 60000,
                                   .audit_id = run_id};
-    kjoin_node_reset_result res;
-    kjoin_code rc = kjoin_node_reset(&spec, &res, &err);
+    kjoin_reset_result res;
+    kjoin_code rc = kjoin_reset(&spec, &res, &err);
     /* A reset that changed something says what, refused or not. */
     if (!rc || res.changed) {
         if (a.format == CLI_JSON)
@@ -142,7 +142,7 @@ int cmd_reset(int argc, char **argv)
                             "cluster, which only an admin can delete: kubectl delete node %s\n", res.node.node_name,
                     res.node.node_name);
     }
-    kjoin_node_reset_result_release(&res);
+    kjoin_reset_result_release(&res);
     if (rc && a.format == CLI_JSON && res.changed) {
         fprintf(stderr, "kjoin: %s\n", err.msg);
         return cli_exit_code(err.code);

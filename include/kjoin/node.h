@@ -302,14 +302,14 @@ kjoin_code kjoin_kubelet_launch(kjoin_node_join *j, kjoin_err *err);
 kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err);
 void kjoin_node_join_release(kjoin_node_join *j);
 
-typedef struct kjoin_reset_spec {
+typedef struct kjoin_kubelet_reset_spec {
     kjoin_node_paths paths;
     const char *systemd_dir;           /* as for kjoin_kubelet_start */
     kjoin_log_fn log;
     void *log_ctx;
-} kjoin_reset_spec;
+} kjoin_kubelet_reset_spec;
 
-typedef struct kjoin_reset_result {
+typedef struct kjoin_kubelet_reset_result {
     bool had_state;                    /* false: no join to undo (nothing done) */
     bool kubelet_stopped;              /* through systemd */
     char node_name[254];
@@ -317,7 +317,7 @@ typedef struct kjoin_reset_result {
     size_t n_removed;
     char **kept;                       /* "path: why it was left" */
     size_t n_kept;
-} kjoin_reset_result;
+} kjoin_kubelet_reset_result;
 
 /* Stops the kubelet (systemd) and removes what the join recorded, each file
  * only when it still holds what was written (the kubelet's own identity
@@ -325,20 +325,20 @@ typedef struct kjoin_reset_result {
  * symlink or across a mount point, and the directories the join created
  * when empty; the record last. Idempotent. Errors: KJOIN_E_USAGE (a record
  * that is not kjoin's or is malformed), KJOIN_E_OUTPUT. */
-kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err);
-void kjoin_reset_result_release(kjoin_reset_result *r);
+kjoin_code kjoin_kubelet_reset(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out, kjoin_err *err);
+void kjoin_kubelet_reset_result_release(kjoin_kubelet_reset_result *r);
 
-/* kjoin_reset's two halves, for a reset that does more in between (a
- * control-plane node's: kjoin_node_reset). The first reads the record (out
+/* kjoin_kubelet_reset's two halves, for a reset that does more in between (a
+ * control-plane node's: kjoin_reset). The first reads the record (out
  * fresh: had_state, node_name) and stops the kubelet; every refusal (a
  * record not kjoin's, a kubelet systemd cannot stop, a kubelet running
  * without systemd) comes from it, before anything is removed. The second
- * removes, into the same out. Errors: as kjoin_reset (KJOIN_E_OTHER: the
+ * removes, into the same out. Errors: as kjoin_kubelet_reset (KJOIN_E_OTHER: the
  * kubelet did not stop). */
-kjoin_code kjoin_reset_stop(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err);
-kjoin_code kjoin_reset_remove(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err);
+kjoin_code kjoin_kubelet_reset_stop(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out, kjoin_err *err);
+kjoin_code kjoin_kubelet_reset_remove(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out, kjoin_err *err);
 /* The reason a directory the join made was left, when it held others' files
- * (a later step may empty it: kjoin_node_reset tries again). */
+ * (a later step may empty it: kjoin_reset tries again). */
 #define KJOIN_RESET_NOT_EMPTY "not empty: it holds files the join did not make"
 
 /* The container runtime the join's kubelet used (its instance-config.yaml,

@@ -143,21 +143,21 @@ void kjoin_phases_outcome_release(kjoin_phases_outcome *o);
 
 /* ---- kjoin reset of a node kjoin joined, worker or control plane ---------- */
 
-typedef struct kjoin_node_reset_spec {
-    kjoin_reset_spec node;             /* the node's paths, systemd, the log */
+typedef struct kjoin_reset_spec {
+    kjoin_kubelet_reset_spec node;             /* the node's paths, systemd, the log */
     int64_t timeout_ms;                /* the etcd member's removal; 0: a minute */
     const char *audit_id;
-} kjoin_node_reset_spec;
+} kjoin_reset_spec;
 
-typedef struct kjoin_node_reset_result {
-    kjoin_reset_result node;           /* the worker's join (and the kubelet) */
+typedef struct kjoin_reset_result {
+    kjoin_kubelet_reset_result node;           /* the worker's join (and the kubelet) */
     kjoin_cp_reset_result *control_plane; /* the control-plane join's (had_record false: none) */
     char control_plane_refused[KJOIN_ERR_MSG_MAX]; /* its record is not kjoin's: its part left ("" otherwise) */
     bool changed;                      /* anything was changed (false: refused before the first change) */
     size_t pods;                       /* the Pods (or their running containers) found in the runtime */
     bool pods_stopped;                 /* and stopped */
     char pods_not_stopped[KJOIN_ERR_MSG_MAX]; /* why not */
-} kjoin_node_reset_result;
+} kjoin_reset_result;
 
 /* Undoes what kjoin's joins made on this node, in kubeadm reset's order,
  * deciding before it changes anything: both records read and the kubelet
@@ -168,9 +168,9 @@ typedef struct kjoin_node_reset_result {
  * and the directories the joins made once empty. A control-plane record
  * kjoin cannot read leaves the control plane's part, not the worker's:
  * KJOIN_E_USAGE after the rest is done. Release out with
- * kjoin_node_reset_result_release. Errors: as kjoin_reset_stop,
- * kjoin_reset_remove and kjoin_cp_reset_*. */
-kjoin_code kjoin_node_reset(const kjoin_node_reset_spec *s, kjoin_node_reset_result *out, kjoin_err *err);
-void kjoin_node_reset_result_release(kjoin_node_reset_result *r);
+ * kjoin_reset_result_release. Errors: as kjoin_kubelet_reset_stop,
+ * kjoin_kubelet_reset_remove and kjoin_cp_reset_*. */
+kjoin_code kjoin_reset(const kjoin_reset_spec *s, kjoin_reset_result *out, kjoin_err *err);
+void kjoin_reset_result_release(kjoin_reset_result *r);
 
 #endif

@@ -41,7 +41,7 @@ static bool emptied(const char *line, char *path, size_t cap)
     return gone;
 }
 
-static void retry_dirs(kjoin_node_reset_result *out)
+static void retry_dirs(kjoin_reset_result *out)
 {
     char path[4200];
     kjoin_cp_reset_result *cp = out->control_plane;
@@ -74,7 +74,7 @@ static void retry_dirs(kjoin_node_reset_result *out)
     }
 }
 
-kjoin_code kjoin_node_reset(const kjoin_node_reset_spec *s, kjoin_node_reset_result *out, kjoin_err *err)
+kjoin_code kjoin_reset(const kjoin_reset_spec *s, kjoin_reset_result *out, kjoin_err *err)
 {
     const char *kdir = s->node.paths.kubernetes_dir ? s->node.paths.kubernetes_dir : KJOIN_NODE_KUBERNETES_DIR;
     kjoin_cp_reset_spec cps = {.kubernetes_dir = kdir, .timeout_ms = s->timeout_ms > 0 ? s->timeout_ms : 60000,
@@ -92,7 +92,7 @@ kjoin_code kjoin_node_reset(const kjoin_node_reset_spec *s, kjoin_node_reset_res
     if (kjoin_cp_record_read(kdir, rec, &cp_found, &e))
         snprintf(out->control_plane_refused, sizeof(out->control_plane_refused), "%s", e.msg);
     free(rec);
-    kjoin_code rc = kjoin_reset_stop(&s->node, &out->node, err);
+    kjoin_code rc = kjoin_kubelet_reset_stop(&s->node, &out->node, err);
     if (rc)
         return rc; /* nothing was changed */
     char sock[512];
@@ -109,7 +109,7 @@ kjoin_code kjoin_node_reset(const kjoin_node_reset_spec *s, kjoin_node_reset_res
         else if (out->pods)
             logf_(s, 0, "[reset] Stopped the %zu Pods the kubelet ran", out->pods);
     }
-    if (out->node.had_state && (rc = kjoin_reset_remove(&s->node, &out->node, err)))
+    if (out->node.had_state && (rc = kjoin_kubelet_reset_remove(&s->node, &out->node, err)))
         return rc;
     if (cp && (rc = kjoin_cp_reset_files(&cps, out->control_plane, err)))
         return rc;
@@ -120,11 +120,11 @@ kjoin_code kjoin_node_reset(const kjoin_node_reset_spec *s, kjoin_node_reset_res
     return KJOIN_OK;
 }
 
-void kjoin_node_reset_result_release(kjoin_node_reset_result *r)
+void kjoin_reset_result_release(kjoin_reset_result *r)
 {
     if (!r)
         return;
-    kjoin_reset_result_release(&r->node);
+    kjoin_kubelet_reset_result_release(&r->node);
     free(r->control_plane);
     r->control_plane = NULL;
 }

@@ -28,8 +28,8 @@ static const char *const kubelet_made[] = {
 static const char *const kubelet_pki_made[] = {"kubelet-client-*.pem", "kubelet.crt", "kubelet.key"};
 
 typedef struct run {
-    const kjoin_reset_spec *spec;
-    kjoin_reset_result *out;
+    const kjoin_kubelet_reset_spec *spec;
+    kjoin_kubelet_reset_result *out;
     kjoin_node__resolved p;
     kjoin_node_state *state;
 } run;
@@ -57,7 +57,7 @@ static void kept(run *r, const char *path, const char *why)
     kjoin_logf(r->spec->log, r->spec->log_ctx, KJOIN_LOG_WARNING, "[reset] Left %s: %s", path, why);
 }
 
-void kjoin_reset_result_release(kjoin_reset_result *r)
+void kjoin_kubelet_reset_result_release(kjoin_kubelet_reset_result *r)
 {
     for (size_t i = 0; r && i < r->n_removed; i++)
         free(r->removed[i]);
@@ -276,7 +276,7 @@ static kjoin_code read_record(run *r, kjoin_err *err)
     return rc;
 }
 
-kjoin_code kjoin_reset_stop(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err)
+kjoin_code kjoin_kubelet_reset_stop(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out, kjoin_err *err)
 {
     run r = {.spec = spec, .out = out};
     memset(out, 0, sizeof(*out));
@@ -305,7 +305,7 @@ kjoin_code kjoin_reset_stop(const kjoin_reset_spec *spec, kjoin_reset_result *ou
     return KJOIN_OK;
 }
 
-kjoin_code kjoin_reset_remove(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err)
+kjoin_code kjoin_kubelet_reset_remove(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out, kjoin_err *err)
 {
     run r = {.spec = spec, .out = out};
     kjoin_code rc = read_record(&r, err);
@@ -335,8 +335,8 @@ kjoin_code kjoin_reset_remove(const kjoin_reset_spec *spec, kjoin_reset_result *
     return rc;
 }
 
-kjoin_code kjoin_reset(const kjoin_reset_spec *spec, kjoin_reset_result *out, kjoin_err *err)
+kjoin_code kjoin_kubelet_reset(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out, kjoin_err *err)
 {
-    kjoin_code rc = kjoin_reset_stop(spec, out, err);
-    return rc || !out->had_state ? rc : kjoin_reset_remove(spec, out, err);
+    kjoin_code rc = kjoin_kubelet_reset_stop(spec, out, err);
+    return rc || !out->had_state ? rc : kjoin_kubelet_reset_remove(spec, out, err);
 }

@@ -375,14 +375,14 @@ static void test_node_reset_bad_control_plane_record(void **state)
     snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
     snprintf(cmd, sizeof(cmd), "mkdir -p %s %s && chmod -R go-w %s", kube, kubelet, d);
     assert_int_equal(system(cmd), 0);
-    kjoin_node_reset_spec spec = {.node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
+    kjoin_reset_spec spec = {.node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
                                            .systemd_dir = "/nonexistent"}};
-    kjoin_node_reset_result r;
+    kjoin_reset_result r;
     kjoin_err err;
-    assert_int_equal(kjoin_node_reset(&spec, &r, &err), KJOIN_OK); /* nothing joined */
+    assert_int_equal(kjoin_reset(&spec, &r, &err), KJOIN_OK); /* nothing joined */
     assert_false(r.node.had_state);
     assert_false(r.control_plane->had_record);
-    kjoin_node_reset_result_release(&r);
+    kjoin_reset_result_release(&r);
     /* config.yaml: a healthz port of 0 (none: the kubelet is not asked) */
     tu_write(kubelet, "config.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nhealthzPort: 0\n");
     snprintf(cmd, sizeof(cmd), "sha256sum %s/config.yaml | cut -c1-64 >%s/sum", kubelet, d);
@@ -397,7 +397,7 @@ static void test_node_reset_bad_control_plane_record(void **state)
     tu_write(kube, KJOIN_CP_RECORD_NAME, "{\"kind\":\"Something\"}");
     snprintf(cmd, sizeof(cmd), "chmod 600 %s/*.json", kube);
     assert_int_equal(system(cmd), 0);
-    assert_int_equal(kjoin_node_reset(&spec, &r, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_reset(&spec, &r, &err), KJOIN_E_USAGE);
     if (!strstr(err.msg, "the worker's join was undone"))
         fail_msg("%s", err.msg);
     assert_non_null(strstr(r.control_plane_refused, "not kjoin's"));
@@ -406,7 +406,7 @@ static void test_node_reset_bad_control_plane_record(void **state)
     assert_int_equal(access(path, F_OK), -1); /* the worker's file: removed */
     snprintf(path, sizeof(path), "%s/%s", kube, KJOIN_CP_RECORD_NAME);
     assert_int_equal(access(path, F_OK), 0); /* the control plane's: left as it is */
-    kjoin_node_reset_result_release(&r);
+    kjoin_reset_result_release(&r);
     tu_rmtree(d);
 }
 
@@ -443,11 +443,11 @@ static void test_node_reset_empties_shared_directories(void **state)
     tu_write(kube, KJOIN_CP_RECORD_NAME, rec);
     snprintf(path, sizeof(path), "chmod -R go-rwx %s", d);
     assert_int_equal(system(path), 0);
-    kjoin_node_reset_spec spec = {.node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
+    kjoin_reset_spec spec = {.node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
                                            .systemd_dir = "/nonexistent"}};
-    kjoin_node_reset_result r;
+    kjoin_reset_result r;
     kjoin_err err;
-    if (kjoin_node_reset(&spec, &r, &err))
+    if (kjoin_reset(&spec, &r, &err))
         fail_msg("%s", err.msg);
     assert_true(r.node.had_state && r.control_plane->had_record);
     for (size_t i = 0; i < r.node.n_kept; i++)
@@ -455,7 +455,7 @@ static void test_node_reset_empties_shared_directories(void **state)
     assert_int_equal(r.control_plane->n_left, 0);
     struct stat st;
     assert_int_equal(stat(pki, &st), -1); /* emptied by the control plane's part, removed after it */
-    kjoin_node_reset_result_release(&r);
+    kjoin_reset_result_release(&r);
     tu_rmtree(d);
 }
 

@@ -899,10 +899,10 @@ static void test_reset(void **state)
     snprintf(cmd, sizeof(cmd), "mkdir -p %s/src %s/plugins/vol && echo keep >%s/src/f && mount --bind %s/src %s/plugins/vol",
              d, kubelet, d, d, kubelet);
     bool mounted = system(cmd) == 0;
-    kjoin_reset_spec spec = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet}, .systemd_dir = "/nonexistent"};
-    kjoin_reset_result r;
+    kjoin_kubelet_reset_spec spec = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet}, .systemd_dir = "/nonexistent"};
+    kjoin_kubelet_reset_result r;
     kjoin_err err;
-    if (kjoin_reset(&spec, &r, &err))
+    if (kjoin_kubelet_reset(&spec, &r, &err))
         fail_msg("%s", err.msg);
     assert_true(r.had_state);
     assert_string_equal(r.node_name, "n1");
@@ -930,16 +930,16 @@ static void test_reset(void **state)
     assert_true(listed(r.kept, r.n_kept, pki)); /* so its directory stays */
     snprintf(path, sizeof(path), "%s/pki", kube);
     assert_true(listed(r.kept, r.n_kept, path)); /* not empty: the operator's ca.crt */
-    kjoin_reset_result_release(&r);
+    kjoin_kubelet_reset_result_release(&r);
     /* Again: nothing to do. */
-    assert_int_equal(kjoin_reset(&spec, &r, &err), KJOIN_OK);
+    assert_int_equal(kjoin_kubelet_reset(&spec, &r, &err), KJOIN_OK);
     assert_false(r.had_state);
-    kjoin_reset_result_release(&r);
+    kjoin_kubelet_reset_result_release(&r);
     /* A record others may read is refused (it names the node's files). */
     tu_write(kube, KJOIN_NODE_STATE_NAME, rec);
     snprintf(cmd, sizeof(cmd), "chmod 644 %s/%s", kube, KJOIN_NODE_STATE_NAME);
     assert_int_equal(system(cmd), 0);
-    assert_int_equal(kjoin_reset(&spec, &r, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_kubelet_reset(&spec, &r, &err), KJOIN_E_USAGE);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
     assert_int_equal(system(cmd), 0);
     free(d);
@@ -1035,12 +1035,12 @@ static void test_outputs_elsewhere_reset(void **state)
     assert_int_equal(access(boot, F_OK), 0);
     assert_int_equal(access(ca, F_OK), 0);
     /* reset is told only the node's directories, as kjoin reset is. */
-    kjoin_reset_spec rs = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet}, .systemd_dir = "/nonexistent"};
-    kjoin_reset_result r;
-    if (kjoin_reset(&rs, &r, &err))
+    kjoin_kubelet_reset_spec rs = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet}, .systemd_dir = "/nonexistent"};
+    kjoin_kubelet_reset_result r;
+    if (kjoin_kubelet_reset(&rs, &r, &err))
         fail_msg("reset: %s", err.msg);
     assert_int_equal(r.n_kept, 0);
-    kjoin_reset_result_release(&r);
+    kjoin_kubelet_reset_result_release(&r);
     snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A %s)\"", d);
     assert_int_equal(system(cmd), 0); /* srv/, opt/ and the node's directories: all made by the join, all gone */
     snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
@@ -1064,7 +1064,7 @@ static void test_record_keeps_every_name(void **state)
     snprintf(cmd, sizeof(cmd), "touch %s/pki/kubelet-client-2026-11-26.pem && mkdir %s/plugins", kubelet, kubelet);
     assert_int_equal(system(cmd), 0);
     kjoin_node_paths paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet};
-    kjoin_reset_result r;
+    kjoin_kubelet_reset_result r;
     /* With systemd, a kubelet that will not stop stops the reset, before anything is removed. */
     char bin[400], *old_path = strdup(getenv("PATH"));
     snprintf(bin, sizeof(bin), "%s/bin", d);
@@ -1073,23 +1073,23 @@ static void test_record_keeps_every_name(void **state)
     snprintf(path, sizeof(path), "%s/systemctl", bin);
     chmod(path, 0755);
     setenv("PATH", bin, 1);
-    kjoin_reset_spec rs = {.paths = paths, .systemd_dir = d};
-    assert_int_equal(kjoin_reset(&rs, &r, &err), KJOIN_E_OTHER);
+    kjoin_kubelet_reset_spec rs = {.paths = paths, .systemd_dir = d};
+    assert_int_equal(kjoin_kubelet_reset(&rs, &r, &err), KJOIN_E_OTHER);
     assert_non_null(strstr(err.msg, "could not stop the kubelet"));
     assert_non_null(strstr(err.msg, "nothing was removed"));
-    kjoin_reset_result_release(&r);
+    kjoin_kubelet_reset_result_release(&r);
     snprintf(path, sizeof(path), "%s/config.yaml", kubelet);
     assert_int_equal(access(path, F_OK), 0);
     snprintf(path, sizeof(path), "%s/pki/kubelet-client-2026-11-26.pem", kubelet);
     assert_int_equal(access(path, F_OK), 0);
     tu_write(bin, "systemctl", "#!/bin/sh\nexit 0\n");
-    if (kjoin_reset(&rs, &r, &err))
+    if (kjoin_kubelet_reset(&rs, &r, &err))
         fail_msg("reset: %s", err.msg);
     setenv("PATH", old_path, 1);
     free(old_path);
     assert_true(r.had_state);
     assert_true(r.kubelet_stopped);
-    kjoin_reset_result_release(&r);
+    kjoin_kubelet_reset_result_release(&r);
     snprintf(path, sizeof(path), "%s/pki/kubelet.crt", kubelet);
     assert_int_equal(access(path, F_OK), 0);
     snprintf(path, sizeof(path), "%s/pki/kubelet.key", kubelet);
@@ -1209,14 +1209,14 @@ static int mounts_child(const char *d, int data_disk)
     if (system(cmd) != 0)
         return fprintf(stderr, "kubelet mounts failed\n"), 5;
     size_t want = data_disk ? 1 : 0;
-    kjoin_reset_spec rs = {.paths = paths, .systemd_dir = "/nonexistent/systemd"};
-    kjoin_reset_result r;
-    if (kjoin_reset(&rs, &r, &err))
+    kjoin_kubelet_reset_spec rs = {.paths = paths, .systemd_dir = "/nonexistent/systemd"};
+    kjoin_kubelet_reset_result r;
+    if (kjoin_kubelet_reset(&rs, &r, &err))
         return fprintf(stderr, "reset: %s\n", err.msg), 6;
     for (size_t i = 0; i < r.n_kept; i++)
         fprintf(stderr, "left: %s\n", r.kept[i]);
     size_t kept = r.n_kept;
-    kjoin_reset_result_release(&r);
+    kjoin_kubelet_reset_result_release(&r);
     if (mounts_under(kubelet) != want)
         return fprintf(stderr, "%zu mounts left under the kubelet directory, want %zu\n", mounts_under(kubelet), want), 7;
     if (kept || (!data_disk && access(kubelet, F_OK) == 0) || access(vol, F_OK) == 0)
@@ -1349,9 +1349,9 @@ static int unopenable_child(const char *d, int unused)
     struct rlimit rl = {.rlim_cur = 24, .rlim_max = 24}; /* room for reset, not for the whole depth */
     if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
         return 3;
-    kjoin_reset_spec rs = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet}, .systemd_dir = "/nonexistent"};
-    kjoin_reset_result r;
-    if (kjoin_reset(&rs, &r, &err))
+    kjoin_kubelet_reset_spec rs = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet}, .systemd_dir = "/nonexistent"};
+    kjoin_kubelet_reset_result r;
+    if (kjoin_kubelet_reset(&rs, &r, &err))
         return fprintf(stderr, "reset: %s\n", err.msg), 4;
     int out = 5;
     for (size_t i = 0; i < r.n_kept; i++)
@@ -1359,7 +1359,7 @@ static int unopenable_child(const char *d, int unused)
             out = 0;
     for (size_t i = 0; out && i < r.n_kept; i++)
         fprintf(stderr, "left: %s\n", r.kept[i]);
-    kjoin_reset_result_release(&r);
+    kjoin_kubelet_reset_result_release(&r);
     return out;
 }
 
