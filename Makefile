@@ -28,7 +28,7 @@ REPLAY_BIN := $(patsubst %,$(BUILD)/fuzz/%-replay,$(FUZZ_NAMES))
 TOOL_BIN := $(BUILD)/tools/freeport $(BUILD)/tools/measure
 HEADERS := $(wildcard include/kjoin/*.h)
 
-.PHONY: FORCE all deps deps-demo deps-bench deb test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz docs install uninstall clean
+.PHONY: test-release FORCE all deps deps-demo deps-bench deb test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz docs install uninstall clean
 
 all: $(BUILD)/kjoin
 
@@ -116,6 +116,14 @@ headers:
 
 integration: $(BUILD)/kjoin $(BUILD)/tools/freeport
 	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/integration/run.sh
+
+# A middle release's whole control plane (KUBE=1.36.3: built once per
+# machine by scripts/kube-build-release.sh, about 30 minutes), then the e2e
+# and lab suites on it.
+test-release: deps all $(BUILD)/tools/freeport
+	@[ -n "$(KUBE)" ] || { echo "make test-release KUBE=1.36.3" >&2; exit 2; }
+	@E2E_RELEASE=v$(KUBE) E2E_NAME=e2e-$(KUBE) KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/e2e/run.sh
+	@E2E_RELEASE=v$(KUBE) E2E_NAME=lab-$(KUBE) KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/lab/run.sh
 
 # The real control plane (built once per machine by scripts/kube-build.sh).
 e2e: $(BUILD)/kjoin $(BUILD)/tools/freeport

@@ -57,7 +57,7 @@ fi
 # of the release suite (tests/e2e/t_releases.sh).
 if [ "$what" = test ]; then
   for v in $(grep '^v' "$here/../tests/releases.txt"); do
-    bash "$here/kubeadm-build.sh" "$v" >/dev/null
+    bash "$here/kube-build-release.sh" "$v" kubeadm >/dev/null
   done
 fi
 # The node lab's image (a Debian root with systemd, containerd, cloud-init),

@@ -20,7 +20,9 @@ e2e_bins() {
     case ${E2E_RELEASE:-oldest} in
       oldest) KBIN=$(bash "$scripts/kube-build.sh") ;;
       newest) KBIN=$(bash "$scripts/kube-build-mod.sh") ;;
-      *) echo "e2e: E2E_RELEASE is oldest or newest" >&2; return 1 ;;
+      v1.*) KBIN=$(bash "$scripts/kube-build-release.sh" "$E2E_RELEASE" kubeadm kube-apiserver kube-controller-manager \
+        kube-scheduler kubelet kubectl) ;; # a middle release (make test-release)
+      *) echo "e2e: E2E_RELEASE is oldest, newest or a version (v1.36.3)" >&2; return 1 ;;
     esac || return 1
   fi
   # The suite's Go drivers (tests/kube) are built with the newest release.

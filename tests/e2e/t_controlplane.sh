@@ -835,7 +835,7 @@ t_e2e_controlplane_wait_control_plane() {
   [ ! -s "$T/wait.why" ] || { fail "$(cat "$T/wait.why")"; rc=1; }
   # First: no scheduler. Exit 3 at the deadline, naming it and its URL; the other two healthy.
   local last spath=livez; last=$(tail -1 "$T/wait1.err" 2>/dev/null)
-  [ "$E2E_MINOR" -ge 37 ] || spath=healthz # the release's own, as the scheduler's liveness probe
+  [ "$E2E_MINOR" -ge 34 ] || spath=healthz # the release's own, as the scheduler's liveness probe
   [ "$(cat "$T/wait1.rc" 2>/dev/null)" = 3 ] && [[ $last == *"kube-scheduler at https://127.0.0.1:$sched/$spath"* ]] &&
     [[ $last != *"kube-apiserver at"* && $last != *"kube-controller-manager at"* ]] ||
     { fail "the wait without a scheduler: exit $(cat "$T/wait1.rc" 2>/dev/null): $(tail -1 "$T/wait1.err" 2>/dev/null)"; rc=1; }

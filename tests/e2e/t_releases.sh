@@ -6,8 +6,8 @@
 # nodes' files are compared (compare_trees, t_node.sh). The newest's own
 # kubeadm is t_node.sh's and t_controlplane.sh's.
 
-# The releases' kubeadm binaries (scripts/kubeadm-build.sh, cached).
-releases_kubeadm() { bash "$REPO_DIR/scripts/kubeadm-build.sh" "$1" 2>/dev/null; }
+# The releases' kubeadm binaries (scripts/kube-build-release.sh, cached).
+releases_kubeadm() { local d; d=$(bash "$REPO_DIR/scripts/kube-build-release.sh" "$1" kubeadm 2>/dev/null) && echo "$d/kubeadm"; }
 
 # releases_cluster_as SAVED VERSION [YAML]: kubeadm-config's
 # ClusterConfiguration as SAVED (the ConfigMap's JSON) with kubernetesVersion
@@ -28,7 +28,7 @@ releases_same_node() {
   [ "$variant" = gate-off ] && extra=$'featureGates:\n  NodeLocalCRISocket: false\n'
   kc -n kube-system get configmap kubeadm-config -o json >"$saved" || return 1
   for v in $(grep '^v' "$REPO_DIR/tests/releases.txt"); do
-    kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kubeadm-build.sh $v)"; rc=1; continue; }
+    kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
     T=$base/$v
     mkdir -p "$T"
     releases_cluster_as "$saved" "$v" "$extra" || { rc=1; break; }
@@ -55,7 +55,7 @@ t_e2e_releases_control_plane_prepare_as_each_kubeadm() {
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_cluster_names || return 1
   kc -n kube-system get configmap kubeadm-config -o json >"$saved" || return 1
   for v in $(grep '^v' "$REPO_DIR/tests/releases.txt"); do
-    kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kubeadm-build.sh $v)"; rc=1; continue; }
+    kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
     T=$base/$v
     mkdir -p "$T"
     cp -r "$base/src" "$T/src" && cp_key "$CP_KEY" && releases_cluster_as "$saved" "$v" || { rc=1; break; }

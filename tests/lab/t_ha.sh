@@ -198,7 +198,7 @@ ha_init() {
 }
 
 t_lab_ha_control_plane_joined_by_kjoin() {
-  [ "$E2E_MINOR" -ge 37 ] || { echo "    [$current] the newest release only (v1.20's build has no kube-scheduler)" >&2; return 0; }
+  [ "$E2E_MINOR" -ge 34 ] || { echo "    [$current] a release from 1.34 only (v1.20's build has no kube-scheduler)" >&2; return 0; }
   local rc=0 t0 ip
   [ -s "$ROOT/ha-images/pause.name" ] || ha_images "$ROOT/ha-images" || return 1
   # Node 1: kubeadm init, its certificates uploaded under the key; it keeps
