@@ -232,6 +232,7 @@ typedef struct kjoin_node_join {
                                         * recorded), when not the above: a control-plane node's, its own API
                                         * server's; the cluster is still read with the above */
     size_t kubelet_bootstrap_len;
+    const char *kubelet_server;        /* with kubelet_bootstrap: the server it names */
     const char *ca_pem;                /* the trusted CA bundle */
     size_t ca_len;
     struct kjoin_kubeapi *api;         /* a client with the bootstrap identity (the join's one); NULL: one is made

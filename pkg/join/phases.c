@@ -35,6 +35,7 @@ typedef struct join_run {
     kjoin_kubeapi *bootstrap_api; /* the one client with the verified bootstrap kubeconfig */
     kjoin_cluster_configuration *cluster; /* a control-plane join's: the cluster's ClusterConfiguration */
     kjoin_cp_context cx;       /* and what every control-plane step shares, decided once from it */
+    char local_server[128];    /* a control-plane node's own API server, its kubelet's bootstrap server */
     kjoin_cp_record *before;   /* the control-plane record as this run found it, once its checks passed: what
                                 * the run writes after is taken back if it fails before the node's own files */
     const kjoin_certificate_key *certificate_key; /* the spec's, or key: read from the sources it names */
@@ -291,14 +292,15 @@ static kjoin_code run_kubelet_local(join_run *r, kjoin_err *err)
 {
     const char *addr = r->cx.advertise_address;
     bool v6 = strchr(addr, ':') != NULL;
-    char server[128];
-    snprintf(server, sizeof(server), "https://%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", r->cx.bind_port);
+    char *server = r->local_server;
+    snprintf(server, sizeof(r->local_server), "https://%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", r->cx.bind_port);
     kjoin_node_join *n = &r->out->node;
     kjoin_code rc = kjoin_kubeconfig_replace_server(n->bootstrap_kubeconfig, n->bootstrap_len, server,
                                                     &r->out->local_bootstrap, &r->out->local_bootstrap_len, err);
     if (!rc) { /* written for the kubelet; the cluster is still read through discovery's */
         n->kubelet_bootstrap = r->out->local_bootstrap;
         n->kubelet_bootstrap_len = r->out->local_bootstrap_len;
+        n->kubelet_server = server;
         logf_(r, 0, "[kubelet-start] The kubelet bootstraps through this node's own API server at %s", server);
     }
     return rc;
@@ -694,6 +696,7 @@ void kjoin_phases_outcome_release(kjoin_phases_outcome *o)
     free(o->taken_back);
     o->taken_back = NULL;
     o->node.kubelet_bootstrap = NULL;
+    o->node.kubelet_server = NULL;
     o->node.bootstrap_kubeconfig = NULL;
 }
 

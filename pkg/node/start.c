@@ -150,7 +150,9 @@ static void kubelet_server(const kjoin_node_join *j, char *out, size_t cap)
     const char *text = kubelet_bootstrap(j, &len);
     kjoin_kubeapi_config cfg;
     *out = '\0';
-    if (!j->kubelet_bootstrap && j->api)
+    if (j->kubelet_bootstrap && j->kubelet_server)
+        snprintf(out, cap, "%s", j->kubelet_server);
+    else if (!j->kubelet_bootstrap && j->api)
         snprintf(out, cap, "%s", kjoin_kubeapi_server(j->api));
     else if (text && !kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, NULL)) {
         snprintf(out, cap, "%s", cfg.server);
