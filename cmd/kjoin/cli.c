@@ -73,9 +73,15 @@ static kjoin_code exact_long_options(const cli_verb *v, int argc, char **argv, k
             continue;
         size_t len = strcspn(a + 2, "=");
         const cli_opt *o = find_long(v, a + 2, len);
-        if (!o && !(len == 4 && strncmp(a + 2, "help", 4) == 0))
-            return kjoin_err_set(err, KJOIN_E_USAGE, "unknown flag --%.*s; see --help", (int)(len > 64 ? 64 : len),
-                                 a + 2);
+        if (!o && !(len == 4 && strncmp(a + 2, "help", 4) == 0)) {
+            const char *names[64], *near;
+            size_t n = 0;
+            for (size_t k = 0; k < v->n_opts && n < 64; k++)
+                names[n++] = v->opts[k].name;
+            near = kjoin_did_you_mean(a + 2, len, names, n);
+            return kjoin_err_set(err, KJOIN_E_USAGE, "unknown flag --%.*s%s%s%s; see --help", (int)(len > 64 ? 64 : len),
+                                 a + 2, near ? " (did you mean --" : "", near ? near : "", near ? "?)" : "");
+        }
         if (o && o->takes_arg && !a[2 + len])
             i++;
         if (o && !o->takes_arg && a[2 + len])

@@ -543,12 +543,32 @@ static void take_env_secrets(join_args *a)
 }
 
 /* "kjoin join phase NAME ...": the phase's bit, and argv without the two words. */
-static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *steps, kjoin_err *err)
+/* kubeadm's join phases, as `kjoin join phase --help` lists them. */
+static const char phases_help[] =
+    "Usage: kjoin join phase NAME [STEP] ENDPOINT... [flags]\n"
+    "\n"
+    "Runs one phase of kubeadm's join (its flags are kjoin join's; kubeadm's\n"
+    "\"phase A B\" and kjoin's \"phase A/B\" name the same step):\n"
+    "  preflight                      the node's checks (and a control-plane node's)\n"
+    "  control-plane-prepare          download-certs, certs, kubeconfig, control-plane\n"
+    "  kubelet-start                  the kubelet's files, the kubelet started\n"
+    "  etcd-join                      this node's etcd member (a control-plane node)\n"
+    "  kubelet-wait-bootstrap         until the kubelet has its client certificate\n"
+    "  control-plane-join             mark-control-plane: the Node's labels and taints\n"
+    "  wait-control-plane             until this node's control plane is healthy\n"
+    "  check-etcd                     kubeadm's name only: kjoin checks etcd within etcd-join\n";
+
+static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *steps, bool *help, kjoin_err *err)
 {
     if (*argc < 2 || strcmp(argv[1], "phase") != 0)
         return KJOIN_OK;
+    if (*argc >= 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+        *help = true;
+        return KJOIN_OK;
+    }
     if (*argc < 3 || argv[2][0] == '-')
-        return kjoin_phase_lookup("NAME", 4, only, steps, err); /* the message lists them */
+        return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase needs the phase's name (kjoin join phase --help "
+                                                 "lists them)");
     kjoin_code rc = strchr(argv[2], ',') ? kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase NAME runs one phase")
                                          : kjoin_phase_lookup(argv[2], strlen(argv[2]), only, steps, err);
     /* kubeadm's own spelling of a sub-phase, "phase control-plane-prepare
@@ -572,6 +592,17 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
     return rc;
 }
 
+/* What the flags hold, secrets wiped. */
+static void join_args_release(join_args *a)
+{
+    kjoin_pinset_free(a->pins);
+    for (size_t i = 0; i < 3; i++) {
+        kjoin_free_wiped_str(a->secrets[i]);
+        kjoin_free_wiped_str(a->env[i]);
+    }
+    kjoin_free_wiped_str(a->certificate_key_text);
+}
+
 int cmd_join(int argc, char **argv)
 {
     join_args a = {.format = cli_format_from_argv(argc, argv), .pins = kjoin_pinset_new()};
@@ -584,14 +615,16 @@ int cmd_join(int argc, char **argv)
     kjoin_phases_spec_init(&a.w);
     take_env_secrets(&a);
     kjoin_code rc = a.pins ? KJOIN_OK : kjoin_err_set(&err, KJOIN_E_OTHER, "out of memory");
-    if (!rc)
-        rc = take_phase(&argc, argv, &a.w.only, &a.w.prepare, &err);
+    bool phases = false;
+    if (!rc && !(rc = take_phase(&argc, argv, &a.w.only, &a.w.prepare, &phases, &err)) && phases) {
+        fputs(phases_help, stdout);
+        join_args_release(&a);
+        return 0;
+    }
     if (!rc) {
         int parsed = cli_parse(&join_verb, argc, argv, on_opt, &a, &first, &err);
-        if (parsed < 0) {
-            kjoin_pinset_free(a.pins);
-            for (size_t i = 0; i < 3; i++)
-                kjoin_free_wiped_str(a.env[i]);
+        if (parsed < 0) { /* --help: printed */
+            join_args_release(&a);
             return 0;
         }
         rc = (kjoin_code)parsed;
@@ -641,12 +674,7 @@ int cmd_join(int argc, char **argv)
     json_object *extra = rc ? taken_back_json(&outcome) : NULL;
     kjoin_phases_outcome_release(&outcome);
     kjoin_join_config_release(&cfg);
-    kjoin_pinset_free(a.pins);
-    for (size_t i = 0; i < 3; i++) {
-        kjoin_free_wiped_str(a.secrets[i]);
-        kjoin_free_wiped_str(a.env[i]);
-    }
-    kjoin_free_wiped_str(a.certificate_key_text);
+    join_args_release(&a);
     if (rc)
         cli_name_fields(err.msg, sizeof(err.msg), err.msg, logs.names, logs.n_names);
     return rc ? cli_fail_with(a.format, &err, extra) : 0;

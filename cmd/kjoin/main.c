@@ -8,6 +8,7 @@
 #include <openssl/crypto.h>
 
 #include <kjoin/transport.h>
+#include <kjoin/util.h>
 
 #include "cli.h"
 #include "verbs.h"
@@ -95,7 +96,12 @@ int main(int argc, char **argv)
             kjoin_http_global_cleanup();
         return rc;
     }
-    cli_out(stderr, "kjoin: unknown command \"%s\"\n\n", argv[1]);
+    const char *names[sizeof(verbs) / sizeof(verbs[0])], *near;
+    for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+        names[i] = verbs[i].name;
+    near = kjoin_did_you_mean(argv[1], strlen(argv[1]), names, sizeof(verbs) / sizeof(verbs[0]));
+    cli_out(stderr, "kjoin: unknown command \"%s\"%s%s%s\n\n", argv[1], near ? " (did you mean \"" : "",
+            near ? near : "", near ? "\"?)" : "");
     usage(stderr);
     return 2;
 }

@@ -168,6 +168,11 @@ bool kjoin_path_clean(const char *p, char *out, size_t cap);
 bool kjoin_is_ip(const char *s);
 /* Whether s is a loopback address (127.0.0.0/8, ::1, ::ffff:127.x). */
 bool kjoin_is_loopback(const char *s);
+
+/* The one of names[0..n) closest to word[0..len) when it is close enough
+ * to be a slip of the keyboard (an edit distance, swaps counting once, of
+ * at most 1 for short words, 2 from 5 letters on); NULL otherwise. */
+const char *kjoin_did_you_mean(const char *word, size_t len, const char *const *names, size_t n);
 /* Whether ip is an address of this machine: loopback, or on one of its
  * interfaces. */
 bool kjoin_is_local_address(const char *ip);

@@ -508,10 +508,15 @@ kjoin_code kjoin_phase_lookup(const char *name, size_t len, unsigned *bit, unsig
             *prepare = phase_names[i].steps;
             return KJOIN_OK;
         }
-    return kjoin_err_set(err, KJOIN_E_USAGE, "unknown phase \"%.*s\"; kubeadm's join has preflight, "
+    const char *names[sizeof(phase_names) / sizeof(phase_names[0])], *near;
+    for (size_t i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
+        names[i] = phase_names[i].name;
+    near = kjoin_did_you_mean(name, len, names, sizeof(phase_names) / sizeof(phase_names[0]));
+    return kjoin_err_set(err, KJOIN_E_USAGE, "unknown phase \"%.*s\"%s%s%s; kubeadm's join has preflight, "
                          "control-plane-prepare (/all, /download-certs, /certs, /kubeconfig, /control-plane), "
                          "check-etcd, kubelet-start, etcd-join, kubelet-wait-bootstrap, control-plane-join (/all, "
-                         "/mark-control-plane) and wait-control-plane", (int)(len > 60 ? 60 : len), name);
+                         "/mark-control-plane) and wait-control-plane", (int)(len > 60 ? 60 : len), name,
+                         near ? " (did you mean \"" : "", near ? near : "", near ? "\"?)" : "");
 }
 
 /* The names in list into *mask, and steps of control-plane-prepare into

@@ -117,3 +117,40 @@ bool kjoin_shell_word(char *out, size_t cap, const char *s)
     memcpy(o, "'", 2);
     return true;
 }
+
+/* Optimal string alignment distance (Levenshtein with adjacent swaps),
+ * capped: anything past cap is cap + 1. */
+static size_t distance(const char *a, size_t la, const char *b, size_t lb, size_t cap)
+{
+    if (la > 64 || lb > 64)
+        return cap + 1;
+    size_t d[65][65];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cost = a[i - 1] != b[j - 1], best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb] > cap ? cap + 1 : d[la][lb];
+}
+
+const char *kjoin_did_you_mean(const char *word, size_t len, const char *const *names, size_t n)
+{
+    size_t cap = len >= 5 ? 2 : 1, best = cap + 1;
+    const char *found = NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t dist = distance(word, len, names[i], strlen(names[i]), cap);
+        if (dist < best && dist > 0)
+            best = dist, found = names[i];
+    }
+    return found;
+}

@@ -542,7 +542,22 @@ t_token_cli_says_what_is_wrong() {
   [ ! -e "$T/x" ] && err_has "--kubeconfig is kubeadm's admin kubeconfig" || fail "--kubeconfig wrote or was silent" || return 1
   # An unknown flag's value is never echoed (it may be the secret).
   kj 2 join --skip-phases preflight,kubelet-start $(join_args) --tokn="$good" || return 1
-  err_has "unknown flag --tokn;" || return 1
+  err_has "unknown flag --tokn (did you mean --token?); see --help" || return 1
+  # A slip of the keyboard gets the name meant: a command, a flag, a phase.
+  kj 2 joni || return 1
+  err_has 'unknown command "joni" (did you mean "join"?)' || return 1
+  kj 2 join --skip-phase preflight 127.0.0.1:1 || return 1
+  err_has "unknown flag --skip-phase (did you mean --skip-phases?)" || return 1
+  kj 2 join --skip-phases preflgiht $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has 'unknown phase "preflgiht" (did you mean "preflight"?)' || return 1
+  kj 2 join --zzzzzz 127.0.0.1:1 || return 1
+  err_has "unknown flag --zzzzzz; see --help" || return 1 # nothing near: no guess
+  # The phases: listed by --help (exit 0), named when one is missing (exit 2).
+  kj 0 join phase --help || return 1
+  out_has "kubelet-wait-bootstrap" && out_has "control-plane-prepare          download-certs" || return 1
+  kj 2 join phase || return 1
+  err_has "kjoin join phase needs the phase's name (kjoin join phase --help lists them)" || return 1
+  ! grep -q '"NAME"' "$ERR" || fail "the placeholder was taken for a phase" || return 1
   # -o json wins wherever it stands, even after the error.
   kj 2 join --skip-phases preflight,kubelet-start 127.0.0.1:$PORT/api --token-file "$C/token" -o json || return 1
   jq -e '.error.code == 2 and (.error.message | contains("a path is not allowed"))' "$OUT" >/dev/null ||

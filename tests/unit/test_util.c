@@ -342,6 +342,28 @@ static void test_local_endpoints(void **state)
     assert_false(kjoin_is_local_address("x"));
 }
 
+/* A slip of the keyboard gets the name meant; anything farther, nothing. */
+static void test_did_you_mean(void **state)
+{
+    (void)state;
+    const char *names[] = {"join", "reset", "token", "version", "skip-phases", "preflight", "kubelet-start"};
+    static const struct {
+        const char *word, *want;
+    } cases[] = {{"joni", "join"},          {"jion", "join"},       {"tokn", "token"},
+                 {"tokne", "token"},        {"versoin", "version"}, {"skip-phase", "skip-phases"},
+                 {"preflgiht", "preflight"}, {"kubelet-strat", "kubelet-start"}, {"rest", "reset"},
+                 {"zzzz", NULL},            {"", NULL},             {"j", NULL},
+                 {"node", NULL},            {"join", NULL},         {"kubelet", NULL}};
+    for (size_t i = 0; i < TU_LEN(cases); i++) {
+        const char *got = kjoin_did_you_mean(cases[i].word, strlen(cases[i].word), names, TU_LEN(names));
+        if ((got == NULL) != (cases[i].want == NULL) || (got && strcmp(got, cases[i].want)))
+            fail_msg("\"%s\": %s, not %s", cases[i].word, got ? got : "nothing", cases[i].want ? cases[i].want : "nothing");
+    }
+    char long_word[200];
+    memset(long_word, 'a', sizeof(long_word));
+    assert_null(kjoin_did_you_mean(long_word, sizeof(long_word), names, TU_LEN(names)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_shell_word),
         cmocka_unit_test(test_dns_subdomain),
         cmocka_unit_test(test_node_name_resolve),
+        cmocka_unit_test(test_did_you_mean),
     };
     return cmocka_run_group_tests_name("util", tests, NULL, NULL);
 }
