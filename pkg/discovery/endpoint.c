@@ -29,11 +29,26 @@ static bool valid_hostname(const char *h, size_t n)
     return label > 0 && h[n - 1] != '-';
 }
 
+/* Whether a "::" in s follows a long run of letters and digits, as in a
+ * K3s token (K10<CA hash>::user:password), not an IPv6 address's group of
+ * at most four hex digits. */
+static bool k3s_token_like(const char *s)
+{
+    for (const char *p = strstr(s, "::"); p; p = strstr(p + 1, "::")) {
+        size_t run = 0;
+        while (p - run > s && isalnum((unsigned char)p[-(ptrdiff_t)run - 1]))
+            run++;
+        if (run > 4)
+            return true;
+    }
+    return false;
+}
+
 /* Whether text an error would echo may carry a secret: userinfo, a K3s
  * token's "::", or a run shaped like a bootstrap token. */
 static bool may_hold_secret(const char *s)
 {
-    if (strchr(s, '@') || strstr(s, "::") > s + 1 || strlen(s) > 200)
+    if (strchr(s, '@') || k3s_token_like(s) || strlen(s) > 200)
         return true;
     for (const char *dot = strchr(s, '.'); dot; dot = strchr(dot + 1, '.')) {
         size_t before = 0, after = 0;

@@ -41,8 +41,12 @@ kjoin_code kjoin_discovery_source_check(const char *s, kjoin_err *err)
 /* Parses the document's bytes into f->cluster. */
 static kjoin_code parse_document(file_state *f, const char *doc, size_t len, kjoin_err *err)
 {
-    kjoin_code rc = kjoin_kubeconfig_parse_discovery(doc, len, f->dir, &f->cluster, err);
+    kjoin_err inner;
+    kjoin_code rc = kjoin_kubeconfig_parse_discovery(doc, len, f->dir, &f->cluster, &inner);
     f->loaded = rc == KJOIN_OK;
+    if (rc) /* which document, as the user named it */
+        kjoin_err_set(err, rc, "the discovery file %s: %s", !strcmp(f->source, "-") ? "(standard input)" : f->shown,
+                      inner.msg);
     return rc;
 }
 

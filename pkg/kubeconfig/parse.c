@@ -203,11 +203,18 @@ static kjoin_code parse_with(const char *yaml, size_t len, kjoin_code (*pick)(kj
     kjoin_yaml y;
     kjoin_err inner;
     kjoin_code rc = kjoin_yaml__load(&y, yaml, len, BAD, &inner);
-    if (!rc)
+    if (rc)
+        return kjoin_err_set(err, rc, "not a kubeconfig: it is not YAML (%s)", inner.msg);
+    yaml_node_t *root = kjoin_yaml__root(&y);
+    if (!root || root->type != YAML_MAPPING_NODE)
+        rc = kjoin_err_set(&inner, BAD, "not a kubeconfig: its top level is not a mapping (a kubeconfig holds "
+                                        "apiVersion, clusters, contexts and users)");
+    else
         rc = pick(&y, job, &inner);
     kjoin_yaml__release(&y);
     if (rc)
-        return kjoin_err_set(err, rc, "%s%s", rc == BAD ? "malformed kubeconfig: " : "", inner.msg);
+        return kjoin_err_set(err, rc, "%s%s", rc == BAD && strncmp(inner.msg, "not a kubeconfig", 16)
+                                                  ? "malformed kubeconfig: " : "", inner.msg);
     return KJOIN_OK;
 }
 

@@ -101,6 +101,17 @@ t_file_credentials_rejected() {
   done
 }
 
+# A file that is no kubeconfig says so, naming the file: not YAML, not a mapping.
+t_file_not_a_kubeconfig() {
+  printf 'this is not yaml: [\n' >"$T/broken.yaml"
+  kj 4 join --skip-phases preflight,kubelet-start --discovery-file "$T/broken.yaml" $(file_args) || return 1
+  err_has "the discovery file $T/broken.yaml: not a kubeconfig: it is not YAML (YAML error at line 2" || return 1
+  printf 'just some text\n' >"$T/text.conf"
+  kj 4 join --skip-phases preflight,kubelet-start --discovery-file "$T/text.conf" $(file_args) || return 1
+  err_has "the discovery file $T/text.conf: not a kubeconfig: its top level is not a mapping" || return 1
+  ! grep -q 'around "users"' "$ERR" || fail "the parser's inner words leaked" || return 1
+}
+
 t_file_cluster_choice() {
   local data; data=$(base64 -w0 <"$C/ca.crt")
   printf 'clusters:\n- {name: a, cluster: {server: "%s", certificate-authority-data: %s}}\n- {name: b, cluster: {server: "https://127.0.0.2:1", certificate-authority-data: %s}}\n' \

@@ -41,6 +41,21 @@ static void test_endpoints(void **state)
             fail_msg("accepted endpoint \"%s\"", bad[i]);
         assert_int_equal(ep.port, 7);
     }
+    /* An error echoes the endpoint, an IPv6 address without brackets too, but
+     * never what may be a secret pasted in its place. */
+    static const struct {
+        const char *in;
+        bool shown;
+    } echo[] = {{"fd00::1:6443", true}, {"2001:db8::10:6443", true}, {"::1:6443", true},
+                {"K10" "0123456789012345678901234567890123456789012345678901234567890123::server:pw", false},
+                {"user@host:1", false}, {"abcdef.0123456789abcdef", false}};
+    for (size_t i = 0; i < TU_LEN(echo); i++) {
+        kjoin_endpoint ep;
+        kjoin_err err;
+        assert_int_equal(kjoin_endpoint_parse(echo[i].in, &ep, &err), KJOIN_E_USAGE);
+        if ((strstr(err.msg, echo[i].in) != NULL) != echo[i].shown || (!echo[i].shown && !strstr(err.msg, "not shown")))
+            fail_msg("\"%s\": %s", echo[i].in, err.msg);
+    }
 }
 
 /* The real API server's bodies (compact, and pretty-printed for curl's user
