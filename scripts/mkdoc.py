@@ -18,6 +18,8 @@ FIXED = {
     "--flavor": ["kubeadm", "k3s"],
     "--layout": ["k3s", "kubeadm"],
     "--usages": ["signing,authentication", "signing", "authentication"],
+    "--skip-phases": ["preflight", "kubelet-start", "kubelet-wait-bootstrap", "control-plane-prepare", "etcd-join",
+                      "control-plane-join", "wait-control-plane"],
 }
 EXIT = [
     ("0", "success, or nothing to do"),
@@ -196,6 +198,16 @@ def bash():
         out.append("    %s) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;" % "|".join(sorted(file_flags)))
     if dir_flags:
         out.append("    %s) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;" % "|".join(sorted(dir_flags)))
+    # Any other flag that takes a value: the value is the user's to type, never a flag.
+    valued = set()
+    for flags, _ in t.values():
+        for short, long, meta, _ in flags:
+            if meta and "--" + long not in FIXED and "--" + long not in file_flags | dir_flags:
+                valued.add("--" + long)
+                if short and "-" + short not in FIXED:
+                    valued.add("-" + short)
+    if valued:
+        out.append("    %s) COMPREPLY=(); return ;;" % "|".join(sorted(valued)))
     out += ["  esac", "  case $path in"]
     for p, (flags, subs) in sorted(t.items()):
         words = [s.split()[-1] if p else s for s in subs] + ["--%s" % f[1] for f in flags]

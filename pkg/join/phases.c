@@ -59,7 +59,8 @@ static void print_findings(const join_run *r, size_t from)
     const kjoin_preflight_report *p = &r->out->node.report;
     for (size_t i = from; i < p->n; i++) {
         const kjoin_preflight_finding *f = &p->items[i];
-        logf_(r, f->error && !f->ignored ? 0 : KJOIN_LOG_WARNING, "[preflight] %s %s: %s",
+        /* shown under -q too: the failure's summary points at the ERROR lines */
+        logf_(r, KJOIN_LOG_WARNING, "[preflight] %s %s: %s",
               !f->error ? "WARNING" : f->ignored ? "WARNING (ignored)" : "ERROR", f->name, f->message);
     }
 }

@@ -284,6 +284,10 @@ node_scenario_refusals() {
   # Every failing check is listed before the exit, not only the first.
   node_join "${args[@]}" --cri-socket "$T/none.sock" || return 1
   [ "$JOIN_RC" = 2 ] && join_err "2 preflight checks failed: CRI, $NODE_IGNORE" || { fail "all failures: exit $JOIN_RC"; rc=1; }
+  # -q prints errors only: the failed checks' ERROR lines the summary points at are among them.
+  node_join "${args[@]}" --cri-socket "$T/none.sock" -q || return 1
+  [ "$JOIN_RC" = 2 ] && join_err "[preflight] ERROR CRI:" && join_err "each is said above" &&
+    ! grep -q '^\[discovery\]' "$T/join.err" || { fail "-q: exit $JOIN_RC: $(cat "$T/join.err")"; rc=1; }
   # No kubelet on PATH.
   PATH=/usr/sbin:/usr/bin:/sbin:/bin node_join "${args[@]}" --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" || return 1
   [ "$JOIN_RC" = 2 ] && join_err "ERROR KubeletVersion: kubelet not found in PATH" && nothing_written ||

@@ -41,7 +41,11 @@ t_install_everything_and_uninstall_exactly() {
   # Completion: verbs, flags, fixed values.
   bash -c "source '$root/usr/share/bash-completion/completions/kjoin'
     COMP_WORDS=(kjoin certs issue ''); COMP_CWORD=3; _kjoin; [ \"\${COMPREPLY[*]}\" = 'client node' ] || exit 1
-    COMP_WORDS=(kjoin join --flavor ''); COMP_CWORD=3; _kjoin; [ \"\${COMPREPLY[*]}\" = 'kubeadm k3s' ] || exit 2" ||
+    COMP_WORDS=(kjoin join --flavor ''); COMP_CWORD=3; _kjoin; [ \"\${COMPREPLY[*]}\" = 'kubeadm k3s' ] || exit 2
+    COMP_WORDS=(kjoin join --skip-phases ''); COMP_CWORD=3; _kjoin; [[ \" \${COMPREPLY[*]} \" == *' kubelet-start '* ]] || exit 3
+    COMP_WORDS=(kjoin join --node-name ''); COMP_CWORD=3; _kjoin; [ \"\${#COMPREPLY[@]}\" = 0 ] || exit 4
+    COMP_WORDS=(kjoin join --token ''); COMP_CWORD=3; _kjoin; [ \"\${#COMPREPLY[@]}\" = 0 ] || exit 5
+    COMP_WORDS=(kjoin join ''); COMP_CWORD=2; _kjoin; [[ \" \${COMPREPLY[*]} \" == *' --node-name '* ]] || exit 6" ||
     fail "bash completion" || return 1
   # The units pass systemd's own check.
   local units=$T/units; mkdir -p "$units"
