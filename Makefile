@@ -210,6 +210,7 @@ install: all docs
 	for u in $(UNITS); do sed 's|/usr/bin/kjoin|$(PREFIX)/bin/kjoin|' $$u >$(BUILD)/$${u##*/}; \
 	  put 0644 $(BUILD)/$${u##*/} $(SYSTEMDDIR)/$${u##*/}; done; \
 	put 0644 dist/systemd/kubelet.service.d/10-kjoin.conf $(SYSTEMDDIR)/kubelet.service.d/10-kjoin.conf; \
+	for f in README.md CHANGELOG.md docs/*.md; do put 0644 $$f $(PREFIX)/share/doc/kjoin/$${f##*/}; done; \
 	echo "$(MANIFEST)" >>$$list; install -D -m 0644 $$list "$$d$(MANIFEST)"; rm -f $$list; \
 	[ -z "$$d" ] && [ "$$(id -u)" = 0 ] && ldconfig || true; \
 	echo "installed $$(grep -vc '/$$' "$$d$(MANIFEST)") files under $$d$(PREFIX)"

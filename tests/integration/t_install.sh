@@ -20,7 +20,8 @@ t_install_everything_and_uninstall_exactly() {
     usr/share/man/man1/kjoin.1 usr/share/man/man1/kjoin-join.1 usr/share/man/man1/kjoin-token.1 \
     usr/share/man/man1/kjoin-certs.1 usr/share/bash-completion/completions/kjoin usr/lib/systemd/system/kjoin-join.service \
     usr/lib/systemd/system/kjoin-certs-rotate.timer usr/lib/systemd/system/kjoin-tls-rotate.timer \
-    usr/lib/systemd/system/kubelet.service.d/10-kjoin.conf usr/include/kjoin/node.h usr/include/kjoin/phases.h; do
+    usr/lib/systemd/system/kubelet.service.d/10-kjoin.conf usr/include/kjoin/node.h usr/include/kjoin/phases.h \
+    usr/share/doc/kjoin/README.md usr/share/doc/kjoin/join.md; do
     [ -e "$root/$f" ] || { fail "$f not installed"; return 1; }
   done
   # kjoin.pc follows PREFIX, whatever an earlier make built it with.
@@ -126,6 +127,12 @@ t_debian_packages_install_work_and_remove() {
   local p=$REPO/build/packages
   TMPDIR=$T lintian --fail-on error,warning "$p"/kjoin_*.changes >"$T/lintian" 2>&1 ||
     { fail "lintian: $(grep -v root "$T/lintian" | head -5)"; return 1; }
+  # The package starts nothing by itself: its scripts enable the units, never start or restart one
+  # (a join inside apt, or a node's certificate rotated at once by an install or an upgrade).
+  dpkg-deb -e "$(ls "$p"/kjoin_*_*.deb | head -1)" "$T/control" || return 1
+  grep -q "deb-systemd-helper enable" "$T/control/postinst" || fail "the units are not enabled" || return 1
+  ! grep -E "deb-systemd-invoke (start|restart|try-restart)|systemctl .*(start|restart)" "$T/control/postinst" "$T/control/prerm" 2>/dev/null ||
+    fail "the package starts or restarts a unit: $(grep -E 'invoke|systemctl' "$T/control/postinst" | head -3)" || return 1
   local had=""; [ -e /usr/bin/kjoin ] && had=1
   mkdir -p "$T/tmp"; cp "$p"/kjoin_*_*.deb "$p"/libkjoin0_*_*.deb "$p"/libkjoin-dev_*_*.deb "$REPO/testdata/library/join.c" "$T/tmp/"
   throwaway_root "$T/root" bash -c '
@@ -134,6 +141,8 @@ t_debian_packages_install_work_and_remove() {
       { echo "apt-get install: $(tail -3 apt.log)"; exit 1; }
     /usr/bin/kjoin version | grep -q "^kjoin " || { echo "kjoin version"; exit 1; }
     man -w kjoin-join >/dev/null || { echo "man -w kjoin-join"; exit 1; }
+    # The man pages send the reader to /usr/share/doc/kjoin: it is there.
+    ls /usr/share/doc/kjoin/README.md* /usr/share/doc/kjoin/join.md* >/dev/null || { echo "no /usr/share/doc/kjoin"; exit 1; } # gzipped as Debian does
     [ -f /lib/systemd/system/kubelet.service.d/10-kjoin.conf ] || { echo "no kubelet drop-in"; exit 1; }
     cc -std=c11 -Wall -Werror join.c $(pkg-config --cflags --libs kjoin) -o join-pkg 2>cc.err ||
       { echo "build against the package: $(head -3 cc.err)"; exit 1; }
