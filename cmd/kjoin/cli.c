@@ -158,6 +158,7 @@ int cli_exit_code(kjoin_code code)
     case KJOIN_E_OUTPUT: return 5;
     case KJOIN_E_API: return 6;
     case KJOIN_E_TAKEN_BACK: return 7;
+    case KJOIN_E_TOKEN_REJECTED: return 8;
     case KJOIN_E_OTHER:
     case KJOIN_E_TRANSIENT: break;
     }

@@ -26,6 +26,7 @@ enum {
     OPT_TOKEN_FILE,
     OPT_PIN,
     OPT_UNSAFE,
+    OPT_WAIT_FOR_TOKEN,
     OPT_DISCOVERY_FILE,
     OPT_CONFIG,
     OPT_TIMEOUT,
@@ -65,6 +66,8 @@ static const cli_opt join_opts[] = {
      "sha256:<hex> (SPKI) or root-sha256:<hex> (root DER); repeatable, comma-separated"},
     {OPT_UNSAFE, "discovery-token-unsafe-skip-ca-verification", 0, false, NULL,
      "token discovery without CA pinning (unsafe: trusts whoever answers)"},
+    {OPT_WAIT_FOR_TOKEN, "wait-for-token", 0, false, NULL,
+     "keep waiting for a token the API server rejects (one made after this node boots); by default such a token ends the join (exit 8)"},
     {OPT_DISCOVERY_FILE, "discovery-file", 0, true, "SOURCE", "discover from a kubeconfig: a path, - or an https:// URL"},
     {OPT_CONFIG, "config", 0, true, "FILE", "a kubeadm JoinConfiguration (v1beta3 or v1beta4)"},
     {OPT_TIMEOUT, "discovery-timeout", 0, true, "DURATION", "one deadline for the whole join, discovery and the kubelet's bootstrap (default 5m)"},
@@ -194,6 +197,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_TOKEN_FILE: s->token_file = arg; break;
     case OPT_PIN: return kjoin_pinset_add(a->pins, arg, err);
     case OPT_UNSAFE: s->unsafe_skip_ca_verification = true; break;
+    case OPT_WAIT_FOR_TOKEN: s->wait_for_token = true; break;
     case OPT_DISCOVERY_FILE: s->discovery_file = arg; return kjoin_discovery_source_check(arg, err);
     case OPT_CONFIG: a->config = arg; break;
     case OPT_TIMEOUT: return kjoin_duration_parse(arg, &s->timeout_ms, err);
@@ -231,6 +235,7 @@ static const cli_field flag_names[] = {
     {"tls_bootstrap_token", "--tls-bootstrap-token"},
     {"pins", "--discovery-token-ca-cert-hash"},
     {"unsafe_skip_ca_verification", "--discovery-token-unsafe-skip-ca-verification"},
+    {"wait_for_token", "--wait-for-token"},
     {"timeout_ms", "--discovery-timeout"},
     {"cluster_name", "--cluster-name"},
     {"node_name", "--node-name"},
@@ -259,6 +264,7 @@ static const cli_field config_names[] = {
     {"tls_bootstrap_token", "discovery.tlsBootstrapToken"},
     {"pins", "discovery.bootstrapToken.caCertHashes"},
     {"unsafe_skip_ca_verification", "discovery.bootstrapToken.unsafeSkipCAVerification"},
+    {"wait_for_token", "--wait-for-token"},
     {"node_name", "nodeRegistration.name"},
     {"ca_cert_path", "caCertPath"},
     {"cluster_name", "--cluster-name"},
@@ -328,6 +334,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     s->node.paths.bootstrap_kubeconfig = f->node.paths.bootstrap_kubeconfig;
     s->node.paths.kubelet_kubeconfig = f->node.paths.kubelet_kubeconfig;
     s->join.cluster_name = f->join.cluster_name;
+    s->join.wait_for_token = f->join.wait_for_token;
     s->node.force = f->node.force;
     s->node.kubelet_log = f->node.kubelet_log;
     s->dry_run = s->dry_run || f->dry_run;

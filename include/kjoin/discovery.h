@@ -88,6 +88,9 @@ typedef struct kjoin_token_discovery {
     size_t n_endpoints;
     const kjoin_token *discovery_token;
     bool unsafe_skip_ca_verification;
+    bool wait_for_token;          /* while cluster-info has no signature for the token, keep waiting even when the
+                                   * API server rejects the token (one a provisioning flow creates later); else
+                                   * such a token ends the discovery (KJOIN_E_TOKEN_REJECTED) */
 } kjoin_token_discovery;
 
 /* *out is written only on success. Errors: KJOIN_E_USAGE (no pins and not

@@ -15,6 +15,7 @@ typedef enum kjoin_code {
     KJOIN_E_OUTPUT = 5,    /* output cannot be written or would overwrite a different file */
     KJOIN_E_API = 6,       /* the Kubernetes API refused a request (Forbidden, NotFound, ...) */
     KJOIN_E_TAKEN_BACK = 7, /* a join failed after it had written, and took back what it wrote */
+    KJOIN_E_TOKEN_REJECTED = 8, /* the API server rejects the bootstrap token (expired, deleted, never created) */
     KJOIN_E_TRANSIENT = 75 /* internal: worth retrying (EX_TEMPFAIL) */
 } kjoin_code;
 

@@ -38,6 +38,8 @@ typedef struct kjoin_join_spec {
     const char *tls_bootstrap_token;  /* written into the kubeconfig only */
     const kjoin_pinset *pins;         /* CA pins; NULL or empty means none */
     bool unsafe_skip_ca_verification;
+    bool wait_for_token;              /* token discovery: wait for a token the API server rejects to appear
+                                       * (created after this node boots) instead of ending at once */
     int64_t timeout_ms;               /* 0: KJOIN_JOIN_DEFAULT_TIMEOUT_MS */
     const char *cluster_name;         /* NULL: "kubernetes" */
     const char *kubeconfig_out;       /* NULL: KJOIN_JOIN_DEFAULT_OUT */

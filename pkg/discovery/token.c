@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include <kjoin/jws.h>
 #include <kjoin/kubeconfig.h>
 #include <kjoin/util.h>
@@ -35,6 +37,54 @@ static kjoin_code get_cluster_info(kjoin_run *r, const char *url, const kjoin_ht
     return rc;
 }
 
+/* cluster-info has no signature for the token: the API server says whether
+ * it knows the token at all. Asked only over TLS verified against the
+ * pinned CA (the token never goes to a server the pins do not vouch for),
+ * as the token, at /version: 401 is a token it rejects (expired, deleted,
+ * never created), which no wait mends; any other answer (or none) keeps
+ * the wait. Returns KJOIN_E_TOKEN_REJECTED or KJOIN_E_TRANSIENT. */
+static kjoin_code unsigned_token(kjoin_run *r, const kjoin_endpoint *ep, const kjoin_cluster_info *first,
+                                 kjoin_err *err)
+{
+    const kjoin_token_discovery *o = r->source;
+    const kjoin_token *tok = o->discovery_token;
+    kjoin_code rc = kjoin_err_set(err, KJOIN_E_TRANSIENT,
+                                  "cluster-info has no signature for token id \"%s\" yet (the control plane signs "
+                                  "new tokens after a short delay)", tok->id);
+    if (o->unsafe_skip_ca_verification || o->wait_for_token)
+        return rc;
+    kjoin_cluster cluster = {0};
+    kjoin_bundle *bundle = NULL;
+    kjoin_err ignored;
+    if (kjoin_kubeconfig_parse_cluster(first->kubeconfig, first->kubeconfig_len, &cluster, &ignored) ||
+        kjoin_bundle_parse(cluster.ca_pem, cluster.ca_len, &bundle, &ignored) ||
+        kjoin_bundle_apply_pins(bundle, o->common.pins, &ignored) || kjoin_discovery__pin(r, bundle, &ignored)) {
+        kjoin_cluster_release(&cluster); /* no CA the pins vouch for: nothing to ask, the wait goes on */
+        kjoin_bundle_free(bundle);
+        return rc;
+    }
+    char url[512], bearer[KJOIN_TOKEN_ID_LEN + 1 + KJOIN_TOKEN_SECRET_LEN + 1];
+    snprintf(url, sizeof(url), "https://%s/version", ep->authority);
+    snprintf(bearer, sizeof(bearer), "%s.%.*s", tok->id, KJOIN_TOKEN_SECRET_LEN, tok->secret);
+    kjoin_http_request req = {.tls = KJOIN_TLS_PINNED, .conn = r->conn, .bearer_token = bearer};
+    kjoin_http_response resp = {0};
+    if (!kjoin_discovery__get(r, url, &req, &resp, &ignored) && resp.status == 401)
+        rc = kjoin_err_set(err, KJOIN_E_TOKEN_REJECTED,
+                           "the API server rejects token id \"%s\" (HTTP 401): it expired, was deleted or was never "
+                           "created, and cluster-info will never be signed for it; create a new token on a "
+                           "control-plane node (kubeadm token create, or kjoin token create), or wait for one a "
+                           "provisioning flow creates later with `wait_for_token`", tok->id);
+    else if (resp.status)
+        kjoin_discovery__log(r, 1, "[discovery] The API server accepts token id \"%s\"; waiting for its signature",
+                             tok->id);
+    OPENSSL_cleanse(bearer, sizeof(bearer));
+    kjoin_http_response_release(&resp);
+    kjoin_discovery__unpin(r);
+    kjoin_cluster_release(&cluster);
+    kjoin_bundle_free(bundle);
+    return rc;
+}
+
 /* Everything after the unverified fetch; *st says which check failed. */
 static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const char *url,
                                   const kjoin_cluster_info *first, kjoin_stage *st, kjoin_join_result *out,
@@ -48,10 +98,7 @@ static kjoin_code check_and_build(kjoin_run *r, const kjoin_endpoint *ep, const 
     kjoin_http_request pinned = {.tls = KJOIN_TLS_PINNED, .conn = r->conn};
     kjoin_code rc = KJOIN_OK;
     if (!first->jws) {
-        rc = kjoin_err_set(err, KJOIN_E_TRANSIENT,
-                           "cluster-info has no signature for token id \"%s\" yet (the control plane "
-                           "signs new tokens after a short delay; an unknown or expired token never gets one)",
-                           tok->id);
+        rc = unsigned_token(r, ep, first, err);
         goto out;
     }
     if (!*first->jws) {

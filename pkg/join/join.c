@@ -294,7 +294,8 @@ static kjoin_code discover(const kjoin_join_spec *s, const kjoin_join_plan *p, k
                                 .endpoints = p->endpoints,
                                 .n_endpoints = p->n_endpoints,
                                 .discovery_token = &p->discovery_token,
-                                .unsafe_skip_ca_verification = s->unsafe_skip_ca_verification};
+                                .unsafe_skip_ca_verification = s->unsafe_skip_ca_verification,
+                                .wait_for_token = s->wait_for_token};
     return kjoin_discover_token(&td, result, err);
 }
 

@@ -51,6 +51,7 @@ const char *kjoin_code_reason(kjoin_code code)
     case KJOIN_E_OUTPUT: return "OutputNotWritten";
     case KJOIN_E_API: return "APIRequestRefused";
     case KJOIN_E_TAKEN_BACK: return "TakenBack";
+    case KJOIN_E_TOKEN_REJECTED: return "TokenRejected";
     case KJOIN_E_TRANSIENT: return "Transient";
     case KJOIN_E_OTHER: break;
     }

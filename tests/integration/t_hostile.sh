@@ -379,3 +379,51 @@ J
   [ -z "$(find "$T/ns/etc.u" -mindepth 1 2>/dev/null)" ] || fail "written: $(find "$T/ns/etc.u" -mindepth 1 | head -3)"
 }
 t_hostile_destinations_checked_before_anything() { with_hostile destinations; }
+
+# A token cluster-info was never signed for: the server is asked whether it
+# knows the token at all, only over TLS verified against the pinned CA, and a
+# token it rejects (401) ends the join at once with its own exit code; one it
+# accepts, or --wait-for-token, keeps the wait. A server the pins do not vouch
+# for (or no pin at all) is never shown the token.
+token_rejected() {
+  local start
+  cluster_kubeconfig "$HSERVER" "$C/ca.crt" >"$T/unsigned.kc"
+  jq -n --rawfile kc "$T/unsigned.kc" '{kind: "ConfigMap", apiVersion: "v1", metadata: {name: "cluster-info"}, data: {kubeconfig: $kc}}' \
+    >"$T/unsigned.json"
+  printf '{"kind": "Status", "status": "Failure", "reason": "Unauthorized", "code": 401}' >"$T/401.json"
+  printf '{"major": "1", "minor": "37"}' >"$T/version.json"
+  local real='["'"$C/server.crt"'", "'"$C/server.key"'"]' ci='"GET '"$CLUSTER_INFO_PATH"'": {"file": "'"$T/unsigned.json"'"}'
+  hconf <<J
+{"certs": [$real], "routes": {$ci, "GET /version": {"status": 401, "file": "$T/401.json"}}}
+J
+  start=$(date +%s)
+  kj 8 join --skip-phases preflight,kubelet-start "127.0.0.1:${HSERVER##*:}" --token-file "$C/token" \
+    --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 60s -o json || return 1
+  [ $(($(date +%s) - start)) -le 15 ] || fail "a rejected token took $(($(date +%s) - start)) s" || return 1
+  err_has "rejects token id" || return 1
+  jq -e '.error.code == 8 and .error.reason == "TokenRejected"' "$OUT" >/dev/null || fail "the JSON error: $(cat "$OUT")" || return 1
+  [ "$(requests 'GET /version')" -ge 1 ] || fail "the server was not asked" || return 1
+  # --wait-for-token: the same server, the wait goes on to the deadline.
+  : >"$T/h/requests.log"
+  kj 3 join --skip-phases preflight,kubelet-start "127.0.0.1:${HSERVER##*:}" --token-file "$C/token" \
+    --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 3s --wait-for-token || return 1
+  [ "$(requests 'GET /version')" = 0 ] || fail "--wait-for-token still asked" || return 1
+  # A token the server accepts: not signed yet, so the wait goes on.
+  hconf <<J
+{"certs": [$real], "routes": {$ci, "GET /version": {"status": 200, "file": "$T/version.json"}}}
+J
+  kj 3 join --skip-phases preflight,kubelet-start "127.0.0.1:${HSERVER##*:}" --token-file "$C/token" \
+    --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 3s || return 1
+  [ "$(requests 'GET /version')" -ge 1 ] || fail "the server was not asked" || return 1
+  # A pin the CA does not match, and no pin at all: never asked, never shown the token.
+  mkca "$T" other
+  hconf <<J
+{"certs": [$real], "routes": {$ci, "GET /version": {"status": 401, "file": "$T/401.json"}}}
+J
+  kj 3 join --skip-phases preflight,kubelet-start "127.0.0.1:${HSERVER##*:}" --token-file "$C/token" \
+    --discovery-token-ca-cert-hash "$(spki_pin "$T/other.crt")" --discovery-timeout 3s || return 1
+  kj 3 join --skip-phases preflight,kubelet-start "127.0.0.1:${HSERVER##*:}" --token-file "$C/token" \
+    --discovery-token-unsafe-skip-ca-verification --discovery-timeout 3s || return 1
+  [ "$(requests 'GET /version')" = 0 ] || fail "a server the pins do not vouch for was asked with the token" || return 1
+}
+t_hostile_rejected_token_ends_the_join_at_once() { with_hostile token_rejected; }
