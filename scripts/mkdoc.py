@@ -29,6 +29,8 @@ EXIT = [
     ("4", "trust verification failed (signature, pin, TLS, malformed data, a denied CSR)"),
     ("5", "an output cannot be written, or would replace a different file"),
     ("6", "the Kubernetes API refused a request"),
+    ("7", "a control-plane join failed after its first write and took back what it wrote"),
+    ("8", "the API server rejects the bootstrap token (expired, deleted or never created)"),
     ("10", "certs rotate, tls-bootstrap --rotate, refresh: something was renewed (not an error)"),
 ]
 FILES = {

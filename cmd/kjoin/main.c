@@ -41,7 +41,8 @@ static void usage(FILE *f)
     cli_out(f, "  %-14s %s\n", "version", "print the version");
     cli_out(f, "\nRun 'kjoin COMMAND --help' for a command's flags. Exit codes: 0 ok, 1 other,\n"
                "2 usage or bad input, 3 discovery timed out, 4 trust verification failed,\n"
-               "5 output not written, 6 the API refused a request; certs rotate and\n"
+               "5 output not written, 6 the API refused a request, 7 a control-plane\n"
+               "join took back what it wrote, 8 the token is rejected; certs rotate and\n"
                "tls-bootstrap --rotate, refresh: 10 when something was renewed.\n");
 }
 
