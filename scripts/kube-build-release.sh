@@ -52,14 +52,14 @@ gomod=$(go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/.*"GoMod"
   sed -n 's|^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*|\t\1 => \1 '"$staging"'|p' "$gomod"
   echo ")"
 } >go.mod
-{
-  printf 'package tools\n\nimport (\n'
-  for b in kubeadm kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl; do
-    printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$b"
-  done
-  printf ')\n'
-} >tools.go
-[ -s go.sum ] || progress "kube-build-release: modules" "$log" go mod tidy || exit 1
+# The module needs only what the binaries asked for import (an older
+# release's proxy may lack a module the others need).
+want=$( { ls "$cache" 2>/dev/null | grep -vx mod; printf '%s\n' "${missing[@]}"; } | grep -x -E 'kubeadm|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl' | sort -u)
+tools=$(printf 'package tools\n\nimport (\n'; for b in $want; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$b"; done; printf ')\n')
+if [ "$tools" != "$(cat tools.go 2>/dev/null)" ] || [ ! -s go.sum ]; then
+  printf '%s\n' "$tools" >tools.go
+  progress "kube-build-release: modules" "$log" go mod tidy || exit 1
+fi
 pkg=k8s.io/component-base/version
 ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 ldflags+=" -X $pkg.buildDate=1970-01-01T00:00:00Z"

@@ -811,6 +811,11 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
         if (r.before && (rc || steps[i].run == run_write))
             rc = take_back(&r, rc, err); /* the node's own files written: the node goes on from there */
     }
+    /* kubeadm's closing words, with what comes next. */
+    if (!rc && (out->ran & KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP))
+        logf_(&r, 0, "[join] This node has joined the cluster as %s%s. It is NotReady until the cluster's network "
+              "plugin runs on it; kubectl get nodes on a control-plane node shows it", out->node_name.name,
+              (out->ran & KJOIN_PHASE_WAIT_CONTROL_PLANE) ? ", and a new control plane instance was created" : "");
     if (r.planned)
         kjoin_join_plan_clear(&r.plan);
     kjoin_kubeapi_free(r.cx.admin_api);

@@ -831,6 +831,8 @@ static kjoin_code annotate_cri_socket(kjoin_node_join *j, const kjoin_node__reso
     return rc;
 }
 
+#define PROGRESS_MS 15000 /* a line at least this often while the kubelet is awaited */
+
 kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
 {
     kjoin_node__resolved p;
@@ -846,14 +848,18 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
         kjoin_node__kubelet_config(&p, &j->kubelet);
         j->result.systemd = kjoin_node__systemd(j->spec->systemd_dir);
     }
-    logf_(j, 0, "[kubelet-wait-bootstrap] Waiting for the kubelet: healthz, its TLS bootstrap, its Node");
+    logf_(j, 0, "[kubelet-wait-bootstrap] Waiting for the kubelet: healthz, its TLS bootstrap, its Node "
+                "(%lld s left)", (long long)(left_ms(j) / 1000));
     long base = -1;
+    int64_t began = kjoin_now_ms(), said = began;
     kjoin_node__log lg;
     kjoin_node__log_start(&lg, j->result.systemd ? NULL : j->spec->kubelet_log, kjoin_now_ms());
     for (;;) {
         if (!healthy && (healthy = kjoin_node__healthz(&j->kubelet, why, sizeof(why)))) {
             step(j, "kubelet-healthz");
             kjoin_node__crash_point("healthy");
+            logf_(j, 0, "[kubelet-wait-bootstrap] The kubelet is healthy after %lld s; waiting for its client "
+                        "certificate and its Node", (long long)((kjoin_now_ms() - began) / 1000));
         }
         if (healthy && registered(j, &p, why, sizeof(why)))
             break;
@@ -873,6 +879,14 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
                 kjoin_node__log_words(&lg, &words);
             return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet did not bootstrap by the deadline (the way out: the "
                                  "same join again, which goes on from here, or kjoin reset): %s%s", why, words.said);
+        }
+        /* A wait an operator can follow: what is awaited, and the time left. */
+        if (kjoin_now_ms() - said >= PROGRESS_MS) {
+            said = kjoin_now_ms();
+            logf_(j, 0, "[kubelet-wait-bootstrap] Still waiting (%lld s, %lld s left): %s%s",
+                  (long long)((said - began) / 1000), (long long)(left_ms(j) / 1000), why,
+                  strstr(why, "CSR approved") ? " (kubectl get csr on the control plane; kubectl certificate approve "
+                                                "NAME approves one by hand)" : "");
         }
         kjoin_sleep_ms(left_ms(j) < POLL_MS ? left_ms(j) : POLL_MS);
     }

@@ -130,6 +130,10 @@ node_scenario_full() {
       and ([.node.files[] | "\(.path) \(.mode)"] | index("/var/lib/kubelet/config.yaml 0644") != null)
       and ([.node.files[] | "\(.path) \(.mode)"] | index("/etc/kubernetes/bootstrap-kubelet.conf 0600") != null)' \
     "$out" >/dev/null || { fail "json: $(cat "$out")"; rc=1; }
+  # Milestones an operator can follow, and kubeadm's closing words with what comes next.
+  join_err "[kubelet-wait-bootstrap] The kubelet is healthy after" &&
+    join_err "[join] This node has joined the cluster as e2e-worker. It is NotReady until the cluster's network plugin runs" ||
+    rc=1
   [ ! -e /etc/kubernetes/bootstrap-kubelet.conf ] || { fail "the bootstrap token stayed on disk"; rc=1; }
   [ "$(stat -c %a /var/lib/kubelet/kubeadm-flags.env)" = 644 ] && [ "$(stat -c %a /etc/kubernetes/pki/ca.crt)" = 644 ] ||
     { fail "modes"; rc=1; }
@@ -351,12 +355,16 @@ t_e2e_node_kubelet_configmap_missing_or_malformed() {
 # last showed; the files are whole, and reset removes them.
 node_scenario_never_bootstraps() {
   "$KJOIN" join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
-    --node-name e2e-silent --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 8s \
+    --node-name e2e-silent --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 20s \
     >"$T/join.out" 2>"$T/join.err"
   JOIN_RC=$?
   local rc=0
   [ "$JOIN_RC" = 3 ] || { fail "exit $JOIN_RC, want 3: $(tail -3 "$T/join.err")"; rc=1; }
   join_err "the kubelet did not bootstrap by the deadline (the way out: the same join again, which goes on from here, or kjoin reset): the kubelet's healthz at http://127.0.0.1:10248/healthz does not answer" || rc=1
+  # While it waited, a line every 15 s said what it waited for and the time left.
+  grep -Eq '^\[kubelet-wait-bootstrap\] Still waiting \(1[5-9] s, [0-9]+ s left\): the kubelet.s healthz' "$T/join.err" ||
+    { fail "no progress while waiting: $(grep kubelet-wait "$T/join.err")"; rc=1; }
+  ! grep -q "has joined the cluster" "$T/join.err" || { fail "a failed join said it joined"; rc=1; }
   grep -q "^KUBELET_KUBEADM_ARGS=\".*\"$" /var/lib/kubelet/kubeadm-flags.env || { fail "the flags file is not whole"; rc=1; }
   "$KJOIN" reset >/dev/null 2>&1 || { fail "reset after a timeout failed"; rc=1; }
   nothing_written || rc=1
