@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <arpa/inet.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -293,10 +294,56 @@ static void url_host(const char *url, char *out, size_t cap)
     curl_url_cleanup(u);
 }
 
-static kjoin_code classify(CURLcode cc, const kjoin_http_body *b, const kjoin_http_conn *c, const char *errbuf,
-                           const kjoin_http_request *req, bool sent, kjoin_err *err)
+/* The proxy the *_proxy variables name for url, as libcurl takes them
+ * (NULL: none, or this machine's own endpoint, which never goes through
+ * one). NO_PROXY's matching is libcurl's: this names the proxy, it does not
+ * decide. */
+static const char *proxy_of(const char *url)
 {
-    const char *why = *errbuf ? errbuf : curl_easy_strerror(cc);
+    static const char *const vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
+    if (kjoin_url_is_local(url))
+        return NULL;
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return v;
+    }
+    return NULL;
+}
+
+/* Why the network failed, in an operator's words: refused, unreachable,
+ * a name that does not resolve, a timeout; the proxy named when one was in
+ * the way. */
+static void network_why(CURLcode cc, long os_errno, const char *url, const char *curl_why, char *out, size_t cap)
+{
+    const char *what = NULL;
+    if (cc == CURLE_COULDNT_RESOLVE_HOST)
+        what = "the host name does not resolve (DNS)";
+    else if (cc == CURLE_COULDNT_RESOLVE_PROXY)
+        what = "the proxy's host name does not resolve (DNS)";
+    else if (cc == CURLE_OPERATION_TIMEDOUT || os_errno == ETIMEDOUT)
+        what = "timed out (no answer: a firewall dropping packets, or the host down)";
+    else if (os_errno == ECONNREFUSED)
+        what = "connection refused (nothing listens there: is the API server up, is the port right?)";
+    else if (os_errno == EHOSTUNREACH || os_errno == ENETUNREACH)
+        what = "unreachable (no route to the host)";
+    char shown_proxy[300] = "";
+    const char *proxy = proxy_of(url);
+    if (proxy)
+        kjoin_url_redact(proxy, shown_proxy, sizeof(shown_proxy));
+    snprintf(out, cap, "%s%s%s%s%s%s", what ? what : curl_why, what ? " [" : "", what ? curl_why : "",
+             what ? "]" : "", proxy ? "; through the proxy " : "", proxy ? shown_proxy : "");
+    if (proxy)
+        snprintf(out + strlen(out), cap - strlen(out), " (from https_proxy or HTTPS_PROXY; NO_PROXY lists the hosts "
+                 "that skip it)");
+}
+
+static kjoin_code classify(CURLcode cc, const kjoin_http_body *b, const kjoin_http_conn *c, const char *errbuf,
+                           long os_errno, const kjoin_http_request *req, bool sent, kjoin_err *err)
+{
+    char network[900];
+    network_why(cc, os_errno, req->url, *errbuf ? errbuf : curl_easy_strerror(cc), network, sizeof(network));
+    const char *why = network;
     char shown[1024];
     const char *m = req->method ? req->method : "GET";
     kjoin_url_redact(req->url, shown, sizeof(shown));
@@ -325,6 +372,9 @@ static kjoin_code classify(CURLcode cc, const kjoin_http_body *b, const kjoin_ht
     case CURLE_SSL_ENGINE_INITFAILED:
         return kjoin_err_set(err, KJOIN_E_OTHER, "%s %s: %s", m, shown, why);
     default:
+        /* A proxy that refuses the tunnel answers the same again: final. */
+        if (strstr(why, "CONNECT tunnel failed, response 403") || strstr(why, "CONNECT tunnel failed, response 407"))
+            return kjoin_err_set(err, KJOIN_E_OTHER, "%s %s: the proxy refused to connect to it: %s", m, shown, why);
         /* A GET can always be repeated; another method only if it never left. */
         if (strcmp(m, "GET") != 0 && sent)
             return kjoin_err_set(err, KJOIN_E_OTHER,
@@ -567,9 +617,10 @@ static kjoin_code perform(kjoin_http_conn *c, bool kept, const kjoin_http_reques
 
     CURLcode cc = run(c);
     if (cc != CURLE_OK) {
-        long sent = 0; /* bytes of the request that left, headers included */
+        long sent = 0, os_errno = 0; /* bytes of the request that left, headers included */
         curl_easy_getinfo(curl, CURLINFO_REQUEST_SIZE, &sent);
-        rc = classify(cc, &b, c, errbuf, req, sent > 0, err);
+        curl_easy_getinfo(curl, CURLINFO_OS_ERRNO, &os_errno);
+        rc = classify(cc, &b, c, errbuf, os_errno, req, sent > 0, err);
         goto out;
     }
     long status = 0, connects = 0;

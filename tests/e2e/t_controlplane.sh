@@ -184,7 +184,7 @@ cp_kubeadm_prepare() {
   . "$T/cp.env"
   local p
   [ -s "$T/join.yaml" ] || cp_join_yaml
-  for p in download-certs certs kubeconfig control-plane; do
+  for p in ${CP_STEPS:-download-certs certs kubeconfig control-plane}; do
     "${CP_KUBEADM:-$KBIN/kubeadm}" join phase control-plane-prepare $p --config "$T/join.yaml" >>"$T/kubeadm.out" 2>&1 ||
       { echo 1 >"$T/kubeadm.rc"; return; }
   done
@@ -302,7 +302,8 @@ cp_certs_compare() {
   [ "$(cat "$T/join.rc")" = 0 ] || { fail "control-plane-prepare: exit $(cat "$T/join.rc"): $(tail -3 "$T/join.err")"; return 1; }
   : >"$T/kubeadm.out"
   local CP_KUBEADM=${CP_KUBEADM:-$KBIN/kubeadm} CP_VERSION=${CP_VERSION:-$E2E_VERSION}
-  node_setup && declare -p CP_NODE CP_ADDR E2E_KUBEADM_API CP_KUBEADM >"$T/cp.env" && (. "$T/cp.env"; cp_join_yaml) &&
+  local CP_STEPS=${CP_STEPS:-download-certs certs kubeconfig control-plane}
+  node_setup && declare -p CP_NODE CP_ADDR E2E_KUBEADM_API CP_KUBEADM CP_STEPS >"$T/cp.env" && (. "$T/cp.env"; cp_join_yaml) &&
     NODE_NS=kubeadm in_node cp_kubeadm_prepare
   [ "$(cat "$T/kubeadm.rc")" = 0 ] || { fail "kubeadm's control-plane-prepare: $(tail -3 "$T/kubeadm.out")"; return 1; }
   local ours theirs
@@ -323,6 +324,7 @@ cp_certs_compare() {
       { fail "$conf differs from kubeadm's: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
   done
   local comp
+  [ -z "${CP_NO_MANIFESTS:-}" ] || return $rc # a release whose static Pods kjoin does not write (refused by name)
   for comp in kube-apiserver kube-controller-manager kube-scheduler; do
     ours=$(cp_manifest kjoin $comp) theirs=$(cp_manifest kubeadm $comp)
     [ -n "$ours" ] && [ "$ours" = "$theirs" ] ||

@@ -45,6 +45,17 @@ t_e2e_releases_kubelet_start_as_each_kubeadm() { releases_same_node; }
 t_e2e_releases_kubelet_start_patches_as_each_kubeadm() { releases_same_node patches; }
 t_e2e_releases_kubelet_start_gate_off_as_each_kubeadm() { releases_same_node gate-off; }
 
+# releases_refused_manifests MINOR: kjoin's whole control-plane-prepare on a
+# release whose static Pods it does not write: refused by name (exit 2)
+# before anything is written.
+releases_refused_manifests() {
+  CP_FLAGS= cp_prepare_in "refused-$1"
+  [ "$(cat "$T/join.rc")" = 2 ] && grep -q "not of 1.$1" "$T/join.err" ||
+    { fail "1.$1's static Pods: exit $(cat "$T/join.rc"): $(tail -2 "$T/join.err")"; return 1; }
+  [ -z "$(find "$T/refused-$1/etc.upper" -type f 2>/dev/null)" ] ||
+    { fail "1.$1: written before the refusal: $(find "$T/refused-$1/etc.upper" -type f | tr '\n' ' ')"; return 1; }
+}
+
 # The control-plane node's files on each release: certificates, kubeconfigs
 # and the three static Pods by that release's kubeadm and by kjoin
 # (cp_certs_compare, t_controlplane.sh), from the cluster's own names.
@@ -59,7 +70,14 @@ t_e2e_releases_control_plane_prepare_as_each_kubeadm() {
     T=$base/$v
     mkdir -p "$T"
     cp -r "$base/src" "$T/src" && cp_key "$CP_KEY" && releases_cluster_as "$saved" "$v" || { rc=1; break; }
-    CP_KUBEADM=$kubeadm CP_VERSION=$v cp_certs_compare || { fail "(release $v)"; rc=1; }
+    local minor=${v#v1.} steps= flags= none=
+    minor=${minor%%.*}
+    if [ "$minor" -lt 34 ]; then # kjoin refuses this release's static Pods by name: the rest is compared
+      steps="download-certs certs kubeconfig" flags="--skip-phases control-plane-prepare/control-plane" none=1
+      releases_refused_manifests "$minor" || rc=1
+    fi
+    CP_KUBEADM=$kubeadm CP_VERSION=$v CP_STEPS=$steps CP_FLAGS=$flags CP_NO_MANIFESTS=$none cp_certs_compare ||
+      { fail "(release $v)"; rc=1; }
   done
   T=$base
   cp_cluster_names restore || rc=1

@@ -163,3 +163,31 @@ t_conn_own_endpoints_never_proxied() {
     kj 0 join --skip-phases preflight,kubelet-start $(join_args 4s) --discovery-token-ca-cert-hash "$PIN"
   )
 }
+
+# A network failure says which: refused, a name that does not resolve; a
+# proxy in the way is named, and one that refuses the tunnel (403) ends
+# the join at once instead of at the deadline.
+t_conn_failures_say_which() {
+  kj 3 join --skip-phases preflight,kubelet-start 127.0.0.1:1 --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" \
+    --discovery-timeout 2s || return 1
+  err_has "connection refused (nothing listens there" || return 1
+  local port; port=$("$TOOLS/freeport") || return 1
+  python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
+while True:
+    c, _ = s.accept(); c.recv(4096)
+    c.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"); c.close()
+' "$port" &
+  local pid=$! start=$SECONDS rc=0
+  sleep 0.3
+  NO_PROXY= no_proxy= https_proxy=http://127.0.0.1:$port kj 1 join --skip-phases preflight,kubelet-start \
+    kjoin-e2e.invalid:6443 --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 30s || rc=1
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  [ $rc = 0 ] || return 1
+  [ $((SECONDS - start)) -le 10 ] || fail "a refusing proxy was retried for $((SECONDS - start)) s" || return 1
+  err_has "the proxy refused to connect to it" && err_has "through the proxy http://127.0.0.1:$port" || return 1
+  NO_PROXY= no_proxy= https_proxy=http://127.0.0.1:1 kj 3 join --skip-phases preflight,kubelet-start \
+    kjoin-e2e.invalid:6443 --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 2s || return 1
+  err_has "through the proxy http://127.0.0.1:1 (from https_proxy or HTTPS_PROXY; NO_PROXY lists" || return 1
+}
