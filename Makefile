@@ -11,6 +11,7 @@ WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes
 # and KJOIN_CERTS_CRASH_AT say (the kill tests); never a release build.
 TEST_HOOKS ?=
 DEFS := -D_GNU_SOURCE -DOPENSSL_API_COMPAT=30000 -DOPENSSL_NO_DEPRECATED -DKJOIN_VERSION='"$(VERSION)"' \
+  -DKJOIN_DOC_DIR='"$(PREFIX)/share/doc/kjoin"' \
   $(if $(TEST_HOOKS),-DKJOIN_TEST_HOOKS)
 OPT ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

@@ -208,14 +208,52 @@ static const cli_field common_names[] = {
     {"unsafe_skip_ca_verification", "--discovery-token-unsafe-skip-ca-verification"},
 };
 
+/* The section of docs/troubleshooting.md that explains a message, by what
+ * the message says (the first that matches); NULL when none does. */
+static const char *troubleshooting_section(const char *msg)
+{
+    static const struct {
+        const char *says, *section;
+    } sections[] = {
+        {"rejects token id", "the API server rejects the token"},
+        {"no signature for token id", "no signature for the token id"},
+        {"is invalid for this cluster or has expired", "invalid or expired (empty signature)"},
+        {"does not match the cluster-info kubeconfig", "bad signature"},
+        {"matches a pinned hash", "no certificate matches a pinned hash"},
+        {"the proxy refused", "a proxy in the way"},
+        {"through the proxy", "a proxy in the way"},
+        {"connection refused", "connection refused"},
+        {"unreachable (no route", "unreachable"},
+        {"does not resolve (DNS)", "the host name does not resolve"},
+        {"timed out (no answer", "timed out"},
+        {"TLS verification of", "TLS verification failed"},
+        {"preflight check", "Preflight"},
+        {"did not bootstrap by the deadline", "the kubelet did not bootstrap by the deadline"},
+        {"the kubelet exited", "the kubelet exits"},
+        {"the kubelet keeps exiting", "the kubelet exits"},
+        {"kubeadm-certs was not found", "the certificate key expired"},
+        {"the certificate key does not open", "the certificate key does not open the Secret"},
+    };
+    for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+        if (strstr(msg, sections[i].says))
+            return sections[i].section;
+    return NULL;
+}
+
 int cli_fail_with(cli_format format, const kjoin_err *in, json_object *extra)
 {
     kjoin_err named = *in, *err = &named;
     cli_name_fields(named.msg, sizeof(named.msg), in->msg, common_names, sizeof(common_names) / sizeof(common_names[0]));
     kjoin_printable(named.msg, sizeof(named.msg), named.msg, false);
     fprintf(stderr, "kjoin: %s\n", err->msg);
+    const char *section = troubleshooting_section(err->msg);
+    if (section)
+        fprintf(stderr, "kjoin: what it means and how to fix it: %s/troubleshooting.md, \"%s\"\n", KJOIN_DOC_DIR,
+                section);
     if (format == CLI_JSON) {
         json_object *root = json_object_new_object(), *e = cli_error_json(err);
+        if (section)
+            json_object_object_add(e, "troubleshooting", json_object_new_string(section));
         if (extra) {
             json_object_object_foreach(extra, key, value) json_object_object_add(e, key, json_object_get(value));
         }

@@ -3,6 +3,13 @@
 # kube-apiserver, kube-controller-manager with the bootstrap signer and token
 # cleaner, and cluster-info and RBAC made by the real kubeadm.
 set -uo pipefail
+# A network namespace of the suite's own (loopback only): the kubelets and
+# the control plane it runs take no port of the machine's (10248, 10250,
+# 6443), and none the machine runs is theirs. Everything the suite talks to
+# is on loopback; the resolver is out of reach, so lookups fail at once.
+if [ -z "${KJOIN_E2E_NETNS:-}" ]; then
+  exec unshare -n -- env KJOIN_E2E_NETNS=1 bash -c 'ip link set lo up && exec bash "$0" "$@"' "$0" "$@"
+fi
 here=$(dirname "$0")
 source "$here/../integration/lib.sh"   # KJOIN, TOOLS, mkca
 source "$here/../lib/harness.sh"

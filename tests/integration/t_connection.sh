@@ -164,6 +164,12 @@ t_conn_own_endpoints_never_proxied() {
   )
 }
 
+# The sections of docs/troubleshooting.md the CLI's errors name (cmd/kjoin/cli.c's table).
+sections_named() {
+  sed -n '/^static const char \*troubleshooting_section/,/^}/p' "$REPO/cmd/kjoin/cli.c" |
+    sed -n 's/^ *{"[^"]*", "\([^"]*\)"},$/\1/p' | sort -u
+}
+
 # A network failure says which: refused, a name that does not resolve; a
 # proxy in the way is named, and one that refuses the tunnel (403) ends
 # the join at once instead of at the deadline.
@@ -171,6 +177,15 @@ t_conn_failures_say_which() {
   kj 3 join --skip-phases preflight,kubelet-start 127.0.0.1:1 --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" \
     --discovery-timeout 2s || return 1
   err_has "connection refused (nothing listens there" || return 1
+  err_has 'what it means and how to fix it: ' && err_has 'troubleshooting.md, "connection refused"' || return 1
+  # Every section an error names is a heading of docs/troubleshooting.md.
+  local section
+  while read -r section; do
+    grep -qxF "### $section" "$REPO/docs/troubleshooting.md" || grep -qxF "## $section" "$REPO/docs/troubleshooting.md" ||
+      fail "troubleshooting.md has no section \"$section\"" || return 1
+  done < <(sections_named)
+  [ "$(sections_named | wc -l)" -ge 15 ] ||
+    fail "the sections were not found in cli.c" || return 1
   local port; port=$("$TOOLS/freeport") || return 1
   python3 -c '
 import socket, sys
