@@ -44,6 +44,7 @@ const char *kjoin_extra_arg(const kjoin_extra_args *a, const char *name);
 typedef struct kjoin_cluster_configuration {
     char version[64];           /* kubernetesVersion, "v1.37.2"; "" when absent */
     int minor;                  /* 37; 0 when absent */
+    int patch;                  /* 2; -1 when absent */
     int node_local_cri_socket;  /* featureGates.NodeLocalCRISocket: 1, 0; -1 when not set */
     char certificates_dir[1024]; /* certificatesDir: an absolute path without "..", printable; "" when absent */
     /* What a control-plane node's own certificates are made from; every

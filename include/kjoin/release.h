@@ -40,6 +40,8 @@ typedef struct kjoin_release {
     bool pause_flag;                /* 1.21 to 1.34: kubeadm-flags.env pins it with --pod-infra-container-image
                                      * (for every runtime; 1.20 only for Docker's shim, which kjoin does not
                                      * join with) */
+    int kubelet_client_admins_until; /* with kubelet_client_admins: the first patch of this minor whose kubeadm
+                                     * dropped the group (a cherry-pick: 1.33.12); 0: none did */
 } kjoin_release;
 
 /* The row for release 1.minor (0: the newest; older than the oldest: the

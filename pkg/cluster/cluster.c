@@ -425,8 +425,8 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
     kjoin_yaml y;
     yaml_node_t *root;
     const char *v;
-    unsigned major = 0, mnr = 0;
-    kjoin_cluster_configuration c = {.node_local_cri_socket = -1};
+    unsigned major = 0, mnr = 0, patch = 0;
+    kjoin_cluster_configuration c = {.node_local_cri_socket = -1, .patch = -1};
     kjoin_code rc = kjoin_yaml__load_kind(&y, yaml, len, "the ClusterConfiguration", "kubeadm.k8s.io/",
                                           "ClusterConfiguration", &root, BAD, err);
     if (rc)
@@ -438,6 +438,7 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
         else {
             memcpy(c.version, v, strlen(v) + 1);
             c.minor = (int)mnr;
+            c.patch = sscanf(v, "v%*u.%*u.%u", &patch) == 1 && patch < 10000 ? (int)patch : -1;
         }
     }
     if (!rc)

@@ -51,16 +51,19 @@ static const struct {
 const char *kjoin_node_cert_name(int i) { return leaves[i].name; }
 const char *kjoin_node_cert_base(int i) { return leaves[i].base; }
 
-/* The organisation kubeadm of release 1.minor puts in a leaf's subject. */
-static const char *organization(int i, int minor)
+/* The organisation kubeadm of the cluster's release puts in a leaf's subject. */
+static const char *organization(int i, const kjoin_cp_context *cx)
 {
-    const kjoin_release *r = kjoin_release_of(minor);
+    const kjoin_release *r = cx->release;
     if (!leaves[i].admins)
         return NULL;
     if (!r->cluster_admins_group)
         return "system:masters";
-    if (i == KJOIN_CERT_APISERVER_KUBELET_CLIENT) /* 1.37 authorizes it by a binding instead */
-        return r->kubelet_client_admins ? "kubeadm:cluster-admins" : NULL;
+    if (i == KJOIN_CERT_APISERVER_KUBELET_CLIENT) /* 1.36 (and 1.33.12) authorize it by a binding instead */
+        return r->kubelet_client_admins && !(r->kubelet_client_admins_until && cx->cluster->patch >= 0 &&
+                                               cx->cluster->patch >= r->kubelet_client_admins_until)
+                   ? "kubeadm:cluster-admins"
+                   : NULL;
     return NULL;
 }
 
@@ -239,7 +242,7 @@ static kjoin_code make(run *r, int i, const names *s, EVP_PKEY *key, kjoin_err *
 {
     const kjoin_cp_context *sp = r->spec;
     int minor = sp->minor;
-    const char *org = organization(i, minor);
+    const char *org = organization(i, sp);
     cert_request req = {.kind = leaves[i].kind, .cn = leaves[i].cn ? leaves[i].cn : sp->node_name,
                         .orgs = org ? &org : NULL, .n_orgs = org ? 1 : 0, .sans = s->v, .n_sans = s->n};
     return kjoin_cp__sign(&req, sp->cluster, minor, sp->now, &r->ca[leaves[i].ca], key, &r->crt_pem[i], &r->key_pem[i],

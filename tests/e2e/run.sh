@@ -3,12 +3,18 @@
 # kube-apiserver, kube-controller-manager with the bootstrap signer and token
 # cleaner, and cluster-info and RBAC made by the real kubeadm.
 set -uo pipefail
-# A network namespace of the suite's own (loopback only): the kubelets and
-# the control plane it runs take no port of the machine's (10248, 10250,
-# 6443), and none the machine runs is theirs. Everything the suite talks to
-# is on loopback; the resolver is out of reach, so lookups fail at once.
+# A network namespace of the suite's own: the kubelets and the control
+# plane it runs take no port of the machine's (10248, 10250, 6443), and none
+# the machine runs is theirs. Besides loopback it has one interface of its
+# own (a veth pair: the kernel here has no dummy device) with the node's addresses the tests use (192.0.2.2, fd00::2) and the
+# default routes kubeadm picks an address from; nothing is beyond it, and
+# the resolver is out of reach, so lookups fail at once.
 if [ -z "${KJOIN_E2E_NETNS:-}" ]; then
-  exec unshare -n -- env KJOIN_E2E_NETNS=1 bash -c 'ip link set lo up && exec bash "$0" "$@"' "$0" "$@"
+  exec unshare -n -- env KJOIN_E2E_NETNS=1 bash -c '
+    ip link set lo up && ip link add kjoin0 type veth peer name kjoin1 && ip link set kjoin0 up &&
+      ip link set kjoin1 up && ip addr add 192.0.2.2/24 dev kjoin0 && ip -6 addr add fd00::2/64 dev kjoin0 nodad &&
+      ip route add default dev kjoin0 && ip -6 route add default dev kjoin0 || exit 1
+    exec bash "$0" "$@"' "$0" "$@"
 fi
 here=$(dirname "$0")
 source "$here/../integration/lib.sh"   # KJOIN, TOOLS, mkca

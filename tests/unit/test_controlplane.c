@@ -471,6 +471,28 @@ static void test_node_certs_by_release(void **state)
         X509_free(y);
         tu_rmtree(dir);
     }
+    /* The kubelet client's group by patch, as each patch's kubeadm (1.33.12 dropped it: a cherry-pick). */
+    static const struct {
+        const char *version;
+        bool admins;
+    } patches[] = {{"v1.33.11", true}, {"v1.33.12", false}, {"v1.33.13", false}, {"v1.34.5", true},
+                   {"v1.35.4", true},  {"v1.36.0", false},  {"v1.33", true}};
+    for (size_t i = 0; i < TU_LEN(patches); i++) {
+        char *dir = shared_pki(), yaml[1024], subject[256], *at;
+        kjoin_node_certs_result r;
+        kjoin_err err;
+        snprintf(yaml, sizeof(yaml), "%s", names_yaml);
+        at = strstr(yaml, "v1.37.2");
+        snprintf(yaml, sizeof(yaml), "%.*s%s%s", (int)(at - yaml), names_yaml, patches[i].version,
+                 names_yaml + (at - yaml) + strlen("v1.37.2"));
+        assert_int_equal(certs_for(dir, yaml, "192.0.2.2", 0, false, &r, &err), KJOIN_OK);
+        X509 *x = load_cert(dir, "apiserver-kubelet-client");
+        subject_of(x, subject, sizeof(subject));
+        if ((strstr(subject, "O=kubeadm:cluster-admins") != NULL) != patches[i].admins)
+            fail_msg("%s: %s", patches[i].version, subject);
+        X509_free(x);
+        tu_rmtree(dir);
+    }
     char *dir = shared_pki(), yaml[1024];
     kjoin_node_certs_result r;
     kjoin_err err;
