@@ -98,14 +98,21 @@ static kjoin_code run_discovery(join_run *r, kjoin_err *err)
     r->out->node.bootstrap_len = r->out->join.result.kubeconfig_len;
     r->out->node.ca_pem = r->ca;
     r->out->node.ca_len = r->ca_len;
-    /* The one API client with the bootstrap identity, for every step that reads the cluster. */
+    return KJOIN_OK;
+}
+
+/* The one API client with the bootstrap identity, made from the verified
+ * bootstrap kubeconfig the first time a step reads the cluster with it. */
+static kjoin_code bootstrap_client(join_run *r, kjoin_err *err)
+{
+    if (r->bootstrap_api)
+        return KJOIN_OK;
     kjoin_kubeapi_config cfg;
     kjoin_kubeapi_options o = {.timeout_ms = time_left(r), .audit_id = r->spec->join.audit_id,
                                .log = r->spec->join.log, .log_ctx = r->spec->join.log_ctx};
-    if ((rc = kjoin_kubeapi_config_parse(r->out->node.bootstrap_kubeconfig, r->out->node.bootstrap_len, NULL, NULL,
-                                         &cfg, err)))
-        return rc;
-    if ((rc = kjoin_kubeapi_new(&cfg, &o, &r->bootstrap_api, err)))
+    kjoin_code rc = kjoin_kubeapi_config_parse(r->out->node.bootstrap_kubeconfig, r->out->node.bootstrap_len, NULL,
+                                               NULL, &cfg, err);
+    if (!rc && (rc = kjoin_kubeapi_new(&cfg, &o, &r->bootstrap_api, err)))
         kjoin_kubeapi_config_release(&cfg);
     r->out->node.api = r->bootstrap_api;
     return rc;
@@ -114,7 +121,9 @@ static kjoin_code run_discovery(join_run *r, kjoin_err *err)
 static kjoin_code run_check(join_run *r, kjoin_err *err)
 {
     size_t seen = r->out->node.report.n;
-    kjoin_code rc = kjoin_kubelet_check(&r->out->node, r->phases & KJOIN_PHASE_PREFLIGHT, err);
+    kjoin_code rc = bootstrap_client(r, err);
+    if (!rc)
+        rc = kjoin_kubelet_check(&r->out->node, r->phases & KJOIN_PHASE_PREFLIGHT, err);
     print_findings(r, seen);
     return rc;
 }
@@ -198,7 +207,9 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
     const kjoin_phases_spec *s = r->spec;
     if (!(r->cluster = calloc(1, sizeof(*r->cluster))))
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    kjoin_code rc = kjoin_control_plane_cluster(r->bootstrap_api, r->cluster, err);
+    kjoin_code rc = bootstrap_client(r, err);
+    if (!rc)
+        rc = kjoin_control_plane_cluster(r->bootstrap_api, r->cluster, err);
     if (!rc)
         rc = kjoin_cp_context_init(&r->cx, r->cluster, s->node.paths.kubernetes_dir, err);
     if (rc)
