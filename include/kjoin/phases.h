@@ -62,14 +62,14 @@ const char *kjoin_phase_name(unsigned phase);
 /* Everything a worker join is told. Fill it after kjoin_phases_spec_init(). */
 typedef struct kjoin_phases_spec {
     kjoin_join_spec join;              /* discovery's inputs. Its kubeconfig_out, ca_cert_path, force and dry_run
-                                        * are not read: node.paths says where the node's files go, node.force and
-                                        * dry_run below what happens to them */
+                                        * must stay unset (refused): node.paths says where the node's files go,
+                                        * node.force and dry_run below what happens to them */
     kjoin_node_spec node;              /* the node: its paths, name, runtime, taints, kubelet arguments, checks */
     bool tls_bootstrap;                /* kjoin's own TLS bootstrap before the kubelet starts (or after discovery
                                         * alone) */
     kjoin_bootstrap_spec bootstrap;    /* with tls_bootstrap: key type, PKI directory, CSR; its bootstrap_kubeconfig,
-                                        * node_name, ca_cert_path, kubeconfig_out, timeout and log are taken from
-                                        * the fields above */
+                                        * node_name, ca_cert_path, kubeconfig_out, timeout, audit_id and log must
+                                        * stay unset (refused): the join takes them from the fields above */
     unsigned skip;                     /* KJOIN_PHASE_* not to run; skipping kubelet-start skips the wait too */
     unsigned skip_prepare;             /* KJOIN_PREPARE_*: control-plane-prepare's steps not to run */
     unsigned only;                     /* one phase alone (kjoin join phase NAME); 0: all but skip */

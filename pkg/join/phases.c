@@ -629,6 +629,17 @@ static kjoin_code phases_of(const kjoin_phases_spec *s, unsigned *out, kjoin_err
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
         if (paths[i].value && !*paths[i].value)
             return kjoin_err_set(err, KJOIN_E_USAGE, "`%s` is empty", paths[i].field);
+    /* The embedded specifications' fields the join decides itself: set, they would be ignored. */
+    const kjoin_bootstrap_spec *b = &s->bootstrap;
+    if (s->join.kubeconfig_out || s->join.ca_cert_path || s->join.force || s->join.dry_run)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the join's discovery writes where `node.paths` says, with "
+                             "`node.force` and `dry_run`: `join`'s own kubeconfig_out, ca_cert_path, force and "
+                             "dry_run are for kjoin_join alone");
+    if (b->bootstrap_kubeconfig || b->node_name || b->ca_cert_path || b->kubeconfig_out || b->timeout_ms || b->log ||
+        b->audit_id)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the join's TLS bootstrap takes its kubeconfigs, CA, node name, "
+                             "deadline and log from the join: `bootstrap` holds only the key, the PKI directory and "
+                             "the CSR");
     if (s->only & (s->only - 1) || s->only & ~(unsigned)(KJOIN_PHASE_ALL | KJOIN_PHASES_CONTROL_PLANE))
         return kjoin_err_set(err, KJOIN_E_USAGE, "`only` names one phase");
     if (!s->control_plane && (s->only & KJOIN_PHASES_CONTROL_PLANE))

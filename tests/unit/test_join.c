@@ -342,6 +342,21 @@ static void test_worker_phases_asked(void **state)
     w.only = 0, w.tls_bootstrap = true, w.dry_run = true;
     assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "`tls_bootstrap`"));
+    /* The embedded specifications' fields the join decides itself: refused, never silently ignored. */
+    worker_base(&w);
+    w.join.kubeconfig_out = "/elsewhere.conf";
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "`node.paths`"));
+    worker_base(&w);
+    w.join.force = true;
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
+    worker_base(&w);
+    w.bootstrap.kubeconfig_out = "/elsewhere.conf";
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "`bootstrap` holds only"));
+    worker_base(&w);
+    w.bootstrap.node_name = "other";
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
     /* The wait alone needs no discovery and none of its inputs (the token
      * file is missing): it waits, here for a kubelet that never answers. */
     char *d = tu_tmpdir();
