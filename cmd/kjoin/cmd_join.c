@@ -513,12 +513,30 @@ static void print_planned(const kjoin_planned_files *plan)
 
 /* A control-plane join that took back what it wrote: the failure's own
  * reason, what was taken back and what was left. */
-static json_object *taken_back_json(const kjoin_phases_outcome *o)
+/* What -o json's error adds for a join: the join ID, where it failed, the
+ * failed preflight checks (a reason of their own), what a control-plane
+ * join took back. */
+static json_object *error_json(const kjoin_phases_outcome *o, const char *join_id, kjoin_code rc)
 {
+    json_object *e = json_object_new_object(), *checks = json_object_new_array();
+    if (*join_id) /* none yet when the flags were refused */
+        json_object_object_add(e, "joinID", json_object_new_string(join_id));
+    if (o->failed_in)
+        json_object_object_add(e, "phase", json_object_new_string(o->failed_in));
+    const kjoin_preflight_report *p = &o->node.report;
+    for (size_t i = 0; o->failed_in && !strcmp(o->failed_in, "preflight") && i < p->n; i++)
+        if (p->items[i].error && !p->items[i].ignored)
+            json_object_array_add(checks, json_object_new_string(p->items[i].name));
+    if (rc == KJOIN_E_USAGE && json_object_array_length(checks)) {
+        json_object_object_add(e, "reason", json_object_new_string("PreflightFailed"));
+        json_object_object_add(e, "failedChecks", checks);
+    } else {
+        json_object_put(checks);
+    }
     const kjoin_cp_reset_result *b = o->taken_back;
     if (!b)
-        return NULL;
-    json_object *e = json_object_new_object(), *removed = json_object_new_array(), *left = json_object_new_array();
+        return e;
+    json_object *removed = json_object_new_array(), *left = json_object_new_array();
     if (o->taken_back_cause)
         json_object_object_add(e, "cause", json_object_new_string(kjoin_code_reason(o->taken_back_cause)));
     for (size_t i = 0; i < b->n_removed; i++)
@@ -616,7 +634,7 @@ int cmd_join(int argc, char **argv)
     kjoin_join_config cfg = {0};
     kjoin_phases_outcome outcome = {0};
     kjoin_err err = {0};
-    char join_id[CLI_RUN_ID_LEN], ignore[1200] = "";
+    char join_id[CLI_RUN_ID_LEN] = "", ignore[1200] = "";
     log_ctx logs = {.names = flag_names, .n_names = sizeof(flag_names) / sizeof(flag_names[0])};
     int first = 0;
     kjoin_phases_spec_init(&a.w);
@@ -678,7 +696,7 @@ int cmd_join(int argc, char **argv)
         print_planned(&outcome.planned);
     if (!rc && a.format == CLI_JSON)
         print_result(w, &outcome, join_id);
-    json_object *extra = rc ? taken_back_json(&outcome) : NULL;
+    json_object *extra = rc ? error_json(&outcome, join_id, rc) : NULL;
     kjoin_phases_outcome_release(&outcome);
     kjoin_join_config_release(&cfg);
     join_args_release(&a);

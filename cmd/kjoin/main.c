@@ -5,7 +5,12 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
+#include <curl/curl.h>
+#include <json-c/json.h>
 #include <openssl/crypto.h>
+#include <yaml.h>
+
+#include <kjoin/release.h>
 
 #include <kjoin/transport.h>
 #include <kjoin/util.h>
@@ -76,12 +81,29 @@ int main(int argc, char **argv)
             cli_out(stderr, "kjoin: usage: kjoin version [-o json]\n");
             return 2;
         }
+        /* What it links, and the Kubernetes releases whose kubeadm it follows. */
+        const curl_version_info_data *curl = curl_version_info(CURLVERSION_NOW);
+        char releases[32];
+        snprintf(releases, sizeof(releases), "1.%d-1.%d", KJOIN_OLDEST_KUBEADM_MINOR, KJOIN_NEWEST_KUBEADM_MINOR);
         if (cli_format_from_argv(argc - 1, argv + 1) == CLI_JSON) {
-            json_object *o = json_object_new_object();
+            json_object *o = json_object_new_object(), *libs = json_object_new_object(),
+                        *k8s = json_object_new_object();
             json_object_object_add(o, "version", json_object_new_string(KJOIN_VERSION));
+            json_object_object_add(libs, "openssl", json_object_new_string(OpenSSL_version(OPENSSL_VERSION_STRING)));
+            json_object_object_add(libs, "libcurl", json_object_new_string(curl->version));
+            json_object_object_add(libs, "libyaml", json_object_new_string(yaml_get_version_string()));
+            json_object_object_add(libs, "json-c", json_object_new_string(json_c_version()));
+            json_object_object_add(o, "libraries", libs);
+            snprintf(releases, sizeof(releases), "1.%d", KJOIN_OLDEST_KUBEADM_MINOR);
+            json_object_object_add(k8s, "oldest", json_object_new_string(releases));
+            snprintf(releases, sizeof(releases), "1.%d", KJOIN_NEWEST_KUBEADM_MINOR);
+            json_object_object_add(k8s, "newest", json_object_new_string(releases));
+            json_object_object_add(o, "kubernetes", k8s);
             cli_print_json(o);
         } else {
-            cli_out(stdout, "kjoin %s\n", KJOIN_VERSION);
+            cli_out(stdout, "kjoin %s (Kubernetes %s; OpenSSL %s, libcurl %s, libyaml %s, json-c %s)\n", KJOIN_VERSION,
+                    releases, OpenSSL_version(OPENSSL_VERSION_STRING), curl->version, yaml_get_version_string(),
+                    json_c_version());
         }
         return 0;
     }

@@ -124,6 +124,9 @@ typedef struct kjoin_phases_outcome {
                                         * files: what it took back and what it left (NULL: nothing written) */
     kjoin_code taken_back_cause;       /* then the failure's own code (the join's is KJOIN_E_TAKEN_BACK) */
     unsigned ran;                      /* the phases that ran to the end */
+    const char *failed_in;             /* on failure, where: a kubeadm phase's name ("preflight"), or kjoin's own
+                                        * step ("discovery", "tls-bootstrap", "join"); static text, NULL when
+                                        * the join failed before its steps (the specification, the node name) */
     int64_t phase_ms[7];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
                                         * control-plane-join, etcd-join, wait-control-plane
                                         * (discovery's own time is join.result.elapsed_ms) */

@@ -826,6 +826,11 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
             continue;
         int64_t t = kjoin_now_ms();
         rc = steps[i].run(&r, err);
+        if (rc)
+            out->failed_in = steps[i].phase                    ? steps[i].phase
+                             : steps[i].run == run_discovery    ? "discovery"
+                             : steps[i].run == run_tls_bootstrap ? "tls-bootstrap"
+                                                                 : "join";
         if (steps[i].bit) /* phase_ms is in bit order */
             out->phase_ms[__builtin_ctz(steps[i].bit)] += kjoin_now_ms() - t;
         if (!rc && steps[i].bit && last_of_phase(&r, i))
