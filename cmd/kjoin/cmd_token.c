@@ -5,6 +5,7 @@
 
 #include <openssl/crypto.h>
 
+#include <kjoin/controlplane.h>
 #include <kjoin/kubeapi.h>
 #include <kjoin/pin.h>
 #include <kjoin/token.h>
@@ -18,7 +19,7 @@
 
 enum {
     OPT_OUTPUT, OPT_KUBECONFIG, OPT_CONTEXT, OPT_TTL, OPT_USAGES, OPT_GROUPS, OPT_DESCRIPTION, OPT_PRINT_JOIN,
-    OPT_TOKEN_FILE, OPT_SHOW_SECRETS, OPT_TIMEOUT, OPT_VERBOSE, OPT_QUIET,
+    OPT_TOKEN_FILE, OPT_SHOW_SECRETS, OPT_TIMEOUT, OPT_VERBOSE, OPT_QUIET, OPT_CERTIFICATE_KEY,
 };
 
 #define O_OUTPUT {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"}
@@ -37,6 +38,8 @@ static const cli_opt create_opts[] = {
     {OPT_GROUPS, "groups", 0, true, "LIST", "extra groups, each system:bootstrappers:... (default " DEFAULT_GROUP ")"},
     {OPT_DESCRIPTION, "description", 0, true, "TEXT", "a human-readable description"},
     {OPT_PRINT_JOIN, "print-join-command", 0, false, NULL, "print the whole kjoin join command line"},
+    {OPT_CERTIFICATE_KEY, "certificate-key", 0, true, "KEY",
+     "with --print-join-command: the control-plane join line, with this key (kubeadm init phase upload-certs's)"},
     {OPT_TOKEN_FILE, "token-file", 0, true, "FILE", "take the token from the first line of FILE (- for stdin)"},
     O_TIMEOUT, O_OUTPUT, O_VERBOSE,
 };
@@ -78,6 +81,7 @@ static const cli_verb delete_verb = {
 typedef struct token_args {
     cli_format format;
     const char *kubeconfig, *context, *token_file, *groups, *description;
+    char *certificate_key;  /* --certificate-key's copy (a secret: wiped) */
     bool print_join, show_secrets, groups_set;
     int64_t ttl_ms, timeout_ms;
     long verbosity;
@@ -116,6 +120,18 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
         a->description = arg;
         break;
     case OPT_PRINT_JOIN: a->print_join = true; break;
+    case OPT_CERTIFICATE_KEY: {
+        kjoin_certificate_key key;
+        kjoin_code rc = kjoin_certificate_key_parse(arg, &key, err);
+        kjoin_certificate_key_clear(&key);
+        if (rc)
+            return cli_flag_err("--certificate-key", rc, err);
+        kjoin_free_wiped_str(a->certificate_key);
+        if (!(a->certificate_key = strdup(arg)))
+            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        cli_scrub_secret((char *)arg);
+        break;
+    }
     case OPT_TOKEN_FILE: a->token_file = arg; break;
     case OPT_SHOW_SECRETS: a->show_secrets = true; break;
     case OPT_TIMEOUT: return cli_flag_err("--timeout", kjoin_duration_parse(arg, &a->timeout_ms, err), err);
@@ -161,7 +177,10 @@ static json_object *groups_json(const char *groups)
 
 /* The line that joins with this token: the server and the sha256: pins of
  * the kubeconfig's root CAs. */
-static kjoin_code join_command(const kjoin_kubeapi *api, const char *token, char *out, size_t cap, kjoin_err *err)
+/* kjoin join's line for the cluster of api with token (and with key, a
+ * control-plane node's line, as kubeadm prints it). */
+static kjoin_code join_command(const kjoin_kubeapi *api, const char *token, const char *key, char *out, size_t cap,
+                               kjoin_err *err)
 {
     size_t ca_len = 0;
     const char *ca = kjoin_kubeapi_ca_pem(api, &ca_len);
@@ -180,8 +199,9 @@ static kjoin_code join_command(const kjoin_kubeapi *api, const char *token, char
             used += (size_t)snprintf(pins + used, sizeof(pins) - used, "%s%s", used ? "," : "", c->spki_pin);
     }
     kjoin_bundle_free(b);
-    int n = snprintf(out, cap, "kjoin join %.*s --token %s --discovery-token-ca-cert-hash %s",
-                     (int)strcspn(server, "/"), server, token, pins);
+    int n = snprintf(out, cap, "kjoin join %.*s --token %s --discovery-token-ca-cert-hash %s%s%s",
+                     (int)strcspn(server, "/"), server, token, pins, key ? " --control-plane --certificate-key " : "",
+                     key ? key : "");
     if (n < 0 || (size_t)n >= cap)
         return kjoin_err_set(err, KJOIN_E_OTHER, "the join command is longer than %zu bytes", cap - 1);
     return KJOIN_OK;
@@ -215,6 +235,10 @@ static int run_create(token_args *a, int argc, char **argv, int first)
     snprintf(s->groups, sizeof(s->groups), "%s", a->groups_set ? a->groups : DEFAULT_GROUP);
     snprintf(s->description, sizeof(s->description), "%s", a->description ? a->description : "");
     s->expires = a->ttl_ms ? (long long)time(NULL) + (a->ttl_ms + 999) / 1000 : 0;
+    if (a->certificate_key && !a->print_join) { /* kubeadm's rule */
+        kjoin_err_set(&err, KJOIN_E_USAGE, "--certificate-key is only used with --print-join-command");
+        return cli_fail(a->format, &err);
+    }
     kjoin_code rc = token_to_create(a, first < argc ? argv[first] : NULL, &s->token, &err);
     if (!rc)
         rc = kjoin_token_secret_encode(s, &secret_json, &err);
@@ -227,7 +251,7 @@ static int run_create(token_args *a, int argc, char **argv, int first)
         rc = kjoin_kubeapi_check(&resp, what, &err);
     kjoin_token_format(&s->token, token);
     if (!rc && a->print_join)
-        rc = join_command(api, token, cmdline, sizeof(cmdline), &err);
+        rc = join_command(api, token, a->certificate_key, cmdline, sizeof(cmdline), &err);
     if (!rc && s->expires)
         cli_rfc3339(s->expires, expires, sizeof(expires));
     if (!rc && a->format == CLI_JSON) {
@@ -448,7 +472,11 @@ int cmd_token(int argc, char **argv)
         kjoin_token_clear(&t);
         return 0;
     }
-    case 1: return run_create(&a, argc, argv, first);
+    case 1: {
+        int rc = run_create(&a, argc, argv, first);
+        kjoin_free_wiped_str(a.certificate_key);
+        return rc;
+    }
     case 2: return run_list(&a);
     default: return run_delete(&a, argc, argv, first);
     }

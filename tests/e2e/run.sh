@@ -7,13 +7,16 @@ set -uo pipefail
 # plane it runs take no port of the machine's (10248, 10250, 6443), and none
 # the machine runs is theirs. Besides loopback it has one interface of its
 # own (a veth pair: the kernel here has no dummy device) with the node's addresses the tests use (192.0.2.2, fd00::2) and the
-# default routes kubeadm picks an address from; nothing is beyond it, and
-# the resolver is out of reach, so lookups fail at once.
+# default routes kubeadm picks an address from; every other address is
+# unreachable by a more specific route, so a connection elsewhere (the
+# resolver's included) fails at once instead of vanishing down the veth.
 if [ -z "${KJOIN_E2E_NETNS:-}" ]; then
   exec unshare -n -- env KJOIN_E2E_NETNS=1 bash -c '
     ip link set lo up && ip link add kjoin0 type veth peer name kjoin1 && ip link set kjoin0 up &&
       ip link set kjoin1 up && ip addr add 192.0.2.2/24 dev kjoin0 && ip -6 addr add fd00::2/64 dev kjoin0 nodad &&
-      ip route add default dev kjoin0 && ip -6 route add default dev kjoin0 || exit 1
+      ip route add default dev kjoin0 && ip -6 route add default dev kjoin0 &&
+      ip route add unreachable 0.0.0.0/1 && ip route add unreachable 128.0.0.0/1 &&
+      ip -6 route add unreachable ::/1 && ip -6 route add unreachable 8000::/1 || exit 1
     exec bash "$0" "$@"' "$0" "$@"
 fi
 here=$(dirname "$0")

@@ -61,6 +61,21 @@ t_e2e_expired_token_is_cleaned_and_never_joins() {
   err_has "it expired, was deleted or was never created"
 }
 
+# The control-plane line: kubeadm's, with the key given, word for word but the token and the tool.
+t_e2e_print_join_command_for_a_control_plane() {
+  local key; key=$(printf '%064d' 42)
+  KJ_STDOUT_SECRET=1 kj 0 token create --kubeconfig "$E2E_ADMIN" --print-join-command --certificate-key "$key" || return 1
+  local ours theirs; ours=$(cat "$OUT")
+  theirs=$("$KBIN/kubeadm" token create --print-join-command --certificate-key "$key" --ttl 10m --kubeconfig "$E2E_ADMIN" 2>/dev/null) ||
+    { fail "kubeadm token create"; return 1; }
+  SECRETS+=("$(sed -n 's/.*--token [a-z0-9]*\.\([a-z0-9]*\).*/\1/p' <<<"$ours")" "$(sed -n 's/.*--token [a-z0-9]*\.\([a-z0-9]*\).*/\1/p' <<<"$theirs")")
+  local norm='s/^kubeadm /kjoin /; s/--token [a-z0-9.]* /--token T /; s/  */ /g; s/ *$//'
+  [ "$(sed "$norm" <<<"$ours")" = "$(sed "$norm" <<<"$theirs")" ] ||
+    fail "the control-plane line differs from kubeadm's: $(sed "$norm" <<<"$ours") / $(sed "$norm" <<<"$theirs")" || return 1
+  kj 2 token create --kubeconfig "$E2E_ADMIN" --certificate-key "$key" || return 1
+  err_has "--certificate-key is only used with --print-join-command"
+}
+
 t_e2e_print_join_command_works_pasted() {
   KJ_STDOUT_SECRET=1 kj 0 token create --kubeconfig "$E2E_ADMIN" --print-join-command || return 1
   local line; line=$(cat "$OUT")
