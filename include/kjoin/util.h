@@ -169,6 +169,14 @@ bool kjoin_is_ip(const char *s);
 /* Whether s is a loopback address (127.0.0.0/8, ::1, ::ffff:127.x). */
 bool kjoin_is_loopback(const char *s);
 
+/* Whether https to host goes through the proxy the environment names
+ * (https_proxy, HTTPS_PROXY, all_proxy, ALL_PROXY), as libcurl decides:
+ * not for this machine's own addresses, nor for what NO_PROXY (or
+ * no_proxy) lists: "*", the host itself, a domain it is in ("example.com"
+ * or ".example.com"), an IP address. The proxy into proxy (its URL, as
+ * set). */
+bool kjoin_proxy_for(const char *host, char *proxy, size_t cap);
+
 /* The one of names[0..n) closest to word[0..len) when it is close enough
  * to be a slip of the keyboard (an edit distance, swaps counting once, of
  * at most 1 for short words, 2 from 5 letters on); NULL otherwise. */

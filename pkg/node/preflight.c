@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -228,6 +229,70 @@ static void check_port(kjoin_preflight_report *r, const kjoin_node_spec *s, cons
             port, strerror(errno));
 }
 
+/* kubeadm's DirAvailable--etc-kubernetes-manifests: a worker's manifests
+ * directory holds nothing (a control plane's Pods there would start on
+ * this node); a control-plane join checks each manifest instead. */
+static void check_manifests_dir(kjoin_preflight_report *r, const kjoin_node_spec *s)
+{
+    char path[4200], name[4300];
+    snprintf(path, sizeof(path), "%s/manifests", s->paths.kubernetes_dir ? s->paths.kubernetes_dir
+                                                                         : KJOIN_NODE_KUBERNETES_DIR);
+    snprintf(name, sizeof(name), "DirAvailable-%s", path);
+    for (char *ch = name; *ch; ch++)
+        *ch = *ch == '/' ? '-' : *ch;
+    DIR *d = opendir(path);
+    bool used = false;
+    for (struct dirent *e; d && !used && (e = readdir(d));)
+        used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    if (used)
+        add(r, s, true, name, "%s is not empty: a control plane's static Pods would start on this worker (kjoin reset or "
+            "kubeadm reset the node first)", path);
+}
+
+/* kubeadm's Service-Kubelet: under systemd, kubelet.service enabled, so
+ * that the node comes back after a reboot (a warning, as kubeadm's). */
+static void check_kubelet_service(kjoin_preflight_report *r, const kjoin_node_spec *s)
+{
+    char prog[4096], *out = NULL;
+    kjoin_err e;
+    if (!kjoin_node__systemd(s->systemd_dir) || kjoin_node__find_program("systemctl", prog, sizeof(prog), &e))
+        return;
+    const char *argv[] = {prog, "is-enabled", "kubelet.service", NULL};
+    (void)kjoin_node__run(argv, 10000, &out, &e); /* not enabled: a non-zero exit, its word on stdout */
+    if (out)
+        out[strcspn(out, "\n")] = '\0';
+    if (!out || (strcmp(out, "enabled") && strcmp(out, "static") && strcmp(out, "alias")))
+        add(r, s, false, "Service-Kubelet", "kubelet.service is not enabled (%.40s): run systemctl enable "
+            "kubelet.service, or the node does not come back after a reboot", out && *out ? out : "not found");
+    free(out);
+}
+
+/* kubeadm's Hostname: the node's name resolves (a warning: the kubelet
+ * and the API server reach the node by it only when they use names). */
+static void check_hostname(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *node_name)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (!node_name || getaddrinfo(node_name, NULL, &hints, &res) == 0) {
+        freeaddrinfo(res);
+        return;
+    }
+    add(r, s, false, "Hostname", "the node's name \"%s\" does not resolve (/etc/hosts, DNS): the cluster reaches the "
+        "node by its address, as its kubelet reports it", node_name);
+}
+
+/* kubeadm's HTTPProxy: the API server would be reached through a proxy the
+ * environment names (a warning: a proxy in the way of the cluster's own
+ * traffic is rarely meant). */
+static void check_http_proxy(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *host)
+{
+    char proxy[300];
+    if (host && kjoin_proxy_for(host, proxy, sizeof(proxy)))
+        add(r, s, false, "HTTPProxy", "the API server at %s would be reached through the proxy %s: if that is not "
+            "intended, add it to NO_PROXY", host, proxy);
+}
+
 /* Reads a small file under the proc directory; "" when unreadable. */
 static void read_proc(const kjoin_node_spec *s, const char *rel, char *buf, size_t cap)
 {
@@ -318,9 +383,14 @@ kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_na
         add(report, spec, false, "Swap", "swap is on: the kubelet refuses to start unless the cluster's kubelet "
                                          "configuration sets failSwapOn: false (checked after discovery)");
     check_kubelet(report, spec);
+    check_kubelet_service(report, spec);
     check_port(report, spec, &res);
+    if (!spec->control_plane)
+        check_manifests_dir(report, spec);
     free(res.st);
     check_forwarding(report, spec, endpoint_host);
+    check_hostname(report, spec, node_name);
+    check_http_proxy(report, spec, endpoint_host);
     return verdict(report, 0, err);
 }
 

@@ -294,23 +294,6 @@ static void url_host(const char *url, char *out, size_t cap)
     curl_url_cleanup(u);
 }
 
-/* The proxy the *_proxy variables name for url, as libcurl takes them
- * (NULL: none, or this machine's own endpoint, which never goes through
- * one). NO_PROXY's matching is libcurl's: this names the proxy, it does not
- * decide. */
-static const char *proxy_of(const char *url)
-{
-    static const char *const vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
-    if (kjoin_url_is_local(url))
-        return NULL;
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return v;
-    }
-    return NULL;
-}
-
 /* Why the network failed, in an operator's words: refused, unreachable,
  * a name that does not resolve, a timeout; the proxy named when one was in
  * the way. */
@@ -327,8 +310,9 @@ static void network_why(CURLcode cc, long os_errno, const char *url, const char 
         what = "connection refused (nothing listens there: is the API server up, is the port right?)";
     else if (os_errno == EHOSTUNREACH || os_errno == ENETUNREACH)
         what = "unreachable (no route to the host)";
-    char shown_proxy[300] = "";
-    const char *proxy = proxy_of(url);
+    char shown_proxy[300] = "", host[300], found[300];
+    url_host(url, host, sizeof(host));
+    const char *proxy = kjoin_proxy_for(host, found, sizeof(found)) ? found : NULL;
     if (proxy)
         kjoin_url_redact(proxy, shown_proxy, sizeof(shown_proxy));
     snprintf(out, cap, "%s%s%s%s%s%s", what ? what : curl_why, what ? " [" : "", what ? curl_why : "",

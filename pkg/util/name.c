@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -105,6 +106,43 @@ bool kjoin_url_is_local(const char *url)
     memcpy(host, p, len);
     host[len] = '\0';
     return !strcasecmp(host, "localhost") || kjoin_is_local_address(host);
+}
+
+/* Whether NO_PROXY's list excludes host (libcurl's rule: "*", a host, a
+ * domain suffix, with or without its leading dot; case apart). */
+static bool no_proxy_lists(const char *list, const char *host)
+{
+    size_t hn = strlen(host);
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, ", ");
+        const char *e = p;
+        size_t el = len;
+        if (el && *e == '.')
+            e++, el--;
+        if ((len == 1 && *p == '*') ||
+            (el && el <= hn && !strncasecmp(host + hn - el, e, el) && (el == hn || host[hn - el - 1] == '.')))
+            return true;
+        p += len;
+        p += strspn(p, ", ");
+    }
+    return false;
+}
+
+bool kjoin_proxy_for(const char *host, char *proxy, size_t cap)
+{
+    static const char *const vars[] = {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"};
+    const char *found = NULL, *no = getenv("no_proxy");
+    if (!host || !strcasecmp(host, "localhost") || kjoin_is_local_address(host))
+        return false;
+    for (size_t i = 0; !found && i < sizeof(vars) / sizeof(vars[0]); i++)
+        if (getenv(vars[i]) && *getenv(vars[i]))
+            found = getenv(vars[i]);
+    if (!no || !*no)
+        no = getenv("NO_PROXY");
+    if (!found || no_proxy_lists(no, host))
+        return false;
+    snprintf(proxy, cap, "%s", found);
+    return true;
 }
 
 static bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }

@@ -9,14 +9,18 @@ set -uo pipefail
 # own (a veth pair: the kernel here has no dummy device) with the node's addresses the tests use (192.0.2.2, fd00::2) and the
 # default routes kubeadm picks an address from; every other address is
 # unreachable by a more specific route, so a connection elsewhere (the
-# resolver's included) fails at once instead of vanishing down the veth.
+# resolver's included) fails at once instead of vanishing down the veth
+# (none of them starts at 0.0.0.0: kubeadm takes any such route for a
+# default and looks for its interface).
 if [ -z "${KJOIN_E2E_NETNS:-}" ]; then
   exec unshare -n -- env KJOIN_E2E_NETNS=1 bash -c '
     ip link set lo up && ip link add kjoin0 type veth peer name kjoin1 && ip link set kjoin0 up &&
       ip link set kjoin1 up && ip addr add 192.0.2.2/24 dev kjoin0 && ip -6 addr add fd00::2/64 dev kjoin0 nodad &&
       ip route add default dev kjoin0 && ip -6 route add default dev kjoin0 &&
-      ip route add unreachable 0.0.0.0/1 && ip route add unreachable 128.0.0.0/1 &&
-      ip -6 route add unreachable ::/1 && ip -6 route add unreachable 8000::/1 || exit 1
+      for r in 1.0.0.0/8 2.0.0.0/7 4.0.0.0/6 8.0.0.0/5 16.0.0.0/4 32.0.0.0/3 64.0.0.0/2 128.0.0.0/1; do
+        ip route add unreachable $r || exit 1
+      done &&
+      ip -6 route add unreachable 2000::/3 && ip -6 route add unreachable fc00::/7 || exit 1
     exec bash "$0" "$@"' "$0" "$@"
 fi
 here=$(dirname "$0")

@@ -847,6 +847,47 @@ static void test_preflight(void **state)
     s.ignore_preflight = NULL;
     kjoin_preflight_node(&s, NULL, NULL, &r, &err);
     assert_true(has(&r, "KubeletVersion", true, false));
+    /* kubeadm's other worker checks: a manifests directory with something
+     * in it (an error), kubelet.service not enabled under systemd, a node
+     * name that does not resolve, an endpoint behind a proxy (warnings). */
+    char manifests[300], sysd[300], dirname_[400];
+    snprintf(manifests, sizeof(manifests), "%s/manifests", kube);
+    snprintf(sysd, sizeof(sysd), "%s/systemd", d);
+    snprintf(cmd, sizeof(cmd), "mkdir -p %s %s && printf '#!/bin/sh\\necho disabled; exit 1\\n' >%s/systemctl && "
+             "chmod +x %s/systemctl", manifests, sysd, d, d);
+    assert_int_equal(system(cmd), 0);
+    tu_write(manifests, "kube-apiserver.yaml", "x");
+    snprintf(dirname_, sizeof(dirname_), "DirAvailable-%s", manifests);
+    for (char *c = dirname_; *c; c++)
+        *c = *c == '/' ? '-' : *c;
+    char *path = strdup(getenv("PATH")), newpath[8000];
+    snprintf(newpath, sizeof(newpath), "%s:%s", d, path);
+    setenv("PATH", newpath, 1);
+    setenv("https_proxy", "http://proxy.example:3128", 1);
+    s.systemd_dir = sysd;
+    kjoin_preflight_node(&s, "no-such-node.invalid", "10.0.0.1", &r, &err);
+    assert_true(has(&r, dirname_, true, false));
+    assert_true(has(&r, "Service-Kubelet", false, false));
+    assert_true(has(&r, "Hostname", false, false));
+    assert_true(has(&r, "HTTPProxy", false, false));
+    /* NO_PROXY listing the endpoint, a control-plane node (its manifests are checked one by one), localhost:
+     * none of them. */
+    setenv("NO_PROXY", "example.com,10.0.0.1", 1);
+    s.control_plane = true;
+    kjoin_preflight_node(&s, "localhost", "10.0.0.1", &r, &err);
+    assert_false(has(&r, "HTTPProxy", false, false));
+    assert_false(has(&r, dirname_, true, false));
+    assert_false(has(&r, "Hostname", false, false));
+    s.control_plane = false;
+    setenv("NO_PROXY", ".example.com", 1);
+    kjoin_preflight_node(&s, NULL, "api.example.com", &r, &err);
+    assert_false(has(&r, "HTTPProxy", false, false));
+    kjoin_preflight_node(&s, NULL, "api.example.org", &r, &err);
+    assert_true(has(&r, "HTTPProxy", false, false));
+    unsetenv("NO_PROXY");
+    unsetenv("https_proxy");
+    setenv("PATH", path, 1);
+    free(path);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
     assert_int_equal(system(cmd), 0);
     free(d);
