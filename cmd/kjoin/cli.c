@@ -245,11 +245,12 @@ int cli_fail_with(cli_format format, const kjoin_err *in, json_object *extra)
     kjoin_err named = *in, *err = &named;
     cli_name_fields(named.msg, sizeof(named.msg), in->msg, common_names, sizeof(common_names) / sizeof(common_names[0]));
     kjoin_printable(named.msg, sizeof(named.msg), named.msg, false);
-    fprintf(stderr, "kjoin: %s\n", err->msg);
     const char *section = troubleshooting_section(err->msg);
-    if (section)
-        fprintf(stderr, "kjoin: what it means and how to fix it: %s/troubleshooting.md, \"%s\"\n", KJOIN_DOC_DIR,
+    if (section) /* on the error's own line: a log keeps them together */
+        fprintf(stderr, "kjoin: %s (cause and fix: %s/troubleshooting.md, \"%s\")\n", err->msg, KJOIN_DOC_DIR,
                 section);
+    else
+        fprintf(stderr, "kjoin: %s\n", err->msg);
     if (format == CLI_JSON) {
         json_object *root = json_object_new_object(), *e = cli_error_json(err);
         if (section)
