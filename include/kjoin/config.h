@@ -59,4 +59,20 @@ typedef struct kjoin_join_config {
 kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_config *out, kjoin_err *err);
 void kjoin_join_config_release(kjoin_join_config *c);
 
+/* A kubeadm ResetConfiguration (kjoin reset --config), kubeadm.k8s.io/v1beta4. */
+typedef struct kjoin_reset_config {
+    char *cri_socket;          /* criSocket */
+    char *skip_phases;         /* skipPhases, comma-separated */
+    bool dry_run;              /* dryRun */
+    bool cleanup_tmp_dir;      /* cleanupTmpDir */
+    size_t n_notes;            /* fields that mean nothing to kjoin (force, certificatesDir, ...), other documents */
+    char notes[KJOIN_CONFIG_MAX_NOTES][160];
+} kjoin_reset_config;
+
+/* Parses a stream of YAML documents, of which exactly one must be a
+ * ResetConfiguration; unknown fields are refused by name with their line.
+ * Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_reset_config_parse(const char *yaml, size_t len, kjoin_reset_config *out, kjoin_err *err);
+void kjoin_reset_config_release(kjoin_reset_config *c);
+
 #endif

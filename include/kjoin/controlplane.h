@@ -402,6 +402,7 @@ kjoin_code kjoin_cp_record_begin(const char *kubernetes_dir, kjoin_cp_record **b
 
 typedef struct kjoin_cp_reset_spec {
     const char *kubernetes_dir;        /* the record and admin.conf are there */
+    bool dry_run;                      /* decide and report (removed: what would be), change nothing */
     int64_t timeout_ms;
     const char *audit_id;
     kjoin_log_fn log;

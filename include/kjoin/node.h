@@ -306,6 +306,7 @@ void kjoin_node_join_release(kjoin_node_join *j);
 typedef struct kjoin_kubelet_reset_spec {
     kjoin_node_paths paths;
     const char *systemd_dir;           /* as for kjoin_kubelet_start */
+    bool dry_run;                      /* decide and report (removed: what would be), change nothing */
     kjoin_log_fn log;
     void *log_ctx;
 } kjoin_kubelet_reset_spec;

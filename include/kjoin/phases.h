@@ -146,10 +146,26 @@ void kjoin_phases_outcome_release(kjoin_phases_outcome *o);
 
 /* ---- kjoin reset of a node kjoin joined, worker or control plane ---------- */
 
+/* kubeadm reset's phases; a set of them is a bit mask. */
+enum {
+    KJOIN_RESET_PREFLIGHT = 1,          /* the records read and the refusals made: nothing changed yet */
+    KJOIN_RESET_REMOVE_ETCD_MEMBER = 2, /* a control-plane node's etcd member out of the cluster */
+    KJOIN_RESET_CLEANUP_NODE = 4,       /* the kubelet stopped, its Pods stopped, the joins' files removed */
+    KJOIN_RESET_ALL = 7
+};
+/* kubeadm reset's phase names (a comma-separated list) into *mask. Errors:
+ * KJOIN_E_USAGE for a name kubeadm's reset does not have. */
+kjoin_code kjoin_reset_phases_parse(const char *list, unsigned *mask, kjoin_err *err);
+
 typedef struct kjoin_reset_spec {
-    kjoin_kubelet_reset_spec node;             /* the node's paths, systemd, the log */
+    kjoin_kubelet_reset_spec node;     /* the node's paths, systemd, the log; its dry_run is set from dry_run */
     int64_t timeout_ms;                /* the etcd member's removal; 0: a minute */
     const char *audit_id;
+    unsigned skip;                     /* KJOIN_RESET_*: phases not to run */
+    bool dry_run;                      /* every decision made, every removal reported, nothing changed */
+    const char *cri_socket;            /* the runtime whose Pods are stopped; NULL: the one the kubelet used */
+    bool cleanup_tmp_dir;              /* cleanup-node also removes kubeadm's <kubernetes_dir>/tmp (its backups),
+                                        * which no join of kjoin's makes: asked for by name, as kubeadm's flag */
 } kjoin_reset_spec;
 
 typedef struct kjoin_reset_result {
@@ -157,6 +173,7 @@ typedef struct kjoin_reset_result {
     kjoin_cp_reset_result *control_plane; /* the control-plane join's (had_record false: none) */
     char control_plane_refused[KJOIN_ERR_MSG_MAX]; /* its record is not kjoin's: its part left ("" otherwise) */
     bool changed;                      /* anything was changed (false: refused before the first change) */
+    bool dry_run;                      /* nothing was changed: removed lists what would be */
     size_t pods;                       /* the Pods (or their running containers) found in the runtime */
     bool pods_stopped;                 /* and stopped */
     char pods_not_stopped[KJOIN_ERR_MSG_MAX]; /* why not */

@@ -84,6 +84,19 @@ kjoin_code kjoin_safedir_unlink(const kjoin_safedir *d, const char *name, kjoin_
  * could not be removed; a missing name is removed. */
 bool kjoin_safedir_remove_tree(int dirfd, const char *name, dev_t dev, char *why, size_t cap);
 
+/* Undoing what a join wrote, both joins' one rule: */
+typedef enum { KJOIN_UNDO_GONE, KJOIN_UNDO_REMOVED, KJOIN_UNDO_LEFT } kjoin_undo;
+/* The file at path, removed relative to its opened parent when it still
+ * holds what was written (sha256: hex of SHA-256): KJOIN_UNDO_REMOVED (with
+ * dry_run: it would be, and stays), _GONE when it is not there, _LEFT with
+ * why (changed since, a directory that cannot be trusted, the removal
+ * failed). */
+kjoin_undo kjoin_safedir_undo_file(const char *path, const char *sha256, bool dry_run, char *why, size_t cap);
+/* The directory at path, removed relative to its opened parent when it is
+ * empty (with dry_run: it would be, when it is); one that is not is _LEFT
+ * with not_empty as why. */
+kjoin_undo kjoin_safedir_undo_dir(const char *path, bool dry_run, const char *not_empty, char *why, size_t cap);
+
 /* Points name at target (a name in d) with one rename(2): readers see the
  * old link or the new one. Errors: KJOIN_E_OUTPUT. */
 kjoin_code kjoin_safedir_link(const kjoin_safedir *d, const char *name, const char *target, kjoin_err *err);

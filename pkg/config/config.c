@@ -582,3 +582,96 @@ kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_conf
     /* The specification points into the configuration: at its new place. */
     return fill_spec(out, NULL);
 }
+
+/* ---- ResetConfiguration ----------------------------------------------------- */
+
+void kjoin_reset_config_release(kjoin_reset_config *c)
+{
+    if (!c)
+        return;
+    free(c->cri_socket);
+    free(c->skip_phases);
+    memset(c, 0, sizeof(*c));
+}
+
+static void reset_note(kjoin_reset_config *c, const char *what, size_t line)
+{
+    if (c->n_notes < KJOIN_CONFIG_MAX_NOTES)
+        snprintf(c->notes[c->n_notes++], sizeof(c->notes[0]), "%.100s (line %zu) does not apply to kjoin: ignored",
+                 what, line);
+}
+
+static kjoin_code read_reset(kjoin_yaml *y, yaml_node_t *root, bool *found, kjoin_reset_config *c, kjoin_err *err)
+{
+    static const char *const keys[] = {"apiVersion", "kind", "criSocket", "skipPhases", "dryRun", "cleanupTmpDir",
+                                       "force", "certificatesDir", "ignorePreflightErrors", "unmountFlags"};
+    static const char *const inapplicable[] = {"force", "certificatesDir", "ignorePreflightErrors", "unmountFlags"};
+    const char *api = NULL, *kind = NULL, *sock = NULL;
+    yaml_node_t *an, *kn, *sn;
+    kjoin_code rc;
+    if (kjoin_yaml__is_null(root))
+        return KJOIN_OK;
+    if (root->type != YAML_MAPPING_NODE)
+        return kjoin_err_set(err, BAD, "the document at line %zu is not a mapping", KJOIN_YAML_LINE(root));
+    if ((rc = string_field(y, root, "document", "apiVersion", &api, &an, err)) ||
+        (rc = string_field(y, root, "document", "kind", &kind, &kn, err)))
+        return rc;
+    if (!kind || strcmp(kind, "ResetConfiguration")) {
+        reset_note(c, kind ? kind : "a document without kind", KJOIN_YAML_LINE(root));
+        return KJOIN_OK;
+    }
+    if (!api || strcmp(api, supported[1]))
+        return kjoin_err_set(err, BAD, "ResetConfiguration at line %zu has apiVersion \"%s\"; supported: %s",
+                             KJOIN_YAML_LINE(root), api ? api : "", supported[1]);
+    if (*found)
+        return kjoin_err_set(err, BAD, "a second ResetConfiguration at line %zu", KJOIN_YAML_LINE(root));
+    *found = true;
+    if ((rc = only_keys(y, root, "ResetConfiguration", keys, sizeof(keys) / sizeof(keys[0]), err)) ||
+        (rc = string_field(y, root, "ResetConfiguration", "criSocket", &sock, &sn, err)) ||
+        (sock && (rc = keep(sock, &c->cri_socket, err))) ||
+        (rc = string_list(y, root, "", "skipPhases", &c->skip_phases, err)) ||
+        (rc = bool_field(y, root, "ResetConfiguration", "dryRun", &c->dry_run, err)) ||
+        (rc = bool_field(y, root, "ResetConfiguration", "cleanupTmpDir", &c->cleanup_tmp_dir, err)))
+        return rc;
+    for (size_t i = 0; i < sizeof(inapplicable) / sizeof(inapplicable[0]); i++) {
+        yaml_node_t *v = NULL;
+        if ((rc = kjoin_yaml__get(y, root, inapplicable[i], &v, BAD, err)))
+            return rc;
+        if (v && !kjoin_yaml__is_null(v))
+            reset_note(c, inapplicable[i], KJOIN_YAML_LINE(v));
+    }
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_reset_config_parse(const char *yaml, size_t len, kjoin_reset_config *out, kjoin_err *err)
+{
+    kjoin_reset_config c = {0};
+    kjoin_yaml_stream stream;
+    kjoin_err inner;
+    bool found = false;
+    kjoin_code rc = kjoin_yaml__stream_open(&stream, yaml, len, BAD, &inner);
+    if (rc)
+        syntax_error(&stream, yaml, len, &inner, err);
+    while (!rc) {
+        kjoin_yaml y;
+        if ((rc = kjoin_yaml__stream_next(&stream, &y, &inner))) {
+            syntax_error(&stream, yaml, len, &inner, err);
+            break;
+        }
+        bool end = !kjoin_yaml__root(&y);
+        if (!end)
+            rc = read_reset(&y, kjoin_yaml__root(&y), &found, &c, err);
+        kjoin_yaml__release(&y);
+        if (end)
+            break;
+    }
+    kjoin_yaml__stream_close(&stream);
+    if (!rc && !found)
+        rc = kjoin_err_set(err, BAD, "no ResetConfiguration (%s) in the configuration", supported[1]);
+    if (rc) {
+        kjoin_reset_config_release(&c);
+        return rc;
+    }
+    *out = c;
+    return KJOIN_OK;
+}

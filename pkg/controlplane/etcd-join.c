@@ -492,6 +492,11 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
         free(rec);
         return rc;
     }
+    if (s->dry_run) { /* nothing asked of etcd */
+        logf_(s, 0, "[reset] Would remove this node's etcd member %s from the cluster", rec->etcd_peer);
+        free(rec);
+        return KJOIN_OK;
+    }
     kjoin_cp_context cx = {.audit_id = s->audit_id, .log = s->log, .log_ctx = s->log_ctx,
                            .deadline_ms = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 1)};
     snprintf(cx.admin_kubeconfig, sizeof(cx.admin_kubeconfig), "%s/admin.conf", s->kubernetes_dir);

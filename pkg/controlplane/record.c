@@ -274,51 +274,27 @@ static int longer_first(const void *a, const void *b)
 }
 
 /* Removes path when it still holds what was written (sha256). */
-static void remove_written(kjoin_cp_reset_result *out, const char *path, const char *sha256)
+static void remove_written(kjoin_cp_reset_result *out, const char *path, const char *sha256, bool dry_run)
 {
-    char *text = NULL, hex[65];
-    size_t len = 0;
-    bool missing = false;
-    unsigned char sum[32];
-    kjoin_err e;
-    if (kjoin_safedir_read_path(path, false, &text, &len, &missing, &e)) {
-        if (!missing)
-            note_left(out, path, e.msg);
-        return;
-    }
-    kjoin_sha256(text, len, sum, NULL);
-    kjoin_free_wiped(text, len);
-    if (strcmp(kjoin_hex(sum, 32, hex), sha256)) {
-        note_left(out, path, "changed since the join wrote it");
-        return;
-    }
-    kjoin_safedir d;
-    const char *name;
-    if (kjoin_safedir_open_parent(path, &d, &name, &e) || kjoin_safedir_unlink(&d, name, &e))
-        note_left(out, path, e.msg);
-    else
+    char why[600];
+    kjoin_undo u = kjoin_safedir_undo_file(path, sha256, dry_run, why, sizeof(why));
+    if (u == KJOIN_UNDO_REMOVED)
         note(out->removed, &out->n_removed, path);
-    kjoin_safedir_close(&d);
+    else if (u == KJOIN_UNDO_LEFT)
+        note_left(out, path, why);
 }
 
-/* Removes the directory at path when it is empty (relative to its opened
- * parent); one that is not is left, said as not_empty. Whether it was there. */
-static bool remove_dir(kjoin_cp_reset_result *out, const char *path, const char *not_empty)
+/* Removes the directory at path when it is empty; one that is not is left,
+ * said as not_empty. Whether it was there. */
+static bool remove_dir(kjoin_cp_reset_result *out, const char *path, const char *not_empty, bool dry_run)
 {
-    kjoin_safedir d;
-    const char *name;
-    kjoin_err e;
-    struct stat st;
-    if (lstat(path, &st) != 0 && errno == ENOENT)
-        return false;
-    if (kjoin_safedir_open_parent(path, &d, &name, &e))
-        note_left(out, path, e.msg);
-    else if (unlinkat(d.fd, name, AT_REMOVEDIR) == 0)
+    char why[600];
+    kjoin_undo u = kjoin_safedir_undo_dir(path, dry_run, not_empty, why, sizeof(why));
+    if (u == KJOIN_UNDO_REMOVED)
         note(out->removed, &out->n_removed, path);
-    else if (errno != ENOENT)
-        note_left(out, path, errno == ENOTEMPTY ? not_empty : strerror(errno));
-    kjoin_safedir_close(&d);
-    return true;
+    else if (u == KJOIN_UNDO_LEFT)
+        note_left(out, path, why);
+    return u != KJOIN_UNDO_GONE;
 }
 
 kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err)
@@ -330,8 +306,10 @@ kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_res
     kjoin_code rc = kjoin_cp_record_read(s->kubernetes_dir, rec, &found, err);
     out->had_record |= found;
     for (size_t i = 0; !rc && found && i < rec->n_files; i++)
-        remove_written(out, rec->files[i].path, rec->files[i].sha256);
-    if (!rc && found && rec->data_dir_made) { /* etcd's data: what the member etcd-join added wrote */
+        remove_written(out, rec->files[i].path, rec->files[i].sha256, s->dry_run);
+    if (!rc && found && rec->data_dir_made && s->dry_run) {
+        note(out->removed, &out->n_removed, rec->etcd_data_dir);
+    } else if (!rc && found && rec->data_dir_made) { /* etcd's data: what the member etcd-join added wrote */
         kjoin_safedir d;
         const char *name;
         kjoin_err e;
@@ -350,14 +328,14 @@ kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_res
         kjoin_safedir d;
         snprintf(path, sizeof(path), "%s/%s", s->kubernetes_dir, KJOIN_CP_RECORD_NAME);
         if (!(rc = kjoin_safedir_open(s->kubernetes_dir, 0, &d, err)) &&
-            !(rc = kjoin_safedir_unlink(&d, KJOIN_CP_RECORD_NAME, err)))
+            (s->dry_run || !(rc = kjoin_safedir_unlink(&d, KJOIN_CP_RECORD_NAME, err))))
             note(out->removed, &out->n_removed, path);
         kjoin_safedir_close(&d);
     }
     /* The directories the join made, deepest first, when nothing else is in them. */
     qsort(rec->dirs, rec->n_dirs, sizeof(rec->dirs[0]), longer_first);
     for (size_t i = 0; !rc && found && i < rec->n_dirs; i++)
-        remove_dir(out, rec->dirs[i], "not empty: it holds files the join did not make");
+        remove_dir(out, rec->dirs[i], "not empty: it holds files the join did not make", s->dry_run);
     free(rec);
     return rc;
 }
@@ -414,7 +392,7 @@ kjoin_code kjoin_cp_take_back(const char *kubernetes_dir, const kjoin_cp_record 
     for (size_t i = 0; i < now->n_files; i++)
         if (!had_file(before, now->files[i].path, now->files[i].sha256)) {
             size_t removed = out->n_removed;
-            remove_written(out, now->files[i].path, now->files[i].sha256);
+            remove_written(out, now->files[i].path, now->files[i].sha256, false);
             n_new += out->n_removed > removed;
         }
     /* The record as it was when the run began (none: gone), then the
@@ -440,7 +418,7 @@ kjoin_code kjoin_cp_take_back(const char *kubernetes_dir, const kjoin_cp_record 
     qsort(now->dirs, now->n_dirs, sizeof(now->dirs[0]), longer_first);
     for (size_t i = 0; !rc && i < now->n_dirs; i++)
         if (!had_dir(before, now->dirs[i]))
-            n_new += remove_dir(out, now->dirs[i], "not empty: it holds files this run did not make");
+            n_new += remove_dir(out, now->dirs[i], "not empty: it holds files this run did not make", false);
     out->had_record = n_new > 0 || out->n_left > 0; /* this run had written something */
     free(now);
     return rc;

@@ -73,31 +73,12 @@ void kjoin_kubelet_reset_result_release(kjoin_kubelet_reset_result *r)
 /* One file the join wrote: removed when it holds what was written. */
 static void remove_written(run *r, const char *path, const char *sha256)
 {
-    char *text = NULL, hex[65];
-    const char *name;
-    size_t len = 0;
-    bool missing = false;
-    unsigned char sum[32];
-    kjoin_safedir d;
-    kjoin_err e;
-    if (kjoin_safedir_open_parent(path, &d, &name, &e)) {
-        struct stat st;
-        if (lstat(path, &st) == 0) /* there, in a directory it cannot trust */
-            kept(r, path, e.msg);
-        return;
-    }
-    if (kjoin_safedir_read(&d, name, 1 << 20, false, &text, &len, &missing, &e)) {
-        if (!missing)
-            kept(r, path, e.msg);
-    } else if (kjoin_sha256(text, len, sum, NULL) || strcmp(kjoin_hex(sum, 32, hex), sha256) != 0) {
-        kept(r, path, "changed since the join wrote it");
-    } else if (kjoin_safedir_unlink(&d, name, &e)) {
-        kept(r, path, e.msg);
-    } else {
+    char why[600];
+    kjoin_undo u = kjoin_safedir_undo_file(path, sha256, r->spec->dry_run, why, sizeof(why));
+    if (u == KJOIN_UNDO_REMOVED)
         removed(r, path);
-    }
-    kjoin_free_wiped(text, len);
-    kjoin_safedir_close(&d);
+    else if (u == KJOIN_UNDO_LEFT)
+        kept(r, path, why);
 }
 
 /* kubelet.conf as the join's kubelet wrote it: for the recorded server, with
@@ -120,7 +101,7 @@ static void remove_kubelet_kubeconfig(run *r)
             kept(r, r->p.kubelet_kubeconfig, e.msg);
     } else if (!kjoin_node__is_kubelets_kubeconfig(text, &r->p, r->state->server)) {
         kept(r, r->p.kubelet_kubeconfig, "not the kubelet's kubeconfig for the cluster this node joined");
-    } else if (kjoin_safedir_unlink(&d, name, &e)) {
+    } else if (!r->spec->dry_run && kjoin_safedir_unlink(&d, name, &e)) {
         kept(r, r->p.kubelet_kubeconfig, e.msg);
     } else {
         removed(r, r->p.kubelet_kubeconfig);
@@ -159,7 +140,7 @@ static size_t count_of(char (*list)[4096], size_t n, const char *point)
 static void unmount_kubelet_made(run *r)
 {
     enum { CAP = 512 };
-    if (!r->state->has_mounts)
+    if (!r->state->has_mounts || r->spec->dry_run)
         return;
     char (*now)[4096] = calloc(CAP, sizeof(*now));
     size_t n = now ? kjoin_node__mounts_under(r->p.kubelet_dir, now, CAP) : 0;
@@ -222,7 +203,7 @@ static void remove_kubelet_state(run *r)
             snprintf(path, sizeof(path), "%s/%s", r->p.kubelet_pki, ent->d_name);
             if (!match || was_in_pki(r, ent->d_name)) /* an operator's serving certificate stays */
                 continue;
-            if (kjoin_safedir_unlink(&pki, ent->d_name, &e))
+            if (!r->spec->dry_run && kjoin_safedir_unlink(&pki, ent->d_name, &e))
                 kept(r, path, e.msg);
             else
                 removed(r, path);
@@ -230,7 +211,7 @@ static void remove_kubelet_state(run *r)
         if (dir)
             closedir(dir);
         kjoin_safedir_close(&pki);
-        if (!was_there(r, "pki")) {
+        if (!was_there(r, "pki") && !r->spec->dry_run) {
             if (unlinkat(d.fd, "pki", AT_REMOVEDIR) == 0)
                 removed(r, r->p.kubelet_pki);
             else if (errno != ENOENT)
@@ -245,9 +226,9 @@ static void remove_kubelet_state(run *r)
             if (was_there(r, kubelet_made[i]) || fstatat(d.fd, kubelet_made[i], &entry, AT_SYMLINK_NOFOLLOW) != 0)
                 continue;
             snprintf(path, sizeof(path), "%s/%s", r->p.kubelet_dir, kubelet_made[i]);
-            if (holds_mount(path))
+            if (holds_mount(path) && !r->spec->dry_run)
                 kept(r, path, "a volume is still mounted below it: unmount it first");
-            else if (kjoin_safedir_remove_tree(d.fd, kubelet_made[i], st.st_dev, why, sizeof(why)))
+            else if (r->spec->dry_run || kjoin_safedir_remove_tree(d.fd, kubelet_made[i], st.st_dev, why, sizeof(why)))
                 removed(r, path);
             else
                 kept(r, path, why);
@@ -291,10 +272,13 @@ kjoin_code kjoin_kubelet_reset_stop(const kjoin_kubelet_reset_spec *spec, kjoin_
     kjoin_err e;
     if (kjoin_node__systemd(spec->systemd_dir)) {
         /* A running kubelet would write again what reset removes. */
-        if (kjoin_node__systemctl("stop", 60000, &e))
+        if (spec->dry_run) {
+            kjoin_logf(spec->log, spec->log_ctx, 0, "[reset] Would stop the kubelet (systemctl stop kubelet)");
+        } else if (kjoin_node__systemctl("stop", 60000, &e))
             return kjoin_err_set(err, KJOIN_E_OTHER, "could not stop the kubelet (%s): nothing was removed; stop it "
                                  "and run the reset again", e.msg);
-        out->kubelet_stopped = true;
+        else
+            out->kubelet_stopped = true;
     } else {
         kjoin_node__kubelet_config(&r.p, &kubelet); /* the defaults when config.yaml is gone */
         if (kubelet.healthz_port && kjoin_node__healthz(&kubelet, why, sizeof(why)))
@@ -320,16 +304,19 @@ kjoin_code kjoin_kubelet_reset_remove(const kjoin_kubelet_reset_spec *spec, kjoi
     kjoin_node__crash_point("reset-state");
     kjoin_safedir d;
     if (!kjoin_safedir_open(r.p.kubernetes_dir, 0, &d, err)) {
-        if (!(rc = kjoin_safedir_unlink(&d, KJOIN_NODE_STATE_NAME, err)))
+        if (spec->dry_run || !(rc = kjoin_safedir_unlink(&d, KJOIN_NODE_STATE_NAME, err)))
             removed(&r, r.p.state);
         kjoin_safedir_close(&d);
     }
+    /* The directories the join made, deepest first, when nothing else is in them. */
     qsort(r.state->dirs, r.state->n_dirs, sizeof(r.state->dirs[0]), deeper_first);
     for (size_t i = 0; !rc && i < r.state->n_dirs; i++) {
-        if (rmdir(r.state->dirs[i]) == 0)
+        char why[600];
+        kjoin_undo u = kjoin_safedir_undo_dir(r.state->dirs[i], spec->dry_run, KJOIN_RESET_NOT_EMPTY, why, sizeof(why));
+        if (u == KJOIN_UNDO_REMOVED)
             removed(&r, r.state->dirs[i]);
-        else if (errno != ENOENT)
-            kept(&r, r.state->dirs[i], errno == ENOTEMPTY ? KJOIN_RESET_NOT_EMPTY : strerror(errno));
+        else if (u == KJOIN_UNDO_LEFT)
+            kept(&r, r.state->dirs[i], why);
     }
     free(r.state);
     return rc;

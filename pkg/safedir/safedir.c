@@ -447,3 +447,80 @@ bool kjoin_safedir_remove_tree(int dirfd, const char *name, dev_t dev, char *why
     }
     return ok;
 }
+
+kjoin_undo kjoin_safedir_undo_file(const char *path, const char *sha256, bool dry_run, char *why, size_t cap)
+{
+    char *text = NULL, hex[65];
+    const char *name;
+    size_t len = 0;
+    bool missing = false;
+    unsigned char sum[32];
+    kjoin_safedir d;
+    kjoin_err e;
+    kjoin_undo u = KJOIN_UNDO_LEFT;
+    if (kjoin_safedir_open_parent(path, &d, &name, &e)) {
+        struct stat st;
+        if (lstat(path, &st) != 0) /* neither it nor its directory: nothing to undo */
+            return KJOIN_UNDO_GONE;
+        snprintf(why, cap, "%s", e.msg); /* there, in a directory it cannot trust */
+        return KJOIN_UNDO_LEFT;
+    }
+    if (kjoin_safedir_read(&d, name, 1 << 20, false, &text, &len, &missing, &e)) {
+        if (missing)
+            u = KJOIN_UNDO_GONE;
+        else
+            snprintf(why, cap, "%s", e.msg);
+    } else if (kjoin_sha256(text, len, sum, NULL) || strcmp(kjoin_hex(sum, 32, hex), sha256) != 0) {
+        snprintf(why, cap, "changed since the join wrote it");
+    } else if (!dry_run && kjoin_safedir_unlink(&d, name, &e)) {
+        snprintf(why, cap, "%s", e.msg);
+    } else {
+        u = KJOIN_UNDO_REMOVED;
+    }
+    kjoin_free_wiped(text, len);
+    kjoin_safedir_close(&d);
+    return u;
+}
+
+kjoin_undo kjoin_safedir_undo_dir(const char *path, bool dry_run, const char *not_empty, char *why, size_t cap)
+{
+    kjoin_safedir d, self;
+    const char *name;
+    kjoin_err e;
+    struct stat st;
+    kjoin_undo u = KJOIN_UNDO_LEFT;
+    if (lstat(path, &st) != 0 && errno == ENOENT)
+        return KJOIN_UNDO_GONE;
+    if (kjoin_safedir_open_parent(path, &d, &name, &e)) {
+        snprintf(why, cap, "%s", e.msg);
+        return KJOIN_UNDO_LEFT;
+    }
+    if (dry_run) { /* what an rmdir would say, without one: empty or not */
+        bool empty = false;
+        if (!kjoin_safedir_open(path, 0, &self, &e)) {
+            int fd = dup(self.fd);
+            DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+            if (!dir && fd >= 0)
+                close(fd);
+            struct dirent *ent;
+            empty = dir != NULL;
+            while (dir && empty && (ent = readdir(dir)))
+                empty = !strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..");
+            if (dir)
+                closedir(dir);
+            kjoin_safedir_close(&self);
+        }
+        if (empty)
+            u = KJOIN_UNDO_REMOVED;
+        else
+            snprintf(why, cap, "%s", not_empty);
+    } else if (unlinkat(d.fd, name, AT_REMOVEDIR) == 0) {
+        u = KJOIN_UNDO_REMOVED;
+    } else if (errno == ENOENT) {
+        u = KJOIN_UNDO_GONE;
+    } else {
+        snprintf(why, cap, "%s", errno == ENOTEMPTY ? not_empty : strerror(errno));
+    }
+    kjoin_safedir_close(&d);
+    return u;
+}

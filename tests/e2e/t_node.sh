@@ -172,6 +172,13 @@ node_scenario_full() {
   "$KJOIN" reset >"$T/reset.out" 2>&1 && { fail "reset ran under a running kubelet"; rc=1; }
   grep -q "the kubelet still runs" "$T/reset.out" || { fail "reset: $(cat "$T/reset.out")"; rc=1; }
   kubelet_down
+  # kubeadm's dry run: every path the reset would remove listed, none removed; cleanup-node skipped: none either.
+  local files; files=$(node_dirs)
+  "$KJOIN" reset --dry-run -o json >"$T/dry.json" 2>"$T/dry.err" || { fail "reset --dry-run: $(cat "$T/dry.err")"; rc=1; }
+  jq -e '.dryRun and (.removed | index("/var/lib/kubelet/config.yaml") != null)' "$T/dry.json" >/dev/null &&
+    [ "$(node_dirs)" = "$files" ] || { fail "reset --dry-run: $(cat "$T/dry.json"); changed: $(diff <(echo "$files") <(node_dirs) | tr '\n' ' ')"; rc=1; }
+  "$KJOIN" reset --skip-phases cleanup-node >/dev/null 2>&1 && [ "$(node_dirs)" = "$files" ] ||
+    { fail "reset --skip-phases cleanup-node removed something"; rc=1; }
   "$KJOIN" reset -o json >"$T/reset.json" 2>"$T/reset.err" || { fail "reset: $(cat "$T/reset.err")"; rc=1; }
   jq -e '.joined and .nodeName == "e2e-worker" and .left == [] and (.removed | index("/var/lib/kubelet/config.yaml") != null)
       and (.removed | index("/etc/kubernetes/kjoin-join.json") != null)' "$T/reset.json" >/dev/null ||

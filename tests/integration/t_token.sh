@@ -561,6 +561,20 @@ t_token_cli_says_what_is_wrong() {
     --discovery-timeout 1s -o json || return 1
   jq -e '.error.phase == "discovery" and .error.reason == "DiscoveryTimeout" and .error.troubleshooting == "connection refused"' \
     "$OUT" >/dev/null || fail "discovery's JSON error: $(cat "$OUT")" || return 1
+  # kubeadm reset's flags, phases and ResetConfiguration (nothing of kjoin's on this machine: nothing to undo).
+  kj 0 reset --dry-run || return 1
+  out_has "No join of kjoin's on this node" || return 1
+  kj 0 reset phase preflight || return 1
+  kj 2 reset phase update-status || return 1
+  err_has 'unknown phase "update-status"' || return 1
+  kj 2 reset --skip-phases cleanup-nodes || return 1
+  err_has '(did you mean "cleanup-node"?)' || return 1
+  printf 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ResetConfiguration\ndryRun: true\nforce: true\nskipPhases: [remove-etcd-member]\ncriSocket: unix:///run/containerd/containerd.sock\n' >"$T/reset.yaml"
+  kj 0 reset --config "$T/reset.yaml" || return 1
+  err_has "force (line 4) does not apply to kjoin: ignored" || return 1
+  printf 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ResetConfiguration\ndryrun: true\n' >"$T/reset.yaml"
+  kj 2 reset --config "$T/reset.yaml" || return 1
+  err_has "unknown field ResetConfiguration.dryrun at line 3" || return 1
   # The phases: listed by --help (exit 0), named when one is missing (exit 2).
   kj 0 join phase --help || return 1
   out_has "kubelet-wait-bootstrap" && out_has "control-plane-prepare          download-certs" || return 1

@@ -462,16 +462,53 @@ static void test_node_reset_empties_shared_directories(void **state)
                                            .systemd_dir = "/nonexistent"}};
     kjoin_reset_result r;
     kjoin_err err;
+    struct stat st;
+    /* A dry run lists what goes and changes nothing; skipping cleanup-node removes nothing either. */
+    spec.dry_run = true;
+    if (kjoin_reset(&spec, &r, &err))
+        fail_msg("%s", err.msg);
+    assert_true(r.dry_run && !r.changed && r.node.n_removed >= 2 && r.control_plane->n_removed >= 2);
+    snprintf(path, sizeof(path), "%s/ca.crt", pki);
+    assert_int_equal(stat(path, &st), 0);
+    snprintf(path, sizeof(path), "%s/%s", kube, KJOIN_CP_RECORD_NAME);
+    assert_int_equal(stat(path, &st), 0);
+    kjoin_reset_result_release(&r);
+    spec.dry_run = false;
+    spec.skip = KJOIN_RESET_CLEANUP_NODE;
+    if (kjoin_reset(&spec, &r, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(r.node.n_removed + r.control_plane->n_removed, 0);
+    assert_int_equal(stat(path, &st), 0);
+    kjoin_reset_result_release(&r);
+    spec.skip = 0;
     if (kjoin_reset(&spec, &r, &err))
         fail_msg("%s", err.msg);
     assert_true(r.node.had_state && r.control_plane->had_record);
     for (size_t i = 0; i < r.node.n_kept; i++)
         fail_msg("left: %s", r.node.kept[i]);
     assert_int_equal(r.control_plane->n_left, 0);
-    struct stat st;
     assert_int_equal(stat(pki, &st), -1); /* emptied by the control plane's part, removed after it */
     kjoin_reset_result_release(&r);
     tu_rmtree(d);
+}
+
+/* kubeadm reset's phase names, and the one that is not. */
+static void test_reset_phases(void **state)
+{
+    (void)state;
+    unsigned mask = 0;
+    kjoin_err err;
+    assert_int_equal(kjoin_reset_phases_parse("preflight,cleanup-node", &mask, &err), KJOIN_OK);
+    assert_int_equal(mask, KJOIN_RESET_PREFLIGHT | KJOIN_RESET_CLEANUP_NODE);
+    assert_int_equal(kjoin_reset_phases_parse("remove-etcd-member", &mask, &err), KJOIN_OK);
+    assert_int_equal(mask, KJOIN_RESET_ALL);
+    assert_int_equal(kjoin_reset_phases_parse("cleanup-nodes", &mask, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "(did you mean \"cleanup-node\"?)"));
+    assert_int_equal(kjoin_reset_phases_parse("update-cluster-status", &mask, &err), KJOIN_E_USAGE);
+    kjoin_reset_spec spec = {.skip = 8};
+    kjoin_reset_result r;
+    assert_int_equal(kjoin_reset(&spec, &r, &err), KJOIN_E_USAGE);
+    kjoin_reset_result_release(&r);
 }
 
 int main(void)
@@ -489,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_worker_phases_asked),
         cmocka_unit_test(test_node_reset_bad_control_plane_record),
         cmocka_unit_test(test_node_reset_empties_shared_directories),
+        cmocka_unit_test(test_reset_phases),
     };
     return cmocka_run_group_tests_name("join", tests, NULL, NULL);
 }
