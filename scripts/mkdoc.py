@@ -18,8 +18,8 @@ FIXED = {
     "--flavor": ["kubeadm", "k3s"],
     "--layout": ["k3s", "kubeadm"],
     "--usages": ["signing,authentication", "signing", "authentication"],
-    "--skip-phases": ["preflight", "kubelet-start", "kubelet-wait-bootstrap", "control-plane-prepare", "etcd-join",
-                      "control-plane-join", "wait-control-plane"],
+    "--skip-phases": ["preflight", "kubelet-start", "kubelet-wait-bootstrap", "control-plane-prepare", "check-etcd",
+                      "etcd-join", "control-plane-join", "wait-control-plane"],
 }
 EXIT = [
     ("0", "success, or nothing to do"),

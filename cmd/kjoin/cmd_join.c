@@ -372,7 +372,7 @@ static json_object *node_json(const kjoin_phases_outcome *w)
                 *findings = json_object_new_array(), *files = json_object_new_array(), *steps = json_object_new_array();
     /* In the order they ran (kubeadm's); phase_ms is in bit order. */
     const unsigned bits[] = {KJOIN_PHASE_PREFLIGHT,         KJOIN_PHASE_CONTROL_PLANE_PREPARE,
-                             KJOIN_PHASE_KUBELET_START,     KJOIN_PHASE_ETCD_JOIN,
+                             KJOIN_PHASE_CHECK_ETCD,        KJOIN_PHASE_KUBELET_START,     KJOIN_PHASE_ETCD_JOIN,
                              KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, KJOIN_PHASE_CONTROL_PLANE_JOIN,
                              KJOIN_PHASE_WAIT_CONTROL_PLANE};
     for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
@@ -576,12 +576,12 @@ static const char phases_help[] =
     "\"phase A B\" and kjoin's \"phase A/B\" name the same step):\n"
     "  preflight                      the node's checks (and a control-plane node's)\n"
     "  control-plane-prepare          download-certs, certs, kubeconfig, control-plane\n"
+    "  check-etcd                     the cluster's etcd members healthy (a control-plane node)\n"
     "  kubelet-start                  the kubelet's files, the kubelet started\n"
     "  etcd-join                      this node's etcd member (a control-plane node)\n"
     "  kubelet-wait-bootstrap         until the kubelet has its client certificate\n"
     "  control-plane-join             mark-control-plane: the Node's labels and taints\n"
-    "  wait-control-plane             until this node's control plane is healthy\n"
-    "  check-etcd                     kubeadm's name only: kjoin checks etcd within etcd-join\n";
+    "  wait-control-plane             until this node's control plane is healthy\n";
 
 static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *steps, bool *help, kjoin_err *err)
 {
@@ -608,8 +608,6 @@ static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *s
         *only = bit, *steps = one;
         words = 3;
     }
-    if (!rc && !*only) /* check-etcd: kjoin has no step of its own for it */
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "kjoin join phase %s: kjoin checks etcd within etcd-join", argv[2]);
     for (int i = 1; !rc && i + words <= *argc; i++)
         argv[i] = argv[i + words];
     if (!rc)

@@ -356,6 +356,13 @@ typedef struct kjoin_etcd_join_result {
  * KJOIN_E_TRUST. */
 kjoin_code kjoin_etcd_join(const kjoin_cp_context *cx, kjoin_etcd_join_result *out, kjoin_err *err);
 
+/* kubeadm's check-etcd: the stacked etcd the etcd Pods name is healthy,
+ * every started voting member answering (*members: how many), before this
+ * node adds one. Errors: KJOIN_E_USAGE (certificates or admin.conf missing;
+ * an external etcd, which has no stacked members to check),
+ * KJOIN_E_TIMEOUT (a member not answering by the deadline, named). */
+kjoin_code kjoin_check_etcd(const kjoin_cp_context *cx, size_t *members, kjoin_err *err);
+
 /* ---- what a control-plane join made, and kjoin reset of it --------------- */
 
 #define KJOIN_CP_RECORD_NAME "kjoin-control-plane.json" /* in the kubeconfig directory */

@@ -19,7 +19,8 @@ enum {
     KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP = 4,
     KJOIN_PHASE_ALL = 7, /* a worker's */
     /* A control-plane join's phases, in the order they run with the
-     * worker's: control-plane-prepare (its steps below), kubelet-start,
+     * worker's: control-plane-prepare (its steps below), check-etcd (the
+     * cluster's etcd members healthy before this node adds one), kubelet-start,
      * etcd-join (control-plane-join/etcd before 1.31's kubeadm: the member
      * added, etcd.yaml, the learner promoted), kubelet-wait-bootstrap,
      * control-plane-join (mark-control-plane), wait-control-plane (this
@@ -28,7 +29,8 @@ enum {
     KJOIN_PHASE_CONTROL_PLANE_JOIN = 16,
     KJOIN_PHASE_ETCD_JOIN = 32,
     KJOIN_PHASE_WAIT_CONTROL_PLANE = 64,
-    KJOIN_PHASES_CONTROL_PLANE = 120
+    KJOIN_PHASE_CHECK_ETCD = 128,
+    KJOIN_PHASES_CONTROL_PLANE = 248
 };
 
 /* control-plane-prepare's steps, by kubeadm's sub-phase names. */
@@ -40,8 +42,7 @@ enum {
     KJOIN_PREPARE_ALL = 15
 };
 
-/* One phase by kubeadm's name, a sub-phase's among them: its bit (0 for
- * check-etcd, which kjoin has no step for) and, for a step of
+/* One phase by kubeadm's name, a sub-phase's among them: its bit and, for a step of
  * control-plane-prepare, that step (*steps; 0 for the whole phase).
  * Errors: KJOIN_E_USAGE for a name kubeadm's join does not have. */
 kjoin_code kjoin_phase_lookup(const char *name, size_t len, unsigned *bit, unsigned *steps, kjoin_err *err);
@@ -113,6 +114,7 @@ typedef struct kjoin_phases_outcome {
     kjoin_node_certs_result node_certs; /* control-plane-prepare's certs */
     kjoin_control_plane_kubeconfigs_result kubeconfigs; /* and its kubeconfig */
     kjoin_control_plane_manifests_result manifests;     /* and its static Pod manifests */
+    size_t etcd_members_healthy;                        /* check-etcd: the cluster's members that answered */
     kjoin_etcd_join_result etcd;                        /* etcd-join */
     kjoin_cp_files control_plane_files;                 /* every file the control-plane steps wrote, in order */
     kjoin_wait_control_plane_result control_plane_health; /* wait-control-plane */
@@ -127,8 +129,8 @@ typedef struct kjoin_phases_outcome {
     const char *failed_in;             /* on failure, where: a kubeadm phase's name ("preflight"), or kjoin's own
                                         * step ("discovery", "tls-bootstrap", "join"); static text, NULL when
                                         * the join failed before its steps (the specification, the node name) */
-    int64_t phase_ms[7];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
-                                        * control-plane-join, etcd-join, wait-control-plane
+    int64_t phase_ms[8];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
+                                        * control-plane-join, etcd-join, wait-control-plane, check-etcd
                                         * (discovery's own time is join.result.elapsed_ms) */
 } kjoin_phases_outcome;
 

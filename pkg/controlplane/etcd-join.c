@@ -354,7 +354,7 @@ static kjoin_code promote(etcd_client *e, const char *id, kjoin_err *err)
  * serves answers (this node's own, and every started voting member: a
  * learner another join left, never started, serves nothing and is not
  * waited for). */
-static kjoin_code wait_available(etcd_client *e, const char *own_peer, kjoin_err *err)
+static kjoin_code wait_available(etcd_client *e, const char *own_peer, bool own_too, kjoin_err *err)
 {
     for (;;) {
         members ms;
@@ -363,7 +363,8 @@ static kjoin_code wait_available(etcd_client *e, const char *own_peer, kjoin_err
         for (size_t i = 0; !rc && i < ms.n; i++) {
             json_object *j = NULL;
             char url[300];
-            if (strcmp(ms.v[i].m.peer_url, own_peer) && (ms.v[i].learner || !*ms.v[i].m.name))
+            bool own = !strcmp(ms.v[i].m.peer_url, own_peer);
+            if (own ? !own_too : (ms.v[i].learner || !*ms.v[i].m.name))
                 continue;
             /* its client URL: the peer URL's host on the client port */
             snprintf(url, sizeof(url), "%.*s:2379", (int)(strrchr(ms.v[i].m.peer_url, ':') - ms.v[i].m.peer_url),
@@ -378,6 +379,33 @@ static kjoin_code wait_available(etcd_client *e, const char *own_peer, kjoin_err
                                  last.msg);
         kjoin_sleep_ms(POLL_MS);
     }
+}
+
+kjoin_code kjoin_check_etcd(const kjoin_cp_context *s, size_t *healthy, kjoin_err *err)
+{
+    etcd_client e = {.s = s, .deadline = kjoin_now_ms() + kjoin_cp_time_left(s)};
+    members ms = {0};
+    *healthy = 0;
+    if (s->cluster->external_etcd)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster uses an external etcd: no stacked member to check");
+    logf_(s, 0, "[check-etcd] Checking that the etcd cluster is healthy");
+    kjoin_code rc = load_tls(&e, err);
+    if (!rc)
+        rc = endpoints(&e, err);
+    /* every started voter but this node's own (an interrupted join's, not started yet) */
+    char peer[128];
+    bool v6 = strchr(s->advertise_address, ':') != NULL;
+    snprintf(peer, sizeof(peer), "https://%s%s%s:2380", v6 ? "[" : "", s->advertise_address, v6 ? "]" : "");
+    if (!rc)
+        rc = wait_available(&e, peer, false, err);
+    if (!rc && !(rc = list(&e, &ms, err)))
+        *healthy = ms.n;
+    if (!rc)
+        logf_(s, 0, "[check-etcd] The etcd cluster is healthy: %zu members", *healthy);
+    free(e.ca);
+    free(e.crt);
+    kjoin_free_wiped(e.key, e.key_len);
+    return rc;
 }
 
 kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *out, kjoin_err *err)
@@ -468,7 +496,7 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *ou
     }
     if (!rc) {
         logf_(s, 0, "[etcd] Waiting for the new etcd member to join the cluster");
-        rc = wait_available(&e, peer, err);
+        rc = wait_available(&e, peer, true, err);
     }
     if (!rc && !(rc = list(&e, &ms, err)))
         out->members = ms.n;

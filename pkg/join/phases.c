@@ -379,7 +379,13 @@ static kjoin_code run_wait_control_plane(join_run *r, kjoin_err *err)
  * control-plane-prepare that act as the node's admin. */
 static bool needs_admin(const join_run *r)
 {
-    return r->phases & (KJOIN_PHASE_ETCD_JOIN | KJOIN_PHASE_CONTROL_PLANE_JOIN);
+    return r->phases & (KJOIN_PHASE_CHECK_ETCD | KJOIN_PHASE_ETCD_JOIN | KJOIN_PHASE_CONTROL_PLANE_JOIN);
+}
+
+/* kubeadm's check-etcd, with the node's admin.conf and etcd certificates. */
+static kjoin_code run_check_etcd(join_run *r, kjoin_err *err)
+{
+    return kjoin_check_etcd(&r->cx, &r->out->etcd_members_healthy, err);
 }
 static kjoin_code run_admin_client(join_run *r, kjoin_err *err)
 {
@@ -446,14 +452,14 @@ static const step steps[] = {
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_node_certs, run_node_certs},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_kubeconfigs, run_kubeconfigs},
     {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_manifests, run_manifests},
-    {"check-etcd", 0, 0, NULL, NULL},
+    {NULL, 0, NEEDS_DISCOVERY, needs_admin, run_admin_client},
+    {"check-etcd", KJOIN_PHASE_CHECK_ETCD, NEEDS_DISCOVERY, NULL, run_check_etcd},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, dry, run_plan},
     {NULL, 0, NEEDS_DISCOVERY, discovery_alone, run_write_discovered},
     {NULL, 0, NEEDS_DISCOVERY, discovery_alone_dry, run_plan_discovered},
     {NULL, 0, NEEDS_DISCOVERY, wants_tls_bootstrap, run_tls_bootstrap},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_launch},
-    {NULL, 0, NEEDS_DISCOVERY, needs_admin, run_admin_client},
     {"etcd-join", KJOIN_PHASE_ETCD_JOIN, NEEDS_DISCOVERY, NULL, run_etcd_join},
     {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0, for_real, run_wait},
     {"control-plane-join", KJOIN_PHASE_CONTROL_PLANE_JOIN, NEEDS_DISCOVERY, NULL, run_mark},
@@ -502,7 +508,7 @@ static const struct {
     {"control-plane-prepare/certs", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_CERTS},
     {"control-plane-prepare/kubeconfig", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_KUBECONFIG},
     {"control-plane-prepare/control-plane", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_CONTROL_PLANE},
-    {"check-etcd", 0, 0}, /* kubeadm's check that etcd is local: nothing kjoin does apart */
+    {"check-etcd", KJOIN_PHASE_CHECK_ETCD, 0},
     {"etcd-join", KJOIN_PHASE_ETCD_JOIN, 0},
     {"control-plane-join/etcd", KJOIN_PHASE_ETCD_JOIN, 0}, /* its name before kubeadm 1.31 */
     /* kubeadm 1.37's control-plane-join is mark-control-plane alone */

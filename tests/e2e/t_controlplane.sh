@@ -603,6 +603,11 @@ cp_etcd_join_in() {
   "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
     --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --certificate-key-file "$T/key" --node-name cp-2 \
     --apiserver-advertise-address "$CP_ETCD2" >"$T/prepare.out" 2>&1 || { echo "prepare: $(tail -2 "$T/prepare.out")" >"$T/etcd.why"; return; }
+  # kubeadm's check-etcd, with kubeadm's spelling: the cluster's members answer before one is added.
+  "$KJOIN" join phase check-etcd "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --discovery-timeout 30s -o json \
+    >"$T/check.out" 2>"$T/check.err"
+  echo $? >"$T/check.rc"
   "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
     --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --discovery-timeout 90s -o json \
     >"$T/join.out" 2>"$T/join.err" &
@@ -722,6 +727,9 @@ t_e2e_controlplane_etcd_join_and_reset() {
   fi
   NODE_NS=etcd2 in_node cp_etcd_join_in
   [ ! -s "$T/etcd.why" ] || { fail "$(cat "$T/etcd.why")"; rc=1; }
+  [ "$(cat "$T/check.rc" 2>/dev/null)" = 0 ] && grep -q "\[check-etcd\] The etcd cluster is healthy: 1 members" "$T/check.err" &&
+    jq -e '[.node.phases[].name] == ["check-etcd"]' "$T/check.out" >/dev/null ||
+    { fail "check-etcd: exit $(cat "$T/check.rc" 2>/dev/null): $(tail -2 "$T/check.err")"; rc=1; }
   [ "$(cat "$T/join.rc" 2>/dev/null)" = 0 ] ||
     { fail "etcd-join: exit $(cat "$T/join.rc" 2>/dev/null): $(tail -3 "$T/join.err"); etcd 2: $(tail -2 "$T/etcd-m2.log" 2>/dev/null | cut -c1-300)"; rc=1; }
   members=$(cat "$T/members.after")

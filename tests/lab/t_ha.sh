@@ -239,7 +239,7 @@ t_lab_ha_control_plane_joined_by_kjoin() {
     >"$T/join2.json" 2>"$T/join2.err" || { fail "kjoin join --control-plane: exit $?: $(tail -n 6 "$T/join2.err")"; ha_diag ha-2; rc=1; }
   echo "    [$current] node 2: kjoin join --control-plane again, after it was killed, in $(($(date +%s) - t0)) s (discovery $(jq -r .elapsedMs "$T/join2.json") ms, $(jq -r '[.node.phases[]? | "\(.name) \(.elapsedMs) ms"] | join(", ")' "$T/join2.json"))" >&2
   ! grep -q "$HA_KEY" "$T/join2.json" "$T/join2.err" || { fail "the certificate key was printed"; rc=1; }
-  jq -e '[.node.phases[].name] == ["preflight", "control-plane-prepare", "kubelet-start", "etcd-join",
+  jq -e '[.node.phases[].name] == ["preflight", "control-plane-prepare", "check-etcd", "kubelet-start", "etcd-join",
       "kubelet-wait-bootstrap", "control-plane-join", "wait-control-plane"] and
       ([.node.preflight[]? | select(.name == "ImagePull")] == [])' "$T/join2.json" >/dev/null ||
     { fail "the phases that ran: $(jq -c '[.node.phases[]?.name]' "$T/join2.json")"; rc=1; }
