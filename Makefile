@@ -121,10 +121,11 @@ integration: $(BUILD)/kjoin $(BUILD)/tools/freeport
 # A middle release's whole control plane (KUBE=1.36.3: built once per
 # machine by scripts/kube-build-release.sh, about 30 minutes), then the e2e
 # and lab suites on it.
-test-release: deps all $(BUILD)/tools/freeport
+test-release: deps
 	@[ -n "$(KUBE)" ] || { echo "make test-release KUBE=1.36.3" >&2; exit 2; }
-	@E2E_RELEASE=v$(KUBE) E2E_NAME=e2e-$(KUBE) KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/e2e/run.sh
-	@E2E_RELEASE=v$(KUBE) E2E_NAME=lab-$(KUBE) KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/lab/run.sh
+	@$(MAKE) -s BUILD=build/asan SANITIZE=1 TEST_HOOKS=1 OPT="-O1 -g" build/asan/kjoin build/asan/tools/freeport
+	@E2E_RELEASE=v$(KUBE) E2E_NAME=e2e-$(KUBE) KJOIN=build/asan/kjoin TOOLS=build/asan/tools bash tests/e2e/run.sh
+	@E2E_RELEASE=v$(KUBE) E2E_NAME=lab-$(KUBE) KJOIN=build/asan/kjoin TOOLS=build/asan/tools bash tests/lab/run.sh
 
 # The real control plane (built once per machine by scripts/kube-build.sh).
 e2e: $(BUILD)/kjoin $(BUILD)/tools/freeport
