@@ -126,6 +126,8 @@ typedef struct kjoin_cp_context {
                                         * reads admin_kubeconfig */
     bool force;                        /* replace files kubeadm would not keep */
     kjoin_cp_files *written;           /* each file a step writes is added here; NULL: not reported */
+    const struct kjoin_patchset *patches; /* kubeadm's patches directory, read: applied to the static Pods by
+                                        * target (etcd, kube-apiserver, ...); NULL: none */
     int64_t now;                       /* Unix seconds: the certificates' clock */
     int64_t deadline_ms;               /* kjoin_now_ms()'s clock; 0: a minute from each step's start */
     const char *audit_id;

@@ -3,6 +3,7 @@
  * cluster release's kubeadm makes them from its ClusterConfiguration
  * (cmd/kubeadm/app/phases/controlplane, of v1.20.2 and v1.37.2). */
 #include <kjoin/controlplane.h>
+#include <kjoin/sys/patch.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -532,11 +533,19 @@ kjoin_code kjoin_control_plane_images(const kjoin_cluster_configuration *c, int 
     return KJOIN_OK;
 }
 
-static kjoin_code to_yaml(json_object *pod, char **out, kjoin_err *err)
+/* The Pod as YAML, kubeadm's patches for its component applied first (as
+ * kubeadm applies them to the manifest it made). */
+static kjoin_code to_yaml(const kjoin_cp_context *cx, const char *component, json_object *pod, char **out,
+                          kjoin_err *err)
 {
-    *out = kjoin_yaml__from_json(&pod, 1);
+    size_t applied = 0;
+    kjoin_code rc = cx && cx->patches ? kjoin_patches_apply(cx->patches, component, &pod, &applied, err) : KJOIN_OK;
+    if (!rc && applied)
+        kjoin_logf(cx->log, cx->log_ctx, 0, "[patches] Applied %zu patch%s to target \"%s\"", applied,
+                   applied == 1 ? "" : "es", component);
+    *out = rc ? NULL : kjoin_yaml__from_json(&pod, 1);
     json_object_put(pod);
-    return *out ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    return rc || *out ? rc : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
 }
 
 kjoin_code kjoin_control_plane_manifests_make(const kjoin_cp_context *cx, char *const *env,
@@ -553,7 +562,7 @@ kjoin_code kjoin_control_plane_manifests_make(const kjoin_cp_context *cx, char *
         return rc;
     json_object *(*const make[KJOIN_MANIFESTS_N])(const make_run *) = {apiserver, controller_manager, scheduler};
     for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++)
-        rc = to_yaml(make[i](&m), &out[i], err);
+        rc = to_yaml(cx, components[i], make[i](&m), &out[i], err);
     for (int i = 0; rc && i < KJOIN_MANIFESTS_N; i++) {
         free(out[i]);
         out[i] = NULL;
@@ -630,7 +639,7 @@ kjoin_code kjoin_etcd_manifest_make(const kjoin_cp_context *cx, const kjoin_etcd
     bool old = m.r == RULES_1_20; /* /health, no readiness probe */
     json_object *ctr = container(&m, ETCD, command("etcd", &a, &c->etcd_args, m.r), 2381, v6 ? "::1" : "127.0.0.1",
                                  old ? "/health" : "/livez", old ? NULL : "/readyz", old ? NULL : "/readyz", req);
-    return to_yaml(pod(&m, ETCD, ctr, &vs, NULL, client), out, err);
+    return to_yaml(cx, "etcd", pod(&m, ETCD, ctr, &vs, NULL, client), out, err);
 }
 
 /* A manifest as the kubelet reads it, without what serializing a Pod adds

@@ -222,6 +222,7 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
     cx->bootstrap_api = r->bootstrap_api;
     cx->force = s->node.force;
     cx->written = &r->out->control_plane_files;
+    cx->patches = r->out->patches;
     cx->deadline_ms = r->deadline;
     cx->audit_id = s->join.audit_id, cx->log = s->join.log, cx->log_ctx = s->join.log_ctx;
     memcpy(r->out->certs.cert_dir, cx->cert_dir, sizeof(cx->cert_dir));
@@ -696,6 +697,9 @@ static kjoin_code read_patches(join_run *r, kjoin_err *err)
     kjoin_code rc = kjoin_patches_read(dir, r->out->patches, err);
     for (size_t i = 0; !rc && i < r->out->patches->n_notes; i++)
         logf_(r, KJOIN_LOG_WARNING, "%s", r->out->patches->notes[i]);
+    if (!rc && !r->spec->control_plane && kjoin_patches_control_plane(r->out->patches))
+        logf_(r, KJOIN_LOG_WARNING, "[patches] The control-plane targets' patches (etcd, kube-apiserver, "
+              "kube-controller-manager, kube-scheduler) do not apply to a worker: ignored");
     return rc;
 }
 
@@ -798,11 +802,15 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
     /* Every value that reaches the kubelet's flags file, and every place a
      * file goes, is checked now too (the kubelet's version, which adds a
      * flag, is not known yet; the places are checked again before writing). */
+    /* The patches, read and parsed before anything else, for the phases that apply them. */
+    if ((r.phases & (KJOIN_PHASE_KUBELET_START | KJOIN_PHASE_CONTROL_PLANE_PREPARE | KJOIN_PHASE_ETCD_JOIN)) &&
+        (rc = read_patches(&r, err)))
+        return rc;
     if (r.phases & KJOIN_PHASE_KUBELET_START) {
         char *flags = NULL;
         rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, NULL, &flags, err);
         free(flags);
-        if (rc || (rc = kjoin_node_check_destinations(&spec->node.paths, err)) || (rc = read_patches(&r, err)))
+        if (rc || (rc = kjoin_node_check_destinations(&spec->node.paths, err)))
             return rc;
     }
     if (needs_of_run(&r) & NEEDS_PLAN) {

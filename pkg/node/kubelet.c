@@ -89,7 +89,7 @@ kjoin_code kjoin_kubelet_config_render(const char *yaml, size_t len, const kjoin
         json_object_put(doc);
         return kjoin_err_set(err, BAD, "the kubelet configuration is not a mapping");
     }
-    if (patches && (rc = kjoin_patches_apply(patches, &doc, err))) {
+    if (patches && (rc = kjoin_patches_apply(patches, "kubeletconfiguration", &doc, NULL, err))) {
         json_object_put(doc);
         return rc;
     }

@@ -24,6 +24,63 @@ static kjoin_code copy(json_object *v, json_object **out, kjoin_err *err)
 
 /* ---- merge (RFC 7386) and strategic ---------------------------------- */
 
+static kjoin_code merge(json_object **target, json_object *patch, bool strategic, bool *gone, kjoin_err *err);
+
+/* The merge key of a Pod's list field, as the Pod's schema gives it to a
+ * strategic merge patch (NULL: the list is replaced). */
+static const char *merge_key(const char *field)
+{
+    static const struct {
+        const char *field, *key;
+    } keys[] = {{"containers", "name"}, {"initContainers", "name"}, {"ephemeralContainers", "name"},
+                {"volumes", "name"},    {"env", "name"},            {"volumeMounts", "mountPath"},
+                {"ports", "containerPort"}};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (!strcmp(field, keys[i].field))
+            return keys[i].key;
+    return NULL;
+}
+
+/* A strategic merge of a keyed list: each patch item merged into the
+ * target's item with the same key (appended when there is none; removed
+ * with "$patch: delete"). */
+static kjoin_code merge_list(json_object **target, json_object *patch, const char *key, kjoin_err *err)
+{
+    if (!json_object_is_type(*target, json_type_array)) {
+        json_object_put(*target);
+        *target = json_object_new_array();
+    }
+    for (size_t i = 0; i < json_object_array_length(patch); i++) {
+        json_object *item = json_object_array_get_idx(patch, i), *kv = NULL;
+        if (!json_object_is_type(item, json_type_object) || !json_object_object_get_ex(item, key, &kv))
+            return kjoin_err_set(err, BAD, "an item of a list merged by %s has no %s", key, key);
+        size_t at = json_object_array_length(*target);
+        for (size_t k = 0; k < json_object_array_length(*target); k++) {
+            json_object *have = json_object_array_get_idx(*target, k), *hv = NULL;
+            if (json_object_object_get_ex(have, key, &hv) && json_object_equal(hv, kv))
+                at = k;
+        }
+        json_object *child = at < json_object_array_length(*target) ? json_object_get(json_object_array_get_idx(*target, at))
+                                                                    : NULL;
+        bool gone = false;
+        kjoin_code rc = merge(&child, item, true, &gone, err);
+        if (rc) {
+            json_object_put(child);
+            return rc;
+        }
+        if (gone) {
+            json_object_put(child);
+            if (at < json_object_array_length(*target))
+                json_object_array_del_idx(*target, at, 1);
+        } else if (at < json_object_array_length(*target)) {
+            json_object_array_put_idx(*target, at, child);
+        } else {
+            json_object_array_add(*target, child);
+        }
+    }
+    return KJOIN_OK;
+}
+
 /* Merges patch into *target (owned; replaced as needed). *gone: a strategic
  * "$patch: delete" asks that the target itself go. */
 static kjoin_code merge(json_object **target, json_object *patch, bool strategic, bool *gone, kjoin_err *err)
@@ -63,10 +120,12 @@ static kjoin_code merge(json_object **target, json_object *patch, bool strategic
             continue;
         }
         json_object *child = NULL;
-        bool child_gone;
+        bool child_gone = false;
         json_object_object_get_ex(*target, key, &child);
         json_object_get(child);
-        kjoin_code rc = merge(&child, value, strategic, &child_gone, err);
+        const char *list_key = strategic && json_object_is_type(value, json_type_array) ? merge_key(key) : NULL;
+        kjoin_code rc = list_key ? merge_list(&child, value, list_key, err)
+                                 : merge(&child, value, strategic, &child_gone, err);
         if (rc || child_gone) {
             json_object_put(child);
             if (rc)
@@ -274,12 +333,27 @@ done:
 
 /* ---- the set ------------------------------------------------------------ */
 
-kjoin_code kjoin_patches_apply(const kjoin_patchset *set, json_object **doc, kjoin_err *err)
+bool kjoin_patches_control_plane(const kjoin_patchset *set)
+{
+    for (size_t i = 0; set && i < set->n; i++)
+        if (strcmp(set->items[i].target, "kubeletconfiguration"))
+            return true;
+    return false;
+}
+
+kjoin_code kjoin_patches_apply(const kjoin_patchset *set, const char *target, json_object **doc, size_t *applied,
+                               kjoin_err *err)
 {
     static const char *const names[] = {"strategic", "merge", "json"};
+    if (applied)
+        *applied = 0;
     for (size_t i = 0; set && i < set->n; i++) {
         const kjoin_patch *p = &set->items[i];
         kjoin_err in = {0};
+        if (strcmp(p->target, target))
+            continue;
+        if (applied)
+            (*applied)++;
         kjoin_code rc = KJOIN_OK;
         bool gone = false;
         if (p->type == KJOIN_PATCH_JSON)
@@ -290,8 +364,9 @@ kjoin_code kjoin_patches_apply(const kjoin_patchset *set, json_object **doc, kjo
         if (!rc && !json_object_is_type(*doc, json_type_object))
             rc = kjoin_err_set(&in, BAD, "the configuration is no longer a mapping");
         if (rc)
-            return kjoin_err_set(err, rc, "the %s patch in %s does not apply to the kubelet's configuration: %s",
-                                 names[p->type], p->file, in.msg);
+            return kjoin_err_set(err, rc, "the %s patch in %s does not apply to %s: %s", names[p->type], p->file,
+                                 strcmp(target, "kubeletconfiguration") ? target : "the kubelet's configuration",
+                                 in.msg);
     }
     return KJOIN_OK;
 }

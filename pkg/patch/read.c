@@ -16,10 +16,10 @@
 
 #include "../yamldoc/yamldoc.h"
 
-#define WORKER_TARGET "kubeletconfiguration"
-/* kubeadm's known targets; all but the kubelet's are a control plane's. */
+/* kubeadm's known targets: a control plane's static Pods, the kubelet's
+ * configuration, then kubeadm init's add-ons (index > 4). */
 static const char *const targets[] = {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler",
-                                      WORKER_TARGET, "corednsdeployment", "kubeproxydaemonset"};
+                                      "kubeletconfiguration", "corednsdeployment", "kubeproxydaemonset"};
 
 __attribute__((format(printf, 2, 3))) static void note(kjoin_patchset *s, const char *fmt, ...)
 {
@@ -67,8 +67,8 @@ static kjoin_code parse_name(const char *name, size_t *target, kjoin_patch_type 
 }
 
 /* The file's documents, each one patch of the type; empty ones skipped. */
-static kjoin_code add_documents(kjoin_patchset *s, const char *name, kjoin_patch_type type, const char *text, size_t len,
-                                kjoin_err *err)
+static kjoin_code add_documents(kjoin_patchset *s, const char *name, const char *target, kjoin_patch_type type,
+                                const char *text, size_t len, kjoin_err *err)
 {
     kjoin_yaml_stream st;
     kjoin_err in;
@@ -100,6 +100,7 @@ static kjoin_code add_documents(kjoin_patchset *s, const char *name, kjoin_patch
         kjoin_patch *p = &s->items[s->n++];
         p->type = type;
         p->patch = doc;
+        snprintf(p->target, sizeof(p->target), "%s", target);
         snprintf(p->file, sizeof(p->file), "%s", name);
     }
     kjoin_yaml__stream_close(&st);
@@ -108,13 +109,12 @@ static kjoin_code add_documents(kjoin_patchset *s, const char *name, kjoin_patch
 
 static int not_dots(const struct dirent *e) { return strcmp(e->d_name, ".") && strcmp(e->d_name, ".."); }
 
-static kjoin_code walk(kjoin_patchset *s, const kjoin_safedir *d, int depth, bool *noted_cp, kjoin_err *err);
+static kjoin_code walk(kjoin_patchset *s, const kjoin_safedir *d, int depth, kjoin_err *err);
 
 /* One name in d: a subdirectory walked, a patch file read, anything else
  * ignored with a note. Root reads these to configure the kubelet, so each
  * passes ssh's ownership and mode rule, as the directory does. */
-static kjoin_code visit(kjoin_patchset *s, const kjoin_safedir *d, const char *name, int depth, bool *noted_cp,
-                        kjoin_err *err)
+static kjoin_code visit(kjoin_patchset *s, const kjoin_safedir *d, const char *name, int depth, kjoin_err *err)
 {
     kjoin_safedir sub = {.fd = -1};
     struct stat st;
@@ -129,7 +129,7 @@ static kjoin_code visit(kjoin_patchset *s, const kjoin_safedir *d, const char *n
         if ((sub.fd = openat(d->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 || fstat(sub.fd, &st))
             rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot open %s: %s", sub.path, strerror(errno));
         else if (!(rc = kjoin_safedir_check("the patches directory", sub.path, &st, false, err)))
-            rc = walk(s, &sub, depth + 1, noted_cp, err);
+            rc = walk(s, &sub, depth + 1, err);
         if (sub.fd >= 0)
             close(sub.fd);
         return rc;
@@ -147,17 +147,15 @@ static kjoin_code visit(kjoin_patchset *s, const kjoin_safedir *d, const char *n
         return rc;
     if (!len)
         note(s, "[patches] Ignoring empty file: %s", name);
-    else if (strcmp(targets[target], WORKER_TARGET)) {
-        if (!*noted_cp)
-            note(s, "[patches] %s (and any other control-plane target) does not apply to a worker: ignored", name);
-        *noted_cp = true;
-    } else
-        rc = add_documents(s, name, type, text, len, err);
+    else if (target > 4) /* coredns, kube-proxy: kubeadm init's, applied by no join */
+        note(s, "[patches] %s is kubeadm init's (the cluster's add-ons), not a join's: ignored", name);
+    else
+        rc = add_documents(s, name, targets[target], type, text, len, err);
     free(text);
     return rc;
 }
 
-static kjoin_code walk(kjoin_patchset *s, const kjoin_safedir *d, int depth, bool *noted_cp, kjoin_err *err)
+static kjoin_code walk(kjoin_patchset *s, const kjoin_safedir *d, int depth, kjoin_err *err)
 {
     struct dirent **names;
     if (depth > 16)
@@ -168,7 +166,7 @@ static kjoin_code walk(kjoin_patchset *s, const kjoin_safedir *d, int depth, boo
         return kjoin_err_set(err, KJOIN_E_USAGE, "cannot list the patches directory %s: %s", d->path, strerror(errno));
     kjoin_code rc = KJOIN_OK;
     for (int i = 0; !rc && i < n; i++)
-        rc = visit(s, d, names[i]->d_name, depth, noted_cp, err);
+        rc = visit(s, d, names[i]->d_name, depth, err);
     for (int i = 0; i < n; i++)
         free(names[i]);
     free(names);
@@ -180,14 +178,13 @@ kjoin_code kjoin_patches_read(const char *dir, kjoin_patchset *out, kjoin_err *e
     kjoin_patchset *s = calloc(1, sizeof(*s));
     kjoin_safedir d;
     kjoin_err in;
-    bool noted_cp = false;
     if (!s)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     kjoin_code rc = kjoin_safedir_open(dir, 0, &d, &in);
     if (rc)
         kjoin_err_set(err, KJOIN_E_USAGE, "the patches directory %s: %s", dir, in.msg);
     else
-        rc = walk(s, &d, 0, &noted_cp, err);
+        rc = walk(s, &d, 0, err);
     kjoin_safedir_close(&d);
     if (rc)
         kjoin_patchset_release(s);

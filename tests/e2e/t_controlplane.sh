@@ -209,6 +209,7 @@ controlPlane:
   localAPIEndpoint:
     advertiseAddress: $CP_ADDR
 $([ -z "${1:-}" ] || echo "    bindPort: $1")
+$([ -z "${CP_PATCHES:-}" ] || printf 'patches:\n  directory: %s\n' "$CP_PATCHES")
 YAML
 }
 
@@ -290,6 +291,33 @@ cp_manifest() {
   kc create --dry-run=client --validate=false -o json -f "$f" 2>&1 | jq -S 'del(.status, .metadata.creationTimestamp)' 2>&1
 }
 
+# kubeadm's patches for every target of a joining control-plane node: the
+# same directory given to both tools (kjoin's --patches, kubeadm's
+# JoinConfiguration), the three static Pods compared field by field.
+t_e2e_controlplane_patches_as_kubeadm() {
+  local rc=0 d=$T/patches
+  mkdir -p "$d"
+  cat >"$d/kube-apiserver.yaml" <<'P'
+spec:
+  containers:
+  - name: kube-apiserver
+    resources: {requests: {memory: 512Mi}}
+    env: [{name: GOMAXPROCS, value: "2"}]
+    volumeMounts: [{name: audit, mountPath: /var/log/kubernetes/audit}]
+  volumes: [{name: audit, hostPath: {path: /var/log/kubernetes/audit, type: DirectoryOrCreate}}]
+P
+  printf 'metadata:\n  labels:\n    kjoin.test/patched: "yes"\n' >"$d/kube-scheduler+merge.yaml"
+  printf -- '- {op: add, path: /spec/containers/0/command/-, value: --v=2}\n' >"$d/kube-controller-manager1+json.yaml"
+  printf 'metadata: {annotations: {kjoin.test/first: "1"}}\n' >"$d/kube-controller-manager0.yaml"
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" && cp_cluster_names || return 1
+  CP_PATCHES=$d CP_FLAGS="--patches $d" cp_certs_compare || rc=1
+  local m; m=$(cp_manifest kjoin kube-apiserver)
+  [[ $m == *'"GOMAXPROCS"'* && $m == *'/var/log/kubernetes/audit'* && $m == *'"512Mi"'* ]] &&
+    [[ $(cp_manifest kjoin kube-controller-manager) == *'"--v=2"'* ]] || { fail "the patches did not reach kjoin's Pods"; rc=1; }
+  cp_cluster_names restore || rc=1
+  return $rc
+}
+
 t_e2e_controlplane_certs_as_kubeadm() {
   local rc=0
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" && cp_cluster_names && cp_certs_compare || rc=1
@@ -302,8 +330,9 @@ cp_certs_compare() {
   [ "$(cat "$T/join.rc")" = 0 ] || { fail "control-plane-prepare: exit $(cat "$T/join.rc"): $(tail -3 "$T/join.err")"; return 1; }
   : >"$T/kubeadm.out"
   local CP_KUBEADM=${CP_KUBEADM:-$KBIN/kubeadm} CP_VERSION=${CP_VERSION:-$E2E_VERSION}
-  local CP_STEPS=${CP_STEPS:-download-certs certs kubeconfig control-plane}
-  node_setup && declare -p CP_NODE CP_ADDR E2E_KUBEADM_API CP_KUBEADM CP_STEPS >"$T/cp.env" && (. "$T/cp.env"; cp_join_yaml) &&
+  local CP_STEPS=${CP_STEPS:-download-certs certs kubeconfig control-plane} CP_PATCHES=${CP_PATCHES:-}
+  node_setup && declare -p CP_NODE CP_ADDR E2E_KUBEADM_API CP_KUBEADM CP_STEPS CP_PATCHES >"$T/cp.env" &&
+    (. "$T/cp.env"; cp_join_yaml) &&
     NODE_NS=kubeadm in_node cp_kubeadm_prepare
   [ "$(cat "$T/kubeadm.rc")" = 0 ] || { fail "kubeadm's control-plane-prepare: $(tail -3 "$T/kubeadm.out")"; return 1; }
   local ours theirs

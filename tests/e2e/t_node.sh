@@ -977,7 +977,7 @@ node_same_files_as_kubeadm() {
     grep -q "^maxPods: 60$" "$T/ns-kjoin/lib.upper/kubelet/config.yaml" &&
       grep -q "Applied patch of type \"json\" from kubeletconfiguration2+json.yaml" "$T/kjoin-start.out" ||
       { fail "the patches were not applied in order"; return 1; }
-    [ "$(grep -c "does not apply to a worker" "$T/kjoin-start.out")" = 1 ] || { fail "the control-plane patch was not reported once"; return 1; }
+    [ "$(grep -c "do not apply to a worker" "$T/kjoin-start.out")" = 1 ] || { fail "the control-plane patch was not reported once"; return 1; }
   fi
 }
 t_e2e_node_kubelet_start_writes_what_kubeadm_writes() { node_same_files_as_kubeadm; }

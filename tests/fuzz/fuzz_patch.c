@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                               "\"kind\":\"KubeletConfiguration\",\"maxPods\":110,"
                                               "\"clusterDNS\":[\"10.96.0.10\"],\"evictionHard\":{\"memory.available\":\"100Mi\"}}");
         for (int round = 0; round < 2; round++)
-            if (kjoin_patches_apply(&set, &doc, NULL) == KJOIN_OK && !json_object_is_type(doc, json_type_object))
+            if (kjoin_patches_apply(&set, "kubeletconfiguration", &doc, NULL, NULL) == KJOIN_OK && !json_object_is_type(doc, json_type_object))
                 abort();
         json_object_put(doc);
         kjoin_patchset_release(&set);

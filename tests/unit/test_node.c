@@ -361,8 +361,7 @@ static void test_config_render(void **state)
     assert_string_equal(out, cm);
     free(out);
     kjoin_patchset set = {.n = 1};
-    set.items[0] = (kjoin_patch){KJOIN_PATCH_MERGE, json_tokener_parse("{\"maxPods\":30,\"containerRuntimeEndpoint\":\"x\"}"),
-                                 "kubeletconfiguration+merge.yaml"};
+    set.items[0] = (kjoin_patch){.type = KJOIN_PATCH_MERGE, .target = "kubeletconfiguration", .patch = json_tokener_parse("{\"maxPods\":30,\"containerRuntimeEndpoint\":\"x\"}"), .file = "kubeletconfiguration+merge.yaml"};
     assert_int_equal(kjoin_kubelet_config_render(cm, strlen(cm), &set, "unix:///run/crio/crio.sock", &out, &err),
                      KJOIN_OK);
     assert_null(strstr(out, "---"));
@@ -375,8 +374,7 @@ static void test_config_render(void **state)
     free(out);
     kjoin_patchset_release(&set);
     set = (kjoin_patchset){.n = 1};
-    set.items[0] = (kjoin_patch){KJOIN_PATCH_JSON, json_tokener_parse("[{\"op\":\"remove\",\"path\":\"/nope\"}]"),
-                                 "kubeletconfiguration+json.yaml"};
+    set.items[0] = (kjoin_patch){.type = KJOIN_PATCH_JSON, .target = "kubeletconfiguration", .patch = json_tokener_parse("[{\"op\":\"remove\",\"path\":\"/nope\"}]"), .file = "kubeletconfiguration+json.yaml"};
     assert_int_equal(kjoin_kubelet_config_render(cm, strlen(cm), &set, NULL, &out, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "kubeletconfiguration+json.yaml"));
     assert_null(out);

@@ -17,10 +17,10 @@ static kjoin_code apply_one(kjoin_patch_type type, const char *target, const cha
                             kjoin_err *err)
 {
     kjoin_patchset set = {.n = 1};
-    set.items[0] = (kjoin_patch){.type = type, .patch = json_tokener_parse(patch), .file = "test"};
+    set.items[0] = (kjoin_patch){.type = type, .target = "kubeletconfiguration", .patch = json_tokener_parse(patch), .file = "test"};
     json_object *doc = json_tokener_parse(target);
     assert_non_null(set.items[0].patch);
-    kjoin_code rc = kjoin_patches_apply(&set, &doc, err);
+    kjoin_code rc = kjoin_patches_apply(&set, "kubeletconfiguration", &doc, NULL, err);
     *result = rc ? NULL : strdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN));
     json_object_put(doc);
     kjoin_patchset_release(&set);
@@ -74,13 +74,12 @@ static void test_patches_apply_in_order(void **state)
 {
     (void)state;
     kjoin_patchset set = {.n = 3};
-    set.items[0] = (kjoin_patch){KJOIN_PATCH_MERGE, json_tokener_parse("{\"r\":{\"cpu\":\"1\"}}"), "a"};
-    set.items[1] = (kjoin_patch){KJOIN_PATCH_STRATEGIC, json_tokener_parse("{\"r\":{\"memory\":\"1Gi\"}}"), "b"};
-    set.items[2] = (kjoin_patch){KJOIN_PATCH_JSON,
-                                 json_tokener_parse("[{\"op\":\"replace\",\"path\":\"/r/cpu\",\"value\":\"2\"}]"), "c"};
+    set.items[0] = (kjoin_patch){.type = KJOIN_PATCH_MERGE, .target = "kubeletconfiguration", .patch = json_tokener_parse("{\"r\":{\"cpu\":\"1\"}}"), .file = "a"};
+    set.items[1] = (kjoin_patch){.type = KJOIN_PATCH_STRATEGIC, .target = "kubeletconfiguration", .patch = json_tokener_parse("{\"r\":{\"memory\":\"1Gi\"}}"), .file = "b"};
+    set.items[2] = (kjoin_patch){.type = KJOIN_PATCH_JSON, .target = "kubeletconfiguration", .patch = json_tokener_parse("[{\"op\":\"replace\",\"path\":\"/r/cpu\",\"value\":\"2\"}]"), .file = "c"};
     json_object *doc = json_tokener_parse("{\"maxPods\":110}");
     kjoin_err err;
-    assert_int_equal(kjoin_patches_apply(&set, &doc, &err), KJOIN_OK);
+    assert_int_equal(kjoin_patches_apply(&set, "kubeletconfiguration", &doc, NULL, &err), KJOIN_OK);
     same_json(json_object_to_json_string(doc), "{\"maxPods\":110,\"r\":{\"cpu\":\"2\",\"memory\":\"1Gi\"}}", 0);
     same_json(json_object_to_json_string(set.items[0].patch), "{\"r\":{\"cpu\":\"1\"}}", 1);
     json_object_put(doc);
@@ -207,9 +206,52 @@ static bool has_note(const kjoin_patchset *s, const char *text)
     return false;
 }
 
+/* A strategic patch on a static Pod merges its keyed lists item by item:
+ * the container by name (its resources merged, an env var added, one
+ * removed), a volume added; a list without a merge key is replaced. */
+static void test_pod_strategic(void **state)
+{
+    (void)state;
+    const char *pod = "{\"spec\":{\"containers\":[{\"name\":\"kube-apiserver\",\"command\":[\"a\",\"b\"],"
+                      "\"env\":[{\"name\":\"A\",\"value\":\"1\"},{\"name\":\"B\",\"value\":\"2\"}],"
+                      "\"resources\":{\"requests\":{\"cpu\":\"250m\"}},\"volumeMounts\":[{\"mountPath\":\"/x\",\"name\":\"x\"}]}],"
+                      "\"volumes\":[{\"name\":\"x\",\"hostPath\":{\"path\":\"/x\"}}]}}";
+    const char *patch = "{\"spec\":{\"containers\":[{\"name\":\"kube-apiserver\",\"command\":[\"c\"],"
+                        "\"env\":[{\"name\":\"C\",\"value\":\"3\"},{\"name\":\"A\",\"$patch\":\"delete\"}],"
+                        "\"resources\":{\"requests\":{\"memory\":\"1Gi\"}},\"volumeMounts\":[{\"mountPath\":\"/audit\",\"name\":\"audit\"}]}],"
+                        "\"volumes\":[{\"name\":\"audit\",\"hostPath\":{\"path\":\"/var/log/audit\"}}]}}";
+    kjoin_patchset set = {.n = 1};
+    set.items[0] = (kjoin_patch){.type = KJOIN_PATCH_STRATEGIC, .target = "kube-apiserver",
+                                 .patch = json_tokener_parse(patch), .file = "kube-apiserver.yaml"};
+    json_object *doc = json_tokener_parse(pod);
+    kjoin_err err;
+    size_t applied = 9;
+    assert_int_equal(kjoin_patches_apply(&set, "kube-scheduler", &doc, &applied, &err), KJOIN_OK);
+    assert_int_equal(applied, 0); /* another target's patch */
+    assert_int_equal(kjoin_patches_apply(&set, "kube-apiserver", &doc, &applied, &err), KJOIN_OK);
+    assert_int_equal(applied, 1);
+    same_json(json_object_to_json_string(doc),
+              "{\"spec\":{\"containers\":[{\"name\":\"kube-apiserver\",\"command\":[\"c\"],"
+              "\"env\":[{\"name\":\"B\",\"value\":\"2\"},{\"name\":\"C\",\"value\":\"3\"}],"
+              "\"resources\":{\"requests\":{\"cpu\":\"250m\",\"memory\":\"1Gi\"}},"
+              "\"volumeMounts\":[{\"mountPath\":\"/x\",\"name\":\"x\"},{\"mountPath\":\"/audit\",\"name\":\"audit\"}]}],"
+              "\"volumes\":[{\"name\":\"x\",\"hostPath\":{\"path\":\"/x\"}},"
+              "{\"name\":\"audit\",\"hostPath\":{\"path\":\"/var/log/audit\"}}]}}", 0);
+    json_object_put(doc);
+    /* An item of a keyed list without its key: refused, named by its file. */
+    json_object_put(set.items[0].patch);
+    set.items[0].patch = json_tokener_parse("{\"spec\":{\"containers\":[{\"image\":\"x\"}]}}");
+    doc = json_tokener_parse(pod);
+    assert_int_equal(kjoin_patches_apply(&set, "kube-apiserver", &doc, NULL, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "kube-apiserver.yaml does not apply to kube-apiserver: an item of a list merged by name"));
+    json_object_put(doc);
+    kjoin_patchset_release(&set);
+}
+
 /* kubeadm's names and order: by path, a subdirectory's files where its
  * name sorts; each file's documents in turn; other extensions and empty
- * files ignored; control-plane targets noted once. */
+ * files ignored; every target's kept (a worker's join notes the control
+ * plane's), kubeadm init's add-ons noted. */
 static void test_read_directory(void **state)
 {
     (void)state;
@@ -220,6 +262,7 @@ static void test_read_directory(void **state)
     tu_write(dir, "etcd.yaml", "spec: {}\n");
     tu_write(dir, "kube-apiserver+json.yaml", "[]\n");
     tu_write(dir, "README.md", "# notes\n");
+    tu_write(dir, "corednsdeployment.yaml", "spec: {}\n");
     tu_write(dir, "kubeletconfiguration9.yaml", "");
     snprintf(sub, sizeof(sub), "%s/kubeletconfiguration5", dir);
     assert_int_equal(mkdir(sub, 0755), 0);
@@ -227,26 +270,30 @@ static void test_read_directory(void **state)
     kjoin_patchset s;
     kjoin_err err;
     assert_int_equal(kjoin_patches_read(dir, &s, &err), KJOIN_OK);
-    assert_int_equal(s.n, 5);
-    const char *files[] = {"kubeletconfiguration0+json.json", "kubeletconfiguration1+merge.yaml",
-                           "kubeletconfiguration1+merge.yaml", "kubeletconfiguration2.yaml",
-                           "kubeletconfiguration+strategic.yaml"};
-    kjoin_patch_type types[] = {KJOIN_PATCH_JSON, KJOIN_PATCH_MERGE, KJOIN_PATCH_MERGE, KJOIN_PATCH_STRATEGIC,
-                                KJOIN_PATCH_STRATEGIC};
-    for (size_t i = 0; i < 5; i++) {
+    assert_int_equal(s.n, 7);
+    const char *files[] = {"etcd.yaml", "kube-apiserver+json.yaml", "kubeletconfiguration0+json.json",
+                           "kubeletconfiguration1+merge.yaml", "kubeletconfiguration1+merge.yaml",
+                           "kubeletconfiguration2.yaml", "kubeletconfiguration+strategic.yaml"};
+    const char *targets[] = {"etcd", "kube-apiserver", "kubeletconfiguration", "kubeletconfiguration",
+                             "kubeletconfiguration", "kubeletconfiguration", "kubeletconfiguration"};
+    kjoin_patch_type types[] = {KJOIN_PATCH_STRATEGIC, KJOIN_PATCH_JSON, KJOIN_PATCH_JSON, KJOIN_PATCH_MERGE,
+                                KJOIN_PATCH_MERGE, KJOIN_PATCH_STRATEGIC, KJOIN_PATCH_STRATEGIC};
+    for (size_t i = 0; i < 7; i++) {
         assert_string_equal(s.items[i].file, files[i]);
+        assert_string_equal(s.items[i].target, targets[i]);
         assert_int_equal(s.items[i].type, types[i]);
     }
+    assert_true(kjoin_patches_control_plane(&s));
     json_object *doc = json_tokener_parse("{}");
-    assert_int_equal(kjoin_patches_apply(&s, &doc, &err), KJOIN_OK);
+    assert_int_equal(kjoin_patches_apply(&s, "kubeletconfiguration", &doc, NULL, &err), KJOIN_OK);
     same_json(json_object_to_json_string(doc),
               "{\"x\":1,\"maxPods\":31,\"systemReserved\":{\"cpu\":\"500m\"},\"evictionHard\":{\"memory.available\":\"5%\"}}",
               0);
     json_object_put(doc);
     assert_true(has_note(&s, "Ignoring file README.md"));
     assert_true(has_note(&s, "Ignoring empty file: kubeletconfiguration9.yaml"));
-    assert_true(has_note(&s, "does not apply to a worker"));
-    assert_int_equal(s.n_notes, 3); /* the two control-plane files, one note */
+    assert_true(has_note(&s, "corednsdeployment.yaml is kubeadm init's"));
+    assert_int_equal(s.n_notes, 3);
     kjoin_patchset_release(&s);
     tu_rmtree(dir);
 }
@@ -335,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_json_patch_refusals),
         cmocka_unit_test(test_strategic_directives),
         cmocka_unit_test(test_read_directory),
+        cmocka_unit_test(test_pod_strategic),
         cmocka_unit_test(test_read_refusals),
         cmocka_unit_test(test_read_refuses_what_others_may_change),
     };
