@@ -1,4 +1,4 @@
-/* A kubeadm JoinConfiguration stream, as --config reads it. */
+/* A kubeadm configuration stream, as join --config and reset --config read it. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -11,5 +11,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kjoin_join_config c;
     if (kjoin_join_config_parse((const char *)data, size, &c, NULL) == KJOIN_OK)
         kjoin_join_config_release(&c);
+    kjoin_reset_config r;
+    if (kjoin_reset_config_parse((const char *)data, size, &r, NULL) == KJOIN_OK)
+        kjoin_reset_config_release(&r);
     return 0;
 }
