@@ -33,6 +33,29 @@ EXIT = [
     ("8", "the API server rejects the bootstrap token (expired, deleted or never created)"),
     ("10", "certs rotate, tls-bootstrap --rotate, refresh: something was renewed (not an error)"),
 ]
+# The environment each verb reads (besides the flags), for the man pages' ENVIRONMENT.
+PROXY = [("https_proxy, HTTPS_PROXY, all_proxy, ALL_PROXY", "the proxy requests to the cluster go through (never "
+          "this machine's own addresses); named in errors"),
+         ("NO_PROXY, no_proxy", "the hosts that skip it: *, a host, a domain, an IP address")]
+ENVIRONMENT = {
+    "join": [("KJOIN_TOKEN", "the bootstrap token, when no token flag is given (wiped from the environment once read)"),
+             ("KJOIN_CERTIFICATE_KEY", "the certificate key of a control-plane join, when no flag names one (wiped once read)"),
+             ("K3S_TOKEN, K3S_TOKEN_FILE, K3S_URL", "a K3s join, as the K3s agent reads them")] + PROXY,
+    "token": [("KUBECONFIG", "the admin kubeconfig when --kubeconfig is not given")] + PROXY,
+    "tls-bootstrap": PROXY,
+    "refresh": PROXY,
+    "certs": [("KUBECONFIG", "the kubeconfig of --store secrets when --kubeconfig is not given"),
+              ("KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT", "in a Pod: the in-cluster API server")],
+}
+EXAMPLES = {
+    "join": ["kjoin join 10.0.0.10:6443 --token-file /run/secrets/token --discovery-token-ca-cert-hash sha256:<hex>",
+             "kjoin join --config /etc/kjoin/join.yaml",
+             "kjoin join cp.example:6443 --token-file t --discovery-token-ca-cert-hash sha256:<hex> --control-plane "
+             "--certificate-key-file key --apiserver-advertise-address 10.0.0.12",
+             "kjoin join phase preflight 10.0.0.10:6443 --token-file t --discovery-token-ca-cert-hash sha256:<hex>"],
+    "reset": ["kjoin reset --dry-run", "kjoin reset", "kjoin reset phase remove-etcd-member"],
+    "token": ["kjoin token create --print-join-command", "kjoin token list", "kjoin token delete abcdef"],
+}
 FILES = {
     "join": ["/etc/kubernetes/bootstrap-kubelet.conf", "the TLS-bootstrap kubeconfig (mode 0600; removed once the kubelet has its identity)",
              "/etc/kubernetes/pki/ca.crt", "the cluster CA (mode 0644)",
@@ -126,6 +149,16 @@ def man_page(name, section_title, usage, summary, flags, subs, files):
     out.append(".SH EXIT STATUS")
     for code, what in EXIT:
         out += [".TP", "\\fB%s\\fR" % code, esc(what)]
+    env = ENVIRONMENT.get(name[len("kjoin-"):], [])
+    if env:
+        out.append(".SH ENVIRONMENT")
+        for var, what in env:
+            out += [".TP", "\\fB%s\\fR" % esc(var), esc(what)]
+    examples = EXAMPLES.get(name[len("kjoin-"):], [])
+    if examples:
+        out.append(".SH EXAMPLES")
+        for ex in examples:
+            out += [".PP", ".nf", esc(ex), ".fi"]
     if files:
         out.append(".SH FILES")
         for i in range(0, len(files), 2):

@@ -39,6 +39,12 @@ t_install_everything_and_uninstall_exactly() {
   done
   MANPATH=$root/usr/share/man man -w kjoin-join >/dev/null || fail "man -w kjoin-join" || return 1
   grep -qF 'discovery\-token\-ca\-cert\-hash' "$root/usr/share/man/man1/kjoin-join.1" || fail "a flag missing from the man page" || return 1
+  # ENVIRONMENT (every variable it reads, the proxy's too) and EXAMPLES.
+  local sec
+  for sec in '.SH ENVIRONMENT' 'KJOIN_TOKEN' 'KJOIN_CERTIFICATE_KEY' 'https_proxy' 'NO_PROXY' '.SH EXAMPLES'; do
+    grep -qF -- "$sec" "$root/usr/share/man/man1/kjoin-join.1" || fail "kjoin-join(1) lacks $sec" || return 1
+  done
+  grep -qF '.SH EXAMPLES' "$root/usr/share/man/man1/kjoin-reset.1" || fail "kjoin-reset(1) has no EXAMPLES" || return 1
   # Completion: verbs, flags, fixed values.
   bash -c "source '$root/usr/share/bash-completion/completions/kjoin'
     COMP_WORDS=(kjoin certs issue ''); COMP_CWORD=3; _kjoin; [ \"\${COMPREPLY[*]}\" = 'client node' ] || exit 1
