@@ -259,11 +259,31 @@ int64_t kjoin_discovery__next_wait(const kjoin_run *r, int64_t attempt_ms, unsig
     return ms > 0 ? ms : 0;
 }
 
+/* Whether two failures say the same, the numbers in them (a time, a
+ * count) aside: a retry that repeats one is folded. */
+static bool same_words(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        while (*a >= '0' && *a <= '9')
+            a++;
+        while (*b >= '0' && *b <= '9')
+            b++;
+        if (*a != *b)
+            return false;
+        if (!*a)
+            return true;
+    }
+}
+
+#define STILL_MS 30000 /* a folded retry is said again this often, with the time left */
+
 static void race_endpoint(race *g, size_t i)
 {
     kjoin_run *r = &g->runs[i];
-    unsigned round = 0, bad_signatures = 0;
+    unsigned round = 0, bad_signatures = 0, folded = 0;
     bool polling = false;
+    char said[KJOIN_ERR_MSG_MAX] = "";
+    int64_t said_at = 0;
     pthread_mutex_lock(&g->mu);
     if (i > 0 && wait_until(g, r->start + (int64_t)i * STAGGER_MS, previous_answered, i))
         goto out;
@@ -305,7 +325,16 @@ static void race_endpoint(race *g, size_t i)
                 g->first_final = e, g->have_final = true;
             break;
         }
-        kjoin_discovery__log(r, 0, "[discovery] Retrying %s: %s", g->names[i], e.msg);
+        /* The same failure again is folded: said once, then every STILL_MS with how often and the time left. */
+        if (!same_words(said, e.msg)) {
+            kjoin_discovery__log(r, 0, "[discovery] Retrying %s: %s", g->names[i], e.msg);
+            snprintf(said, sizeof(said), "%s", e.msg);
+            said_at = kjoin_now_ms(), folded = 0;
+        } else if (++folded, kjoin_now_ms() - said_at >= STILL_MS) {
+            kjoin_discovery__log(r, 0, "[discovery] Still retrying %s (the same %u more times, %lld s left): %s",
+                                 g->names[i], folded, (long long)((r->deadline - kjoin_now_ms()) / 1000), e.msg);
+            said_at = kjoin_now_ms(), folded = 0;
+        }
         int64_t ms = kjoin_discovery__next_wait(r, kjoin_now_ms() - began, &round, &polling);
         int64_t left = r->deadline - kjoin_now_ms();
         if (ms > left)

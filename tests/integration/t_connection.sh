@@ -177,6 +177,7 @@ t_conn_failures_say_which() {
   kj 3 join --skip-phases preflight,kubelet-start 127.0.0.1:1 --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" \
     --discovery-timeout 2s || return 1
   err_has "connection refused (nothing listens there" || return 1
+  [ "$(grep -c '^\[discovery\] Retrying' "$ERR")" = 1 ] || fail "the same failure was said more than once" || return 1
   err_has '(cause and fix: ' && err_has 'troubleshooting.md, "connection refused")' || return 1
   # Every section an error names is a heading of docs/troubleshooting.md.
   local section
