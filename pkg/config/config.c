@@ -505,6 +505,7 @@ static kjoin_code fill_spec(kjoin_join_config *c, kjoin_err *err)
     s->join.flavor = KJOIN_FLAVOR_KUBEADM;
     s->node.name = c->node_name;
     s->node.paths.ca_cert_path = c->ca_cert_path;
+    s->ca_with_discovery = c->ca_cert_path != NULL; /* one meaning, as --ca-cert-path's: where the CA goes */
     s->node.cri_socket = c->cri_socket;
     s->node.patches_dir = c->patches_dir;
     s->node.ignore_preflight = c->ignore_preflight;
