@@ -213,6 +213,10 @@ static kjoin_code check_consistency(const kjoin_join_spec *s, const kjoin_join_p
     if (s->discovery_file && !p->has_tls_bootstrap_token)
         return kjoin_err_set(err, KJOIN_E_USAGE, "file discovery needs the token to write into the kubeconfig: "
                                                  "set `tls_bootstrap_token`, `token` or `token_file`");
+    /* Said before anything runs (a node's preflight included), not when discovery starts. */
+    if (!s->discovery_file && !pinned && !s->unsafe_skip_ca_verification)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "token discovery without a CA pin is unsafe: set `pins`, "
+                                                 "or `unsafe_skip_ca_verification` to accept that risk");
     return KJOIN_OK;
 }
 

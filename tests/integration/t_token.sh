@@ -554,6 +554,10 @@ t_token_cli_says_what_is_wrong() {
   err_has 'unknown phase "preflgiht" (did you mean "preflight"?)' || return 1
   kj 2 join --zzzzzz 127.0.0.1:1 || return 1
   err_has "unknown flag --zzzzzz; see --help" || return 1 # nothing near: no guess
+  # A missing pin is said before anything runs, the node's preflight included (kubeadm says it first too).
+  kj 2 join 127.0.0.1:1 --token-file "$C/token" || return 1
+  err_has "token discovery without a CA pin is unsafe: set --discovery-token-ca-cert-hash" || return 1
+  ! grep -q '^\[preflight\]' "$ERR" || fail "preflight ran before the missing pin was said" || return 1
   # -o json's error says the join ID and where it failed; a failed preflight has a reason of its own and its checks.
   kj 2 join $(join_args) --discovery-token-ca-cert-hash "$PIN" --cri-socket "unix://$T/no.sock" -o json || return 1
   jq -e '.error.reason == "PreflightFailed" and .error.code == 2 and .error.phase == "preflight" and
