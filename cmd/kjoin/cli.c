@@ -115,6 +115,8 @@ int cli_parse(const cli_verb *v, int argc, char **argv, cli_handler handler, voi
 
     opterr = 0;
     optind = 1;
+    kjoin_code first_rc = KJOIN_OK;
+    unsigned problems = 0;
     for (;;) {
         int c = getopt_long(argc, argv, shorts, longs, NULL);
         if (c == -1)
@@ -137,10 +139,19 @@ int cli_parse(const cli_verb *v, int argc, char **argv, cli_handler handler, voi
             if (v->opts[i].short_name == c)
                 o = &v->opts[i];
         cli_current_flag = o->name;
-        kjoin_code rc = handler(ctx, o->id, optarg, err);
-        if (rc)
-            return rc;
+        kjoin_err one;
+        kjoin_code rc = handler(ctx, o->id, optarg, &one);
+        /* Every flag is read: all their problems are said at once, as kubeadm validates its command line. */
+        if (rc && !first_rc) {
+            first_rc = rc, problems = 1;
+            *err = one;
+        } else if (rc && problems++ < 4) {
+            size_t used = strlen(err->msg);
+            snprintf(err->msg + used, sizeof(err->msg) - used, "; %s", one.msg);
+        }
     }
+    if (first_rc)
+        return first_rc;
     int args = argc - optind;
     if (args < v->min_args || (v->max_args >= 0 && args > v->max_args))
         return kjoin_err_set(err, KJOIN_E_USAGE, "wrong number of arguments; usage: %s", v->usage);

@@ -554,6 +554,9 @@ t_token_cli_says_what_is_wrong() {
   err_has 'unknown phase "preflgiht" (did you mean "preflight"?)' || return 1
   kj 2 join --zzzzzz 127.0.0.1:1 || return 1
   err_has "unknown flag --zzzzzz; see --help" || return 1 # nothing near: no guess
+  # Every flag's problem at once, as kubeadm validates its command line.
+  kj 2 join 127.0.0.1:1 --token-file "$C/token" --discovery-timeout 5x --discovery-token-ca-cert-hash sha256:zz || return 1
+  err_has 'invalid duration "5x"' && err_has 'invalid CA pin "sha256:zz"' || return 1
   # A missing pin is said before anything runs, the node's preflight included (kubeadm says it first too).
   kj 2 join 127.0.0.1:1 --token-file "$C/token" || return 1
   err_has "token discovery without a CA pin is unsafe: set --discovery-token-ca-cert-hash" || return 1
