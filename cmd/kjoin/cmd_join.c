@@ -34,6 +34,7 @@ enum {
     OPT_CLUSTER_NAME,
     OPT_FORCE,
     OPT_DRY_RUN,
+    OPT_CHECK,
     OPT_OUTPUT,
     OPT_VERBOSE,
     OPT_FLAVOR,
@@ -75,6 +76,9 @@ static const cli_opt join_opts[] = {
     {OPT_CLUSTER_NAME, "cluster-name", 0, true, "NAME", "cluster name in the kubeconfig (default kubernetes)"},
     {OPT_FORCE, "force", 0, false, NULL, "replace an existing kubeconfig with different content"},
     {OPT_DRY_RUN, "dry-run", 0, false, NULL, "run the checks and discovery, print every file the join would write (tokens masked), write and start nothing"},
+    {OPT_CHECK, "check", 0, false, NULL,
+     "ask the cluster whether this join would succeed (token, node name, kubelet configuration, CSR approval, clock): "
+     "discovery and a few reads, nothing written or started; the exit code is the join's"},
     {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
     {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 0 steps, 1 details, 4 each request, 6 response headers"},
     {OPT_FLAVOR, "flavor", 0, true, "kubeadm|k3s",
@@ -214,6 +218,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_CA_CERT_PATH: n->paths.ca_cert_path = arg, a->w.ca_with_discovery = true; break;
     case OPT_FORCE: n->force = true; break;
     case OPT_DRY_RUN: a->w.dry_run = true; break;
+    case OPT_CHECK: a->w.check = true; break;
     case OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);
     case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
     case OPT_FLAVOR:
@@ -244,6 +249,7 @@ static const cli_field flag_names[] = {
     {"flavor", "--flavor"},
     {"force", "--force"},
     {"dry_run", "--dry-run"},
+    {"check", "--check"},
     {"tls_bootstrap", "--tls-bootstrap"},
     {"kubelet_kubeconfig", "--kubelet-kubeconfig"},
     {"cri_socket", "--cri-socket"},
@@ -338,6 +344,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     s->node.force = f->node.force;
     s->node.kubelet_log = f->node.kubelet_log;
     s->dry_run = s->dry_run || f->dry_run;
+    s->check = f->check;
     if (a->skip_given) /* kubeadm: --skip-phases, when given, instead of skipPhases */
         s->skip = f->skip, s->skip_prepare = f->skip_prepare;
     s->only = f->only;
@@ -421,6 +428,30 @@ static json_object *node_json(const kjoin_phases_outcome *w)
     return node;
 }
 
+/* The check's answers, each by name. */
+static json_object *check_json(const kjoin_join_check *c)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "tokenValid", json_object_new_boolean(c->token_valid));
+    json_object_object_add(o, "nodeNameFree", json_object_new_boolean(c->node_name_free));
+    json_object_object_add(o, "kubeletConfig", json_object_new_boolean(c->kubelet_config));
+    json_object_object_add(o, "csrAutoApproved", json_object_new_boolean(c->csr_auto_approved));
+    json_object_object_add(o, "clockWithinCA", json_object_new_boolean(c->clock_ok));
+    json_object_object_add(o, "problems", json_object_new_string(c->problems));
+    return o;
+}
+
+static void print_check(const kjoin_phases_outcome *w)
+{
+    const kjoin_join_check *c = &w->check;
+    static const char *const verdict[] = {"no", "yes"};
+    cli_out(stderr, "[check] token valid: %s\n[check] node name %s free: %s\n[check] kubelet configuration in the "
+                    "cluster: %s\n[check] node client CSRs approved by the cluster: %s\n[check] clock within the "
+                    "cluster CA's validity: %s\n",
+            verdict[c->token_valid], w->node_name.name, verdict[c->node_name_free], verdict[c->kubelet_config],
+            verdict[c->csr_auto_approved], verdict[c->clock_ok]);
+}
+
 static void print_result(const kjoin_phases_spec *s, const kjoin_phases_outcome *w, const char *join_id)
 {
     const kjoin_join_outcome *o = &w->join;
@@ -493,6 +524,8 @@ static void print_result(const kjoin_phases_spec *s, const kjoin_phases_outcome 
     }
     if (w->tls_bootstrapped)
         json_object_object_add(root, "tlsBootstrap", cli_bootstrap_json(&s->bootstrap, &w->tls));
+    if (w->checked)
+        json_object_object_add(root, "check", check_json(&w->check));
     cli_print_json(root);
 }
 
@@ -523,6 +556,8 @@ static json_object *error_json(const kjoin_phases_outcome *o, const char *join_i
         json_object_object_add(e, "joinID", json_object_new_string(join_id));
     if (o->failed_in)
         json_object_object_add(e, "phase", json_object_new_string(o->failed_in));
+    if (o->checked)
+        json_object_object_add(e, "check", check_json(&o->check));
     const kjoin_preflight_report *p = &o->node.report;
     for (size_t i = 0; o->failed_in && !strcmp(o->failed_in, "preflight") && i < p->n; i++)
         if (p->items[i].error && !p->items[i].ignored)
@@ -692,6 +727,10 @@ int cmd_join(int argc, char **argv)
         cli_bootstrap_fail_names(&err);
     if (!rc && w->dry_run && a.format == CLI_TEXT)
         print_planned(&outcome.planned);
+    if (outcome.checked && a.format == CLI_TEXT && a.verbosity >= 0)
+        print_check(&outcome);
+    if (!rc && outcome.checked && a.format == CLI_TEXT && a.verbosity >= 0)
+        cli_out(stderr, "[check] The join would succeed: nothing on this node was changed\n");
     if (!rc && a.format == CLI_JSON)
         print_result(w, &outcome, join_id);
     json_object *extra = rc ? error_json(&outcome, join_id, rc) : NULL;

@@ -254,6 +254,26 @@ typedef struct kjoin_node_join {
     int64_t t0;
 } kjoin_node_join;
 
+/* What kjoin join --check asks the cluster, with the bootstrap identity,
+ * before anything on the node changes. */
+typedef struct kjoin_join_check {
+    bool token_valid;                  /* the API server authenticates the token */
+    bool node_name_free;               /* no Ready Node of this name */
+    bool kubelet_config;               /* the cluster's kubelet configuration is there */
+    bool csr_auto_approved;            /* the token may create node client CSRs the cluster approves by itself
+                                        * (create certificatesigningrequests/nodeclient) */
+    bool clock_ok;                     /* this machine's clock is within the cluster CA's validity */
+    char problems[900];                /* each check that failed, "; " between them ("" when none) */
+} kjoin_join_check;
+
+/* Runs every check (none stops the others) through api, for node name and
+ * the trusted CA (PEM). The verdict: KJOIN_OK when all passed, else the
+ * first failure's code (KJOIN_E_TOKEN_REJECTED, KJOIN_E_USAGE: a Ready
+ * Node of that name, KJOIN_E_API: no kubelet configuration or the CSRs need
+ * approval by hand, KJOIN_E_TRUST: the clock) with every problem said. */
+kjoin_code kjoin_join_check_cluster(struct kjoin_kubeapi *api, const char *node_name, const char *ca_pem, size_t ca_len,
+                                    kjoin_join_check *out, kjoin_err *err);
+
 /* kubelet-start's cluster checks, with the bootstrap identity: no Ready
  * Node of this name, the kubelet-config ConfigMap, kubeadm's
  * ClusterConfiguration, and (preflight) KubeletVersion's skew and Swap

@@ -80,6 +80,8 @@ typedef struct kjoin_phases_spec {
                                         * are shown (outcome.planned), none written, nothing started */
     const char *join_id;               /* recorded for reset and sent as Audit-ID */
     bool control_plane;                /* kubeadm's control-plane join: its phases too */
+    bool check;                        /* ask the cluster whether the join would succeed (discovery, then
+                                        * kjoin_join_check_cluster): nothing is written or started; no phase runs */
     unsigned prepare;                  /* KJOIN_PREPARE_*: control-plane-prepare's steps to run; 0: all */
     const kjoin_certificate_key *certificate_key; /* opens the kubeadm-certs Secret (a JoinConfiguration's); with
                                         * none of the sources below either, download-certs is skipped (as
@@ -109,6 +111,8 @@ typedef struct kjoin_phases_outcome {
     kjoin_planned_files planned;       /* a dry run: the files the join would write, in order, tokens masked */
     bool tls_bootstrapped;
     kjoin_bootstrap_result tls;
+    bool checked;                      /* the check ran (its verdict is the join's code) */
+    kjoin_join_check check;
     kjoin_download_certs_result certs; /* control-plane-prepare's download-certs */
     char advertise_address[64];        /* the node's certificates' address */
     kjoin_node_certs_result node_certs; /* control-plane-prepare's certs */

@@ -145,8 +145,26 @@ static bool discovering_alone(const join_run *r)
 
 /* Discovery alone leaves its kubeconfig (and the CA where one was asked
  * for) on disk; a dry run writes nothing. */
-static bool discovery_alone(const join_run *r) { return discovering_alone(r) && !r->spec->dry_run; }
-static bool discovery_alone_dry(const join_run *r) { return discovering_alone(r) && r->spec->dry_run; }
+static bool discovery_alone(const join_run *r)
+{
+    return discovering_alone(r) && !r->spec->dry_run && !r->spec->check;
+}
+static bool discovery_alone_dry(const join_run *r)
+{
+    return discovering_alone(r) && r->spec->dry_run && !r->spec->check;
+}
+
+/* The check: what the cluster says of this join, with the bootstrap
+ * identity discovery verified; nothing on the node changes. */
+static bool checking(const join_run *r) { return r->spec->check; }
+static kjoin_code run_join_check(join_run *r, kjoin_err *err)
+{
+    kjoin_code rc = bootstrap_client(r, err);
+    if (rc)
+        return rc;
+    r->out->checked = true;
+    return kjoin_join_check_cluster(r->bootstrap_api, r->out->node_name.name, r->ca, r->ca_len, &r->out->check, err);
+}
 
 /* A dry run, as kubeadm's: the checks run for real, and every file is
  * shown instead of written; nothing starts, so nothing is waited for. */
@@ -459,6 +477,7 @@ static const step steps[] = {
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, dry, run_plan},
     {NULL, 0, NEEDS_DISCOVERY, discovery_alone, run_write_discovered},
     {NULL, 0, NEEDS_DISCOVERY, discovery_alone_dry, run_plan_discovered},
+    {NULL, 0, NEEDS_DISCOVERY, checking, run_join_check},
     {NULL, 0, NEEDS_DISCOVERY, wants_tls_bootstrap, run_tls_bootstrap},
     {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_launch},
     {"etcd-join", KJOIN_PHASE_ETCD_JOIN, NEEDS_DISCOVERY, NULL, run_etcd_join},
@@ -785,11 +804,19 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
     join_run r = {.spec = spec, .out = out, .start = kjoin_now_ms()};
     kjoin_code rc;
     memset(out, 0, sizeof(*out));
-    r.deadline = r.start + (j->timeout_ms > 0 ? j->timeout_ms : KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
+    r.deadline = r.start + (j->timeout_ms > 0 ? j->timeout_ms
+                            : spec->check   ? KJOIN_JOIN_CHECK_TIMEOUT_MS
+                                            : KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
     kjoin_node_file_path(&spec->node.paths, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, out->kubeconfig_path,
                          sizeof(out->kubeconfig_path));
     if ((rc = phases_of(spec, &r.phases, err)))
         return rc;
+    if (spec->check) {
+        if (spec->control_plane || spec->only || spec->dry_run)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "the check asks the cluster of a worker join as a whole: not of a "
+                                                     "control-plane join, one phase or a dry run");
+        r.phases = 0; /* discovery, then the check */
+    }
     /* One node name for every step, checked before anything is read or
      * written: kubeadm's (GetNodeNameAndHostname), where a hostname-override
      * among the kubelet's arguments wins, since the kubelet registers so. */
@@ -824,6 +851,11 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
             return kjoin_err_set(err, KJOIN_E_USAGE, "a K3s cluster has no kubeadm control-plane join: its servers "
                                                      "join with k3s server");
         }
+        if (r.plan.kind == KJOIN_DISCOVERY_K3S && spec->check) {
+            kjoin_join_plan_clear(&r.plan);
+            return kjoin_err_set(err, KJOIN_E_USAGE, "a K3s cluster has no bootstrap token identity to ask the "
+                                                     "cluster with: its agent checks the join itself");
+        }
         if (r.plan.kind == KJOIN_DISCOVERY_K3S && (r.phases & KJOIN_PHASE_ALL)) {
             logf_(&r, 0, "[join] A K3s cluster: its agent starts the kubelet, so only discovery runs");
             r.phases = 0;
@@ -844,6 +876,7 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
             out->failed_in = steps[i].phase                    ? steps[i].phase
                              : steps[i].run == run_discovery    ? "discovery"
                              : steps[i].run == run_tls_bootstrap ? "tls-bootstrap"
+                             : steps[i].run == run_join_check    ? "check"
                                                                  : "join";
         if (steps[i].bit) /* phase_ms is in bit order */
             out->phase_ms[__builtin_ctz(steps[i].bit)] += kjoin_now_ms() - t;

@@ -1,0 +1,90 @@
+# kjoin join --check (sourced by run.sh): discovery, then what the cluster
+# says of the join, against nginx answering the four reads as an API server
+# would. Nothing on the node changes, whatever the answers.
+
+# check_site NAME VERSION_STATUS NODE_READY CM_STATUS SAR_ALLOWED: a cluster
+# of its own whose API answers so (NODE_READY: none, True or False).
+check_site() {
+  new_cluster "$1" || return 1
+  local node='return 404 '\''{"kind":"Status","reason":"NotFound","code":404}'\'';'
+  [ "$3" = none ] ||
+    node="return 200 '{\"kind\":\"Node\",\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"$3\"}]}}';"
+  local cm='return 200 '\''{"kind":"ConfigMap","data":{"kubelet":"kind: KubeletConfiguration\n"}}'\'';'
+  [ "$4" = 200 ] || cm='return 404 '\''{"kind":"Status","reason":"NotFound","code":404}'\'';'
+  cat >"$C/nginx/extra.conf" <<CONF
+location = /version { default_type application/json; return $2 '{"major":"1","minor":"36","gitVersion":"v1.36.3"}'; }
+location = /api/v1/nodes/checked { default_type application/json; $node }
+location = /api/v1/namespaces/kube-system/configmaps/kubelet-config { default_type application/json; $cm }
+location = /apis/authorization.k8s.io/v1/selfsubjectaccessreviews {
+  default_type application/json; return 201 '{"kind":"SelfSubjectAccessReview","status":{"allowed":$5}}';
+}
+CONF
+  restart_nginx "$C" "$C/server.crt" "$C/server.key"
+}
+
+# check_run RC ARGS...: kjoin join --check for node "checked", and nothing written.
+check_run() {
+  local want=$1; shift
+  kj "$want" join --check --node-name checked $(join_args) --discovery-token-ca-cert-hash "$PIN" "$@" || return 1
+  [ ! -e "$T/kubelet.conf" ] || fail "the check wrote the kubeconfig"
+}
+
+t_check_all_pass_writes_nothing() {
+  check_site check-ok 200 none 200 true || return 1
+  local t0; t0=$(date +%s%N)
+  check_run 0 || return 1
+  local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  err_has "[check] node name checked free: yes" || return 1
+  err_has "[check] The join would succeed: nothing on this node was changed" || return 1
+  # Four reads after discovery; well under the join's two TLS requests' worth of a second.
+  [ "$ms" -lt 3000 ] || fail "the check took $ms ms" || return 1
+  for p in /version /api/v1/nodes/checked configmaps/kubelet-config selfsubjectaccessreviews; do
+    grep -q "$p" "$C/nginx/access.log" || fail "the check never asked $p" || return 1
+  done
+}
+
+t_check_json_names_each_answer() {
+  check_site check-json 200 False 200 true || return 1
+  check_run 0 -o json || return 1
+  jq -e '.check == {tokenValid: true, nodeNameFree: true, kubeletConfig: true, csrAutoApproved: true,
+                    clockWithinCA: true, problems: ""} and .kubeconfig == null' "$OUT" >/dev/null ||
+    fail "unexpected JSON: $(cat "$OUT")"
+}
+
+t_check_ready_node_of_the_name_refused() {
+  check_site check-ready 200 True 200 true || return 1
+  check_run 2 || return 1
+  err_has "a Node named checked is Ready in the cluster already" || return 1
+  err_has "[check] node name checked free: no"
+}
+
+t_check_says_every_problem_at_once() {
+  check_site check-all 200 True 404 false || return 1
+  check_run 2 -o json || return 1
+  jq -e '.error.check.nodeNameFree == false and .error.check.kubeletConfig == false and
+         .error.check.csrAutoApproved == false and .error.check.tokenValid == true and .error.phase == "check"' \
+    "$OUT" >/dev/null || fail "unexpected JSON error: $(cat "$OUT")" || return 1
+  grep -q 'Ready in the cluster already.*no configmap kube-system/kubelet-config.*kubectl certificate approve' "$ERR" ||
+    fail "not every problem in one message: $(cat "$ERR")"
+}
+
+t_check_csr_not_approved_by_the_cluster() {
+  check_site check-csr 200 none 200 false || return 1
+  check_run 6 || return 1
+  err_has "the kubelet's CSR would wait for kubectl certificate approve"
+}
+
+t_check_rejected_token_exit_8() {
+  check_site check-401 401 none 200 true || return 1
+  check_run 8 || return 1
+  err_has "the API server rejects the token (HTTP 401)"
+}
+
+t_check_refuses_what_it_cannot_check() {
+  check_site check-usage 200 none 200 true || return 1
+  check_run 2 --control-plane || return 1
+  err_has "not of a control-plane join" || return 1
+  check_run 2 --dry-run || return 1
+  # Refused before any request.
+  ! grep -q "GET /version" "$C/nginx/access.log" || fail "a refused check asked the cluster"
+}
