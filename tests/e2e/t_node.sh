@@ -565,7 +565,8 @@ node_scenario_systemd() {
   join_err "Starting the kubelet (systemctl restart kubelet)" || rc=1
   jq -e '.node.systemd and .node.kubeletStartCommand == null and .node.nodeRegistered' "$T/join.out" >/dev/null ||
     { fail "json: $(jq -c .node "$T/join.out")"; rc=1; }
-  [ "$(grep -v '^show ' "$T/systemctl.log" 2>/dev/null | tr '\n' ,)" = "stop kubelet,restart kubelet," ] ||
+  # Preflight's Service-Kubelet asks is-enabled, as kubeadm's; then the kubelet is stopped and restarted.
+  [ "$(grep -v '^show ' "$T/systemctl.log" 2>/dev/null | tr '\n' ,)" = "is-enabled kubelet.service,stop kubelet,restart kubelet," ] ||
     { fail "systemctl calls: $(cat "$T/systemctl.log" 2>/dev/null | tr '\n' ,)"; rc=1; }
   PATH=$T/bin:$PATH "$KJOIN" reset -o json >"$T/reset.json" 2>"$T/reset.err" || { fail "reset: $(cat "$T/reset.err")"; rc=1; }
   jq -e '.kubeletStopped and .left == []' "$T/reset.json" >/dev/null || { fail "reset: $(cat "$T/reset.json")"; rc=1; }
