@@ -42,6 +42,8 @@ typedef struct kjoin_release {
                                      * join with) */
     int kubelet_client_admins_until; /* with kubelet_client_admins: the first patch of this minor whose kubeadm
                                      * dropped the group (a cherry-pick: 1.33.12); 0: none did */
+    bool unversioned_kubelet_config; /* 1.24: the kubelet's ConfigMap is kube-system/kubelet-config (before:
+                                     * kubelet-config-1.<minor>) */
 } kjoin_release;
 
 /* The row for release 1.minor (0: the newest; older than the oldest: the

@@ -180,6 +180,15 @@ static bool resuming(const kjoin_node_join *j)
     return same;
 }
 
+/* The kubelet's ConfigMap in kube-system for the cluster's release. */
+static void kubelet_config_map(int minor, char *name, size_t cap)
+{
+    if (kjoin_release_of(minor)->unversioned_kubelet_config)
+        snprintf(name, cap, "kubelet-config");
+    else
+        snprintf(name, cap, "kubelet-config-1.%d", minor);
+}
+
 /* The cluster's side, read with the bootstrap identity: the release, no
  * Ready Node of this name, the kubelet configuration (into j->config_yaml). */
 static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err *err)
@@ -203,12 +212,7 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
     else if (ready)
         return kjoin_err_set(err, KJOIN_E_USAGE, "a Node named %s is Ready in the cluster already: delete it "
                              "(kubectl delete node %s, as an admin) or join under another node name", name, name);
-    /* kubeadm dropped the ConfigMap's version suffix in 1.24. */
-    int m = out->server_minor;
-    if (m && m < 24)
-        snprintf(out->config_map, sizeof(out->config_map), "kubelet-config-1.%d", m);
-    else
-        snprintf(out->config_map, sizeof(out->config_map), "kubelet-config");
+    kubelet_config_map(out->server_minor, out->config_map, sizeof(out->config_map));
     snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/configmaps/%s", out->config_map);
     snprintf(what, sizeof(what), "get configmap kube-system/%s", out->config_map);
     if ((rc = get_json(api, path, what, &cm, err)))
@@ -930,8 +934,10 @@ kjoin_code kjoin_join_check_cluster(kjoin_kubeapi *api, const char *node_name, c
     char path[512], what[600];
     memset(out, 0, sizeof(*out));
     /* The token: the API server authenticates it (401: it does not). */
+    int minor = 0; /* the release, from the same answer */
     if (!(rc = kjoin_kubeapi_request(api, "GET", "/version", NULL, &resp, &e))) {
         out->token_valid = resp.status != 401;
+        minor = resp.status == 200 ? kjoin_kubeapi_version_minor(resp.body, resp.len) : 0;
         kjoin_kubeapi_response_release(&resp);
     }
     if (!out->token_valid)
@@ -950,11 +956,16 @@ kjoin_code kjoin_join_check_cluster(kjoin_kubeapi *api, const char *node_name, c
     json_object_put(node);
     /* The kubelet's configuration kubelet-start writes. */
     json_object *cm = NULL;
-    if ((rc = get_json(api, "/api/v1/namespaces/kube-system/configmaps/kubelet-config",
-                       "get configmap kube-system/kubelet-config", &cm, &e)))
+    char map[64];
+    kubelet_config_map(minor, map, sizeof(map));
+    snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/configmaps/%s", map);
+    snprintf(what, sizeof(what), "get configmap kube-system/%s", map);
+    if ((rc = get_json(api, path, what, &cm, &e)))
         problem(out, rc, &first, e.msg);
-    else if (!(out->kubelet_config = cm != NULL))
-        problem(out, KJOIN_E_API, &first, "the cluster has no configmap kube-system/kubelet-config");
+    else if (!(out->kubelet_config = cm != NULL)) {
+        snprintf(what, sizeof(what), "the cluster has no configmap kube-system/%s", map);
+        problem(out, KJOIN_E_API, &first, what);
+    }
     json_object_put(cm);
     /* The kubelet's CSR approved by the cluster itself: the token may create node client CSRs. */
     static const char review[] = "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectAccessReview\","

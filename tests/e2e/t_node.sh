@@ -276,13 +276,39 @@ node_scenario_ready() {
   join_err 'a Node named e2e-ready is Ready in the cluster already' || return 1
   nothing_written
 }
-t_e2e_node_refuses_a_ready_node_of_its_name() {
-  printf 'apiVersion: v1\nkind: Node\nmetadata: {name: e2e-ready}\n' | kc create -f - >/dev/null || return 1
+# e2e_ready_node NAME: a Node the API server holds Ready, with no kubelet behind it.
+e2e_ready_node() {
+  printf 'apiVersion: v1\nkind: Node\nmetadata: {name: %s}\n' "$1" | kc create -f - >/dev/null || return 1
   local now; now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  kc patch node e2e-ready --subresource=status --type=merge -p "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null 2>&1 ||
-    kc get node e2e-ready -o json | jq --arg t "$now" '.status.conditions = [{type: "Ready", status: "True", reason: "KubeletReady", lastHeartbeatTime: $t, lastTransitionTime: $t}]' |
-      kc replace --raw /api/v1/nodes/e2e-ready/status -f - >/dev/null || return 1
-  on_node node_scenario_ready e2e-ready
+  kc patch node "$1" --subresource=status --type=merge -p "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"KubeletReady\",\"lastHeartbeatTime\":\"$now\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null 2>&1 ||
+    kc get node "$1" -o json | jq --arg t "$now" '.status.conditions = [{type: "Ready", status: "True", reason: "KubeletReady", lastHeartbeatTime: $t, lastTransitionTime: $t}]' |
+      kc replace --raw "/api/v1/nodes/$1/status" -f - >/dev/null
+}
+
+t_e2e_node_refuses_a_ready_node_of_its_name() { e2e_ready_node e2e-ready && on_node node_scenario_ready e2e-ready; }
+
+# kjoin join --check asks this release's API server, and writes nothing
+# (machine_unchanged after every test sees /etc/kubernetes and /var/lib/kubelet).
+t_e2e_node_check_asks_the_real_cluster() {
+  node_setup || return 1
+  local args=("$E2E_ENDPOINT" --discovery-token-ca-cert-hash "$E2E_PIN" --discovery-timeout 20s) t t0 ms
+  t0=$(date +%s%N)
+  kj 0 join --check "${args[@]}" --token abcdef.0123456789abcdef --node-name e2e-check -o json || return 1
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  jq -e '.check == {tokenValid: true, nodeNameFree: true, kubeletConfig: true, csrAutoApproved: true,
+                    clockWithinCA: true, problems: ""}' "$OUT" >/dev/null || fail "check: $(cat "$OUT")" || return 1
+  [ "$ms" -lt 3000 ] || fail "the check took $ms ms" || return 1
+  # A Ready Node of the name.
+  e2e_ready_node e2e-check-ready || return 1
+  kj 2 join --check "${args[@]}" --token abcdef.0123456789abcdef --node-name e2e-check-ready || return 1
+  err_has "a Node named e2e-check-ready is Ready in the cluster already" || return 1
+  # A token outside kubeadm's node group: the cluster approves none of its CSRs and keeps the rest from it.
+  new_token t
+  KJ_STDOUT_SECRET=1 kj 0 token create "$t" --kubeconfig "$E2E_ADMIN" --ttl 10m --groups system:bootstrappers:e2e-check || return 1
+  e2e_wait 20 signed "${t%%.*}" || { fail "the bootstrap signer did not sign ${t%%.*}"; return 1; }
+  kj 6 join --check "${args[@]}" --token "$t" --node-name e2e-check -o json || return 1
+  jq -e '.error.check.tokenValid and (.error.check.csrAutoApproved | not) and (.error.check.kubeletConfig | not)' \
+    "$OUT" >/dev/null || fail "check of a token outside the node group: $(cat "$OUT")"
 }
 
 # Bad input, each with its check's name and exit code, and nothing written.

@@ -2,8 +2,9 @@
 # says of the join, against nginx answering the four reads as an API server
 # would. Nothing on the node changes, whatever the answers.
 
-# check_site NAME VERSION_STATUS NODE_READY CM_STATUS SAR_ALLOWED: a cluster
-# of its own whose API answers so (NODE_READY: none, True or False).
+# check_site NAME VERSION_STATUS NODE_READY CM_STATUS SAR_ALLOWED [MINOR]: a
+# cluster of its own whose API answers so (NODE_READY: none, True or False),
+# of release 1.MINOR (36).
 check_site() {
   new_cluster "$1" || return 1
   local node='return 404 '\''{"kind":"Status","reason":"NotFound","code":404}'\'';'
@@ -12,7 +13,7 @@ check_site() {
   local cm='return 200 '\''{"kind":"ConfigMap","data":{"kubelet":"kind: KubeletConfiguration\n"}}'\'';'
   [ "$4" = 200 ] || cm='return 404 '\''{"kind":"Status","reason":"NotFound","code":404}'\'';'
   cat >"$C/nginx/extra.conf" <<CONF
-location = /version { default_type application/json; return $2 '{"major":"1","minor":"36","gitVersion":"v1.36.3"}'; }
+location = /version { default_type application/json; return $2 '{"major":"1","minor":"${6:-36}","gitVersion":"v1.${6:-36}.3"}'; }
 location = /api/v1/nodes/checked { default_type application/json; $node }
 location = /api/v1/namespaces/kube-system/configmaps/kubelet-config { default_type application/json; $cm }
 location = /apis/authorization.k8s.io/v1/selfsubjectaccessreviews {
@@ -86,5 +87,12 @@ t_check_refuses_what_it_cannot_check() {
   err_has "not of a control-plane join" || return 1
   check_run 2 --dry-run || return 1
   # Refused before any request.
-  ! grep -q "GET /version" "$C/nginx/access.log" || fail "a refused check asked the cluster"
+  ! grep -q . "$C/nginx/access.log" || fail "a refused check asked the cluster: $(cat "$C/nginx/access.log")"
+}
+
+t_check_asks_the_release_s_own_configmap() {
+  check_site check-120 200 none 200 true 20 || return 1
+  check_run 6 || return 1
+  err_has "kube-system/kubelet-config-1.20" || return 1
+  grep -q "configmaps/kubelet-config-1.20$" "$C/nginx/access.log" || fail "1.20's ConfigMap was not asked"
 }

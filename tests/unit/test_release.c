@@ -12,7 +12,7 @@ static void test_boundaries(void **state)
     (void)state;
     static const struct {
         int minor;
-        bool basic, whole, role, runtime, client_first, admins, learner, kubelet_admins, local;
+        bool basic, whole, role /* and the unversioned kubelet ConfigMap, both 1.24 */, runtime, client_first, admins, learner, kubelet_admins, local;
         kjoin_gate_stage gate;
         int manifests;
     } want[] = {
@@ -43,7 +43,7 @@ static void test_boundaries(void **state)
             r->csr_usages_client_first != want[i].client_first || r->cluster_admins_group != want[i].admins ||
             r->etcd_learner != want[i].learner || r->kubelet_client_admins != want[i].kubelet_admins ||
             r->kubelet_local_mode != want[i].local || r->node_local_cri_socket != want[i].gate ||
-            r->manifests != want[i].manifests)
+            r->manifests != want[i].manifests || r->unversioned_kubelet_config != want[i].role)
             fail_msg("release 1.%d: the row since 1.%d is not the rules of that release", want[i].minor, r->since);
     }
     /* The flags file's pause image: kubeadm 1.21 (every runtime) to 1.34, each release's PauseVersion. */
