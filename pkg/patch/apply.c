@@ -41,15 +41,96 @@ static const char *merge_key(const char *field)
     return NULL;
 }
 
+static kjoin_code merge_items(json_object **target, json_object *patch, const char *key, json_object *patch_keys,
+                              kjoin_err *err);
+
+/* Where the item with key value kv is in keys (values of one key), or -1. */
+static int key_index(json_object *keys, json_object *kv)
+{
+    for (size_t i = 0; kv && i < json_object_array_length(keys); i++)
+        if (json_object_equal(json_object_array_get_idx(keys, i), kv))
+            return (int)i;
+    return -1;
+}
+
+static json_object *key_of(json_object *item, const char *key)
+{
+    json_object *kv = NULL;
+    return json_object_object_get_ex(item, key, &kv) ? kv : NULL;
+}
+
+/* The merged list in apimachinery's order (its mergeSlice then
+ * normalizeElementOrder): the patch's items in the patch's order, the
+ * others in the target's; an item of the target goes before a patch item
+ * the target had after it, and a patch item the target did not have goes
+ * where the patch has it, before the target's items not yet placed. */
+static json_object *order_as_apimachinery(json_object *merged, json_object *original_keys, json_object *patch_keys,
+                                          const char *key)
+{
+    json_object *out = json_object_new_array();
+    size_t n = json_object_array_length(merged), n_patch = json_object_array_length(patch_keys);
+    json_object **server = calloc(n + 1, sizeof(*server)), **patched = calloc(n + 1, sizeof(*patched));
+    size_t ns = 0, np = 0;
+    if (!out || !server || !patched) {
+        json_object_put(out);
+        free(server);
+        free(patched);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_object *item = json_object_array_get_idx(merged, i);
+        if (key_index(patch_keys, key_of(item, key)) < 0)
+            server[ns++] = item;
+    }
+    for (size_t p = 0; p < n_patch; p++) /* in the patch's order */
+        for (size_t i = 0; i < n; i++) {
+            json_object *item = json_object_array_get_idx(merged, i);
+            if (key_index(patch_keys, key_of(item, key)) == (int)p)
+                patched[np++] = item;
+        }
+    for (size_t i = 0, j = 0; i < ns || j < np;) {
+        int li = i < ns ? key_index(original_keys, key_of(server[i], key)) : -1;
+        int ri = j < np ? key_index(original_keys, key_of(patched[j], key)) : -1;
+        bool server_first = j >= np || (i < ns && li >= 0 && ri >= 0 && li < ri);
+        json_object_array_add(out, json_object_get(server_first ? server[i++] : patched[j++]));
+    }
+    free(server);
+    free(patched);
+    return out;
+}
+
 /* A strategic merge of a keyed list: each patch item merged into the
- * target's item with the same key (appended when there is none; removed
- * with "$patch: delete"). */
+ * target's item with the same key (added when there is none; removed with
+ * "$patch: delete"), then ordered as apimachinery orders it. */
 static kjoin_code merge_list(json_object **target, json_object *patch, const char *key, kjoin_err *err)
 {
     if (!json_object_is_type(*target, json_type_array)) {
         json_object_put(*target);
         *target = json_object_new_array();
     }
+    json_object *original_keys = json_object_new_array(), *patch_keys = json_object_new_array();
+    for (size_t k = 0; original_keys && k < json_object_array_length(*target); k++)
+        json_object_array_add(original_keys, json_object_get(key_of(json_object_array_get_idx(*target, k), key)));
+    kjoin_code rc = original_keys && patch_keys ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    if (!rc)
+        rc = merge_items(target, patch, key, patch_keys, err);
+    json_object *ordered = rc ? NULL : order_as_apimachinery(*target, original_keys, patch_keys, key);
+    if (!rc && !ordered)
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    if (!rc) {
+        json_object_put(*target);
+        *target = ordered;
+    }
+    json_object_put(original_keys);
+    json_object_put(patch_keys);
+    return rc;
+}
+
+/* Each patch item merged into the target's item of its key; the keys of
+ * the items that stay, into patch_keys in the patch's order. */
+static kjoin_code merge_items(json_object **target, json_object *patch, const char *key, json_object *patch_keys,
+                              kjoin_err *err)
+{
     for (size_t i = 0; i < json_object_array_length(patch); i++) {
         json_object *item = json_object_array_get_idx(patch, i), *kv = NULL;
         if (!json_object_is_type(item, json_type_object) || !json_object_object_get_ex(item, key, &kv))
@@ -77,6 +158,8 @@ static kjoin_code merge_list(json_object **target, json_object *patch, const cha
         } else {
             json_object_array_add(*target, child);
         }
+        if (!gone && key_index(patch_keys, kv) < 0)
+            json_object_array_add(patch_keys, json_object_get(kv));
     }
     return KJOIN_OK;
 }

@@ -185,9 +185,9 @@ cp_kubeadm_prepare() {
   local p
   [ -s "$T/join.yaml" ] || cp_join_yaml
   for p in ${CP_STEPS:-download-certs certs kubeconfig control-plane}; do
-    # (kubeadm before 1.22 takes patches only by its flag: its v1beta2 has no patches field.)
+    # (kubeadm before 1.22 takes patches only by its flag, on the control-plane step: v1beta2 has no patches field.)
     "${CP_KUBEADM:-$KBIN/kubeadm}" join phase control-plane-prepare $p --config "$T/join.yaml" \
-      ${CP_PATCHES:+$([ "$E2E_MINOR" -ge 22 ] || echo --experimental-patches "$CP_PATCHES")} >>"$T/kubeadm.out" 2>&1 ||
+      ${CP_PATCHES:+$([ "$E2E_MINOR" -ge 22 ] || [ "$p" != control-plane ] || echo --experimental-patches "$CP_PATCHES")} >>"$T/kubeadm.out" 2>&1 ||
       { echo 1 >"$T/kubeadm.rc"; return; }
   done
   echo 0 >"$T/kubeadm.rc"

@@ -230,14 +230,36 @@ static void test_pod_strategic(void **state)
     assert_int_equal(applied, 0); /* another target's patch */
     assert_int_equal(kjoin_patches_apply(&set, "kube-apiserver", &doc, &applied, &err), KJOIN_OK);
     assert_int_equal(applied, 1);
+    /* apimachinery's StrategicMergePatch (v0.37.2) gives this byte for byte, keys aside: a new item goes first. */
     same_json(json_object_to_json_string(doc),
               "{\"spec\":{\"containers\":[{\"name\":\"kube-apiserver\",\"command\":[\"c\"],"
-              "\"env\":[{\"name\":\"B\",\"value\":\"2\"},{\"name\":\"C\",\"value\":\"3\"}],"
+              "\"env\":[{\"name\":\"C\",\"value\":\"3\"},{\"name\":\"B\",\"value\":\"2\"}],"
               "\"resources\":{\"requests\":{\"cpu\":\"250m\",\"memory\":\"1Gi\"}},"
-              "\"volumeMounts\":[{\"mountPath\":\"/x\",\"name\":\"x\"},{\"mountPath\":\"/audit\",\"name\":\"audit\"}]}],"
-              "\"volumes\":[{\"name\":\"x\",\"hostPath\":{\"path\":\"/x\"}},"
-              "{\"name\":\"audit\",\"hostPath\":{\"path\":\"/var/log/audit\"}}]}}", 0);
+              "\"volumeMounts\":[{\"mountPath\":\"/audit\",\"name\":\"audit\"},{\"mountPath\":\"/x\",\"name\":\"x\"}]}],"
+              "\"volumes\":[{\"name\":\"audit\",\"hostPath\":{\"path\":\"/var/log/audit\"}},"
+              "{\"name\":\"x\",\"hostPath\":{\"path\":\"/x\"}}]}}", 0);
     json_object_put(doc);
+    /* The order of a merged list, each case as apimachinery orders it. */
+    static const char *const orders[][3] = {
+        {"[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]", "[{\"name\":\"c\",\"x\":1},{\"name\":\"x\"},{\"name\":\"a\",\"x\":2}]",
+         "[{\"name\":\"b\"},{\"name\":\"c\",\"x\":1},{\"name\":\"x\"},{\"name\":\"a\",\"x\":2}]"},
+        {"[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]", "[{\"name\":\"b\",\"x\":1},{\"name\":\"y\"}]",
+         "[{\"name\":\"a\"},{\"name\":\"b\",\"x\":1},{\"name\":\"y\"},{\"name\":\"c\"}]"},
+        {"[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]", "[{\"name\":\"b\",\"$patch\":\"delete\"},{\"name\":\"z\"}]",
+         "[{\"name\":\"z\"},{\"name\":\"a\"},{\"name\":\"c\"}]"},
+    };
+    for (size_t i = 0; i < TU_LEN(orders); i++) {
+        char text[400];
+        json_object_put(set.items[0].patch);
+        snprintf(text, sizeof(text), "{\"spec\":{\"volumes\":%s}}", orders[i][1]);
+        set.items[0].patch = json_tokener_parse(text);
+        snprintf(text, sizeof(text), "{\"spec\":{\"volumes\":%s}}", orders[i][0]);
+        doc = json_tokener_parse(text);
+        assert_int_equal(kjoin_patches_apply(&set, "kube-apiserver", &doc, NULL, &err), KJOIN_OK);
+        snprintf(text, sizeof(text), "{\"spec\":{\"volumes\":%s}}", orders[i][2]);
+        same_json(json_object_to_json_string(doc), text, i);
+        json_object_put(doc);
+    }
     /* An item of a keyed list without its key: refused, named by its file. */
     json_object_put(set.items[0].patch);
     set.items[0].patch = json_tokener_parse("{\"spec\":{\"containers\":[{\"image\":\"x\"}]}}");
