@@ -24,7 +24,8 @@ typedef enum kjoin_flavor {
 
 #define KJOIN_JOIN_DEFAULT_OUT "/etc/kubernetes/bootstrap-kubelet.conf"
 #define KJOIN_JOIN_DEFAULT_TIMEOUT_MS (5 * 60 * 1000)
-/* A check of the join answers at once or not at all: a token not yet signed is not waited for long. */
+/* A check of the join waits this long at most (a shorter timeout wins): a token not yet signed is not
+ * waited for as a join waits. */
 #define KJOIN_JOIN_CHECK_TIMEOUT_MS (10 * 1000)
 
 /* Everything a join is told. Strings are borrowed; NULL means not given.

@@ -804,9 +804,10 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
     join_run r = {.spec = spec, .out = out, .start = kjoin_now_ms()};
     kjoin_code rc;
     memset(out, 0, sizeof(*out));
-    r.deadline = r.start + (j->timeout_ms > 0 ? j->timeout_ms
-                            : spec->check   ? KJOIN_JOIN_CHECK_TIMEOUT_MS
-                                            : KJOIN_JOIN_DEFAULT_TIMEOUT_MS);
+    int64_t timeout = j->timeout_ms > 0 ? j->timeout_ms : KJOIN_JOIN_DEFAULT_TIMEOUT_MS;
+    if (spec->check && timeout > KJOIN_JOIN_CHECK_TIMEOUT_MS)
+        timeout = KJOIN_JOIN_CHECK_TIMEOUT_MS; /* a check answers now or says why not */
+    r.deadline = r.start + timeout;
     kjoin_node_file_path(&spec->node.paths, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, out->kubeconfig_path,
                          sizeof(out->kubeconfig_path));
     if ((rc = phases_of(spec, &r.phases, err)))

@@ -96,3 +96,12 @@ t_check_asks_the_release_s_own_configmap() {
   err_has "kube-system/kubelet-config-1.20" || return 1
   grep -q "configmaps/kubelet-config-1.20$" "$C/nginx/access.log" || fail "1.20's ConfigMap was not asked"
 }
+
+t_check_waits_ten_seconds_at_most() {
+  local port t0 s; port=$("$TOOLS/freeport")
+  t0=$(date +%s)
+  kj 3 join --check "127.0.0.1:$port" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --discovery-timeout 1m || return 1
+  s=$(( $(date +%s) - t0 ))
+  err_has "discovery timed out after 10s" || return 1
+  [ "$s" -le 14 ] || fail "the check waited $s s"
+}

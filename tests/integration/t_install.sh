@@ -108,7 +108,8 @@ t_docs_cloud_init_examples_are_valid() {
 import re, sys
 out, n = sys.argv[1], 0
 for path in sys.argv[2:]:
-    for block in re.findall(r"```yaml\n(#cloud-config\n.*?)```", open(path).read(), re.S):
+    # a jinja template's header line is cloud-init's, before the document it renders
+    for block in re.findall(r"```yaml\n(?:## template: jinja\n)?(#cloud-config\n.*?)```", open(path).read(), re.S):
         n += 1
         open("%s/cloud-%02d.yaml" % (out, n), "w").write(block)
 

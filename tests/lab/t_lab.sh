@@ -34,17 +34,20 @@ t_lab_cloud_init_joins_a_booted_node() {
   return $rc
 }
 
-# A #cloud-config of docs/join.md (the first holding PATTERN), with this
+# A #cloud-config of docs/join.md (the first holding PATTERN; a jinja header kept), with this
 # cluster's endpoint and pin, and kjoin installed first from its .deb.
 lab_doc_user_data() {
   python3 - "$REPO/docs/join.md" "$1" "$E2E_ENDPOINT" "$E2E_PIN" <<'PY'
 import re, sys
 text, pattern, endpoint, pin = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3], sys.argv[4]
-for block in re.findall(r"```yaml\n(#cloud-config\n.*?)```", text, re.S):
+for block in re.findall(r"```yaml\n((?:## template: jinja\n)?#cloud-config\n.*?)```", text, re.S):
     if pattern in block:
         block = re.sub(r'"10\.0\.0\.10:6443"', '"%s"' % endpoint, block)
+        block = re.sub(r'(apiServerEndpoint: )10\.0\.0\.10:6443', r'\g<1>%s' % endpoint, block)
         block = re.sub(r'sha256:[0-9a-f]{64}', pin, block)
-        block = block.replace("runcmd:\n", 'runcmd:\n- [sh, -c, "apt-get install -y -q /opt/kjoin/*.deb >/var/log/kjoin-install.log 2>&1"]\n', 1)
+        # kjoin installed first, in the runcmd list's own indentation
+        indent = re.search(r"runcmd:\n( *)-", block).group(1)
+        block = block.replace("runcmd:\n", 'runcmd:\n%s- [sh, -c, "apt-get install -y -q /opt/kjoin/*.deb >/var/log/kjoin-install.log 2>&1"]\n' % indent, 1)
         print(block, end="")
         sys.exit(0)
 sys.exit(1)
@@ -245,6 +248,27 @@ runcmd:
     { fail "the kubelet's own error is not named: $(tail -2 "$T/join.err")"; rc=1; }
   lab_exec "$n" kjoin reset -o json >"$T/reset.json" 2>"$T/reset.err" && jq -e '.joined and .kubeletStopped' "$T/reset.json" >/dev/null ||
     { fail "reset: $(cat "$T/reset.json" "$T/reset.err")"; rc=1; }
+  lab_stop "$n"
+  kc delete node "$n" >/dev/null 2>&1
+  return $rc
+}
+
+# Cluster API's kubeadm bootstrap provider's worker user data, as docs/join.md
+# shows it (CABPK's own rendering, kjoin in place of kubeadm): cloud-init
+# renders its jinja node name, kjoin reads the JoinConfiguration CABPK
+# writes, and the sentinel file CAPI waits for is there.
+t_lab_cluster_api_bootstrap_data_joins() {
+  local user_data n=lab-capi rc=0
+  user_data=$(lab_doc_user_data "bootstrap-success.complete") || { fail "no Cluster API user data in docs/join.md"; return 1; }
+  grep -q "apiServerEndpoint: $E2E_ENDPOINT" <<<"$user_data" || { fail "the endpoint was not the lab's: $user_data"; return 1; }
+  lab_seed "$T/seed" "$n" "$user_data"
+  lab_boot "$n" "$LAB_NET.61" "$T/seed"
+  lab_wait_booted "$n" 90 || { fail "the node did not boot: $(tail -5 "$LAB_DIR/$n/console.log")"; rc=1; }
+  lab_registered "$n" 180 ||
+    { fail "the Node never registered: $(lab_exec "$n" tail -n 12 /var/log/cloud-init-output.log 2>&1)"; rc=1; }
+  lab_joined "$n" || rc=1
+  e2e_wait 30 lab_exec "$n" grep -qx success /run/cluster-api/bootstrap-success.complete ||
+    { fail "no sentinel file: $(lab_exec "$n" tail -n 5 /var/log/cloud-init-output.log 2>&1)"; rc=1; }
   lab_stop "$n"
   kc delete node "$n" >/dev/null 2>&1
   return $rc
