@@ -289,16 +289,28 @@ typedef struct log_ctx {
     long verbosity;
     const cli_field *names;
     size_t n_names;
+    json_object *events; /* -o json: the step lines, kept for the result */
+    int64_t t0;
 } log_ctx;
+
+/* At most this many events in -o json's result (the first ones: how the join went). */
+#define EVENTS_MAX 400
 
 static void log_line(void *ctx, int level, const char *line)
 {
     const log_ctx *l = ctx;
     char named[KJOIN_ERR_MSG_MAX * 2];
-    if (level > l->verbosity)
+    if (level > l->verbosity && !(l->events && level <= 0))
         return;
     cli_name_fields(named, sizeof(named), line, l->names, l->n_names);
-    cli_out(stderr, "%s\n", named);
+    if (l->events && level <= 0 && json_object_array_length(l->events) < EVENTS_MAX) {
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "ms", json_object_new_int64(kjoin_now_ms() - l->t0));
+        json_object_object_add(e, "message", json_object_new_string(named));
+        json_object_array_add(l->events, e);
+    }
+    if (level <= l->verbosity)
+        cli_out(stderr, "%s\n", named);
 }
 
 /* The specification from a JoinConfiguration; only output flags may go
@@ -452,7 +464,8 @@ static void print_check(const kjoin_phases_outcome *w)
             verdict[c->csr_auto_approved], verdict[c->clock_ok]);
 }
 
-static void print_result(const kjoin_phases_spec *s, const kjoin_phases_outcome *w, const char *join_id)
+static void print_result(const kjoin_phases_spec *s, const kjoin_phases_outcome *w, const char *join_id,
+                         json_object *events)
 {
     const kjoin_join_outcome *o = &w->join;
     const kjoin_join_result *r = &o->result;
@@ -526,6 +539,7 @@ static void print_result(const kjoin_phases_spec *s, const kjoin_phases_outcome 
         json_object_object_add(root, "tlsBootstrap", cli_bootstrap_json(&s->bootstrap, &w->tls));
     if (w->checked)
         json_object_object_add(root, "check", check_json(&w->check));
+    json_object_object_add(root, "events", json_object_get(events));
     cli_print_json(root);
 }
 
@@ -549,9 +563,11 @@ static void print_planned(const kjoin_planned_files *plan)
 /* What -o json's error adds for a join: the join ID, where it failed, the
  * failed preflight checks (a reason of their own), what a control-plane
  * join took back. */
-static json_object *error_json(const kjoin_phases_outcome *o, const char *join_id, kjoin_code rc)
+static json_object *error_json(const kjoin_phases_outcome *o, const char *join_id, kjoin_code rc, json_object *events)
 {
     json_object *e = json_object_new_object(), *checks = json_object_new_array();
+    if (events)
+        json_object_object_add(e, "events", json_object_get(events));
     if (*join_id) /* none yet when the flags were refused */
         json_object_object_add(e, "joinID", json_object_new_string(join_id));
     if (o->failed_in)
@@ -720,6 +736,9 @@ int cmd_join(int argc, char **argv)
     w->join.log = log_line;
     w->join.log_ctx = &logs;
     logs.verbosity = a.verbosity;
+    logs.t0 = kjoin_now_ms();
+    if (a.format == CLI_JSON) /* the step lines, in the result too (stderr may be lost, as under cloud-init) */
+        logs.events = json_object_new_array();
     if (!rc && !a.w.tls_bootstrap && a.bootstrap_flag)
         rc = kjoin_err_set(&err, KJOIN_E_USAGE, "--%s is for the TLS bootstrap: add --tls-bootstrap", a.bootstrap_flag);
     if (!rc && (rc = kjoin_join_phases(w, &outcome, &err)) && outcome.discovered && w->tls_bootstrap &&
@@ -732,8 +751,9 @@ int cmd_join(int argc, char **argv)
     if (!rc && outcome.checked && a.format == CLI_TEXT && a.verbosity >= 0)
         cli_out(stderr, "[check] The join would succeed: nothing on this node was changed\n");
     if (!rc && a.format == CLI_JSON)
-        print_result(w, &outcome, join_id);
-    json_object *extra = rc ? error_json(&outcome, join_id, rc) : NULL;
+        print_result(w, &outcome, join_id, logs.events);
+    json_object *extra = rc ? error_json(&outcome, join_id, rc, logs.events) : NULL;
+    json_object_put(logs.events);
     kjoin_phases_outcome_release(&outcome);
     kjoin_join_config_release(&cfg);
     join_args_release(&a);

@@ -37,6 +37,20 @@ t_json_output() {
     (.joinID | test("^[0-9a-f-]{36}$"))' "$OUT" >/dev/null || fail "unexpected JSON: $(cat "$OUT")"
 }
 
+# -o json keeps the step lines in the result too (under cloud-init stderr may be lost), -q or not,
+# and in the error object of a failed join.
+t_json_output_has_the_steps_as_events() {
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" -o json -q || return 1
+  [ ! -s "$ERR" ] || fail "-q printed: $(cat "$ERR")" || return 1
+  jq -e '(.events | length) >= 4 and (.events | map(.ms | type == "number") | all) and
+         (.events | map(.message) | any(startswith("[discovery] Trusting CA")))' "$OUT" >/dev/null ||
+    fail "events: $(jq -c .events "$OUT")" || return 1
+  kj 4 join --skip-phases preflight,kubelet-start $(join_args) -o json \
+    --discovery-token-ca-cert-hash sha256:0000000000000000000000000000000000000000000000000000000000000000 || return 1
+  jq -e '.error.events | map(.message) | any(startswith("[discovery] Requesting cluster-info"))' "$OUT" >/dev/null ||
+    fail "error events: $(cat "$OUT")"
+}
+
 t_audit_id_is_the_join_id() {
   new_cluster audit || return 1
   kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" -o json || return 1
