@@ -323,8 +323,25 @@ P
 t_e2e_controlplane_certs_as_kubeadm() {
   local rc=0
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" && cp_cluster_names && cp_certs_compare || rc=1
+  # kubeadm's own certificate tool reads kjoin's node as it reads kubeadm's: the same rows (each
+  # certificate and kubeconfig, its CA, externally managed or not), none missing that kubeadm's has.
+  local ours theirs
+  NODE_NS=kjoin in_node cp_check_expiration && ours=$(cat "$T/expiration.rows")
+  NODE_NS=kubeadm in_node cp_check_expiration && theirs=$(cat "$T/expiration.rows")
+  [ -n "$ours" ] && [ "$ours" = "$theirs" ] ||
+    { fail "kubeadm certs check-expiration on kjoin's node: $(diff <(echo "$theirs") <(echo "$ours") | tr '\n' ' ')"; rc=1; }
+  grep -q "^apiserver-kubelet-client " <<<"$ours" || { fail "check-expiration listed no leaf: $ours"; rc=1; }
   cp_cluster_names restore || rc=1
   return $rc
+}
+
+# cp_check_expiration (in a node): kubeadm certs check-expiration's rows
+# (name, CA or residual time, externally managed), and its exit code.
+cp_check_expiration() {
+  "$KBIN/kubeadm" certs check-expiration >"$T/expiration.out" 2>&1
+  local rc=$?
+  awk 'NF >= 3 && $1 !~ /^(CERTIFICATE|\[|[IWEF][0-9][0-9][0-9][0-9]$)/ {print $1, $(NF-1), $NF}' "$T/expiration.out" >"$T/expiration.rows"
+  echo "exit $rc" >>"$T/expiration.rows"
 }
 cp_certs_compare() {
   local rc=0 leaf api
