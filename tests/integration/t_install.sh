@@ -138,7 +138,11 @@ t_debian_packages_install_work_and_remove() {
   # (a join inside apt, or a node's certificate rotated at once by an install or an upgrade).
   dpkg-deb -e "$(ls "$p"/kjoin_*_*.deb | head -1)" "$T/control" || return 1
   grep -q "deb-systemd-helper enable" "$T/control/postinst" || fail "the units are not enabled" || return 1
-  ! grep -E "deb-systemd-invoke (start|restart|try-restart)|systemctl .*(start|restart)" "$T/control/postinst" "$T/control/prerm" 2>/dev/null ||
+  # ...and systemd re-reads its units, so a join's restart of the kubelet runs under 10-kjoin.conf.
+  grep -q "systemctl --system daemon-reload" "$T/control/postinst" || fail "the install does not reload systemd" || return 1
+  # (Read through cat: the package may have no prerm, and grep's exit 2 for it would hide a match.)
+  ! cat "$T/control/postinst" "$T/control/prerm" 2>/dev/null | grep -vE '^\s*#' |
+    grep -E "deb-systemd-invoke (start|restart|try-restart)|systemctl .*(start|restart)" ||
     fail "the package starts or restarts a unit: $(grep -E 'invoke|systemctl' "$T/control/postinst" | head -3)" || return 1
   local had=""; [ -e /usr/bin/kjoin ] && had=1
   mkdir -p "$T/tmp"; cp "$p"/kjoin_*_*.deb "$p"/libkjoin0_*_*.deb "$p"/libkjoin-dev_*_*.deb "$REPO/testdata/library/join.c" "$T/tmp/"
