@@ -971,17 +971,18 @@ kjoin_code kjoin_join_check_cluster(kjoin_kubeapi *api, const char *node_name, c
     static const char review[] = "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectAccessReview\","
                                  "\"spec\":{\"resourceAttributes\":{\"group\":\"certificates.k8s.io\",\"resource\":"
                                  "\"certificatesigningrequests\",\"subresource\":\"nodeclient\",\"verb\":\"create\"}}}";
+    /* (resp is filled only when the request was made: released only then) */
     if (!(rc = kjoin_kubeapi_request(api, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review,
-                                     &resp, &e)) &&
-        !(rc = kjoin_kubeapi_check(&resp, "create a selfsubjectaccessreview", &e))) {
-        json_object *o = json_tokener_parse(resp.body), *status, *allowed;
-        out->csr_auto_approved = o && json_object_object_get_ex(o, "status", &status) &&
-                                 json_object_object_get_ex(status, "allowed", &allowed) &&
-                                 json_object_get_boolean(allowed);
-        json_object_put(o);
-    }
-    if (!rc || resp.status)
+                                     &resp, &e))) {
+        if (!(rc = kjoin_kubeapi_check(&resp, "create a selfsubjectaccessreview", &e))) {
+            json_object *o = json_tokener_parse(resp.body), *status, *allowed;
+            out->csr_auto_approved = o && json_object_object_get_ex(o, "status", &status) &&
+                                     json_object_object_get_ex(status, "allowed", &allowed) &&
+                                     json_object_get_boolean(allowed);
+            json_object_put(o);
+        }
         kjoin_kubeapi_response_release(&resp);
+    }
     if (rc)
         problem(out, rc, &first, e.msg);
     else if (!out->csr_auto_approved)
