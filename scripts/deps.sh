@@ -60,10 +60,13 @@ if [ "$what" = test ]; then
     bash "$here/kube-build-release.sh" "$v" kubeadm >/dev/null
   done
 fi
-# The node lab's image (a Debian root with systemd, containerd, cloud-init),
-# once per machine, shared by both releases.
+# The node lab's images (a Debian root with systemd, containerd, cloud-init;
+# and a stock one with cloud-init alone), once per machine, shared by both
+# releases.
 if [ "$what" = test ]; then
   log=$(mktemp)
-  progress "deps: the node lab's image" "$log" bash "$here/lab-image.sh" || { tail -5 "$log" >&2; exit 1; }
+  for flavor in node stock; do
+    progress "deps: the node lab's $flavor image" "$log" bash "$here/lab-image.sh" "$flavor" || { tail -5 "$log" >&2; exit 1; }
+  done
   rm -f "$log"
 fi

@@ -29,9 +29,12 @@ lab_cgroups() { ls -d /sys/fs/cgroup/*/kjlab-"$1" 2>/dev/null; }
 # to $LAB_DIR/NAME/console.log. With LAB_KEEP=1 the node is not volatile:
 # what it changes stays in $LAB_DIR/NAME/keep (an overlay on the image), so
 # booting NAME again is a reboot, not a first boot. LAB_HOSTS: more lines
-# for the node's /etc/hosts.
+# for the node's /etc/hosts. With LAB_STOCK=1 the node boots the stock image
+# ($LAB_STOCK_IMAGE) with nothing bound in: its cloud-config installs it all.
 lab_boot() {
-  local name=$1 ip=$2 seed=$3 d=$LAB_DIR/$1; shift 3
+  local name=$1 ip=$2 seed=$3 d=$LAB_DIR/$1 image=$LAB_IMAGE binds; shift 3
+  binds=(--bind-ro="$KBIN/kubelet:/usr/bin/kubelet" --bind-ro="$LAB_DEBS:/opt/kjoin")
+  [ "${LAB_STOCK:-0}" = 1 ] && { image=$LAB_STOCK_IMAGE; binds=(); }
   mkdir -p "$d"
   if [ "${LAB_KEEP:-0}" = 1 ]; then
     mkdir -p "$d/keep/upper" "$d/keep/work" "$d/keep/root" && chmod 0755 "$d/keep/upper" || return 1
@@ -40,7 +43,7 @@ lab_boot() {
   printf '127.0.0.1 localhost\n%s %s\n%s lab-control-plane\n%s' "$ip" "$name" "$LAB_HOST" "${LAB_HOSTS:-}" >"$d/hosts"
   LAB_NODES+=("$name")
   # The launching shell moves into the node's own cgroups; nspawn keeps that unit.
-  NAME=$name IMAGE=$LAB_IMAGE BRIDGE=$LAB_BRIDGE KUBELET=$KBIN/kubelet DEBS=$LAB_DEBS SEED=$seed D=$d \
+  NAME=$name IMAGE=$image BRIDGE=$LAB_BRIDGE SEED=$seed D=$d \
     KEEP=${LAB_KEEP:-0} unshare --mount --propagation private bash -c '
     set -e
     mount -t tmpfs tmpfs /run/systemd 2>/dev/null || { mkdir -p /run/systemd; mount -t tmpfs tmpfs /run/systemd; }
@@ -63,10 +66,9 @@ lab_boot() {
     exec systemd-nspawn --quiet --boot --register=no --keep-unit --machine "$NAME" --hostname "$NAME" \
       "${root[@]}" --network-bridge "$BRIDGE" \
       --capability=all --system-call-filter=@keyring \
-      --bind-ro="$KUBELET:/usr/bin/kubelet" --bind-ro="$DEBS:/opt/kjoin" \
       --bind-ro="$SEED:/var/lib/cloud/seed/nocloud" \
       --bind-ro="$D/host0.network:/etc/systemd/network/10-host0.network" --bind-ro="$D/hosts:/etc/hosts" "$@"
-  ' lab "$name" "$@" </dev/null >"$d/console.log" 2>&1 &
+  ' lab "$name" "${binds[@]}" "$@" </dev/null >"$d/console.log" 2>&1 &
   echo $! >"$d/nspawn.pid"
 }
 

@@ -9,6 +9,7 @@ source "$here/../integration/lib.sh"   # KJOIN, TOOLS
 source "$here/../lib/harness.sh"
 source "$here/../e2e/cluster.sh"
 source "$here/lab.sh"
+source "$here/mirror.sh"
 e2e_bins || { echo "lab: no control plane binaries (run 'make deps')" >&2; exit 1; }
 REPO=$(cd "$here/../.." && pwd)
 
@@ -19,10 +20,12 @@ NAME=${E2E_NAME:-lab-$E2E_VERSION}
 cleanup() {
   local rc=$?
   lab_down
+  lab_mirror_down
   # Nothing of the lab stays: no node, cgroup or bridge.
   local left p
   left=$(ls -d /sys/fs/cgroup/*/kjlab-* 2>/dev/null; ip -br link show "$LAB_BRIDGE" 2>/dev/null)
   for p in "$LAB_DIR"/*/nspawn.pid; do [ -f "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null && left+=" nspawn $(cat "$p")"; done
+  pgrep -f "$ROOT/mirror" >/dev/null && left+=" the mirror's nginx or gpg-agent"
   [ -z "$left" ] || { echo "lab: left behind: $left" >&2; rc=1; }
   if [ "$rc" -ne 0 ] && [ -n "${E2E_DIR:-}" ]; then
     local keep; keep=$(e2e_keep_logs "$NAME")
@@ -38,6 +41,7 @@ trap 'exit 130' INT TERM
 
 
 LAB_IMAGE=$(bash "$REPO/scripts/lab-image.sh") || { echo "lab: no node image" >&2; exit 1; }
+LAB_STOCK_IMAGE=$(bash "$REPO/scripts/lab-image.sh" stock) || { echo "lab: no stock image" >&2; exit 1; }
 # kjoin as a user installs it: the packages make deb builds.
 LAB_DEBS=$ROOT/debs
 mkdir -p "$LAB_DEBS"

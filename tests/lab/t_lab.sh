@@ -35,11 +35,12 @@ t_lab_cloud_init_joins_a_booted_node() {
 }
 
 # A #cloud-config of docs/join.md (the first holding PATTERN; a jinja header kept), with this
-# cluster's endpoint and pin, and kjoin installed first from its .deb.
+# cluster's endpoint and pin, and kjoin installed first from its .deb (with a second argument
+# "as-is": the block installs what it needs itself).
 lab_doc_user_data() {
-  python3 - "$REPO/docs/join.md" "$1" "$E2E_ENDPOINT" "$E2E_PIN" <<'PY'
+  python3 - "$REPO/docs/join.md" "$1" "$E2E_ENDPOINT" "$E2E_PIN" "${2:-}" <<'PY'
 import re, sys
-text, pattern, endpoint, pin = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3], sys.argv[4]
+text, pattern, endpoint, pin, as_is = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] == "as-is"
 for block in re.findall(r"```yaml\n((?:## template: jinja\n)?#cloud-config\n.*?)```", text, re.S):
     if pattern in block:
         block = re.sub(r'"10\.0\.0\.10:6443"', '"%s"' % endpoint, block)
@@ -47,7 +48,8 @@ for block in re.findall(r"```yaml\n((?:## template: jinja\n)?#cloud-config\n.*?)
         block = re.sub(r'sha256:[0-9a-f]{64}', pin, block)
         # kjoin installed first, in the runcmd list's own indentation
         indent = re.search(r"runcmd:\n( *)-", block).group(1)
-        block = block.replace("runcmd:\n", 'runcmd:\n%s- [sh, -c, "apt-get install -y -q /opt/kjoin/*.deb >/var/log/kjoin-install.log 2>&1"]\n' % indent, 1)
+        if not as_is:
+            block = block.replace("runcmd:\n", 'runcmd:\n%s- [sh, -c, "apt-get install -y -q /opt/kjoin/*.deb >/var/log/kjoin-install.log 2>&1"]\n' % indent, 1)
         print(block, end="")
         sys.exit(0)
 sys.exit(1)
@@ -271,5 +273,61 @@ t_lab_cluster_api_bootstrap_data_joins() {
     { fail "no sentinel file: $(lab_exec "$n" tail -n 5 /var/log/cloud-init-output.log 2>&1)"; rc=1; }
   lab_stop "$n"
   kc delete node "$n" >/dev/null 2>&1
+  return $rc
+}
+
+# docs/join.md's cloud-config for a stock Debian image, its four names pointing
+# at the lab's repositories (tests/lab/mirror.sh): a node booted from the stock
+# image (nothing of Kubernetes or kjoin on it) installs containerd from
+# Debian's archive, the kubelet and kjoin from the repositories, and joins.
+# Beside it a node whose kjoin key is not the one that signed kjoin's
+# repository: apt refuses the repository, the script stops there, nothing joins.
+lab_stock_user_data() { # KJOIN_KEY_URL
+  sed -e "s|KUBERNETES_APT_REPO|$LAB_MIRROR/kubernetes/|; s|KUBERNETES_APT_KEY|$LAB_MIRROR/key.asc|" \
+    -e "s|KJOIN_APT_REPO|$LAB_MIRROR/kjoin/|; s|KJOIN_APT_KEY|$1|" <<<"$stock_block"
+}
+t_lab_stock_debian_cloud_config_joins() {
+  local stock_block good bad n=lab-stock m=lab-stock-unsigned rc=0 t0 f
+  stock_block=$(lab_doc_user_data "KJOIN_APT_REPO" as-is) || { fail "no stock-image cloud-config in docs/join.md"; return 1; }
+  for f in usr/bin/kubelet usr/bin/containerd usr/bin/kjoin; do
+    [ ! -e "$LAB_STOCK_IMAGE/$f" ] || { fail "the stock image has /$f"; return 1; }
+  done
+  lab_mirror_up "$ROOT/mirror" || { fail "the lab's repositories did not start"; return 1; }
+  mkdir -m 0700 "$ROOT/mirror/other-gpg" &&
+    GNUPGHOME=$ROOT/mirror/other-gpg gpg --batch --quiet --passphrase '' --quick-gen-key "not kjoin's" ed25519 sign never 2>/dev/null &&
+    GNUPGHOME=$ROOT/mirror/other-gpg gpg --batch --armor --export >"$ROOT/mirror/www/other-key.asc"
+  gpgconf --homedir "$ROOT/mirror/other-gpg" --kill gpg-agent 2>/dev/null
+  good=$(lab_stock_user_data "$LAB_MIRROR/key.asc")
+  bad=$(lab_stock_user_data "$LAB_MIRROR/other-key.asc")
+  grep -q "$E2E_ENDPOINT" <<<"$good" && ! grep -q "_APT_" <<<"$good" && grep -q other-key <<<"$bad" ||
+    { fail "the docs' stock-image cloud-config did not take this lab's names: $good"; lab_mirror_down; return 1; }
+  lab_seed "$T/seed-stock" "$n" "$good"
+  lab_seed "$T/seed-unsigned" "$m" "$bad"
+  t0=$(date +%s)
+  LAB_STOCK=1 LAB_HOSTS=$LAB_MIRROR_HOSTS lab_boot "$n" "$LAB_NET.15" "$T/seed-stock"
+  LAB_STOCK=1 LAB_HOSTS=$LAB_MIRROR_HOSTS lab_boot "$m" "$LAB_NET.16" "$T/seed-unsigned"
+  lab_wait_booted "$n" 90 && lab_wait_booted "$m" 90 ||
+    { fail "the stock nodes did not boot: $(tail -5 "$LAB_DIR/$n/console.log" "$LAB_DIR/$m/console.log")"; rc=1; }
+  if lab_registered "$n" 300; then
+    echo "    [$current] stock Debian node $n registered $(($(date +%s) - t0)) s after boot" >&2
+  else
+    fail "the stock node never registered: $(lab_exec "$n" tail -n 15 /var/log/cloud-init-output.log 2>&1)"; rc=1
+  fi
+  lab_joined "$n" || rc=1
+  local installed
+  installed=$(lab_exec "$n" dpkg-query -W -f '${Package} ${Status}\n' kubelet kjoin containerd 2>&1)
+  [ "$(grep -cE " (install|hold) ok installed$" <<<"$installed")" = 3 ] ||
+    { fail "$n: kubelet, kjoin and containerd are not all installed: $installed"; rc=1; }
+  [ "$(lab_exec "$n" apt-mark showhold)" = kubelet ] || { fail "$n: the kubelet is not held"; rc=1; }
+  # The unsigned one: cloud-init's script ended at apt's refusal, before any install.
+  lab_wait_settled "$m" 120 || { fail "$m: systemd still has jobs"; rc=1; }
+  grep -q "kjoin.*is not signed" <<<"$(lab_exec "$m" cat /var/log/cloud-init-output.log 2>&1)" ||
+    { fail "$m: apt did not refuse the repository: $(lab_exec "$m" tail -n 8 /var/log/cloud-init-output.log 2>&1)"; rc=1; }
+  lab_exec "$m" test ! -e /usr/bin/kjoin -a ! -e /usr/bin/kubelet || { fail "$m: installed from a repository it could not verify"; rc=1; }
+  ! kc get node "$m" >/dev/null 2>&1 || { fail "$m: a Node registered"; rc=1; }
+  lab_stop "$n"
+  lab_stop "$m"
+  kc delete node "$n" >/dev/null 2>&1
+  lab_mirror_down
   return $rc
 }
