@@ -1,4 +1,5 @@
-/* kjoin certs init | issue node|client | rotate | adopt-ca | check-expiration | manifests | ca-set */
+/* kjoin certs init | issue node|client | rotate | adopt-ca | check-expiration | manifests | ca-set |
+ * certificate-key | upload-certs */
 #include <stdio.h>
 #include <string.h>
 
@@ -6,6 +7,8 @@
 #include <time.h>
 
 #include <kjoin/certs.h>
+#include <kjoin/controlplane.h>
+#include <kjoin/kubeapi.h>
 #include <kjoin/util.h>
 
 #include "cli.h"
@@ -21,7 +24,8 @@ enum {
     OPT_CA_WIN, OPT_NODE_WIN, OPT_CLIENT_WIN, OPT_MIN, OPT_KEY_TYPE, OPT_USER, OPT_NAME, OPT_SAN, OPT_GROUP,
     OPT_NAMESPACE, OPT_PREFIX, OPT_STORE, OPT_KUBECONFIG, OPT_CONTEXT, OPT_TIMEOUT, OPT_VERBOSE, OPT_CA_SECRET,
     OPT_ONLY, OPT_JOB, OPT_IMAGE, OPT_CRONJOB_API, OPT_ROTATED_EXIT, OPT_ROOT_CERT, OPT_ROOT_KEY, OPT_INTERMEDIATE,
-    OPT_INTERMEDIATE_DUR, OPT_LAYOUT, OPT_ROTATE,
+    OPT_INTERMEDIATE_DUR, OPT_LAYOUT, OPT_ROTATE, OPT_CERTIFICATE_KEY, OPT_CERTIFICATE_KEY_FILE, OPT_CERT_DIR,
+    OPT_SKIP_KEY_PRINT,
 };
 
 static const cli_opt certs_opts[] = {
@@ -64,6 +68,12 @@ static const cli_opt certs_opts[] = {
      "intermediate lifetime (default 87600h, or to the root's end)"},
     {OPT_LAYOUT, "layout", 0, true, "LAYOUT", "k3s (server/tls) or kubeadm (/etc/kubernetes)"},
     {OPT_ROTATE, "rotate", 0, false, NULL, "replace the set in --dir with a new one under the same root"},
+    {OPT_CERTIFICATE_KEY, "certificate-key", 0, true, "KEY",
+     "upload-certs: encrypt with this key (64 hex digits) instead of a new one (prefer --certificate-key-file)"},
+    {OPT_CERTIFICATE_KEY_FILE, "certificate-key-file", 0, true, "FILE", "read --certificate-key from FILE (- for stdin)"},
+    {OPT_CERT_DIR, "cert-dir", 0, true, "DIR",
+     "upload-certs: the shared certificates' directory (default the cluster's certificatesDir)"},
+    {OPT_SKIP_KEY_PRINT, "skip-certificate-key-print", 0, false, NULL, "upload-certs: do not print the key"},
 };
 
 #define N_OPTS (sizeof(certs_opts) / sizeof(certs_opts[0]))
@@ -78,7 +88,10 @@ typedef struct certs_verb {
     unsigned long long flags;
 } certs_verb;
 
-enum { V_INIT, V_ISSUE_NODE, V_ISSUE_CLIENT, V_ROTATE, V_ADOPT_CA, V_CHECK, V_MANIFESTS, V_CA_SET, N_VERBS };
+enum {
+    V_INIT, V_ISSUE_NODE, V_ISSUE_CLIENT, V_ROTATE, V_ADOPT_CA, V_CHECK, V_MANIFESTS, V_CA_SET, V_CERT_KEY, V_UPLOAD,
+    N_VERBS
+};
 
 static const certs_verb certs_verbs[N_VERBS] = {
     {"init", "kjoin certs init --dir DIR | --store secrets [--namespace NS] [--prefix NAME] [flags]",
@@ -110,6 +123,14 @@ static const certs_verb certs_verbs[N_VERBS] = {
      "Make a control plane's CAs under your organisation's root, pinned by the root (see docs/ca-set.md).",
      BIT(OPT_DIR) | BIT(OPT_NOW) | BIT(OPT_OUTPUT) | BIT(OPT_ROOT_CERT) | BIT(OPT_ROOT_KEY) | BIT(OPT_INTERMEDIATE) |
          BIT(OPT_INTERMEDIATE_DUR) | BIT(OPT_LAYOUT) | BIT(OPT_ROTATE) | BIT(OPT_CA_DUR) | BIT(OPT_KEY_TYPE)},
+    {"certificate-key", "kjoin certs certificate-key",
+     "Print a new certificate key (as kubeadm certs certificate-key), for upload-certs and the join.", BIT(OPT_OUTPUT)},
+    {"upload-certs",
+     "kjoin certs upload-certs [--certificate-key-file FILE] [--kubeconfig FILE] [--cert-dir DIR] [-o json]",
+     "Upload this control-plane node's shared certificates for joining control-plane nodes, as kubeadm init phase "
+     "upload-certs --upload-certs does: the kubeadm-certs Secret, encrypted, gone after two hours.",
+     BIT(OPT_OUTPUT) | BIT(OPT_CERTIFICATE_KEY) | BIT(OPT_CERTIFICATE_KEY_FILE) | BIT(OPT_CERT_DIR) |
+         BIT(OPT_SKIP_KEY_PRINT) | BIT(OPT_KUBECONFIG) | BIT(OPT_CONTEXT) | BIT(OPT_TIMEOUT) | BIT(OPT_VERBOSE)},
 };
 
 /* The cli_verb of v: its usage, summary and only the flags it takes. */
@@ -137,6 +158,9 @@ typedef struct certs_args {
     const char *layout;
     const char *sans[MAX_LIST], *groups[MAX_LIST];
     size_t n_sans, n_groups;
+    kjoin_certificate_key key; /* upload-certs: given (a secret, wiped) */
+    bool has_key, skip_key_print;
+    const char *cert_dir;
 } certs_args;
 
 static kjoin_code parse_now(const char *arg, int64_t *out, kjoin_err *err)
@@ -216,6 +240,20 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_LAYOUT:
         a->layout = arg;
         return cli_flag_err("--layout", kjoin_ca_layout_parse(arg, &a->ca_set.layout, err), err);
+    case OPT_CERTIFICATE_KEY:
+    case OPT_CERTIFICATE_KEY_FILE: {
+        if (a->has_key)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "give the certificate key once: --certificate-key or "
+                                                     "--certificate-key-file");
+        kjoin_code rc = id == OPT_CERTIFICATE_KEY ? kjoin_certificate_key_parse(arg, &a->key, err)
+                                                  : kjoin_certificate_key_read(arg, &a->key, err);
+        if (id == OPT_CERTIFICATE_KEY)
+            cli_scrub_secret((char *)arg);
+        a->has_key = !rc;
+        return cli_flag_err(id == OPT_CERTIFICATE_KEY ? "--certificate-key" : "--certificate-key-file", rc, err);
+    }
+    case OPT_CERT_DIR: a->cert_dir = arg; break;
+    case OPT_SKIP_KEY_PRINT: a->skip_key_print = true; break;
     case OPT_ONLY:
         if (strcmp(arg, "ca") && strcmp(arg, "leaves"))
             return kjoin_err_set(err, KJOIN_E_USAGE, "--only takes ca or leaves, not \"%.40s\"", arg);
@@ -405,6 +443,53 @@ static kjoin_code open_store(const certs_args *a, bool secrets_ok, kjoin_certs_s
     return cli_kubeapi(a->kubeconfig, a->context, true, a->timeout_ms, &a->verbosity, &st->api, err);
 }
 
+/* certificate-key; upload-certs with kubeadm's lines (the key last, so a
+ * script can take the last line) or, with -o json, the key and the Secret's
+ * owner token and expiry. */
+static int certificate_key(certs_args *a, bool upload)
+{
+    kjoin_err err = {0};
+    kjoin_upload_certs_result r;
+    kjoin_kubeapi *api = NULL;
+    char hex[2 * KJOIN_CERTIFICATE_KEY_LEN + 1];
+    kjoin_code rc = a->has_key ? KJOIN_OK : kjoin_certificate_key_generate(&a->key, &err);
+    if (!rc && upload && !(rc = cli_kubeapi(a->kubeconfig, a->context, false, a->timeout_ms, &a->verbosity, &api, &err))) {
+        if (a->format == CLI_TEXT)
+            printf("[upload-certs] Storing the certificates in Secret \"kubeadm-certs\" in the \"kube-system\" "
+                   "Namespace\n");
+        rc = kjoin_upload_certs(api, a->cert_dir, &a->key, (int64_t)time(NULL), &r, &err);
+    }
+    kjoin_kubeapi_free(api);
+    kjoin_certificate_key_format(&a->key, hex);
+    kjoin_certificate_key_clear(&a->key);
+    if (rc) {
+        OPENSSL_cleanse(hex, sizeof(hex));
+        return cli_fail(a->format, &err);
+    }
+    if (a->format == CLI_JSON) {
+        json_object *o = json_object_new_object();
+        if (!a->skip_key_print)
+            json_object_object_add(o, "certificateKey", json_object_new_string(hex));
+        if (upload) {
+            char expires[32];
+            struct tm tm;
+            time_t t = (time_t)r.expires;
+            strftime(expires, sizeof(expires), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+            json_object_object_add(o, "secret", json_object_new_string("kube-system/kubeadm-certs"));
+            json_object_object_add(o, "ownerTokenID", json_object_new_string(r.token_id));
+            json_object_object_add(o, "expires", json_object_new_string(expires));
+            json_object_object_add(o, "certDir", json_object_new_string(r.cert_dir));
+        }
+        cli_print_json(o);
+    } else if (upload && !a->skip_key_print) {
+        printf("[upload-certs] Using certificate key:\n%s\n", hex);
+    } else if (!upload) {
+        printf("%s\n", hex);
+    }
+    OPENSSL_cleanse(hex, sizeof(hex));
+    return 0;
+}
+
 int cmd_certs(int argc, char **argv)
 {
     certs_args a = {.format = cli_format_from_argv(argc, argv), .now = (int64_t)time(NULL),
@@ -441,6 +526,8 @@ int cmd_certs(int argc, char **argv)
         return 0;
     if (p)
         return cli_fail(a.format, &err);
+    if (which == V_CERT_KEY || which == V_UPLOAD)
+        return certificate_key(&a, which == V_UPLOAD);
     if (which == V_CA_SET) {
         kjoin_ca_set_result r;
         a.ca_set.dir = a.dir;

@@ -35,7 +35,7 @@ static const struct verb {
     {"cluster-info", cmd_cluster_info, false, "cluster-info sign: build a signed cluster-info ConfigMap"},
     {"tls-bootstrap", cmd_tls_bootstrap, true, "the node's client certificate and kubelet.conf from the bootstrap token; --rotate renews it"},
     {"refresh", cmd_refresh, true, "follow the cluster's CA bundle from cluster-info (CA rotation); exit 10 when updated"},
-    {"certs", cmd_certs, false, "a self-signing certificate manager: init, issue, rotate, adopt-ca, check-expiration, manifests, ca-set"},
+    {"certs", cmd_certs, false, "a self-signing certificate manager (init, issue, rotate, adopt-ca, check-expiration, manifests, ca-set); kubeadm's certificate-key and upload-certs"},
 };
 
 static void usage(FILE *f)

@@ -30,12 +30,23 @@ kjoin_code kjoin_certificate_key_parse(const char *text, kjoin_certificate_key *
 kjoin_code kjoin_certificate_key_read(const char *path, kjoin_certificate_key *key, kjoin_err *err);
 /* Wipes the key. */
 void kjoin_certificate_key_clear(kjoin_certificate_key *key);
+/* A new key from OpenSSL's CSPRNG (kubeadm certs certificate-key). Errors:
+ * KJOIN_E_OTHER. */
+kjoin_code kjoin_certificate_key_generate(kjoin_certificate_key *key, kjoin_err *err);
+/* The key as kubeadm prints it: 64 lower-case hex digits. Secret! */
+void kjoin_certificate_key_format(const kjoin_certificate_key *key, char out[2 * KJOIN_CERTIFICATE_KEY_LEN + 1]);
 
 /* One value of the Secret, decrypted: kubeadm's EncryptBytes is a 12-byte
  * nonce, then the ciphertext and its 16-byte tag. *out is NUL-terminated,
  * free it with kjoin_free_wiped. Errors: KJOIN_E_TRUST (too short, or the
  * tag does not match: another key, or the value was changed). */
 kjoin_code kjoin_kubeadm_certs_decrypt(const kjoin_certificate_key *key, const unsigned char *in, size_t len,
+                                       unsigned char **out, size_t *out_len, kjoin_err *err);
+
+/* kubeadm's EncryptBytes: a fresh 12-byte nonce, then the AES-256-GCM
+ * ciphertext and its tag; *out is newly-allocated. Errors: KJOIN_E_USAGE
+ * (more than 1 MiB), KJOIN_E_OTHER. */
+kjoin_code kjoin_kubeadm_certs_encrypt(const kjoin_certificate_key *key, const unsigned char *in, size_t len,
                                        unsigned char **out, size_t *out_len, kjoin_err *err);
 
 /* The files the Secret carries, by kubeadm's names. */
@@ -212,6 +223,27 @@ typedef struct kjoin_download_certs_result {
  * upload) or the token may not read it; the API client's. */
 kjoin_code kjoin_download_certs(const kjoin_cp_context *cx, const kjoin_certificate_key *key,
                                 kjoin_download_certs_result *out, kjoin_err *err);
+
+/* kubeadm's upload-certs (init phase upload-certs --upload-certs), with a
+ * client of the cluster's admins: the shared files of cert_dir (NULL: the
+ * ClusterConfiguration's certificatesDir) encrypted with key into
+ * kube-system's kubeadm-certs Secret, created or replaced, owned by a new
+ * bootstrap token (no usages) that expires two hours after now, so the
+ * Secret goes with it; and the Role and RoleBinding kubeadm:kubeadm-certs
+ * that let kubeadm's bootstrap tokens read it. Checked before anything is
+ * made in the cluster: ca.crt and ca.key are there, and what goes up opens
+ * as kjoin_kubeadm_certs_open opens it (each CA with its key). */
+typedef struct kjoin_upload_certs_result {
+    char cert_dir[1024];
+    char token_id[8];                       /* the owner token's id (its secret is never kept) */
+    long long expires;                      /* its expiry, Unix seconds */
+    bool uploaded[KJOIN_SHARED_N];          /* a file went up (else an empty value, as kubeadm's) */
+} kjoin_upload_certs_result;
+/* Errors: KJOIN_E_USAGE (an external etcd, not yet; a file refused or
+ * missing), KJOIN_E_TRUST (a key that is not its certificate's), the API
+ * client's (KJOIN_E_API: refused, as for a client that is no admin). */
+kjoin_code kjoin_upload_certs(struct kjoin_kubeapi *api, const char *cert_dir, const kjoin_certificate_key *key,
+                              int64_t now, kjoin_upload_certs_result *out, kjoin_err *err);
 
 /* ---- the node's own certificates (kubeadm's certs phase) ----------------- */
 

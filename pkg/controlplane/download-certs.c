@@ -376,8 +376,8 @@ static kjoin_code get_secret(kjoin_kubeapi *api, char **body, size_t *len, kjoin
         return rc;
     if (resp.status == 404)
         rc = kjoin_err_set(err, KJOIN_E_API, "Secret kube-system/kubeadm-certs was not found: it expires two hours "
-                           "after its upload (upload it again on a control-plane node: kubeadm init phase upload-certs "
-                           "--upload-certs, which prints a new key)");
+                           "after its upload (upload it again on a control-plane node: kjoin certs upload-certs, or "
+                           "kubeadm init phase upload-certs --upload-certs; each prints a new key)");
     else if (!(rc = kjoin_kubeapi_check(&resp, "get secret kube-system/kubeadm-certs", err))) {
         *body = resp.body, *len = resp.len;
         resp.body = NULL;

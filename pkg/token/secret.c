@@ -75,8 +75,7 @@ kjoin_code kjoin_token_secret_encode(const kjoin_token_spec *spec, char **out, k
     kjoin_err inner;
     if (!kjoin_token_id_valid(spec->token.id))
         return kjoin_err_set(err, KJOIN_E_USAGE, "invalid token id");
-    if (!spec->usage_signing && !spec->usage_authentication)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "a token needs at least one usage: signing, authentication");
+    /* (No usage is allowed: kubeadm's upload-certs makes such a token, to own a Secret.) */
     if (*spec->groups && kjoin_token_groups_check(spec->groups, &inner))
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s", inner.msg);
     char name[sizeof(NAME_PREFIX) + KJOIN_TOKEN_ID_LEN], expires[32] = "";

@@ -127,6 +127,100 @@ t_e2e_controlplane_download_certs_refusals_write_nothing() {
   return $rc
 }
 
+# ---- upload-certs: the shared certificates from a control-plane node ---------
+
+# cp_secret_shape: kubeadm-certs' data keys, its owner's kind and name, and
+# the Role's rules and the RoleBinding's roleRef and subjects.
+cp_secret_shape() {
+  kc -n kube-system get secret kubeadm-certs -o json |
+    jq -c '[(.data | keys), (.metadata.ownerReferences | map({kind, apiVersion, controller, blockOwnerDeletion}))]'
+  kc -n kube-system get role kubeadm:kubeadm-certs -o json | jq -c .rules
+  kc -n kube-system get rolebinding kubeadm:kubeadm-certs -o json | jq -c '[.roleRef, .subjects]'
+}
+
+# kjoin's upload-certs where kubeadm's was: the same Secret (keys, owner),
+# Role and RoleBinding; the owner a token of two hours with kubeadm's
+# description and no usages, its Secret the Secret's controller; and what
+# went up opens with the key kjoin printed in kubeadm's own download-certs
+# and in kjoin's, the files the node's.
+t_e2e_controlplane_upload_certs_as_kubeadm() {
+  local rc=0 key id f now expires
+  cp_shared_pki "$T/src" && cp_upload "$T/src" || return 1
+  local kubeadm_shape; kubeadm_shape=$(cp_secret_shape)
+  "$KJOIN" certs upload-certs --cert-dir "$T/src" --kubeconfig "$E2E_ADMIN" >"$T/up.out" 2>"$T/up.err" ||
+    { fail "upload-certs: exit $?: $(tail -2 "$T/up.err")"; return 1; }
+  # kubeadm's lines, the key last.
+  key=$(tail -1 "$T/up.out")
+  [ "$(sed -n 1p "$T/up.out")" = '[upload-certs] Storing the certificates in Secret "kubeadm-certs" in the "kube-system" Namespace' ] &&
+    [ "$(sed -n 2p "$T/up.out")" = "[upload-certs] Using certificate key:" ] && [[ $key =~ ^[0-9a-f]{64}$ ]] ||
+    { fail "the output is not kubeadm's: $(cat "$T/up.out")"; return 1; }
+  [ "$(cp_secret_shape)" = "$kubeadm_shape" ] ||
+    { fail "the Secret or its Role differ from kubeadm's: $(diff <(echo "$kubeadm_shape") <(cp_secret_shape) | tr '\n' ' ')"; rc=1; }
+  # The owner: bootstrap-token-ID, its uid the reference's, two hours, no usage.
+  id=$(kc -n kube-system get secret kubeadm-certs -o jsonpath='{.metadata.ownerReferences[0].name}')
+  kc -n kube-system get secret "$id" -o json >"$T/owner.json" || { fail "no owner Secret $id"; return 1; }
+  [ "$(jq -r .metadata.uid "$T/owner.json")" = "$(kc -n kube-system get secret kubeadm-certs -o jsonpath='{.metadata.ownerReferences[0].uid}')" ] &&
+    [ "$(jq -r '.data | keys | join(",")' "$T/owner.json")" = "description,expiration,token-id,token-secret" ] &&
+    [ "$(jq -r .data.description "$T/owner.json" | base64 -d)" = "Proxy for managing TTL for the kubeadm-certs secret" ] ||
+    { fail "the owner token is not kubeadm's: $(jq -c '.data | keys' "$T/owner.json")"; rc=1; }
+  expires=$(date -d "$(jq -r .data.expiration "$T/owner.json" | base64 -d)" +%s); now=$(date +%s)
+  [ $((expires - now)) -gt 7100 ] && [ $((expires - now)) -le 7200 ] || { fail "the owner token expires in $((expires - now)) s"; rc=1; }
+  ! grep -q "BEGIN.*PRIVATE" "$T/up.out" "$T/up.err" || { fail "a private key was printed"; rc=1; }
+  # kubeadm's download-certs opens it with kjoin's key, and so does kjoin's.
+  cp_key "$key"
+  node_setup || return 1
+  NODE_NS=kubeadm in_node cp_kubeadm_download
+  [ "$(cat "$T/kubeadm.rc")" = 0 ] || { fail "kubeadm's download-certs with kjoin's upload: $(tail -3 "$T/kubeadm.out")"; return 1; }
+  NODE_NS=kjoin in_node cp_download
+  [ "$(cat "$T/join.rc")" = 0 ] || { fail "kjoin's download-certs with kjoin's upload: $(tail -3 "$T/join.err")"; rc=1; }
+  for f in ca.crt ca.key front-proxy-ca.crt front-proxy-ca.key sa.pub sa.key etcd/ca.crt etcd/ca.key; do
+    cmp -s "$T/src/$f" "$T/kubeadm/etc.upper/kubernetes/pki/$f" && cmp -s "$T/src/$f" "$T/kjoin/etc.upper/kubernetes/pki/$f" ||
+      { fail "$f did not come down as it went up"; rc=1; }
+  done
+  # A key given (from a file) is the one used, the Secret made anew (it was gone); -o json names the
+  # owner and its expiry.
+  kc -n kube-system delete secret kubeadm-certs >/dev/null || rc=1
+  cp_key "$CP_KEY"
+  "$KJOIN" certs upload-certs --cert-dir "$T/src" --kubeconfig "$E2E_ADMIN" --certificate-key-file "$T/key" -o json >"$T/up.json" 2>"$T/up.err" &&
+    jq -e --arg k "$CP_KEY" '.certificateKey == $k and .secret == "kube-system/kubeadm-certs" and (.ownerTokenID | test("^[a-z0-9]{6}$"))
+      and (.expires | test("Z$"))' "$T/up.json" >/dev/null || { fail "upload-certs -o json with a key: $(cat "$T/up.json" "$T/up.err")"; rc=1; }
+  rm -rf "$T/kjoin"
+  NODE_NS=kjoin in_node cp_download
+  [ "$(cat "$T/join.rc")" = 0 ] || { fail "download-certs with the key given to upload-certs: $(tail -2 "$T/join.err")"; rc=1; }
+  kc -n kube-system delete secret kubeadm-certs >/dev/null
+  return $rc
+}
+
+# Nothing is made in the cluster (no token, no Secret) unless what would go
+# up is whole and the node's: no ca.key, a ca.key that is not ca.crt's, a key
+# others can read, a client that is no admin; the key is never printed.
+cp_upload_refused() { # CODE TEXT DIR [KUBECONFIG]
+  local before after
+  before=$(kc -n kube-system get secrets -o name | sort)
+  "$KJOIN" certs upload-certs --cert-dir "$3" --kubeconfig "${4:-$E2E_ADMIN}" --certificate-key-file "$T/key" >"$T/up.out" 2>"$T/up.err"
+  local got=$?
+  after=$(kc -n kube-system get secrets -o name | sort)
+  [ "$got" = "$1" ] && grep -qF -- "$2" "$T/up.err" || { fail "$3: exit $got, want $1 \"$2\": $(tail -2 "$T/up.err")"; return 1; }
+  [ "$before" = "$after" ] || { fail "$3: the cluster's Secrets changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')"; return 1; }
+  ! grep -q "$CP_KEY" "$T/up.out" "$T/up.err" || { fail "$3: the key was printed"; return 1; }
+}
+t_e2e_controlplane_upload_certs_refusals() {
+  local rc=0
+  cp_shared_pki "$T/src" && cp_key "$CP_KEY" || return 1
+  kc -n kube-system delete secret kubeadm-certs >/dev/null 2>&1
+  cp -a "$T/src" "$T/no-ca-key" && rm "$T/no-ca-key/ca.key"
+  cp_upload_refused 2 "ca.key" "$T/no-ca-key" || rc=1
+  cp -a "$T/src" "$T/foreign-key" && cp "$T/src/front-proxy-ca.key" "$T/foreign-key/ca.key"
+  cp_upload_refused 4 "ca.key" "$T/foreign-key" || rc=1
+  cp -a "$T/src" "$T/loose" && chmod 0644 "$T/loose/sa.key"
+  cp_upload_refused 2 "sa.key" "$T/loose" || rc=1
+  # The bootstrap token's kubeconfig: it may read cluster-info, not write Secrets.
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %s\n    certificate-authority-data: %s\nusers:\n- name: u\n  user:\n    token: abcdef.0123456789abcdef\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\n' \
+    "$E2E_SERVER" "$(base64 -w0 <"$E2E_CA")" >"$T/token.conf"
+  cp_upload_refused 6 "forbidden" "$T/src" "$T/token.conf" || rc=1
+  return $rc
+}
+
 # ---- certs: the node's own certificates --------------------------------------
 
 CP_NODE=cp-2

@@ -1438,9 +1438,51 @@ static void test_control_plane_endpoints(void **state)
     free3(out);
 }
 
+/* upload-certs' side: a new key prints as kubeadm's and parses back; what
+ * is sealed opens with that key alone, each time under a new nonce. */
+static void test_encrypt_for_download(void **state)
+{
+    (void)state;
+    kjoin_certificate_key k, again, other;
+    kjoin_err err;
+    char hex[65];
+    assert_int_equal(kjoin_certificate_key_generate(&k, &err), KJOIN_OK);
+    assert_int_equal(kjoin_certificate_key_generate(&other, &err), KJOIN_OK);
+    assert_memory_not_equal(k.bytes, other.bytes, sizeof(k.bytes));
+    kjoin_certificate_key_format(&k, hex);
+    assert_int_equal(strlen(hex), 64);
+    assert_int_equal(strspn(hex, "0123456789abcdef"), 64);
+    assert_int_equal(kjoin_certificate_key_parse(hex, &again, &err), KJOIN_OK);
+    assert_memory_equal(again.bytes, k.bytes, sizeof(k.bytes));
+    const char *text = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n";
+    unsigned char *a = NULL, *b = NULL, *plain = NULL;
+    size_t na = 0, nb = 0, len = 0;
+    assert_int_equal(kjoin_kubeadm_certs_encrypt(&k, (const unsigned char *)text, strlen(text), &a, &na, &err), KJOIN_OK);
+    assert_int_equal(kjoin_kubeadm_certs_encrypt(&k, (const unsigned char *)text, strlen(text), &b, &nb, &err), KJOIN_OK);
+    assert_int_equal(na, 12 + strlen(text) + 16);
+    assert_memory_not_equal(a, b, 12); /* a nonce of its own each time */
+    assert_int_equal(kjoin_kubeadm_certs_decrypt(&k, a, na, &plain, &len, &err), KJOIN_OK);
+    assert_int_equal(len, strlen(text));
+    assert_memory_equal(plain, text, len);
+    kjoin_free_wiped(plain, len);
+    assert_int_equal(kjoin_kubeadm_certs_decrypt(&other, a, na, &plain, &len, &err), KJOIN_E_TRUST);
+    a[na - 1] ^= 1;
+    assert_int_equal(kjoin_kubeadm_certs_decrypt(&k, a, na, &plain, &len, &err), KJOIN_E_TRUST);
+    free(a), free(b);
+    /* an empty file seals to its tag alone; more than 1 MiB is refused */
+    assert_int_equal(kjoin_kubeadm_certs_encrypt(&k, (const unsigned char *)"", 0, &a, &na, &err), KJOIN_OK);
+    assert_int_equal(na, 28);
+    free(a);
+    static unsigned char big[(1 << 20) + 1];
+    assert_int_equal(kjoin_kubeadm_certs_encrypt(&k, big, sizeof(big), &a, &na, &err), KJOIN_E_USAGE);
+    assert_null(a);
+    kjoin_certificate_key_clear(&k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_parse), cmocka_unit_test(test_decrypt),
+                                       cmocka_unit_test(test_encrypt_for_download),
                                        cmocka_unit_test(test_open_kubeadms_secret),
                                        cmocka_unit_test(test_secret_values_are_what_they_say),
                                        cmocka_unit_test(test_node_certs_as_kubeadm),
