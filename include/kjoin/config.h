@@ -32,6 +32,7 @@ typedef struct kjoin_join_config {
     char *ca_cert_path;        /* caCertPath */
     /* The node's registration and the phases, for a worker join: */
     char *cri_socket;          /* nodeRegistration.criSocket */
+    kjoin_pull_policy pull_policy; /* nodeRegistration.imagePullPolicy */
     char *patches_dir;         /* patches.directory */
     char *ignore_preflight;    /* nodeRegistration.ignorePreflightErrors, comma-separated */
     char *skip_phases;         /* skipPhases, comma-separated */

@@ -141,6 +141,7 @@ typedef struct kjoin_cp_context {
                                         * target (etcd, kube-apiserver, ...); NULL: none */
     int64_t now;                       /* Unix seconds: the certificates' clock */
     int64_t deadline_ms;               /* kjoin_now_ms()'s clock; 0: a minute from each step's start */
+    kjoin_stage_timeouts timeouts;     /* the steps' own bounds within it (etcd, wait-control-plane) */
     const char *audit_id;
     kjoin_log_fn log;
     void *log_ctx;
@@ -159,6 +160,9 @@ kjoin_code kjoin_cp_context_init(kjoin_cp_context *cx, const struct kjoin_cluste
 kjoin_code kjoin_cp_admin_client(const kjoin_cp_context *cx, struct kjoin_kubeapi **out, kjoin_err *err);
 /* Milliseconds left before the context's deadline (at least 1). */
 int64_t kjoin_cp_time_left(const kjoin_cp_context *cx);
+/* What a stage with its own bound (stage_ms, 0: none) has: the time left,
+ * or its bound when that ends first (*bounded then true; may be NULL). */
+int64_t kjoin_cp_stage_left(const kjoin_cp_context *cx, int64_t stage_ms, bool *bounded);
 /* The record's directory for the writers: kubernetes_dir, or NULL without a record. */
 const char *kjoin_cp_record_dir(const kjoin_cp_context *cx);
 

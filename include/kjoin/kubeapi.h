@@ -66,6 +66,7 @@ typedef struct kjoin_kubeapi kjoin_kubeapi;
 
 typedef struct kjoin_kubeapi_options {
     int64_t timeout_ms;  /* one deadline for everything the client does; > 0 */
+    int64_t call_timeout_ms; /* each request's own bound, its retries included (within timeout_ms); 0: none */
     const char *audit_id; /* sent as Audit-ID with every request; may be NULL */
     kjoin_log_fn log;     /* may be NULL; level 4: each request, its status and timing */
     void *log_ctx;

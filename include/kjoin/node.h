@@ -51,6 +51,14 @@ typedef struct kjoin_preflight_report {
 
 /* Everything the node side of a join is told: one structure, passed down
  * whole. Strings are borrowed; NULL takes the default named. */
+/* kubeadm's nodeRegistration.imagePullPolicy, for the images of a
+ * control-plane node's static Pods. */
+typedef enum {
+    KJOIN_PULL_IF_NOT_PRESENT, /* the default: pulled when the runtime lacks it */
+    KJOIN_PULL_ALWAYS,         /* pulled each time */
+    KJOIN_PULL_NEVER,          /* never pulled: a missing image fails the check */
+} kjoin_pull_policy;
+
 typedef struct kjoin_node_spec {
     kjoin_node_paths paths;
     const char *name;           /* NULL: the host name; kjoin_node_name_resolve decides (kubeadm's rule) */
@@ -67,6 +75,7 @@ typedef struct kjoin_node_spec {
     const char *kubelet_log;    /* without systemd: the file the kubelet's output goes to (the start command
                                    appends to it); the wait reads the kubelet's last error there */
     bool force;                 /* replace a bootstrap kubeconfig or CA that holds something else */
+    kjoin_pull_policy pull_policy; /* the ImagePull check (a control-plane join): kubeadm's imagePullPolicy */
     /* The machine, for tests and unusual hosts: */
     const char *proc_dir;       /* NULL: "/proc" */
     const char *systemd_dir;    /* NULL: "/run/systemd/system": systemd runs when it exists */
@@ -222,6 +231,17 @@ typedef struct kjoin_kubelet_start_result {
 
 /* One worker join's node side, shared by its steps in order: fill the
  * inputs, run the steps the join needs, then kjoin_node_join_release(). */
+/* kubeadm's timeouts (a v1beta4 JoinConfiguration's `timeouts`), each
+ * bounding its stage within the join's one deadline (whichever ends first
+ * ends the stage); 0: the stage has no bound of its own. */
+typedef struct kjoin_stage_timeouts {
+    int64_t kubelet_health_ms; /* kubeletHealthCheck: until the kubelet's healthz answers */
+    int64_t tls_bootstrap_ms;  /* tlsBootstrap: then until its client certificate and its Node */
+    int64_t control_plane_ms;  /* controlPlaneComponentHealthCheck: wait-control-plane */
+    int64_t etcd_ms;           /* etcdAPICall: etcd-join's calls and its wait for the member */
+    int64_t api_call_ms;       /* kubernetesAPICall: each API request, its retries included */
+} kjoin_stage_timeouts;
+
 typedef struct kjoin_node_join {
     /* Inputs, borrowed: */
     const kjoin_node_spec *spec;
@@ -239,6 +259,7 @@ typedef struct kjoin_node_join {
                                         * from bootstrap_kubeconfig */
     const char *join_id;               /* recorded for reset */
     int64_t deadline_ms;               /* kjoin_now_ms() value by which everything ends */
+    kjoin_stage_timeouts timeouts;     /* the kubelet wait's own bounds within it */
     const char *audit_id;
     const struct kjoin_patchset *patches; /* for config.yaml; NULL: none */
     kjoin_log_fn log;

@@ -89,6 +89,7 @@ typedef struct kjoin_phases_spec {
     const char *advertise_address;     /* this node's API server address; NULL: the address it reaches the
                                         * cluster's API server from */
     int bind_port;                     /* this node's API server port; 0: 6443 */
+    kjoin_stage_timeouts timeouts;     /* kubeadm's timeouts.*: each stage's own bound within join.timeout_ms */
     /* The certificate key's other sources, decided by the join (one of the
      * first two; they win over certificate_key, which wins over the
      * environment's), for a control-plane join only: */

@@ -166,8 +166,8 @@ static kjoin_code read_bootstrap_token(kjoin_yaml *y, yaml_node_t *bt, kjoin_joi
     return KJOIN_OK;
 }
 
-static kjoin_code read_timeout(kjoin_yaml *y, yaml_node_t *map, const char *where, const char *key,
-                               kjoin_join_config *c, kjoin_err *err)
+static kjoin_code read_duration(kjoin_yaml *y, yaml_node_t *map, const char *where, const char *key, int64_t *out,
+                                kjoin_err *err)
 {
     char what[64];
     const char *value;
@@ -177,7 +177,7 @@ static kjoin_code read_timeout(kjoin_yaml *y, yaml_node_t *map, const char *wher
     if (rc || !value)
         return rc;
     snprintf(what, sizeof(what), "%s.%s", where, key);
-    return placed(kjoin_duration_parse(value, &c->spec.join.timeout_ms, &in), what, node, &in, err);
+    return placed(kjoin_duration_parse(value, out, &in), what, node, &in, err);
 }
 
 static kjoin_code read_discovery(kjoin_yaml *y, yaml_node_t *root, bool v1beta3, kjoin_join_config *c,
@@ -214,7 +214,7 @@ static kjoin_code read_discovery(kjoin_yaml *y, yaml_node_t *root, bool v1beta3,
     if ((rc = token_field(y, d, "discovery", "tlsBootstrapToken", &c->tls_bootstrap_token, err)))
         return rc;
     /* The timeout moved from discovery.timeout (v1beta3) to timeouts.discovery (v1beta4). */
-    return v1beta3 ? read_timeout(y, d, "discovery", "timeout", c, err) : KJOIN_OK;
+    return v1beta3 ? read_duration(y, d, "discovery", "timeout", &c->spec.join.timeout_ms, err) : KJOIN_OK;
 }
 
 /* Fields of map that mean nothing for kjoin: each noted once, the rest
@@ -360,10 +360,20 @@ static kjoin_code read_node_registration(kjoin_yaml *y, yaml_node_t *root, kjoin
     kjoin_code rc = kjoin_yaml__get(y, root, "nodeRegistration", &nr, BAD, err);
     if (rc || !nr || kjoin_yaml__is_null(nr))
         return rc;
-    /* The image pull settings are for control-plane images: nothing to pull on a worker. */
+    /* The images are a control-plane node's (its preflight pulls them, one at a time: imagePullSerial is
+     * noted). */
+    const char *policy;
     if ((rc = only_keys(y, nr, "nodeRegistration", keys, 7, err)) ||
-        (rc = read_inapplicable(y, nr, "nodeRegistration.", keys + 5, 2, c, err)) ||
-        (rc = string_field(y, nr, "nodeRegistration", "name", &name, &node, err)) ||
+        (rc = read_inapplicable(y, nr, "nodeRegistration.", keys + 6, 1, c, err)) ||
+        (rc = string_field(y, nr, "nodeRegistration", "imagePullPolicy", &policy, &node, err)))
+        return rc;
+    if (policy && strcmp(policy, "IfNotPresent") && strcmp(policy, "Always") && strcmp(policy, "Never"))
+        return kjoin_err_set(err, BAD, "nodeRegistration.imagePullPolicy at line %zu is \"%.40s\": Always, "
+                             "IfNotPresent or Never", KJOIN_YAML_LINE(node), policy);
+    c->pull_policy = !policy || *policy == 'I' ? KJOIN_PULL_IF_NOT_PRESENT
+                     : *policy == 'A'          ? KJOIN_PULL_ALWAYS
+                                               : KJOIN_PULL_NEVER;
+    if ((rc = string_field(y, nr, "nodeRegistration", "name", &name, &node, err)) ||
         (name && (rc = keep(name, &c->node_name, err))) ||
         (rc = string_field(y, nr, "nodeRegistration", "criSocket", &cri, &node, err)) ||
         (cri && (rc = keep(cri, &c->cri_socket, err))) ||
@@ -449,10 +459,18 @@ static kjoin_code read_top_level(kjoin_yaml *y, yaml_node_t *root, bool v1beta3,
         return kjoin_err_set(err, BAD, "caCertPath at line %zu is empty", KJOIN_YAML_LINE(node));
     if (v1beta3 || (rc = kjoin_yaml__get(y, root, "timeouts", &t, BAD, err)) || !t || kjoin_yaml__is_null(t))
         return rc;
+    /* discovery: the join's one deadline (kubeadm's bounds discovery alone); the others bound their stage
+     * within it; upgradeManifests is kubeadm upgrade's. */
+    kjoin_stage_timeouts *st = &c->spec.timeouts;
     if ((rc = only_keys(y, t, "timeouts", timeouts, 7, err)) ||
-        (rc = read_inapplicable(y, t, "timeouts.", timeouts, 6, c, err)))
+        (rc = read_inapplicable(y, t, "timeouts.", timeouts + 5, 1, c, err)) ||
+        (rc = read_duration(y, t, "timeouts", "controlPlaneComponentHealthCheck", &st->control_plane_ms, err)) ||
+        (rc = read_duration(y, t, "timeouts", "kubeletHealthCheck", &st->kubelet_health_ms, err)) ||
+        (rc = read_duration(y, t, "timeouts", "kubernetesAPICall", &st->api_call_ms, err)) ||
+        (rc = read_duration(y, t, "timeouts", "etcdAPICall", &st->etcd_ms, err)) ||
+        (rc = read_duration(y, t, "timeouts", "tlsBootstrap", &st->tls_bootstrap_ms, err)))
         return rc;
-    return read_timeout(y, t, "timeouts", "discovery", c, err);
+    return read_duration(y, t, "timeouts", "discovery", &c->spec.join.timeout_ms, err);
 }
 
 /* One document of the stream: a JoinConfiguration is read, others noted. */
@@ -507,6 +525,7 @@ static kjoin_code fill_spec(kjoin_join_config *c, kjoin_err *err)
     s->node.paths.ca_cert_path = c->ca_cert_path;
     s->ca_with_discovery = c->ca_cert_path != NULL; /* one meaning, as --ca-cert-path's: where the CA goes */
     s->node.cri_socket = c->cri_socket;
+    s->node.pull_policy = c->pull_policy;
     s->node.patches_dir = c->patches_dir;
     s->node.ignore_preflight = c->ignore_preflight;
     s->node.taints = (const char *const *)c->taints;

@@ -32,7 +32,17 @@ typedef struct etcd_client {
     char *ca, *crt, *key; /* etcd's CA, the healthcheck client's pair */
     size_t ca_len, crt_len, key_len;
     int64_t deadline;
+    const char *bound; /* how a timeout names what ended it */
 } etcd_client;
+
+/* The etcd steps' deadline: the join's, or timeouts.etcdAPICall's when it ends first. */
+static etcd_client etcd_client_of(const kjoin_cp_context *s)
+{
+    bool bounded = false;
+    int64_t left = kjoin_cp_stage_left(s, s->timeouts.etcd_ms, &bounded);
+    return (etcd_client){.s = s, .deadline = kjoin_now_ms() + left,
+                         .bound = bounded ? "timeouts.etcdAPICall" : "the deadline"};
+}
 
 typedef struct member {
     char id[24]; /* as the gateway writes a uint64: decimal */
@@ -345,7 +355,7 @@ static kjoin_code promote(etcd_client *e, const char *id, kjoin_err *err)
             return json_object_put(j), KJOIN_OK;
         json_object_put(j);
         if (kjoin_now_ms() + POLL_MS > e->deadline)
-            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the learner was not promoted before the deadline: %s", last.msg);
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the learner was not promoted before %s: %s", e->bound, last.msg);
         kjoin_sleep_ms(POLL_MS);
     }
 }
@@ -375,7 +385,7 @@ static kjoin_code wait_available(etcd_client *e, const char *own_peer, bool own_
         if (!rc)
             return KJOIN_OK;
         if (kjoin_now_ms() + POLL_MS > e->deadline)
-            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the etcd cluster was not available before the deadline: %s",
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the etcd cluster was not available before %s: %s", e->bound,
                                  last.msg);
         kjoin_sleep_ms(POLL_MS);
     }
@@ -383,7 +393,7 @@ static kjoin_code wait_available(etcd_client *e, const char *own_peer, bool own_
 
 kjoin_code kjoin_check_etcd(const kjoin_cp_context *s, size_t *healthy, kjoin_err *err)
 {
-    etcd_client e = {.s = s, .deadline = kjoin_now_ms() + kjoin_cp_time_left(s)};
+    etcd_client e = etcd_client_of(s);
     members ms = {0};
     *healthy = 0;
     if (s->cluster->external_etcd)
@@ -410,7 +420,7 @@ kjoin_code kjoin_check_etcd(const kjoin_cp_context *s, size_t *healthy, kjoin_er
 
 kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *out, kjoin_err *err)
 {
-    etcd_client e = {.s = s, .deadline = kjoin_now_ms() + kjoin_cp_time_left(s)};
+    etcd_client e = etcd_client_of(s);
     const char *record = kjoin_cp_record_dir(s);
     const kjoin_cluster_configuration *c = s->cluster;
     const char *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
@@ -529,7 +539,7 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
                            .deadline_ms = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 1)};
     snprintf(cx.admin_kubeconfig, sizeof(cx.admin_kubeconfig), "%s/admin.conf", s->kubernetes_dir);
     snprintf(cx.cert_dir, sizeof(cx.cert_dir), "%s", rec->cert_dir);
-    etcd_client e = {.s = &cx, .deadline = cx.deadline_ms};
+    etcd_client e = {.s = &cx, .deadline = cx.deadline_ms, .bound = "the deadline"};
     members ms;
     kjoin_err why;
     logf_(s, 0, "[reset] Removing this node's etcd member %s from the cluster", rec->etcd_peer);

@@ -39,14 +39,10 @@ kjoin_code kjoin_cp__write_manifests(const char *record_dir, const char *dir, co
                                      struct kjoin_cp_files *report, kjoin_err *err);
 
 struct kjoin_kubeapi;
-/* A client of the API server with the node's admin.conf at path, read
- * only through its checked directory. Errors: KJOIN_E_USAGE, and those of
- * kjoin_kubeapi_new. */
-kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char *audit_id, kjoin_log_fn log,
-                               void *log_ctx, struct kjoin_kubeapi **out, kjoin_err *err);
+struct kjoin_kubeapi_options;
 
 /* The context's admin client, or one made from its admin.conf (*owned:
- * free it). Errors: as kjoin_cp__admin_api. */
+ * free it). Errors: as kjoin_cp_admin_client. */
 struct kjoin_cp_context;
 kjoin_code kjoin_cp__admin(const struct kjoin_cp_context *cx, struct kjoin_kubeapi **api, struct kjoin_kubeapi **owned,
                            kjoin_err *err);
@@ -54,11 +50,11 @@ kjoin_code kjoin_cp__admin(const struct kjoin_cp_context *cx, struct kjoin_kubea
 /* Its two halves: admin.conf's text, read through its checked directory
  * (wipe it), and a client from that text, at server instead of its own
  * when given (one of the cluster's API servers: this node's), its CA
- * verifying. Errors: as kjoin_cp__admin_api. */
+ * verifying, with the options o. Errors: KJOIN_E_USAGE, and those of
+ * kjoin_kubeapi_new. */
 kjoin_code kjoin_cp__admin_read(const char *path, char **text, size_t *len, kjoin_err *err);
-kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *server, int64_t timeout_ms,
-                                  const char *audit_id, kjoin_log_fn log, void *log_ctx, struct kjoin_kubeapi **out,
-                                  kjoin_err *err);
+kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *server,
+                                  const struct kjoin_kubeapi_options *o, struct kjoin_kubeapi **out, kjoin_err *err);
 
 /* ---- pairs: certs.c's, shared with kubeconfig.c ---- */
 

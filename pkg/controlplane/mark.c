@@ -131,9 +131,8 @@ kjoin_code kjoin_cp__admin_read(const char *path, char **text, size_t *len, kjoi
     return rc;
 }
 
-kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *server, int64_t timeout_ms,
-                                  const char *audit_id, kjoin_log_fn log, void *log_ctx, kjoin_kubeapi **out,
-                                  kjoin_err *err)
+kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *server, const kjoin_kubeapi_options *o,
+                                  kjoin_kubeapi **out, kjoin_err *err)
 {
     kjoin_kubeapi_config cfg;
     kjoin_code rc = kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, err);
@@ -146,30 +145,23 @@ kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *serv
     }
     if (rc)
         return rc;
-    kjoin_kubeapi_options o = {.timeout_ms = timeout_ms > 0 ? timeout_ms : 1, .audit_id = audit_id, .log = log,
-                               .log_ctx = log_ctx};
-    rc = kjoin_kubeapi_new(&cfg, &o, out, err);
+    rc = kjoin_kubeapi_new(&cfg, o, out, err);
     if (rc)
         kjoin_kubeapi_config_release(&cfg);
     return rc;
 }
 
-kjoin_code kjoin_cp__admin_api(const char *path, int64_t timeout_ms, const char *audit_id, kjoin_log_fn log,
-                               void *log_ctx, kjoin_kubeapi **out, kjoin_err *err)
+kjoin_code kjoin_cp_admin_client(const kjoin_cp_context *cx, kjoin_kubeapi **out, kjoin_err *err)
 {
     char *text = NULL;
     size_t len = 0;
-    kjoin_code rc = kjoin_cp__admin_read(path, &text, &len, err);
+    kjoin_kubeapi_options o = {.timeout_ms = kjoin_cp_time_left(cx), .call_timeout_ms = cx->timeouts.api_call_ms,
+                               .audit_id = cx->audit_id, .log = cx->log, .log_ctx = cx->log_ctx};
+    kjoin_code rc = kjoin_cp__admin_read(cx->admin_kubeconfig, &text, &len, err);
     if (!rc)
-        rc = kjoin_cp__admin_client(text, len, NULL, timeout_ms, audit_id, log, log_ctx, out, err);
+        rc = kjoin_cp__admin_client(text, len, NULL, &o, out, err);
     kjoin_free_wiped(text, len);
     return rc;
-}
-
-kjoin_code kjoin_cp_admin_client(const kjoin_cp_context *cx, kjoin_kubeapi **out, kjoin_err *err)
-{
-    return kjoin_cp__admin_api(cx->admin_kubeconfig, kjoin_cp_time_left(cx), cx->audit_id, cx->log, cx->log_ctx, out,
-                               err);
 }
 
 kjoin_code kjoin_cp__admin(const kjoin_cp_context *cx, kjoin_kubeapi **api, kjoin_kubeapi **owned, kjoin_err *err)

@@ -53,6 +53,15 @@ int64_t kjoin_cp_time_left(const kjoin_cp_context *cx)
     return left > 0 ? left : 1;
 }
 
+int64_t kjoin_cp_stage_left(const kjoin_cp_context *cx, int64_t stage_ms, bool *bounded)
+{
+    int64_t left = kjoin_cp_time_left(cx);
+    bool by_stage = stage_ms > 0 && stage_ms < left;
+    if (bounded)
+        *bounded = by_stage;
+    return by_stage ? stage_ms : left;
+}
+
 const char *kjoin_cp_record_dir(const kjoin_cp_context *cx) { return cx->record ? cx->kubernetes_dir : NULL; }
 
 kjoin_code kjoin_cp__read_pair(const kjoin_safedir *d, const char *file, char **crt, size_t *crt_len, char **key,

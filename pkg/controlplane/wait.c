@@ -122,7 +122,8 @@ static bool healthy_apiserver(const kjoin_cp_context *s, const char *admin, size
     kjoin_err e;
     char server[320];
     snprintf(server, sizeof(server), "%.*s", (int)(strrchr(url, '/') - url), url);
-    kjoin_code rc = kjoin_cp__admin_client(admin, admin_len, server, 2000, s->audit_id, NULL, NULL, &api, &e);
+    kjoin_kubeapi_options o = {.timeout_ms = 2000, .audit_id = s->audit_id};
+    kjoin_code rc = kjoin_cp__admin_client(admin, admin_len, server, &o, &api, &e);
     if (!rc)
         rc = kjoin_kubeapi_request(api, "GET", strrchr(url, '/'), NULL, &r, &e);
     kjoin_kubeapi_free(api);
@@ -142,7 +143,8 @@ kjoin_code kjoin_wait_control_plane(const kjoin_cp_context *s, kjoin_wait_contro
 {
     char *yaml[KJOIN_MANIFESTS_N] = {NULL}, urls[KJOIN_MANIFESTS_N][320], path[4200], why[KJOIN_MANIFESTS_N][400];
     size_t len[KJOIN_MANIFESTS_N] = {0};
-    int64_t t0 = kjoin_now_ms(), deadline = t0 + kjoin_cp_time_left(s);
+    bool bounded = false; /* timeouts.controlPlaneComponentHealthCheck ends it first */
+    int64_t t0 = kjoin_now_ms(), deadline = t0 + kjoin_cp_stage_left(s, s->timeouts.control_plane_ms, &bounded);
     kjoin_code rc = KJOIN_OK;
     memset(out, 0, sizeof(*out));
     for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++) {
@@ -196,6 +198,7 @@ kjoin_code kjoin_wait_control_plane(const kjoin_cp_context *s, kjoin_wait_contro
         if (!out->healthy_ms[i] && n < sizeof(msg))
             n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%s%s at %s: %.300s", n ? "; " : "", checks[i].name,
                                   urls[i], why[i]);
-    return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the control plane was not healthy before the deadline: %s (the "
-                         "kubelet's log and crictl ps -a say why)", msg);
+    return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the control plane was not healthy before %s: %s (the kubelet's log "
+                         "and crictl ps -a say why)", bounded ? "timeouts.controlPlaneComponentHealthCheck" : "the deadline",
+                         msg);
 }

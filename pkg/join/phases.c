@@ -108,8 +108,9 @@ static kjoin_code bootstrap_client(join_run *r, kjoin_err *err)
     if (r->bootstrap_api)
         return KJOIN_OK;
     kjoin_kubeapi_config cfg;
-    kjoin_kubeapi_options o = {.timeout_ms = time_left(r), .audit_id = r->spec->join.audit_id,
-                               .log = r->spec->join.log, .log_ctx = r->spec->join.log_ctx};
+    kjoin_kubeapi_options o = {.timeout_ms = time_left(r), .call_timeout_ms = r->spec->timeouts.api_call_ms,
+                               .audit_id = r->spec->join.audit_id, .log = r->spec->join.log,
+                               .log_ctx = r->spec->join.log_ctx};
     kjoin_code rc = kjoin_kubeapi_config_parse(r->out->node.bootstrap_kubeconfig, r->out->node.bootstrap_len, NULL,
                                                NULL, &cfg, err);
     if (!rc && (rc = kjoin_kubeapi_new(&cfg, &o, &r->bootstrap_api, err)))
@@ -242,6 +243,7 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
     cx->written = &r->out->control_plane_files;
     cx->patches = r->out->patches;
     cx->deadline_ms = r->deadline;
+    cx->timeouts = s->timeouts;
     cx->audit_id = s->join.audit_id, cx->log = s->join.log, cx->log_ctx = s->join.log_ctx;
     memcpy(r->out->certs.cert_dir, cx->cert_dir, sizeof(cx->cert_dir));
     /* kubeadm before 1.22 also records each control-plane node in
@@ -866,7 +868,8 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
      * goes through the end, which wipes it. */
     rc = resolve_certificate_key(&r, err);
     out->node = (kjoin_node_join){.spec = &spec->node, .name = out->node_name, .join_id = spec->join_id,
-                                  .deadline_ms = r.deadline, .audit_id = j->audit_id, .patches = out->patches,
+                                  .deadline_ms = r.deadline, .timeouts = spec->timeouts, .audit_id = j->audit_id,
+                                  .patches = out->patches,
                                   .log = j->log, .log_ctx = j->log_ctx};
     for (size_t i = 0; !rc && i < N_STEPS; i++) {
         if (!runs(&r, &steps[i]))

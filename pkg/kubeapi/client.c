@@ -19,6 +19,7 @@
 struct kjoin_kubeapi {
     kjoin_kubeapi_config cfg;
     int64_t deadline;
+    int64_t call_timeout_ms; /* each request's own bound; 0: none */
     char audit_id[65];
     kjoin_log_fn log;
     void *log_ctx;
@@ -39,6 +40,7 @@ kjoin_code kjoin_kubeapi_new(kjoin_kubeapi_config *cfg, const kjoin_kubeapi_opti
     api->cfg = *cfg;
     memset(cfg, 0, sizeof(*cfg));
     api->deadline = kjoin_now_ms() + opts->timeout_ms;
+    api->call_timeout_ms = opts->call_timeout_ms > 0 ? opts->call_timeout_ms : 0;
     snprintf(api->audit_id, sizeof(api->audit_id), "%s", opts->audit_id ? opts->audit_id : "");
     api->log = opts->log;
     api->log_ctx = opts->log_ctx;
@@ -153,8 +155,16 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
         .want_headers = api->log != NULL,
     };
     char last[KJOIN_ERR_MSG_MAX] = "no attempt";
+    /* This request's own bound (kubeadm's kubernetesAPICall), when it ends first. */
+    int64_t ends = api->deadline, bound = api->call_timeout_ms ? kjoin_now_ms() + api->call_timeout_ms : 0;
+    bool bounded = bound && bound < ends;
+    if (bounded)
+        ends = bound;
     for (unsigned attempt = 0;; attempt++) {
-        int64_t left = kjoin_kubeapi_remaining_ms(api);
+        int64_t left = ends - kjoin_now_ms();
+        if (left <= 0 && bounded)
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "%s %s: timed out after the call's own %lld ms; last failure: %s",
+                                 method, path, (long long)api->call_timeout_ms, last);
         if (left <= 0)
             return kjoin_err_set(err, KJOIN_E_TIMEOUT, "%s %s: timed out; last failure: %s", method, path, last);
         req.timeout_ms = left < REQUEST_TIMEOUT_MS ? left : REQUEST_TIMEOUT_MS;
@@ -191,7 +201,7 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
         }
         /* What the server asked (Retry-After), else full jitter. */
         int64_t pause = wait >= 0 ? wait : kjoin_backoff_ms(attempt, BACKOFF_BASE_MS, BACKOFF_CAP_MS) + 1;
-        left = kjoin_kubeapi_remaining_ms(api);
+        left = ends - kjoin_now_ms();
         if (pause > left)
             pause = left > 0 ? left : 0;
         kjoin_sleep_ms(pause);

@@ -449,8 +449,13 @@ static void check_images(kjoin_preflight_report *r, const kjoin_node_spec *s, co
         }
     }
     for (size_t i = 0; i < n; i++) {
-        if (image_there(tool, crictl, sock, images[i], list))
+        bool there = s->pull_policy != KJOIN_PULL_ALWAYS && image_there(tool, crictl, sock, images[i], list);
+        if (there)
             continue;
+        if (s->pull_policy == KJOIN_PULL_NEVER) {
+            add(r, s, true, "ImagePull", "image %s is not in the runtime, and imagePullPolicy is Never", images[i]);
+            continue;
+        }
         /* "--": an image name is data, never an option, whatever the cluster's imageRepository says */
         const char *pull[] = {tool, "--runtime-endpoint", sock, "pull", "--", images[i], NULL};
         const char *ctr_pull[] = {tool, "--address", sock + 7, "--namespace", "k8s.io", "images", "pull", "--",

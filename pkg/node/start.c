@@ -50,8 +50,9 @@ static kjoin_code client(const kjoin_node_join *j, const char *text, size_t len,
                          : kjoin_kubeapi_config_load(path, NULL, &cfg, err);
     if (rc)
         return rc;
-    kjoin_kubeapi_options o = {.timeout_ms = left_ms(j) > 0 ? left_ms(j) : 1, .audit_id = j->audit_id,
-                               .log = j->log, .log_ctx = j->log_ctx};
+    kjoin_kubeapi_options o = {.timeout_ms = left_ms(j) > 0 ? left_ms(j) : 1,
+                               .call_timeout_ms = j->timeouts.api_call_ms, .audit_id = j->audit_id, .log = j->log,
+                               .log_ctx = j->log_ctx};
     if ((rc = kjoin_kubeapi_new(&cfg, &o, api, err)))
         kjoin_kubeapi_config_release(&cfg);
     return rc;
@@ -858,6 +859,8 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
                 "(%lld s left)", (long long)(left_ms(j) / 1000));
     long base = -1;
     int64_t began = kjoin_now_ms(), said = began;
+    /* kubeadm's own bounds of the two halves, within the deadline: */
+    int64_t health_by = j->timeouts.kubelet_health_ms > 0 ? began + j->timeouts.kubelet_health_ms : 0, bootstrap_by = 0;
     kjoin_node__log lg;
     kjoin_node__log_start(&lg, j->result.systemd ? NULL : j->spec->kubelet_log, kjoin_now_ms());
     for (;;) {
@@ -866,6 +869,8 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
             kjoin_node__crash_point("healthy");
             logf_(j, 0, "[kubelet-wait-bootstrap] The kubelet is healthy after %lld s; waiting for its client "
                         "certificate and its Node", (long long)((kjoin_now_ms() - began) / 1000));
+            if (j->timeouts.tls_bootstrap_ms > 0)
+                bootstrap_by = kjoin_now_ms() + j->timeouts.tls_bootstrap_ms;
         }
         if (healthy && registered(j, &p, why, sizeof(why)))
             break;
@@ -877,6 +882,18 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
                 kjoin_node__journal_words(&words);
             return kjoin_err_set(err, KJOIN_E_TIMEOUT, "%s (the way out: fix it, then the same join again, or kjoin "
                                  "reset)%s", gone, words.said);
+        }
+        char limit[32];
+        if (!healthy && health_by && kjoin_now_ms() >= health_by) {
+            kjoin_duration_format(j->timeouts.kubelet_health_ms, limit, sizeof(limit));
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet was not healthy within timeouts.kubeletHealthCheck "
+                                 "(%s; the way out: the same join again, or kjoin reset): %s", limit, why);
+        }
+        if (healthy && bootstrap_by && kjoin_now_ms() >= bootstrap_by) {
+            kjoin_duration_format(j->timeouts.tls_bootstrap_ms, limit, sizeof(limit));
+            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet's TLS bootstrap did not end within "
+                                 "timeouts.tlsBootstrap (%s; the way out: the same join again, which goes on from here, "
+                                 "or kjoin reset): %s", limit, why);
         }
         if (left_ms(j) <= 0) {
             if (j->result.systemd)

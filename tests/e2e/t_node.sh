@@ -405,6 +405,58 @@ node_scenario_never_bootstraps() {
 }
 t_e2e_node_kubelet_that_never_bootstraps_is_exit_3() { on_node node_scenario_never_bootstraps e2e-silent; }
 
+# kubeadm's timeouts bound their own stage inside the join's deadline (60 s
+# here): a kubelet that never answers its healthz ends the join after
+# timeouts.kubeletHealthCheck; a healthy kubelet whose CSR the cluster does
+# not approve (kubeadm's auto-approval taken away for the test) ends it after
+# timeouts.tlsBootstrap. Exit 3 each, the bound named, well before the deadline.
+node_timeouts_config() { # NAME TIMEOUTS_YAML
+  cat >"$T/join.yaml" <<CFG
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+discovery:
+  bootstrapToken:
+    token: abcdef.0123456789abcdef
+    apiServerEndpoint: "$E2E_ENDPOINT"
+    caCertHashes: ["$E2E_PIN"]
+nodeRegistration:
+  name: $1
+  criSocket: "$NODE_CRI"
+  ignorePreflightErrors: [$NODE_IGNORE]
+timeouts:
+  discovery: 60s
+$2
+CFG
+}
+node_scenario_stage_timeouts() {
+  local rc=0 t0 s
+  node_timeouts_config e2e-bounded "  kubeletHealthCheck: 4s"
+  t0=$(date +%s)
+  "$KJOIN" join --config "$T/join.yaml" >"$T/join.out" 2>"$T/join.err"; JOIN_RC=$?  # nothing starts the kubelet
+  s=$(( $(date +%s) - t0 ))
+  [ "$JOIN_RC" = 3 ] || { fail "healthz bound: exit $JOIN_RC, want 3: $(tail -2 "$T/join.err")"; rc=1; }
+  join_err "the kubelet was not healthy within timeouts.kubeletHealthCheck (4s" || rc=1
+  [ "$s" -lt 20 ] || { fail "the healthz bound of 4 s ended the join after $s s"; rc=1; }
+  "$KJOIN" reset >/dev/null 2>&1 || { fail "reset after the healthz bound failed"; rc=1; }
+  kc get clusterrolebinding kubeadm:node-autoapprove-bootstrap -o json | jq 'del(.metadata.resourceVersion, .metadata.uid,
+    .metadata.creationTimestamp, .metadata.managedFields)' >"$T/autoapprove.json" || { fail "no auto-approval binding"; return 1; }
+  kc delete clusterrolebinding kubeadm:node-autoapprove-bootstrap >/dev/null || return 1
+  node_timeouts_config e2e-bounded "  tlsBootstrap: 5s"
+  t0=$(date +%s)
+  node_join --config "$T/join.yaml"
+  s=$(( $(date +%s) - t0 ))
+  kubelet_down
+  kc create -f "$T/autoapprove.json" >/dev/null || { fail "the auto-approval binding could not be restored"; rc=1; }
+  [ "$JOIN_RC" = 3 ] || { fail "TLS bootstrap bound: exit $JOIN_RC, want 3: $(tail -2 "$T/join.err")"; rc=1; }
+  join_err "the kubelet's TLS bootstrap did not end within timeouts.tlsBootstrap (5s" || rc=1
+  join_err "The kubelet is healthy after" || rc=1
+  [ "$s" -lt 40 ] || { fail "the TLS bootstrap bound of 5 s ended the join after $s s"; rc=1; }
+  "$KJOIN" reset >/dev/null 2>&1 || { fail "reset after the TLS bootstrap bound failed"; rc=1; }
+  nothing_written || rc=1
+  return $rc
+}
+t_e2e_node_join_configuration_timeouts_bound_their_stage() { on_node node_scenario_stage_timeouts e2e-bounded; }
+
 # reset removes only what the join made and still holds what it wrote: a file
 # changed since, a symlink put in a file's place and a file of someone else's
 # are left and named; a join record that is not kjoin's is refused whole.

@@ -105,3 +105,30 @@ t_check_waits_ten_seconds_at_most() {
   err_has "discovery timed out after 10s" || return 1
   [ "$s" -le 14 ] || fail "the check waited $s s"
 }
+
+# kubeadm's timeouts.kubernetesAPICall bounds each API call, its retries
+# included: an API server that answers 503 to every read ends the check
+# within the call's bound, not the check's 10 s; without the bound it waits
+# them out. (The JoinConfiguration's other timeouts are proven in e2e.)
+check_config() { # FILE [TIMEOUTS_YAML]
+  printf 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    token: %s\n    apiServerEndpoint: "127.0.0.1:%s"\n    caCertHashes: ["%s"]\nnodeRegistration: {name: checked}\ntimeouts:\n  discovery: 20s\n%s' \
+    "$(cat "$C/token")" "$PORT" "$PIN" "${2:-}" >"$1"
+}
+t_check_kubernetes_api_call_timeout_bounds_each_call() {
+  check_site check-503 503 none 200 true || return 1
+  check_config "$T/bounded.yaml" "  kubernetesAPICall: 2s
+"
+  local t0 ms
+  t0=$(date +%s%N)
+  kj 3 join --check --config "$T/bounded.yaml" --kubeconfig-out "$T/kubelet.conf" || return 1
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  err_has "timed out after the call's own 2000 ms" || return 1
+  [ "$ms" -ge 2000 ] && [ "$ms" -lt 6000 ] || fail "the bounded check took $ms ms" || return 1
+  # The same without the bound: the check's own 10 s.
+  check_config "$T/unbounded.yaml"
+  t0=$(date +%s%N)
+  kj 3 join --check --config "$T/unbounded.yaml" --kubeconfig-out "$T/kubelet.conf" || return 1
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ "$ms" -ge 9000 ] || fail "the unbounded check ended after $ms ms" || return 1
+  ! grep -q "the call's own" "$ERR" || fail "a bound was named where none was set"
+}

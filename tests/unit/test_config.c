@@ -148,6 +148,11 @@ static void test_rejections_name_field_and_place(void **state)
         {V4(BT "dryRun: \"true\"\n"), "dryRun at line 7 must be true or false"}, /* a string to kubeadm too */
         {V4(BT "caCertPath: ''\n"), "caCertPath at line 7 is empty"},
         {V4(BT "timeouts:\n  discovery: 0s\n"), "timeouts.discovery at line 8, column 14: invalid duration \"0s\": must be positive"},
+        {V4(BT "timeouts:\n  tlsBootstrap: soon\n"), "timeouts.tlsBootstrap at line 8"},
+        {V4(BT "timeouts:\n  etcdAPICall: -2m\n"), "timeouts.etcdAPICall at line 8"},
+        {V4(BT "timeouts:\n  kubeletHealthCheck: [1m]\n"), "timeouts.kubeletHealthCheck"},
+        {V4(BT "nodeRegistration: {imagePullPolicy: Sometimes}\n"),
+         "nodeRegistration.imagePullPolicy at line 7 is \"Sometimes\": Always, IfNotPresent or Never"},
         {V4(BT "x: " "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["),
          "nests deeper than 64 levels"},
         {V4(BT) "---\napiVersion: v1\n---\n]", "YAML error at line 10"},
@@ -174,7 +179,9 @@ static void test_fields_honoured_or_noted(void **state)
                              "  kubeletExtraArgs: [{name: a, value: b}]\n  ignorePreflightErrors: [Swap, CRI]\n"
                              "  imagePullPolicy: Never\n  imagePullSerial: true\n"
                              "skipPhases: [preflight]\npatches: {directory: /p}\n"
-                             "timeouts:\n  discovery: 2m\n  tlsBootstrap: 1m\n  kubernetesAPICall: 1m\n");
+                             "timeouts:\n  discovery: 2m\n  tlsBootstrap: 1m\n  kubernetesAPICall: 1m\n"
+                             "  kubeletHealthCheck: 30s\n  controlPlaneComponentHealthCheck: 3m\n  etcdAPICall: 90s\n"
+                             "  upgradeManifests: 5m\n");
     kjoin_join_config c;
     kjoin_err err;
     if (parse(yaml, &c, &err))
@@ -200,9 +207,14 @@ static void test_fields_honoured_or_noted(void **state)
     assert_int_equal(c.n_extra_args, 1);
     assert_string_equal(c.extra_args[0], "a=b");
     assert_string_equal(c.spec.node.patches_dir, "/p");
-    const char *noted[] = {"nodeRegistration.imagePullPolicy",
-                           "nodeRegistration.imagePullSerial", "timeouts.kubernetesAPICall",
-                           "timeouts.tlsBootstrap"};
+    assert_int_equal(c.spec.node.pull_policy, KJOIN_PULL_NEVER);
+    /* kubeadm's timeouts, each its stage's bound; discovery the join's one deadline (above) */
+    assert_int_equal(c.spec.timeouts.tls_bootstrap_ms, 60000);
+    assert_int_equal(c.spec.timeouts.api_call_ms, 60000);
+    assert_int_equal(c.spec.timeouts.kubelet_health_ms, 30000);
+    assert_int_equal(c.spec.timeouts.control_plane_ms, 180000);
+    assert_int_equal(c.spec.timeouts.etcd_ms, 90000);
+    const char *noted[] = {"nodeRegistration.imagePullSerial", "timeouts.upgradeManifests"};
     assert_int_equal(c.n_notes, TU_LEN(noted));
     for (size_t i = 0; i < TU_LEN(noted); i++)
         if (strncmp(c.notes[i], noted[i], strlen(noted[i])) || !strstr(c.notes[i], "does not apply"))

@@ -1479,10 +1479,28 @@ static void test_encrypt_for_download(void **state)
     kjoin_certificate_key_clear(&k);
 }
 
+/* A stage's own bound (kubeadm's timeouts.*) ends it when it ends first. */
+static void test_stage_left(void **state)
+{
+    (void)state;
+    kjoin_cp_context cx = {.deadline_ms = kjoin_now_ms() + 60000};
+    bool bounded = true;
+    int64_t left = kjoin_cp_stage_left(&cx, 0, &bounded);
+    assert_false(bounded);
+    assert_true(left > 59000 && left <= 60000);
+    assert_int_equal(kjoin_cp_stage_left(&cx, 5000, &bounded), 5000);
+    assert_true(bounded);
+    left = kjoin_cp_stage_left(&cx, 120000, &bounded); /* the join's deadline first */
+    assert_false(bounded);
+    assert_true(left <= 60000);
+    assert_int_equal(kjoin_cp_stage_left(&cx, 1, NULL), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_parse), cmocka_unit_test(test_decrypt),
                                        cmocka_unit_test(test_encrypt_for_download),
+                                       cmocka_unit_test(test_stage_left),
                                        cmocka_unit_test(test_open_kubeadms_secret),
                                        cmocka_unit_test(test_secret_values_are_what_they_say),
                                        cmocka_unit_test(test_node_certs_as_kubeadm),

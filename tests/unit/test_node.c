@@ -772,6 +772,32 @@ static void test_preflight_control_plane(void **state)
     assert_null(strstr(calls, "pull r/there:1"));
     free(calls);
     unlink(log);
+    /* imagePullPolicy Never: nothing pulled, each missing image named; Always: every image pulled, the one
+     * there too. */
+    s.pull_policy = KJOIN_PULL_NEVER;
+    r = (kjoin_preflight_report){0};
+    assert_int_equal(cp_preflight(&s, &c, "127.0.0.1", free_port(), images, 3, &r, &err), KJOIN_E_USAGE);
+    pulls = 0;
+    for (size_t i = 0; i < r.n; i++)
+        if (!strcmp(r.items[i].name, "ImagePull")) {
+            pulls++;
+            assert_non_null(strstr(r.items[i].message, "is not in the runtime, and imagePullPolicy is Never"));
+            assert_null(strstr(r.items[i].message, "r/there:1"));
+        }
+    assert_int_equal(pulls, 2);
+    calls = tu_read(log, &len);
+    assert_null(strstr(calls, " pull "));
+    free(calls);
+    unlink(log);
+    s.pull_policy = KJOIN_PULL_ALWAYS;
+    r = (kjoin_preflight_report){0};
+    assert_int_equal(cp_preflight(&s, &c, "127.0.0.1", free_port(), images, 3, &r, &err), KJOIN_E_USAGE);
+    calls = tu_read(log, &len);
+    assert_non_null(strstr(calls, "pull -- r/there:1"));
+    assert_null(strstr(calls, "inspecti"));
+    free(calls);
+    unlink(log);
+    s.pull_policy = KJOIN_PULL_IF_NOT_PRESENT;
     s.ignore_preflight = "ControlPlaneEndpoint,ImagePull,AdvertiseAddress";
     r = (kjoin_preflight_report){0};
     assert_int_equal(cp_preflight(&s, &c, "127.0.0.1", free_port(), images, 3, &r, &err), KJOIN_OK);
