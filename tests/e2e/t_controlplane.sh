@@ -425,9 +425,30 @@ t_e2e_controlplane_certs_as_kubeadm() {
   [ -n "$ours" ] && [ "$ours" = "$theirs" ] ||
     { fail "kubeadm certs check-expiration on kjoin's node: $(diff <(echo "$theirs") <(echo "$ours") | tr '\n' ' ')"; rc=1; }
   grep -q "^apiserver-kubelet-client " <<<"$ours" || { fail "check-expiration listed no leaf: $ours"; rc=1; }
+  # kubeadm certs renew all renews kjoin's node as it renews its own: every leaf and kubeconfig made
+  # anew, and what they are (names, SANs, usages, lifetime, CA) the same on both nodes.
+  local before after leaf conf
+  before=$(openssl x509 -in "$T/kjoin/etc.upper/kubernetes/pki/apiserver.crt" -noout -serial)
+  NODE_NS=kjoin in_node cp_renew && [ "$(cat "$T/renew.rc")" = 0 ] ||
+    { fail "kubeadm certs renew all on kjoin's node: $(tail -3 "$T/renew.out")"; rc=1; }
+  NODE_NS=kubeadm in_node cp_renew && [ "$(cat "$T/renew.rc")" = 0 ] ||
+    { fail "kubeadm certs renew all on kubeadm's node: $(tail -3 "$T/renew.out")"; rc=1; }
+  after=$(openssl x509 -in "$T/kjoin/etc.upper/kubernetes/pki/apiserver.crt" -noout -serial)
+  [ "$before" != "$after" ] || { fail "kubeadm certs renew all did not renew kjoin's apiserver.crt"; rc=1; }
+  for leaf in $CP_LEAVES; do
+    ours=$(cp_describe kjoin "$leaf") theirs=$(cp_describe kubeadm "$leaf")
+    [ "$ours" = "$theirs" ] || { fail "$leaf after renewal: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
+  done
+  for conf in $CP_CONFS; do
+    ours=$(cp_conf_describe kjoin "$conf") theirs=$(cp_conf_describe kubeadm "$conf")
+    [ "$ours" = "$theirs" ] || { fail "$conf after renewal: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
+  done
   cp_cluster_names restore || rc=1
   return $rc
 }
+
+# cp_renew (in a node): kubeadm certs renew all, its output and exit code.
+cp_renew() { "$KBIN/kubeadm" certs renew all >"$T/renew.out" 2>&1; echo $? >"$T/renew.rc"; }
 
 # cp_check_expiration (in a node): kubeadm certs check-expiration's rows
 # (name, CA or residual time, externally managed), and its exit code.
