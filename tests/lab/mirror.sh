@@ -3,6 +3,9 @@
 # - the Debian archive the stock image's apt names (the machine's own, never
 #   named here): proxied to the archive itself, the node's /etc/hosts sending
 #   that host name to the bridge (the lab has no resolver and no route out);
+#   its answers cached a day outside the checkout (~/.cache/kjoin/lab/apt-proxy),
+#   and served from there when the archive does not answer: a run does not
+#   hang on the network once a run before it fetched the same;
 # - two signed flat apt repositories, as an operator publishes them:
 #   /kubernetes/ with a kubelet package of the tested release (its binary,
 #   the unit Kubernetes' packages install, enabled and started at install as
@@ -50,8 +53,11 @@ lab_mirror_up() {
     sed 's|.*://||' | sort -u)
   [ -n "$hosts" ] || { echo "lab: the stock image names no archive" >&2; return 1; }
   LAB_MIRROR_HOSTS=""
+  local cache=${KJOIN_CACHE:-$HOME/.cache/kjoin}/lab/apt-proxy
+  mkdir -p "$cache" || return 1
   for h in $hosts; do
-    servers+="server { listen $LAB_HOST:80; server_name $h; location / { proxy_pass http://$h; proxy_http_version 1.1; } }"$'\n'
+    servers+="server { listen $LAB_HOST:80; server_name $h; location / { proxy_pass http://$h; proxy_http_version 1.1;
+      proxy_cache archive; proxy_cache_valid 200 1d; proxy_cache_use_stale error timeout http_500 http_502 http_503 http_504; } }"$'\n'
     LAB_MIRROR_HOSTS+="$LAB_HOST $h"$'\n'
   done
   cat >"$d/nginx.conf" <<CONF
@@ -65,6 +71,7 @@ http {
   access_log $d/access.log;
   client_body_temp_path $d/tmp; proxy_temp_path $d/tmp; fastcgi_temp_path $d/tmp;
   uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
+  proxy_cache_path $cache levels=1:2 keys_zone=archive:10m max_size=2g inactive=7d use_temp_path=off;
   server { listen $LAB_HOST:80 default_server; root $d/www; }
   $servers
 }
