@@ -240,6 +240,8 @@ static const char *troubleshooting_section(const char *msg)
         {"TLS verification of", "TLS verification failed"},
         {"preflight check", "Preflight"},
         {"did not bootstrap by the deadline", "the kubelet did not bootstrap by the deadline"},
+        {"within timeouts.kubeletHealthCheck", "the kubelet did not bootstrap by the deadline"},
+        {"within timeouts.tlsBootstrap", "the kubelet did not bootstrap by the deadline"},
         {"the kubelet exited", "the kubelet exits"},
         {"the kubelet keeps exiting", "the kubelet exits"},
         {"kubeadm-certs was not found", "the certificate key expired"},
