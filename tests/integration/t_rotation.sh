@@ -123,7 +123,7 @@ serve_bundle() {
 }
 ca_subjects() { # KUBECONFIG: the subjects of its CA data, in order
   kubectl --kubeconfig "$1" config view --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d |
-    awk '/BEGIN/{c=""} {c=c $0 "\n"} /END/{printf "%s", c | "openssl x509 -noout -subject"; close("openssl x509 -noout -subject")}' |
+    awk '/^-----BEGIN /{c=""} {c=c $0 "\n"} /^-----END /{printf "%s", c | "openssl x509 -noout -subject"; close("openssl x509 -noout -subject")}' |
     sed 's/subject=//' | tr '\n' ';'
 }
 
