@@ -160,13 +160,17 @@ t_e2e_join_config_from_kubeadm_join_defaults() {
   [ -s "$T/bootstrap.conf" ] && [ -s "$T/pki/ca.crt" ] && ! grep -q "kubelet-start" "$ERR" &&
     [ "$(openssl x509 -in "$T/pki/ca.crt" -noout -fingerprint -sha256)" = "$(openssl x509 -in "$E2E_CA" -noout -fingerprint -sha256)" ] ||
     fail "no kubeconfig, or caCertPath not the cluster's CA: $(cat "$ERR")" || return 1
-  # Every field kubeadm printed that kjoin does not act on is named (criSocket
-  # is the worker join's: tests/e2e/t_node.sh).
+  # Every field kubeadm printed that kjoin does not act on is named; the ones
+  # it honours are not (criSocket is the worker join's: tests/e2e/t_node.sh;
+  # the timeouts bound their stages, imagePullPolicy the control-plane pulls).
   local field
   ! grep -q "criSocket" "$ERR" || fail "criSocket was called ignored" || return 1
-  for field in imagePullPolicy imagePullSerial controlPlaneComponentHealthCheck kubeletHealthCheck \
-               etcdAPICall kubernetesAPICall upgradeManifests; do
-    err_has "$field" || return 1
+  for field in imagePullSerial upgradeManifests; do
+    grep -q "$field (line [0-9]*) does not apply" "$ERR" || fail "$field was not named as not applying" || return 1
+  done
+  for field in imagePullPolicy controlPlaneComponentHealthCheck kubeletHealthCheck etcdAPICall kubernetesAPICall \
+               tlsBootstrap discovery; do
+    ! grep -q "$field (line [0-9]*) does not apply" "$ERR" || fail "$field, honoured, was called ignored" || return 1
   done
   # The token from the file authenticates: the written kubeconfig can ask for a CSR.
   kubectl --kubeconfig "$T/bootstrap.conf" auth can-i create certificatesigningrequests >"$T/can" 2>&1
