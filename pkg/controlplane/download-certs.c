@@ -26,8 +26,6 @@
 #include "../certs/x509.h"
 #include "internal.h"
 
-#define NONCE_LEN 12 /* Go's cipher.NewGCM */
-#define TAG_LEN 16
 #define VALUE_MAX (1 << 20)
 
 static const struct {

@@ -38,6 +38,11 @@ kjoin_code kjoin_cp__write_manifests(const char *record_dir, const char *dir, co
                                      char *const *yaml, size_t n, bool force, bool *kept,
                                      struct kjoin_cp_files *report, kjoin_err *err);
 
+/* kubeadm's EncryptBytes (the kubeadm-certs Secret's values): Go's
+ * cipher.NewGCM nonce, then the ciphertext and its tag. */
+#define NONCE_LEN 12
+#define TAG_LEN 16
+
 struct kjoin_kubeapi;
 struct kjoin_kubeapi_options;
 

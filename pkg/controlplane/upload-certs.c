@@ -22,8 +22,6 @@
 
 #include "internal.h"
 
-#define NONCE_LEN 12 /* Go's cipher.NewGCM, as kubeadm's EncryptBytes */
-#define TAG_LEN 16
 #define FILE_MAX (1 << 20)
 #define TTL_S (2 * 3600) /* kubeadm's DefaultCertTokenDuration */
 #define SECRETS "/api/v1/namespaces/kube-system/secrets"
@@ -38,10 +36,7 @@ kjoin_code kjoin_certificate_key_generate(kjoin_certificate_key *key, kjoin_err 
 
 void kjoin_certificate_key_format(const kjoin_certificate_key *key, char out[2 * KJOIN_CERTIFICATE_KEY_LEN + 1])
 {
-    static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < KJOIN_CERTIFICATE_KEY_LEN; i++)
-        out[2 * i] = hex[key->bytes[i] >> 4], out[2 * i + 1] = hex[key->bytes[i] & 15];
-    out[2 * KJOIN_CERTIFICATE_KEY_LEN] = '\0';
+    kjoin_hex(key->bytes, KJOIN_CERTIFICATE_KEY_LEN, out);
 }
 
 kjoin_code kjoin_kubeadm_certs_encrypt(const kjoin_certificate_key *key, const unsigned char *in, size_t len,
