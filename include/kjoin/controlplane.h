@@ -13,6 +13,7 @@
 
 #include <kjoin/err.h>
 #include <kjoin/node.h>
+#include <kjoin/record.h>
 #include <kjoin/release.h>
 #include <kjoin/util.h>
 
@@ -404,21 +405,14 @@ kjoin_code kjoin_check_etcd(const kjoin_cp_context *cx, size_t *members, kjoin_e
 /* ---- what a control-plane join made, and kjoin reset of it --------------- */
 
 #define KJOIN_CP_RECORD_NAME "kjoin-control-plane.json" /* in the kubeconfig directory */
-#define KJOIN_CP_RECORD_FILES 48
-#define KJOIN_CP_RECORD_DIRS 8
 typedef struct kjoin_cp_record {
-    size_t n_files;
-    struct {
-        char path[4096];
-        char sha256[65];
-    } files[KJOIN_CP_RECORD_FILES];    /* each file a step wrote, as written */
+    kjoin_written written;             /* each file a step wrote, as written; each directory a step made (removed
+                                        * again when empty) */
     char etcd_peer[300];               /* the member etcd-join added ("" when none) */
     char etcd_id[24];
     char cert_dir[1024];               /* where its client certificates are */
     char etcd_data_dir[1024];
     bool data_dir_made;                /* etcd-join made the data directory */
-    size_t n_dirs;
-    char dirs[KJOIN_CP_RECORD_DIRS][4096]; /* each directory a step made (removed again when empty) */
 } kjoin_cp_record;
 
 /* The record (untrusted: clean absolute paths, digests, an https peer URL,
@@ -460,8 +454,8 @@ typedef struct kjoin_cp_reset_result {
     bool member_removed;               /* it is out of the cluster (or was already) */
     char why_not[600];                 /* why it could not be removed */
     size_t n_removed, n_left;
-    char removed[KJOIN_CP_RECORD_FILES + KJOIN_CP_RECORD_DIRS + 2][1100];
-    char left[KJOIN_CP_RECORD_FILES + KJOIN_CP_RECORD_DIRS + 2][1200]; /* "path: why" */
+    char removed[KJOIN_WRITTEN_FILES + KJOIN_WRITTEN_DIRS + 2][1100];
+    char left[KJOIN_WRITTEN_FILES + KJOIN_WRITTEN_DIRS + 2][1200]; /* "path: why" */
 } kjoin_cp_reset_result;
 
 /* kubeadm reset's first step: this node's etcd member out of the cluster

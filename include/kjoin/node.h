@@ -13,6 +13,7 @@
 
 #include <kjoin/cluster.h>
 #include <kjoin/err.h>
+#include <kjoin/record.h>
 #include <kjoin/util.h>
 
 #define KJOIN_NODE_KUBERNETES_DIR "/etc/kubernetes"
@@ -400,21 +401,13 @@ kjoin_code kjoin_reset_pods(const char *sock, size_t *n, kjoin_err *err);
  * kubeconfig and the CA, wherever the join was told to put them); each
  * created directory one on the way to such a file.
  * For the fuzzer and reset. Errors: KJOIN_E_USAGE. */
-#define KJOIN_NODE_STATE_MAX_FILES 32      /* a join writes five */
 #define KJOIN_NODE_STATE_MAX_ENTRIES 256   /* names in the kubelet directory before the join */
-#define KJOIN_NODE_STATE_MAX_DIRS 16
 #define KJOIN_NODE_STATE_MAX_MOUNTS 16   /* mounts at or below the kubelet directory before the join */
 typedef struct kjoin_node_state {
     char join_id[40];
     char server[512];
     char node_name[254];
-    size_t n_files;
-    struct {
-        char path[4096];
-        char sha256[65];
-    } files[KJOIN_NODE_STATE_MAX_FILES];
-    size_t n_dirs;                     /* directories the join created on the way to its files */
-    char dirs[KJOIN_NODE_STATE_MAX_DIRS][4096];
+    kjoin_written written;             /* each file with its digest; the directories the join created on the way */
     size_t n_kubelet_entries;          /* what the kubelet directory held before the join */
     char kubelet_entries[KJOIN_NODE_STATE_MAX_ENTRIES][256];
     size_t n_pki_entries;              /* what its pki/ held before the join (none in records before it was kept) */

@@ -19,18 +19,13 @@
  * wrote there (its record names it with that digest). */
 static bool cp_written(const kjoin_cp_record *rec, const char *path)
 {
-    char *text = NULL, hex[65];
+    char *text = NULL;
     size_t len = 0;
-    unsigned char sum[32];
     if (!rec || kjoin_safedir_read_path(path, false, &text, &len, NULL, NULL))
         return false;
-    kjoin_sha256(text, len, sum, NULL);
+    bool ours = kjoin_written_has_data(&rec->written, path, text, len);
     kjoin_free_wiped(text, len);
-    kjoin_hex(sum, 32, hex);
-    for (size_t i = 0; i < rec->n_files; i++)
-        if (!strcmp(rec->files[i].path, path) && !strcmp(rec->files[i].sha256, hex))
-            return true;
-    return false;
+    return ours;
 }
 
 kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoin_cp_context *cx,

@@ -95,7 +95,6 @@ kjoin_code kjoin_node__read_record(const kjoin_node__resolved *p, const kjoin_no
 bool kjoin_node__is_kubelets_kubeconfig(const char *text, const kjoin_node__resolved *p, const char *server);
 
 /* Whether the join record st lists path with data's SHA-256. */
-bool kjoin_node__recorded(const kjoin_node_state *st, const char *path, const char *data, size_t len);
 
 /* For the suite's kill tests: SIGKILL when KJOIN_JOIN_CRASH_AT names point
  * (a step boundary of the join or reset; docs/development.md lists them). */

@@ -86,7 +86,7 @@ static bool left_by_this_join(const resume *res, const char *path)
         return false;
     /* The kubelet's own kubeconfig only while the join is unfinished: a node
      * whose join finished is joined, and a second join is refused. */
-    bool ours = kjoin_node__recorded(res->st, path, text, len) ||
+    bool ours = kjoin_written_has_data(&res->st->written, path, text, len) ||
                 (res->unfinished && !strcmp(path, res->p->kubelet_kubeconfig) &&
                  kjoin_node__is_kubelets_kubeconfig(text, res->p, res->st->server));
     kjoin_free_wiped(text, len);

@@ -70,24 +70,21 @@ void kjoin_kubelet_reset_result_release(kjoin_kubelet_reset_result *r)
     }
 }
 
-/* One file the join wrote: removed when it holds what was written. */
-static void remove_written(run *r, const char *path, const char *sha256)
+/* What undoing one of the join's files or directories did. */
+static void undone(void *ctx, const char *path, kjoin_undo u, const char *why)
 {
-    char why[600];
-    kjoin_undo u = kjoin_safedir_undo_file(path, sha256, r->spec->dry_run, why, sizeof(why));
     if (u == KJOIN_UNDO_REMOVED)
-        removed(r, path);
+        removed(ctx, path);
     else if (u == KJOIN_UNDO_LEFT)
-        kept(r, path, why);
+        kept(ctx, path, why);
 }
 
 /* kubelet.conf as the join's kubelet wrote it: for the recorded server, with
  * the kubelet's rotating client certificate. */
 static void remove_kubelet_kubeconfig(run *r)
 {
-    for (size_t i = 0; i < r->state->n_files; i++)
-        if (!strcmp(r->state->files[i].path, r->p.kubelet_kubeconfig))
-            return; /* kjoin's own TLS bootstrap wrote it: a recorded file */
+    if (kjoin_written_has_file(&r->state->written, r->p.kubelet_kubeconfig, NULL))
+        return; /* kjoin's own TLS bootstrap wrote it: a recorded file */
     char *text = NULL;
     const char *name;
     size_t len = 0;
@@ -236,11 +233,6 @@ static void remove_kubelet_state(run *r)
     kjoin_safedir_close(&d);
 }
 
-static int deeper_first(const void *a, const void *b)
-{
-    return (int)strlen((const char *)b) - (int)strlen((const char *)a);
-}
-
 /* The join record, when there is one (r->state; NULL with success when
  * there is none). */
 static kjoin_code read_record(run *r, kjoin_err *err)
@@ -296,8 +288,7 @@ kjoin_code kjoin_kubelet_reset_remove(const kjoin_kubelet_reset_spec *spec, kjoi
     if (rc || !r.state)
         return rc;
     unmount_kubelet_made(&r);
-    for (size_t i = 0; i < r.state->n_files; i++)
-        remove_written(&r, r.state->files[i].path, r.state->files[i].sha256);
+    kjoin_written_undo_files(&r.state->written, NULL, spec->dry_run, undone, &r);
     kjoin_node__crash_point("reset-files");
     remove_kubelet_kubeconfig(&r);
     remove_kubelet_state(&r);
@@ -309,15 +300,8 @@ kjoin_code kjoin_kubelet_reset_remove(const kjoin_kubelet_reset_spec *spec, kjoi
         kjoin_safedir_close(&d);
     }
     /* The directories the join made, deepest first, when nothing else is in them. */
-    qsort(r.state->dirs, r.state->n_dirs, sizeof(r.state->dirs[0]), deeper_first);
-    for (size_t i = 0; !rc && i < r.state->n_dirs; i++) {
-        char why[600];
-        kjoin_undo u = kjoin_safedir_undo_dir(r.state->dirs[i], spec->dry_run, KJOIN_RESET_NOT_EMPTY, why, sizeof(why));
-        if (u == KJOIN_UNDO_REMOVED)
-            removed(&r, r.state->dirs[i]);
-        else if (u == KJOIN_UNDO_LEFT)
-            kept(&r, r.state->dirs[i], why);
-    }
+    if (!rc)
+        kjoin_written_undo_dirs(&r.state->written, NULL, spec->dry_run, KJOIN_RESET_NOT_EMPTY, undone, &r);
     free(r.state);
     return rc;
 }

@@ -21,6 +21,7 @@
 
 #include "internal.h"
 #include "../certs/x509.h"
+#include "../record/record.h"
 
 #define POLL_MS 500
 
@@ -249,27 +250,24 @@ typedef struct node_write {
 } node_write;
 
 /* The directories that do not exist yet on the way to the n files of w
- * and to the record, each once, into dirs (at most cap). Returns how many
- * there are: the join makes them. */
-static size_t missing_dirs(const node_write *w, size_t n, const char *record, char (*dirs)[4096], size_t cap)
+ * and to the record, each once, added to made: the join makes them.
+ * Errors: KJOIN_E_USAGE (more than a record holds). */
+static kjoin_code missing_dirs(const node_write *w, size_t n, const char *record, kjoin_written *made, kjoin_err *err)
 {
-    size_t found = 0;
-    for (size_t i = 0; i <= n; i++) {
+    kjoin_code rc = KJOIN_OK;
+    for (size_t i = 0; !rc && i <= n; i++) {
         char dir[4096];
         snprintf(dir, sizeof(dir), "%s", i < n ? w[i].path : record);
-        for (char *slash; (slash = strrchr(dir, '/')) && slash != dir;) {
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
             *slash = '\0';
-            if (exists(dir))
-                break;
-            bool dup = false;
-            for (size_t k = 0; k < found && k < cap && !dup; k++)
-                dup = !strcmp(dirs[k], dir);
-            if (!dup && found < cap)
-                memcpy(dirs[found], dir, strlen(dir) + 1);
-            found += !dup;
+            kjoin_err e;
+            if (kjoin_written_add_missing_dirs(made, dir, &e))
+                rc = kjoin_err_set(err, KJOIN_E_USAGE, "the node's files would need more new directories than the "
+                                   "join record keeps (%d): create some of them first", KJOIN_WRITTEN_DIRS);
         }
     }
-    return found;
+    return rc;
 }
 
 /* The names in dir (none when it is not there) into list. */
@@ -293,16 +291,18 @@ static void list_names(const char *dir, json_object *list)
 static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolved *p, const node_write *w, size_t n,
                               char **out, kjoin_err *err)
 {
-    kjoin_node_state *old = calloc(1, sizeof(*old));
+    kjoin_node_state *old = calloc(1, sizeof(*old)), *back = malloc(sizeof(*back));
+    kjoin_written *written = calloc(1, sizeof(*written));
     kjoin_err ignore;
     bool have_old = false;
-    if (!old)
+    if (!old || !back || !written) {
+        free(old), free(back), free(written);
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
     if (kjoin_node__read_record(p, &j->spec->paths, old, &have_old, &ignore))
         have_old = false; /* a record not kjoin's is replaced, never trusted */
-    json_object *o = json_object_new_object(), *files = json_object_new_array(), *dirs = json_object_new_array(),
-                *before = json_object_new_array(), *pki_before = json_object_new_array(),
-                *mounts_before = json_object_new_array();
+    json_object *o = json_object_new_object(), *before = json_object_new_array(),
+                *pki_before = json_object_new_array(), *mounts_before = json_object_new_array();
     size_t n_mounts = 0;
     json_object_object_add(o, "kind", json_object_new_string("KjoinJoinRecord"));
     json_object_object_add(o, "joinID", json_object_new_string(j->join_id ? j->join_id : ""));
@@ -310,29 +310,18 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
     kubelet_server(j, server, sizeof(server));
     json_object_object_add(o, "server", json_object_new_string(server));
     json_object_object_add(o, "nodeName", json_object_new_string(j->name.name));
-    for (size_t i = 0; i < n; i++) {
+    /* What the first join made stays the record's; this run's files replace
+     * what it recorded for the same paths. */
+    if (have_old)
+        *written = old->written;
+    kjoin_code rc = KJOIN_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
         unsigned char sum[32];
         char hex[65];
-        json_object *f = json_object_new_object();
         kjoin_sha256(w[i].data, w[i].len, sum, NULL);
-        json_object_object_add(f, "path", json_object_new_string(w[i].path));
-        json_object_object_add(f, "sha256", json_object_new_string(kjoin_hex(sum, 32, hex)));
-        json_object_array_add(files, f);
-    }
-    for (size_t i = 0; have_old && i < old->n_files; i++) {
-        bool replaced = false;
-        for (size_t k = 0; k < n && !replaced; k++)
-            replaced = !strcmp(old->files[i].path, w[k].path);
-        if (replaced)
-            continue;
-        json_object *f = json_object_new_object();
-        json_object_object_add(f, "path", json_object_new_string(old->files[i].path));
-        json_object_object_add(f, "sha256", json_object_new_string(old->files[i].sha256));
-        json_object_array_add(files, f);
+        rc = kjoin_written_add_file(written, w[i].path, kjoin_hex(sum, 32, hex), err);
     }
     if (have_old) {
-        for (size_t i = 0; i < old->n_dirs; i++)
-            json_object_array_add(dirs, json_object_new_string(old->dirs[i]));
         for (size_t i = 0; i < old->n_kubelet_entries; i++)
             json_object_array_add(before, json_object_new_string(old->kubelet_entries[i]));
         for (size_t i = 0; i < old->n_pki_entries; i++)
@@ -352,45 +341,37 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
     }
     free(old);
     /* Every directory missing on the way to a file: the join makes them. */
-    char (*made)[4096] = calloc(KJOIN_NODE_STATE_MAX_DIRS, sizeof(*made));
-    size_t n_made = made ? missing_dirs(w, n, p->state, made, KJOIN_NODE_STATE_MAX_DIRS) : 0;
-    for (size_t i = 0; i < n_made && i < KJOIN_NODE_STATE_MAX_DIRS; i++) {
-        bool dup = false;
-        for (size_t k = 0; k < json_object_array_length(dirs) && !dup; k++)
-            dup = !strcmp(json_object_get_string(json_object_array_get_idx(dirs, k)), made[i]);
-        if (!dup)
-            json_object_array_add(dirs, json_object_new_string(made[i]));
-    }
-    free(made);
+    if (!rc)
+        rc = missing_dirs(w, n, p->state, written, err);
     json_object *outputs = json_object_new_object();
     json_object_object_add(outputs, "bootstrapKubeconfig", json_object_new_string(p->bootstrap_kubeconfig));
     json_object_object_add(outputs, "caCert", json_object_new_string(p->ca_cert_path));
     json_object_object_add(o, "outputs", outputs);
-    json_object_object_add(o, "files", files);
-    json_object_object_add(o, "createdDirs", dirs);
+    kjoin_record_written_emit(o, written);
     json_object_object_add(o, "kubeletDirBefore", before);
     json_object_object_add(o, "kubeletPkiBefore", pki_before);
     json_object_object_add(o, "kubeletMountsBefore", mounts_before);
-    kjoin_code rc = KJOIN_OK;
+    free(written);
     size_t names = json_object_array_length(before) > json_object_array_length(pki_before)
                        ? json_object_array_length(before) : json_object_array_length(pki_before);
     const char *json = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-    if (n_mounts > KJOIN_NODE_STATE_MAX_MOUNTS)
+    kjoin_err e;
+    if (rc)
+        ;
+    else if (n_mounts > KJOIN_NODE_STATE_MAX_MOUNTS)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "%zu mounts are at or below %s, more than the join record keeps (%d): "
                            "unmount what a previous kubelet left first", n_mounts, p->kubelet_dir,
                            KJOIN_NODE_STATE_MAX_MOUNTS);
-    else if (n_made > KJOIN_NODE_STATE_MAX_DIRS || json_object_array_length(dirs) > KJOIN_NODE_STATE_MAX_DIRS)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the node's files would need %zu new directories, more than the join "
-                           "record keeps (%d): create some of them first",
-                           n_made > json_object_array_length(dirs) ? n_made : json_object_array_length(dirs),
-                           KJOIN_NODE_STATE_MAX_DIRS);
     else if (names > KJOIN_NODE_STATE_MAX_ENTRIES || strlen(json) > KJOIN_NODE_STATE_MAX)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s (or its pki/) holds %zu names, more than the join record keeps "
                            "(%d, %d bytes): reset could not tell them from the kubelet's own; move some away",
                            p->kubelet_dir, names,
                            KJOIN_NODE_STATE_MAX_ENTRIES, KJOIN_NODE_STATE_MAX);
+    else if (kjoin_node_state_parse(json, strlen(json), &j->spec->paths, back, &e)) /* never one reset cannot read */
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the join record would not read back (%s): nothing written", e.msg);
     else if (!(*out = strdup(json)))
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    free(back);
     json_object_put(o);
     return rc;
 }
@@ -518,13 +499,19 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
     return KJOIN_OK;
 }
 
-static int deeper_first(const void *a, const void *b) { return (int)strlen(b) - (int)strlen(a); }
-
 /* A write failed (a full or read-only disk): what this run created goes
  * again, files and then directories, so the node is as it was before it;
  * files it replaced keep their new content (a re-run or reset knows them
  * from the record). The error says so. */
-static void take_back(const kjoin_node_join *j, const char *const *created, size_t n, char (*dirs)[4096], size_t n_dirs,
+/* Whether an undo left something. */
+static void note_left(void *whole, const char *path, kjoin_undo what, const char *why)
+{
+    (void)path, (void)why;
+    if (what == KJOIN_UNDO_LEFT)
+        *(bool *)whole = false;
+}
+
+static void take_back(const kjoin_node_join *j, const char *const *created, size_t n, const kjoin_written *made,
                       kjoin_err *err)
 {
     bool whole = true;
@@ -536,10 +523,8 @@ static void take_back(const kjoin_node_join *j, const char *const *created, size
             whole = false;
         kjoin_safedir_close(&d);
     }
-    qsort(dirs, n_dirs, sizeof(*dirs), deeper_first);
-    for (size_t i = 0; i < n_dirs; i++) /* those made before the failure (a read-only one says EROFS for any) */
-        if (exists(dirs[i]) && rmdir(dirs[i]) != 0)
-            whole = false;
+    /* those made before the failure, when empty */
+    kjoin_written_undo_dirs(made, NULL, false, "not empty", note_left, &whole);
     if (err) {
         char msg[KJOIN_ERR_MSG_MAX];
         snprintf(msg, sizeof(msg), "%s", err->msg);
@@ -547,7 +532,7 @@ static void take_back(const kjoin_node_join *j, const char *const *created, size
                       whole ? "nothing of this run is left: run the join again once the disk takes it"
                             : "some of this run's files could not be taken back: kjoin reset removes them");
     }
-    logf_(j, 1, "[kubelet-start] Took back %zu files and %zu directories of this run", n, n_dirs);
+    logf_(j, 1, "[kubelet-start] Took back %zu files and %zu directories of this run", n, made->n_dirs);
 }
 
 /* The files kubelet-start writes, in kubeadm's order, with what goes in
@@ -634,8 +619,11 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     if ((rc = make_record(j, &p, w, n, &record, err)))
         return rc;
     /* What this run makes, to be taken back if a later write fails. */
-    char made[KJOIN_NODE_STATE_MAX_DIRS][4096];
-    size_t n_made = missing_dirs(w, n, p.state, made, KJOIN_NODE_STATE_MAX_DIRS);
+    kjoin_written *made = calloc(1, sizeof(*made));
+    if (!made || (rc = missing_dirs(w, n, p.state, made, err))) {
+        free(record), free(made);
+        return rc ? rc : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    }
     const char *created[NODE_FILES + 1];
     size_t n_created = 0;
     j->result.systemd = kjoin_node__systemd(j->spec->systemd_dir);
@@ -659,9 +647,9 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
               kjoin_node_file_mode(w[i].kind));
         kjoin_node__crash_point(w[i].crash_point);
     }
-    if (rc && (n_created || n_made))
-        take_back(j, created, n_created, made, n_made < KJOIN_NODE_STATE_MAX_DIRS ? n_made : KJOIN_NODE_STATE_MAX_DIRS,
-                  err);
+    if (rc && (n_created || made->n_dirs))
+        take_back(j, created, n_created, made, err);
+    free(made);
     step(j, "write");
     return rc;
 }
@@ -772,7 +760,7 @@ static bool recorded(const kjoin_node_join *j, const kjoin_node__resolved *p, co
     kjoin_node_state *st = calloc(1, sizeof(*st));
     bool found = false;
     bool match = st && !kjoin_node__read_record(p, &j->spec->paths, st, &found, NULL) && found &&
-                 kjoin_node__recorded(st, path, data, len);
+                 kjoin_written_has_data(&st->written, path, data, len);
     free(st);
     return match;
 }

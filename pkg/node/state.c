@@ -5,15 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
 #include <kjoin/node.h>
 
+#include "../record/record.h"
 #include "internal.h"
 
 #define BAD KJOIN_E_USAGE
 
-/* A clean absolute path: no empty, "." or ".." component, no trailing slash. */
 /* Whether path is dir or inside it. */
 static bool within(const char *path, const char *dir)
 {
@@ -51,13 +49,6 @@ static bool our_dir(const char *path, const kjoin_node__resolved *r, const char 
             strcmp(all[i], path))
             return true;
     return false;
-}
-
-static const char *str_of(json_object *o, const char *key)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-                                                                                             : NULL;
 }
 
 static const char *str_of_item(json_object *list, size_t i)
@@ -99,29 +90,38 @@ static kjoin_code names_of(json_object *list, const char *what, char (*names)[25
     return rc;
 }
 
+/* The paths the record may name, for the one format's parser. */
+typedef struct record_scope {
+    kjoin_node__resolved r;
+    const char *outputs[2];
+} record_scope;
+
+static bool file_ok(const char *path, const void *ctx)
+{
+    const record_scope *s = ctx;
+    return our_file(path, &s->r, s->outputs, 2);
+}
+
+static bool dir_ok(const char *path, const void *ctx)
+{
+    const record_scope *s = ctx;
+    return our_dir(path, &s->r, s->outputs, 2);
+}
+
 kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node_paths *paths, kjoin_node_state *out,
                                   kjoin_err *err)
 {
-    kjoin_node__resolved r;
-    kjoin_node__resolve(paths, &r);
-    if (len > KJOIN_NODE_STATE_MAX || memchr(text, '\0', len))
-        return kjoin_err_set(err, BAD, "the join record is not a kjoin join record");
-    json_tokener *tok = json_tokener_new_ex(16);
-    json_object *o = tok ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
-    bool whole = tok && json_tokener_get_error(tok) == json_tokener_success &&
-                 json_tokener_get_parse_end(tok) == len;
-    json_tokener_free(tok);
+    record_scope scope = {.outputs = {NULL, NULL}};
+    kjoin_node__resolve(paths, &scope.r);
+    json_object *o = kjoin_record_open(text, len, KJOIN_NODE_STATE_MAX, "KjoinJoinRecord");
     kjoin_code rc = KJOIN_OK;
-    const char *kind = o ? str_of(o, "kind") : NULL;
-    json_object *files = o ? array_of(o, "files", KJOIN_NODE_STATE_MAX_FILES) : NULL;
-    json_object *dirs = o ? array_of(o, "createdDirs", KJOIN_NODE_STATE_MAX_DIRS) : NULL;
     /* The outputs: absent in records before they were kept. */
     json_object *named = NULL;
-    const char *outputs[2] = {NULL, NULL};
     bool outputs_ok = !o || !json_object_object_get_ex(o, "outputs", &named) || json_object_is_type(named, json_type_object);
     if (outputs_ok && named) {
-        outputs[0] = str_of(named, "bootstrapKubeconfig"), outputs[1] = str_of(named, "caCert");
-        outputs_ok = (!outputs[0] || kjoin_clean_path(outputs[0])) && (!outputs[1] || kjoin_clean_path(outputs[1]));
+        scope.outputs[0] = kjoin_record_str(named, "bootstrapKubeconfig"), scope.outputs[1] = kjoin_record_str(named, "caCert");
+        outputs_ok = (!scope.outputs[0] || kjoin_clean_path(scope.outputs[0])) &&
+                     (!scope.outputs[1] || kjoin_clean_path(scope.outputs[1]));
     }
     json_object *before = o ? array_of(o, "kubeletDirBefore", KJOIN_NODE_STATE_MAX_ENTRIES) : NULL;
     json_object *mounts_before = NULL;
@@ -130,33 +130,16 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
     json_object *pki_before = NULL;
     bool pki_ok = !o || !json_object_object_get_ex(o, "kubeletPkiBefore", &pki_before) ||
                   (pki_before = array_of(o, "kubeletPkiBefore", KJOIN_NODE_STATE_MAX_ENTRIES)) != NULL;
+    json_object *dirs = NULL;
     memset(out, 0, sizeof(*out));
-    if (!whole || !json_object_is_type(o, json_type_object) || !kind || strcmp(kind, "KjoinJoinRecord") ||
-        !files || !dirs || !before || !pki_ok || !outputs_ok || !mounts_ok)
+    if (!o || !json_object_object_get_ex(o, "createdDirs", &dirs) || !before || !pki_ok || !outputs_ok || !mounts_ok)
         rc = kjoin_err_set(err, BAD, "the join record is not a kjoin join record (kind KjoinJoinRecord with files, "
                                      "createdDirs, kubeletDirBefore and kubeletPkiBefore)");
-    if (!rc && !(rc = copy(out->join_id, sizeof(out->join_id), str_of(o, "joinID"), "joinID", err)) &&
-        !(rc = copy(out->server, sizeof(out->server), str_of(o, "server"), "server", err)))
-        rc = copy(out->node_name, sizeof(out->node_name), str_of(o, "nodeName"), "nodeName", err);
-    for (size_t i = 0; !rc && i < (size_t)json_object_array_length(files); i++) {
-        json_object *f = json_object_array_get_idx(files, i);
-        const char *path = str_of(f, "path"), *sum = str_of(f, "sha256");
-        unsigned char raw[32];
-        if (!path || !our_file(path, &r, outputs, 2) || !sum || strlen(sum) != 64 || !kjoin_hex_decode(sum, 32, raw))
-            rc = kjoin_err_set(err, BAD, "the join record's file %zu is not a path the join writes with its "
-                                         "SHA-256", i + 1);
-        else if (!(rc = copy(out->files[i].path, sizeof(out->files[i].path), path, "path", err)))
-            rc = copy(out->files[i].sha256, sizeof(out->files[i].sha256), sum, "sha256", err);
-        out->n_files = i + 1;
-    }
-    for (size_t i = 0; !rc && i < (size_t)json_object_array_length(dirs); i++) {
-        const char *d = json_object_get_string(json_object_array_get_idx(dirs, i));
-        if (!json_object_is_type(json_object_array_get_idx(dirs, i), json_type_string) || !our_dir(d, &r, outputs, 2))
-            rc = kjoin_err_set(err, BAD, "the join record's directory %zu is not one the join makes", i + 1);
-        else
-            rc = copy(out->dirs[i], sizeof(out->dirs[i]), d, "directory", err);
-        out->n_dirs = i + 1;
-    }
+    if (!rc && !(rc = copy(out->join_id, sizeof(out->join_id), kjoin_record_str(o, "joinID"), "joinID", err)) &&
+        !(rc = copy(out->server, sizeof(out->server), kjoin_record_str(o, "server"), "server", err)))
+        rc = copy(out->node_name, sizeof(out->node_name), kjoin_record_str(o, "nodeName"), "nodeName", err);
+    if (!rc)
+        rc = kjoin_record_written_parse(o, "join record", file_ok, dir_ok, &scope, &out->written, err);
     if (!rc)
         rc = names_of(before, "kubelet directory", out->kubelet_entries, &out->n_kubelet_entries, err);
     if (!rc && pki_before)
@@ -164,7 +147,7 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
     out->has_mounts = mounts_before != NULL;
     for (size_t i = 0; !rc && mounts_before && i < (size_t)json_object_array_length(mounts_before); i++) {
         const char *m = str_of_item(mounts_before, i);
-        if (!m || !kjoin_clean_path(m) || !within(m, r.kubelet_dir))
+        if (!m || !kjoin_clean_path(m) || !within(m, scope.r.kubelet_dir))
             rc = kjoin_err_set(err, BAD, "the join record's mount %zu is not a path in the kubelet directory", i + 1);
         else
             rc = copy(out->mounts[i], sizeof(out->mounts[i]), m, "mount", err);

@@ -265,19 +265,6 @@ bool kjoin_node__is_kubelets_kubeconfig(const char *text, const kjoin_node__reso
     return *server && strstr(text, line) && strstr(text, current);
 }
 
-bool kjoin_node__recorded(const kjoin_node_state *st, const char *path, const char *data, size_t len)
-{
-    unsigned char sum[32];
-    char hex[65];
-    if (kjoin_sha256(data, len, sum, NULL))
-        return false;
-    kjoin_hex(sum, sizeof(sum), hex);
-    for (size_t i = 0; i < st->n_files; i++)
-        if (!strcmp(st->files[i].path, path) && !strcmp(st->files[i].sha256, hex))
-            return true;
-    return false;
-}
-
 void kjoin_node__crash_point(const char *point)
 {
 #ifdef KJOIN_TEST_HOOKS /* the suite's builds only: a release build never kills itself on demand */

@@ -320,10 +320,10 @@ static void test_record_before_write(void **state)
     kjoin_err err;
     assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
     assert_true(found);
-    assert_int_equal(r->n_files, KJOIN_SHARED_N);
-    assert_int_equal(r->n_dirs, 2); /* pki and pki/etcd; dir was there */
+    assert_int_equal(r->written.n_files, KJOIN_SHARED_N);
+    assert_int_equal(r->written.n_dirs, 2); /* pki and pki/etcd; dir was there */
     snprintf(path, sizeof(path), "%s/pki/etcd", dir);
-    assert_true(!strcmp(r->dirs[0], path) || !strcmp(r->dirs[1], path));
+    assert_true(!strcmp(r->written.dirs[0], path) || !strcmp(r->written.dirs[1], path));
     kjoin_cp_reset_spec rs = {.kubernetes_dir = dir};
     kjoin_cp_reset_result *res = calloc(1, sizeof(*res));
     assert_int_equal(kjoin_cp_reset_files(&rs, res, &err), KJOIN_OK);
@@ -988,7 +988,7 @@ static void test_take_back(void **state)
     /* No record when the run began: everything goes, the record too. */
     char *dir = tu_tmpdir();
     assert_int_equal(kjoin_cp_record_begin(dir, &before, &err), KJOIN_OK);
-    assert_int_equal(before->n_files, 0);
+    assert_int_equal(before->written.n_files, 0);
     tu_rmtree(dir);
     dir = shared_pki_recorded(true);
     assert_int_equal(kjoin_cp_take_back(dir, before, back, &err), KJOIN_OK);
@@ -1004,12 +1004,12 @@ static void test_take_back(void **state)
     tu_rmtree(dir);
     dir = shared_pki_recorded(true);
     assert_int_equal(kjoin_cp_record_begin(dir, &before, &err), KJOIN_OK);
-    assert_int_equal(before->n_files, KJOIN_SHARED_N);
+    assert_int_equal(before->written.n_files, KJOIN_SHARED_N);
     assert_int_equal(kjoin_cp_take_back(dir, before, back, &err), KJOIN_OK);
     assert_false(back->had_record);
     assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
     assert_true(found);
-    assert_int_equal(r->n_files, KJOIN_SHARED_N);
+    assert_int_equal(r->written.n_files, KJOIN_SHARED_N);
     /* An earlier run's files stay; this run's go, but one changed since. */
     kjoin_certificate_key k;
     kjoin_shared_certs c;
@@ -1034,7 +1034,7 @@ static void test_take_back(void **state)
     assert_non_null(strstr(back->left[0], "sa.pub: changed since"));
     assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
     assert_true(found);
-    assert_int_equal(r->n_files, KJOIN_SHARED_N);
+    assert_int_equal(r->written.n_files, KJOIN_SHARED_N);
     snprintf(path, sizeof(path), "%s/pki/ca.key", dir);
     assert_int_equal(stat(path, &st), 0);
     free(json);
@@ -1322,15 +1322,19 @@ static void test_cp_record_parse(void **state)
     size_t len;
     char *seed = read_all("testdata/fuzz/etcd/record.json", &len);
     assert_int_equal(kjoin_cp_record_parse(seed + 1, len - 1, r, &err), KJOIN_OK);
-    assert_int_equal(r->n_files, 1);
+    assert_int_equal(r->written.n_files, 1);
     assert_string_equal(r->etcd_id, "8632168133645087387");
     assert_true(r->data_dir_made);
     free(seed);
     seed = read_all("testdata/fuzz/etcd/record-dirs.json", &len);
     assert_int_equal(kjoin_cp_record_parse(seed + 1, len - 1, r, &err), KJOIN_OK);
-    assert_int_equal(r->n_dirs, 4);
-    assert_string_equal(r->dirs[2], "/etc/kubernetes/pki/etcd");
+    assert_int_equal(r->written.n_dirs, 4);
+    assert_string_equal(r->written.dirs[2], "/etc/kubernetes/pki/etcd");
     free(seed);
+    /* The one format's name for them, as the node's record has it. */
+    const char *one = "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"createdDirs\":[\"/etc/kubernetes/pki\"]}";
+    assert_int_equal(kjoin_cp_record_parse(one, strlen(one), r, &err), KJOIN_OK);
+    assert_int_equal(r->written.n_dirs, 1);
     const char *sum = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
     char bad[14][600];
     snprintf(bad[0], 600, "{\"kind\":\"KjoinJoinRecord\",\"files\":[]}");
@@ -1347,12 +1351,12 @@ static void test_cp_record_parse(void **state)
     /* A path that names its directory, or none, is no file the join wrote. */
     snprintf(bad[8], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"/etc/.\",\"sha256\":\"%s\"}]}", sum);
     snprintf(bad[9], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"/etc/x/\",\"sha256\":\"%s\"}]}", sum);
-    /* Directories: clean absolute paths, never the root, a list of at most eight. */
+    /* Directories: clean absolute paths, never the root, a list of at most sixteen. */
     snprintf(bad[10], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"dirs\":[\"/\"]}");
     snprintf(bad[11], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"dirs\":[\"etc/kubernetes\"]}");
     snprintf(bad[12], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"dirs\":\"/etc/kubernetes\"}");
-    snprintf(bad[13], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"dirs\":[\"/a\",\"/b\",\"/c\",\"/d\","
-                           "\"/e\",\"/f\",\"/g\",\"/h\",\"/i\"]}");
+    snprintf(bad[13], 600, "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[],\"createdDirs\":[\"/a\",\"/b\",\"/c\","
+                           "\"/d\",\"/e\",\"/f\",\"/g\",\"/h\",\"/i\",\"/j\",\"/k\",\"/l\",\"/m\",\"/n\",\"/o\",\"/p\",\"/q\"]}");
     for (size_t i = 0; i < 14; i++)
         if (kjoin_cp_record_parse(bad[i], strlen(bad[i]), r, &err) != KJOIN_E_USAGE)
             fail_msg("accepted: %s", bad[i]);
@@ -1366,8 +1370,8 @@ static void test_cp_record_parse(void **state)
                                           true, &err), KJOIN_OK);
     bool found;
     assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
-    assert_true(found && r->n_files == 1 && !strcmp(r->etcd_id, "42") && r->data_dir_made);
-    assert_string_equal(r->files[0].sha256, "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881");
+    assert_true(found && r->written.n_files == 1 && !strcmp(r->etcd_id, "42") && r->data_dir_made);
+    assert_string_equal(r->written.files[0].sha256, "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881");
     snprintf(path, sizeof(path), "%s/%s", dir, KJOIN_CP_RECORD_NAME);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
@@ -1382,7 +1386,7 @@ static void test_cp_record_parse(void **state)
     const char *dirs[] = {made[1], made[2], made[1]};
     assert_int_equal(kjoin_cp_record_pending(dir, NULL, NULL, 0, dirs, 3, &err), KJOIN_OK);
     assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
-    assert_int_equal(r->n_dirs, 3);
+    assert_int_equal(r->written.n_dirs, 3);
     for (int i = 0; i < 3; i++)
         assert_int_equal(mkdir(made[i], 0700), 0);
     tu_write(made[2], "theirs.yaml", "x");

@@ -454,9 +454,9 @@ static void test_state_parse(void **state)
     char *ok = record("{\"path\":\"/var/lib/kubelet/config.yaml\"," SUM "},{\"path\":\"/opt/ca/ca.crt\"," SUM "}",
                       "\"/etc/kubernetes\",\"/opt/ca\"", "\"pods\"");
     assert_int_equal(kjoin_node_state_parse(ok, strlen(ok), &paths, st, &err), KJOIN_OK);
-    assert_int_equal(st->n_files, 2);
-    assert_string_equal(st->files[1].path, "/opt/ca/ca.crt");
-    assert_int_equal(st->n_dirs, 2);
+    assert_int_equal(st->written.n_files, 2);
+    assert_string_equal(st->written.files[1].path, "/opt/ca/ca.crt");
+    assert_int_equal(st->written.n_dirs, 2);
     assert_string_equal(st->kubelet_entries[0], "pods");
     free(ok);
     /* Outputs the join was told to put elsewhere, and the directories made on the way to them. */
@@ -467,8 +467,8 @@ static void test_state_parse(void **state)
              "\"files\":[{\"path\":\"/srv/boot/b.conf\"," SUM "},{\"path\":\"/srv/ca/ca.crt\"," SUM "}],"
              "\"createdDirs\":[\"/srv\",\"/srv/boot\",\"/srv/ca\",\"/etc/kubernetes\"],\"kubeletDirBefore\":[]}");
     assert_int_equal(kjoin_node_state_parse(elsewhere, strlen(elsewhere), &paths, st, &err), KJOIN_OK);
-    assert_int_equal(st->n_files, 2);
-    assert_int_equal(st->n_dirs, 4);
+    assert_int_equal(st->written.n_files, 2);
+    assert_int_equal(st->written.n_dirs, 4);
     const char *forged[] = {
         /* an output outside that is not named */
         "\"outputs\":{\"caCert\":\"/srv/ca/ca.crt\"},\"files\":[{\"path\":\"/srv/boot/b.conf\"," SUM "}],\"createdDirs\":[]",
@@ -502,7 +502,7 @@ static void test_state_parse(void **state)
     for (size_t i = 0; i < TU_LEN(bad); i++) {
         if (kjoin_node_state_parse(bad[i], strlen(bad[i]), &paths, st, &err) != KJOIN_E_USAGE)
             fail_msg("case %zu accepted: %s", i, bad[i]);
-        assert_int_equal(st->n_files, 0);
+        assert_int_equal(st->written.n_files, 0);
         free(bad[i]);
     }
     free(st);
