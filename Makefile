@@ -86,6 +86,11 @@ $(BUILD)/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(CC) $(KJOIN_CFLAGS) $(KJOIN_LDFLAGS) $< -o $@
 
+# The release suite's renderer of kjoin's static Pods: the library's own code.
+$(BUILD)/tools/manifests: tests/tools/manifests.c $(BUILD)/libkjoin.a
+	@mkdir -p $(@D)
+	$(call say,CC,$@)$(CC) $(KJOIN_CFLAGS) $(KJOIN_LDFLAGS) $< $(BUILD)/libkjoin.a $(LIBS) -o $@
+
 # What each command needs, from Debian (scripts/deps.sh): the demo only its
 # own few packages; the suite also both control planes, built once per machine.
 deps:

@@ -15,6 +15,22 @@
 /* kubeadm's NodeLocalCRISocket feature gate, by stage. */
 typedef enum { KJOIN_GATE_NONE, KJOIN_GATE_ALPHA, KJOIN_GATE_BETA, KJOIN_GATE_GA } kjoin_gate_stage;
 
+/* How kubeadm makes a component's command (util.ArgumentsToCommand): */
+typedef enum {
+    KJOIN_ARGS_MAP,      /* to 1.28: one map of both, the extra arguments winning, sorted */
+    KJOIN_ARGS_SORTED,   /* 1.29 to 1.31: the extra arguments and the defaults they do not name, sorted by name,
+                          * then value */
+    KJOIN_ARGS_APPENDED, /* 1.32: the defaults they do not name sorted, then the extra arguments in their order */
+} kjoin_args_order;
+
+/* The paths kubeadm probes etcd at. */
+typedef enum {
+    KJOIN_ETCD_HEALTH,              /* to 1.24: /health */
+    KJOIN_ETCD_HEALTH_SERIALIZABLE, /* 1.25 to 1.30: /health?exclude=NOSPACE&serializable=true, startup
+                                     * /health?serializable=false */
+    KJOIN_ETCD_LIVEZ,               /* 1.31: /livez, with /readyz for readiness and startup */
+} kjoin_etcd_probes;
+
 typedef struct kjoin_release {
     int since;                      /* the first minor release this row holds for */
     bool leaf_basic_constraints;    /* 1.21: the node's leaf certificates carry basicConstraints CA:FALSE */
@@ -32,8 +48,6 @@ typedef struct kjoin_release {
                                      * gone: instance-config.yaml holds the runtime's endpoint instead of
                                      * kubeadm-flags.env */
     bool kubelet_local_mode;        /* 1.33: a control-plane node's kubelet bootstraps through its own API server */
-    int manifests;                  /* the static Pods' rules kjoin writes for it: 20 (1.20's), 37 (1.37's, which
-                                     * 1.34 to 1.36 share but for the two below), 0 none */
     bool flexvolume_dir;            /* to 1.35: the controller manager mounts the flexvolume plugin directory */
     const char *etcd_tag;           /* the etcd image's tag (kubeadm's SupportedEtcdVersion); NULL: not known */
     const char *pause;              /* the pause image's tag (kubeadm's constants.PauseVersion) */
@@ -44,6 +58,27 @@ typedef struct kjoin_release {
                                      * dropped the group (a cherry-pick: 1.33.12); 0: none did */
     bool unversioned_kubelet_config; /* 1.24: the kubelet's ConfigMap is kube-system/kubelet-config (before:
                                      * kubelet-config-1.<minor>) */
+    /* The static Pods (phases/controlplane, util/staticpod, phases/etcd): */
+    bool static_pods;               /* kjoin writes them for this release (not 1.21: never tested) */
+    bool apiserver_insecure_port;   /* to 1.21: kube-apiserver --insecure-port=0 */
+    bool components_port_zero;      /* to 1.22: the controller manager's and scheduler's --port=0 */
+    bool pod_seccomp;               /* 1.22: securityContext.seccompProfile RuntimeDefault */
+    bool pod_priority;              /* 1.25: spec.priority 2000001000 beside the class name */
+    bool sorted_proxy_env;          /* 1.28: the *_proxy variables sorted by name (1.28 to 1.31 in Go's map order:
+                                     * sorted is one of them; before, the environment's order) */
+    kjoin_args_order arguments;     /* how a component's command is made from its defaults and extra arguments */
+    bool authz_mode_extra;          /* 1.29 only: authorization-mode set among the extra arguments (1.30: a
+                                     * default, unless authorization-config is given) */
+    bool startup_from_cluster;      /* to 1.29: the startup probes' budget is apiServer.timeoutForControlPlane */
+    bool ca_trust_dirs;             /* 1.31: /etc/pki/ca-trust and /etc/pki/tls/certs mounted (before: /etc/pki) */
+    bool scheduler_livez;           /* 1.32: the scheduler probed at /livez, with a /readyz readiness probe */
+    bool probe_port_named;          /* 1.34: probes on a container port named probe-port */
+    bool etcd_ephemeral_storage;    /* to 1.20: etcd requests 100Mi of ephemeral storage */
+    bool etcd_corrupt_check;        /* 1.22: etcd checks its data at start */
+    bool etcd_watch_progress;       /* 1.25: etcd notifies watch progress every 5s */
+    bool etcd_flags_by_version;     /* 1.34: etcd 3.6 or newer takes those two as feature-gates and a plain flag
+                                     * (older: experimental-*) */
+    kjoin_etcd_probes etcd_probes;  /* the etcd probes' paths */
 } kjoin_release;
 
 /* The row for release 1.minor (0: the newest; older than the oldest: the

@@ -350,7 +350,8 @@ static kjoin_code manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluste
 {
     static const char *const repo[] = {"imageRepository", NULL}, *const ci_repo[] = {"ciImageRepository", NULL},
                              *const timeout[] = {"apiServer", "timeoutForControlPlane", NULL},
-                             *const rootless[] = {"featureGates", "RootlessControlPlane", NULL};
+                             *const rootless[] = {"featureGates", "RootlessControlPlane", NULL},
+                             *const dual_stack[] = {"featureGates", "IPv6DualStack", NULL};
     static const struct {
         const char *component, *what;
         size_t args;
@@ -404,19 +405,21 @@ static kjoin_code manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluste
     bool on = false;
     if (!rc && !(rc = at(y, root, rootless, &n, err)) && n && kjoin_yaml__bool(n, &on) && on && !*c->unsupported)
         snprintf(c->unsupported, sizeof(c->unsupported), "featureGates.RootlessControlPlane");
+    /* kubeadm to 1.22 passes it on to the components as a flag of their own */
+    if (!rc && !(rc = at(y, root, dual_stack, &n, err)) && n && !*c->unsupported)
+        snprintf(c->unsupported, sizeof(c->unsupported), "featureGates.IPv6DualStack");
     return rc;
 }
 
-/* featureGates.NodeLocalCRISocket: 1 or 0, -1 when not set. */
-static kjoin_code node_local_cri_socket(kjoin_yaml *y, yaml_node_t *root, int *out, kjoin_err *err)
+/* featureGates.<gate>: 1 or 0, -1 when not set. */
+static kjoin_code feature_gate(kjoin_yaml *y, yaml_node_t *root, const char *gate, int *out, kjoin_err *err)
 {
     yaml_node_t *gates = NULL;
     *out = -1;
     kjoin_code rc = kjoin_yaml__get(y, root, "featureGates", &gates, BAD, err);
     if (rc || !gates || kjoin_yaml__is_null(gates))
         return rc;
-    return kjoin_yaml__boolean(y, gates, "the ClusterConfiguration's featureGates", "NodeLocalCRISocket", out, BAD,
-                               err);
+    return kjoin_yaml__boolean(y, gates, "the ClusterConfiguration's featureGates", gate, out, BAD, err);
 }
 
 kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,
@@ -426,7 +429,7 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
     yaml_node_t *root;
     const char *v;
     unsigned major = 0, mnr = 0, patch = 0;
-    kjoin_cluster_configuration c = {.node_local_cri_socket = -1, .patch = -1};
+    kjoin_cluster_configuration c = {.node_local_cri_socket = -1, .etcd_learner_mode = -1, .patch = -1};
     kjoin_code rc = kjoin_yaml__load_kind(&y, yaml, len, "the ClusterConfiguration", "kubeadm.k8s.io/",
                                           "ClusterConfiguration", &root, BAD, err);
     if (rc)
@@ -442,7 +445,9 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
         }
     }
     if (!rc)
-        rc = node_local_cri_socket(&y, root, &c.node_local_cri_socket, err);
+        rc = feature_gate(&y, root, "NodeLocalCRISocket", &c.node_local_cri_socket, err);
+    if (!rc)
+        rc = feature_gate(&y, root, "EtcdLearnerMode", &c.etcd_learner_mode, err);
     if (!rc && !(rc = kjoin_yaml__scalar(&y, root, "the ClusterConfiguration", "certificatesDir", &v, BAD, err)) && v &&
         (!kjoin_path_clean(v, c.certificates_dir, sizeof(c.certificates_dir)) || !kjoin_utf8_printable(v)))
         rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's certificatesDir is not an absolute, printable "

@@ -26,10 +26,6 @@ static const char *const components[KJOIN_MANIFESTS_N + 1] = {"kube-apiserver", 
 
 const char *kjoin_manifest_component(int i) { return components[i]; }
 
-/* The two ways kubeadm wrote them: v1.20's, and 1.37's (probe ports by
- * name, seccomp, priority, extra arguments after the sorted defaults). */
-typedef enum { RULES_1_20, RULES_1_37 } rules;
-
 #define ARGS_MAX (48 + KJOIN_EXTRA_ARGS_MAX)
 typedef struct arg {
     const char *name;
@@ -65,26 +61,30 @@ static int by_name_then_value(const void *x, const void *y)
     return c ? c : strcmp(a->value, b->value);
 }
 
-/* The command: the binary, then kubeadm's ArgumentsToCommand. 1.37: the
- * defaults sorted, those the extra arguments name dropped, then the extra
- * arguments in their order. 1.20: one map of both, the extra ones winning,
- * sorted. */
-static json_object *command(const char *binary, args *base, const kjoin_extra_args *extra, rules r)
+/* The command: the binary, then the arguments as the release's kubeadm
+ * orders them (kjoin_args_order). */
+static json_object *command(const char *binary, args *base, const kjoin_extra_args *extra, kjoin_args_order order)
 {
     json_object *cmd = json_object_new_array();
     char line[1200];
     json_object_array_add(cmd, json_object_new_string(binary));
-    if (r == RULES_1_20)
-        for (size_t i = 0; i < extra->n; i++)
-            set(base, extra->v[i].name, "%s", extra->v[i].value);
-    qsort(base->v, base->n, sizeof(base->v[0]), by_name_then_value);
-    for (size_t i = 0; i < base->n; i++) {
-        if (r == RULES_1_37 && kjoin_extra_arg(extra, base->v[i].name))
-            continue;
-        snprintf(line, sizeof(line), "--%s=%s", base->v[i].name, base->v[i].value);
+    args all = {0};
+    for (size_t i = 0; i < base->n; i++)
+        if (order == KJOIN_ARGS_MAP || !kjoin_extra_arg(extra, base->v[i].name))
+            all.v[all.n++] = base->v[i];
+    for (size_t i = 0; order != KJOIN_ARGS_APPENDED && i < extra->n; i++) {
+        if (order == KJOIN_ARGS_MAP) /* one map: the extra value replaces the default */
+            set(&all, extra->v[i].name, "%s", extra->v[i].value);
+        else if (all.n < ARGS_MAX)
+            all.v[all.n].name = extra->v[i].name,
+            snprintf(all.v[all.n++].value, sizeof(all.v[0].value), "%s", extra->v[i].value);
+    }
+    qsort(all.v, all.n, sizeof(all.v[0]), by_name_then_value);
+    for (size_t i = 0; i < all.n; i++) {
+        snprintf(line, sizeof(line), "--%s=%s", all.v[i].name, all.v[i].value);
         json_object_array_add(cmd, json_object_new_string(line));
     }
-    for (size_t i = 0; r == RULES_1_37 && i < extra->n; i++) {
+    for (size_t i = 0; order == KJOIN_ARGS_APPENDED && i < extra->n; i++) {
         snprintf(line, sizeof(line), "--%s=%s", extra->v[i].name, extra->v[i].value);
         json_object_array_add(cmd, json_object_new_string(line));
     }
@@ -125,14 +125,14 @@ static json_object *cpu(const char *v)
     return r;
 }
 
-static json_object *probe(const char *host, const char *path, int port, rules r, int delay, int failures, int period,
+static json_object *probe(const char *host, const char *path, int port, bool named, int delay, int failures, int period,
                           const char *scheme)
 {
     json_object *p = json_object_new_object(), *get = json_object_new_object();
     if (*host)
         json_object_object_add(get, "host", str(host));
     json_object_object_add(get, "path", str(path));
-    json_object_object_add(get, "port", r == RULES_1_37 ? str("probe-port") : json_object_new_int(port));
+    json_object_object_add(get, "port", named ? str("probe-port") : json_object_new_int(port));
     json_object_object_add(get, "scheme", str(scheme));
     json_object_object_add(p, "failureThreshold", json_object_new_int(failures));
     json_object_object_add(p, "httpGet", get);
@@ -174,15 +174,15 @@ static int by_volume_name(const void *x, const void *y) { return strcmp(((const 
 
 /* The trust stores kubeadm mounts into the API server and controller
  * manager where the host has them. */
-static void ca_volumes(volumes *vs, rules r)
+static void ca_volumes(volumes *vs, bool trust_dirs)
 {
     static const char *const v120[] = {"/etc/pki", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
                                        "/etc/ca-certificates", NULL},
-                             *const v137[] = {"/etc/pki/ca-trust", "/etc/pki/tls/certs", "/etc/ca-certificates",
+                             *const v131[] = {"/etc/pki/ca-trust", "/etc/pki/tls/certs", "/etc/ca-certificates",
                                               "/usr/share/ca-certificates", "/usr/local/share/ca-certificates", NULL};
     struct stat st;
     char name[80];
-    for (const char *const *p = r == RULES_1_20 ? v120 : v137; *p; p++) {
+    for (const char *const *p = trust_dirs ? v131 : v120; *p; p++) {
         if (stat(*p, &st) != 0)
             continue;
         snprintf(name, sizeof(name), "%s", *p + 1);
@@ -233,8 +233,8 @@ static int by_env_name(const void *x, const void *y)
 }
 
 /* kubeadm's GetProxyEnvVars: every variable whose name ends in "_proxy"
- * (any case) and has a value; 1.37 sorts them by name. */
-static json_object *proxy_env(char *const *env, rules r)
+ * (any case) and has a value, sorted by name when sorted. */
+static json_object *proxy_env(char *const *env, bool sorted)
 {
     const char *found[64];
     size_t n = 0;
@@ -246,7 +246,7 @@ static json_object *proxy_env(char *const *env, rules r)
     }
     if (!n)
         return NULL;
-    if (r == RULES_1_37)
+    if (sorted)
         qsort(found, n, sizeof(found[0]), by_env_name);
     json_object *list = json_object_new_array();
     for (size_t i = 0; i < n; i++) {
@@ -263,8 +263,7 @@ typedef struct make_run {
     const kjoin_cluster_configuration *c;
     char *const *environ;
     const char *kubernetes_dir, *advertise_address;
-    rules r;
-    const kjoin_release *row; /* the release's row: what differs between releases of the same rules */
+    const kjoin_release *row; /* the release's row: its kubeadm's rules */
     char image_tag[64];
     char cert_dir[1024];
     int port;
@@ -297,10 +296,10 @@ static json_object *pod(const make_run *m, int i, json_object *container, volume
     json_object_array_add(containers, container);
     json_object_object_add(spec, "containers", containers);
     json_object_object_add(spec, "hostNetwork", json_object_new_boolean(1));
-    if (m->r == RULES_1_37)
+    if (m->row->pod_priority)
         json_object_object_add(spec, "priority", json_object_new_int(2000001000));
     json_object_object_add(spec, "priorityClassName", str("system-node-critical"));
-    if (m->r == RULES_1_37) {
+    if (m->row->pod_seccomp) {
         json_object *sc = json_object_new_object(), *seccomp = json_object_new_object();
         json_object_object_add(seccomp, "type", str("RuntimeDefault"));
         json_object_object_add(sc, "seccompProfile", seccomp);
@@ -315,7 +314,8 @@ static json_object *pod(const make_run *m, int i, json_object *container, volume
 static json_object *container(const make_run *m, int i, json_object *cmd, int port, const char *host,
                               const char *live, const char *ready, const char *startup, json_object *requests)
 {
-    json_object *c = json_object_new_object(), *env = i == ETCD ? NULL : proxy_env(m->environ, m->r);
+    json_object *c = json_object_new_object(), *env = i == ETCD ? NULL : proxy_env(m->environ, m->row->sorted_proxy_env);
+    bool named = m->row->probe_port_named;
     char image[400];
     if (m->image)
         snprintf(image, sizeof(image), "%s", m->image);
@@ -326,9 +326,9 @@ static json_object *container(const make_run *m, int i, json_object *cmd, int po
         json_object_object_add(c, "env", env);
     json_object_object_add(c, "image", str(image));
     json_object_object_add(c, "imagePullPolicy", str("IfNotPresent"));
-    json_object_object_add(c, "livenessProbe", probe(host, live, port, m->r, 10, 8, 10, m->scheme));
+    json_object_object_add(c, "livenessProbe", probe(host, live, port, named, 10, 8, 10, m->scheme));
     json_object_object_add(c, "name", str(components[i]));
-    if (m->r == RULES_1_37) {
+    if (named) {
         json_object *ports = json_object_new_array(), *p = json_object_new_object();
         json_object_object_add(p, "containerPort", json_object_new_int(port));
         json_object_object_add(p, "name", str("probe-port"));
@@ -337,11 +337,12 @@ static json_object *container(const make_run *m, int i, json_object *cmd, int po
         json_object_object_add(c, "ports", ports);
     }
     if (ready)
-        json_object_object_add(c, "readinessProbe", probe(host, ready, port, m->r, 0, 3, 1, m->scheme));
+        json_object_object_add(c, "readinessProbe", probe(host, ready, port, named, 0, 3, 1, m->scheme));
     json_object *res = json_object_new_object();
     json_object_object_add(res, "requests", requests);
     json_object_object_add(c, "resources", res);
-    json_object_object_add(c, "startupProbe", probe(host, startup ? startup : live, port, m->r, 10, m->startup_failures, 10, m->scheme));
+    json_object_object_add(c, "startupProbe", probe(host, startup ? startup : live, port, named, 10, m->startup_failures, 10,
+                                                      m->scheme));
     return c;
 }
 
@@ -352,7 +353,7 @@ static json_object *apiserver(const make_run *m)
     bool v6 = strchr(addr, ':') != NULL;
     args a = {0};
     set(&a, "advertise-address", "%s", addr);
-    if (m->r == RULES_1_20)
+    if (m->row->apiserver_insecure_port)
         set(&a, "insecure-port", "0");
     set(&a, "enable-admission-plugins", "NodeRestriction");
     set(&a, "service-cluster-ip-range", "%s", *c->service_subnet ? c->service_subnet : "10.96.0.0/12");
@@ -386,21 +387,31 @@ static json_object *apiserver(const make_run *m)
     kjoin_extra_args extra = c->apiserver_args;
     char modes[256];
     authz_modes(kjoin_extra_arg(&extra, "authorization-mode"), modes, sizeof(modes));
-    if (m->r == RULES_1_20) { /* the extra argument itself becomes the known modes */
-        for (size_t i = 0; i < extra.n; i++)
-            if (!strcmp(extra.v[i].name, "authorization-mode"))
-                snprintf(extra.v[i].value, sizeof(extra.v[i].value), "%s", modes);
-        set(&a, "authorization-mode", "%s", modes);
+    kjoin_args_order order = m->row->arguments;
+    if (order == KJOIN_ARGS_MAP || m->row->authz_mode_extra) {
+        /* The extra argument becomes the known modes (kubeadm's SetArgValues:
+         * the last one named so, else one added after them). */
+        size_t i = extra.n;
+        while (i > 0 && strcmp(extra.v[i - 1].name, "authorization-mode"))
+            i--;
+        if (i > 0)
+            snprintf(extra.v[i - 1].value, sizeof(extra.v[0].value), "%s", modes);
+        else if (order != KJOIN_ARGS_MAP && extra.n < KJOIN_EXTRA_ARGS_MAX) {
+            snprintf(extra.v[extra.n].name, sizeof(extra.v[0].name), "authorization-mode");
+            snprintf(extra.v[extra.n++].value, sizeof(extra.v[0].value), "%s", modes);
+        }
+        if (order == KJOIN_ARGS_MAP)
+            set(&a, "authorization-mode", "%s", modes);
     } else if (!kjoin_extra_arg(&extra, "authorization-config")) {
         set(&a, "authorization-mode", "%s", modes);
     }
     volumes vs = {0};
     add_volume(&vs, "k8s-certs", d, "DirectoryOrCreate", false);
     add_volume(&vs, "ca-certs", "/etc/ssl/certs", "DirectoryOrCreate", false);
-    ca_volumes(&vs, m->r);
+    ca_volumes(&vs, m->row->ca_trust_dirs);
     char endpoint[128];
     snprintf(endpoint, sizeof(endpoint), "%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", m->port);
-    json_object *ctr = container(m, KJOIN_MANIFEST_APISERVER, command("kube-apiserver", &a, &extra, m->r), m->port,
+    json_object *ctr = container(m, KJOIN_MANIFEST_APISERVER, command("kube-apiserver", &a, &extra, order), m->port,
                                  probe_host(addr), "/livez", "/readyz", NULL, cpu("250m"));
     return pod(m, KJOIN_MANIFEST_APISERVER, ctr, &vs, endpoint, NULL);
 }
@@ -410,7 +421,7 @@ static json_object *apiserver(const make_run *m)
  * insecure port). */
 static void leader_args(const make_run *m, args *a, const char *conf)
 {
-    if (m->r == RULES_1_20)
+    if (m->row->components_port_zero)
         set(a, "port", "0");
     set(a, "bind-address", "127.0.0.1");
     set(a, "leader-elect", "true");
@@ -455,10 +466,10 @@ static json_object *controller_manager(const make_run *m)
         add_volume(&vs, "flexvolume-dir", flex ? flex : "/usr/libexec/kubernetes/kubelet-plugins/volume/exec",
                    "DirectoryOrCreate", true);
     }
-    ca_volumes(&vs, m->r);
+    ca_volumes(&vs, m->row->ca_trust_dirs);
     const char *bind = kjoin_extra_arg(&c->controller_manager_args, "bind-address");
     json_object *ctr = container(m, KJOIN_MANIFEST_CONTROLLER_MANAGER,
-                                 command("kube-controller-manager", &a, &c->controller_manager_args, m->r), 10257,
+                                 command("kube-controller-manager", &a, &c->controller_manager_args, m->row->arguments), 10257,
                                  bind ? probe_host(bind) : "127.0.0.1", "/healthz", NULL, NULL, cpu("200m"));
     return pod(m, KJOIN_MANIFEST_CONTROLLER_MANAGER, ctr, &vs, NULL, NULL);
 }
@@ -473,11 +484,30 @@ static json_object *scheduler(const make_run *m)
     volumes vs = {0};
     add_volume(&vs, "kubeconfig", conf, "FileOrCreate", false);
     const char *bind = kjoin_extra_arg(&c->scheduler_args, "bind-address");
-    bool old = m->r == RULES_1_20; /* /healthz and no readiness probe */
-    json_object *ctr = container(m, KJOIN_MANIFEST_SCHEDULER, command("kube-scheduler", &a, &c->scheduler_args, m->r),
+    bool old = !m->row->scheduler_livez; /* /healthz and no readiness probe */
+    json_object *ctr = container(m, KJOIN_MANIFEST_SCHEDULER,
+                                 command("kube-scheduler", &a, &c->scheduler_args, m->row->arguments),
                                  10259, bind ? probe_host(bind) : "127.0.0.1", old ? "/healthz" : "/livez",
                                  old ? NULL : "/readyz", NULL, cpu("100m"));
     return pod(m, KJOIN_MANIFEST_SCHEDULER, ctr, &vs, NULL, NULL);
+}
+
+/* Whether an etcd image's tag (after the last ':') is at least 3.6.0 as
+ * kubeadm's version.ParseSemantic and AtLeast read it: "v" allowed, a
+ * pre-release ("-0") below its release; a tag it cannot read is not. */
+static bool etcd_at_least_3_6(const char *image)
+{
+    const char *tag = strrchr(image, ':');
+    unsigned major = 0, minor = 0, patch = 0;
+    int end = 0;
+    if (!tag || sscanf(tag + 1 + (tag[1] == 'v'), "%u.%u.%u%n", &major, &minor, &patch, &end) != 3)
+        return false;
+    char after = tag[1 + (tag[1] == 'v') + end];
+    if (after != '\0' && after != '-' && after != '+')
+        return false;
+    if (major != 3)
+        return major > 3;
+    return minor > 6 || (minor == 6 && (patch > 0 || after != '-'));
 }
 
 /* etcd's image: the cluster's etcd.local image, else the release's. */
@@ -493,13 +523,10 @@ static kjoin_code prepare(make_run *m, int minor, const char *cert_dir, kjoin_er
 {
     const kjoin_cluster_configuration *c = m->c;
     m->row = kjoin_release_of(minor);
-    int release_rules = m->row->manifests;
     minor = kjoin_release_minor(minor);
-    if (!release_rules)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin writes the static Pod manifests of kubeadm 1.20 and 1.34 to 1.37 "
-                             "(the releases whose kubeadm it is tested against), not of 1.%d: skip this step and let that "
-                             "release's kubeadm write them", minor);
-    m->r = release_rules == 20 ? RULES_1_20 : RULES_1_37;
+    if (!m->row->static_pods)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "kjoin writes the static Pod manifests of kubeadm 1.20 and 1.22 to 1.37, "
+                             "not of 1.%d: skip this step and let that release's kubeadm write them", minor);
     if (*c->unsupported)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster's ClusterConfiguration sets %s, which kjoin's static Pod "
                              "manifests do not carry yet: skip this step and let kubeadm write them", c->unsupported);
@@ -513,7 +540,7 @@ static kjoin_code prepare(make_run *m, int minor, const char *cert_dir, kjoin_er
     for (char *p = m->image_tag; *p; p++) /* kubeadm's KubernetesVersionToImageTag */
         *p = *p == '+' ? '_' : *p;
     snprintf(m->cert_dir, sizeof(m->cert_dir), "%s", cert_dir);
-    int64_t timeout = c->control_plane_timeout_s > 0 && m->r == RULES_1_20 ? c->control_plane_timeout_s : 240;
+    int64_t timeout = c->control_plane_timeout_s > 0 && m->row->startup_from_cluster ? c->control_plane_timeout_s : 240;
     m->startup_failures = (int)ceil((double)timeout / 10.0);
     return KJOIN_OK;
 }
@@ -607,9 +634,15 @@ kjoin_code kjoin_etcd_manifest_make(const kjoin_cp_context *cx, const kjoin_etcd
     set(&a, "peer-client-cert-auth", "true");
     set(&a, "snapshot-count", "10000");
     set(&a, "listen-metrics-urls", "http://%s:2381", local);
-    if (m.r == RULES_1_37) {
-        set(&a, "feature-gates", "InitialCorruptCheck=true");
-        set(&a, "watch-progress-notify-interval", "5s");
+    if (m.row->etcd_corrupt_check || m.row->etcd_watch_progress) {
+        /* etcd 3.6 took them out of experimental-*: kubeadm asks the tag */
+        bool plain = m.row->etcd_flags_by_version && etcd_at_least_3_6(image);
+        if (m.row->etcd_corrupt_check && plain)
+            set(&a, "feature-gates", "InitialCorruptCheck=true");
+        else if (m.row->etcd_corrupt_check)
+            set(&a, "experimental-initial-corrupt-check", "true");
+        if (m.row->etcd_watch_progress)
+            set(&a, plain ? "watch-progress-notify-interval" : "experimental-watch-progress-notify-interval", "5s");
     }
     if (!n_members) {
         set(&a, "initial-cluster", "%s=%s", cx->node_name, peer);
@@ -633,12 +666,17 @@ kjoin_code kjoin_etcd_manifest_make(const kjoin_cp_context *cx, const kjoin_etcd
     add_volume(&vs, "etcd-certs", certs, "DirectoryOrCreate", true);
     json_object *req = json_object_new_object();
     json_object_object_add(req, "cpu", str("100m"));
-    if (m.r == RULES_1_20)
+    if (m.row->etcd_ephemeral_storage)
         json_object_object_add(req, "ephemeral-storage", str("100Mi"));
     json_object_object_add(req, "memory", str("100Mi"));
-    bool old = m.r == RULES_1_20; /* /health, no readiness probe */
-    json_object *ctr = container(&m, ETCD, command("etcd", &a, &c->etcd_args, m.r), 2381, v6 ? "::1" : "127.0.0.1",
-                                 old ? "/health" : "/livez", old ? NULL : "/readyz", old ? NULL : "/readyz", req);
+    static const char *const paths[][3] = { /* liveness, readiness, startup */
+        [KJOIN_ETCD_HEALTH] = {"/health", NULL, "/health"},
+        [KJOIN_ETCD_HEALTH_SERIALIZABLE] = {"/health?exclude=NOSPACE&serializable=true", NULL, "/health?serializable=false"},
+        [KJOIN_ETCD_LIVEZ] = {"/livez", "/readyz", "/readyz"},
+    };
+    const char *const *probes = paths[m.row->etcd_probes];
+    json_object *ctr = container(&m, ETCD, command("etcd", &a, &c->etcd_args, m.row->arguments), 2381,
+                                 v6 ? "::1" : "127.0.0.1", probes[0], probes[1], probes[2], req);
     return to_yaml(cx, "etcd", pod(&m, ETCD, ctr, &vs, NULL, client), out, err);
 }
 

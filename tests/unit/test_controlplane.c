@@ -807,7 +807,7 @@ static void test_control_plane_images(void **state)
     assert_int_equal(kjoin_control_plane_images(&c, 20, images, &err), KJOIN_OK);
     assert_string_equal(images[3], "k8s.gcr.io/etcd:3.4.13-0");
     assert_string_equal(images[4], "k8s.gcr.io/pause:3.2");
-    assert_int_equal(kjoin_control_plane_images(&c, 30, images, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_control_plane_images(&c, 21, images, &err), KJOIN_E_USAGE);
 }
 
 static void free3(char *out[3])
@@ -892,8 +892,8 @@ static void test_manifests_refused(void **state)
     kjoin_err err;
     char *env[] = {NULL};
     /* A release whose manifests kjoin does not know. */
-    assert_int_equal(manifests_for(manifests_yaml, "192.0.2.2", 30, env, out, &err), KJOIN_E_USAGE);
-    assert_non_null(strstr(err.msg, "not of 1.30"));
+    assert_int_equal(manifests_for(manifests_yaml, "192.0.2.2", 21, env, out, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "not of 1.21"));
     assert_null(out[0]);
     /* What the manifests cannot carry yet, by name. */
     const char *vols = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
@@ -908,6 +908,10 @@ static void test_manifests_refused(void **state)
                            "imageRepository: r\nfeatureGates: {RootlessControlPlane: true}\n";
     assert_int_equal(manifests_for(rootless, "192.0.2.2", 37, env, out, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "RootlessControlPlane"));
+    const char *dual = "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nkubernetesVersion: v1.22.17\n"
+                       "imageRepository: r\nfeatureGates: {IPv6DualStack: false}\n";
+    assert_int_equal(manifests_for(dual, "192.0.2.2", 22, env, out, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "featureGates.IPv6DualStack"));
     /* No image repository; an address that is none. */
     assert_int_equal(manifests_for(names_yaml, "192.0.2.2", 37, env, out, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "imageRepository"));
@@ -1069,12 +1073,12 @@ static void test_check_before_writing(void **state)
     assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
     /* The manifests' release and fields: only for the steps that write them. */
     assert_int_equal(kjoin_cluster_configuration_parse(manifests_yaml, strlen(manifests_yaml), &c, &err), KJOIN_OK);
-    s.minor = 30, s.release = kjoin_release_of(30);
+    s.minor = 21, s.release = kjoin_release_of(21);
     writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_CERTS | KJOIN_CP_WRITES_KUBECONFIGS;
     assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
     writes |= KJOIN_CP_WRITES_MANIFESTS;
     assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
-    assert_non_null(strstr(err.msg, "not of 1.30"));
+    assert_non_null(strstr(err.msg, "not of 1.21"));
     writes = KJOIN_CP_WRITES_ETCD;
     assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
     s.minor = 37, s.release = kjoin_release_of(37);
@@ -1284,6 +1288,44 @@ static void test_etcd_manifest(void **state)
                                         "mountPath: /etc/kubernetes/pki/etcd", NULL});
     assert_null(strstr(out, "readOnly"));
     free(out);
+    /* From 1.34, etcd's own version decides the two flags' spelling, as
+     * kubeadm's version.ParseSemantic and AtLeast("3.6.0") read the tag. */
+    static const struct {
+        const char *tag;
+        bool plain;
+    } tags[] = {{"3.5.24-0", false}, {"3.6.0-0", false}, {"3.6.0", true},  {"v3.6.1", true},
+                {"3.6.5-0", true},   {"4.0.0", true},    {"3.10.0", true}, {"latest", false}};
+    for (size_t i = 0; i < TU_LEN(tags); i++) {
+        char tagged[400];
+        snprintf(tagged, sizeof(tagged), "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
+                 "kubernetesVersion: v1.34.4\nimageRepository: r\netcd: {local: {imageTag: \"%s\"}}\n", tags[i].tag);
+        assert_int_equal(etcd_for(tagged, "10.0.0.2", 34, NULL, 0, &out, &err), KJOIN_OK);
+        if ((strstr(out, "--feature-gates=InitialCorruptCheck=true") != NULL) != tags[i].plain ||
+            (strstr(out, "--experimental-watch-progress-notify-interval=5s") != NULL) == tags[i].plain)
+            fail_msg("etcd %s: the flags are not kubeadm 1.34's", tags[i].tag);
+        free(out);
+    }
+    /* Before 1.34 the experimental spelling whatever the tag; before 1.25 no
+     * watch-progress flag, before 1.22 no corruption check; the probes of each. */
+    static const struct {
+        int minor;
+        const char *want, *not;
+    } eras[] = {{33, "--experimental-initial-corrupt-check=true", "--feature-gates"},
+                {25, "/health?exclude=NOSPACE&serializable=true", "/livez"},
+                {25, "/health?serializable=false", "readinessProbe"},
+                {24, "--experimental-initial-corrupt-check=true", "watch-progress"},
+                {24, "path: /health\n", "serializable"},
+                {20, "ephemeral-storage", "corrupt-check"},
+                {31, "path: /livez", "/health"}};
+    for (size_t i = 0; i < TU_LEN(eras); i++) {
+        char v[300];
+        snprintf(v, sizeof(v), "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\n"
+                 "kubernetesVersion: v1.%d.0\nimageRepository: r\n", eras[i].minor);
+        assert_int_equal(etcd_for(v, "10.0.0.2", eras[i].minor, NULL, 0, &out, &err), KJOIN_OK);
+        if (!strstr(out, eras[i].want) || strstr(out, eras[i].not))
+            fail_msg("1.%d's etcd.yaml: want %s, not %s", eras[i].minor, eras[i].want, eras[i].not);
+        free(out);
+    }
     /* A member without a name (a concurrent join's, a learner not started
      * yet): named by its ID in hex, as kubeadm names it, never "=https://". */
     const kjoin_etcd_member unnamed[] = {{"cp-1", "https://10.0.0.1:2380", "1"},

@@ -238,15 +238,18 @@ static void test_cluster_configuration(void **state)
                       "featureGates: {NodeLocalCRISocket: false, EtcdLearnerMode: true}\n";
     assert_int_equal(kjoin_cluster_configuration_parse(off, strlen(off), &c, &err), KJOIN_OK);
     assert_int_equal(c.node_local_cri_socket, 0);
+    assert_int_equal(c.etcd_learner_mode, 1);
     const char *yes = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates: {NodeLocalCRISocket: On}\n";
     assert_int_equal(kjoin_cluster_configuration_parse(yes, strlen(yes), &c, &err), KJOIN_OK);
     assert_int_equal(c.node_local_cri_socket, 1);
+    assert_int_equal(c.etcd_learner_mode, -1);
     const char *bad[] = {"- x\n", "apiVersion: v1\nkind: ClusterConfiguration\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: latest\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: \"v1.3\\e[1m\"\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates: [a]\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates: {NodeLocalCRISocket: maybe}\n",
+                         "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates: {EtcdLearnerMode: 2}\n",
                          "a: ["};
     for (size_t i = 0; i < TU_LEN(bad); i++)
         if (kjoin_cluster_configuration_parse(bad[i], strlen(bad[i]), &c, &err) != KJOIN_E_OTHER)

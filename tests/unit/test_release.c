@@ -1,6 +1,7 @@
 /* The release table: each rule on both sides of the release where kubeadm
  * changed it, an older release taken as the oldest, a newer one (and 0) as
  * the newest. */
+#include <stddef.h>
 #include <string.h>
 
 #include <kjoin/release.h>
@@ -14,27 +15,27 @@ static void test_boundaries(void **state)
         int minor;
         bool basic, whole, role /* and the unversioned kubelet ConfigMap, both 1.24 */, runtime, client_first, admins, learner, kubelet_admins, local;
         kjoin_gate_stage gate;
-        int manifests;
+        bool pods;
     } want[] = {
-        {19, false, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, 20},
-        {20, false, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, 20},
-        {21, true, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, 0},
-        {22, true, true, false, true, false, false, false, false, false, KJOIN_GATE_NONE, 0},
-        {23, true, true, false, true, false, false, false, false, false, KJOIN_GATE_NONE, 0},
-        {24, true, true, true, false, false, false, false, false, false, KJOIN_GATE_NONE, 0},
-        {26, true, true, true, false, false, false, false, false, false, KJOIN_GATE_NONE, 0},
-        {27, true, true, true, false, true, false, false, false, false, KJOIN_GATE_NONE, 0},
-        {28, true, true, true, false, true, false, false, false, false, KJOIN_GATE_NONE, 0},
-        {29, true, true, true, false, true, true, true, true, false, KJOIN_GATE_NONE, 0},
-        {31, true, true, true, false, true, true, true, true, false, KJOIN_GATE_NONE, 0},
-        {32, true, true, true, false, true, true, true, true, false, KJOIN_GATE_ALPHA, 0},
-        {33, true, true, true, false, true, true, true, true, true, KJOIN_GATE_ALPHA, 0},
-        {34, true, true, true, false, true, true, true, true, true, KJOIN_GATE_BETA, 37},
-        {35, true, true, true, false, true, true, true, true, true, KJOIN_GATE_BETA, 37},
-        {36, true, true, true, false, true, true, true, false, true, KJOIN_GATE_BETA, 37}, /* kubeadm 1.36.3's source */
-        {37, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, 37},
-        {99, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, 37},
-        {0, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, 37},
+        {19, false, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
+        {20, false, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
+        {21, true, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, false},
+        {22, true, true, false, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
+        {23, true, true, false, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
+        {24, true, true, true, false, false, false, false, false, false, KJOIN_GATE_NONE, true},
+        {26, true, true, true, false, false, false, false, false, false, KJOIN_GATE_NONE, true},
+        {27, true, true, true, false, true, false, false, false, false, KJOIN_GATE_NONE, true},
+        {28, true, true, true, false, true, false, false, false, false, KJOIN_GATE_NONE, true},
+        {29, true, true, true, false, true, true, true, true, false, KJOIN_GATE_NONE, true},
+        {31, true, true, true, false, true, true, true, true, false, KJOIN_GATE_NONE, true},
+        {32, true, true, true, false, true, true, true, true, false, KJOIN_GATE_ALPHA, true},
+        {33, true, true, true, false, true, true, true, true, true, KJOIN_GATE_ALPHA, true},
+        {34, true, true, true, false, true, true, true, true, true, KJOIN_GATE_BETA, true},
+        {35, true, true, true, false, true, true, true, true, true, KJOIN_GATE_BETA, true},
+        {36, true, true, true, false, true, true, true, false, true, KJOIN_GATE_BETA, true}, /* kubeadm 1.36.3's source */
+        {37, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, true},
+        {99, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, true},
+        {0, true, true, true, false, true, true, true, false, true, KJOIN_GATE_GA, true},
     };
     for (size_t i = 0; i < TU_LEN(want); i++) {
         const kjoin_release *r = kjoin_release_of(want[i].minor);
@@ -43,7 +44,7 @@ static void test_boundaries(void **state)
             r->csr_usages_client_first != want[i].client_first || r->cluster_admins_group != want[i].admins ||
             r->etcd_learner != want[i].learner || r->kubelet_client_admins != want[i].kubelet_admins ||
             r->kubelet_local_mode != want[i].local || r->node_local_cri_socket != want[i].gate ||
-            r->manifests != want[i].manifests || r->unversioned_kubelet_config != want[i].role)
+            r->static_pods != want[i].pods || r->unversioned_kubelet_config != want[i].role)
             fail_msg("release 1.%d: the row since 1.%d is not the rules of that release", want[i].minor, r->since);
     }
     /* The flags file's pause image: kubeadm 1.21 (every runtime) to 1.34, each release's PauseVersion. */
@@ -59,18 +60,59 @@ static void test_boundaries(void **state)
             fail_msg("release 1.%d pins pause %s, not %s", pauses[i].minor, got ? got : "none",
                      pauses[i].pause ? pauses[i].pause : "none");
     }
-    /* What the manifests of 1.34 to 1.37 differ in, as each release's kubeadm writes them. */
+    /* What the manifests' images and volumes are, as each release's kubeadm (its newest patch) writes them. */
     static const struct {
         int minor;
         bool flexvolume;
         const char *etcd, *pause;
     } manifests[] = {{20, true, "3.4.13-0", "3.2"},     {34, true, "3.6.5-0", "3.10.1"}, {35, true, "3.6.6-0", "3.10.1"},
-                     {36, false, "3.6.8-0", "3.10.2"}, {37, false, "3.7.0-0", "3.10.2"}, {30, true, NULL, "3.9"}};
+                     {36, false, "3.6.8-0", "3.10.2"}, {37, false, "3.7.0-0", "3.10.2"}, {30, true, "3.5.15-0", "3.9"},
+                     {22, true, "3.5.6-0", "3.5"},     {25, true, "3.5.9-0", "3.8"},    {26, true, "3.5.10-0", "3.9"},
+                     {27, true, "3.5.12-0", "3.9"},    {28, true, "3.5.15-0", "3.9"},   {29, true, "3.5.16-0", "3.9"},
+                     {31, true, "3.5.24-0", "3.10"},   {33, true, "3.5.24-0", "3.10"}};
     for (size_t i = 0; i < TU_LEN(manifests); i++) {
         const kjoin_release *r = kjoin_release_of(manifests[i].minor);
         if (r->flexvolume_dir != manifests[i].flexvolume || strcmp(r->pause, manifests[i].pause) ||
             (r->etcd_tag == NULL) != (manifests[i].etcd == NULL) || (r->etcd_tag && strcmp(r->etcd_tag, manifests[i].etcd)))
             fail_msg("release 1.%d: its manifests' images or volumes are not its kubeadm's", manifests[i].minor);
+    }
+    /* The static Pods' rules: each set from its first release on (or until one), on both sides. */
+    static const struct {
+        const char *name;
+        size_t field;
+        int from, until; /* true for from <= minor < until */
+    } rules[] = {
+        {"apiserver_insecure_port", offsetof(kjoin_release, apiserver_insecure_port), 20, 22},
+        {"components_port_zero", offsetof(kjoin_release, components_port_zero), 20, 23},
+        {"pod_seccomp", offsetof(kjoin_release, pod_seccomp), 22, 99},
+        {"pod_priority", offsetof(kjoin_release, pod_priority), 25, 99},
+        {"sorted_proxy_env", offsetof(kjoin_release, sorted_proxy_env), 28, 99},
+        {"authz_mode_extra", offsetof(kjoin_release, authz_mode_extra), 29, 30},
+        {"startup_from_cluster", offsetof(kjoin_release, startup_from_cluster), 20, 30},
+        {"ca_trust_dirs", offsetof(kjoin_release, ca_trust_dirs), 31, 99},
+        {"scheduler_livez", offsetof(kjoin_release, scheduler_livez), 32, 99},
+        {"probe_port_named", offsetof(kjoin_release, probe_port_named), 34, 99},
+        {"flexvolume_dir", offsetof(kjoin_release, flexvolume_dir), 20, 36},
+        {"etcd_ephemeral_storage", offsetof(kjoin_release, etcd_ephemeral_storage), 20, 21},
+        {"etcd_corrupt_check", offsetof(kjoin_release, etcd_corrupt_check), 22, 99},
+        {"etcd_watch_progress", offsetof(kjoin_release, etcd_watch_progress), 25, 99},
+        {"etcd_flags_by_version", offsetof(kjoin_release, etcd_flags_by_version), 34, 99},
+    };
+    for (size_t i = 0; i < TU_LEN(rules); i++)
+        for (int minor = 20; minor <= 38; minor++) {
+            bool got = *(const bool *)((const char *)kjoin_release_of(minor) + rules[i].field);
+            if (got != (minor >= rules[i].from && minor < rules[i].until))
+                fail_msg("release 1.%d: %s is %s", minor, rules[i].name, got ? "set" : "not set");
+        }
+    for (int minor = 20; minor <= 38; minor++) {
+        const kjoin_release *r = kjoin_release_of(minor);
+        kjoin_args_order order = minor < 29 ? KJOIN_ARGS_MAP : minor < 32 ? KJOIN_ARGS_SORTED : KJOIN_ARGS_APPENDED;
+        kjoin_etcd_probes probes = minor < 25 ? KJOIN_ETCD_HEALTH : minor < 31 ? KJOIN_ETCD_HEALTH_SERIALIZABLE
+                                                                               : KJOIN_ETCD_LIVEZ;
+        if (r->arguments != order || r->etcd_probes != probes)
+            fail_msg("release 1.%d: its arguments' order or etcd's probes are not its kubeadm's", minor);
+        if (minor >= 22 && (!r->static_pods || !r->etcd_tag || r->since != (minor > 37 ? 37 : minor)))
+            fail_msg("release 1.%d has no row of its own with its static Pods", minor);
     }
     assert_int_equal(kjoin_release_of(0)->since, KJOIN_NEWEST_KUBEADM_MINOR);
     assert_int_equal(kjoin_release_of(KJOIN_OLDEST_KUBEADM_MINOR)->since, KJOIN_OLDEST_KUBEADM_MINOR);
