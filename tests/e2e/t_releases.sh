@@ -6,6 +6,8 @@
 # nodes' files are compared (compare_trees, t_node.sh). The newest's own
 # kubeadm is t_node.sh's and t_controlplane.sh's.
 
+REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
 # The releases' kubeadm binaries (scripts/kube-build-release.sh, cached).
 releases_kubeadm() { local d; d=$(bash "$REPO_DIR/scripts/kube-build-release.sh" "$1" kubeadm 2>/dev/null) && echo "$d/kubeadm"; }
 
@@ -23,7 +25,6 @@ releases_cluster_as() {
 # its kubeadm and by kjoin, the nodes compared.
 releases_same_node() {
   local variant=${1:-} rc=0 v base=$T kubeadm extra= saved=$T/kubeadm-config.json
-  REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
   [ "$E2E_MINOR" = 37 ] || return 0 # the middle releases are proven on the newest control plane
   [ "$variant" = gate-off ] && extra=$'featureGates:\n  NodeLocalCRISocket: false\n'
   kc -n kube-system get configmap kubeadm-config -o json >"$saved" || return 1
@@ -45,15 +46,102 @@ t_e2e_releases_kubelet_start_as_each_kubeadm() { releases_same_node; }
 t_e2e_releases_kubelet_start_patches_as_each_kubeadm() { releases_same_node patches; }
 t_e2e_releases_kubelet_start_gate_off_as_each_kubeadm() { releases_same_node gate-off; }
 
-# releases_refused_manifests MINOR: kjoin's whole control-plane-prepare on a
-# release whose static Pods it does not write: refused by name (exit 2)
-# before anything is written.
+# releases_refused_manifests: kjoin's whole control-plane-prepare on 1.21,
+# whose static Pods it does not write (its kubeadm runs nowhere here):
+# refused by name (exit 2) before anything is written.
 releases_refused_manifests() {
-  CP_FLAGS= cp_prepare_in "refused-$1"
-  [ "$(cat "$T/join.rc")" = 2 ] && grep -q "not of 1.$1" "$T/join.err" ||
-    { fail "1.$1's static Pods: exit $(cat "$T/join.rc"): $(tail -2 "$T/join.err")"; return 1; }
-  [ -z "$(find "$T/refused-$1/etc.upper" -type f 2>/dev/null)" ] ||
-    { fail "1.$1: written before the refusal: $(find "$T/refused-$1/etc.upper" -type f | tr '\n' ' ')"; return 1; }
+  local saved=$T/kubeadm-config.json
+  kc -n kube-system get configmap kubeadm-config -o json >"$saved" && cp_shared_pki "$T/src" && cp_upload "$T/src" &&
+    cp_key "$CP_KEY" && releases_cluster_as "$saved" v1.21.14 || return 1
+  CP_FLAGS= cp_prepare_in refused-21
+  releases_cluster_as "$saved" || return 1
+  [ "$(cat "$T/join.rc")" = 2 ] && grep -q "not of 1.21" "$T/join.err" ||
+    { fail "1.21's static Pods: exit $(cat "$T/join.rc"): $(tail -2 "$T/join.err")"; return 1; }
+  [ -z "$(find "$T/refused-21/etc.upper" -type f 2>/dev/null)" ] ||
+    { fail "1.21: written before the refusal: $(find "$T/refused-21/etc.upper" -type f | tr '\n' ' ')"; return 1; }
+}
+t_e2e_releases_control_plane_prepare_refuses_1_21() {
+  [ "$E2E_MINOR" = 37 ] || return 0
+  releases_refused_manifests
+}
+
+# releases_pods_config VERSION DIR: a ClusterConfiguration and an
+# InitConfiguration for VERSION (in the API version its kubeadm stores)
+# with what the static Pods are made from set: extra arguments (an
+# authorization mode kubeadm filters), subnets, a cluster name, a
+# certificatesDir of the test's own with a CA and its key.
+releases_pods_config() {
+  local v=$1 d=$2 minor api args cm etcd
+  minor=${v#v1.} minor=${minor%%.*}
+  api=kubeadm.k8s.io/v1beta3
+  [ "$minor" -ge 31 ] && api=kubeadm.k8s.io/v1beta4
+  [ "$minor" -le 21 ] && api=kubeadm.k8s.io/v1beta2
+  mkdir -p "$d/pki" && openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/pki/ca.key" -out "$d/pki/ca.crt"     -subj /CN=kubernetes -days 1 2>/dev/null || return 1
+  if [ "$minor" -ge 31 ]; then
+    args='[{name: audit-log-maxage, value: "7"}, {name: authorization-mode, value: "RBAC,Node,Unknown"}]'
+    cm='[{name: node-cidr-mask-size, value: "25"}]' etcd='[{name: quota-backend-bytes, value: "8589934592"}]'
+  else
+    args='{audit-log-maxage: "7", authorization-mode: "RBAC,Node,Unknown"}'
+    cm='{node-cidr-mask-size: "25"}' etcd='{quota-backend-bytes: "8589934592"}'
+  fi
+  cat >"$d/cluster.yaml" <<YAML
+apiVersion: $api
+kind: ClusterConfiguration
+kubernetesVersion: $v
+clusterName: releases
+imageRepository: registry.example/k8s
+certificatesDir: $d/pki
+controlPlaneEndpoint: lb.example.com:6443
+networking: {podSubnet: 10.244.0.0/16, serviceSubnet: 10.100.0.0/16, dnsDomain: example.internal}
+apiServer: {extraArgs: $args}
+controllerManager: {extraArgs: $cm}
+etcd: {local: {dataDir: /var/lib/etcd, extraArgs: $etcd}}
+YAML
+  { printf 'apiVersion: %s\nkind: InitConfiguration\nlocalAPIEndpoint: {advertiseAddress: 192.0.2.2, bindPort: 6443}\n' "$api"
+    printf 'nodeRegistration: {name: cp-2, criSocket: unix:///run/containerd/containerd.sock}\n---\n'
+    cat "$d/cluster.yaml"; } >"$d/init.yaml"
+}
+
+# releases_pods_same VERSION KUBEADM: the four static Pods of VERSION by its
+# kubeadm (init phase control-plane all and etcd local, in mount and
+# network namespaces of their own: /etc an overlay, a veth for the default
+# route kubeadm asks for) and by kjoin (tools/manifests, the library's own
+# code), with the same two proxy variables in the environment, parsed and
+# compared.
+releases_pods_same() {
+  local v=$1 kubeadm=$2 d=$T/pods-$1 c rc=0 order= minor
+  minor=${v#v1.} minor=${minor%%.*}
+  mkdir -p "$d/kjoin" "$d/up" "$d/work" && releases_pods_config "$v" "$d" || return 1
+  local env=(no_proxy=10.0.0.0/8 https_proxy=http://proxy.example:3128 PATH=/usr/sbin:/usr/bin:/sbin:/bin)
+  unshare -m -n sh -c 'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/up,workdir=$1/work" /etc &&
+    ip link add d0 type veth peer name d1 && ip addr add 192.0.2.2/24 dev d0 && ip link set d1 up &&
+    ip link set d0 up && ip route add default dev d0 && d=$1 && shift 2 &&
+    env -i "$@" "$0" init phase control-plane all --config "$d/init.yaml" && env -i "$@" "$0" init phase etcd local --config "$d/init.yaml"' \
+    "$kubeadm" "$d" x "${env[@]}" >"$d/kubeadm.out" 2>&1 || { fail "$v: kubeadm: $(tail -2 "$d/kubeadm.out")"; return 1; }
+  env -i "${env[@]}" "$TOOLS/manifests" "$d/cluster.yaml" 192.0.2.2 cp-2 "$d/kjoin" 2>"$d/kjoin.err" ||
+    { fail "$v: kjoin: $(cat "$d/kjoin.err")"; return 1; }
+  [ "$minor" -ge 28 ] && [ "$minor" -le 31 ] && order=env-any-order # Go's map order in those releases
+  for c in kube-apiserver kube-controller-manager kube-scheduler etcd; do
+    python3 "$REPO_DIR/tests/tools/podcmp.py" "$d/kjoin/$c.yaml" "$d/up/kubernetes/manifests/$c.yaml" $order >"$d/$c.diff" ||
+      { fail "$v: $c.yaml is not kubeadm's: $(head -c 1500 "$d/$c.diff")"; rc=1; }
+  done
+  return $rc
+}
+
+# The four static Pods of each release (tests/releases.txt, or the list in
+# RELEASES_FILE: make test-boundaries) and of the suite's own release, by
+# that release's kubeadm and by kjoin. The rules between releases are the
+# release table's fields (docs/join.md: the table of rules and where each is
+# proven).
+t_e2e_releases_static_pods_as_each_kubeadm() {
+  local v kubeadm rc=0 list=${RELEASES_FILE:-$REPO_DIR/tests/releases.txt}
+  releases_pods_same "$E2E_VERSION" "$KBIN/kubeadm" || rc=1
+  [ "$E2E_MINOR" = 37 ] || return $rc
+  for v in $(grep '^v' "$list"); do
+    kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
+    releases_pods_same "$v" "$kubeadm" && echo "    $v: the four static Pods are kubeadm's" || rc=1
+  done
+  return $rc
 }
 
 # The control-plane node's files on each release: certificates, kubeconfigs
@@ -61,7 +149,6 @@ releases_refused_manifests() {
 # (cp_certs_compare, t_controlplane.sh), from the cluster's own names.
 t_e2e_releases_control_plane_prepare_as_each_kubeadm() {
   local rc=0 v base=$T kubeadm saved=$T/kubeadm-config.json
-  REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
   [ "$E2E_MINOR" = 37 ] || return 0
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_cluster_names || return 1
   kc -n kube-system get configmap kubeadm-config -o json >"$saved" || return 1
@@ -70,13 +157,7 @@ t_e2e_releases_control_plane_prepare_as_each_kubeadm() {
     T=$base/$v
     mkdir -p "$T"
     cp -r "$base/src" "$T/src" && cp_key "$CP_KEY" && releases_cluster_as "$saved" "$v" || { rc=1; break; }
-    local minor=${v#v1.} steps= flags= none=
-    minor=${minor%%.*}
-    if [ "$minor" -lt 34 ]; then # kjoin refuses this release's static Pods by name: the rest is compared
-      steps="download-certs certs kubeconfig" flags="--skip-phases control-plane-prepare/control-plane" none=1
-      releases_refused_manifests "$minor" || rc=1
-    fi
-    CP_KUBEADM=$kubeadm CP_VERSION=$v CP_STEPS=$steps CP_FLAGS=$flags CP_NO_MANIFESTS=$none cp_certs_compare ||
+    CP_KUBEADM=$kubeadm CP_VERSION=$v cp_certs_compare ||
       { fail "(release $v)"; rc=1; }
   done
   T=$base
