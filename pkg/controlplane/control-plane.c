@@ -1,7 +1,7 @@
 /* kubeadm's control-plane step of a control-plane join: the static Pod
  * manifests of the API server, controller manager and scheduler, as the
  * cluster release's kubeadm makes them from its ClusterConfiguration
- * (cmd/kubeadm/app/phases/controlplane, of v1.20.2 and v1.37.2). */
+ * (cmd/kubeadm/app/phases/controlplane): the release row's rules. */
 #include <kjoin/controlplane.h>
 #include <kjoin/sys/patch.h>
 
