@@ -28,15 +28,42 @@ bool kjoin_dns1123_subdomain(const char *s, bool wildcard);
 /* A component's extraArgs (a map before v1beta4, a list of name and
  * value in it), in the file's order. */
 #define KJOIN_EXTRA_ARGS_MAX 24
+/* An argument's mergeMethod (v1beta4, kubeadm 1.37): replace the default's
+ * value, or add to its end or its start. */
+typedef enum { KJOIN_ARG_REPLACE, KJOIN_ARG_APPEND, KJOIN_ARG_PREPEND } kjoin_arg_merge;
 typedef struct kjoin_extra_args {
     size_t n;
     struct {
         char name[64];   /* [a-z0-9-], without "--" */
         char value[512]; /* printable */
+        kjoin_arg_merge merge;
     } v[KJOIN_EXTRA_ARGS_MAX];
 } kjoin_extra_args;
 /* The value of name in a, or NULL. */
 const char *kjoin_extra_arg(const kjoin_extra_args *a, const char *name);
+
+/* A component's extraVolumes: host paths mounted into its Pod. */
+#define KJOIN_EXTRA_VOLUMES_MAX 8
+typedef struct kjoin_extra_volumes {
+    size_t n;
+    struct {
+        char name[64];         /* a DNS-1123 label */
+        char host_path[512];   /* absolute, printable */
+        char mount_path[512];  /* absolute, printable */
+        bool read_only;
+        char path_type[24];    /* "" or one of Kubernetes' HostPathType values */
+    } v[KJOIN_EXTRA_VOLUMES_MAX];
+} kjoin_extra_volumes;
+
+/* A component's extraEnvs (v1beta4): variables with a value. */
+#define KJOIN_EXTRA_ENVS_MAX 8
+typedef struct kjoin_extra_envs {
+    size_t n;
+    struct {
+        char name[128];  /* a C identifier, as Kubernetes' env names usually are: [A-Za-z_][A-Za-z0-9_.-]* */
+        char value[512]; /* printable */
+    } v[KJOIN_EXTRA_ENVS_MAX];
+} kjoin_extra_envs;
 
 /* kubeadm's ClusterConfiguration, as the kubeadm-config ConfigMap's
  * "ClusterConfiguration" key holds it, checked: one mapping, a
@@ -69,9 +96,11 @@ typedef struct kjoin_cluster_configuration {
     char pod_subnet[128];       /* networking.podSubnet: CIDRs, comma-separated */
     int64_t control_plane_timeout_s; /* apiServer.timeoutForControlPlane (before v1beta4); 0: absent */
     kjoin_extra_args apiserver_args, controller_manager_args, scheduler_args, etcd_args; /* extraArgs */
+    kjoin_extra_volumes apiserver_volumes, controller_manager_volumes, scheduler_volumes; /* extraVolumes */
+    kjoin_extra_envs apiserver_envs, controller_manager_envs, scheduler_envs, etcd_envs; /* extraEnvs */
     char etcd_image_repository[256], etcd_image_tag[128]; /* etcd.local.imageRepository, .imageTag */
     char unsupported[80];       /* the first field set that kjoin's manifests cannot carry yet
-                                 * ("apiServer.extraVolumes"); "" when none */
+                                 * ("apiServer.extraEnvs[].valueFrom"); "" when none */
 } kjoin_cluster_configuration;
 kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,
                                              kjoin_err *err);

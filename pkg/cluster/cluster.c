@@ -111,7 +111,8 @@ const char *kjoin_extra_arg(const kjoin_extra_args *a, const char *name)
     return NULL;
 }
 
-static kjoin_code add_arg(kjoin_extra_args *a, const char *what, const char *name, const char *value, kjoin_err *err)
+static kjoin_code add_arg(kjoin_extra_args *a, const char *what, const char *name, const char *value,
+                          kjoin_arg_merge merge, kjoin_err *err)
 {
     if (!name || !value || !*name || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(name) ||
         strlen(name) >= sizeof(a->v[0].name) || strlen(value) >= sizeof(a->v[0].value) ||
@@ -123,14 +124,15 @@ static kjoin_code add_arg(kjoin_extra_args *a, const char *what, const char *nam
                              KJOIN_EXTRA_ARGS_MAX);
     memcpy(a->v[a->n].name, name, strlen(name) + 1);
     memcpy(a->v[a->n].value, value, strlen(value) + 1);
-    a->n++;
+    a->v[a->n++].merge = merge;
     return KJOIN_OK;
 }
 
 /* extraArgs at path: a map (v1beta2, v1beta3) or a list of name and value
- * (v1beta4). A mergeMethod is noted as unsupported. */
+ * (v1beta4, v1), with the mergeMethod (append or prepend) of kubeadm.k8s.io/v1
+ * when merge (v1beta4 has none: kubeadm drops the field, and so does kjoin). */
 static kjoin_code extra_args(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what,
-                             kjoin_extra_args *out, kjoin_cluster_configuration *c, kjoin_err *err)
+                             bool merge_methods, kjoin_extra_args *out, kjoin_err *err)
 {
     yaml_node_t *n;
     kjoin_code rc = at(y, root, path, &n, err);
@@ -139,7 +141,8 @@ static kjoin_code extra_args(kjoin_yaml *y, yaml_node_t *root, const char *const
     if (n->type == YAML_MAPPING_NODE) {
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; !rc && p < n->data.mapping.pairs.top; p++) {
             yaml_node_t *k = yaml_document_get_node(&y->doc, p->key), *v = yaml_document_get_node(&y->doc, p->value);
-            rc = add_arg(out, what, k ? kjoin_yaml__str(k) : NULL, v ? kjoin_yaml__str(v) : NULL, err);
+            rc = add_arg(out, what, k ? kjoin_yaml__str(k) : NULL, v ? kjoin_yaml__str(v) : NULL, KJOIN_ARG_REPLACE,
+                         err);
         }
         return rc;
     }
@@ -154,25 +157,103 @@ static kjoin_code extra_args(kjoin_yaml *y, yaml_node_t *root, const char *const
             return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s has an item that is not a mapping", what);
         if (!(rc = at(y, item, name, &nn, err)) && !(rc = at(y, item, value, &vn, err)) &&
             !(rc = at(y, item, merge, &mn, err))) {
-            if (mn && !*c->unsupported)
-                snprintf(c->unsupported, sizeof(c->unsupported), "%s[].mergeMethod", what);
-            rc = add_arg(out, what, nn ? kjoin_yaml__str(nn) : NULL, vn ? kjoin_yaml__str(vn) : "", err);
+            const char *m = mn ? kjoin_yaml__str(mn) : "";
+            int how = !m ? -1 : !*m ? KJOIN_ARG_REPLACE : !strcmp(m, "append") ? KJOIN_ARG_APPEND
+                      : !strcmp(m, "prepend") ? KJOIN_ARG_PREPEND : -1;
+            if (how < 0)
+                return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s has a mergeMethod that is neither "
+                                     "append nor prepend (line %zu)", what, KJOIN_YAML_LINE(mn));
+            rc = add_arg(out, what, nn ? kjoin_yaml__str(nn) : NULL, vn ? kjoin_yaml__str(vn) : "",
+                         merge_methods ? (kjoin_arg_merge)how : KJOIN_ARG_REPLACE, err);
         }
     }
     return rc;
 }
 
-/* Notes path as unsupported when it holds anything (an empty map or list
- * is nothing). */
-static kjoin_code unsupported(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what,
-                              kjoin_cluster_configuration *c, kjoin_err *err)
+/* An absolute printable path of at most cap - 1 bytes. */
+static bool host_path(const char *p, size_t cap)
+{
+    return p && *p == '/' && strlen(p) < cap && kjoin_utf8_printable(p) && !strpbrk(p, "\"\\");
+}
+
+/* extraVolumes at path: a list of kubeadm's HostPathMount (name, hostPath,
+ * mountPath, readOnly, pathType). */
+static kjoin_code extra_volumes(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what,
+                                kjoin_extra_volumes *out, kjoin_err *err)
+{
+    static const char *const types[] = {"", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket",
+                                        "CharDevice", "BlockDevice"};
+    yaml_node_t *n;
+    kjoin_code rc = at(y, root, path, &n, err);
+    if (rc || !n)
+        return rc;
+    if (n->type != YAML_SEQUENCE_NODE || kjoin_yaml__len(n) > KJOIN_EXTRA_VOLUMES_MAX)
+        return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s at line %zu is not a list of at most %d",
+                             what, KJOIN_YAML_LINE(n), KJOIN_EXTRA_VOLUMES_MAX);
+    for (size_t i = 0; !rc && i < kjoin_yaml__len(n); i++) {
+        yaml_node_t *item = kjoin_yaml__item(y, n, i), *f[5] = {NULL};
+        static const char *const keys[5][2] = {{"name", NULL}, {"hostPath", NULL}, {"mountPath", NULL},
+                                                {"readOnly", NULL}, {"pathType", NULL}};
+        for (int k = 0; !rc && item && item->type == YAML_MAPPING_NODE && k < 5; k++)
+            rc = at(y, item, keys[k], &f[k], err);
+        if (rc)
+            return rc;
+        const char *name = f[0] ? kjoin_yaml__str(f[0]) : NULL, *host = f[1] ? kjoin_yaml__str(f[1]) : NULL,
+                   *mount = f[2] ? kjoin_yaml__str(f[2]) : NULL, *type = f[4] ? kjoin_yaml__str(f[4]) : "";
+        bool ro = false, known_type = false;
+        for (size_t t = 0; type && t < sizeof(types) / sizeof(types[0]); t++)
+            known_type |= !strcmp(type, types[t]);
+        if (!item || item->type != YAML_MAPPING_NODE || !name || strlen(name) > 63 ||
+            !kjoin_dns1123_subdomain(name, false) || strchr(name, '.') || !host_path(host, sizeof(out->v[0].host_path)) ||
+            !host_path(mount, sizeof(out->v[0].mount_path)) || (f[3] && !kjoin_yaml__bool(f[3], &ro)) || !known_type)
+            return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s item %zu is not a volume kubeadm mounts (a "
+                                 "DNS-1123 label as its name, absolute printable host and mount paths, readOnly "
+                                 "true or false, a HostPathType)", what, i + 1);
+        memcpy(out->v[i].name, name, strlen(name) + 1);
+        memcpy(out->v[i].host_path, host, strlen(host) + 1);
+        memcpy(out->v[i].mount_path, mount, strlen(mount) + 1);
+        memcpy(out->v[i].path_type, type, strlen(type) + 1);
+        out->v[i].read_only = ro;
+        out->n = i + 1;
+    }
+    return rc;
+}
+
+/* extraEnvs at path: a list of name and value (a valueFrom is noted as
+ * unsupported). */
+static kjoin_code extra_envs(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what,
+                             kjoin_extra_envs *out, kjoin_cluster_configuration *c, kjoin_err *err)
 {
     yaml_node_t *n;
     kjoin_code rc = at(y, root, path, &n, err);
-    bool empty = !n || (n->type == YAML_SEQUENCE_NODE && !kjoin_yaml__len(n)) ||
-                 (n->type == YAML_MAPPING_NODE && n->data.mapping.pairs.top == n->data.mapping.pairs.start);
-    if (!rc && !empty && !*c->unsupported)
-        snprintf(c->unsupported, sizeof(c->unsupported), "%s", what);
+    if (rc || !n)
+        return rc;
+    if (n->type != YAML_SEQUENCE_NODE || kjoin_yaml__len(n) > KJOIN_EXTRA_ENVS_MAX)
+        return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s at line %zu is not a list of at most %d",
+                             what, KJOIN_YAML_LINE(n), KJOIN_EXTRA_ENVS_MAX);
+    static const char *const name_key[] = {"name", NULL}, *const value_key[] = {"value", NULL},
+                             *const from_key[] = {"valueFrom", NULL};
+    for (size_t i = 0; !rc && i < kjoin_yaml__len(n); i++) {
+        yaml_node_t *item = kjoin_yaml__item(y, n, i), *nn = NULL, *vn = NULL, *fn = NULL;
+        if (item && item->type == YAML_MAPPING_NODE && !(rc = at(y, item, name_key, &nn, err)) &&
+            !(rc = at(y, item, value_key, &vn, err)))
+            rc = at(y, item, from_key, &fn, err);
+        if (rc)
+            return rc;
+        const char *name = nn ? kjoin_yaml__str(nn) : NULL, *value = vn ? kjoin_yaml__str(vn) : "";
+        if (!item || item->type != YAML_MAPPING_NODE || !name || !*name || strlen(name) >= sizeof(out->v[0].name) ||
+            strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != strlen(name) ||
+            (*name >= '0' && *name <= '9') || !value || strlen(value) >= sizeof(out->v[0].value) ||
+            !kjoin_utf8_printable(value))
+            return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s item %zu is not a variable (a name of "
+                                 "letters, digits, '_', '.', '-', a printable value of at most %zu bytes)", what,
+                                 i + 1, sizeof(out->v[0].value) - 1);
+        if (fn && !*c->unsupported)
+            snprintf(c->unsupported, sizeof(c->unsupported), "%s[].valueFrom", what);
+        memcpy(out->v[i].name, name, strlen(name) + 1);
+        memcpy(out->v[i].value, value, strlen(value) + 1);
+        out->n = i + 1;
+    }
     return rc;
 }
 
@@ -353,15 +434,23 @@ static kjoin_code manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluste
                              *const rootless[] = {"featureGates", "RootlessControlPlane", NULL},
                              *const dual_stack[] = {"featureGates", "IPv6DualStack", NULL};
     static const struct {
-        const char *component, *what;
-        size_t args;
+        const char *component;
+        size_t args, volumes, envs;
     } components[] = {
-        {"apiServer", "apiServer", offsetof(kjoin_cluster_configuration, apiserver_args)},
-        {"controllerManager", "controllerManager", offsetof(kjoin_cluster_configuration, controller_manager_args)},
-        {"scheduler", "scheduler", offsetof(kjoin_cluster_configuration, scheduler_args)},
+        {"apiServer", offsetof(kjoin_cluster_configuration, apiserver_args),
+         offsetof(kjoin_cluster_configuration, apiserver_volumes), offsetof(kjoin_cluster_configuration, apiserver_envs)},
+        {"controllerManager", offsetof(kjoin_cluster_configuration, controller_manager_args),
+         offsetof(kjoin_cluster_configuration, controller_manager_volumes),
+         offsetof(kjoin_cluster_configuration, controller_manager_envs)},
+        {"scheduler", offsetof(kjoin_cluster_configuration, scheduler_args),
+         offsetof(kjoin_cluster_configuration, scheduler_volumes), offsetof(kjoin_cluster_configuration, scheduler_envs)},
     };
     char ci[256] = "", period[32] = "", what[80];
-    kjoin_code rc = text(y, root, repo, "imageRepository", c->image_repository, sizeof(c->image_repository), err);
+    const char *api = NULL;
+    kjoin_code rc = kjoin_yaml__scalar(y, root, "the ClusterConfiguration", "apiVersion", &api, BAD, err);
+    bool merge_methods = api && !strcmp(api, "kubeadm.k8s.io/v1");
+    if (!rc)
+        rc = text(y, root, repo, "imageRepository", c->image_repository, sizeof(c->image_repository), err);
     if (!rc && !(rc = text(y, root, ci_repo, "ciImageRepository", ci, sizeof(ci), err)) && *ci)
         memcpy(c->image_repository, ci, sizeof(ci));
     if (!rc && !image_repository(c->image_repository))
@@ -375,23 +464,24 @@ static kjoin_code manifest_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_cluste
         const char *const args[] = {components[i].component, "extraArgs", NULL},
                           *const vols[] = {components[i].component, "extraVolumes", NULL},
                           *const envs[] = {components[i].component, "extraEnvs", NULL};
-        snprintf(what, sizeof(what), "%s.extraArgs", components[i].what);
-        rc = extra_args(y, root, args, what, (kjoin_extra_args *)((char *)c + components[i].args), c, err);
-        snprintf(what, sizeof(what), "%s.extraVolumes", components[i].what);
+        snprintf(what, sizeof(what), "%s.extraArgs", components[i].component);
+        rc = extra_args(y, root, args, what, merge_methods,
+                        (kjoin_extra_args *)((char *)c + components[i].args), err);
+        snprintf(what, sizeof(what), "%s.extraVolumes", components[i].component);
         if (!rc)
-            rc = unsupported(y, root, vols, what, c, err);
-        snprintf(what, sizeof(what), "%s.extraEnvs", components[i].what);
+            rc = extra_volumes(y, root, vols, what, (kjoin_extra_volumes *)((char *)c + components[i].volumes), err);
+        snprintf(what, sizeof(what), "%s.extraEnvs", components[i].component);
         if (!rc)
-            rc = unsupported(y, root, envs, what, c, err);
+            rc = extra_envs(y, root, envs, what, (kjoin_extra_envs *)((char *)c + components[i].envs), c, err);
     }
     static const char *const etcd_args[] = {"etcd", "local", "extraArgs", NULL},
                              *const etcd_envs[] = {"etcd", "local", "extraEnvs", NULL},
                              *const etcd_repo[] = {"etcd", "local", "imageRepository", NULL},
                              *const etcd_tag[] = {"etcd", "local", "imageTag", NULL};
     if (!rc)
-        rc = extra_args(y, root, etcd_args, "etcd.local.extraArgs", &c->etcd_args, c, err);
+        rc = extra_args(y, root, etcd_args, "etcd.local.extraArgs", merge_methods, &c->etcd_args, err);
     if (!rc)
-        rc = unsupported(y, root, etcd_envs, "etcd.local.extraEnvs", c, err);
+        rc = extra_envs(y, root, etcd_envs, "etcd.local.extraEnvs", &c->etcd_envs, c, err);
     if (!rc && kjoin_extra_arg(&c->etcd_args, "listen-metrics-urls") && !*c->unsupported)
         snprintf(c->unsupported, sizeof(c->unsupported), "etcd.local.extraArgs' listen-metrics-urls");
     if (!rc)

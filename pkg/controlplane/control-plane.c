@@ -61,17 +61,39 @@ static int by_name_then_value(const void *x, const void *y)
     return c ? c : strcmp(a->value, b->value);
 }
 
+/* The last extra argument named name, or NULL. */
+static const char *last_named(const kjoin_extra_args *extra, const char *name, kjoin_arg_merge *merge)
+{
+    for (size_t i = extra->n; i-- > 0;)
+        if (!strcmp(extra->v[i].name, name)) {
+            *merge = extra->v[i].merge;
+            return extra->v[i].value;
+        }
+    return NULL;
+}
+
 /* The command: the binary, then the arguments as the release's kubeadm
- * orders them (kjoin_args_order). */
+ * orders them (kjoin_args_order). Appended (kubeadm 1.37's mergeMethod):
+ * the last extra argument of a name decides; without a merge method it
+ * replaces the default, and every such extra argument follows the defaults
+ * in its order; with one, the default's value is merged with it in place. */
 static json_object *command(const char *binary, args *base, const kjoin_extra_args *extra, kjoin_args_order order)
 {
     json_object *cmd = json_object_new_array();
     char line[1200];
     json_object_array_add(cmd, json_object_new_string(binary));
     args all = {0};
-    for (size_t i = 0; i < base->n; i++)
-        if (order == KJOIN_ARGS_MAP || !kjoin_extra_arg(extra, base->v[i].name))
+    for (size_t i = 0; i < base->n; i++) {
+        kjoin_arg_merge merge = KJOIN_ARG_REPLACE;
+        const char *over = last_named(extra, base->v[i].name, &merge);
+        if (order == KJOIN_ARGS_MAP || !over) {
             all.v[all.n++] = base->v[i];
+        } else if (order == KJOIN_ARGS_APPENDED && merge != KJOIN_ARG_REPLACE) {
+            all.v[all.n] = base->v[i];
+            snprintf(all.v[all.n++].value, sizeof(all.v[0].value), "%s%s", merge == KJOIN_ARG_PREPEND ? over : base->v[i].value,
+                     merge == KJOIN_ARG_PREPEND ? base->v[i].value : over);
+        }
+    }
     for (size_t i = 0; order != KJOIN_ARGS_APPENDED && i < extra->n; i++) {
         if (order == KJOIN_ARGS_MAP) /* one map: the extra value replaces the default */
             set(&all, extra->v[i].name, "%s", extra->v[i].value);
@@ -85,6 +107,8 @@ static json_object *command(const char *binary, args *base, const kjoin_extra_ar
         json_object_array_add(cmd, json_object_new_string(line));
     }
     for (size_t i = 0; order == KJOIN_ARGS_APPENDED && i < extra->n; i++) {
+        if (extra->v[i].merge != KJOIN_ARG_REPLACE) /* merged into a default, or nothing to merge with */
+            continue;
         snprintf(line, sizeof(line), "--%s=%s", extra->v[i].name, extra->v[i].value);
         json_object_array_add(cmd, json_object_new_string(line));
     }
@@ -151,23 +175,47 @@ static const char *probe_host(const char *addr)
 
 typedef struct volume {
     char name[80];
-    char path[1100];
-    const char *type;
+    char path[1100];  /* on the host */
+    char mount[1100]; /* in the container */
+    char type[24];
     bool writable;
 } volume;
 typedef struct volumes {
     size_t n;
-    volume v[12];
+    volume v[12 + KJOIN_EXTRA_VOLUMES_MAX];
 } volumes;
+
+/* A host path mounted at mount; one of the same name is replaced, as
+ * kubeadm's volumes are a map by name. */
+static void mount_volume(volumes *vs, const char *name, const char *path, const char *mount, const char *type,
+                         bool writable)
+{
+    size_t i = 0;
+    while (i < vs->n && strcmp(vs->v[i].name, name))
+        i++;
+    if (i == sizeof(vs->v) / sizeof(vs->v[0]))
+        return;
+    vs->n += i == vs->n;
+    volume *v = &vs->v[i];
+    snprintf(v->name, sizeof(v->name), "%s", name);
+    snprintf(v->path, sizeof(v->path), "%s", path);
+    snprintf(v->mount, sizeof(v->mount), "%s", mount);
+    snprintf(v->type, sizeof(v->type), "%s", type);
+    v->writable = writable;
+}
 
 static void add_volume(volumes *vs, const char *name, const char *path, const char *type, bool writable)
 {
-    if (vs->n < sizeof(vs->v) / sizeof(vs->v[0])) {
-        volume *v = &vs->v[vs->n++];
-        snprintf(v->name, sizeof(v->name), "%s", name);
-        snprintf(v->path, sizeof(v->path), "%s", path);
-        v->type = type, v->writable = writable;
-    }
+    mount_volume(vs, name, path, path, type, writable);
+}
+
+/* The component's extraVolumes, after kubeadm's own (a name of its
+ * replaces kubeadm's volume of that name). */
+static void add_extra_volumes(volumes *vs, const kjoin_extra_volumes *extra)
+{
+    for (size_t i = 0; i < extra->n; i++)
+        mount_volume(vs, extra->v[i].name, extra->v[i].host_path, extra->v[i].mount_path, extra->v[i].path_type,
+                     !extra->v[i].read_only);
 }
 
 static int by_volume_name(const void *x, const void *y) { return strcmp(((const volume *)x)->name, ((const volume *)y)->name); }
@@ -213,7 +261,7 @@ static void add_volumes(json_object *spec, json_object *container, volumes *vs, 
             if (pass == 1 && !sort_mounts)
                 continue;
             json_object *m = json_object_new_object();
-            json_object_object_add(m, "mountPath", str(vs->v[i].path));
+            json_object_object_add(m, "mountPath", str(vs->v[i].mount));
             json_object_object_add(m, "name", str(vs->v[i].name));
             if (!vs->v[i].writable)
                 json_object_object_add(m, "readOnly", json_object_new_boolean(1));
@@ -224,36 +272,46 @@ static void add_volumes(json_object *spec, json_object *container, volumes *vs, 
     json_object_object_add(spec, "volumes", list);
 }
 
-static int by_env_name(const void *x, const void *y)
-{
-    const char *a = *(char *const *)x, *b = *(char *const *)y;
-    size_t la = strcspn(a, "="), lb = strcspn(b, "=");
-    int c = strncmp(a, b, la < lb ? la : lb);
-    return c ? c : (la > lb) - (la < lb);
-}
+typedef struct env_var {
+    char name[128];
+    const char *value;
+} env_var;
 
-/* kubeadm's GetProxyEnvVars: every variable whose name ends in "_proxy"
- * (any case) and has a value, sorted by name when sorted. */
-static json_object *proxy_env(char *const *env, bool sorted)
+static int by_var_name(const void *x, const void *y) { return strcmp(((const env_var *)x)->name, ((const env_var *)y)->name); }
+
+/* The container's environment, as kubeadm's MergeKubeadmEnvVars makes it:
+ * with proxies, kubeadm's GetProxyEnvVars (every variable of env whose name
+ * ends in "_proxy", any case, with a value), then the component's
+ * extraEnvs (one of the same name replacing it); sorted by name when
+ * sorted. NULL when there is none. */
+static json_object *component_env(char *const *env, bool proxies, const kjoin_extra_envs *extra, bool sorted)
 {
-    const char *found[64];
+    env_var vars[64 + KJOIN_EXTRA_ENVS_MAX];
     size_t n = 0;
-    for (char *const *e = env; e && *e && n < 64; e++) {
+    for (char *const *e = env; proxies && e && *e && n < 64; e++) {
         const char *eq = strchr(*e, '=');
-        if (!eq || !eq[1] || eq - *e < 6 || strncasecmp(eq - 6, "_proxy", 6))
+        if (!eq || !eq[1] || eq - *e < 6 || strncasecmp(eq - 6, "_proxy", 6) || (size_t)(eq - *e) >= sizeof(vars[0].name))
             continue;
-        found[n++] = *e;
+        snprintf(vars[n].name, sizeof(vars[n].name), "%.*s", (int)(eq - *e), *e);
+        vars[n++].value = eq + 1;
+    }
+    for (size_t i = 0; extra && i < extra->n; i++) {
+        size_t k = 0;
+        while (k < n && strcmp(vars[k].name, extra->v[i].name))
+            k++;
+        snprintf(vars[k].name, sizeof(vars[k].name), "%s", extra->v[i].name);
+        vars[k].value = extra->v[i].value;
+        n += k == n;
     }
     if (!n)
         return NULL;
     if (sorted)
-        qsort(found, n, sizeof(found[0]), by_env_name);
+        qsort(vars, n, sizeof(vars[0]), by_var_name);
     json_object *list = json_object_new_array();
     for (size_t i = 0; i < n; i++) {
         json_object *v = json_object_new_object();
-        size_t len = strcspn(found[i], "=");
-        json_object_object_add(v, "name", json_object_new_string_len(found[i], (int)len));
-        json_object_object_add(v, "value", str(found[i] + len + 1));
+        json_object_object_add(v, "name", str(vars[i].name));
+        json_object_object_add(v, "value", str(vars[i].value));
         json_object_array_add(list, v);
     }
     return list;
@@ -314,7 +372,11 @@ static json_object *pod(const make_run *m, int i, json_object *container, volume
 static json_object *container(const make_run *m, int i, json_object *cmd, int port, const char *host,
                               const char *live, const char *ready, const char *startup, json_object *requests)
 {
-    json_object *c = json_object_new_object(), *env = i == ETCD ? NULL : proxy_env(m->environ, m->row->sorted_proxy_env);
+    const kjoin_cluster_configuration *cc = m->c;
+    const kjoin_extra_envs *const extras[] = {&cc->apiserver_envs, &cc->controller_manager_envs, &cc->scheduler_envs,
+                                              &cc->etcd_envs};
+    json_object *c = json_object_new_object(),
+                *env = component_env(m->environ, i != ETCD, extras[i], m->row->sorted_proxy_env);
     bool named = m->row->probe_port_named;
     char image[400];
     if (m->image)
@@ -398,6 +460,7 @@ static json_object *apiserver(const make_run *m)
             snprintf(extra.v[i - 1].value, sizeof(extra.v[0].value), "%s", modes);
         else if (order != KJOIN_ARGS_MAP && extra.n < KJOIN_EXTRA_ARGS_MAX) {
             snprintf(extra.v[extra.n].name, sizeof(extra.v[0].name), "authorization-mode");
+            extra.v[extra.n].merge = KJOIN_ARG_REPLACE;
             snprintf(extra.v[extra.n++].value, sizeof(extra.v[0].value), "%s", modes);
         }
         if (order == KJOIN_ARGS_MAP)
@@ -409,6 +472,7 @@ static json_object *apiserver(const make_run *m)
     add_volume(&vs, "k8s-certs", d, "DirectoryOrCreate", false);
     add_volume(&vs, "ca-certs", "/etc/ssl/certs", "DirectoryOrCreate", false);
     ca_volumes(&vs, m->row->ca_trust_dirs);
+    add_extra_volumes(&vs, &c->apiserver_volumes);
     char endpoint[128];
     snprintf(endpoint, sizeof(endpoint), "%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", m->port);
     json_object *ctr = container(m, KJOIN_MANIFEST_APISERVER, command("kube-apiserver", &a, &extra, order), m->port,
@@ -467,6 +531,7 @@ static json_object *controller_manager(const make_run *m)
                    "DirectoryOrCreate", true);
     }
     ca_volumes(&vs, m->row->ca_trust_dirs);
+    add_extra_volumes(&vs, &c->controller_manager_volumes);
     const char *bind = kjoin_extra_arg(&c->controller_manager_args, "bind-address");
     json_object *ctr = container(m, KJOIN_MANIFEST_CONTROLLER_MANAGER,
                                  command("kube-controller-manager", &a, &c->controller_manager_args, m->row->arguments), 10257,
@@ -483,6 +548,7 @@ static json_object *scheduler(const make_run *m)
     leader_args(m, &a, conf);
     volumes vs = {0};
     add_volume(&vs, "kubeconfig", conf, "FileOrCreate", false);
+    add_extra_volumes(&vs, &c->scheduler_volumes);
     const char *bind = kjoin_extra_arg(&c->scheduler_args, "bind-address");
     bool old = !m->row->scheduler_livez; /* /healthz and no readiness probe */
     json_object *ctr = container(m, KJOIN_MANIFEST_SCHEDULER,

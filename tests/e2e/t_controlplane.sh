@@ -1096,7 +1096,8 @@ cp_planted_pair() {
 
 # Every refusal that needs only the flags, the machine and the cluster's
 # ClusterConfiguration comes before the first file lands (the CA keys
-# first of all): a field the static Pods cannot carry yet refuses the
+# first of all): a field the static Pods cannot carry yet (an extraEnvs
+# valueFrom) refuses the
 # whole join before download-certs; an external etcd refuses the
 # control-plane step run alone (it would point the API server at a local
 # etcd). A failure after the first write (the certs step refusing a pair
@@ -1107,12 +1108,12 @@ t_e2e_controlplane_refusals_come_before_the_first_write() {
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" && node_setup || return 1
   if [ "$E2E_MINOR" -ge 22 ]; then
     cp_cluster_with "apiServer:
-  extraVolumes: [{name: audit, hostPath: /var/log/kube-audit, mountPath: /var/log/kube-audit}]" || return 1
+  extraEnvs: [{name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}]" || return 1
     cp_whole vols
-    [ "$(cat "$T/join.rc")" = 2 ] && grep -q "apiServer.extraVolumes" "$T/join.err" ||
-      { fail "extraVolumes: exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
-    ! grep -q "download-certs" "$T/join.err" || { fail "extraVolumes: download-certs ran"; rc=1; }
-    [ ! -s "$T/written" ] || { fail "extraVolumes: written: $(tr '\n' ' ' <"$T/written")"; rc=1; }
+    [ "$(cat "$T/join.rc")" = 2 ] && grep -q "apiServer.extraEnvs\[\].valueFrom" "$T/join.err" ||
+      { fail "extraEnvs' valueFrom: exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
+    ! grep -q "download-certs" "$T/join.err" || { fail "valueFrom: download-certs ran"; rc=1; }
+    [ ! -s "$T/written" ] || { fail "valueFrom: written: $(tr '\n' ' ' <"$T/written")"; rc=1; }
   fi
   cp_cluster_with "etcd:
   external:

@@ -77,9 +77,17 @@ releases_pods_config() {
   [ "$minor" -ge 31 ] && api=kubeadm.k8s.io/v1beta4
   [ "$minor" -le 21 ] && api=kubeadm.k8s.io/v1beta2
   mkdir -p "$d/pki" && openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/pki/ca.key" -out "$d/pki/ca.crt"     -subj /CN=kubernetes -days 1 2>/dev/null || return 1
+  # extraVolumes (one of kubeadm's names among them: it replaces kubeadm's volume) in every release;
+  # extraEnvs (one of them a proxy variable's name) where the API version has them
+  local vols='[{name: audit, hostPath: /var/log/kubernetes/audit, mountPath: /var/log/audit, pathType: DirectoryOrCreate},
+    {name: oidc, hostPath: /etc/oidc, mountPath: /etc/oidc, readOnly: true},
+    {name: ca-certs, hostPath: /etc/ssl/mine, mountPath: /etc/ssl/certs, readOnly: true, pathType: Directory}]'
+  local cmvols='[{name: plugins, hostPath: /opt/plugins, mountPath: /opt/plugins}]' envs= etcdenvs=
   if [ "$minor" -ge 31 ]; then
     args='[{name: audit-log-maxage, value: "7"}, {name: authorization-mode, value: "RBAC,Node,Unknown"}]'
     cm='[{name: node-cidr-mask-size, value: "25"}]' etcd='[{name: quota-backend-bytes, value: "8589934592"}]'
+    envs=', extraEnvs: [{name: https_proxy, value: "http://other.example:1"}, {name: AAA, value: "1"}]'
+    etcdenvs=', extraEnvs: [{name: ETCD_X, value: "y"}, {name: A_FIRST, value: "z"}]'
   else
     args='{audit-log-maxage: "7", authorization-mode: "RBAC,Node,Unknown"}'
     cm='{node-cidr-mask-size: "25"}' etcd='{quota-backend-bytes: "8589934592"}'
@@ -93,9 +101,9 @@ imageRepository: registry.example/k8s
 certificatesDir: $d/pki
 controlPlaneEndpoint: lb.example.com:6443
 networking: {podSubnet: 10.244.0.0/16, serviceSubnet: 10.100.0.0/16, dnsDomain: example.internal}
-apiServer: {extraArgs: $args}
-controllerManager: {extraArgs: $cm}
-etcd: {local: {dataDir: /var/lib/etcd, extraArgs: $etcd}}
+apiServer: {extraArgs: $args, extraVolumes: $vols$envs}
+controllerManager: {extraArgs: $cm, extraVolumes: $cmvols}
+etcd: {local: {dataDir: /var/lib/etcd, extraArgs: $etcd$etcdenvs}}
 YAML
   { printf 'apiVersion: %s\nkind: InitConfiguration\nlocalAPIEndpoint: {advertiseAddress: 192.0.2.2, bindPort: 6443}\n' "$api"
     printf 'nodeRegistration: {name: cp-2, criSocket: unix:///run/containerd/containerd.sock}\n---\n'

@@ -896,14 +896,51 @@ static void test_manifests_refused(void **state)
     assert_non_null(strstr(err.msg, "not of 1.21"));
     assert_null(out[0]);
     /* What the manifests cannot carry yet, by name. */
-    const char *vols = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
-                       "imageRepository: r\ncontrollerManager: {extraVolumes: [{name: x, hostPath: /x, mountPath: /x}]}\n";
-    assert_int_equal(manifests_for(vols, "192.0.2.2", 37, env, out, &err), KJOIN_E_USAGE);
-    assert_non_null(strstr(err.msg, "controllerManager.extraVolumes"));
-    const char *merge = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
-                        "imageRepository: r\napiServer: {extraArgs: [{name: x, value: y, mergeMethod: append}]}\n";
-    assert_int_equal(manifests_for(merge, "192.0.2.2", 37, env, out, &err), KJOIN_E_USAGE);
-    assert_non_null(strstr(err.msg, "apiServer.extraArgs[].mergeMethod"));
+    /* extraVolumes, extraEnvs and mergeMethod, as kubeadm writes them (the
+     * release suite compares them with kubeadm's own; here the rules): a
+     * volume of kubeadm's name replaces kubeadm's, an extra variable replaces
+     * a proxy variable of its name, mergeMethod only in kubeadm.k8s.io/v1. */
+    const char *extras = "apiVersion: kubeadm.k8s.io/v1\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                         "imageRepository: r\napiServer: {extraArgs: [{name: enable-admission-plugins, value: ',X', "
+                         "mergeMethod: append}, {name: tls-min-version, value: VersionTLS13, mergeMethod: prepend}, "
+                         "{name: v, value: '2'}], extraEnvs: [{name: https_proxy, value: 'http://b'}, {name: A, value: '1'}], "
+                         "extraVolumes: [{name: ca-certs, hostPath: /etc/mine, mountPath: /etc/ssl/certs, readOnly: true}, "
+                         "{name: audit, hostPath: /var/log/a, mountPath: /a, pathType: DirectoryOrCreate}]}\n";
+    char *proxied[] = {"https_proxy=http://a", "HTTP_PROXY=http://c", NULL};
+    assert_int_equal(manifests_for(extras, "192.0.2.2", 37, proxied, out, &err), KJOIN_OK);
+    in_order(out[0], (const char *const[]){"--enable-admission-plugins=NodeRestriction,X", "--tls-cert-file=",
+                                           "--v=2", "name: A", "name: HTTP_PROXY", "name: https_proxy",
+                                           "value: \"http://b\"", "- mountPath: /a", "mountPath: /etc/ssl/certs",
+                                           "hostPath:", "path: /var/log/a", "type: DirectoryOrCreate", "path: /etc/mine",
+                                           NULL});
+    assert_null(strstr(out[0], "tls-min-version")); /* a merge without a default of that name: dropped, as kubeadm's */
+    assert_null(strstr(out[0], "/etc/ssl/certs\n      type")); /* kubeadm's ca-certs replaced */
+    free3(out);
+    const char *beta4 = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
+                        "imageRepository: r\napiServer: {extraArgs: [{name: enable-admission-plugins, value: ',X', "
+                        "mergeMethod: append}]}\n";
+    assert_int_equal(manifests_for(beta4, "192.0.2.2", 37, env, out, &err), KJOIN_OK);
+    assert_non_null(strstr(out[0], "--enable-admission-plugins=,X")); /* v1beta4 has no mergeMethod: dropped */
+    free3(out);
+    static const char *const bad_extras[] = {
+        "apiServer: {extraVolumes: [{name: Bad_Name, hostPath: /x, mountPath: /x}]}",
+        "apiServer: {extraVolumes: [{name: x, hostPath: x, mountPath: /x}]}",
+        "apiServer: {extraVolumes: [{name: x, hostPath: /x, mountPath: /x, pathType: Pipe}]}",
+        "apiServer: {extraVolumes: [{name: x, hostPath: /x, mountPath: /x, readOnly: maybe}]}",
+        "apiServer: {extraVolumes: {name: x}}",
+        "apiServer: {extraEnvs: [{name: '1X', value: y}]}",
+        "apiServer: {extraEnvs: [{name: 'X Y', value: y}]}",
+        "apiServer: {extraEnvs: [{value: y}]}",
+        "etcd: {local: {extraEnvs: [{name: X, value: \"a\\u0007\"}]}}",
+        "apiServer: {extraArgs: [{name: x, value: y, mergeMethod: replace}]}",
+    };
+    for (size_t i = 0; i < TU_LEN(bad_extras); i++) {
+        char doc[600];
+        kjoin_cluster_configuration bc;
+        snprintf(doc, sizeof(doc), "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n%s\n", bad_extras[i]);
+        if (kjoin_cluster_configuration_parse(doc, strlen(doc), &bc, &err) == KJOIN_OK)
+            fail_msg("accepted: %s", bad_extras[i]);
+    }
     const char *rootless = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
                            "imageRepository: r\nfeatureGates: {RootlessControlPlane: true}\n";
     assert_int_equal(manifests_for(rootless, "192.0.2.2", 37, env, out, &err), KJOIN_E_USAGE);
@@ -1084,11 +1121,11 @@ static void test_check_before_writing(void **state)
     s.minor = 37, s.release = kjoin_release_of(37);
     assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
     const char *vols = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.37.2\n"
-                       "imageRepository: r\napiServer: {extraVolumes: [{name: x, hostPath: /x, mountPath: /x}]}\n";
+                       "imageRepository: r\napiServer: {extraEnvs: [{name: X, valueFrom: {fieldRef: {fieldPath: a}}}]}\n";
     assert_int_equal(kjoin_cluster_configuration_parse(vols, strlen(vols), &c, &err), KJOIN_OK);
     writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_MANIFESTS;
     assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
-    assert_non_null(strstr(err.msg, "apiServer.extraVolumes"));
+    assert_non_null(strstr(err.msg, "apiServer.extraEnvs[].valueFrom"));
     assert_int_equal(kjoin_cluster_configuration_parse(manifests_yaml, strlen(manifests_yaml), &c, &err), KJOIN_OK);
     snprintf(s.advertise_address, sizeof(s.advertise_address), "host.example");
     writes = KJOIN_CP_WRITES_KUBECONFIGS;
