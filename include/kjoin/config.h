@@ -33,6 +33,7 @@ typedef struct kjoin_join_config {
     /* The node's registration and the phases, for a worker join: */
     char *cri_socket;          /* nodeRegistration.criSocket */
     kjoin_pull_policy pull_policy; /* nodeRegistration.imagePullPolicy */
+    bool pull_parallel;            /* nodeRegistration.imagePullSerial: false */
     char *patches_dir;         /* patches.directory */
     char *ignore_preflight;    /* nodeRegistration.ignorePreflightErrors, comma-separated */
     char *skip_phases;         /* skipPhases, comma-separated */

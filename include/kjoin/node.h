@@ -77,6 +77,8 @@ typedef struct kjoin_node_spec {
                                    appends to it); the wait reads the kubelet's last error there */
     bool force;                 /* replace a bootstrap kubeconfig or CA that holds something else */
     kjoin_pull_policy pull_policy; /* the ImagePull check (a control-plane join): kubeadm's imagePullPolicy */
+    bool pull_parallel;            /* kubeadm's imagePullSerial false: the images pulled at once (default: one
+                                    * at a time) */
     /* The machine, for tests and unusual hosts: */
     const char *proc_dir;       /* NULL: "/proc" */
     const char *systemd_dir;    /* NULL: "/run/systemd/system": systemd runs when it exists */

@@ -360,13 +360,15 @@ static kjoin_code read_node_registration(kjoin_yaml *y, yaml_node_t *root, kjoin
     kjoin_code rc = kjoin_yaml__get(y, root, "nodeRegistration", &nr, BAD, err);
     if (rc || !nr || kjoin_yaml__is_null(nr))
         return rc;
-    /* The images are a control-plane node's (its preflight pulls them, one at a time: imagePullSerial is
-     * noted). */
+    /* The images are a control-plane node's (its preflight pulls them: one at a time unless
+     * imagePullSerial is false). */
     const char *policy;
+    int serial = -1;
     if ((rc = only_keys(y, nr, "nodeRegistration", keys, 7, err)) ||
-        (rc = read_inapplicable(y, nr, "nodeRegistration.", keys + 6, 1, c, err)) ||
+        (rc = kjoin_yaml__boolean(y, nr, "nodeRegistration", "imagePullSerial", &serial, BAD, err)) ||
         (rc = string_field(y, nr, "nodeRegistration", "imagePullPolicy", &policy, &node, err)))
         return rc;
+    c->pull_parallel = serial == 0;
     if (policy && strcmp(policy, "IfNotPresent") && strcmp(policy, "Always") && strcmp(policy, "Never"))
         return kjoin_err_set(err, BAD, "nodeRegistration.imagePullPolicy at line %zu is \"%.40s\": Always, "
                              "IfNotPresent or Never", KJOIN_YAML_LINE(node), policy);
@@ -526,6 +528,7 @@ static kjoin_code fill_spec(kjoin_join_config *c, kjoin_err *err)
     s->ca_with_discovery = c->ca_cert_path != NULL; /* one meaning, as --ca-cert-path's: where the CA goes */
     s->node.cri_socket = c->cri_socket;
     s->node.pull_policy = c->pull_policy;
+    s->node.pull_parallel = c->pull_parallel;
     s->node.patches_dir = c->patches_dir;
     s->node.ignore_preflight = c->ignore_preflight;
     s->node.taints = (const char *const *)c->taints;

@@ -8,6 +8,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,6 +422,26 @@ static bool image_there(const char *tool, bool crictl, const char *sock, const c
     return there;
 }
 
+/* One image pulled through the runtime's client. */
+typedef struct pull {
+    const char *tool, *sock, *image;
+    bool crictl, failed;
+    kjoin_err why;
+} pull;
+
+static void *pull_one(void *arg)
+{
+    pull *p = arg;
+    /* "--": an image name is data, never an option, whatever the cluster's imageRepository says */
+    const char *crictl[] = {p->tool, "--runtime-endpoint", p->sock, "pull", "--", p->image, NULL};
+    const char *ctr[] = {p->tool, "--address", p->sock + 7, "--namespace", "k8s.io", "images", "pull", "--", p->image,
+                         NULL};
+    char *out = NULL;
+    p->failed = kjoin_node__run(p->crictl ? crictl : ctr, 300000, &out, &p->why) != KJOIN_OK;
+    free(out);
+    return NULL;
+}
+
 /* kubeadm's ImagePull: the images the static Pods run are in the runtime,
  * pulled when they are not, as kubeadm pulls them. kjoin speaks to the
  * runtime through its own client: crictl (any CRI runtime), else ctr
@@ -448,6 +469,14 @@ static void check_images(kjoin_preflight_report *r, const kjoin_node_spec *s, co
             return;
         }
     }
+    pull *pulls = calloc(n, sizeof(*pulls));
+    pthread_t *threads = calloc(n, sizeof(*threads));
+    bool *started = calloc(n, sizeof(*started));
+    size_t n_pulls = 0;
+    if (!pulls || !threads || !started) {
+        add(r, s, true, "ImagePull", "out of memory");
+        n = 0;
+    }
     for (size_t i = 0; i < n; i++) {
         bool there = s->pull_policy != KJOIN_PULL_ALWAYS && image_there(tool, crictl, sock, images[i], list);
         if (there)
@@ -456,16 +485,22 @@ static void check_images(kjoin_preflight_report *r, const kjoin_node_spec *s, co
             add(r, s, true, "ImagePull", "image %s is not in the runtime, and imagePullPolicy is Never", images[i]);
             continue;
         }
-        /* "--": an image name is data, never an option, whatever the cluster's imageRepository says */
-        const char *pull[] = {tool, "--runtime-endpoint", sock, "pull", "--", images[i], NULL};
-        const char *ctr_pull[] = {tool, "--address", sock + 7, "--namespace", "k8s.io", "images", "pull", "--",
-                                  images[i], NULL};
-        char *out = NULL;
-        kjoin_err e;
-        if (kjoin_node__run(crictl ? pull : ctr_pull, 300000, &out, &e))
-            add(r, s, true, "ImagePull", "failed to pull image %s: %s", images[i], e.msg);
-        free(out);
+        pulls[n_pulls++] = (pull){.tool = tool, .crictl = crictl, .sock = sock, .image = images[i]};
     }
+    /* kubeadm's imagePullSerial: one at a time, or all at once (a thread
+     * each; a thread that cannot start pulls in this one). */
+    for (size_t i = 0; i < n_pulls; i++)
+        if (!s->pull_parallel || !(started[i] = pthread_create(&threads[i], NULL, pull_one, &pulls[i]) == 0))
+            pull_one(&pulls[i]);
+    for (size_t i = 0; i < n_pulls; i++) {
+        if (started[i])
+            pthread_join(threads[i], NULL);
+        if (pulls[i].failed)
+            add(r, s, true, "ImagePull", "failed to pull image %s: %s", pulls[i].image, pulls[i].why.msg);
+    }
+    free(pulls);
+    free(threads);
+    free(started);
     free(list);
 }
 

@@ -177,7 +177,7 @@ static void test_fields_honoured_or_noted(void **state)
                              "nodeRegistration:\n  name: worker-1\n  criSocket: unix:///x\n"
                              "  taints: [{key: k, value: v, effect: NoSchedule}, {key: only, effect: NoExecute}]\n"
                              "  kubeletExtraArgs: [{name: a, value: b}]\n  ignorePreflightErrors: [Swap, CRI]\n"
-                             "  imagePullPolicy: Never\n  imagePullSerial: true\n"
+                             "  imagePullPolicy: Never\n  imagePullSerial: false\n"
                              "skipPhases: [preflight]\npatches: {directory: /p}\n"
                              "timeouts:\n  discovery: 2m\n  tlsBootstrap: 1m\n  kubernetesAPICall: 1m\n"
                              "  kubeletHealthCheck: 30s\n  controlPlaneComponentHealthCheck: 3m\n  etcdAPICall: 90s\n"
@@ -208,13 +208,14 @@ static void test_fields_honoured_or_noted(void **state)
     assert_string_equal(c.extra_args[0], "a=b");
     assert_string_equal(c.spec.node.patches_dir, "/p");
     assert_int_equal(c.spec.node.pull_policy, KJOIN_PULL_NEVER);
+    assert_true(c.spec.node.pull_parallel);
     /* kubeadm's timeouts, each its stage's bound; discovery the join's one deadline (above) */
     assert_int_equal(c.spec.timeouts.tls_bootstrap_ms, 60000);
     assert_int_equal(c.spec.timeouts.api_call_ms, 60000);
     assert_int_equal(c.spec.timeouts.kubelet_health_ms, 30000);
     assert_int_equal(c.spec.timeouts.control_plane_ms, 180000);
     assert_int_equal(c.spec.timeouts.etcd_ms, 90000);
-    const char *noted[] = {"nodeRegistration.imagePullSerial", "timeouts.upgradeManifests"};
+    const char *noted[] = {"timeouts.upgradeManifests"};
     assert_int_equal(c.n_notes, TU_LEN(noted));
     for (size_t i = 0; i < TU_LEN(noted); i++)
         if (strncmp(c.notes[i], noted[i], strlen(noted[i])) || !strstr(c.notes[i], "does not apply"))

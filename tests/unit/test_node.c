@@ -800,6 +800,39 @@ static void test_preflight_control_plane(void **state)
     assert_null(strstr(calls, "inspecti"));
     free(calls);
     unlink(log);
+    /* imagePullSerial: by default one pull ends before the next starts; false: all at once (each one's
+     * start before any end), each failure still named. */
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\ncase \"$3\" in inspecti) exit 1 ;; esac\necho \"start $5\" >>%s\nsleep 0.4\n"
+             "echo \"end $5\" >>%s\ncase \"$5\" in r/bad*) echo 'denied' >&2; exit 1 ;; esac\nexit 0\n",
+             log, log);
+    tu_write(bin, "crictl", script);
+    assert_int_equal(chmod(cmd, 0755), 0);
+    const char *slow[] = {"r/a:1", "r/bad:1", "r/c:1"};
+    for (int parallel = 0; parallel < 2; parallel++) {
+        s.pull_policy = KJOIN_PULL_IF_NOT_PRESENT;
+        s.pull_parallel = parallel;
+        r = (kjoin_preflight_report){0};
+        assert_int_equal(cp_preflight(&s, &c, "127.0.0.1", free_port(), slow, 3, &r, &err), KJOIN_E_USAGE);
+        pulls = 0;
+        for (size_t i = 0; i < r.n; i++)
+            if (!strcmp(r.items[i].name, "ImagePull")) {
+                pulls++;
+                assert_non_null(strstr(r.items[i].message, "failed to pull image r/bad:1: "));
+            }
+        assert_int_equal(pulls, 1);
+        calls = tu_read(log, &len);
+        char *first_end = strstr(calls, "end ");
+        size_t starts_before_end = 0;
+        for (char *p = calls; (p = strstr(p, "start ")) && p < first_end; p++)
+            starts_before_end++;
+        if (starts_before_end != (parallel ? 3u : 1u))
+            fail_msg("%s pulls: %zu started before the first ended:\n%s", parallel ? "parallel" : "serial",
+                     starts_before_end, calls);
+        free(calls);
+        unlink(log);
+    }
+    s.pull_parallel = false;
     s.pull_policy = KJOIN_PULL_IF_NOT_PRESENT;
     s.ignore_preflight = "ControlPlaneEndpoint,ImagePull,AdvertiseAddress";
     r = (kjoin_preflight_report){0};
