@@ -87,7 +87,11 @@ typedef struct kjoin_cluster_configuration {
     kjoin_san_list apiserver_sans;    /* apiServer.certSANs */
     kjoin_san_list etcd_server_sans;  /* etcd.local.serverCertSANs */
     kjoin_san_list etcd_peer_sans;    /* etcd.local.peerCertSANs */
-    bool external_etcd;         /* etcd.external is set */
+    bool external_etcd;         /* etcd.external is set: */
+    char external_endpoints[1024]; /* its endpoints, comma-separated (http:// only without files) */
+    char external_ca_file[512];    /* caFile, certFile, keyFile: absolute paths without ".." ("" when not set; */
+    char external_cert_file[512];  /* a certificate and key both or neither, and then a CA) */
+    char external_key_file[512];
     char encryption_algorithm[16]; /* encryptionAlgorithm: RSA-2048, RSA-3072, RSA-4096, ECDSA-P256, ECDSA-P384 */
     char etcd_data_dir[1024];   /* etcd.local.dataDir: an absolute path without ".." */
     int64_t certificate_validity_s; /* certificateValidityPeriod, in seconds */

@@ -63,6 +63,9 @@ enum {
     KJOIN_SHARED_N
 };
 
+/* An external etcd's client files in the Secret, as kubeadm uploads them. */
+enum { KJOIN_EXTERNAL_ETCD_CA, KJOIN_EXTERNAL_ETCD_CERT, KJOIN_EXTERNAL_ETCD_KEY, KJOIN_EXTERNAL_ETCD_N };
+
 typedef struct kjoin_shared_certs {
     struct {
         const char *name;       /* kubeadm's: "ca.crt", "etcd/ca.key" */
@@ -70,6 +73,13 @@ typedef struct kjoin_shared_certs {
         unsigned char *data;    /* NULL: empty in the Secret (kubeadm had none, as for an external etcd) */
         size_t len;
     } files[KJOIN_SHARED_N];
+    struct {
+        const char *secret_key; /* external-etcd-ca.crt, external-etcd.crt, external-etcd.key */
+        unsigned mode;          /* 0644, 0644, 0600, as kubeadm writes them */
+        bool present;           /* the Secret names it (kubeadm uploads them for a cluster with one) */
+        unsigned char *data;    /* NULL: not there, or empty */
+        size_t len;
+    } external[KJOIN_EXTERNAL_ETCD_N]; /* written where etcd.external's caFile, certFile and keyFile say */
 } kjoin_shared_certs;
 
 /* The names and modes alone, no data. */
@@ -79,8 +89,9 @@ void kjoin_kubeadm_certs_names(kjoin_shared_certs *out);
  * checked before anything is kept: every value decrypts; ca.crt and ca.key
  * are there; each certificate is a CA, each key is its certificate's (the
  * service account's private key its public one); and ca.crt is one of
- * trusted_ca_pem, the CA discovery verified. An external etcd's values
- * are refused (not handled). Errors: KJOIN_E_TRUST (a value that does not
+ * trusted_ca_pem, the CA discovery verified. An external etcd's files,
+ * when the Secret has them: a certificate each for the CA and the client,
+ * the client's key its certificate's. Errors: KJOIN_E_TRUST (a value that does not
  * decrypt, a CA that is not the trusted one, a key that is not its
  * certificate's), KJOIN_E_API (not a Secret, a value missing or not base64
  * where a file is required). */
@@ -137,6 +148,8 @@ typedef struct kjoin_cp_context {
     struct kjoin_kubeapi *admin_api;   /* with the node's admin.conf once written; NULL: each step that needs it
                                         * reads admin_kubeconfig */
     bool force;                        /* replace files kubeadm would not keep */
+    bool downloads_certs;              /* the shared certificates come from the kubeadm-certs Secret (with a
+                                        * certificate key) */
     kjoin_cp_files *written;           /* each file a step writes is added here; NULL: not reported */
     const struct kjoin_patchset *patches; /* kubeadm's patches directory, read: applied to the static Pods by
                                         * target (etcd, kube-apiserver, ...); NULL: none */

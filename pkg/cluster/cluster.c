@@ -257,6 +257,48 @@ static kjoin_code extra_envs(kjoin_yaml *y, yaml_node_t *root, const char *const
     return rc;
 }
 
+/* etcd.external as kubeadm's ValidateEtcd checks it: endpoints (URLs,
+ * https:// whenever a file is given), caFile, certFile and keyFile
+ * (absolute, both or neither of the pair, the CA with them). */
+static kjoin_code external_etcd(kjoin_yaml *y, yaml_node_t *ext, kjoin_cluster_configuration *c, kjoin_err *err)
+{
+    static const char *const endpoints[] = {"endpoints", NULL}, *const ca[] = {"caFile", NULL},
+                             *const cert[] = {"certFile", NULL}, *const key[] = {"keyFile", NULL};
+    char given[3][512] = {"", "", ""};
+    char *const clean[3] = {c->external_ca_file, c->external_cert_file, c->external_key_file};
+    const char *const *const files[3] = {ca, cert, key};
+    static const char *const names[3] = {"caFile", "certFile", "keyFile"};
+    kjoin_code rc = KJOIN_OK;
+    for (int i = 0; !rc && i < 3; i++)
+        if (!(rc = text(y, ext, files[i], names[i], given[i], sizeof(given[i]), err)) && *given[i] &&
+            (!kjoin_path_clean(given[i], clean[i], sizeof(c->external_ca_file)) || !kjoin_utf8_printable(given[i])))
+            rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's etcd.external.%s is not an absolute, printable "
+                               "path without \"..\"", names[i]);
+    if (!rc && (!*c->external_cert_file != !*c->external_key_file || (*c->external_cert_file && !*c->external_ca_file)))
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's etcd.external has one of certFile and keyFile "
+                           "without the other, or them without caFile");
+    yaml_node_t *list;
+    if (!rc && !(rc = at(y, ext, endpoints, &list, err)) &&
+        (!list || list->type != YAML_SEQUENCE_NODE || !kjoin_yaml__len(list)))
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's etcd.external.endpoints is not a list of at least "
+                           "one URL");
+    bool https = *c->external_ca_file || *c->external_cert_file;
+    size_t used = 0;
+    for (size_t i = 0; !rc && i < kjoin_yaml__len(list); i++) {
+        yaml_node_t *item = kjoin_yaml__item(y, list, i);
+        const char *u = item ? kjoin_yaml__str(item) : NULL;
+        bool ok = u && (!strncmp(u, "https://", 8) || (!https && !strncmp(u, "http://", 7))) &&
+                  strlen(u) > 8 && !strpbrk(u, ", \t\"'\\") && kjoin_utf8_printable(u) &&
+                  used + strlen(u) + 2 < sizeof(c->external_endpoints);
+        if (!ok)
+            return kjoin_err_set(err, BAD, "the ClusterConfiguration's etcd.external.endpoints item %zu is not a URL "
+                                 "(https:// when the files are given)", i + 1);
+        used += (size_t)snprintf(c->external_endpoints + used, sizeof(c->external_endpoints) - used, "%s%s",
+                                 i ? "," : "", u);
+    }
+    return rc;
+}
+
 /* One CIDR: an address and a prefix length its family allows. */
 static bool cidr(const char *s, size_t len)
 {
@@ -364,8 +406,8 @@ static kjoin_code control_plane_fields(kjoin_yaml *y, yaml_node_t *root, kjoin_c
         rc = sans(y, root, server_sans, "etcd.local.serverCertSANs", &c->etcd_server_sans, err);
     if (!rc)
         rc = sans(y, root, peer_sans, "etcd.local.peerCertSANs", &c->etcd_peer_sans, err);
-    if (!rc && !(rc = at(y, root, external, &n, err)))
-        c->external_etcd = n != NULL;
+    if (!rc && !(rc = at(y, root, external, &n, err)) && (c->external_etcd = n != NULL))
+        rc = external_etcd(y, n, c, err);
     char given[sizeof(c->etcd_data_dir)] = "";
     if (!rc && !(rc = text(y, root, data_dir, "etcd.local.dataDir", given, sizeof(given), err)) && *given &&
         !kjoin_path_clean(given, c->etcd_data_dir, sizeof(c->etcd_data_dir)))

@@ -266,9 +266,7 @@ kjoin_code kjoin_node_certs(const kjoin_cp_context *sp, kjoin_node_certs_result 
     run r = {.spec = sp, .dir = {.fd = -1}, .etcd = {.fd = -1}};
     char etcd[4096];
     memset(out, 0, sizeof(*out));
-    if (sp->cluster->external_etcd)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster uses an external etcd: a control-plane join with one is "
-                                                 "not supported");
+    bool external = sp->cluster->external_etcd; /* no etcd CA here, and none of its leaves (GetCertsWithoutEtcd) */
     if (!kjoin_is_ip(sp->advertise_address))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
                              sp->advertise_address);
@@ -279,10 +277,11 @@ kjoin_code kjoin_node_certs(const kjoin_cp_context *sp, kjoin_node_certs_result 
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s/ca.crt is missing: the shared certificates come first "
                              "(downloaded with the certificate key, or copied from a control-plane node)", sp->cert_dir);
     kjoin_code rc = kjoin_safedir_open(sp->cert_dir, 0, &r.dir, err);
-    if (!rc)
+    if (!rc && !external)
         rc = kjoin_safedir_open(etcd, 0, &r.etcd, err);
     for (int i = 0; !rc && i < CA_N; i++)
-        rc = load_ca(&r, i, err);
+        if (!external || i != CA_ETCD)
+            rc = load_ca(&r, i, err);
     if (!rc)
         rc = kjoin_cp__check_trusted(&r.ca[CA_CLUSTER], sp->cert_dir, sp->trusted_ca_pem, sp->trusted_ca_len, err);
     cp_file files[2 * KJOIN_NODE_CERTS_N] = {{0}};
@@ -291,14 +290,17 @@ kjoin_code kjoin_node_certs(const kjoin_cp_context *sp, kjoin_node_certs_result 
     EVP_PKEY *keys[KJOIN_NODE_CERTS_N] = {NULL};
     size_t n_new = 0;
     /* Every pair decided first; then the keys made at once; then signed. */
+    bool wanted[KJOIN_NODE_CERTS_N];
+    for (int i = 0; i < KJOIN_NODE_CERTS_N; i++)
+        wanted[i] = !external || leaves[i].ca != CA_ETCD;
     for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
-        if (!(rc = names_of(sp, leaves[i].sans, &s[i], err)) &&
+        if (wanted[i] && !(rc = names_of(sp, leaves[i].sans, &s[i], err)) &&
             !(rc = check_existing(&r, i, &s[i], &out->kept[i], err)) && !out->kept[i] && !(rc = signable(&r, i, err)))
             n_new++;
     if (!rc)
         rc = kjoin_cp__new_keys(sp->cluster, keys, n_new, err);
     for (int i = 0, k = 0; !rc && i < KJOIN_NODE_CERTS_N; i++) {
-        if (out->kept[i] || (rc = make(&r, i, &s[i], keys[k++], err)))
+        if (!wanted[i] || out->kept[i] || (rc = make(&r, i, &s[i], keys[k++], err)))
             continue;
         snprintf(crt_name[i], sizeof(crt_name[i]), "%s.crt", leaves[i].base);
         snprintf(key_name[i], sizeof(key_name[i]), "%s.key", leaves[i].base);
@@ -310,7 +312,7 @@ kjoin_code kjoin_node_certs(const kjoin_cp_context *sp, kjoin_node_certs_result 
         rc = kjoin_cp__write_files(kjoin_cp_record_dir(sp), sp->cert_dir, files, 2 * KJOIN_NODE_CERTS_N, true, written,
                                    sp->written, err);
     for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
-        out->written[i] = !out->kept[i];
+        out->written[i] = wanted[i] && !out->kept[i];
     out->skipped_sans = sp->cluster->apiserver_sans.skipped + sp->cluster->etcd_server_sans.skipped +
                         sp->cluster->etcd_peer_sans.skipped;
     for (size_t k = 0; k < n_new; k++)

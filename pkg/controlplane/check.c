@@ -29,9 +29,6 @@ kjoin_code kjoin_control_plane_check(const kjoin_cp_context *s, unsigned writes,
     const kjoin_cluster_configuration *c = s->cluster;
     if (!writes)
         return KJOIN_OK;
-    if (c->external_etcd)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster uses an external etcd (etcd.external), which kjoin's "
-                             "control-plane join does not carry yet: join this node with the cluster's kubeadm");
     if ((writes & (KJOIN_CP_WRITES_CERTS | KJOIN_CP_WRITES_KUBECONFIGS | KJOIN_CP_WRITES_MANIFESTS |
                       KJOIN_CP_WRITES_ETCD)) &&
         !kjoin_is_ip(s->advertise_address))

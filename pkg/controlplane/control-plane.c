@@ -222,21 +222,66 @@ static int by_volume_name(const void *x, const void *y) { return strcmp(((const 
 
 /* The trust stores kubeadm mounts into the API server and controller
  * manager where the host has them. */
+static const char *const trust_v120[] = {"/etc/pki", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
+                                         "/etc/ca-certificates", NULL},
+                        *const trust_v131[] = {"/etc/pki/ca-trust", "/etc/pki/tls/certs", "/etc/ca-certificates",
+                                               "/usr/share/ca-certificates", "/usr/local/share/ca-certificates", NULL};
+
 static void ca_volumes(volumes *vs, bool trust_dirs)
 {
-    static const char *const v120[] = {"/etc/pki", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
-                                       "/etc/ca-certificates", NULL},
-                             *const v131[] = {"/etc/pki/ca-trust", "/etc/pki/tls/certs", "/etc/ca-certificates",
-                                              "/usr/share/ca-certificates", "/usr/local/share/ca-certificates", NULL};
     struct stat st;
     char name[80];
-    for (const char *const *p = trust_dirs ? v131 : v120; *p; p++) {
+    for (const char *const *p = trust_dirs ? trust_v131 : trust_v120; *p; p++) {
         if (stat(*p, &st) != 0)
             continue;
         snprintf(name, sizeof(name), "%s", *p + 1);
         for (char *c = name; *c; c++)
             *c = *c == '/' ? '-' : *c;
         add_volume(vs, name, *p, "DirectoryOrCreate", false);
+    }
+}
+
+static bool starts_with(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
+
+static int by_text(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
+/* kubeadm's getEtcdCertVolumes: the directories of an external etcd's
+ * files, read-only, but those under a trust store it mounts (by string
+ * prefix, as kubeadm compares), /etc/ssl/certs or the certificates
+ * directory; a directory under another one listed goes with it; named
+ * etcd-certs-N in sorted order. */
+static void etcd_cert_volumes(volumes *vs, const kjoin_cluster_configuration *c, bool trust_dirs, const char *cert_dir)
+{
+    const char *const files[] = {c->external_ca_file, c->external_cert_file, c->external_key_file};
+    char dirs[3][512];
+    size_t n = 0;
+    for (size_t i = 0; i < 3; i++) {
+        if (!*files[i])
+            continue; /* Go's filepath.Dir("") is ".", which kubeadm skips */
+        char dir[512];
+        snprintf(dir, sizeof(dir), "%s", files[i]);
+        char *slash = strrchr(dir, '/');
+        if (slash == dir)
+            slash[1] = '\0';
+        else if (slash)
+            *slash = '\0';
+        bool skip = starts_with(dir, "/etc/ssl/certs") || starts_with(dir, cert_dir);
+        for (const char *const *p = trust_dirs ? trust_v131 : trust_v120; *p && !skip; p++)
+            skip = starts_with(dir, *p);
+        for (size_t k = 0; k < n && !skip;) {
+            if (starts_with(dirs[k], dir)) /* a parent of one listed replaces it */
+                memmove(dirs[k], dirs[--n], sizeof(dirs[0]));
+            else if (starts_with(dir, dirs[k++]))
+                skip = true;
+        }
+        if (!skip)
+            snprintf(dirs[n++], sizeof(dirs[0]), "%s", dir);
+    }
+    qsort(dirs, n, sizeof(dirs[0]), by_text);
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "etcd-certs-%zu", i);
+        add_volume(vs, name, dirs[i], "DirectoryOrCreate", false);
     }
 }
 
@@ -439,13 +484,23 @@ static json_object *apiserver(const make_run *m)
     set(&a, "proxy-client-cert-file", "%s/front-proxy-client.crt", d);
     set(&a, "proxy-client-key-file", "%s/front-proxy-client.key", d);
     const char *urls = kjoin_extra_arg(&c->etcd_args, "advertise-client-urls");
-    if (urls)
-        set(&a, "etcd-servers", "%s", urls);
-    else
-        set(&a, "etcd-servers", "https://%s:2379", v6 ? "[::1]" : "127.0.0.1");
-    set(&a, "etcd-cafile", "%s/etcd/ca.crt", d);
-    set(&a, "etcd-certfile", "%s/apiserver-etcd-client.crt", d);
-    set(&a, "etcd-keyfile", "%s/apiserver-etcd-client.key", d);
+    if (c->external_etcd) { /* the files where the cluster says, those it gives */
+        set(&a, "etcd-servers", "%s", c->external_endpoints);
+        if (*c->external_ca_file)
+            set(&a, "etcd-cafile", "%s", c->external_ca_file);
+        if (*c->external_cert_file && *c->external_key_file) {
+            set(&a, "etcd-certfile", "%s", c->external_cert_file);
+            set(&a, "etcd-keyfile", "%s", c->external_key_file);
+        }
+    } else {
+        if (urls)
+            set(&a, "etcd-servers", "%s", urls);
+        else
+            set(&a, "etcd-servers", "https://%s:2379", v6 ? "[::1]" : "127.0.0.1");
+        set(&a, "etcd-cafile", "%s/etcd/ca.crt", d);
+        set(&a, "etcd-certfile", "%s/apiserver-etcd-client.crt", d);
+        set(&a, "etcd-keyfile", "%s/apiserver-etcd-client.key", d);
+    }
     kjoin_extra_args extra = c->apiserver_args;
     char modes[256];
     authz_modes(kjoin_extra_arg(&extra, "authorization-mode"), modes, sizeof(modes));
@@ -472,6 +527,8 @@ static json_object *apiserver(const make_run *m)
     add_volume(&vs, "k8s-certs", d, "DirectoryOrCreate", false);
     add_volume(&vs, "ca-certs", "/etc/ssl/certs", "DirectoryOrCreate", false);
     ca_volumes(&vs, m->row->ca_trust_dirs);
+    if (c->external_etcd)
+        etcd_cert_volumes(&vs, c, m->row->ca_trust_dirs, d);
     add_extra_volumes(&vs, &c->apiserver_volumes);
     char endpoint[128];
     snprintf(endpoint, sizeof(endpoint), "%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", m->port);
@@ -516,11 +573,10 @@ static json_object *controller_manager(const make_run *m)
     if (*c->pod_subnet) {
         set(&a, "allocate-node-cidrs", "true");
         set(&a, "cluster-cidr", "%s", c->pod_subnet);
-        if (*c->service_subnet)
-            set(&a, "service-cluster-ip-range", "%s", c->service_subnet);
+        /* kubeadm's defaults when the ClusterConfiguration has none */
+        set(&a, "service-cluster-ip-range", "%s", *c->service_subnet ? c->service_subnet : "10.96.0.0/12");
     }
-    if (*c->cluster_name)
-        set(&a, "cluster-name", "%s", c->cluster_name);
+    set(&a, "cluster-name", "%s", *c->cluster_name ? c->cluster_name : "kubernetes");
     volumes vs = {0};
     add_volume(&vs, "k8s-certs", d, "DirectoryOrCreate", false);
     add_volume(&vs, "ca-certs", "/etc/ssl/certs", "DirectoryOrCreate", false);
@@ -621,6 +677,8 @@ kjoin_code kjoin_control_plane_images(const kjoin_cluster_configuration *c, int 
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
         snprintf(out[i], 400, "%s/%s:%s", c->image_repository, components[i], m.image_tag);
     etcd_image(c, m.row, out[KJOIN_MANIFESTS_N], 400);
+    if (c->external_etcd) /* kubeadm pulls etcd's image only for a local etcd */
+        out[KJOIN_MANIFESTS_N][0] = '\0';
     /* kubeadm's pause of the release (its ImagePull check pulls it too) */
     snprintf(out[KJOIN_MANIFESTS_N + 1], 400, "%s/pause:%s", c->image_repository, m.row->pause);
     return KJOIN_OK;

@@ -41,7 +41,8 @@ static const struct {
     [KJOIN_SHARED_ETCD_CA_CRT] = {"etcd/ca.crt", "etcd-ca.crt", false, false},
     [KJOIN_SHARED_ETCD_CA_KEY] = {"etcd/ca.key", "etcd-ca.key", true, false},
 };
-static const char *const external_etcd[] = {"external-etcd-ca.crt", "external-etcd.crt", "external-etcd.key"};
+static const char *const external_etcd[KJOIN_EXTERNAL_ETCD_N] = {"external-etcd-ca.crt", "external-etcd.crt",
+                                                                  "external-etcd.key"};
 
 kjoin_code kjoin_certificate_key_parse(const char *text, kjoin_certificate_key *key, kjoin_err *err)
 {
@@ -126,6 +127,10 @@ void kjoin_shared_certs_release(kjoin_shared_certs *c)
         kjoin_free_wiped(c->files[i].data, c->files[i].len);
         c->files[i].data = NULL, c->files[i].len = 0;
     }
+    for (size_t i = 0; i < KJOIN_EXTERNAL_ETCD_N; i++) {
+        kjoin_free_wiped(c->external[i].data, c->external[i].len);
+        c->external[i].data = NULL, c->external[i].len = 0;
+    }
 }
 
 void kjoin_kubeadm_certs_names(kjoin_shared_certs *out)
@@ -133,6 +138,8 @@ void kjoin_kubeadm_certs_names(kjoin_shared_certs *out)
     memset(out, 0, sizeof(*out));
     for (size_t i = 0; i < KJOIN_SHARED_N; i++)
         out->files[i].name = files[i].name, out->files[i].mode = files[i].key ? 0600 : 0644;
+    for (size_t i = 0; i < KJOIN_EXTERNAL_ETCD_N; i++)
+        out->external[i].secret_key = external_etcd[i], out->external[i].mode = i == KJOIN_EXTERNAL_ETCD_KEY ? 0600 : 0644;
 }
 
 /* ---- each value exactly what its name says ---------------------------------- */
@@ -277,6 +284,30 @@ static kjoin_code check_service_account(const kjoin_shared_certs *c, kjoin_err *
               : kjoin_err_set(err, KJOIN_E_TRUST, "sa.key and sa.pub in the Secret are not one key pair");
 }
 
+/* An external etcd's files: PEM of what their names say, the client's key
+ * its certificate's. */
+static kjoin_code check_external(const kjoin_shared_certs *c, kjoin_err *err)
+{
+    const unsigned char *ca = c->external[KJOIN_EXTERNAL_ETCD_CA].data, *crt = c->external[KJOIN_EXTERNAL_ETCD_CERT].data,
+                        *key = c->external[KJOIN_EXTERNAL_ETCD_KEY].data;
+    X509 *x = ca ? one_cert(ca, c->external[KJOIN_EXTERNAL_ETCD_CA].len) : NULL;
+    kjoin_code rc = ca && !x ? kjoin_err_set(err, KJOIN_E_TRUST, "external-etcd-ca.crt in the Secret is no PEM "
+                                             "certificate") : KJOIN_OK;
+    X509_free(x);
+    if (rc || (!crt && !key))
+        return rc;
+    x = crt ? one_cert(crt, c->external[KJOIN_EXTERNAL_ETCD_CERT].len) : NULL;
+    EVP_PKEY *k = key ? private_key(key, c->external[KJOIN_EXTERNAL_ETCD_KEY].len) : NULL;
+    if (!x || !k)
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "the Secret's external etcd client pair is not a PEM certificate and "
+                           "private key");
+    else if (EVP_PKEY_eq(X509_get0_pubkey(x), k) != 1)
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "external-etcd.key in the Secret is not the key of external-etcd.crt");
+    X509_free(x);
+    EVP_PKEY_free(k);
+    return rc;
+}
+
 static kjoin_code check(const kjoin_shared_certs *c, const char *trusted_ca, size_t ca_len, kjoin_err *err)
 {
     kjoin_code rc = check_pair(c, KJOIN_SHARED_CA_CRT, KJOIN_SHARED_CA_KEY, err);
@@ -286,6 +317,8 @@ static kjoin_code check(const kjoin_shared_certs *c, const char *trusted_ca, siz
         rc = check_pair(c, KJOIN_SHARED_ETCD_CA_CRT, KJOIN_SHARED_ETCD_CA_KEY, err);
     if (!rc)
         rc = check_service_account(c, err);
+    if (!rc)
+        rc = check_external(c, err);
     if (rc)
         return rc;
     return all_trusted(c, trusted_ca, ca_len)
@@ -311,10 +344,23 @@ kjoin_code kjoin_kubeadm_certs_open(const char *secret_json, size_t len, const k
     if (!kind || strcmp(kind, "Secret") || !json_object_object_get_ex(root, "data", &data) ||
         !json_object_is_type(data, json_type_object))
         rc = kjoin_err_set(err, KJOIN_E_API, "the answer is no Secret with data");
-    for (size_t i = 0; !rc && i < sizeof(external_etcd) / sizeof(external_etcd[0]); i++)
-        if (json_object_object_get_ex(data, external_etcd[i], &v) && json_object_get_string_len(v) > 0)
-            rc = kjoin_err_set(err, KJOIN_E_USAGE, "the Secret holds an external etcd's files (%s): a control-plane "
-                               "join with an external etcd is not supported", external_etcd[i]);
+    for (size_t i = 0; !rc && i < KJOIN_EXTERNAL_ETCD_N; i++) {
+        unsigned char *sealed = NULL;
+        size_t sealed_len = 0;
+        if (!(out->external[i].present = json_object_object_get_ex(data, external_etcd[i], &v)))
+            continue;
+        if (!json_object_is_type(v, json_type_string))
+            rc = kjoin_err_set(err, KJOIN_E_API, "the Secret's %s is no string", external_etcd[i]);
+        else if (json_object_get_string_len(v) == 0)
+            continue; /* kubeadm's: empty, not written */
+        else if (kjoin_b64_decode(json_object_get_string(v), (size_t)json_object_get_string_len(v), false, &sealed,
+                                  &sealed_len, &inner))
+            rc = kjoin_err_set(err, KJOIN_E_API, "the Secret's %s is not base64", external_etcd[i]);
+        else if ((rc = kjoin_kubeadm_certs_decrypt(key, sealed, sealed_len, &out->external[i].data,
+                                                   &out->external[i].len, &inner)))
+            kjoin_err_set(err, rc, "the Secret's %s: %s", external_etcd[i], inner.msg);
+        free(sealed);
+    }
     for (size_t i = 0; !rc && i < KJOIN_SHARED_N; i++) {
         unsigned char *sealed = NULL;
         size_t sealed_len = 0;
@@ -410,8 +456,34 @@ kjoin_code kjoin_download_certs(const kjoin_cp_context *s, const kjoin_certifica
     kjoin_free_wiped(body, len);
     if (rc)
         return rc;
+    /* An external etcd's files, where the cluster says: each the cluster names must be in the Secret
+     * (kubeadm's certsToTransfer); an empty one is not written. */
+    const kjoin_cluster_configuration *c = s->cluster;
+    const char *const paths[KJOIN_EXTERNAL_ETCD_N] = {c->external_ca_file, c->external_cert_file, c->external_key_file};
+    static const char *const fields[KJOIN_EXTERNAL_ETCD_N] = {"caFile", "certFile", "keyFile"};
+    for (size_t i = 0; !rc && c->external_etcd && i < KJOIN_EXTERNAL_ETCD_N; i++)
+        if (*paths[i] && !certs.external[i].present)
+            rc = kjoin_err_set(err, KJOIN_E_API, "the Secret does not hold %s, the cluster's etcd.external.%s (%s): "
+                               "upload the certificates again from a control-plane node that has it",
+                               external_etcd[i], fields[i], paths[i]);
+    if (rc) {
+        kjoin_shared_certs_release(&certs);
+        return rc;
+    }
     logf_(s, 0, "[download-certs] Saving the certificates to the folder: \"%s\"", out->cert_dir);
     rc = write_shared(&certs, out->cert_dir, kjoin_cp_record_dir(s), s->force, out->written, s->written, err);
+    for (size_t i = 0; !rc && c->external_etcd && i < KJOIN_EXTERNAL_ETCD_N; i++) {
+        if (!*paths[i] || !certs.external[i].data)
+            continue;
+        char dir[sizeof(c->external_ca_file)];
+        snprintf(dir, sizeof(dir), "%s", paths[i]);
+        char *slash = strrchr(dir, '/');
+        *slash = '\0'; /* a clean absolute path: a file in a directory */
+        cp_file f = {slash + 1 - dir + paths[i], certs.external[i].mode, certs.external[i].data, certs.external[i].len};
+        if (!(rc = kjoin_cp__write_files(kjoin_cp_record_dir(s), *dir ? dir : "/", &f, 1, s->force, NULL, s->written,
+                                         err)))
+            logf_(s, 1, "[download-certs] Wrote %s (%04o)", paths[i], certs.external[i].mode);
+    }
     for (size_t i = 0; i < KJOIN_SHARED_N; i++) {
         out->present[i] = certs.files[i].data != NULL;
         if (!rc && out->present[i])

@@ -77,6 +77,8 @@ kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoi
         ours[i] = cp_written(rec, path);
     }
     for (size_t i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+        if (c->external_etcd && ports[i].component == 3)
+            continue; /* no local etcd to listen */
         snprintf(name, sizeof(name), "Port-%d", ports[i].port);
         if (kjoin_preflight_port_free(ports[i].addr, ports[i].port))
             continue;
@@ -100,8 +102,14 @@ kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoi
         else
             kjoin_preflight_file_available(report, spec, path);
     }
+    /* An external etcd's files, where the cluster says, unless the Secret brings them (kubeadm's
+     * ExternalEtcdClientCertificates). */
+    const char *const external[] = {c->external_ca_file, c->external_cert_file, c->external_key_file};
+    for (size_t i = 0; c->external_etcd && !cx->downloads_certs && i < 3; i++)
+        if (*external[i] && access(external[i], F_OK) != 0)
+            kjoin_preflight_add(report, spec, true, "ExternalEtcdClientCertificates", "%s doesn't exist", external[i]);
     const char *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
-    DIR *d = opendir(data);
+    DIR *d = c->external_etcd ? NULL : opendir(data); /* no local etcd: no data directory of its */
     bool used = false;
     for (struct dirent *e; d && !used && (e = readdir(d));)
         used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
@@ -110,7 +118,9 @@ kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoi
     snprintf(name, sizeof(name), "DirAvailable-%s", data);
     for (char *ch = name; *ch; ch++)
         *ch = *ch == '/' ? '-' : *ch;
-    if (used && rec && rec->data_dir_made && !strcmp(rec->etcd_data_dir, data))
+    if (c->external_etcd)
+        ;
+    else if (used && rec && rec->data_dir_made && !strcmp(rec->etcd_data_dir, data))
         kjoin_preflight_add(report, spec, false, name, "%s is the data of the etcd member this join's interrupted run added: the "
             "join goes on with it", data);
     else if (used)

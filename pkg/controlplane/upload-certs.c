@@ -69,7 +69,8 @@ kjoin_code kjoin_kubeadm_certs_encrypt(const kjoin_certificate_key *key, const u
 /* The node's shared files, read through the checked certificates directory
  * (and its etcd/ when there is one): ca.crt and ca.key required, the others
  * empty when the node has none (kubeadm uploads an empty value then). */
-static kjoin_code read_shared(const char *cert_dir, kjoin_shared_certs *c, kjoin_err *err)
+static kjoin_code read_shared(const char *cert_dir, const kjoin_cluster_configuration *cluster, kjoin_shared_certs *c,
+                               kjoin_err *err)
 {
     kjoin_safedir dir, etcd;
     char etcd_path[4096];
@@ -88,7 +89,7 @@ static kjoin_code read_shared(const char *cert_dir, kjoin_shared_certs *c, kjoin
         bool in_etcd = !strncmp(c->files[i].name, "etcd/", 5), missing = false;
         char *text = NULL;
         size_t len = 0;
-        if (in_etcd && !has_etcd)
+        if (in_etcd && (!has_etcd || cluster->external_etcd)) /* an external etcd has no CA here */
             continue;
         rc = kjoin_safedir_read(in_etcd ? &etcd : &dir, c->files[i].name + (in_etcd ? 5 : 0), FILE_MAX,
                                 c->files[i].mode == 0600, &text, &len, &missing, err);
@@ -102,6 +103,19 @@ static kjoin_code read_shared(const char *cert_dir, kjoin_shared_certs *c, kjoin
     if (has_etcd)
         kjoin_safedir_close(&etcd);
     kjoin_safedir_close(&dir);
+    /* An external etcd's files, where the cluster says (each named in the Secret; empty when missing). */
+    const char *const paths[KJOIN_EXTERNAL_ETCD_N] = {cluster->external_ca_file, cluster->external_cert_file,
+                                                      cluster->external_key_file};
+    for (size_t i = 0; !rc && cluster->external_etcd && i < KJOIN_EXTERNAL_ETCD_N; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        bool missing = false;
+        c->external[i].present = true;
+        if (*paths[i] && (rc = kjoin_safedir_read_path(paths[i], i == KJOIN_EXTERNAL_ETCD_KEY, &text, &len, &missing,
+                                                       err)) && missing)
+            rc = KJOIN_OK;
+        c->external[i].data = (unsigned char *)text, c->external[i].len = len;
+    }
     if (rc)
         kjoin_shared_certs_release(c);
     return rc;
@@ -109,26 +123,40 @@ static kjoin_code read_shared(const char *cert_dir, kjoin_shared_certs *c, kjoin
 
 /* The Secret's data: each file encrypted, in base64, under kubeadm's name
  * for it ('/' as '-'); "" for a file the node does not have. */
-static kjoin_code encrypted_data(const kjoin_shared_certs *c, const kjoin_certificate_key *key, json_object **out,
-                                 kjoin_err *err)
+/* One value of the Secret: data encrypted, in base64 ("" for none). */
+static kjoin_code add_sealed(json_object *data, const char *name, const unsigned char *plain, size_t len,
+                             const kjoin_certificate_key *key, kjoin_err *err)
+{
+    unsigned char *sealed = NULL;
+    size_t n = 0;
+    kjoin_code rc = plain ? kjoin_kubeadm_certs_encrypt(key, plain, len, &sealed, &n, err) : KJOIN_OK;
+    if (rc)
+        return rc;
+    char *b64 = kjoin_b64_encode(sealed ? (void *)sealed : "", n, false);
+    free(sealed);
+    if (!b64 || json_object_object_add(data, name, json_object_new_string(b64)))
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    free(b64);
+    return rc;
+}
+
+static kjoin_code encrypted_data(const kjoin_shared_certs *c, const kjoin_certificate_key *key, bool external,
+                                 json_object **out, kjoin_err *err)
 {
     json_object *data = json_object_new_object();
     kjoin_code rc = data ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     for (size_t i = 0; !rc && i < KJOIN_SHARED_N; i++) {
-        char name[32], *b64 = NULL;
-        unsigned char *sealed = NULL;
-        size_t n = 0;
+        char name[32];
+        if (external && !strncmp(c->files[i].name, "etcd/", 5))
+            continue; /* kubeadm's certsToTransfer: an external etcd's files instead */
         snprintf(name, sizeof(name), "%s", c->files[i].name);
         for (char *p = name; (p = strchr(p, '/'));)
             *p = '-';
-        if (c->files[i].data && (rc = kjoin_kubeadm_certs_encrypt(key, c->files[i].data, c->files[i].len, &sealed, &n, err)))
-            break;
-        b64 = kjoin_b64_encode(sealed ? (void *)sealed : "", n, false);
-        free(sealed);
-        if (!b64 || json_object_object_add(data, name, json_object_new_string(b64)))
-            rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-        free(b64);
+        rc = add_sealed(data, name, c->files[i].data, c->files[i].len, key, err);
     }
+    for (size_t i = 0; !rc && i < KJOIN_EXTERNAL_ETCD_N; i++)
+        if (c->external[i].present)
+            rc = add_sealed(data, c->external[i].secret_key, c->external[i].data, c->external[i].len, key, err);
     if (rc)
         json_object_put(data);
     else
@@ -245,12 +273,9 @@ kjoin_code kjoin_upload_certs(kjoin_kubeapi *api, const char *cert_dir, const kj
     kjoin_code rc = kjoin_control_plane_cluster(api, &cluster, err);
     if (rc)
         return rc;
-    if (cluster.external_etcd)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster's etcd is external: uploading its client certificates "
-                                                 "(external-etcd-ca.crt and the pair) is not supported yet");
     snprintf(out->cert_dir, sizeof(out->cert_dir), "%s",
              cert_dir ? cert_dir : *cluster.certificates_dir ? cluster.certificates_dir : "/etc/kubernetes/pki");
-    if ((rc = read_shared(out->cert_dir, &certs, err)))
+    if ((rc = read_shared(out->cert_dir, &cluster, &certs, err)))
         return rc;
     for (size_t i = 0; i < KJOIN_SHARED_N; i++)
         out->uploaded[i] = certs.files[i].data != NULL;
@@ -258,7 +283,7 @@ kjoin_code kjoin_upload_certs(kjoin_kubeapi *api, const char *cert_dir, const kj
      * in the cluster: the key, each CA with its key, ca.crt the CA of the node. */
     kjoin_shared_certs check;
     kjoin_err why;
-    if (!(rc = encrypted_data(&certs, key, &data, err)) &&
+    if (!(rc = encrypted_data(&certs, key, cluster.external_etcd, &data, err)) &&
         !(rc = (text = secret_text(data, NULL, NULL)) ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory"))) {
         rc = kjoin_kubeadm_certs_open(text, strlen(text), key, (const char *)certs.files[KJOIN_SHARED_CA_CRT].data,
                                       certs.files[KJOIN_SHARED_CA_CRT].len, &check, &why);

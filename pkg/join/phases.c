@@ -219,6 +219,8 @@ static kjoin_code run_tls_bootstrap(join_run *r, kjoin_err *err)
     return rc;
 }
 
+static bool wants_download(const join_run *r);
+
 /* A control-plane join reads the cluster's ClusterConfiguration once, with
  * the bootstrap token: where the certificates go, what they name. */
 static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
@@ -240,6 +242,7 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
     cx->trusted_ca_pem = r->ca, cx->trusted_ca_len = r->ca_len;
     cx->bootstrap_api = r->bootstrap_api;
     cx->force = s->node.force;
+    cx->downloads_certs = wants_download(r);
     cx->written = &r->out->control_plane_files;
     cx->patches = r->out->patches;
     cx->deadline_ms = r->deadline;
@@ -269,8 +272,9 @@ static kjoin_code run_control_plane_preflight(join_run *r, kjoin_err *err)
     const char *list[KJOIN_CP_IMAGES_N];
     size_t n = 0;
     if (!kjoin_control_plane_images(r->cluster, r->cx.minor, images, NULL))
-        for (; n < KJOIN_CP_IMAGES_N; n++)
-            list[n] = images[n];
+        for (size_t i = 0; i < KJOIN_CP_IMAGES_N; i++)
+            if (*images[i]) /* etcd's is "" with an external etcd */
+                list[n++] = images[i];
     kjoin_code rc = kjoin_preflight_control_plane(&r->spec->node, &r->cx, list, n, &r->out->node.report, err);
     print_findings(r, seen);
     return rc;
@@ -404,8 +408,15 @@ static bool needs_admin(const join_run *r)
 }
 
 /* kubeadm's check-etcd, with the node's admin.conf and etcd certificates. */
+/* Whether the cluster (once read) keeps its etcd outside the control-plane nodes. */
+static bool external_etcd(const join_run *r) { return r->cluster && r->cluster->external_etcd; }
+
 static kjoin_code run_check_etcd(join_run *r, kjoin_err *err)
 {
+    if (external_etcd(r)) { /* no stacked member of this cluster's to check */
+        logf_(r, 0, "[check-etcd] Skipping etcd check in external mode");
+        return KJOIN_OK;
+    }
     return kjoin_check_etcd(&r->cx, &r->out->etcd_members_healthy, err);
 }
 static kjoin_code run_admin_client(join_run *r, kjoin_err *err)
@@ -419,6 +430,10 @@ static kjoin_code run_admin_client(join_run *r, kjoin_err *err)
 /* kubeadm's etcd-join, with the node's admin.conf and etcd certificates. */
 static kjoin_code run_etcd_join(join_run *r, kjoin_err *err)
 {
+    if (external_etcd(r)) {
+        logf_(r, 0, "[control-plane-join] Using external etcd - no local stacked instance added");
+        return KJOIN_OK;
+    }
     free(r->before); /* etcd-join takes back its own member and manifest; before it, nothing was written */
     r->before = NULL;
     return kjoin_etcd_join(&r->cx, &r->out->etcd, err);
@@ -434,7 +449,7 @@ static unsigned cp_writes(const join_run *r)
         w |= (wants_download(r) ? KJOIN_CP_WRITES_SHARED : 0) | (wants_node_certs(r) ? KJOIN_CP_WRITES_CERTS : 0) |
              (wants_kubeconfigs(r) ? KJOIN_CP_WRITES_KUBECONFIGS : 0) |
              (wants_manifests(r) ? KJOIN_CP_WRITES_MANIFESTS : 0);
-    if (r->phases & KJOIN_PHASE_ETCD_JOIN)
+    if ((r->phases & KJOIN_PHASE_ETCD_JOIN) && !external_etcd(r))
         w |= KJOIN_CP_WRITES_ETCD;
     return w;
 }

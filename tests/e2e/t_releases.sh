@@ -65,7 +65,7 @@ t_e2e_releases_control_plane_prepare_refuses_1_21() {
   releases_refused_manifests
 }
 
-# releases_pods_config VERSION DIR: a ClusterConfiguration and an
+# releases_pods_config VERSION DIR [external]: a ClusterConfiguration and an
 # InitConfiguration for VERSION (in the API version its kubeadm stores)
 # with what the static Pods are made from set: extra arguments (an
 # authorization mode kubeadm filters), subnets, a cluster name, a
@@ -105,21 +105,25 @@ apiServer: {extraArgs: $args, extraVolumes: $vols$envs}
 controllerManager: {extraArgs: $cm, extraVolumes: $cmvols}
 etcd: {local: {dataDir: /var/lib/etcd, extraArgs: $etcd$etcdenvs}}
 YAML
+  [ -z "$external" ] || sed -i "s#^etcd: .*#etcd: {external: {endpoints: [\"https://10.0.0.5:2379\", \"https://10.0.0.6:2379\"], \
+caFile: /etc/etcd/pki/ca.crt, certFile: /etc/etcd/pki/client/apiserver.crt, keyFile: $d/pki/apiserver-etcd-client.key}}#" \
+    "$d/cluster.yaml"
   { printf 'apiVersion: %s\nkind: InitConfiguration\nlocalAPIEndpoint: {advertiseAddress: 192.0.2.2, bindPort: 6443}\n' "$api"
     printf 'nodeRegistration: {name: cp-2, criSocket: unix:///run/containerd/containerd.sock}\n---\n'
     cat "$d/cluster.yaml"; } >"$d/init.yaml"
 }
 
-# releases_pods_same VERSION KUBEADM: the four static Pods of VERSION by its
+# releases_pods_same VERSION KUBEADM [external]: the four static Pods of VERSION by its
 # kubeadm (init phase control-plane all and etcd local, in mount and
 # network namespaces of their own: /etc an overlay, a veth for the default
 # route kubeadm asks for) and by kjoin (tools/manifests, the library's own
 # code), with the same two proxy variables in the environment, parsed and
-# compared.
+# compared; with external (an external etcd), the three and no etcd.yaml.
 releases_pods_same() {
-  local v=$1 kubeadm=$2 d=$T/pods-$1 c rc=0 order= minor
+  local v=$1 kubeadm=$2 external=${3:-} d=$T/pods-$1${3:+-$3} c rc=0 order= minor pods=etcd
   minor=${v#v1.} minor=${minor%%.*}
-  mkdir -p "$d/kjoin" "$d/up" "$d/work" && releases_pods_config "$v" "$d" || return 1
+  [ -z "$external" ] || pods=
+  mkdir -p "$d/kjoin" "$d/up" "$d/work" && releases_pods_config "$v" "$d" "$external" || return 1
   local env=(no_proxy=10.0.0.0/8 https_proxy=http://proxy.example:3128 PATH=/usr/sbin:/usr/bin:/sbin:/bin)
   unshare -m -n sh -c 'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/up,workdir=$1/work" /etc &&
     ip link add d0 type veth peer name d1 && ip addr add 192.0.2.2/24 dev d0 && ip link set d1 up &&
@@ -129,7 +133,9 @@ releases_pods_same() {
   env -i "${env[@]}" "$TOOLS/manifests" "$d/cluster.yaml" 192.0.2.2 cp-2 "$d/kjoin" 2>"$d/kjoin.err" ||
     { fail "$v: kjoin: $(cat "$d/kjoin.err")"; return 1; }
   [ "$minor" -ge 28 ] && [ "$minor" -le 31 ] && order=env-any-order # Go's map order in those releases
-  for c in kube-apiserver kube-controller-manager kube-scheduler etcd; do
+  [ -n "$pods" ] || [ ! -e "$d/kjoin/etcd.yaml" ] || { fail "$v: kjoin made an etcd.yaml for an external etcd"; rc=1; }
+  [ -n "$pods" ] || [ ! -e "$d/up/kubernetes/manifests/etcd.yaml" ] || { fail "$v: kubeadm made an etcd.yaml"; rc=1; }
+  for c in kube-apiserver kube-controller-manager kube-scheduler $pods; do
     python3 "$REPO_DIR/tests/tools/podcmp.py" "$d/kjoin/$c.yaml" "$d/up/kubernetes/manifests/$c.yaml" $order >"$d/$c.diff" ||
       { fail "$v: $c.yaml is not kubeadm's: $(head -c 1500 "$d/$c.diff")"; rc=1; }
   done
@@ -144,10 +150,12 @@ releases_pods_same() {
 t_e2e_releases_static_pods_as_each_kubeadm() {
   local v kubeadm rc=0 list=${RELEASES_FILE:-$REPO_DIR/tests/releases.txt}
   releases_pods_same "$E2E_VERSION" "$KBIN/kubeadm" || rc=1
+  releases_pods_same "$E2E_VERSION" "$KBIN/kubeadm" external || rc=1
   [ "$E2E_MINOR" = 37 ] || return $rc
   for v in $(grep '^v' "$list"); do
     kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
-    releases_pods_same "$v" "$kubeadm" && echo "    $v: the four static Pods are kubeadm's" || rc=1
+    releases_pods_same "$v" "$kubeadm" && releases_pods_same "$v" "$kubeadm" external &&
+      echo "    $v: the four static Pods, and the three with an external etcd, are kubeadm's" || rc=1
   done
   return $rc
 }

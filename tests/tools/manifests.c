@@ -2,7 +2,7 @@
  * library's own code without a cluster, for the release suite to compare
  * with what each release's kubeadm writes for the same ClusterConfiguration
  * (kubeadm init phase control-plane all / etcd local). etcd's is a member of
- * its own, as kubeadm init's is.
+ * its own, as kubeadm init's is; none for an external etcd.
  *
  *   manifests CLUSTER.yaml ADDRESS NODE-NAME OUT-DIR
  *
@@ -53,12 +53,12 @@ int main(int argc, char **argv)
         cx.node_name = argv[3];
         rc = kjoin_control_plane_manifests_make(&cx, environ, pods, &err);
     }
-    if (!rc)
+    if (!rc && !c.external_etcd)
         rc = kjoin_etcd_manifest_make(&cx, NULL, 0, &etcd, &err);
     int failed = 0;
     for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++)
         failed |= put(argv[4], kjoin_manifest_component(i), pods[i]);
-    if (!rc)
+    if (!rc && etcd)
         failed |= put(argv[4], "etcd", etcd);
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
         free(pods[i]);

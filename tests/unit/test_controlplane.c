@@ -155,10 +155,30 @@ static void test_open_kubeadms_secret(void **state)
     s = json_object_to_json_string(root);
     assert_int_equal(kjoin_kubeadm_certs_open(s, strlen(s), &k, (char *)ca, ca_len, &c, &err), KJOIN_E_TRUST);
     assert_non_null(strstr(err.msg, "ca.key in the Secret is not the key of ca.crt"));
-    /* An external etcd's files, and answers that are no Secret. */
+    /* An external etcd's files (here the front proxy's CA and key stand in for the client pair): opened,
+     * checked as a pair; a value that does not decrypt, or a key not the certificate's, refused. */
+    json_object *good = json_tokener_parse(json), *good_data, *fp_key, *ca_key;
+    json_object_object_get_ex(good, "data", &good_data);
+    json_object_object_get_ex(good_data, "front-proxy-ca.crt", &v);
+    json_object_object_get_ex(good_data, "front-proxy-ca.key", &fp_key);
+    json_object_object_get_ex(good_data, "ca.key", &ca_key);
+    json_object_object_add(good_data, "external-etcd-ca.crt", json_object_get(v));
+    json_object_object_add(good_data, "external-etcd.crt", json_object_get(v));
+    json_object_object_add(good_data, "external-etcd.key", json_object_get(fp_key));
+    s = json_object_to_json_string(good);
+    assert_int_equal(kjoin_kubeadm_certs_open(s, strlen(s), &k, (char *)ca, ca_len, &c, &err), KJOIN_OK);
+    assert_true(c.external[KJOIN_EXTERNAL_ETCD_CERT].present && c.external[KJOIN_EXTERNAL_ETCD_CERT].data);
+    assert_memory_equal(c.external[KJOIN_EXTERNAL_ETCD_KEY].data, c.files[KJOIN_SHARED_FRONT_PROXY_CA_KEY].data,
+                        c.files[KJOIN_SHARED_FRONT_PROXY_CA_KEY].len);
+    kjoin_shared_certs_release(&c);
+    json_object_object_add(good_data, "external-etcd.key", json_object_get(ca_key));
+    s = json_object_to_json_string(good);
+    assert_int_equal(kjoin_kubeadm_certs_open(s, strlen(s), &k, (char *)ca, ca_len, &c, &err), KJOIN_E_TRUST);
+    assert_non_null(strstr(err.msg, "external-etcd.key in the Secret is not the key of external-etcd.crt"));
+    json_object_put(good);
     json_object_object_add(data, "external-etcd.crt", json_object_new_string("eA=="));
     s = json_object_to_json_string(root);
-    assert_int_equal(kjoin_kubeadm_certs_open(s, strlen(s), &k, (char *)ca, ca_len, &c, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_kubeadm_certs_open(s, strlen(s), &k, (char *)ca, ca_len, &c, &err), KJOIN_E_TRUST);
     const char *not_secret[] = {"", "{}", "[]", "{\"kind\":\"ConfigMap\",\"data\":{}}", "{\"kind\":\"Secret\",\"data\":[]}",
                                 "{\"kind\":\"Secret\",\"data\":{\"ca.crt\":1,\"ca.key\":null}}",
                                 "{\"kind\":\"Secret\",\"data\":{\"ca.crt\":\"!!\",\"ca.key\":\"!!\"}}"};
@@ -520,9 +540,24 @@ static void test_node_certs_refused(void **state)
     char *dir = shared_pki(), path[4096], other[4096];
     kjoin_node_certs_result r;
     kjoin_err err;
-    const char *ext = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\netcd: {external: {endpoints: [x]}}\n";
-    assert_int_equal(certs_for(dir, ext, "192.0.2.2", 37, false, &r, &err), KJOIN_E_USAGE);
-    assert_non_null(strstr(err.msg, "external etcd"));
+    /* An external etcd: no etcd CA here, none of its leaves made (kubeadm's GetCertsWithoutEtcd). */
+    const char *ext = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
+                      "etcd: {external: {endpoints: [\"https://192.0.2.9:2379\"]}}\n";
+    assert_int_equal(certs_for(dir, ext, "192.0.2.2", 37, false, &r, &err), KJOIN_OK);
+    assert_true(r.written[KJOIN_CERT_APISERVER] && r.written[KJOIN_CERT_FRONT_PROXY_CLIENT]);
+    assert_false(r.written[KJOIN_CERT_ETCD_SERVER] || r.written[KJOIN_CERT_ETCD_PEER] ||
+                 r.written[KJOIN_CERT_ETCD_HEALTHCHECK_CLIENT] || r.written[KJOIN_CERT_APISERVER_ETCD_CLIENT]);
+    snprintf(path, sizeof(path), "%s/pki/etcd/server.crt", dir);
+    assert_int_equal(access(path, F_OK), -1);
+    snprintf(path, sizeof(path), "%s/pki/apiserver-etcd-client.key", dir);
+    assert_int_equal(access(path, F_OK), -1);
+    for (const char *const *f = (const char *const[]){"apiserver", "apiserver-kubelet-client", "front-proxy-client",
+                                                      NULL}; *f; f++) { /* a clean slate for the refusals below */
+        snprintf(path, sizeof(path), "%s/pki/%s.crt", dir, *f);
+        unlink(path);
+        snprintf(path, sizeof(path), "%s/pki/%s.key", dir, *f);
+        unlink(path);
+    }
     assert_int_equal(certs_for(dir, names_yaml, "not-an-ip", 37, false, &r, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "not an IP address"));
     /* A certificates directory whose ca.crt is not the CA discovery
@@ -1087,7 +1122,7 @@ static void test_take_back(void **state)
 }
 
 /* What the steps about to write cannot carry is refused before any of
- * them writes: an external etcd, a release or field the manifests do not
+ * them writes: a release or field the manifests do not
  * know (only where manifests are written), an address that is none, a
  * directory the writer would refuse. */
 static void test_check_before_writing(void **state)
@@ -1102,10 +1137,9 @@ static void test_check_before_writing(void **state)
     unsigned writes = KJOIN_CP_WRITES_CERTS;
     assert_int_equal(kjoin_cluster_configuration_parse(external, strlen(external), &c, &err), KJOIN_OK);
     cx_for(&s, &c, 37, dir, "/nonexistent/pki", "192.0.2.2");
-    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
-    assert_non_null(strstr(err.msg, "external etcd"));
-    writes = KJOIN_CP_WRITES_SHARED;
-    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK); /* an external etcd is carried */
+    writes = KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_MANIFESTS;
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
     writes = 0; /* nothing written: nothing to refuse */
     assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
     /* The manifests' release and fields: only for the steps that write them. */
