@@ -1098,9 +1098,8 @@ cp_planted_pair() {
 # ClusterConfiguration comes before the first file lands (the CA keys
 # first of all): a field the static Pods cannot carry yet (an extraEnvs
 # valueFrom) refuses the
-# whole join before download-certs; an external etcd refuses the
-# control-plane step run alone (it would point the API server at a local
-# etcd). A failure after the first write (the certs step refusing a pair
+# whole join before download-certs (an external etcd is carried: the
+# control-plane step alone points the API server at it). A failure after the first write (the certs step refusing a pair
 # already there) takes back what the run wrote: exit 7, the cause in -o
 # json, nothing of the run left.
 t_e2e_controlplane_refusals_come_before_the_first_write() {
@@ -1115,14 +1114,15 @@ t_e2e_controlplane_refusals_come_before_the_first_write() {
     ! grep -q "download-certs" "$T/join.err" || { fail "valueFrom: download-certs ran"; rc=1; }
     [ ! -s "$T/written" ] || { fail "valueFrom: written: $(tr '\n' ' ' <"$T/written")"; rc=1; }
   fi
+  # An external etcd is carried: the control-plane step alone points the API server at its endpoints
+  # and makes no etcd.yaml.
   cp_cluster_with "etcd:
   external:
     endpoints: [\"http://192.0.2.9:2379\"]" || rc=1
   CP_PHASE="phase control-plane-prepare/control-plane" cp_whole external
-  grep -q "Creating static Pod manifest" "$T/join.err" && { fail "external etcd: a manifest was made"; rc=1; }
-  [ "$(cat "$T/join.rc")" = 2 ] && grep -q "external etcd" "$T/join.err" ||
-    { fail "external etcd: exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
-  [ ! -s "$T/written" ] || { fail "external etcd: written: $(tr '\n' ' ' <"$T/written")"; rc=1; }
+  local m=$T/external/etc.upper/kubernetes/manifests
+  [ "$(cat "$T/join.rc")" = 0 ] && grep -q -- "--etcd-servers=http://192.0.2.9:2379" "$m/kube-apiserver.yaml" &&
+    [ ! -e "$m/etcd.yaml" ] || { fail "external etcd: exit $(cat "$T/join.rc"): $(tail -n 2 "$T/join.err")"; rc=1; }
   cp_cluster_names restore || rc=1
   if [ "$E2E_MINOR" -ge 22 ]; then
     mkdir -p "$T/other" && "$KBIN/kubeadm" init phase certs ca --cert-dir "$T/other" >>"$T/certs.log" 2>&1 &&
@@ -1138,6 +1138,102 @@ t_e2e_controlplane_refusals_come_before_the_first_write() {
     [ ! -s "$T/written" ] || { fail "taken back: left: $(tr '\n' ' ' <"$T/written")"; rc=1; }
     [ -f "$T/back/etc.upper/kubernetes/pki/apiserver.key" ] || { fail "taken back: the planted key went too"; rc=1; }
   fi
+  ! grep -q "$CP_KEY" "$T/join.out" "$T/join.err" || { fail "the certificate key was printed"; rc=1; }
+  return $rc
+}
+
+# An external etcd (kubeadm's etcd.external), against a real one: Debian's
+# etcd serving TLS on the suite's loopback address 127.0.0.14 with a CA of
+# its own, client certificates required. kubeadm uploads the cluster's
+# shared files and the etcd client's (its upload-certs, from a
+# ClusterConfiguration naming them); kjoin and kubeadm each run
+# control-plane-prepare in a node of their own from the cluster's
+# ClusterConfiguration (the client's files under /etc/kubernetes/pki, as
+# kubeadm's guide puts them). Both write the same files (names, modes; the
+# etcd client's byte for byte, no etcd CA and no etcd leaves), the same API
+# server Pod (parsed), and the client files kjoin downloaded talk to the real
+# etcd. check-etcd and etcd-join say kubeadm's lines and write nothing; the
+# whole node then resets with no etcd member to remove.
+cp_external_in() {
+  . "$T/cp.env"
+  "$KJOIN" join phase check-etcd "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --node-name "$CP_NODE" --apiserver-advertise-address "$CP_ADDR" >"$T/check.out" 2>&1
+  echo $? >"$T/check.rc"
+  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --node-name "$CP_NODE" --apiserver-advertise-address "$CP_ADDR" >"$T/etcd.out" 2>&1
+  echo $? >"$T/etcd.rc"
+  find /etc/kubernetes -type f | sort >"$T/after-etcd"
+  curl -sS --max-time 10 --cacert /etc/kubernetes/pki/etcd/ca.crt --cert /etc/kubernetes/pki/apiserver-etcd-client.crt \
+    --key /etc/kubernetes/pki/apiserver-etcd-client.key https://127.0.0.14:2379/health >"$T/health" 2>&1
+  "$KJOIN" reset -o json >"$T/reset.out" 2>"$T/reset.err"
+  echo $? >"$T/reset.rc"
+}
+t_e2e_controlplane_external_etcd_as_kubeadm() {
+  local rc=0 ext=$T/ext api=$E2E_KUBEADM_API pid
+  [ "$E2E_MINOR" -ge 22 ] || return 0 # 1.20's whole control-plane join is refused; its phases are the same code
+  cp_shared_pki "$T/src" && rm -rf "$T/src/etcd" && cp_key "$CP_KEY" || return 1
+  # The external etcd's CA and the API server's client pair, made by kubeadm's own certs phases.
+  mkdir -p "$ext" && "$KBIN/kubeadm" init phase certs etcd-ca --cert-dir "$ext" >>"$T/certs.log" 2>&1 &&
+    "$KBIN/kubeadm" init phase certs etcd-server --cert-dir "$ext" >>"$T/certs.log" 2>&1 &&
+    "$KBIN/kubeadm" init phase certs apiserver-etcd-client --cert-dir "$ext" >>"$T/certs.log" 2>&1 ||
+    { fail "kubeadm certs: $(tail -2 "$T/certs.log")"; return 1; }
+  openssl x509 -in "$ext/etcd/server.crt" -noout -text | grep -q "IP Address:127.0.0.1" ||
+    { fail "etcd's server certificate has no 127.0.0.1"; return 1; }
+  # etcd's server certificate names 127.0.0.1; the suite's etcd address is 127.0.0.14: a name of its own.
+  openssl req -new -key "$ext/etcd/server.key" -subj /CN=external-etcd -out "$ext/server.csr" 2>/dev/null &&
+    openssl x509 -req -in "$ext/server.csr" -CA "$ext/etcd/ca.crt" -CAkey "$ext/etcd/ca.key" -days 1 \
+      -extfile <(printf 'subjectAltName=IP:127.0.0.14\nextendedKeyUsage=serverAuth\n') -out "$ext/server14.crt" 2>/dev/null ||
+    { fail "etcd's server certificate"; return 1; }
+  etcd --name external --data-dir "$T/etcd-data" --listen-client-urls https://127.0.0.14:2379 \
+    --advertise-client-urls https://127.0.0.14:2379 --listen-peer-urls http://127.0.0.14:2380 \
+    --initial-advertise-peer-urls http://127.0.0.14:2380 --initial-cluster external=http://127.0.0.14:2380 \
+    --cert-file "$ext/server14.crt" --key-file "$ext/etcd/server.key" --trusted-ca-file "$ext/etcd/ca.crt" \
+    --client-cert-auth >"$T/etcd.log" 2>&1 &
+  pid=$!
+  e2e_wait 30 curl -sf --cacert "$ext/etcd/ca.crt" --cert "$ext/apiserver-etcd-client.crt" \
+    --key "$ext/apiserver-etcd-client.key" https://127.0.0.14:2379/health || { fail "etcd: $(tail -3 "$T/etcd.log")"; kill $pid; return 1; }
+  # kubeadm's upload, from a configuration naming the files where this machine has them.
+  printf 'apiVersion: %s\nkind: InitConfiguration\ncertificateKey: "%s"\n---\napiVersion: %s\nkind: ClusterConfiguration\nkubernetesVersion: %s\ncertificatesDir: %s\netcd:\n  external:\n    endpoints: [https://127.0.0.14:2379]\n    caFile: %s\n    certFile: %s\n    keyFile: %s\n' \
+    "$api" "$CP_KEY" "$api" "$E2E_VERSION" "$T/src" "$ext/etcd/ca.crt" "$ext/apiserver-etcd-client.crt" \
+    "$ext/apiserver-etcd-client.key" >"$T/upload.yaml"
+  "$KBIN/kubeadm" init phase upload-certs --upload-certs --config "$T/upload.yaml" --kubeconfig "$E2E_ADMIN" \
+    >"$T/upload.log" 2>&1 || { fail "kubeadm upload-certs: $(tail -2 "$T/upload.log")"; kill $pid; return 1; }
+  cp_cluster_with "etcd:
+  external:
+    endpoints: [https://127.0.0.14:2379]
+    caFile: /etc/kubernetes/pki/etcd/ca.crt
+    certFile: /etc/kubernetes/pki/apiserver-etcd-client.crt
+    keyFile: /etc/kubernetes/pki/apiserver-etcd-client.key" || { kill $pid; return 1; }
+  cp_prepare_in kjoin
+  [ "$(cat "$T/join.rc")" = 0 ] || { fail "kjoin's control-plane-prepare: $(tail -3 "$T/join.err")"; rc=1; }
+  : >"$T/kubeadm.out"
+  node_setup && declare -p CP_NODE CP_ADDR E2E_KUBEADM_API >"$T/cp.env" && (. "$T/cp.env"; cp_join_yaml) &&
+    NODE_NS=kubeadm in_node cp_kubeadm_prepare
+  [ "$(cat "$T/kubeadm.rc")" = 0 ] || { fail "kubeadm's control-plane-prepare: $(tail -3 "$T/kubeadm.out")"; rc=1; }
+  local ours theirs f
+  ours=$(cd "$T/kjoin/etc.upper/kubernetes" && find pki manifests -type f -printf '%p %m\n' | sort)
+  theirs=$(cd "$T/kubeadm/etc.upper/kubernetes" && find pki manifests -type f -printf '%p %m\n' | sort)
+  [ "$ours" = "$theirs" ] || { fail "the files differ from kubeadm's: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
+  for f in etcd/ca.crt apiserver-etcd-client.crt apiserver-etcd-client.key; do
+    cmp -s "$ext/${f#etcd/}" "$T/kjoin/etc.upper/kubernetes/pki/$f" 2>/dev/null || cmp -s "$ext/$f" "$T/kjoin/etc.upper/kubernetes/pki/$f" ||
+      { fail "$f is not the uploaded file"; rc=1; }
+  done
+  ! echo "$ours" | grep -q -e "etcd/server" -e "etcd/peer" -e "etcd/ca.key" -e "healthcheck" || { fail "etcd leaves made: $ours"; rc=1; }
+  ours=$(cp_manifest kjoin kube-apiserver) theirs=$(cp_manifest kubeadm kube-apiserver)
+  [ "$ours" = "$theirs" ] || { fail "kube-apiserver.yaml differs: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | tr '\n' ' ')"; rc=1; }
+  echo "$ours" | grep -q -- "--etcd-servers=https://127.0.0.14:2379" || { fail "the API server is not pointed at the external etcd"; rc=1; }
+  NODE_NS=kjoin in_node cp_external_in
+  [ "$(cat "$T/check.rc")" = 0 ] && grep -q "Skipping etcd check in external mode" "$T/check.out" ||
+    { fail "check-etcd: exit $(cat "$T/check.rc"): $(tail -2 "$T/check.out")"; rc=1; }
+  [ "$(cat "$T/etcd.rc")" = 0 ] && grep -q "Using external etcd - no local stacked instance added" "$T/etcd.out" ||
+    { fail "etcd-join: exit $(cat "$T/etcd.rc"): $(tail -2 "$T/etcd.out")"; rc=1; }
+  ! grep -q "manifests/etcd.yaml" "$T/after-etcd" || { fail "etcd-join wrote etcd.yaml"; rc=1; }
+  grep -q '"health":"true"' "$T/health" || { fail "the downloaded client files do not talk to the external etcd: $(cat "$T/health")"; rc=1; }
+  [ "$(cat "$T/reset.rc")" = 0 ] && ! grep -qi "member" "$T/reset.err" || { fail "reset: exit $(cat "$T/reset.rc"): $(tail -2 "$T/reset.err")"; rc=1; }
+  [ -z "$(find "$T/kjoin/etc.upper/kubernetes" -type f 2>/dev/null)" ] ||
+    { fail "reset left: $(find "$T/kjoin/etc.upper/kubernetes" -type f | tr '\n' ' ')"; rc=1; }
+  kill $pid; wait $pid 2>/dev/null
+  cp_cluster_names restore || rc=1
   ! grep -q "$CP_KEY" "$T/join.out" "$T/join.err" || { fail "the certificate key was printed"; rc=1; }
   return $rc
 }
