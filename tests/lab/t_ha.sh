@@ -307,11 +307,71 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "members after the reset: $(ha_memb
     kube-apiserver|kube-controller|kube-scheduler|etcd) echo "${p#/proc/} $c" ;; esac; done')
   ports=$(lab_exec ha-2 ss -Hltn | grep -E ':(6443|10257|10259|2379|2380|2381) ')
   [ -z "$procs" ] && [ -z "$ports" ] || { fail "node 2 still runs after its reset: $procs; ports: $ports"; rc=1; }
+  # kubeadm's own tools on a kjoin-joined control-plane node: node 2 joined
+  # again by kjoin (after its reset, its old Node deleted as an operator
+  # would), then kubeadm's certs renewal, upgrade node and reset there.
+  ha_kc "$HA_IP1" delete node ha-2 >/dev/null 2>&1
+  lab_exec ha-2 kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
+    --control-plane --certificate-key-file /etc/kjoin/key --apiserver-advertise-address "$HA_IP2" \
+    >"$T/rejoin2.out" 2>&1 || { fail "kjoin join again after the reset: $(tail -n 4 "$T/rejoin2.out")"; ha_diag ha-2; rc=1; }
+  [ $rc = 0 ] && ha_kubeadm_tools_on_kjoin_node || rc=1
   lab_stop ha-3
   lab_stop ha-2
   lab_stop ha-1
   return $rc
 }
+
+# ha_serving_serial IP PORT: the serial of the certificate served there.
+ha_serving_serial() {
+  openssl s_client -connect "$1:$2" </dev/null 2>/dev/null | openssl x509 -noout -serial 2>/dev/null
+}
+
+# ha_restart_static_pods NODE: the kubelet stops the node's static Pods and
+# starts them again (kubeadm's advice after a renewal: the manifests moved
+# out of the kubelet's directory and back).
+ha_restart_static_pods() {
+  lab_exec "$1" sh -c 'mkdir /etc/kubernetes/manifests.away && mv /etc/kubernetes/manifests/*.yaml /etc/kubernetes/manifests.away/ &&
+    for i in $(seq 60); do ss -Hltn | grep -q ":6443 " || break; sleep 1; done &&
+    mv /etc/kubernetes/manifests.away/*.yaml /etc/kubernetes/manifests/ && rmdir /etc/kubernetes/manifests.away'
+}
+
+# On node 2, joined by kjoin: kubeadm certs renew all, after which its
+# restarted API server and etcd serve the renewed certificates and its four
+# components answer; kubeadm upgrade node (the same release) runs, and the
+# four answer after it; kubeadm reset takes its etcd member out and leaves
+# a working cluster of nodes 1 and 3, nothing of the cluster running on node 2.
+ha_kubeadm_tools_on_kjoin_node() {
+  local rc=0 before after want
+  e2e_wait 120 ha_four ha-2 "$HA_IP2" || { fail "node 2 rejoined: its components do not answer"; ha_diag ha-2; return 1; }
+  before=$(ha_serving_serial "$HA_IP2" 6443)
+  lab_exec ha-2 kubeadm certs renew all >"$T/renew2.out" 2>&1 || { fail "kubeadm certs renew all: $(tail -n 4 "$T/renew2.out")"; rc=1; }
+  ha_restart_static_pods ha-2 || { fail "node 2's static Pods did not restart"; rc=1; }
+  e2e_wait 180 ha_four ha-2 "$HA_IP2" || { fail "node 2's components after the renewal"; ha_diag ha-2; rc=1; }
+  want=$(lab_exec ha-2 openssl x509 -in /etc/kubernetes/pki/apiserver.crt -noout -serial)
+  after=$(ha_serving_serial "$HA_IP2" 6443)
+  [ -n "$want" ] && [ "$after" = "$want" ] && [ "$after" != "$before" ] ||
+    { fail "the API server does not serve its renewed certificate: before $before, now $after, on disk $want"; rc=1; }
+  want=$(lab_exec ha-2 openssl x509 -in /etc/kubernetes/pki/etcd/server.crt -noout -serial)
+  [ "$(ha_serving_serial "$HA_IP2" 2379)" = "$want" ] || { fail "etcd does not serve its renewed certificate"; rc=1; }
+  lab_exec ha-2 kubeadm upgrade node >"$T/upgrade2.out" 2>&1 || { fail "kubeadm upgrade node: $(tail -n 6 "$T/upgrade2.out")"; rc=1; }
+  grep -q "The control plane instance for this node was successfully upgraded" "$T/upgrade2.out" ||
+    { fail "kubeadm upgrade node did not finish: $(tail -n 3 "$T/upgrade2.out")"; rc=1; }
+  e2e_wait 180 ha_four ha-2 "$HA_IP2" || { fail "node 2's components after kubeadm upgrade node"; ha_diag ha-2; rc=1; }
+  echo "    [$current] node 2 (kjoin): kubeadm certs renew all, the static Pods restarted on the new certificates, kubeadm upgrade node: its four components answer" >&2
+  lab_exec ha-2 kubeadm reset -f >"$T/kreset2.out" 2>&1 || { fail "kubeadm reset: $(tail -n 4 "$T/kreset2.out")"; rc=1; }
+  [ "$(ha_members "$HA_IP1")" = "ha-1 https://$HA_IP1:2380 false
+ha-3 https://$HA_IP3:2380 false" ] || { fail "members after kubeadm reset: $(ha_members "$HA_IP1" | tr '\n' ';')"; rc=1; }
+  local ip
+  for ip in "$HA_IP1" "$HA_IP3"; do
+    e2e_wait 60 ha_healthy "$ip" || { fail "the cluster does not answer at $ip after kubeadm reset"; rc=1; }
+  done
+  e2e_wait 60 ha_no_control_plane_ports ha-2 ||
+    { fail "node 2 still listens after kubeadm reset: $(lab_exec ha-2 ss -Hltn | tr '\n' ' ')"; rc=1; }
+  return $rc
+}
+
+# ha_no_control_plane_ports NODE: none of the control plane's ports is held there.
+ha_no_control_plane_ports() { ! lab_exec "$1" ss -Hltn | grep -qE ':(6443|10257|10259|2379|2380|2381) '; }
 
 # ---- make bench: the control-plane join ------------------------------------
 
