@@ -37,16 +37,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     case 3: {
         kjoin_cluster_configuration c;
+        static const int minors[] = {20, 22, 25, 29, 31, 34, 37}; /* one of each era of the release table's rules */
         if (!kjoin_cluster_configuration_parse(text, len, &c, NULL)) /* the manifests made from it */
-            for (int minor = 20; minor <= 37; minor += 17) {
-                char *m[KJOIN_MANIFESTS_N], *env[] = {"HTTPS_PROXY=http://p", NULL};
+            for (size_t k = 0; k < sizeof(minors) / sizeof(minors[0]); k++) {
+                char *m[KJOIN_MANIFESTS_N], *etcd = NULL, *env[] = {"HTTPS_PROXY=http://p", "no_proxy=x", NULL};
                 kjoin_cp_context cx;
                 kjoin_cp_context_init(&cx, &c, "/etc/kubernetes", NULL);
-                cx.minor = minor, cx.release = kjoin_release_of(minor);
+                cx.minor = minors[k], cx.release = kjoin_release_of(minors[k]);
+                cx.node_name = "cp-2";
                 snprintf(cx.advertise_address, sizeof(cx.advertise_address), "fd00::2");
                 if (!kjoin_control_plane_manifests_make(&cx, env, m, NULL))
                     for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
                         free(m[i]);
+                if (!c.external_etcd && !kjoin_etcd_manifest_make(&cx, NULL, 0, &etcd, NULL))
+                    free(etcd);
             }
         char *out = NULL; /* config.yaml made from it: YAML to JSON and back */
         kjoin_kubelet_config_render(text, len, NULL, "unix:///run/containerd/containerd.sock", &out, NULL);

@@ -672,6 +672,17 @@ static void test_preflight_control_plane(void **state)
     assert_true(has_finding(&r, "AdvertiseAddress")); /* loopback: no other member reaches it */
     assert_int_equal(r.n, 7);
     assert_non_null(strstr(err.msg, "7 preflight checks failed"));
+    /* An external etcd: no local etcd to listen or keep data (its port held and its data directory used
+     * are no finding); its client files must be there unless the Secret brings them. */
+    c.external_etcd = true;
+    snprintf(c.external_ca_file, sizeof(c.external_ca_file), "%s/none/ca.crt", d);
+    r = (kjoin_preflight_report){0};
+    assert_int_equal(cp_preflight(&s, &c, "127.0.0.1", free_port(), NULL, 0, &r, &err), KJOIN_E_USAGE);
+    assert_false(has_finding(&r, etcd_port));
+    assert_false(has_finding(&r, name));
+    assert_true(has_finding(&r, "ExternalEtcdClientCertificates"));
+    c.external_etcd = false;
+    c.external_ca_file[0] = '\0';
     /* An address that is not this machine's cannot take etcd's ports. */
     r = (kjoin_preflight_report){0};
     close(fd);
