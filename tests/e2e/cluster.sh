@@ -289,6 +289,8 @@ e2e_keep_logs() {
 # allowed, cgroup v1 allowed (from 1.31 the kubelet refuses it by default),
 # and maxPods 42, which shows the kubelet serves with this configuration.
 e2e_kubelet_config() {
+  # (the machines' shared disk may be fuller than the kubelet's defaults allow: no image collected and no
+  # Pod evicted for the machine's disk, or a static Pod restarted finds its images gone)
   cat <<CFG
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -297,6 +299,9 @@ cgroupsPerQOS: false
 enforceNodeAllocatable: $( [ "$E2E_MINOR" -ge 24 ] && echo '["none"]' || echo '[]')
 failSwapOn: false
 maxPods: 42
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {imagefs.available: "1%", nodefs.available: "1%", memory.available: "1Mi"}
 rotateCertificates: true
 authentication:
   x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}

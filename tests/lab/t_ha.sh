@@ -353,7 +353,8 @@ ha_kubeadm_tools_on_kjoin_node() {
     { fail "the API server does not serve its renewed certificate: before $before, now $after, on disk $want"; rc=1; }
   want=$(lab_exec ha-2 openssl x509 -in /etc/kubernetes/pki/etcd/server.crt -noout -serial)
   [ "$(ha_serving_serial "$HA_IP2" 2379)" = "$want" ] || { fail "etcd does not serve its renewed certificate"; rc=1; }
-  lab_exec ha-2 kubeadm upgrade node >"$T/upgrade2.out" 2>&1 || { fail "kubeadm upgrade node: $(tail -n 6 "$T/upgrade2.out")"; rc=1; }
+  # (its preflight refuses this lab's cgroup v1, as kubeadm join's would: ignored here as there)
+  lab_exec ha-2 kubeadm upgrade node --ignore-preflight-errors all >"$T/upgrade2.out" 2>&1 || { fail "kubeadm upgrade node: $(tail -n 6 "$T/upgrade2.out")"; rc=1; }
   grep -q "The control plane instance for this node was successfully upgraded" "$T/upgrade2.out" ||
     { fail "kubeadm upgrade node did not finish: $(tail -n 3 "$T/upgrade2.out")"; rc=1; }
   e2e_wait 180 ha_four ha-2 "$HA_IP2" || { fail "node 2's components after kubeadm upgrade node"; ha_diag ha-2; rc=1; }
