@@ -176,6 +176,20 @@ static bool host_path(const char *p, size_t cap)
     return p && *p == '/' && strlen(p) < cap && kjoin_utf8_printable(p) && !strpbrk(p, "\"\\");
 }
 
+/* The list at path (*out NULL when there is none): at most max items.
+ * Errors: KJOIN_E_OTHER (not a list, too long). */
+static kjoin_code list_at(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what, size_t max,
+                          yaml_node_t **out, kjoin_err *err)
+{
+    kjoin_code rc = at(y, root, path, out, err);
+    if (!rc && *out && ((*out)->type != YAML_SEQUENCE_NODE || kjoin_yaml__len(*out) > max)) {
+        rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's %s at line %zu is not a list of at most %zu", what,
+                           KJOIN_YAML_LINE(*out), max);
+        *out = NULL;
+    }
+    return rc;
+}
+
 /* extraVolumes at path: a list of kubeadm's HostPathMount (name, hostPath,
  * mountPath, readOnly, pathType). */
 static kjoin_code extra_volumes(kjoin_yaml *y, yaml_node_t *root, const char *const *path, const char *what,
@@ -184,13 +198,8 @@ static kjoin_code extra_volumes(kjoin_yaml *y, yaml_node_t *root, const char *co
     static const char *const types[] = {"", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket",
                                         "CharDevice", "BlockDevice"};
     yaml_node_t *n;
-    kjoin_code rc = at(y, root, path, &n, err);
-    if (rc || !n)
-        return rc;
-    if (n->type != YAML_SEQUENCE_NODE || kjoin_yaml__len(n) > KJOIN_EXTRA_VOLUMES_MAX)
-        return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s at line %zu is not a list of at most %d",
-                             what, KJOIN_YAML_LINE(n), KJOIN_EXTRA_VOLUMES_MAX);
-    for (size_t i = 0; !rc && i < kjoin_yaml__len(n); i++) {
+    kjoin_code rc = list_at(y, root, path, what, KJOIN_EXTRA_VOLUMES_MAX, &n, err);
+    for (size_t i = 0; !rc && n && i < kjoin_yaml__len(n); i++) {
         yaml_node_t *item = kjoin_yaml__item(y, n, i), *f[5] = {NULL};
         static const char *const keys[5][2] = {{"name", NULL}, {"hostPath", NULL}, {"mountPath", NULL},
                                                 {"readOnly", NULL}, {"pathType", NULL}};
@@ -225,15 +234,10 @@ static kjoin_code extra_envs(kjoin_yaml *y, yaml_node_t *root, const char *const
                              kjoin_extra_envs *out, kjoin_cluster_configuration *c, kjoin_err *err)
 {
     yaml_node_t *n;
-    kjoin_code rc = at(y, root, path, &n, err);
-    if (rc || !n)
-        return rc;
-    if (n->type != YAML_SEQUENCE_NODE || kjoin_yaml__len(n) > KJOIN_EXTRA_ENVS_MAX)
-        return kjoin_err_set(err, BAD, "the ClusterConfiguration's %s at line %zu is not a list of at most %d",
-                             what, KJOIN_YAML_LINE(n), KJOIN_EXTRA_ENVS_MAX);
+    kjoin_code rc = list_at(y, root, path, what, KJOIN_EXTRA_ENVS_MAX, &n, err);
     static const char *const name_key[] = {"name", NULL}, *const value_key[] = {"value", NULL},
                              *const from_key[] = {"valueFrom", NULL};
-    for (size_t i = 0; !rc && i < kjoin_yaml__len(n); i++) {
+    for (size_t i = 0; !rc && n && i < kjoin_yaml__len(n); i++) {
         yaml_node_t *item = kjoin_yaml__item(y, n, i), *nn = NULL, *vn = NULL, *fn = NULL;
         if (item && item->type == YAML_MAPPING_NODE && !(rc = at(y, item, name_key, &nn, err)) &&
             !(rc = at(y, item, value_key, &vn, err)))
