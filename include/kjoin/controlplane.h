@@ -361,7 +361,8 @@ kjoin_code kjoin_control_plane_manifests_make(const kjoin_cp_context *cx, char *
 
 /* The images those Pods and etcd's run, and the release's pause, as
  * kubeadm's ImagePull check names them: the three components' in manifest
- * order, then etcd's, then pause. Errors: as kjoin_control_plane_manifests_make. */
+ * order, then etcd's ("" for an external etcd, whose image kubeadm does not
+ * pull), then pause. Errors: as kjoin_control_plane_manifests_make. */
 #define KJOIN_CP_IMAGES_N (KJOIN_MANIFESTS_N + 2)
 kjoin_code kjoin_control_plane_images(const struct kjoin_cluster_configuration *c, int minor,
                                       char out[KJOIN_CP_IMAGES_N][400], kjoin_err *err);

@@ -118,9 +118,7 @@ kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoi
     snprintf(name, sizeof(name), "DirAvailable-%s", data);
     for (char *ch = name; *ch; ch++)
         *ch = *ch == '/' ? '-' : *ch;
-    if (c->external_etcd)
-        ;
-    else if (used && rec && rec->data_dir_made && !strcmp(rec->etcd_data_dir, data))
+    if (used && rec && rec->data_dir_made && !strcmp(rec->etcd_data_dir, data))
         kjoin_preflight_add(report, spec, false, name, "%s is the data of the etcd member this join's interrupted run added: the "
             "join goes on with it", data);
     else if (used)
