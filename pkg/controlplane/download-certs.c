@@ -470,6 +470,11 @@ kjoin_code kjoin_download_certs(const kjoin_cp_context *s, const kjoin_certifica
         kjoin_shared_certs_release(&certs);
         return rc;
     }
+    for (int i = KJOIN_SHARED_ETCD_CA_CRT; c->external_etcd && i <= KJOIN_SHARED_ETCD_CA_KEY; i++) {
+        /* kubeadm's certsToTransfer: no stacked etcd's CA with an external etcd, whatever the Secret holds */
+        kjoin_free_wiped(certs.files[i].data, certs.files[i].len);
+        certs.files[i].data = NULL, certs.files[i].len = 0;
+    }
     logf_(s, 0, "[download-certs] Saving the certificates to the folder: \"%s\"", out->cert_dir);
     rc = write_shared(&certs, out->cert_dir, kjoin_cp_record_dir(s), s->force, out->written, s->written, err);
     for (size_t i = 0; !rc && c->external_etcd && i < KJOIN_EXTERNAL_ETCD_N; i++) {
