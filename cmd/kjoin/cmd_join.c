@@ -75,7 +75,7 @@ static const cli_opt join_opts[] = {
     {OPT_OUT, "kubeconfig-out", 0, true, "FILE", "the bootstrap kubeconfig (default /etc/kubernetes/bootstrap-kubelet.conf)"},
     {OPT_CLUSTER_NAME, "cluster-name", 0, true, "NAME", "cluster name in the kubeconfig (default kubernetes)"},
     {OPT_FORCE, "force", 0, false, NULL, "replace an existing kubeconfig with different content"},
-    {OPT_DRY_RUN, "dry-run", 0, false, NULL, "run the checks and discovery, print every file the join would write (tokens masked), write and start nothing"},
+    {OPT_DRY_RUN, "dry-run", 0, false, NULL, "run the checks and discovery, print every file the join would write (tokens and keys masked), write, start and change nothing"},
     {OPT_CHECK, "check", 0, false, NULL,
      "ask the cluster whether this join would succeed (token, node name, kubelet configuration, CSR approval, clock): "
      "discovery and a few reads, nothing written or started; the exit code is the join's"},

@@ -139,7 +139,12 @@ typedef struct kjoin_cp_context {
     char kubernetes_dir[1024];         /* the kubeconfigs: /etc/kubernetes */
     char cert_dir[1024];               /* the cluster's certificatesDir */
     char manifests_dir[1100];          /* kubernetes_dir/manifests */
-    char admin_kubeconfig[1100];       /* kubernetes_dir/admin.conf: the node's API client once written */
+    char admin_kubeconfig[1100];       /* kubernetes_dir/admin.conf: the node's API client once written (a dry
+                                        * run's own) */
+    char dry_run_dir[256];             /* "": each file goes where it belongs. A dry run (kjoin_cp_dry_run_begin):
+                                        * each goes under this directory instead, its path appended; the paths the
+                                        * files name stay the node's, nothing is recorded, and the cluster is read,
+                                        * never changed */
     bool record;                       /* each step adds what it is about to write to the control-plane record in
                                         * kubernetes_dir first */
     const char *trusted_ca_pem;        /* the CA discovery verified: cert_dir's ca.crt must be it; NULL: unchecked */
@@ -179,6 +184,27 @@ int64_t kjoin_cp_time_left(const kjoin_cp_context *cx);
 int64_t kjoin_cp_stage_left(const kjoin_cp_context *cx, int64_t stage_ms, bool *bounded);
 /* The record's directory for the writers: kubernetes_dir, or NULL without a record. */
 const char *kjoin_cp_record_dir(const kjoin_cp_context *cx);
+/* Where the step writes (and reads back) the node's file or directory at
+ * path: path itself, or under a dry run's directory. Errors: KJOIN_E_USAGE
+ * (too long). */
+kjoin_code kjoin_cp_write_path(const kjoin_cp_context *cx, const char *path, char *out, size_t cap, kjoin_err *err);
+
+/* A dry run of the control-plane steps, as kubeadm's (its dry-run
+ * directory): every check for real, every file written into a new private
+ * directory under tmp_dir (0700) instead of its place, the shared
+ * certificates on the node copied there first when none are downloaded
+ * (the node's own are signed with them), nothing recorded; etcd-join lists
+ * the members and adds none, mark-control-plane and wait-control-plane say
+ * what they would do. Errors: KJOIN_E_OUTPUT (the directory), those of
+ * reading the node's certificates. */
+kjoin_code kjoin_cp_dry_run_begin(kjoin_cp_context *cx, const char *tmp_dir, kjoin_err *err);
+/* The files the dry run's steps wrote (cx->written), each as it would be
+ * written at its own path, private keys and client keys masked, appended
+ * to plan (kjoin_planned_add). Errors: KJOIN_E_OTHER, reading them back. */
+struct kjoin_planned_files;
+kjoin_code kjoin_cp_dry_run_files(const kjoin_cp_context *cx, struct kjoin_planned_files *plan, kjoin_err *err);
+/* Removes the dry run's directory and all in it (no-op without one). */
+void kjoin_cp_dry_run_end(kjoin_cp_context *cx);
 
 /* The cluster's ClusterConfiguration, read with the bootstrap token (the
  * kubeadm-config ConfigMap) through api. Errors: KJOIN_E_USAGE (a cluster
@@ -204,8 +230,8 @@ kjoin_code kjoin_advertise_address_check(const char *addr, char *why, size_t cap
  * Port-10257, Port-2379 and Port-2380 (at the advertise address), the
  * FileAvailable checks of the four static Pod manifests,
  * DirAvailable-<etcd's data directory> and ImagePull (images, in the
- * runtime of report->cri_socket or spec->cri_socket, pulled when missing;
- * not run when ignored). Appended to *report. Errors: KJOIN_E_USAGE (a
+ * runtime of report->cri_socket or spec->cri_socket, pulled when missing,
+ * never in a dry run; not run when ignored). Appended to *report. Errors: KJOIN_E_USAGE (a
  * failed check, named). */
 kjoin_code kjoin_preflight_control_plane(const struct kjoin_node_spec *spec, const kjoin_cp_context *cx,
                                          const char *const *images, size_t n_images, kjoin_preflight_report *report,
@@ -404,7 +430,9 @@ typedef struct kjoin_etcd_join_result {
  * etcd.yaml there is refused before the member is added unless force, and
  * the member is removed again when the manifest cannot be written), the
  * learner promoted once the kubelet runs it, and a wait until every member
- * answers. Errors: KJOIN_E_USAGE (the manifest's inputs, certificates
+ * answers. A dry run (cx->dry_run_dir) lists the members and writes
+ * etcd.yaml with this node's among them into its directory: no member
+ * added, no data directory, nothing waited for. Errors: KJOIN_E_USAGE (the manifest's inputs, certificates
  * missing), KJOIN_E_OUTPUT, KJOIN_E_API (refused), KJOIN_E_TIMEOUT,
  * KJOIN_E_TRUST. */
 kjoin_code kjoin_etcd_join(const kjoin_cp_context *cx, kjoin_etcd_join_result *out, kjoin_err *err);

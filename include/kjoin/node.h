@@ -110,7 +110,7 @@ kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_na
  * unless named in spec's ignore list), whether a check is ignored, whether
  * a port can be listened on at addr (NULL: any), kubeadm's FileAvailable
  * check of path, the machine's memory in MiB (-1 unknown), the ImagePull
- * check of images, and the verdict of the findings from index from on
+ * check of images (a dry run: a missing one is a warning, not pulled), and the verdict of the findings from index from on
  * (KJOIN_E_USAGE naming the failed ones). */
 void kjoin_preflight_add(kjoin_preflight_report *r, const kjoin_node_spec *s, bool error, const char *name,
                          const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -118,7 +118,8 @@ bool kjoin_preflight_ignored(const kjoin_node_spec *s, const char *name);
 bool kjoin_preflight_port_free(const char *addr, int port);
 void kjoin_preflight_file_available(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *path);
 long kjoin_preflight_mem_mib(const kjoin_node_spec *s);
-void kjoin_preflight_images(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *const *images, size_t n);
+void kjoin_preflight_images(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *const *images, size_t n,
+                            bool dry_run);
 kjoin_code kjoin_preflight_verdict(const kjoin_preflight_report *r, size_t from, kjoin_err *err);
 
 kjoin_code kjoin_preflight_cluster(const kjoin_node_spec *spec, int server_minor, bool fail_swap_on,
@@ -316,7 +317,7 @@ typedef struct kjoin_planned_file {
     unsigned mode;
     char *content;
 } kjoin_planned_file;
-#define KJOIN_PLANNED_MAX 8
+#define KJOIN_PLANNED_MAX 64 /* a control-plane node's: about 40 */
 typedef struct kjoin_planned_files {
     size_t n;
     kjoin_planned_file files[KJOIN_PLANNED_MAX];

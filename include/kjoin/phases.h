@@ -77,7 +77,9 @@ typedef struct kjoin_phases_spec {
     bool ca_with_discovery;            /* discovery alone also writes the CA to node.paths.ca_cert_path (kubeadm
                                         * writes it only in kubelet-start) */
     bool dry_run;                      /* as kubeadm's: preflight, discovery and the cluster checks run; the files
-                                        * are shown (outcome.planned), none written, nothing started */
+                                        * are shown (outcome.planned), none written, nothing started; a
+                                        * control-plane join's steps run into a directory of their own
+                                        * (kjoin_cp_dry_run_begin) and change nothing in the cluster */
     const char *join_id;               /* recorded for reset and sent as Audit-ID */
     bool control_plane;                /* kubeadm's control-plane join: its phases too */
     bool check;                        /* ask the cluster whether the join would succeed (discovery, then

@@ -882,8 +882,11 @@ kjoin_code kjoin_control_plane_manifests(const kjoin_cp_context *cx, kjoin_contr
         snprintf(names[i], sizeof(names[i]), "%s.yaml", components[i]);
         name_of[i] = names[i];
     }
-    rc = kjoin_cp__write_manifests(kjoin_cp_record_dir(cx), cx->manifests_dir, name_of, yaml, KJOIN_MANIFESTS_N,
-                                   cx->force, out->kept, cx->written, err);
+    char dir[1400];
+    rc = kjoin_cp_write_path(cx, cx->manifests_dir, dir, sizeof(dir), err);
+    if (!rc)
+        rc = kjoin_cp__write_manifests(kjoin_cp_record_dir(cx), dir, name_of, yaml, KJOIN_MANIFESTS_N, cx->force,
+                                       out->kept, cx->written, err);
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
         out->written[i] = !rc && !out->kept[i];
         if (rc)

@@ -475,18 +475,22 @@ kjoin_code kjoin_download_certs(const kjoin_cp_context *s, const kjoin_certifica
         kjoin_free_wiped(certs.files[i].data, certs.files[i].len);
         certs.files[i].data = NULL, certs.files[i].len = 0;
     }
+    char dir[1400]; /* the node's, or a dry run's */
     logf_(s, 0, "[download-certs] Saving the certificates to the folder: \"%s\"", out->cert_dir);
-    rc = write_shared(&certs, out->cert_dir, kjoin_cp_record_dir(s), s->force, out->written, s->written, err);
+    rc = kjoin_cp_write_path(s, out->cert_dir, dir, sizeof(dir), err);
+    if (!rc)
+        rc = write_shared(&certs, dir, kjoin_cp_record_dir(s), s->force, out->written, s->written, err);
     for (size_t i = 0; !rc && c->external_etcd && i < KJOIN_EXTERNAL_ETCD_N; i++) {
         if (!*paths[i] || !certs.external[i].data)
             continue;
-        char dir[sizeof(c->external_ca_file)];
-        snprintf(dir, sizeof(dir), "%s", paths[i]);
-        char *slash = strrchr(dir, '/');
+        char parent[sizeof(c->external_ca_file)], where[1400];
+        snprintf(parent, sizeof(parent), "%s", paths[i]);
+        char *slash = strrchr(parent, '/');
         *slash = '\0'; /* a clean absolute path: a file in a directory */
-        cp_file f = {slash + 1 - dir + paths[i], certs.external[i].mode, certs.external[i].data, certs.external[i].len};
-        if (!(rc = kjoin_cp__write_files(kjoin_cp_record_dir(s), *dir ? dir : "/", &f, 1, s->force, NULL, s->written,
-                                         err)))
+        cp_file f = {slash + 1 - parent + paths[i], certs.external[i].mode, certs.external[i].data,
+                     certs.external[i].len};
+        if (!(rc = kjoin_cp_write_path(s, *parent ? parent : "/", where, sizeof(where), err)) &&
+            !(rc = kjoin_cp__write_files(kjoin_cp_record_dir(s), where, &f, 1, s->force, NULL, s->written, err)))
             logf_(s, 1, "[download-certs] Wrote %s (%04o)", paths[i], certs.external[i].mode);
     }
     for (size_t i = 0; i < KJOIN_SHARED_N; i++) {

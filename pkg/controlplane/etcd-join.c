@@ -316,10 +316,12 @@ static kjoin_code endpoints(etcd_client *e, kjoin_err *err)
 static kjoin_code load_tls(etcd_client *e, kjoin_err *err)
 {
     kjoin_safedir d;
-    char dir[4096];
+    char certs[1400], dir[1500];
     bool missing;
-    snprintf(dir, sizeof(dir), "%s/etcd", e->s->cert_dir);
-    kjoin_code rc = kjoin_safedir_open(dir, 0, &d, err);
+    kjoin_code rc = kjoin_cp_write_path(e->s, e->s->cert_dir, certs, sizeof(certs), err); /* a dry run's own */
+    snprintf(dir, sizeof(dir), "%s/etcd", certs);
+    if (!rc)
+        rc = kjoin_safedir_open(dir, 0, &d, err);
     if (!rc)
         rc = kjoin_safedir_read(&d, "ca.crt", 1 << 20, false, &e->ca, &e->ca_len, &missing, err);
     if (!rc)
@@ -425,7 +427,7 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *ou
     const kjoin_cluster_configuration *c = s->cluster;
     const char *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
     /* a learner first where the release's kubeadm makes one, or the cluster's gate says so */
-    bool v6 = strchr(s->advertise_address, ':') != NULL,
+    bool v6 = strchr(s->advertise_address, ':') != NULL, dry = *s->dry_run_dir,
          learner = c->etcd_learner_mode >= 0 ? c->etcd_learner_mode == 1 : s->release->etcd_learner;
     char peer[128], *yaml = NULL;
     members ms = {0};
@@ -458,7 +460,16 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *ou
          * reset finds by its peer URL. */
         if (!rc && record)
             rc = kjoin_cp_record_etcd(record, peer, "", s->cert_dir, data, false, err);
-        if (!rc && !(rc = add(&e, peer, learner, &ms, out->member_id, err))) {
+        if (!rc && dry) { /* the member it would add, in the manifest's list alone */
+            logf_(s, 0, "[dryrun] Would add etcd member %s%s", peer, learner ? " as a learner" : "");
+            if (ms.n == MEMBERS_MAX) {
+                rc = kjoin_err_set(err, KJOIN_E_API, "etcd has more members than kjoin reads");
+            } else {
+                me = &ms.v[ms.n++];
+                *me = (member){.learner = learner};
+                snprintf(me->m.peer_url, sizeof(me->m.peer_url), "%s", peer);
+            }
+        } else if (!rc && !(rc = add(&e, peer, learner, &ms, out->member_id, err))) {
             out->added = true;
             logf_(s, 0, "[etcd] Announced new etcd member joining to the existing etcd cluster");
             me = find(&ms, peer);
@@ -482,13 +493,17 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *ou
         for (size_t i = 0; i < ms.n; i++)
             list[i] = ms.v[i].m;
         kjoin_safedir dd;
+        char dir[1400];
         logf_(s, 0, "[etcd] Creating static Pod manifest for \"etcd\"");
-        if (!(rc = kjoin_safedir_open(data, KJOIN_SAFEDIR_CREATE, &dd, err))) /* kubeadm's CreateDataDirectory: 0700 */
+        if (dry)
+            logf_(s, 0, "[dryrun] Would ensure that \"%s\" directory is present", data);
+        else if (!(rc = kjoin_safedir_open(data, KJOIN_SAFEDIR_CREATE, &dd, err))) /* kubeadm's CreateDataDirectory */
             kjoin_safedir_close(&dd);
-        if (!rc && !(rc = kjoin_etcd_manifest_make(s, list, ms.n, &yaml, err))) {
+        if (!rc && !(rc = kjoin_etcd_manifest_make(s, list, ms.n, &yaml, err)) &&
+            !(rc = kjoin_cp_write_path(s, s->manifests_dir, dir, sizeof(dir), err))) {
             const char *name = "etcd.yaml";
-            rc = kjoin_cp__write_manifests(record, s->manifests_dir, &name, &yaml, 1, s->force,
-                                           &out->manifest_kept, s->written, err);
+            rc = kjoin_cp__write_manifests(record, dir, &name, &yaml, 1, s->force, &out->manifest_kept, s->written,
+                                           err);
         }
         free(yaml);
     }
@@ -501,16 +516,17 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *ou
         }
         out->added = false;
     }
-    if (!rc && me->learner) {
+    /* A dry run started nothing: nothing to promote or wait for. */
+    if (!rc && !dry && me->learner) {
         logf_(s, 0, "[etcd] Waiting for the new member to start, then promoting it from learner to voting member");
         if (!(rc = promote(&e, out->member_id, err)))
             out->promoted = true;
     }
-    if (!rc) {
+    if (!rc && !dry) {
         logf_(s, 0, "[etcd] Waiting for the new etcd member to join the cluster");
         rc = wait_available(&e, peer, true, err);
     }
-    if (!rc && !(rc = list(&e, &ms, err)))
+    if (!rc && (dry || !(rc = list(&e, &ms, err))))
         out->members = ms.n;
     free(e.ca);
     free(e.crt);

@@ -256,6 +256,8 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "a control-plane node of a v1.%d cluster is also recorded in "
                            "kubeadm-config's ClusterStatus (kubeadm's update-status phase), which kjoin does not do: "
                            "join it with that release's kubeadm (kjoin's phases run one at a time)", cx->minor);
+    if (!rc && s->dry_run) /* the steps write into a directory of their own, shown and removed at the end */
+        rc = kjoin_cp_dry_run_begin(cx, "/tmp", err);
     return rc;
 }
 
@@ -285,6 +287,10 @@ static kjoin_code run_mark(join_run *r, kjoin_err *err)
 {
     const kjoin_node_spec *n = &r->spec->node;
     kjoin_mark_control_plane_spec m = {.taints = n->taints, .n_taints = n->n_taints, .taints_set = n->taints_set};
+    if (r->spec->dry_run) {
+        logf_(r, 0, "[dryrun] Would mark node %s as a control-plane", r->cx.node_name);
+        return KJOIN_OK;
+    }
     kjoin_code rc = kjoin_mark_control_plane(&r->cx, &m, err);
     r->out->marked = !rc;
     return rc;
@@ -397,6 +403,10 @@ static kjoin_code run_manifests(join_run *r, kjoin_err *err)
 /* kubeadm's wait-control-plane: this node's three components healthy. */
 static kjoin_code run_wait_control_plane(join_run *r, kjoin_err *err)
 {
+    if (r->spec->dry_run) {
+        logf_(r, 0, "[dryrun] Would wait for the control plane's components on this node to be healthy");
+        return KJOIN_OK;
+    }
     return kjoin_wait_control_plane(&r->cx, &r->out->control_plane_health, err);
 }
 
@@ -443,7 +453,7 @@ static kjoin_code run_etcd_join(join_run *r, kjoin_err *err)
 static unsigned cp_writes(const join_run *r)
 {
     unsigned w = 0;
-    if (!r->spec->control_plane || r->spec->dry_run)
+    if (!r->spec->control_plane)
         return 0;
     if (r->phases & KJOIN_PHASE_CONTROL_PLANE_PREPARE)
         w |= (wants_download(r) ? KJOIN_CP_WRITES_SHARED : 0) | (wants_node_certs(r) ? KJOIN_CP_WRITES_CERTS : 0) |
@@ -456,12 +466,13 @@ static unsigned cp_writes(const join_run *r)
 static bool writes_control_plane(const join_run *r) { return cp_writes(r) != 0; }
 
 /* Every refusal that needs only the flags, the machine and the cluster's
- * configuration, before the first control-plane file: then the record as
- * it is, so that a later failure takes back what this run wrote. */
+ * configuration, before the first control-plane file (a dry run's too):
+ * then the record as it is, so that a later failure takes back what this
+ * run wrote. */
 static kjoin_code run_check_writes(join_run *r, kjoin_err *err)
 {
     kjoin_code rc = kjoin_control_plane_check(&r->cx, cp_writes(r), err);
-    return rc ? rc : kjoin_cp_record_begin(r->cx.kubernetes_dir, &r->before, err);
+    return rc || r->spec->dry_run ? rc : kjoin_cp_record_begin(r->cx.kubernetes_dir, &r->before, err);
 }
 
 /* kubeadm's download-certs, with the token and the CA discovery verified. */
@@ -707,8 +718,6 @@ static kjoin_code phases_of(const kjoin_phases_spec *s, unsigned *out, kjoin_err
                              s->advertise_address ? "advertise_address" : "bind_port");
     if (s->prepare & ~(unsigned)KJOIN_PREPARE_ALL)
         return kjoin_err_set(err, KJOIN_E_USAGE, "`prepare` names steps control-plane-prepare does not have");
-    if (s->control_plane && s->dry_run)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the control-plane phases have no dry run yet");
     if (s->tls_bootstrap && s->dry_run)
         return kjoin_err_set(err, KJOIN_E_USAGE, "`tls_bootstrap` writes the node's files: not with `dry_run`");
     if (skip & KJOIN_PHASE_KUBELET_START)
@@ -909,6 +918,12 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
         logf_(&r, 0, "[join] This node has joined the cluster as %s%s. It is NotReady until the cluster's network "
               "plugin runs on it; kubectl get nodes on a control-plane node shows it", out->node_name.name,
               (out->ran & KJOIN_PHASE_WAIT_CONTROL_PLANE) ? ", and a new control plane instance was created" : "");
+    if (*r.cx.dry_run_dir) { /* what its steps wrote, shown as the node's; then gone */
+        if (!rc)
+            rc = kjoin_cp_dry_run_files(&r.cx, &out->planned, err);
+        out->control_plane_files.n = 0;
+        kjoin_cp_dry_run_end(&r.cx);
+    }
     if (r.planned)
         kjoin_join_plan_clear(&r.plan);
     kjoin_kubeapi_free(r.cx.admin_api);

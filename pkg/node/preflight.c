@@ -446,7 +446,8 @@ static void *pull_one(void *arg)
  * pulled when they are not, as kubeadm pulls them. kjoin speaks to the
  * runtime through its own client: crictl (any CRI runtime), else ctr
  * (containerd's, in its k8s.io namespace); with neither, a warning. */
-static void check_images(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *const *images, size_t n)
+static void check_images(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *const *images, size_t n,
+                         bool dry_run)
 {
     char tool[4096], sock[330], *list = NULL;
     const char *endpoint = *r->cri_socket ? r->cri_socket : s->cri_socket;
@@ -483,6 +484,11 @@ static void check_images(kjoin_preflight_report *r, const kjoin_node_spec *s, co
             continue;
         if (s->pull_policy == KJOIN_PULL_NEVER) {
             add(r, s, true, "ImagePull", "image %s is not in the runtime, and imagePullPolicy is Never", images[i]);
+            continue;
+        }
+        if (dry_run) { /* the runtime's store is the node's too: nothing pulled */
+            add(r, s, false, "ImagePull", "image %s is not in the runtime: the join would pull it (a dry run pulls "
+                "nothing)", images[i]);
             continue;
         }
         pulls[n_pulls++] = (pull){.tool = tool, .crictl = crictl, .sock = sock, .image = images[i]};
@@ -547,9 +553,10 @@ void kjoin_preflight_file_available(kjoin_preflight_report *r, const kjoin_node_
 
 long kjoin_preflight_mem_mib(const kjoin_node_spec *s) { return mem_mib(s); }
 
-void kjoin_preflight_images(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *const *images, size_t n)
+void kjoin_preflight_images(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *const *images, size_t n,
+                            bool dry_run)
 {
-    check_images(r, s, images, n);
+    check_images(r, s, images, n, dry_run);
 }
 
 kjoin_code kjoin_preflight_verdict(const kjoin_preflight_report *r, size_t from, kjoin_err *err)

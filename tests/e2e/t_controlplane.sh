@@ -799,6 +799,103 @@ cp_etcd_join_in() {
   echo $? >"$T/again.rc"
 }
 
+# cp_dry_in NAME [PLANT] (in a node): PLANT, then the whole control-plane join as a dry run, text and -o
+# json; what the node holds after it, and what is left in /tmp.
+cp_dry_in() {
+  . "$T/cp.env"
+  local n=$1 f
+  ${2:-:}
+  find /etc/kubernetes /var/lib/kubelet /var/lib/kjoin-e2e-etcd -type f 2>/dev/null | sort >"$T/$n.planted"
+  ls -d /tmp/kjoin-join-dryrun.* 2>/dev/null | sort >"$T/$n.tmp-before"
+  # -o json ignoring every preflight error; then text ignoring only those this machine has, so that
+  # ImagePull runs: the control plane's images are not in the suite's containerd, and a dry run pulls none.
+  local ignore=all
+  for f in json text; do
+    "$KJOIN" join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+      --control-plane --certificate-key-file "$T/key" --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" \
+      --cri-socket "$NODE_CRI" --ignore-preflight-errors "$ignore" --discovery-timeout 60s --dry-run -o "$f" \
+      >"$T/$n.$f.out" 2>"$T/$n.$f.err"
+    echo $? >"$T/$n.$f.rc"
+    ignore=$(sed -n 's/^\[preflight\] WARNING (ignored) \([^:]*\):.*/\1/p' "$T/$n.json.err" | paste -sd, -)
+    ignore=${ignore:-none}
+  done
+  find /etc/kubernetes /var/lib/kubelet /var/lib/kjoin-e2e-etcd -type f 2>/dev/null | sort |
+    comm -13 "$T/$n.planted" - >"$T/$n.written"
+  ls -d /tmp/kjoin-join-dryrun.* 2>/dev/null | sort | comm -13 "$T/$n.tmp-before" - >"$T/$n.tmp-left"
+}
+cp_dry_foreign_etcd() { mkdir -p /etc/kubernetes/manifests && echo "kind: Pod" >/etc/kubernetes/manifests/etcd.yaml; }
+
+# The control-plane join's dry run, whole, against the real API server and
+# etcd member 1: every check for real (discovery, the Secret opened with
+# the key, check-etcd as the node's etcd client, etcd's member list), every
+# file shown at its own path with its mode (keys masked: a private key's
+# PEM body and a kubeconfig's client-key-data), etcd.yaml joining member 1
+# as kubeadm would; nothing written on the node, nothing left in /tmp, no
+# member added, no Node made. A node whose etcd.yaml is no member's is
+# refused as the join would refuse it (exit 5). v1.20's whole join is
+# refused by name, dry run or not.
+cp_dry_run_checks() {
+  local rc=0 out=$T/dry.text.out
+  NODE_NS=dry in_node "cp_dry_in dry"
+  if [ "$E2E_MINOR" -lt 22 ]; then
+    [ "$(cat "$T/dry.text.rc")" = 2 ] && grep -q "ClusterStatus" "$T/dry.text.err" ||
+      { fail "dry run on v1.$E2E_MINOR: exit $(cat "$T/dry.text.rc"): $(tail -2 "$T/dry.text.err")"; rc=1; }
+  else
+    [ "$(cat "$T/dry.text.rc")" = 0 ] && [ "$(cat "$T/dry.json.rc")" = 0 ] ||
+      { fail "dry run: exit $(cat "$T/dry.text.rc")/$(cat "$T/dry.json.rc"): $(tail -3 "$T/dry.text.err")"; rc=1; }
+    local want
+    for want in pki/ca.crt pki/ca.key pki/sa.key pki/etcd/ca.key pki/apiserver.crt pki/apiserver.key \
+      pki/etcd/healthcheck-client.crt pki/apiserver-etcd-client.key admin.conf controller-manager.conf scheduler.conf \
+      manifests/kube-apiserver.yaml manifests/kube-controller-manager.yaml manifests/kube-scheduler.yaml manifests/etcd.yaml; do
+      grep -q "^\[dryrun\] Would write file \"/etc/kubernetes/$want\" (mode 0[0-9]*) with content:" "$out" ||
+        { fail "dry run: /etc/kubernetes/$want not shown"; rc=1; }
+    done
+    [ -z "$(grep '^\[dryrun\] Would write file' "$out" | sort | uniq -d)" ] ||
+      { fail "dry run: a file shown twice: $(grep '^\[dryrun\] Would write file' "$out" | sort | uniq -d | head -2)"; rc=1; }
+    grep -q '^\[dryrun\] Would write file "/etc/kubernetes/pki/apiserver.key" (mode 0600)' "$out" &&
+      grep -q '^\[dryrun\] Would write file "/etc/kubernetes/pki/apiserver.crt" (mode 0644)' "$out" ||
+      { fail "dry run: the modes shown"; rc=1; }
+    # Keys masked: after each BEGIN ... PRIVATE KEY line, the note; no client-key-data's value.
+    [ "$(grep -c 'PRIVATE KEY-----$' "$out")" -ge 2 ] &&
+      ! grep -A1 'BEGIN [A-Z ]*PRIVATE KEY-----$' "$out" | grep -v -e 'BEGIN' -e '(a private key: not shown)' -e '^--$' | grep -q . &&
+      ! grep 'client-key-data:' "$out" | grep -vq '(a private key: not shown)' &&
+      [ "$(grep -c 'client-key-data: (a private key: not shown)' "$out")" = 3 ] ||
+      { fail "dry run: a key shown: $(grep -A1 'PRIVATE KEY-----$\|client-key-data' "$out" | head -6 | cut -c1-80 | tr '\n' ' ')"; rc=1; }
+    # The checks for real, and what would change in the cluster (or the runtime's images) only said.
+    grep -q "WARNING ImagePull: image .*kube-apiserver:.* is not in the runtime: the join would pull it" "$T/dry.text.err" ||
+      { fail "dry run's ImagePull: $(grep -e ImagePull -e 'ERROR' "$T/dry.text.err" | head -3 | tr '\n' ' ')"; rc=1; }
+    grep -q "\[check-etcd\] The etcd cluster is healthy: 1 members" "$T/dry.text.err" &&
+      grep -q "\[dryrun\] Would add etcd member https://$CP_ETCD2:2380" "$T/dry.text.err" &&
+      grep -q "\[dryrun\] Would mark node cp-2 as a control-plane" "$T/dry.text.err" ||
+      { fail "dry run's lines: $(grep -e check-etcd -e dryrun "$T/dry.text.err" | tr '\n' ' ')"; rc=1; }
+    # etcd.yaml: this member joining member 1, as the real join writes it.
+    local initial
+    initial=$(sed -n '/Would write file "\/etc\/kubernetes\/manifests\/etcd.yaml"/,/Would write file/p' "$out" |
+      grep -o -- '--initial-cluster=[^ "]*' | cut -d= -f2- | tr ',' '\n' | sort | tr '\n' ' ')
+    [ "$initial" = "$(printf '%s\n' "cp-1=https://$CP_ETCD1:2380" "cp-2=https://$CP_ETCD2:2380" | sort | tr '\n' ' ')" ] ||
+      { fail "dry run's etcd.yaml: --initial-cluster=$initial"; rc=1; }
+    jq -e '.dryRun and ([.wouldWrite[].path] | index("/etc/kubernetes/pki/apiserver.crt") != null and
+        index("/var/lib/kubelet/config.yaml") != null) and ([.wouldWrite[] | select(.path | test("\\.key$")) |
+        .content | test("(a private key: not shown)")] | all) and (.controlPlane.files // [] | length == 0)' \
+      "$T/dry.json.out" >/dev/null || { fail "dry run -o json: $(jq -c '[.wouldWrite[]?.path]' "$T/dry.json.out" | cut -c1-400)"; rc=1; }
+  fi
+  [ ! -s "$T/dry.written" ] && [ ! -s "$T/dry.tmp-left" ] ||
+    { fail "dry run wrote: $(cat "$T/dry.written" "$T/dry.tmp-left" | tr '\n' ' ')"; rc=1; }
+  [ "$(cp_etcd_members "$T/m1")" = "cp-1 https://$CP_ETCD1:2380 false" ] ||
+    { fail "dry run: the members: $(cp_etcd_members "$T/m1" | tr '\n' ';')"; rc=1; }
+  ! kc get node cp-2 >/dev/null 2>&1 || { fail "dry run: a Node cp-2"; rc=1; }
+  ! grep -q "$CP_KEY" "$T"/dry.*.out "$T"/dry.*.err || { fail "dry run: the certificate key was printed"; rc=1; }
+  if [ "$E2E_MINOR" -ge 22 ]; then
+    NODE_NS=dryforeign in_node "cp_dry_in dryforeign cp_dry_foreign_etcd"
+    [ "$(cat "$T/dryforeign.text.rc")" = 5 ] &&
+      grep -q "etcd.yaml is already there and this node is no etcd member" "$T/dryforeign.text.err" &&
+      [ ! -s "$T/dryforeign.written" ] && [ ! -s "$T/dryforeign.tmp-left" ] &&
+      [ "$(cp_etcd_members "$T/m1" | wc -l)" = 1 ] ||
+      { fail "dry run, a foreign etcd.yaml: exit $(cat "$T/dryforeign.text.rc"): $(tail -1 "$T/dryforeign.text.err")"; rc=1; }
+  fi
+  return $rc
+}
+
 # A node with an etcd.yaml of its own that is no member: refused before
 # anything is asked of etcd.
 cp_etcd_refused_in() {
@@ -875,12 +972,13 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$po
 t_e2e_controlplane_etcd_join_and_reset() {
   local rc=0 learner=true members
   [ "$E2E_MINOR" -ge 29 ] || learner=false
-  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" || return 1
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" && node_setup || return 1
   kc create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin --group=kubeadm:cluster-admins \
     >/dev/null 2>&1
   cp_cluster_names etcd || return 1
   cp_etcd_first || { kc -n kube-system delete pod etcd-cp-1 >/dev/null 2>&1; cp_cluster_names restore; return 1; }
   declare -p CP_NODE CP_ADDR CP_ETCD1 CP_ETCD2 >"$T/cp.env"
+  cp_dry_run_checks || rc=1
   # A learner another join left and never started (no name, nothing serves
   # at its peer URL): kubeadm names it by its ID in hex in --initial-cluster,
   # and the join's last wait does not wait for it. (Where etcd-join adds a

@@ -1046,6 +1046,96 @@ static void test_manifests_written(void **state)
     tu_rmtree(dir);
 }
 
+/* ---- the dry run ------------------------------------------------------------ */
+
+static const kjoin_planned_file *planned_at(const kjoin_planned_files *plan, const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    for (size_t i = 0; i < plan->n; i++)
+        if (!strcmp(plan->files[i].path, path))
+            return &plan->files[i];
+    return NULL;
+}
+
+/* The steps write under the dry run's own directory: the node's holds
+ * nothing new, the files shown at the node's paths (the Pods naming them),
+ * keys masked, the shared certificates copied in and not shown again; the
+ * directory gone at the end. */
+static void test_dry_run(void **state)
+{
+    (void)state;
+    char *dir = shared_pki(), *tmp = tu_tmpdir(), pki[4096], path[4200];
+    kjoin_cluster_configuration c;
+    kjoin_cp_context cx;
+    kjoin_cp_files written = {0};
+    kjoin_planned_files plan = {0};
+    kjoin_node_certs_result nr;
+    kjoin_control_plane_kubeconfigs_result kr;
+    kjoin_control_plane_manifests_result mr;
+    kjoin_err err;
+    assert_int_equal(kjoin_cluster_configuration_parse(manifests_yaml, strlen(manifests_yaml), &c, &err), KJOIN_OK);
+    snprintf(pki, sizeof(pki), "%s/pki", dir);
+    cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
+    cx.written = &written;
+    cx.record = true;
+    assert_int_equal(kjoin_cp_dry_run_begin(&cx, tmp, &err), KJOIN_OK);
+    assert_false(cx.record);
+    assert_int_equal(strncmp(cx.dry_run_dir, tmp, strlen(tmp)), 0);
+    assert_int_equal(strncmp(cx.admin_kubeconfig, cx.dry_run_dir, strlen(cx.dry_run_dir)), 0);
+    assert_int_equal(kjoin_cp_write_path(&cx, "/etc/x", path, sizeof(path), &err), KJOIN_OK);
+    assert_non_null(strstr(path, "/etc/x"));
+    assert_int_equal(kjoin_cp_write_path(&cx, "/etc/x", path, 8, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_node_certs(&cx, &nr, &err), KJOIN_OK);
+    assert_int_equal(kjoin_control_plane_kubeconfigs(&cx, &kr, &err), KJOIN_OK);
+    if (kjoin_control_plane_manifests(&cx, &mr, &err))
+        fail_msg("%s", err.msg);
+    /* the node's directories: nothing new */
+    snprintf(path, sizeof(path), "%s/apiserver.crt", pki);
+    assert_int_not_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/admin.conf", dir);
+    assert_int_not_equal(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s/manifests", dir);
+    assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_equal(kjoin_cp_dry_run_files(&cx, &plan, &err), KJOIN_OK);
+    assert_int_equal(plan.n, 2 * KJOIN_NODE_CERTS_N + KJOIN_KUBECONFIGS_N + KJOIN_MANIFESTS_N);
+    const kjoin_planned_file *crt = planned_at(&plan, pki, "apiserver.crt"), *key = planned_at(&plan, pki, "apiserver.key"),
+                             *admin = planned_at(&plan, dir, "admin.conf"),
+                             *api = planned_at(&plan, dir, "manifests/kube-apiserver.yaml");
+    assert_true(crt && key && admin && api);
+    assert_null(planned_at(&plan, pki, "ca.crt")); /* copied in, not the run's */
+    assert_int_equal(crt->mode, 0644);
+    assert_int_equal(key->mode, 0600);
+    assert_non_null(strstr(crt->content, "-----BEGIN CERTIFICATE-----\nMII"));
+    assert_non_null(strstr(key->content, "PRIVATE KEY-----\n(a private key: not shown)\n-----END"));
+    assert_null(strstr(key->content, "MII"));
+    assert_non_null(strstr(admin->content, "client-key-data: (a private key: not shown)\n"));
+    assert_non_null(strstr(admin->content, "client-certificate-data: LS0t"));
+    snprintf(path, sizeof(path), "--tls-cert-file=%s/apiserver.crt", pki);
+    assert_non_null(strstr(api->content, path)); /* the node's path, not the dry run's */
+    assert_null(strstr(api->content, cx.dry_run_dir));
+    /* a file that is not the dry run's is refused */
+    kjoin_planned_release(&plan);
+    snprintf(written.v[0].path, sizeof(written.v[0].path), "%.1000s/apiserver.crt", pki);
+    assert_int_equal(kjoin_cp_dry_run_files(&cx, &plan, &err), KJOIN_E_OTHER);
+    kjoin_planned_release(&plan);
+    char dry[sizeof(cx.dry_run_dir)];
+    memcpy(dry, cx.dry_run_dir, sizeof(dry));
+    kjoin_cp_dry_run_end(&cx);
+    assert_int_not_equal(access(dry, F_OK), 0);
+    /* No CA key on the node and none downloaded: refused at the start, nothing left under tmp. */
+    snprintf(path, sizeof(path), "%s/ca.key", pki);
+    assert_int_equal(unlink(path), 0);
+    cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
+    assert_int_equal(kjoin_cp_dry_run_begin(&cx, tmp, &err), KJOIN_E_USAGE);
+    assert_int_equal(rmdir(tmp), 0); /* empty */
+    /* A directory that cannot be made. */
+    cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
+    assert_int_equal(kjoin_cp_dry_run_begin(&cx, "/nonexistent/kjoin", &err), KJOIN_E_OUTPUT);
+    assert_string_equal(cx.dry_run_dir, "");
+    free(tmp);
+    tu_rmtree(dir);
+}
 
 /* ---- etcd-join ------------------------------------------------------------- */
 
@@ -1629,6 +1719,7 @@ int main(void)
                                        cmocka_unit_test(test_manifests_of_1_20),
                                        cmocka_unit_test(test_manifests_refused),
                                        cmocka_unit_test(test_manifests_written),
+                                       cmocka_unit_test(test_dry_run),
                                        cmocka_unit_test(test_etcd_members_parse),
                                        cmocka_unit_test(test_etcd_endpoints_parse),
                                        cmocka_unit_test(test_etcd_manifest),
