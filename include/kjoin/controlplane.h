@@ -139,8 +139,7 @@ typedef struct kjoin_cp_context {
     char kubernetes_dir[1024];         /* the kubeconfigs: /etc/kubernetes */
     char cert_dir[1024];               /* the cluster's certificatesDir */
     char manifests_dir[1100];          /* kubernetes_dir/manifests */
-    char admin_kubeconfig[1100];       /* kubernetes_dir/admin.conf: the node's API client once written (a dry
-                                        * run's own) */
+    char admin_kubeconfig[1100];       /* kubernetes_dir/admin.conf: the node's API client once written */
     char dry_run_dir[256];             /* "": each file goes where it belongs. A dry run (kjoin_cp_dry_run_begin):
                                         * each goes under this directory instead, its path appended; the paths the
                                         * files name stay the node's, nothing is recorded, and the cluster is read,
@@ -188,6 +187,10 @@ const char *kjoin_cp_record_dir(const kjoin_cp_context *cx);
  * path: path itself, or under a dry run's directory. Errors: KJOIN_E_USAGE
  * (too long). */
 kjoin_code kjoin_cp_write_path(const kjoin_cp_context *cx, const char *path, char *out, size_t cap, kjoin_err *err);
+/* Where a step reads the node's file at path that an earlier step wrote:
+ * a dry run's copy when its steps wrote one, else path (a dry run of one
+ * phase reads what earlier runs left on the node). */
+void kjoin_cp_read_path(const kjoin_cp_context *cx, const char *path, char *out, size_t cap);
 
 /* A dry run of the control-plane steps, as kubeadm's (its dry-run
  * directory): every check for real, every file written into a new private

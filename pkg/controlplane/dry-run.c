@@ -23,6 +23,13 @@ kjoin_code kjoin_cp_write_path(const kjoin_cp_context *cx, const char *path, cha
     return KJOIN_OK;
 }
 
+void kjoin_cp_read_path(const kjoin_cp_context *cx, const char *path, char *out, size_t cap)
+{
+    struct stat st;
+    if (!*cx->dry_run_dir || kjoin_cp_write_path(cx, path, out, cap, NULL) || lstat(out, &st) != 0)
+        snprintf(out, cap, "%s", path);
+}
+
 /* The shared certificates on the node, copied where the dry run's steps
  * read them (download-certs, when it runs, brings its own). */
 static kjoin_code copy_shared(const kjoin_cp_context *cx, kjoin_err *err)
@@ -52,12 +59,7 @@ kjoin_code kjoin_cp_dry_run_begin(kjoin_cp_context *cx, const char *tmp_dir, kjo
                              strerror(errno));
     memcpy(cx->dry_run_dir, dir, sizeof(dir));
     cx->record = false;
-    char admin[sizeof(cx->admin_kubeconfig)];
-    kjoin_code rc = kjoin_cp_write_path(cx, cx->admin_kubeconfig, admin, sizeof(admin), err);
-    if (!rc)
-        memcpy(cx->admin_kubeconfig, admin, sizeof(admin));
-    if (!rc)
-        rc = copy_shared(cx, err);
+    kjoin_code rc = copy_shared(cx, err);
     if (rc)
         kjoin_cp_dry_run_end(cx);
     return rc;

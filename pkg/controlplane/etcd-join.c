@@ -316,12 +316,12 @@ static kjoin_code endpoints(etcd_client *e, kjoin_err *err)
 static kjoin_code load_tls(etcd_client *e, kjoin_err *err)
 {
     kjoin_safedir d;
-    char certs[1400], dir[1500];
+    char client[1400], dir[1400];
     bool missing;
-    kjoin_code rc = kjoin_cp_write_path(e->s, e->s->cert_dir, certs, sizeof(certs), err); /* a dry run's own */
-    snprintf(dir, sizeof(dir), "%s/etcd", certs);
-    if (!rc)
-        rc = kjoin_safedir_open(dir, 0, &d, err);
+    snprintf(client, sizeof(client), "%s/etcd/healthcheck-client.crt", e->s->cert_dir);
+    kjoin_cp_read_path(e->s, client, dir, sizeof(dir)); /* a dry run's own, once it made one */
+    *strrchr(dir, '/') = '\0';
+    kjoin_code rc = kjoin_safedir_open(dir, 0, &d, err);
     if (!rc)
         rc = kjoin_safedir_read(&d, "ca.crt", 1 << 20, false, &e->ca, &e->ca_len, &missing, err);
     if (!rc)

@@ -157,7 +157,9 @@ kjoin_code kjoin_cp_admin_client(const kjoin_cp_context *cx, kjoin_kubeapi **out
     size_t len = 0;
     kjoin_kubeapi_options o = {.timeout_ms = kjoin_cp_time_left(cx), .call_timeout_ms = cx->timeouts.api_call_ms,
                                .audit_id = cx->audit_id, .log = cx->log, .log_ctx = cx->log_ctx};
-    kjoin_code rc = kjoin_cp__admin_read(cx->admin_kubeconfig, &text, &len, err);
+    char admin[1400];
+    kjoin_cp_read_path(cx, cx->admin_kubeconfig, admin, sizeof(admin)); /* a dry run's own, once it made one */
+    kjoin_code rc = kjoin_cp__admin_read(admin, &text, &len, err);
     if (!rc)
         rc = kjoin_cp__admin_client(text, len, NULL, &o, out, err);
     kjoin_free_wiped(text, len);

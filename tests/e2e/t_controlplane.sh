@@ -771,6 +771,12 @@ cp_etcd_join_in() {
   "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
     --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --certificate-key-file "$T/key" --node-name cp-2 \
     --apiserver-advertise-address "$CP_ETCD2" >"$T/prepare.out" 2>&1 || { echo "prepare: $(tail -2 "$T/prepare.out")" >"$T/etcd.why"; return; }
+  # etcd-join's dry run alone, with what control-plane-prepare left on the node (admin.conf, the etcd
+  # client): the members listed, etcd.yaml shown, nothing added or written.
+  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --dry-run >"$T/etcddry.out" 2>"$T/etcddry.err"
+  echo $? >"$T/etcddry.rc"
+  { [ -e $m ] && echo written || echo none; cp_etcd_members /etc/kubernetes/pki "$CP_ETCD1" | wc -l; } >"$T/etcddry.after"
   # kubeadm's check-etcd, with kubeadm's spelling: the cluster's members answer before one is added.
   "$KJOIN" join phase check-etcd "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
     --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --discovery-timeout 30s -o json \
@@ -995,6 +1001,10 @@ t_e2e_controlplane_etcd_join_and_reset() {
   [ ! -s "$T/etcd.why" ] || { fail "$(cat "$T/etcd.why")"; rc=1; }
   # check-etcd counts every member, the leftover learner among them.
   local before=1; [ -z "$left_id" ] || before=2
+  [ "$(cat "$T/etcddry.rc" 2>/dev/null)" = 0 ] && grep -q '^\[dryrun\] Would write file "/etc/kubernetes/manifests/etcd.yaml"' "$T/etcddry.out" &&
+    grep -q "\[dryrun\] Would add etcd member https://$CP_ETCD2:2380" "$T/etcddry.err" &&
+    [ "$(tr '\n' ' ' <"$T/etcddry.after")" = "none $before " ] ||
+    { fail "etcd-join's dry run: exit $(cat "$T/etcddry.rc" 2>/dev/null): $(tail -2 "$T/etcddry.err") after: $(tr '\n' ' ' <"$T/etcddry.after" 2>/dev/null)"; rc=1; }
   [ "$(cat "$T/check.rc" 2>/dev/null)" = 0 ] &&
     grep -q "\[check-etcd\] The etcd cluster is healthy: $before members" "$T/check.err" &&
     jq -e '[.node.phases[].name] == ["check-etcd"]' "$T/check.out" >/dev/null ||

@@ -1082,12 +1082,16 @@ static void test_dry_run(void **state)
     assert_int_equal(kjoin_cp_dry_run_begin(&cx, tmp, &err), KJOIN_OK);
     assert_false(cx.record);
     assert_int_equal(strncmp(cx.dry_run_dir, tmp, strlen(tmp)), 0);
-    assert_int_equal(strncmp(cx.admin_kubeconfig, cx.dry_run_dir, strlen(cx.dry_run_dir)), 0);
+    char admin_at[4200];
+    kjoin_cp_read_path(&cx, cx.admin_kubeconfig, admin_at, sizeof(admin_at));
+    assert_string_equal(admin_at, cx.admin_kubeconfig); /* none made yet: the node's */
     assert_int_equal(kjoin_cp_write_path(&cx, "/etc/x", path, sizeof(path), &err), KJOIN_OK);
     assert_non_null(strstr(path, "/etc/x"));
     assert_int_equal(kjoin_cp_write_path(&cx, "/etc/x", path, 8, &err), KJOIN_E_USAGE);
     assert_int_equal(kjoin_node_certs(&cx, &nr, &err), KJOIN_OK);
     assert_int_equal(kjoin_control_plane_kubeconfigs(&cx, &kr, &err), KJOIN_OK);
+    kjoin_cp_read_path(&cx, cx.admin_kubeconfig, admin_at, sizeof(admin_at));
+    assert_int_equal(strncmp(admin_at, cx.dry_run_dir, strlen(cx.dry_run_dir)), 0); /* the dry run's own */
     if (kjoin_control_plane_manifests(&cx, &mr, &err))
         fail_msg("%s", err.msg);
     /* the node's directories: nothing new */
