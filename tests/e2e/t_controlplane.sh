@@ -104,7 +104,7 @@ cp_refused() { # CODE TEXT NS: download-certs exits CODE saying TEXT, and writes
 t_e2e_controlplane_download_certs_refusals_write_nothing() {
   local rc=0
   cp_shared_pki "$T/src" && cp_upload "$T/src" || return 1
-  CP_KEY_GIVEN=$(printf '%064d' 2) cp_refused 4 "the certificate key does not open it" wrong-key || rc=1
+  CP_KEY_GIVEN=$(printf '%064d' 2) cp_refused 4 "the certificate key does not open it (another key, or the value was changed): join with the key of the last upload, or upload the certificates again" wrong-key || rc=1
   CP_KEY_GIVEN=0123 cp_refused 2 "must be 64 hex digits" short-key || rc=1
   # A value changed in the Secret: GCM's tag no longer matches.
   local sealed changed
