@@ -194,9 +194,10 @@ void kjoin_cp_read_path(const kjoin_cp_context *cx, const char *path, char *out,
 
 /* A dry run of the control-plane steps, as kubeadm's (its dry-run
  * directory): every check for real, every file written into a new private
- * directory under tmp_dir (0700) instead of its place, the shared
- * certificates on the node copied there first when none are downloaded
- * (the node's own are signed with them), nothing recorded; etcd-join lists
+ * directory under tmp_dir (0700) instead of its place, the files the steps
+ * judge copied there first as the node holds them (the certificates, the
+ * kubeconfigs, the static Pods: kept, replaced or refused as the join
+ * would), nothing recorded; etcd-join lists
  * the members and adds none, mark-control-plane and wait-control-plane say
  * what they would do. Errors: KJOIN_E_OUTPUT (the directory), those of
  * reading the node's certificates. */
@@ -234,8 +235,8 @@ kjoin_code kjoin_advertise_address_check(const char *addr, char *why, size_t cap
  * FileAvailable checks of the four static Pod manifests,
  * DirAvailable-<etcd's data directory> and ImagePull (images, in the
  * runtime of report->cri_socket or spec->cri_socket, pulled when missing,
- * never in a dry run; not run when ignored). Appended to *report. Errors: KJOIN_E_USAGE (a
- * failed check, named). */
+ * never in a dry run; not run when ignored). Appended to *report. Errors:
+ * KJOIN_E_USAGE (a failed check, named). */
 kjoin_code kjoin_preflight_control_plane(const struct kjoin_node_spec *spec, const kjoin_cp_context *cx,
                                          const char *const *images, size_t n_images, kjoin_preflight_report *report,
                                          kjoin_err *err);
@@ -435,8 +436,8 @@ typedef struct kjoin_etcd_join_result {
  * learner promoted once the kubelet runs it, and a wait until every member
  * answers. A dry run (cx->dry_run_dir) lists the members and writes
  * etcd.yaml with this node's among them into its directory: no member
- * added, no data directory, nothing waited for. Errors: KJOIN_E_USAGE (the manifest's inputs, certificates
- * missing), KJOIN_E_OUTPUT, KJOIN_E_API (refused), KJOIN_E_TIMEOUT,
+ * added, no data directory, nothing waited for. Errors: KJOIN_E_USAGE (the
+ * manifest's inputs, certificates missing), KJOIN_E_OUTPUT, KJOIN_E_API (refused), KJOIN_E_TIMEOUT,
  * KJOIN_E_TRUST. */
 kjoin_code kjoin_etcd_join(const kjoin_cp_context *cx, kjoin_etcd_join_result *out, kjoin_err *err);
 
@@ -542,8 +543,8 @@ typedef struct kjoin_wait_control_plane_result {
 /* kubeadm's wait-control-plane: polls each component's health endpoint
  * until every one answers 200. The controller manager and scheduler serve
  * certificates they made for themselves, which nothing verifies (as
- * kubeadm): only the status of this machine's own endpoint is read.
- * Errors: KJOIN_E_USAGE (a manifest missing or unreadable), KJOIN_E_TIMEOUT
+ * kubeadm): only the status of this machine's own endpoint is read. A dry
+ * run only says it would. Errors: KJOIN_E_USAGE (a manifest missing or unreadable), KJOIN_E_TIMEOUT
  * (naming each component not healthy, its URL and its last answer). */
 kjoin_code kjoin_wait_control_plane(const kjoin_cp_context *cx, kjoin_wait_control_plane_result *out,
                                     kjoin_err *err);
@@ -564,7 +565,7 @@ typedef struct kjoin_mark_control_plane_spec {
  * default node-role.kubernetes.io/control-plane:NoSchedule, before 1.24
  * node-role.kubernetes.io/master:NoSchedule) to those the Node has: one
  * merge patch, made against the version read (a conflict is read again).
- * Errors: KJOIN_E_USAGE (admin.conf refused, a malformed taint),
+ * A dry run only says it would. Errors: KJOIN_E_USAGE (admin.conf refused, a malformed taint),
  * KJOIN_E_API (no such Node, refused), the API client's. */
 kjoin_code kjoin_mark_control_plane(const kjoin_cp_context *cx, const kjoin_mark_control_plane_spec *s, kjoin_err *err);
 /* The merge patch for the Node as the API server answered it (untrusted

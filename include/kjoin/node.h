@@ -110,8 +110,9 @@ kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_na
  * unless named in spec's ignore list), whether a check is ignored, whether
  * a port can be listened on at addr (NULL: any), kubeadm's FileAvailable
  * check of path, the machine's memory in MiB (-1 unknown), the ImagePull
- * check of images (a dry run: a missing one is a warning, not pulled), and the verdict of the findings from index from on
- * (KJOIN_E_USAGE naming the failed ones). */
+ * check of images (a dry run: a missing one is a warning, not pulled), and
+ * the verdict of the findings from index from on (KJOIN_E_USAGE naming the
+ * failed ones). */
 void kjoin_preflight_add(kjoin_preflight_report *r, const kjoin_node_spec *s, bool error, const char *name,
                          const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 bool kjoin_preflight_ignored(const kjoin_node_spec *s, const char *name);

@@ -170,7 +170,8 @@ static bool covers(X509 *x, const names *s)
 
 typedef struct run {
     const kjoin_cp_context *spec;
-    char dir_path[1400]; /* where the certificates are read and written: cert_dir, or a dry run's */
+    char dir_path[1400]; /* where the certificates are read and written: cert_dir, or a dry run's (messages name
+                          * cert_dir) */
     kjoin_safedir dir, etcd;
     cp_pair ca[CA_N];
     char *crt_pem[KJOIN_NODE_CERTS_N], *key_pem[KJOIN_NODE_CERTS_N];
@@ -197,7 +198,7 @@ static kjoin_code load_ca(run *r, int i, kjoin_err *err)
 {
     const char *file;
     const kjoin_safedir *d = dir_of(r, ca_base[i], &file);
-    return kjoin_cp__load_ca(d, r->dir_path, ca_base[i], &r->ca[i], err);
+    return kjoin_cp__load_ca(d, r->spec->cert_dir, ca_base[i], &r->ca[i], err);
 }
 
 /* What is there of leaf i: nothing (*keep false, *missing true), a pair
@@ -225,7 +226,7 @@ static kjoin_code check_existing(const run *r, int i, const names *s, bool *keep
     kjoin_free_wiped(key, key_len);
     if (*why && !r->spec->force)
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.crt is already there and %s; it is left as it is (remove "
-                             "it, or ask for it to be replaced)", r->dir_path, leaves[i].base, why);
+                             "it, or ask for it to be replaced)", r->spec->cert_dir, leaves[i].base, why);
     return KJOIN_OK;
 }
 
@@ -235,7 +236,7 @@ static kjoin_code signable(const run *r, int i, kjoin_err *err)
     if (r->ca[leaves[i].ca].key)
         return KJOIN_OK;
     return kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s.key is not there to sign %s with (an external CA signs it: put "
-                         "%s.crt and %s.key there first)", r->dir_path, ca_base[leaves[i].ca], leaves[i].name,
+                         "%s.crt and %s.key there first)", r->spec->cert_dir, ca_base[leaves[i].ca], leaves[i].name,
                          leaves[i].base, leaves[i].base);
 }
 
@@ -286,7 +287,7 @@ kjoin_code kjoin_node_certs(const kjoin_cp_context *sp, kjoin_node_certs_result 
         if (!external || i != CA_ETCD)
             rc = load_ca(&r, i, err);
     if (!rc)
-        rc = kjoin_cp__check_trusted(&r.ca[CA_CLUSTER], dir, sp->trusted_ca_pem, sp->trusted_ca_len, err);
+        rc = kjoin_cp__check_trusted(&r.ca[CA_CLUSTER], sp->cert_dir, sp->trusted_ca_pem, sp->trusted_ca_len, err);
     cp_file files[2 * KJOIN_NODE_CERTS_N] = {{0}};
     char crt_name[KJOIN_NODE_CERTS_N][64], key_name[KJOIN_NODE_CERTS_N][64];
     names s[KJOIN_NODE_CERTS_N];

@@ -113,10 +113,10 @@ kjoin_code kjoin_kubeadm_certs_decrypt(const kjoin_certificate_key *key, const u
     if (!ok) {
         kjoin_free_wiped(plain, n + 1);
         return kjoin_err_set(err, plain ? KJOIN_E_TRUST : KJOIN_E_OTHER,
-                             plain ? "the certificate key does not open it (another key, or the value was changed): join with "
-                                           "the key of the last upload, or upload the certificates again on a "
-                                           "control-plane node for a new key (kjoin certs upload-certs, or kubeadm "
-                                           "init phase upload-certs --upload-certs)"
+                             plain ? "the certificate key does not open it (another key, or the value was changed): "
+                                     "join with the key of the last upload, or upload the certificates again on a "
+                                     "control-plane node for a new key (kjoin certs upload-certs, or kubeadm init "
+                                     "phase upload-certs --upload-certs)"
                                    : "out of memory");
     }
     plain[got + last] = '\0';

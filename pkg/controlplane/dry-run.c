@@ -1,6 +1,7 @@
 /* A dry run of the control-plane steps: each writes under a private
  * directory of its own instead of the node's places (kubeadm's dry-run
  * directory), and what it wrote is shown from there, keys masked. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/cluster.h>
 #include <kjoin/controlplane.h>
 #include <kjoin/node.h>
 #include <kjoin/safedir.h>
@@ -30,22 +30,62 @@ void kjoin_cp_read_path(const kjoin_cp_context *cx, const char *path, char *out,
         snprintf(out, cap, "%s", path);
 }
 
-/* The shared certificates on the node, copied where the dry run's steps
- * read them (download-certs, when it runs, brings its own). */
-static kjoin_code copy_shared(const kjoin_cp_context *cx, kjoin_err *err)
+/* The files under dir (those whose names end with suffix) copied where the
+ * dry run's steps read and write, as the node holds them, modes kept: its
+ * steps then keep, replace or refuse each as the join's would. Only regular
+ * files: a link or a directory there the steps refuse on the node. */
+static kjoin_code copy_node_files(const kjoin_cp_context *cx, const char *dir, const char *suffix, kjoin_err *err)
 {
-    char dir[1400];
     struct stat st;
-    kjoin_shared_certs certs;
-    if (cx->downloads_certs || (lstat(cx->cert_dir, &st) != 0 && errno == ENOENT))
-        return KJOIN_OK; /* none on the node: the certs step says so, as it would */
-    kjoin_code rc = kjoin_cp_write_path(cx, cx->cert_dir, dir, sizeof(dir), err);
+    char where[1400];
+    kjoin_safedir from = {.fd = -1}, to = {.fd = -1};
+    if (lstat(dir, &st) != 0 && errno == ENOENT)
+        return KJOIN_OK;
+    kjoin_code rc = kjoin_cp_write_path(cx, dir, where, sizeof(where), err);
     if (!rc)
-        rc = kjoin_cp__read_shared(cx->cert_dir, cx->cluster, &certs, err);
-    if (rc)
-        return rc;
-    rc = kjoin_shared_certs_write(&certs, dir, NULL, false, NULL, err);
-    kjoin_shared_certs_release(&certs);
+        rc = kjoin_safedir_open(dir, 0, &from, err);
+    int fd = rc ? -1 : dup(from.fd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!rc && !d)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot list %s: %s", dir, strerror(errno));
+    if (!d && fd >= 0)
+        close(fd);
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        size_t n = strlen(e->d_name), k = strlen(suffix);
+        if (n < k || strcmp(e->d_name + n - k, suffix) || fstatat(from.fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        char *text = NULL;
+        size_t len = 0;
+        if (to.fd < 0)
+            rc = kjoin_safedir_open(where, KJOIN_SAFEDIR_CREATE, &to, err);
+        if (!rc)
+            rc = kjoin_safedir_read(&from, e->d_name, 1 << 20, false, &text, &len, NULL, err);
+        if (!rc)
+            rc = kjoin_safedir_write(&to, e->d_name, text, len, st.st_mode & 0777, false, NULL, err);
+        kjoin_free_wiped(text, len);
+    }
+    if (d)
+        closedir(d);
+    kjoin_safedir_close(&to);
+    kjoin_safedir_close(&from);
+    return rc;
+}
+
+/* What the steps judge before they write: the certificates (the shared
+ * ones the node's are signed with among them), the kubeconfigs, the static
+ * Pods. */
+static kjoin_code copy_node(const kjoin_cp_context *cx, kjoin_err *err)
+{
+    char etcd[1100];
+    snprintf(etcd, sizeof(etcd), "%s/etcd", cx->cert_dir);
+    kjoin_code rc = copy_node_files(cx, cx->cert_dir, "", err);
+    if (!rc)
+        rc = copy_node_files(cx, etcd, "", err);
+    if (!rc)
+        rc = copy_node_files(cx, cx->kubernetes_dir, ".conf", err);
+    if (!rc)
+        rc = copy_node_files(cx, cx->manifests_dir, ".yaml", err);
     return rc;
 }
 
@@ -59,7 +99,7 @@ kjoin_code kjoin_cp_dry_run_begin(kjoin_cp_context *cx, const char *tmp_dir, kjo
                              strerror(errno));
     memcpy(cx->dry_run_dir, dir, sizeof(dir));
     cx->record = false;
-    kjoin_code rc = copy_shared(cx, err);
+    kjoin_code rc = copy_node(cx, err);
     if (rc)
         kjoin_cp_dry_run_end(cx);
     return rc;
@@ -134,7 +174,8 @@ kjoin_code kjoin_cp_dry_run_files(const kjoin_cp_context *cx, kjoin_planned_file
             return kjoin_err_set(err, KJOIN_E_OTHER, "%.200s is not the dry run's", path);
         if (planned(plan, path + root)) /* the cluster's CA: kubelet-start's too, the same (both verified) */
             continue;
-        if (!(rc = kjoin_safedir_read_path(path, !(cx->written->v[i].mode & 044), &text, &len, NULL, err)) && !(shown = masked(text, len)))
+        bool secret = !(cx->written->v[i].mode & 044);
+        if (!(rc = kjoin_safedir_read_path(path, secret, &text, &len, NULL, err)) && !(shown = masked(text, len)))
             rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
         if (!rc)
             rc = kjoin_planned_add(plan, path + root, cx->written->v[i].mode, shown, strlen(shown), err);

@@ -38,15 +38,6 @@ kjoin_code kjoin_cp__write_manifests(const char *record_dir, const char *dir, co
                                      char *const *yaml, size_t n, bool force, bool *kept,
                                      struct kjoin_cp_files *report, kjoin_err *err);
 
-/* The node's shared files (kubeadm-certs' set), read through the checked
- * certificates directory: ca.crt and ca.key required, the others empty when
- * the node has none; an external etcd's files where the cluster says.
- * Errors: KJOIN_E_USAGE (refused, ca.crt or ca.key missing). */
-struct kjoin_shared_certs;
-struct kjoin_cluster_configuration;
-kjoin_code kjoin_cp__read_shared(const char *cert_dir, const struct kjoin_cluster_configuration *cluster,
-                                 struct kjoin_shared_certs *c, kjoin_err *err);
-
 /* kubeadm's EncryptBytes (the kubeadm-certs Secret's values): Go's
  * cipher.NewGCM nonce, then the ciphertext and its tag. */
 #define NONCE_LEN 12

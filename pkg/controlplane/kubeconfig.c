@@ -119,16 +119,17 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_cp_context *s, kjoin_cont
     snprintf(port, sizeof(port), "%d", s->bind_port);
     url(s->advertise_address, port, local, sizeof(local));
     admin_server(s, local, admin, sizeof(admin));
-    char cert_dir[1400], conf_dir[1400]; /* where they are read and written: the node's, or a dry run's */
+    /* where they are read and written: the node's, or a dry run's (messages name the node's) */
+    char cert_dir[1400], conf_dir[1400];
     kjoin_code rc = kjoin_cp_write_path(s, s->cert_dir, cert_dir, sizeof(cert_dir), err);
     if (!rc)
         rc = kjoin_cp_write_path(s, s->kubernetes_dir, conf_dir, sizeof(conf_dir), err);
     if (!rc)
         rc = kjoin_safedir_open(cert_dir, 0, &certs, err);
     if (!rc)
-        rc = kjoin_cp__load_ca(&certs, cert_dir, "ca", &ca, err);
+        rc = kjoin_cp__load_ca(&certs, s->cert_dir, "ca", &ca, err);
     if (!rc)
-        rc = kjoin_cp__check_trusted(&ca, cert_dir, s->trusted_ca_pem, s->trusted_ca_len, err);
+        rc = kjoin_cp__check_trusted(&ca, s->cert_dir, s->trusted_ca_pem, s->trusted_ca_len, err);
     if (!rc) /* the CA as the file holds it, for certificate-authority-data */
         rc = kjoin_cp__read_pair(&certs, "ca", &ca_pem, &ca_len, &ca_key, &ca_key_len, &missing, err);
     kjoin_free_wiped(ca_key, ca_key_len);
@@ -154,12 +155,12 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_cp_context *s, kjoin_cont
         out->kept[i] = !rc && !gone && !*why;
         if (!rc && *why && !s->force)
             rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/%s is already there and %s; it is left as it is (remove it, "
-                               "or ask for it to be replaced)", conf_dir, confs[i].file, why);
+                               "or ask for it to be replaced)", s->kubernetes_dir, confs[i].file, why);
         n_new += !rc && !out->kept[i];
     }
     if (!rc && n_new && !ca.key)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s/ca.key is not there to sign the kubeconfigs' certificates with",
-                           cert_dir);
+                           s->cert_dir);
     if (!rc) /* made at once: most of a kubeconfig's cost, and one does not wait for another */
         rc = kjoin_cp__new_keys(s->cluster, keys, n_new, err);
     for (int i = 0, k = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++)

@@ -180,6 +180,10 @@ kjoin_code kjoin_mark_control_plane(const kjoin_cp_context *cx, const kjoin_mark
 {
     kjoin_kubeapi *api = NULL, *owned = NULL;
     char path[320];
+    if (*cx->dry_run_dir) { /* the Node is the cluster's: a dry run changes nothing there */
+        logf_(cx, 0, "[dryrun] Would mark node %s as a control-plane", cx->node_name);
+        return KJOIN_OK;
+    }
     kjoin_code rc = kjoin_cp__admin(cx, &api, &owned, err);
     if (rc)
         return rc;

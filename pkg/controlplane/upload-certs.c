@@ -69,7 +69,7 @@ kjoin_code kjoin_kubeadm_certs_encrypt(const kjoin_certificate_key *key, const u
 /* The node's shared files, read through the checked certificates directory
  * (and its etcd/ when there is one): ca.crt and ca.key required, the others
  * empty when the node has none (kubeadm uploads an empty value then). */
-kjoin_code kjoin_cp__read_shared(const char *cert_dir, const kjoin_cluster_configuration *cluster, kjoin_shared_certs *c,
+static kjoin_code read_shared(const char *cert_dir, const kjoin_cluster_configuration *cluster, kjoin_shared_certs *c,
                                kjoin_err *err)
 {
     kjoin_safedir dir, etcd;
@@ -275,7 +275,7 @@ kjoin_code kjoin_upload_certs(kjoin_kubeapi *api, const char *cert_dir, const kj
         return rc;
     snprintf(out->cert_dir, sizeof(out->cert_dir), "%s",
              cert_dir ? cert_dir : *cluster.certificates_dir ? cluster.certificates_dir : "/etc/kubernetes/pki");
-    if ((rc = kjoin_cp__read_shared(out->cert_dir, &cluster, &certs, err)))
+    if ((rc = read_shared(out->cert_dir, &cluster, &certs, err)))
         return rc;
     for (size_t i = 0; i < KJOIN_SHARED_N; i++)
         out->uploaded[i] = certs.files[i].data != NULL;

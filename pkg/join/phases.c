@@ -287,12 +287,8 @@ static kjoin_code run_mark(join_run *r, kjoin_err *err)
 {
     const kjoin_node_spec *n = &r->spec->node;
     kjoin_mark_control_plane_spec m = {.taints = n->taints, .n_taints = n->n_taints, .taints_set = n->taints_set};
-    if (r->spec->dry_run) {
-        logf_(r, 0, "[dryrun] Would mark node %s as a control-plane", r->cx.node_name);
-        return KJOIN_OK;
-    }
     kjoin_code rc = kjoin_mark_control_plane(&r->cx, &m, err);
-    r->out->marked = !rc;
+    r->out->marked = !rc && !r->spec->dry_run; /* a dry run's only says it would */
     return rc;
 }
 
@@ -403,10 +399,6 @@ static kjoin_code run_manifests(join_run *r, kjoin_err *err)
 /* kubeadm's wait-control-plane: this node's three components healthy. */
 static kjoin_code run_wait_control_plane(join_run *r, kjoin_err *err)
 {
-    if (r->spec->dry_run) {
-        logf_(r, 0, "[dryrun] Would wait for the control plane's components on this node to be healthy");
-        return KJOIN_OK;
-    }
     return kjoin_wait_control_plane(&r->cx, &r->out->control_plane_health, err);
 }
 

@@ -898,6 +898,17 @@ cp_dry_run_checks() {
       [ ! -s "$T/dryforeign.written" ] && [ ! -s "$T/dryforeign.tmp-left" ] &&
       [ "$(cp_etcd_members "$T/m1" | wc -l)" = 1 ] ||
       { fail "dry run, a foreign etcd.yaml: exit $(cat "$T/dryforeign.text.rc"): $(tail -1 "$T/dryforeign.text.err")"; rc=1; }
+    # An apiserver pair of another CA on the node: refused as the join refuses it (the node's path
+    # named), the pair left as it was, nothing else written.
+    mkdir -p "$T/other" && "$KBIN/kubeadm" init phase certs ca --cert-dir "$T/other" >>"$T/certs.log" 2>&1 &&
+      "$KBIN/kubeadm" init phase certs apiserver --cert-dir "$T/other" >>"$T/certs.log" 2>&1 ||
+      { fail "kubeadm certs: $(tail -2 "$T/certs.log")"; return 1; }
+    NODE_NS=dryplanted in_node "cp_dry_in dryplanted cp_planted_pair"
+    [ "$(cat "$T/dryplanted.text.rc")" = 2 ] &&
+      grep -q "/etc/kubernetes/pki/apiserver.crt is already there and it is not signed by" "$T/dryplanted.text.err" &&
+      [ ! -s "$T/dryplanted.written" ] && [ ! -s "$T/dryplanted.tmp-left" ] &&
+      cmp -s "$T/other/apiserver.key" "$T/dryplanted/etc.upper/kubernetes/pki/apiserver.key" ||
+      { fail "dry run, a pair of another CA: exit $(cat "$T/dryplanted.text.rc"): $(tail -1 "$T/dryplanted.text.err")"; rc=1; }
   fi
   return $rc
 }

@@ -1127,12 +1127,48 @@ static void test_dry_run(void **state)
     memcpy(dry, cx.dry_run_dir, sizeof(dry));
     kjoin_cp_dry_run_end(&cx);
     assert_int_not_equal(access(dry, F_OK), 0);
-    /* No CA key on the node and none downloaded: refused at the start, nothing left under tmp. */
+    /* What the node holds is judged as the join judges it: its own pair
+     * (from a real run) kept and not shown; a pair that is not this node's
+     * refused, naming the node's path; nothing of the node changed. */
+    cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
+    assert_int_equal(kjoin_node_certs(&cx, &nr, &err), KJOIN_OK); /* for real */
+    cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
+    memset(&written, 0, sizeof(written));
+    cx.written = &written;
+    assert_int_equal(kjoin_cp_dry_run_begin(&cx, tmp, &err), KJOIN_OK);
+    assert_int_equal(kjoin_node_certs(&cx, &nr, &err), KJOIN_OK);
+    assert_true(nr.kept[KJOIN_CERT_APISERVER] && !nr.written[KJOIN_CERT_APISERVER]);
+    assert_int_equal(kjoin_cp_dry_run_files(&cx, &plan, &err), KJOIN_OK);
+    assert_int_equal(plan.n, 0);
+    kjoin_cp_dry_run_end(&cx);
+    snprintf(path, sizeof(path), "%s/apiserver.crt", pki);
+    size_t before_len, after_len;
+    char *before = read_all(path, &before_len);
+    cx_for(&cx, &c, 37, dir, pki, "192.0.2.3"); /* another address: the pair lacks it */
+    assert_int_equal(kjoin_cp_dry_run_begin(&cx, tmp, &err), KJOIN_OK);
+    assert_int_equal(kjoin_node_certs(&cx, &nr, &err), KJOIN_E_USAGE);
+    snprintf(path, sizeof(path), "%s/apiserver.crt is already there and it lacks names", pki);
+    assert_non_null(strstr(err.msg, path));
+    kjoin_cp_dry_run_end(&cx);
+    snprintf(path, sizeof(path), "%s/apiserver.crt", pki);
+    char *after = read_all(path, &after_len);
+    assert_true(before_len == after_len && !memcmp(before, after, before_len));
+    free(before);
+    free(after);
+    /* No CA key on the node and none downloaded: the certs step refuses, naming the node's path. */
     snprintf(path, sizeof(path), "%s/ca.key", pki);
     assert_int_equal(unlink(path), 0);
+    snprintf(path, sizeof(path), "%s/apiserver.crt", pki);
+    assert_int_equal(unlink(path), 0);
+    snprintf(path, sizeof(path), "%s/apiserver.key", pki);
+    assert_int_equal(unlink(path), 0);
     cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
-    assert_int_equal(kjoin_cp_dry_run_begin(&cx, tmp, &err), KJOIN_E_USAGE);
-    assert_int_equal(rmdir(tmp), 0); /* empty */
+    assert_int_equal(kjoin_cp_dry_run_begin(&cx, tmp, &err), KJOIN_OK);
+    assert_int_equal(kjoin_node_certs(&cx, &nr, &err), KJOIN_E_USAGE);
+    snprintf(path, sizeof(path), "%s/ca.key is not there to sign", pki);
+    assert_non_null(strstr(err.msg, path));
+    kjoin_cp_dry_run_end(&cx);
+    assert_int_equal(rmdir(tmp), 0); /* every dry run's directory gone: empty */
     /* A directory that cannot be made. */
     cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
     assert_int_equal(kjoin_cp_dry_run_begin(&cx, "/nonexistent/kjoin", &err), KJOIN_E_OUTPUT);
