@@ -7,6 +7,10 @@ set -uo pipefail
 : "${BUILD:?}" "${CC:?}"
 passed=0 failed=0 failures=()
 count() { passed=$((passed + $1)); failed=$((failed + $2)); }
+# took NAME: what the part just ended cost, in wall-clock seconds (the
+# README's first-run figure is these summed, plus the builds).
+mark=$SECONDS
+took() { echo "== $1 took $((SECONDS - mark)) s"; mark=$SECONDS; }
 failed_as() { failures+=("$@"); }
 # Whatever a test leaves in a temporary folder, or kubectl in its cache,
 # goes with this run: the machine is left as it was found.
@@ -30,6 +34,7 @@ for t in "$BUILD"/tests/test_*; do
   failed_as $(sed -nE 's/^\[  (FAILED|ERROR)  \] (test_[A-Za-z0-9_]+)$/\2/p' <<<"$out" | sort -u)
   count "$ok" "$bad"
 done
+took unit
 
 for r in "$BUILD"/fuzz/*-replay; do
   n=$(basename "$r" -replay)
@@ -44,6 +49,7 @@ if [ -n "${FUZZ_DIR:-}" ] && ls "$FUZZ_DIR"/fuzz_* >/dev/null 2>&1; then
   out=$(FUZZ_SECONDS=${FUZZ_SECONDS:-4} FUZZ_DIR=$FUZZ_DIR bash tests/fuzz/run.sh $names 2>&1); echo "$out"
   count "$(grep -c '^fuzz .*: ok' <<<"$out")" "$(grep -c '^fuzz .*: FAILED' <<<"$out")"
   failed_as $(sed -nE 's/^fuzz (.*): FAILED$/libFuzzer:\1/p' <<<"$out")
+  took fuzz
 else
   echo "fuzz: no libFuzzer build in ${FUZZ_DIR:-?}"; count 0 1; failed_as "libFuzzer build"
 fi
@@ -79,8 +85,9 @@ suite() {
   echo "== $name"
   env "$@" KJOIN="$BUILD/kjoin" TOOLS="$BUILD/tools" bash "$script" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
   line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$log" | tail -1)
-  failed_as $(sed -nE "s/^FAIL (t_[A-Za-z0-9_]+)$/$name:\1/p" "$log")
+  failed_as $(sed -nE "s/^FAIL (t_[A-Za-z0-9_]+)( .*)?$/$name:\1/p" "$log")
   rm -f "$log"
+  took "$name"
   if [ -z "$line" ]; then count 0 1; failed_as "$name (no total)"; return; fi
   p=$(sed -E 's/.* ([0-9]+) passed.*/\1/' <<<"$line"); f=$(sed -E 's/.* ([0-9]+) failed/\1/' <<<"$line")
   [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1

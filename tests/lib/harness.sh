@@ -54,10 +54,12 @@ run_suite() {
     current=$t
     "$setup"
     T=$ROOT/t.$t; mkdir -p "$T"
-    local ok=0
+    local ok=0 start=$SECONDS
     "$t" || ok=1
     [ -z "$check" ] || "$check" || ok=1 # after a failed test too
-    if [ $ok = 0 ]; then passed=$((passed + 1)); echo "ok   $t"; else failed=$((failed + 1)); echo "FAIL $t"; fi
+    # Each line says how long its test took: where a slow suite's time goes.
+    if [ $ok = 0 ]; then passed=$((passed + 1)); echo "ok   $t ($((SECONDS - start)) s)"
+    else failed=$((failed + 1)); echo "FAIL $t ($((SECONDS - start)) s)"; fi
   done
   echo "$name: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]
