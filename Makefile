@@ -29,7 +29,7 @@ REPLAY_BIN := $(patsubst %,$(BUILD)/fuzz/%-replay,$(FUZZ_NAMES))
 TOOL_BIN := $(BUILD)/tools/freeport $(BUILD)/tools/measure
 HEADERS := $(wildcard include/kjoin/*.h)
 
-.PHONY: test-release test-boundaries FORCE all deps deps-demo deps-bench deb test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz docs install uninstall clean
+.PHONY: test-release test-boundaries check-bins FORCE all deps deps-demo deps-bench deb test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz docs install uninstall clean
 
 all: $(BUILD)/kjoin
 
@@ -101,12 +101,16 @@ deps-bench:
 	@scripts/deps.sh bench
 
 # Everything, under ASan and UBSan, plus the plain build the README promises.
+# (Compiled on every core; the suites run without make's jobs.)
+JOBS := $(shell nproc)
 test: deps
-	@$(MAKE) -s all fuzz-build
+	@$(MAKE) -s -j$(JOBS) all fuzz-build
+	@$(MAKE) -s -j$(JOBS) BUILD=build/asan SANITIZE=1 TEST_HOOKS=1 OPT="-O1 -g" check-bins
 	@$(MAKE) -s BUILD=build/asan SANITIZE=1 TEST_HOOKS=1 OPT="-O1 -g" check
 
 # Every suite, totalled on the last line ("tests: N passed, N failed").
-check: $(UNIT_BIN) $(REPLAY_BIN) $(BUILD)/kjoin $(BUILD)/tools/freeport $(BUILD)/tools/manifests
+check-bins: $(UNIT_BIN) $(REPLAY_BIN) $(BUILD)/kjoin $(BUILD)/tools/freeport $(BUILD)/tools/manifests
+check: check-bins
 	@BUILD=$(BUILD) CC="$(CC)" FUZZ_DIR=$(FUZZ_DIR) bash tests/check.sh
 
 unit: $(UNIT_BIN)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # deps.sh [demo|test|deb|bench]: installs from Debian whatever that command
-# needs and the machine lacks, then (test) builds the real control planes
-# once per machine. Quiet when nothing is missing; a long step prints a line
-# at least every 30 s. Services a package enables on install (nginx, etcd)
+# needs and the machine lacks, and for test and bench fetches the v1.20
+# control plane's source; bench then builds what scripts/builds.sh builds
+# (`make test` starts that itself, beside its first suites). Quiet when
+# nothing is missing; a long step prints a line at least every 30 s. Services a package enables on install (nginx, etcd)
 # are disabled again when this script installed them: the suite starts its
 # own on loopback, and the machine must not run them at boot because of it.
 set -euo pipefail
@@ -47,26 +48,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   done
 fi
 
-# The real control planes for the e2e tests: the oldest release kjoin
-# supports from Debian's source package, the newest from Go modules.
+# The v1.20 control plane's source (apt), before the tests: they use apt
+# themselves, and the builds may run while they do (tests/check.sh).
 if [ "$what" = test ] || [ "$what" = bench ]; then
-  bash "$here/kube-build.sh" >/dev/null
-  bash "$here/kube-build-mod.sh" >/dev/null
+  bash "$here/kube-build.sh" fetch >/dev/null
 fi
-# The releases between the two ends: each one's own kubeadm, the reference
-# of the release suite (tests/e2e/t_releases.sh).
-if [ "$what" = test ]; then
-  for v in $(grep '^v' "$here/../tests/releases.txt"); do
-    bash "$here/kube-build-release.sh" "$v" kubeadm >/dev/null
-  done
-fi
-# The node lab's images (a Debian root with systemd, containerd, cloud-init;
-# and a stock one with cloud-init alone), once per machine, shared by both
-# releases.
-if [ "$what" = test ]; then
-  log=$(mktemp)
-  for flavor in node stock; do
-    progress "deps: the node lab's $flavor image" "$log" bash "$here/lab-image.sh" "$flavor" || { tail -5 "$log" >&2; exit 1; }
-  done
-  rm -f "$log"
-fi
+[ "$what" = bench ] && exec bash "$here/builds.sh"
+exit 0

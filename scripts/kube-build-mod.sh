@@ -6,6 +6,11 @@
 # outside the checkout, keyed by version and go.sum, so only the first run
 # on a machine pays the build. Prints the cache directory on stdout.
 #
+# kube-build-mod.sh [BINARY...|drivers]: only those (the integration suite
+# needs kubectl alone, the oldest release's e2e the drivers); all by default.
+# A run that finds another one building waits for it (scripts/progress.sh
+# build_lock), so the suite may start the builds in the background.
+#
 # Debian's v1.20 build (scripts/kube-build.sh) needs Debian's Go instead:
 # each script puts its own Go first on PATH, so neither shadows the other.
 set -euo pipefail
@@ -24,12 +29,21 @@ cache=${KJOIN_KUBE_MOD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kjoin/kubernetes-$
 bins=(kube-apiserver kube-controller-manager kube-scheduler kubeadm kubelet kubectl)
 drivers=$(cd "$mod" && ls -d */ 2>/dev/null | tr -d / || true)
 
-have_all() {
+want=("${@:-${bins[@]}}")
+[ $# -gt 0 ] || want+=(drivers)
+for b in "${want[@]}"; do
+  [[ " ${bins[*]} drivers " == *" $b "* ]] || { echo "kube-build-mod: \"$b\" is none of ${bins[*]} drivers" >&2; exit 2; }
+done
+missing_bins() {
   local b
-  for b in "${bins[@]}"; do [ -x "$cache/$b" ] || return 1; done
+  for b in "${want[@]}"; do [ "$b" = drivers ] || [ -x "$cache/$b" ] || echo "$b"; done
 }
-drivers_current() { [ "$(cat "$cache/drivers.key" 2>/dev/null)" = "$dkey" ]; }
-if have_all && drivers_current; then echo "$cache"; exit 0; fi
+drivers_current() {
+  [[ " ${want[*]} " != *" drivers "* ]] || [ "$(cat "$cache/drivers.key" 2>/dev/null)" = "$dkey" ]
+}
+if [ -z "$(missing_bins)" ] && drivers_current; then echo "$cache"; exit 0; fi
+build_lock kube-build-mod "$cache"
+if [ -z "$(missing_bins)" ] && drivers_current; then echo "$cache"; exit 0; fi
 
 minor=${version#v1.}; minor=${minor%%.*}
 pkg=k8s.io/component-base/version
@@ -44,11 +58,10 @@ log=$(mktemp "${TMPDIR:-/tmp}/kjoin-kube-build-mod.XXXXXX")
 export XDG_CONFIG_HOME; XDG_CONFIG_HOME=$(mktemp -d "${TMPDIR:-/tmp}/kjoin-go-config.XXXXXX")
 trap 'rm -rf "$log" "$XDG_CONFIG_HOME"' EXIT
 cd "$mod"
-if ! have_all; then
+mapfile -t missing < <(missing_bins)
+if [ ${#missing[@]} -gt 0 ]; then
   # Only what is missing is built: a binary added to the list later does not
   # rebuild the others (each lands under its name only once it is whole).
-  missing=()
-  for b in "${bins[@]}"; do [ -x "$cache/$b" ] || missing+=("$b"); done
   echo "kube-build-mod: building ${missing[*]} $version with $(go version | cut -d' ' -f3) (about 30 minutes on 2 cores for all, once per machine)" >&2
   mkdir -p "$cache"
   progress "kube-build-mod: modules" "$log" go mod download || exit 1
@@ -57,8 +70,11 @@ if ! have_all; then
     mv "$cache/$b.part" "$cache/$b"
   done
 fi
-for d in $drivers; do
-  progress "kube-build-mod: the suite's driver $d" "$log" go build -trimpath -o "$cache/$d" "./$d" || exit 1
-done
-echo "$dkey" >"$cache/drivers.key"
+if ! drivers_current; then
+  mkdir -p "$cache"
+  for d in $drivers; do
+    progress "kube-build-mod: the suite's driver $d" "$log" go build -trimpath -o "$cache/$d" "./$d" || exit 1
+  done
+  echo "$dkey" >"$cache/drivers.key"
+fi
 echo "$cache"

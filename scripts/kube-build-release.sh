@@ -29,6 +29,10 @@ for b in "${bins[@]}"; do
   [ -x "$cache/$b" ] || missing+=("$b")
 done
 if [ ${#missing[@]} = 0 ]; then echo "$cache"; exit 0; fi
+build_lock "kube-build-release $version" "$cache"
+missing=()
+for b in "${bins[@]}"; do [ -x "$cache/$b" ] || missing+=("$b"); done
+if [ ${#missing[@]} = 0 ]; then echo "$cache"; exit 0; fi
 
 export CGO_ENABLED=0 GOFLAGS="-modcacherw -buildvcs=false" GOTOOLCHAIN=local
 log=$(mktemp "${TMPDIR:-/tmp}/kjoin-kube-build-release.XXXXXX")

@@ -5,6 +5,10 @@
 # checkout, keyed by version, so only the first run on a machine pays the
 # ~12 minute build. Prints the cache directory on stdout.
 #
+# kube-build.sh fetch: only the part that uses apt (Debian's Go, the source
+# package), kept in CACHE.src for the build: the suite runs it before its
+# tests, which use apt themselves, and the compile later in the background.
+#
 # Known traps handled here:
 # - the vendored modern-go/reflect2 v1.0.1 crashes under Go >= 1.18
 #   ("unexpected fault address" when a map is encoded): Debian's v1.0.2
@@ -28,43 +32,50 @@ export DEBIAN_FRONTEND=noninteractive
 
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/progress.sh"
+build_lock kube-build "$cache"
+if have_all; then echo "$cache"; exit 0; fi
 
-# A deb-src source for the machine's own suite, if it has none: the same
-# archive as its deb entry (scripts/apt-src.sh reads it from apt's sources).
-# It is removed again once the source is here: the machine is left as found.
 added_src=""
 work=$(mktemp -d "${TMPDIR:-/tmp}/kjoin-kube-build.XXXXXX")
 trap 'rm -rf "$work"; [ -z "$added_src" ] || "${sudo[@]}" rm -f "$added_src"' EXIT
-if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-  src=$(bash "$here/apt-src.sh") || { echo "kube-build: cannot derive a deb-src source from apt's sources" >&2; exit 1; }
-  echo "kube-build: adding a deb-src source beside the machine's deb source, for this build" >&2
-  ext=sources; [[ $src == deb-src* ]] && ext=list
-  added_src=/etc/apt/sources.list.d/kjoin-src.$ext
-  echo "$src" | "${sudo[@]}" tee "$added_src" >/dev/null
-fi
-need=(dpkg-dev golang-go golang-github-modern-go-reflect2-dev make rsync)
-missing=()
-for p in "${need[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-"${sudo[@]}" apt-get update -qq
-if [ ${#missing[@]} -gt 0 ]; then
-  progress "kube-build: apt-get install ${missing[*]}" "$work/apt.log" \
-    "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" || exit 1
-fi
 
-cd "$work"
-echo "kube-build: fetching the kubernetes source package $KUBE_VERSION (once per machine)" >&2
-apt-get source -qq --download-only "kubernetes=${KUBE_VERSION}*" >/dev/null 2>&1 ||
-  apt-get source -qq --download-only kubernetes >/dev/null
-dpkg-source -x --no-check ./*.dsc src >/dev/null
-cd src
-
-reflect2=/usr/share/gocode/src/github.com/modern-go/reflect2
-[ -d "$reflect2" ] || { echo "kube-build: $reflect2 missing" >&2; exit 1; }
-rm -rf vendor/github.com/modern-go/reflect2
-cp -r "$reflect2" vendor/github.com/modern-go/reflect2
-find vendor/github.com/modern-go/reflect2 -name '*_test.go' -delete
+# The source, once: fetched with apt and prepared here, built below.
+srcdir=$cache.src
+if [ ! -f "$srcdir/ready" ]; then
+  # A deb-src source for the machine's own suite, if it has none: the same
+  # archive as its deb entry (scripts/apt-src.sh reads it from apt's sources).
+  # It is removed again once the source is here: the machine is left as found.
+  if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    src=$(bash "$here/apt-src.sh") || { echo "kube-build: cannot derive a deb-src source from apt's sources" >&2; exit 1; }
+    echo "kube-build: adding a deb-src source beside the machine's deb source, for this build" >&2
+    ext=sources; [[ $src == deb-src* ]] && ext=list
+    added_src=/etc/apt/sources.list.d/kjoin-src.$ext
+    echo "$src" | "${sudo[@]}" tee "$added_src" >/dev/null
+  fi
+  need=(dpkg-dev golang-go golang-github-modern-go-reflect2-dev make rsync)
+  missing=()
+  for p in "${need[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  "${sudo[@]}" apt-get update -qq
+  if [ ${#missing[@]} -gt 0 ]; then
+    progress "kube-build: apt-get install ${missing[*]}" "$work/apt.log" \
+      "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" || exit 1
+  fi
+  rm -rf "$srcdir"; mkdir -p "$srcdir"; cd "$srcdir"
+  echo "kube-build: fetching the kubernetes source package $KUBE_VERSION (once per machine)" >&2
+  apt-get source -qq --download-only "kubernetes=${KUBE_VERSION}*" >/dev/null 2>&1 ||
+    apt-get source -qq --download-only kubernetes >/dev/null
+  dpkg-source -x --no-check ./*.dsc src >/dev/null
+  reflect2=/usr/share/gocode/src/github.com/modern-go/reflect2
+  [ -d "$reflect2" ] || { echo "kube-build: $reflect2 missing" >&2; exit 1; }
+  rm -rf src/vendor/github.com/modern-go/reflect2
+  cp -r "$reflect2" src/vendor/github.com/modern-go/reflect2
+  find src/vendor/github.com/modern-go/reflect2 -name '*_test.go' -delete
+  touch ready
+fi
+[ "${1:-}" = fetch ] && exit 0
+cd "$srcdir/src"
 
 # Debian's own Go, whatever else is on PATH (a newer Go in /usr/local/go
 # cannot build this release).
@@ -85,4 +96,5 @@ for b in "${bins[@]}"; do
 done
 rm -rf "$cache"
 mv "$cache.part" "$cache"
+rm -rf "$srcdir"
 echo "$cache"

@@ -22,6 +22,9 @@ key=$(cat "$0" | sha256sum | cut -c1-12)
 cache=${KJOIN_CACHE:-$HOME/.cache/kjoin}/lab
 image=$cache/image-$flavor-$suite-$key
 [ -f "$image/ready" ] && { echo "$image/root"; exit 0; }
+source "$here/progress.sh"
+build_lock "lab-image $flavor" "$cache/$flavor"
+[ -f "$image/ready" ] && { echo "$image/root"; exit 0; }
 command -v debootstrap >/dev/null && command -v systemd-nspawn >/dev/null || {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap systemd-container >/dev/null
 }
@@ -32,6 +35,9 @@ echo "lab-image: building the $flavor image (once per machine) in $image" >&2
 for old in "$cache"/image-*; do # an image of an older script goes
   [[ $old == *-$key ]] || rm -rf "$old"
 done
+# What a killed build left goes, its chroot's mounts first.
+findmnt -rn -o TARGET | { grep -F "$image/" || true; } | sort -r | xargs -r umount -l
+rm -rf --one-file-system "$image"
 mkdir -p "$image"
 root=$image/root
 log=$image/build.log

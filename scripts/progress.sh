@@ -29,3 +29,19 @@ wait_for() {
   done
   return 1
 }
+
+# build_lock LABEL CACHE: holds CACHE.lock until the calling script ends, so
+# that two runs (the suite's background build and a test that needs it now)
+# never build the same thing at once; the one that waits says so every 30 s.
+# The caller checks its cache again once it holds the lock.
+build_lock() {
+  local label=$1 lock=$2.lock start
+  mkdir -p "$(dirname "$lock")"
+  exec {build_lock_fd}>"$lock"
+  flock -n "$build_lock_fd" && return 0
+  start=$(date +%s)
+  echo "$label: another run is building it; waiting for it" >&2
+  until flock -w 30 "$build_lock_fd"; do
+    echo "$label: still waiting for the other run ($(($(date +%s) - start)) s)" >&2
+  done
+}
