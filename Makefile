@@ -29,7 +29,7 @@ REPLAY_BIN := $(patsubst %,$(BUILD)/fuzz/%-replay,$(FUZZ_NAMES))
 TOOL_BIN := $(BUILD)/tools/freeport $(BUILD)/tools/measure
 HEADERS := $(wildcard include/kjoin/*.h)
 
-.PHONY: test-release test-boundaries check-bins FORCE all deps deps-demo deps-bench deb test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz docs install uninstall clean
+.PHONY: test-release check-bins FORCE all deps deps-demo deps-bench deb test check unit fuzz-replay fuzz-build headers integration e2e demo bench fuzz docs install uninstall clean
 
 all: $(BUILD)/kjoin
 
@@ -128,7 +128,7 @@ integration: $(BUILD)/kjoin $(BUILD)/tools/freeport
 	KJOIN=$(BUILD)/kjoin TOOLS=$(BUILD)/tools bash tests/integration/run.sh
 
 # A middle release's whole control plane (KUBE=1.36.3: built once per
-# machine by scripts/kube-build-release.sh, about 30 minutes), then the e2e
+# machine by scripts/kube-build-release.sh, about 8 minutes), then the e2e
 # and lab suites on it.
 test-release: deps
 	@[ -n "$(KUBE)" ] || { echo "make test-release KUBE=1.36.3" >&2; exit 2; }
@@ -136,17 +136,6 @@ test-release: deps
 	  build/asan/tools/manifests
 	@E2E_RELEASE=v$(KUBE) E2E_NAME=e2e-$(KUBE) KJOIN=build/asan/kjoin TOOLS=build/asan/tools bash tests/e2e/run.sh
 	@E2E_RELEASE=v$(KUBE) E2E_NAME=lab-$(KUBE) KJOIN=build/asan/kjoin TOOLS=build/asan/tools bash tests/lab/run.sh
-
-# The static Pods of the releases where a rule of kubeadm's changed before
-# 1.33 (tests/releases-boundaries.txt), compared with each one's own kubeadm
-# (built once per machine, about two to four minutes each): not in make test,
-# whose first run would take that much longer.
-test-boundaries: deps
-	@$(MAKE) -s BUILD=build/asan SANITIZE=1 TEST_HOOKS=1 OPT="-O1 -g" build/asan/kjoin build/asan/tools/freeport \
-	  build/asan/tools/manifests
-	@for v in $$(grep '^v' tests/releases-boundaries.txt); do scripts/kube-build-release.sh $$v kubeadm >/dev/null || exit 1; done
-	@RELEASES_FILE=$(CURDIR)/tests/releases-boundaries.txt ONLY=t_e2e_releases_static_pods_as_each_kubeadm \
-	  E2E_RELEASE=newest E2E_NAME=boundaries KJOIN=build/asan/kjoin TOOLS=build/asan/tools bash tests/e2e/run.sh
 
 # The real control plane (built once per machine by scripts/kube-build.sh).
 e2e: $(BUILD)/kjoin $(BUILD)/tools/freeport $(BUILD)/tools/manifests

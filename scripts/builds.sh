@@ -15,9 +15,10 @@ step "the newest release's kubectl (integration)" bash "$here/kube-build-mod.sh"
 step "the suite's Go drivers (e2e)" bash "$here/kube-build-mod.sh" drivers
 step "the v1.20 control plane (e2e-oldest)" bash "$here/kube-build.sh"
 step "the newest control plane (e2e-newest)" bash "$here/kube-build-mod.sh"
-# The releases between the two ends: each one's own kubeadm, the reference
-# of the release suite (tests/e2e/t_releases.sh).
-for v in $(grep '^v' "$here/../tests/releases.txt"); do
+# The releases between the two ends, and those before 1.33 where a rule of
+# kubeadm's changed: each one's own kubeadm, the reference of the release
+# suite (tests/e2e/t_releases.sh).
+for v in $(grep -h '^v' "$here/../tests/releases.txt" "$here/../tests/releases-boundaries.txt"); do
   step "kubeadm $v (e2e-newest)" bash "$here/kube-build-release.sh" "$v" kubeadm
 done
 # The node lab's images (a Debian root with systemd, containerd, cloud-init;
@@ -25,6 +26,6 @@ done
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for flavor in node stock; do
-  progress "builds: the node lab's $flavor image" "$log" bash "$here/lab-image.sh" "$flavor" ||
+  progress "lab-image: the $flavor image" "$log" bash "$here/lab-image.sh" "$flavor" ||
     { tail -5 "$log" >&2; exit 1; }
 done

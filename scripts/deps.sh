@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # deps.sh [demo|test|deb|bench]: installs from Debian whatever that command
 # needs and the machine lacks, and for test and bench fetches the v1.20
-# control plane's source; bench then builds what scripts/builds.sh builds
-# (`make test` starts that itself, beside its first suites). Quiet when
-# nothing is missing; a long step prints a line at least every 30 s. Services a package enables on install (nginx, etcd)
+# control plane's source. What the suites run besides kjoin is built by the
+# scripts they call (scripts/builds.sh lists them: `make test` starts it
+# beside its first suites). Quiet when nothing is missing; a long step
+# prints a line at least every 30 s. Services a package enables on install (nginx, etcd)
 # are disabled again when this script installed them: the suite starts its
 # own on loopback, and the machine must not run them at boot because of it.
 set -euo pipefail
@@ -14,7 +15,7 @@ what=${1:-test}
 demo=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev uuid-dev
       nginx-light openssl curl ca-certificates)
 test=("${demo[@]}" jq libcmocka-dev clang libclang-rt-dev python3 python3-yaml systemd-container debootstrap util-linux groff-base man-db systemd containerd runc
-      etcd-server strace debhelper lintian dpkg-dev)
+      etcd-server strace debhelper lintian dpkg-dev gpg gpg-agent)
 case $what in
   demo) packages=("${demo[@]}") ;;
   test) packages=("${test[@]}") ;;
@@ -53,5 +54,3 @@ fi
 if [ "$what" = test ] || [ "$what" = bench ]; then
   bash "$here/kube-build.sh" fetch >/dev/null
 fi
-[ "$what" = bench ] && exec bash "$here/builds.sh"
-exit 0

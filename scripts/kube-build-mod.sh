@@ -62,7 +62,7 @@ mapfile -t missing < <(missing_bins)
 if [ ${#missing[@]} -gt 0 ]; then
   # Only what is missing is built: a binary added to the list later does not
   # rebuild the others (each lands under its name only once it is whole).
-  echo "kube-build-mod: building ${missing[*]} $version with $(go version | cut -d' ' -f3) (about 30 minutes on 2 cores for all, once per machine)" >&2
+  echo "kube-build-mod: building ${missing[*]} $version with $(go version | cut -d' ' -f3) (about 7 minutes on 2 cores for all, once per machine)" >&2
   mkdir -p "$cache"
   progress "kube-build-mod: modules" "$log" go mod download || exit 1
   for b in "${missing[@]}"; do

@@ -40,7 +40,7 @@ export XDG_CONFIG_HOME; XDG_CONFIG_HOME=$(mktemp -d "${TMPDIR:-/tmp}/kjoin-go-co
 trap 'rm -rf "$log" "$XDG_CONFIG_HOME"' EXIT
 mkdir -p "$cache/mod"
 cd "$cache/mod"
-echo "kube-build-release: building ${missing[*]} $version (kubeadm alone about 2 to 4 minutes on 2 cores, the whole control plane about 30; once per machine)" >&2
+echo "kube-build-release: building ${missing[*]} $version (kubeadm alone about 2 minutes on 2 cores, the whole control plane about 8; once per machine)" >&2
 # k8s.io/kubernetes's go.mod points its staging modules at its own tree;
 # a module that requires it points them at their published versions.
 gomod=$(go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/.*"GoMod": "\(.*\)",*/\1/p')

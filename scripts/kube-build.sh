@@ -3,7 +3,7 @@
 # kube-controller-manager, kubeadm and kubelet from Debian's `kubernetes`
 # source package, with Debian's Go. The binaries are cached outside the
 # checkout, keyed by version, so only the first run on a machine pays the
-# ~12 minute build. Prints the cache directory on stdout.
+# ~5 minute build. Prints the cache directory on stdout.
 #
 # kube-build.sh fetch: only the part that uses apt (Debian's Go, the source
 # package), kept in CACHE.src for the build: the suite runs it before its
@@ -80,7 +80,7 @@ cd "$srcdir/src"
 # Debian's own Go, whatever else is on PATH (a newer Go in /usr/local/go
 # cannot build this release).
 export PATH="/usr/lib/go/bin:$PATH"
-echo "kube-build: building ${bins[*]} v1.20.2 with Debian's $(go version | cut -d' ' -f3) (about 12 minutes on 2 cores)" >&2
+echo "kube-build: building ${bins[*]} v1.20.2 with Debian's $(go version | cut -d' ' -f3) (about 5 minutes on 2 cores)" >&2
 export CGO_ENABLED=0 GOPROXY=off GOFLAGS=-mod=vendor GO111MODULE=on
 export GOCACHE="$work/gocache" GOPATH="$work/gopath"
 export KUBE_GIT_VERSION="v1.20.2" KUBE_GIT_TREE_STATE=clean

@@ -114,7 +114,7 @@ suite lab-newest tests/lab/run.sh E2E_RELEASE=newest E2E_NAME=lab-newest
 # The builds are done by now (the last suites needed their last parts):
 # what each cost, and a failure of their own counted.
 wait "$builds_pid"; rc=$?
-grep -v 'still running' "$builds_log" | sed 's/^/builds: /'
+grep -vE 'still (running|waiting)' "$builds_log" | sed 's/^/builds: /'
 [ $rc -eq 0 ] || { count 0 1; failed_as "scripts/builds.sh (exit $rc)"; }
 
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"

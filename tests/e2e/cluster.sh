@@ -26,7 +26,7 @@ e2e_bins() {
     esac || return 1
   fi
   # The suite's Go drivers (tests/kube) are built with the newest release.
-  E2E_DRIVERS=$(bash "$scripts/kube-build-mod.sh") || return 1
+  E2E_DRIVERS=$(bash "$scripts/kube-build-mod.sh" drivers) || return 1
   E2E_VERSION=$("$KBIN/kubeadm" version -o short) || return 1
   E2E_MINOR=${E2E_VERSION#v1.}; E2E_MINOR=${E2E_MINOR%%.*}
   # The configuration version each release's kubeadm writes (v1beta2 went in 1.26).

@@ -142,17 +142,17 @@ releases_pods_same() {
   return $rc
 }
 
-# The four static Pods of each release (tests/releases.txt, or the list in
-# RELEASES_FILE: make test-boundaries) and of the suite's own release, by
-# that release's kubeadm and by kjoin. The rules between releases are the
+# The four static Pods of each release (tests/releases-boundaries.txt, the
+# releases before 1.33 where a rule changed, and tests/releases.txt) and of
+# the suite's own release, by that release's kubeadm and by kjoin. The rules between releases are the
 # release table's fields (docs/join.md: the table of rules and where each is
 # proven).
 t_e2e_releases_static_pods_as_each_kubeadm() {
-  local v kubeadm rc=0 list=${RELEASES_FILE:-$REPO_DIR/tests/releases.txt}
+  local v kubeadm rc=0
   releases_pods_same "$E2E_VERSION" "$KBIN/kubeadm" || rc=1
   releases_pods_same "$E2E_VERSION" "$KBIN/kubeadm" external || rc=1
   [ "$E2E_MINOR" = 37 ] || return $rc
-  for v in $(grep '^v' "$list"); do
+  for v in $(grep -h '^v' "$REPO_DIR/tests/releases-boundaries.txt" "$REPO_DIR/tests/releases.txt"); do
     kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
     releases_pods_same "$v" "$kubeadm" && releases_pods_same "$v" "$kubeadm" external &&
       echo "    $v: the four static Pods, and the three with an external etcd, are kubeadm's" || rc=1
