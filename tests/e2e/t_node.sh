@@ -76,6 +76,9 @@ on_node() {
 # (KUBELET_PID, its log $T/kubelet.log); then waits for kjoin. JOIN_RC, and
 # its output in $T/join.out and $T/join.err, checked for secrets.
 node_join() {
+  # Emptied first: the loop below must not read an earlier join's line
+  # before this one's shell has truncated the file (a kubelet started early).
+  : >"$T/join.out"; : >"$T/join.err"
   "$KJOIN" join "$@" >"$T/join.out" 2>"$T/join.err" &
   local pid=$! i cmd=
   for i in $(seq 300); do
@@ -911,6 +914,7 @@ CFG
   echo 'E1126 00:00:00.000000 1 run.go:72] "command failed" err="an earlier kubelet'"'"'s error"' >"$log"
   local started pid cmd= i
   started=$(date +%s)
+  : >"$T/join.err" # (not an earlier run's lines: see node_join)
   "$KJOIN" join --config "$T/join.yaml" --kubelet-log "$log" >"$T/join.out" 2>"$T/join.err" &
   pid=$!
   for i in $(seq 300); do
