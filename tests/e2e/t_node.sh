@@ -964,6 +964,7 @@ node_kubelet_start() {
     --node-name cmp-node --cri-socket "$NODE_CRI" ${NODE_PATCHES:+--patches "$NODE_PATCHES"})
   if [ "$NODE_TOOL" = kubeadm ]; then
     [ -n "${NODE_PATCHES:-}" ] && [ "$E2E_MINOR" -lt 25 ] && return 0
+    : >"$T/kubeadm-start.out" # there, and empty, before the loop reads it (see node_join)
     "${NODE_KUBEADM:-$KBIN/kubeadm}" join phase kubelet-start "${args[@]}" >"$T/kubeadm-start.out" 2>&1 &
     local pid=$! i
     for i in $(seq 600); do
