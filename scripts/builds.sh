@@ -11,6 +11,21 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/progress.sh"
 step() { local label=$1; shift; "$@" >/dev/null || { echo "builds: $label FAILED" >&2; exit 1; }; }
 
+# The node lab's images (a Debian root with systemd, containerd, cloud-init;
+# and a stock one with cloud-init alone), shared by both releases: fetched
+# from the archive more than computed, so beside the Go builds from the start.
+images() {
+  local log flavor
+  log=$(mktemp)
+  for flavor in node stock; do
+    progress "lab-image: the $flavor image" "$log" bash "$here/lab-image.sh" "$flavor" ||
+      { tail -5 "$log" >&2; rm -f "$log"; return 1; }
+  done
+  rm -f "$log"
+}
+images &
+images_pid=$!
+
 step "the newest release's kubectl (integration)" bash "$here/kube-build-mod.sh" kubectl
 step "the suite's Go drivers (e2e)" bash "$here/kube-build-mod.sh" drivers
 step "the v1.20 control plane (e2e-oldest)" bash "$here/kube-build.sh"
@@ -21,11 +36,4 @@ step "the newest control plane (e2e-newest)" bash "$here/kube-build-mod.sh"
 for v in $(grep -h '^v' "$here/../tests/releases.txt" "$here/../tests/releases-boundaries.txt"); do
   step "kubeadm $v (e2e-newest)" bash "$here/kube-build-release.sh" "$v" kubeadm
 done
-# The node lab's images (a Debian root with systemd, containerd, cloud-init;
-# and a stock one with cloud-init alone), shared by both releases.
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-for flavor in node stock; do
-  progress "lab-image: the $flavor image" "$log" bash "$here/lab-image.sh" "$flavor" ||
-    { tail -5 "$log" >&2; exit 1; }
-done
+wait "$images_pid" || { echo "builds: the node lab's images FAILED" >&2; exit 1; }
