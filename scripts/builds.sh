@@ -25,6 +25,8 @@ images() {
 }
 images &
 images_pid=$!
+# A failed build ends this script; the images' lane goes with it.
+trap 'kill "$images_pid" 2>/dev/null || true' EXIT
 
 step "the newest release's kubectl (integration)" bash "$here/kube-build-mod.sh" kubectl
 step "the suite's Go drivers (e2e)" bash "$here/kube-build-mod.sh" drivers

@@ -4,9 +4,10 @@
 # control plane's source. What the suites run besides kjoin is built by the
 # scripts they call (scripts/builds.sh lists them: `make test` starts it
 # beside its first suites). Quiet when nothing is missing; a long step
-# prints a line at least every 30 s. Services a package enables on install (nginx, etcd)
-# are disabled again when this script installed them: the suite starts its
-# own on loopback, and the machine must not run them at boot because of it.
+# prints a line at least every 30 s. Services a package enables on install
+# (nginx, etcd) are disabled again when this script installed them: the
+# suite starts its own on loopback, and the machine must not run them at
+# boot because of it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/progress.sh"
