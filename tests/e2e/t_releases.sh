@@ -203,13 +203,9 @@ t_e2e_releases_control_plane_prepare_as_each_kubeadm() {
     minor=${v#v1.}; minor=${minor%%.*}
     E2E_KUBEADM_API=kubeadm.k8s.io/v1beta4
     [ "$minor" -ge 31 ] || E2E_KUBEADM_API=kubeadm.k8s.io/v1beta3
-    # Before 1.24 the kubelet's ConfigMap is named for the release.
-    [ "$minor" -ge 24 ] || kc -n kube-system get configmap kubelet-config -o json |
-      jq --arg n "kubelet-config-1.$minor" '.metadata = {name: $n, namespace: "kube-system"}' | kc apply -f - >/dev/null
     cp -r "$base/src" "$T/src" && cp_key "$CP_KEY" && releases_cluster_as "$saved" "$v" || { rc=1; break; }
     CP_KUBEADM=$kubeadm CP_VERSION=$v cp_certs_compare ||
       { fail "(release $v)"; rc=1; }
-    [ "$minor" -ge 24 ] || kc -n kube-system delete configmap "kubelet-config-1.$minor" >/dev/null
   done
   T=$base
   cp_cluster_names restore || rc=1
