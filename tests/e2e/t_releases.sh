@@ -14,11 +14,38 @@ releases_kubeadm() { local d; d=$(bash "$REPO_DIR/scripts/kube-build-release.sh"
 # releases_cluster_as SAVED VERSION [YAML]: kubeadm-config's
 # ClusterConfiguration as SAVED (the ConfigMap's JSON) with kubernetesVersion
 # VERSION and YAML (top-level lines) added; SAVED alone puts it back.
+# A release before 1.31 reads only v1beta3: the ClusterConfiguration is
+# served to it in that version (extraArgs a map, v1beta4's own fields gone),
+# as a cluster of that release stores it.
 releases_cluster_as() {
+  local minor=${2#v1.}; minor=${minor%%.*}
   jq --arg v "${2:-}" --arg extra "${3:-}" 'if $v == "" then . else .data.ClusterConfiguration |=
       (sub("kubernetesVersion: [^\n]*"; "kubernetesVersion: " + $v) + $extra) end
-      | del(.metadata.resourceVersion)' "$1" | kc replace -f - >/dev/null ||
+      | del(.metadata.resourceVersion)' "$1" |
+    if [ -n "${2:-}" ] && [ "$minor" -lt 31 ]; then releases_v1beta3; else cat; fi | kc replace -f - >/dev/null ||
     { fail "kubeadm-config could not be replaced"; return 1; }
+}
+releases_v1beta3() {
+  python3 -c '
+import json, sys, yaml
+cm = json.load(sys.stdin)
+cc = yaml.safe_load(cm["data"]["ClusterConfiguration"])
+cc["apiVersion"] = "kubeadm.k8s.io/v1beta3"
+def fold(c):
+    if isinstance(c, dict):
+        if isinstance(c.get("extraArgs"), list):
+            c["extraArgs"] = {a["name"]: a["value"] for a in c["extraArgs"]}
+        c.pop("extraEnvs", None)
+for comp in ("apiServer", "controllerManager", "scheduler"):
+    fold(cc.get(comp))
+fold((cc.get("etcd") or {}).get("local"))
+for f in ("encryptionAlgorithm", "certificateValidityPeriod", "caCertificateValidityPeriod"):
+    cc.pop(f, None)
+for f in ("dns", "proxy"):
+    if isinstance(cc.get(f), dict):
+        cc[f].pop("disabled", None)
+cm["data"]["ClusterConfiguration"] = yaml.safe_dump(cc)
+json.dump(cm, sys.stdout)'
 }
 
 # releases_same_node [patches|gate-off]: for each release, kubelet-start by
@@ -168,10 +195,14 @@ t_e2e_releases_control_plane_prepare_as_each_kubeadm() {
   [ "$E2E_MINOR" = 37 ] || return 0
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_cluster_names || return 1
   kc -n kube-system get configmap kubeadm-config -o json >"$saved" || return 1
-  for v in $(grep '^v' "$REPO_DIR/tests/releases.txt"); do
+  local minor E2E_KUBEADM_API=$E2E_KUBEADM_API
+  for v in $(grep -h '^v' "$REPO_DIR/tests/releases-boundaries.txt" "$REPO_DIR/tests/releases.txt"); do
     kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
     T=$base/$v
     mkdir -p "$T"
+    minor=${v#v1.}; minor=${minor%%.*}
+    E2E_KUBEADM_API=kubeadm.k8s.io/v1beta4
+    [ "$minor" -ge 31 ] || E2E_KUBEADM_API=kubeadm.k8s.io/v1beta3
     cp -r "$base/src" "$T/src" && cp_key "$CP_KEY" && releases_cluster_as "$saved" "$v" || { rc=1; break; }
     CP_KUBEADM=$kubeadm CP_VERSION=$v cp_certs_compare ||
       { fail "(release $v)"; rc=1; }
