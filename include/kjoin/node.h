@@ -163,15 +163,18 @@ kjoin_code kjoin_kubelet_config_render(const char *yaml, size_t len, const struc
                                        const char *runtime_endpoint, char **out, kjoin_err *err);
 
 /* The node's flags file (kubeadm-flags.env): KUBELET_KUBEADM_ARGS="...",
- * sorted by name: the runtime endpoint unless cri_socket is NULL (and, for
- * a kubelet before 1.24, --container-runtime=remote), --hostname-override unless the name is the
+ * sorted by name: the runtime endpoint unless cri_socket is NULL (and
+ * --container-runtime=remote where kubeadm_minor's release writes it and
+ * the kubelet of kubelet_minor takes it; 0: unknown, not written),
+ * --hostname-override unless the name is the
  * host's, --pod-infra-container-image when pause_image is not NULL, the
  * spec's taints, then its extra arguments ("name=value"), which override
  * kjoin's own. Newly-allocated into *out. Errors: KJOIN_E_USAGE (a
  * value the systemd environment file cannot hold as it is: quotes,
  * backslashes, whitespace, "$", control characters, bytes not UTF-8). */
 kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node_name *name, const char *cri_socket,
-                                   int kubelet_minor, const char *pause_image, char **out, kjoin_err *err);
+                                   int kubeadm_minor, int kubelet_minor, const char *pause_image, char **out,
+                                   kjoin_err *err);
 
 /* The files a join writes on the node, each with one rule for a file that
  * is there already (docs/join.md, "What --force means"). */

@@ -12,6 +12,10 @@
 #define KJOIN_OLDEST_KUBEADM_MINOR 20
 #define KJOIN_NEWEST_KUBEADM_MINOR 37
 
+/* The newest kubelet that takes --container-runtime (1.27 removed it): the
+ * one kubelet-release rule, as the kubelet refuses a flag it does not know. */
+#define KJOIN_KUBELET_RUNTIME_FLAG_UNTIL 26
+
 /* kubeadm's NodeLocalCRISocket feature gate, by stage. */
 typedef enum { KJOIN_GATE_NONE, KJOIN_GATE_ALPHA, KJOIN_GATE_BETA, KJOIN_GATE_GA } kjoin_gate_stage;
 
@@ -36,9 +40,14 @@ typedef struct kjoin_release {
     bool leaf_basic_constraints;    /* 1.21: the node's leaf certificates carry basicConstraints CA:FALSE */
     bool whole_control_plane_join;  /* 1.22: no ClusterStatus (update-status) to keep: kjoin joins a control-plane
                                      * node whole */
-    bool control_plane_role;        /* 1.24: the node-role.kubernetes.io/control-plane label and taint (before: master) */
-    bool kubelet_runtime_flag;      /* before 1.24 (the kubelet's release): --container-runtime=remote beside the
-                                     * endpoint */
+    /* mark-control-plane (phases/markcontrolplane, util/config's default taints): */
+    bool master_label;              /* to 1.23: the node-role.kubernetes.io/master label beside control-plane */
+    bool exclude_lb_label;          /* 1.21: node.kubernetes.io/exclude-from-external-load-balancers */
+    bool master_taint;              /* to 1.24: node-role.kubernetes.io/master:NoSchedule by default */
+    bool control_plane_taint;       /* 1.24: node-role.kubernetes.io/control-plane:NoSchedule by default */
+    bool kubelet_runtime_flag;      /* to 1.25: kubeadm-flags.env has --container-runtime=remote beside the
+                                     * endpoint (whatever the kubelet; a kubelet from 1.27 refuses it:
+                                     * KJOIN_KUBELET_RUNTIME_FLAG_UNTIL) */
     bool csr_usages_client_first;   /* 1.27: the kubelet asks for "client auth" before "key encipherment" */
     bool cluster_admins_group;      /* 1.29: admin.conf and the etcd clients' O=kubeadm:cluster-admins (not
                                      * system:masters) */

@@ -60,7 +60,7 @@ static kjoin_code patch_for(const kjoin_cp_context *cx, const kjoin_mark_control
     *out = NULL;
     if (!json_object_is_type(node, json_type_object))
         return kjoin_err_set(err, KJOIN_E_API, "the Node %s is not a JSON object", cx->node_name);
-    bool role = cx->release->control_plane_role; /* 1.24: control-plane, not master */
+    const kjoin_release *row = cx->release;
     json_object *meta, *spec, *had = NULL, *rv;
     if (!json_object_object_get_ex(node, "metadata", &meta) || !json_object_object_get_ex(meta, "resourceVersion", &rv) ||
         !json_object_is_type(rv, json_type_string))
@@ -70,19 +70,28 @@ static kjoin_code patch_for(const kjoin_cp_context *cx, const kjoin_mark_control
     json_object *patch = json_object_new_object(), *pmeta = json_object_new_object(), *labels = json_object_new_object(),
                 *pspec = json_object_new_object(), *taints = json_object_new_array();
     json_object_object_add(pmeta, "resourceVersion", json_object_get(rv));
-    const char *const new_labels[] = {"node-role.kubernetes.io/control-plane",
-                                      "node.kubernetes.io/exclude-from-external-load-balancers"},
-                      *const old_labels[] = {"node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"};
-    for (int i = 0; i < 2; i++)
-        json_object_object_add(labels, (role ? new_labels : old_labels)[i], json_object_new_string(""));
+    const struct {
+        const char *name;
+        bool set;
+    } role_labels[] = {{"node-role.kubernetes.io/master", row->master_label},
+                       {"node-role.kubernetes.io/control-plane", true},
+                       {"node.kubernetes.io/exclude-from-external-load-balancers", row->exclude_lb_label}};
+    for (size_t i = 0; i < sizeof(role_labels) / sizeof(role_labels[0]); i++)
+        if (role_labels[i].set)
+            json_object_object_add(labels, role_labels[i].name, json_object_new_string(""));
     json_object_object_add(pmeta, "labels", labels);
     json_object_object_add(patch, "metadata", pmeta);
-    const char *fallback = role ? "node-role.kubernetes.io/control-plane:NoSchedule"
-                                : "node-role.kubernetes.io/master:NoSchedule";
+    /* the release's default taints, in kubeadm's order (1.24 has both) */
+    const char *defaults[2];
+    size_t n_defaults = 0;
+    if (row->master_taint)
+        defaults[n_defaults++] = "node-role.kubernetes.io/master:NoSchedule";
+    if (row->control_plane_taint)
+        defaults[n_defaults++] = "node-role.kubernetes.io/control-plane:NoSchedule";
     kjoin_code rc = KJOIN_OK;
-    size_t n = s->taints_set ? s->n_taints : 1;
+    size_t n = s->taints_set ? s->n_taints : n_defaults;
     for (size_t i = 0; !rc && i < n; i++) {
-        json_object *t = taint_json(s->taints_set ? s->taints[i] : fallback);
+        json_object *t = taint_json(s->taints_set ? s->taints[i] : defaults[i]);
         if (!t)
             rc = kjoin_err_set(err, KJOIN_E_USAGE, "the taint \"%.80s\" is not key[=value]:Effect", s->taints[i]);
         else

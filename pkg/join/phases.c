@@ -854,7 +854,7 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
         return rc;
     if (r.phases & KJOIN_PHASE_KUBELET_START) {
         char *flags = NULL;
-        rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, NULL, &flags, err);
+        rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, 0, NULL, &flags, err);
         free(flags);
         if (rc || (rc = kjoin_node_check_destinations(&spec->node.paths, err)))
             return rc;

@@ -161,14 +161,17 @@ static int by_name(const void *a, const void *b)
 }
 
 kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node_name *name, const char *cri_socket,
-                                   int kubelet_minor, const char *pause_image, char **out, kjoin_err *err)
+                                   int kubeadm_minor, int kubelet_minor, const char *pause_image, char **out,
+                                   kjoin_err *err)
 {
     flag flags[40];
     size_t n = 0;
     char taints[2048] = "";
     kjoin_code rc = KJOIN_OK;
     *out = NULL;
-    if (cri_socket && kubelet_minor && kjoin_release_of(kubelet_minor)->kubelet_runtime_flag)
+    /* the cluster's kubeadm writes it; a kubelet that no longer knows it would not start */
+    if (cri_socket && kubelet_minor && kubelet_minor <= KJOIN_KUBELET_RUNTIME_FLAG_UNTIL &&
+        kjoin_release_of(kubeadm_minor)->kubelet_runtime_flag)
         rc = put_flag(flags, &n, 40, "container-runtime", "remote", err);
     if (!rc && cri_socket)
         rc = put_flag(flags, &n, 40, "container-runtime-endpoint", cri_socket, err);

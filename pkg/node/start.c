@@ -214,7 +214,11 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
     else if (ready)
         return kjoin_err_set(err, KJOIN_E_USAGE, "a Node named %s is Ready in the cluster already: delete it "
                              "(kubectl delete node %s, as an admin) or join under another node name", name, name);
-    kubelet_config_map(out->server_minor, out->config_map, sizeof(out->config_map));
+    /* The ConfigMap's name is the cluster's kubeadm release's (its kubernetesVersion), as kubeadm names it,
+     * which may not be the API server's. */
+    if ((rc = read_cluster_configuration(j, api, err)))
+        return rc;
+    kubelet_config_map(out->kubeadm_minor, out->config_map, sizeof(out->config_map));
     snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/configmaps/%s", out->config_map);
     snprintf(what, sizeof(what), "get configmap kube-system/%s", out->config_map);
     if ((rc = get_json(api, path, what, &cm, err)))
@@ -231,7 +235,7 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
     else if (!(j->config_yaml = strdup(json_object_get_string(kubelet))))
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     json_object_put(cm);
-    return rc ? rc : read_cluster_configuration(j, api, err);
+    return rc;
 }
 
 static bool exists(const char *path)
@@ -422,8 +426,9 @@ static kjoin_code render(kjoin_node_join *j, kjoin_err *err)
     kjoin_code rc = KJOIN_OK;
     if (r->instance_config && (rc = kjoin_kubelet_instance_config(cri, &j->instance_yaml, err)))
         return rc;
-    if ((rc = kjoin_kubelet_flags_env(j->spec, &j->name, r->instance_config ? NULL : cri, j->report.kubelet_minor,
-                                      *r->pause_image ? r->pause_image : NULL, &j->flags_env, &in)))
+    if ((rc = kjoin_kubelet_flags_env(j->spec, &j->name, r->instance_config ? NULL : cri, r->kubeadm_minor,
+                                      j->report.kubelet_minor, *r->pause_image ? r->pause_image : NULL,
+                                      &j->flags_env, &in)))
         return kjoin_err_set(err, rc, "%s", in.msg);
     r->n_patches = j->patches ? j->patches->n : 0;
     if (!r->instance_config && !r->n_patches)
@@ -493,8 +498,11 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
     if (rc)
         return rc;
     j->checked = true;
+    if (j->result.kubeadm_minor != j->result.server_minor)
+        logf_(j, 0, "[kubelet-start] The API server is v1.%d, kubeadm's ClusterConfiguration says v1.%d: its "
+              "kubeadm release decides what is written", j->result.server_minor, j->result.kubeadm_minor);
     logf_(j, 0, "[kubelet-start] Cluster v1.%d, kubelet configuration from configmap kube-system/%s, runtime %s",
-          j->result.server_minor, j->result.config_map, j->report.cri_socket);
+          j->result.kubeadm_minor, j->result.config_map, j->report.cri_socket);
     kjoin_node__crash_point("checked");
     return KJOIN_OK;
 }
@@ -959,7 +967,14 @@ kjoin_code kjoin_join_check_cluster(kjoin_kubeapi *api, const char *node_name, c
         problem(out, KJOIN_E_USAGE, &first, what);
     }
     json_object_put(node);
-    /* The kubelet's configuration kubelet-start writes. */
+    /* The kubelet's configuration kubelet-start writes, named by the cluster's kubeadm release (read as
+     * kubelet-start reads it). */
+    kjoin_cluster_configuration cc;
+    bool cc_found = false;
+    if ((rc = kjoin_cluster_configuration_get(api, &cc, &cc_found, &e)))
+        problem(out, rc, &first, e.msg);
+    else if (cc_found && cc.minor)
+        minor = cc.minor;
     json_object *cm = NULL;
     char map[64];
     kubelet_config_map(minor, map, sizeof(map));

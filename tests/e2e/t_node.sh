@@ -43,9 +43,10 @@ NODE_IGNORE=FileContent--proc-sys-net-ipv4-ip_forward
 # writes there goes with $T, and the machine's /etc/kubernetes and
 # /var/lib/kubelet are never touched. The suite's functions and variables
 # go along; PATH has the release's binaries first, so "kubelet" is the
-# release's. (Not a chroot: runc, for the Job's pod, refuses to run in one.)
+# release's (NODE_BIN, a directory, before them: another release's kubelet).
+# (Not a chroot: runc, for the Job's pod, refuses to run in one.)
 in_node() {
-  local fn=$1 path=${2:-$KBIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin} n=$T/${NODE_NS:-ns}
+  local fn=$1 path=${2:-${NODE_BIN:+$NODE_BIN:}$KBIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin} n=$T/${NODE_NS:-ns}
   mkdir -p "$n/etc.upper" "$n/etc.work" "$n/lib.upper" "$n/lib.work"
   # A script file: the suite's functions are more than one argument may hold.
   local script=$n/node.sh

@@ -18,7 +18,7 @@ releases_kubeadm() { local d; d=$(bash "$REPO_DIR/scripts/kube-build-release.sh"
 # served to it in that version (extraArgs a map, v1beta4's own fields gone),
 # as a cluster of that release stores it.
 releases_cluster_as() {
-  local minor=${2#v1.}; minor=${minor%%.*}
+  local minor=${2:-v1.99}; minor=${minor#v1.}; minor=${minor%%.*}
   jq --arg v "${2:-}" --arg extra "${3:-}" 'if $v == "" then . else .data.ClusterConfiguration |=
       (sub("kubernetesVersion: [^\n]*"; "kubernetesVersion: " + $v) + $extra) end
       | del(.metadata.resourceVersion)' "$1" |
@@ -48,25 +48,73 @@ cm["data"]["ClusterConfiguration"] = yaml.safe_dump(cc)
 json.dump(cm, sys.stdout)'
 }
 
+# releases_kubelet_config VERSION KUBEADM: the kubelet's ConfigMap as that
+# release's kubeadm uploads it (init phase upload-config kubelet, from the
+# ClusterConfiguration kubeadm-config now holds and the run's kubelet
+# configuration): kubelet-config-1.MINOR before 1.24, with its RBAC. The
+# phase annotates a Node with the runtime: one is made for it, then deleted.
+releases_kubelet_config() {
+  local cc api node=kubelet-config-upload
+  cc=$(kc -n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}') || return 1
+  api=$(echo "$cc" | sed -n 's/^apiVersion: //p')
+  { printf 'apiVersion: %s\nkind: InitConfiguration\nnodeRegistration: {name: %s, criSocket: "%s"}\n---\n' "$api" "$node" "$NODE_CRI"
+    echo "$cc"; echo ---; cat "$ROOT/kubelet-config.yaml"; } >"$T/upload.yaml"
+  cp_node "$node" && "$2" init phase upload-config kubelet --config "$T/upload.yaml" --kubeconfig "$E2E_ADMIN" >"$T/upload.log" 2>&1 ||
+    { fail "$1: kubeadm upload-config kubelet: $(tail -2 "$T/upload.log")"; kc delete node "$node" >/dev/null 2>&1; return 1; }
+  kc delete node "$node" >/dev/null
+}
+
+# releases_check_names_the_config_map MINOR (a release before 1.24, whose
+# ConfigMap kubelet-config-1.MINOR is there beside the API server's own
+# kubelet-config): kjoin join --check looks for the release's; once that is
+# gone, the check fails naming it (exit 6), though kubelet-config is there.
+releases_check_names_the_config_map() {
+  local args=("$E2E_ENDPOINT" --discovery-token-ca-cert-hash "$E2E_PIN" --token abcdef.0123456789abcdef --node-name cmp-check -o json)
+  kj 0 join --check "${args[@]}" && jq -e '.check.kubeletConfig' "$OUT" >/dev/null ||
+    { fail "1.$1: --check: $(head -c 400 "$OUT")"; return 1; }
+  kc -n kube-system delete configmap "kubelet-config-1.$1" >/dev/null && kj 6 join --check "${args[@]}" &&
+    jq -e '(.error.check.kubeletConfig | not) and (.error.check.problems | test("kubelet-config-1[.]'"$1"'"))' "$OUT" >/dev/null ||
+    { fail "1.$1: --check without kubelet-config-1.$1: $(head -c 400 "$OUT")"; return 1; }
+}
+
 # releases_same_node [patches|gate-off]: for each release, kubelet-start by
-# its kubeadm and by kjoin, the nodes compared.
+# its kubeadm and by kjoin, the nodes compared, with the kubelet's ConfigMap
+# as that release's kubeadm uploads it and, before 1.27 (whose kubeadm
+# writes --container-runtime=remote, which a newer kubelet refuses), a
+# kubelet of that release (its version, all kubelet-start asks of it);
+# plain, the boundary releases too.
 releases_same_node() {
-  local variant=${1:-} rc=0 v base=$T kubeadm extra= saved=$T/kubeadm-config.json
+  local variant=${1:-} rc=0 v base=$T kubeadm extra= saved=$T/kubeadm-config.json kubelet=$T/kubelet-config.json minor
+  local boundaries=$REPO_DIR/tests/releases-boundaries.txt NODE_BIN=
   [ "$E2E_MINOR" = 37 ] || return 0 # the middle releases are proven on the newest control plane
   [ "$variant" = gate-off ] && extra=$'featureGates:\n  NodeLocalCRISocket: false\n'
-  kc -n kube-system get configmap kubeadm-config -o json >"$saved" || return 1
-  for v in $(grep '^v' "$REPO_DIR/tests/releases.txt"); do
+  [ -z "$variant" ] || boundaries=
+  node_setup && kc -n kube-system get configmap kubeadm-config -o json >"$saved" &&
+    kc -n kube-system get configmap kubelet-config -o json >"$kubelet" || return 1
+  for v in $(grep -h '^v' $boundaries "$REPO_DIR/tests/releases.txt"); do
     kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
     T=$base/$v
-    mkdir -p "$T"
-    releases_cluster_as "$saved" "$v" "$extra" || { rc=1; break; }
+    minor=${v#v1.}; minor=${minor%%.*}
+    mkdir -p "$T/bin"
+    NODE_BIN=
+    if [ "$minor" -lt 27 ]; then
+      printf '#!/bin/sh\necho "Kubernetes %s"\n' "$v" >"$T/bin/kubelet" && chmod 0755 "$T/bin/kubelet" && NODE_BIN=$T/bin
+    fi
+    releases_cluster_as "$saved" "$v" "$extra" && releases_kubelet_config "$v" "$kubeadm" || { rc=1; break; }
     NODE_KUBEADM=$kubeadm node_same_files_as_kubeadm ${variant/gate-off/} || rc=1
+    [ -n "$variant" ] || [ "$minor" -ge 24 ] || releases_check_names_the_config_map "$minor" || rc=1
     # Which file holds the runtime, said for the record (the comparison above decides).
     [ -e "$T/ns-kjoin/lib.upper/kubelet/instance-config.yaml" ] && echo "    $v${extra:+ (gate off)}: instance-config.yaml" ||
-      echo "    $v${extra:+ (gate off)}: the runtime in kubeadm-flags.env"
+      echo "    $v${extra:+ (gate off)}: $(grep -o -- '--container-runtime[-a-z]*' "$T/ns-kjoin/lib.upper/kubelet/kubeadm-flags.env" | tr '\n' ' ')in kubeadm-flags.env"
   done
   T=$base
   releases_cluster_as "$saved" || rc=1
+  jq 'del(.metadata.resourceVersion)' "$kubelet" | kc replace -f - >/dev/null || { fail "kubelet-config was not put back"; rc=1; }
+  for v in $(grep -h '^v' $boundaries); do
+    minor=${v#v1.}; minor=${minor%%.*}
+    [ "$minor" -ge 24 ] || kc -n kube-system delete configmap,role,rolebinding "kubelet-config-1.$minor" "kubeadm:kubelet-config-1.$minor" \
+      --ignore-not-found >/dev/null 2>&1
+  done
   return $rc
 }
 t_e2e_releases_kubelet_start_as_each_kubeadm() { releases_same_node; }
@@ -205,9 +253,43 @@ t_e2e_releases_control_plane_prepare_as_each_kubeadm() {
     [ "$minor" -ge 31 ] || E2E_KUBEADM_API=kubeadm.k8s.io/v1beta3
     cp -r "$base/src" "$T/src" && cp_key "$CP_KEY" && releases_cluster_as "$saved" "$v" || { rc=1; break; }
     CP_KUBEADM=$kubeadm CP_VERSION=$v cp_certs_compare ||
-      { fail "(release $v)"; rc=1; }
+      { fail "(release $v)"; rc=1; continue; }
+    CP_KUBEADM=$kubeadm releases_marks "$v" || rc=1
   done
   T=$base
   cp_cluster_names restore || rc=1
   return $rc
+}
+
+# releases_marks VERSION (after cp_certs_compare): mark-control-plane by
+# the release's kubeadm and by kjoin, each with the admin.conf its own
+# control-plane-prepare wrote, on a Node each with a label and a taint of
+# the operator's; the Nodes' labels and taints compared.
+releases_marks() {
+  local v=$1 n=mark-${1//./-} ours theirs rc=0
+  # kubeadm init binds its admins' group to cluster-admin (1.29 on); the suite's cluster was not made by kubeadm init.
+  kc create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin --group=kubeadm:cluster-admins \
+    >/dev/null 2>&1
+  cp_node "$n-kjoin" && cp_node "$n-kubeadm" || return 1
+  (CP_NODE=$n-kjoin CP_PHASE=; declare -p CP_NODE CP_PHASE >"$T/cp.env") && NODE_NS=kjoin in_node cp_mark
+  [ "$(cat "$T/join.rc")" = 0 ] || { fail "$v: kjoin's mark-control-plane: exit $(cat "$T/join.rc"): $(tail -2 "$T/join.err")"; rc=1; }
+  : >"$T/kubeadm.out"
+  (CP_NODE=$n-kubeadm; declare -p CP_NODE CP_ADDR E2E_KUBEADM_API CP_KUBEADM >"$T/cp.env"; . "$T/cp.env"; cp_join_yaml) &&
+    NODE_NS=kubeadm in_node releases_kubeadm_mark
+  [ "$(cat "$T/kubeadm.rc")" = 0 ] || { fail "$v: kubeadm's mark-control-plane: $(tail -3 "$T/kubeadm.out")"; rc=1; }
+  ours=$(cp_marks "$n-kjoin") theirs=$(cp_marks "$n-kubeadm")
+  kc delete node "$n-kjoin" "$n-kubeadm" >/dev/null 2>&1
+  [ $rc = 0 ] || return 1
+  [ "$ours" = "$theirs" ] || { fail "$v: the Node's marks differ from kubeadm's: kjoin $ours, kubeadm $theirs"; return 1; }
+  case $ours in # marked for real, the operator's kept
+  *'"example.com/rack":"r1"'*'control-plane":""'*'"example.com/dedicated"'*'NoSchedule'*) ;;
+  *) fail "$v: the marks are not the control plane's or lost the operator's: $ours"; return 1 ;;
+  esac
+  echo "    $v: marks $(echo "$ours" | jq -r '[(.[0] | keys[] | select(startswith("node"))), (.[1][] | select(.effect == "NoSchedule") | .key + ":" + .effect)] | join(" ")')"
+}
+# (in a node) the release's kubeadm's own step, with the JoinConfiguration cp_join_yaml wrote.
+releases_kubeadm_mark() {
+  . "$T/cp.env"
+  "$CP_KUBEADM" join phase control-plane-join mark-control-plane --config "$T/join.yaml" --v=1 >>"$T/kubeadm.out" 2>&1
+  echo $? >"$T/kubeadm.rc"
 }

@@ -771,7 +771,29 @@ static void test_mark_patch(void **state)
     assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
     assert_non_null(strstr(patch, "\"node-role.kubernetes.io/master\":\"\""));
     assert_non_null(strstr(patch, "{\"key\":\"node-role.kubernetes.io/master\",\"effect\":\"NoSchedule\"}"));
+    assert_null(strstr(patch, "exclude-from-external-load-balancers"));
     free(patch);
+    /* 1.23: the load balancers' label too (from 1.21); 1.24: no master label, both taints, kubeadm's order,
+     * the one the Node has not twice. */
+    cx.minor = 23, cx.release = kjoin_release_of(23);
+    assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
+    assert_string_equal(patch, "{\"metadata\":{\"resourceVersion\":\"42\",\"labels\":{"
+                               "\"node-role.kubernetes.io/master\":\"\",\"node-role.kubernetes.io/control-plane\":\"\","
+                               "\"node.kubernetes.io/exclude-from-external-load-balancers\":\"\"}},"
+                               "\"spec\":{\"taints\":[{\"key\":\"node-role.kubernetes.io/master\",\"effect\":\"NoSchedule\"},"
+                               "{\"key\":\"x\",\"value\":\"y\",\"effect\":\"NoExecute\"},"
+                               "{\"key\":\"node-role.kubernetes.io/control-plane\",\"effect\":\"NoSchedule\"}]}}");
+    free(patch);
+    cx.minor = 24, cx.release = kjoin_release_of(24);
+    assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
+    assert_string_equal(patch, "{\"metadata\":{\"resourceVersion\":\"42\",\"labels\":{"
+                               "\"node-role.kubernetes.io/control-plane\":\"\","
+                               "\"node.kubernetes.io/exclude-from-external-load-balancers\":\"\"}},"
+                               "\"spec\":{\"taints\":[{\"key\":\"node-role.kubernetes.io/master\",\"effect\":\"NoSchedule\"},"
+                               "{\"key\":\"node-role.kubernetes.io/control-plane\",\"effect\":\"NoSchedule\"},"
+                               "{\"key\":\"x\",\"value\":\"y\",\"effect\":\"NoExecute\"}]}}");
+    free(patch);
+    cx.minor = 20, cx.release = kjoin_release_of(20);
     const char *given[] = {"dedicated=db:NoSchedule"};
     s = (kjoin_mark_control_plane_spec){.taints = given, .n_taints = 1, .taints_set = true};
     assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);

@@ -400,7 +400,7 @@ static void test_flags_env(void **state)
     const char *extra[] = {"node-labels=x=y", "hostname-override=chosen", "v=2"};
     kjoin_node_spec spec = {.taints = taints, .n_taints = 2, .extra_args = extra, .n_extra_args = 3};
     kjoin_node_name name = {.name = "worker-1", .is_host_name = false};
-    assert_int_equal(kjoin_kubelet_flags_env(&spec, &name, "unix:///run/containerd/containerd.sock", 37, NULL, &env, &err),
+    assert_int_equal(kjoin_kubelet_flags_env(&spec, &name, "unix:///run/containerd/containerd.sock", 37, 37, NULL, &env, &err),
                      KJOIN_OK);
     /* Sorted by name, extra arguments overriding kjoin's own. */
     assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/containerd/containerd.sock "
@@ -408,30 +408,43 @@ static void test_flags_env(void **state)
                              "c:NoExecute --v=2\"\n");
     free(env);
     /* The pause image kubeadm 1.21 to 1.34 pins, in its place by name. */
-    assert_int_equal(kjoin_kubelet_flags_env(&spec, &name, NULL, 34, "registry.k8s.io/pause:3.10.1", &env, &err), KJOIN_OK);
+    assert_int_equal(kjoin_kubelet_flags_env(&spec, &name, NULL, 34, 34, "registry.k8s.io/pause:3.10.1", &env, &err), KJOIN_OK);
     assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--hostname-override=chosen --node-labels=x=y "
                              "--pod-infra-container-image=registry.k8s.io/pause:3.10.1 --register-with-taints=a=b:NoSchedule,"
                              "c:NoExecute --v=2\"\n");
     free(env);
-    /* The host's own name needs no override; a kubelet before 1.24 is told the runtime is remote. */
+    /* The host's own name needs no override; kubeadm to 1.25 tells the kubelet the runtime is remote
+     * (1.24 and 1.25 whatever the kubelet's release), unless the kubelet is one that refuses the flag
+     * (1.27 on), or not known. */
     kjoin_node_spec plain = {0};
     kjoin_node_name host = {.name = "host-a", .is_host_name = true};
-    assert_int_equal(kjoin_kubelet_flags_env(&plain, &host, "unix:///s", 20, NULL, &env, &err), KJOIN_OK);
-    assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--container-runtime=remote --container-runtime-endpoint=unix:///s\"\n");
-    free(env);
+    const struct {
+        int kubeadm, kubelet;
+        bool remote;
+    } runtime[] = {{20, 20, true}, {23, 23, true}, {24, 24, true}, {25, 25, true}, {25, 26, true},
+                   {24, 27, false}, {25, 0, false}, {26, 26, false}, {27, 26, false}, {37, 37, false}};
+    for (size_t i = 0; i < TU_LEN(runtime); i++) {
+        assert_int_equal(kjoin_kubelet_flags_env(&plain, &host, "unix:///s", runtime[i].kubeadm, runtime[i].kubelet,
+                                                 NULL, &env, &err), KJOIN_OK);
+        if (strcmp(env, runtime[i].remote ? "KUBELET_KUBEADM_ARGS=\"--container-runtime=remote "
+                                            "--container-runtime-endpoint=unix:///s\"\n"
+                                          : "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///s\"\n"))
+            fail_msg("kubeadm 1.%d, kubelet 1.%d: %s", runtime[i].kubeadm, runtime[i].kubelet, env);
+        free(env);
+    }
     const char *bad_values[] = {"a=b c", "a=\"x\"", "a=$(id)", "a=`id`", "a=x\\y", "--a=b", "=b", "a b=c", "a=x\ny",
                                 "a=\xff", "a=x\xc3", "a=\xc0\xaf", "a=\xed\xa0\x80", "a=\xc2\x9b"};
     for (size_t i = 0; i < TU_LEN(bad_values); i++) {
         kjoin_node_spec b = {.extra_args = &bad_values[i], .n_extra_args = 1};
-        if (kjoin_kubelet_flags_env(&b, &host, "unix:///s", 37, NULL, &env, &err) != KJOIN_E_USAGE)
+        if (kjoin_kubelet_flags_env(&b, &host, "unix:///s", 37, 37, NULL, &env, &err) != KJOIN_E_USAGE)
             fail_msg("\"%s\" accepted", bad_values[i]);
         assert_null(env);
     }
     /* The runtime's socket goes through the same rule. */
     kjoin_node_spec none = {0};
-    assert_int_equal(kjoin_kubelet_flags_env(&none, &host, "unix:///run/c\xff.sock", 37, NULL, &env, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_kubelet_flags_env(&none, &host, "unix:///run/c\xff.sock", 37, 37, NULL, &env, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "container-runtime-endpoint"));
-    assert_int_equal(kjoin_kubelet_flags_env(&none, &host, "unix:///run/caf\xc3\xa9.sock", 37, NULL, &env, &err), KJOIN_OK);
+    assert_int_equal(kjoin_kubelet_flags_env(&none, &host, "unix:///run/caf\xc3\xa9.sock", 37, 37, NULL, &env, &err), KJOIN_OK);
     free(env);
 }
 

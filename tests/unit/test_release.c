@@ -13,7 +13,7 @@ static void test_boundaries(void **state)
     (void)state;
     static const struct {
         int minor;
-        bool basic, whole, role /* and the unversioned kubelet ConfigMap, both 1.24 */, runtime, client_first, admins, learner, kubelet_admins, local;
+        bool basic, whole, unversioned /* the kubelet's ConfigMap */, runtime, client_first, admins, learner, kubelet_admins, local;
         kjoin_gate_stage gate;
         bool pods;
     } want[] = {
@@ -22,7 +22,8 @@ static void test_boundaries(void **state)
         {21, true, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, false},
         {22, true, true, false, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
         {23, true, true, false, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
-        {24, true, true, true, false, false, false, false, false, false, KJOIN_GATE_NONE, true},
+        {24, true, true, true, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
+        {25, true, true, true, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
         {26, true, true, true, false, false, false, false, false, false, KJOIN_GATE_NONE, true},
         {27, true, true, true, false, true, false, false, false, false, KJOIN_GATE_NONE, true},
         {28, true, true, true, false, true, false, false, false, false, KJOIN_GATE_NONE, true},
@@ -40,12 +41,26 @@ static void test_boundaries(void **state)
     for (size_t i = 0; i < TU_LEN(want); i++) {
         const kjoin_release *r = kjoin_release_of(want[i].minor);
         if (r->leaf_basic_constraints != want[i].basic || r->whole_control_plane_join != want[i].whole ||
-            r->control_plane_role != want[i].role || r->kubelet_runtime_flag != want[i].runtime ||
+            r->unversioned_kubelet_config != want[i].unversioned || r->kubelet_runtime_flag != want[i].runtime ||
             r->csr_usages_client_first != want[i].client_first || r->cluster_admins_group != want[i].admins ||
             r->etcd_learner != want[i].learner || r->kubelet_client_admins != want[i].kubelet_admins ||
             r->kubelet_local_mode != want[i].local || r->node_local_cri_socket != want[i].gate ||
-            r->static_pods != want[i].pods || r->unversioned_kubelet_config != want[i].role)
+            r->static_pods != want[i].pods)
             fail_msg("release 1.%d: the row since 1.%d is not the rules of that release", want[i].minor, r->since);
+    }
+    /* mark-control-plane's labels and default taints, as 1.20 to 1.25's kubeadm set them (the master label
+     * to 1.23, the load balancers' from 1.21, both taints in 1.24). */
+    static const struct {
+        int minor;
+        bool master_label, exclude_lb, master_taint, control_plane_taint;
+    } marks[] = {{19, true, false, true, false}, {20, true, false, true, false}, {21, true, true, true, false},
+                 {23, true, true, true, false},  {24, false, true, true, true},  {25, false, true, false, true},
+                 {37, false, true, false, true}, {0, false, true, false, true}};
+    for (size_t i = 0; i < TU_LEN(marks); i++) {
+        const kjoin_release *r = kjoin_release_of(marks[i].minor);
+        if (r->master_label != marks[i].master_label || r->exclude_lb_label != marks[i].exclude_lb ||
+            r->master_taint != marks[i].master_taint || r->control_plane_taint != marks[i].control_plane_taint)
+            fail_msg("release 1.%d: its marks are not its kubeadm's", marks[i].minor);
     }
     /* The flags file's pause image: kubeadm 1.21 (every runtime) to 1.34, each release's PauseVersion. */
     static const struct {
