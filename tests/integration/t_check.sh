@@ -2,9 +2,10 @@
 # says of the join, against nginx answering the four reads as an API server
 # would. Nothing on the node changes, whatever the answers.
 
-# check_site NAME VERSION_STATUS NODE_READY CM_STATUS SAR_ALLOWED [MINOR]: a
-# cluster of its own whose API answers so (NODE_READY: none, True or False),
-# of release 1.MINOR (36).
+# check_site NAME VERSION_STATUS NODE_READY CM_STATUS SAR_ALLOWED [MINOR
+# [KUBEADM_MINOR]]: a cluster of its own whose API answers so (NODE_READY:
+# none, True or False), of release 1.MINOR (36), with a kubeadm-config whose
+# ClusterConfiguration says 1.KUBEADM_MINOR when given (else none).
 check_site() {
   new_cluster "$1" || return 1
   local node='return 404 '\''{"kind":"Status","reason":"NotFound","code":404}'\'';'
@@ -16,6 +17,8 @@ check_site() {
 location = /version { default_type application/json; return $2 '{"major":"1","minor":"${6:-36}","gitVersion":"v1.${6:-36}.3"}'; }
 location = /api/v1/nodes/checked { default_type application/json; $node }
 location = /api/v1/namespaces/kube-system/configmaps/kubelet-config { default_type application/json; $cm }
+$([ -z "${7:-}" ] || echo "location = /api/v1/namespaces/kube-system/configmaps/kubeadm-config { default_type application/json;
+  return 200 '{\"kind\":\"ConfigMap\",\"data\":{\"ClusterConfiguration\":\"apiVersion: kubeadm.k8s.io/v1beta3\\nkind: ClusterConfiguration\\nkubernetesVersion: v1.$7.17\\n\"}}'; }")
 location = /apis/authorization.k8s.io/v1/selfsubjectaccessreviews {
   default_type application/json; return 201 '{"kind":"SelfSubjectAccessReview","status":{"allowed":$5}}';
 }
@@ -95,6 +98,16 @@ t_check_asks_the_release_s_own_configmap() {
   check_run 6 || return 1
   err_has "kube-system/kubelet-config-1.20" || return 1
   grep -q "configmaps/kubelet-config-1.20$" "$C/nginx/access.log" || fail "1.20's ConfigMap was not asked"
+}
+
+# The ConfigMap's name is kubeadm-config's release's, as kubeadm names it,
+# not the API server's (mid-upgrade, or an API server upgraded alone).
+t_check_asks_the_kubeadm_release_s_configmap() {
+  check_site check-123 200 none 200 true 36 23 || return 1
+  check_run 6 || return 1
+  err_has "kube-system/kubelet-config-1.23" || return 1
+  grep -q "configmaps/kubeadm-config" "$C/nginx/access.log" && grep -q "configmaps/kubelet-config-1.23$" "$C/nginx/access.log" &&
+    ! grep -q "configmaps/kubelet-config$" "$C/nginx/access.log" || fail "not 1.23's ConfigMap: $(grep configmaps "$C/nginx/access.log")"
 }
 
 t_check_waits_ten_seconds_at_most() {
