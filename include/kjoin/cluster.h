@@ -74,6 +74,8 @@ typedef struct kjoin_cluster_configuration {
     int patch;                  /* 2; -1 when absent */
     int node_local_cri_socket;  /* featureGates.NodeLocalCRISocket: 1, 0; -1 when not set */
     int etcd_learner_mode;      /* featureGates.EtcdLearnerMode (1.27 alpha, 1.29 beta): 1, 0; -1 when not set */
+    int kubelet_local_mode;     /* featureGates.ControlPlaneKubeletLocalMode (1.31 alpha, 1.33 beta): 1, 0; -1 when
+                                 * not set */
     char certificates_dir[1024]; /* certificatesDir: an absolute path without "..", printable; "" when absent */
     /* What a control-plane node's own certificates are made from; every
      * field checked as kubeadm checks it ("" or 0 when absent: kubeadm's

@@ -27,6 +27,15 @@ typedef enum {
     KJOIN_ARGS_APPENDED, /* 1.32: the defaults they do not name sorted, then the extra arguments in their order */
 } kjoin_args_order;
 
+/* Which ConfigMap in kube-system kubeadm reads the kubelet's configuration
+ * from (componentconfigs/kubelet.go), as UnversionedKubeletConfigMap moved. */
+typedef enum {
+    KJOIN_KUBELET_CONFIG_VERSIONED,   /* to 1.22: kubelet-config-1.<minor> */
+    KJOIN_KUBELET_CONFIG_EITHER,      /* 1.23 and 1.24: kubelet-config, or, where that cannot be read,
+                                       * kubelet-config-1.<minor> */
+    KJOIN_KUBELET_CONFIG_UNVERSIONED, /* 1.25: kubelet-config */
+} kjoin_kubelet_config_map;
+
 /* The paths kubeadm probes etcd at. */
 typedef enum {
     KJOIN_ETCD_HEALTH,              /* to 1.24: /health */
@@ -56,7 +65,9 @@ typedef struct kjoin_release {
     kjoin_gate_stage node_local_cri_socket; /* 1.32 alpha, 1.34 beta (1.36's GA still reads a gate set off), 1.37
                                      * gone: instance-config.yaml holds the runtime's endpoint instead of
                                      * kubeadm-flags.env */
-    bool kubelet_local_mode;        /* 1.33: a control-plane node's kubelet bootstraps through its own API server */
+    kjoin_gate_stage kubelet_local_mode; /* ControlPlaneKubeletLocalMode: 1.31 alpha, 1.33 beta, 1.35 GA (locked
+                                     * on, then gone): a control-plane node's kubelet bootstraps through its own
+                                     * API server */
     bool flexvolume_dir;            /* to 1.35: the controller manager mounts the flexvolume plugin directory */
     const char *etcd_tag;           /* the etcd image's tag (kubeadm's SupportedEtcdVersion); NULL: not known */
     const char *pause;              /* the pause image's tag (kubeadm's constants.PauseVersion) */
@@ -65,8 +76,8 @@ typedef struct kjoin_release {
                                      * join with) */
     int kubelet_client_admins_until; /* with kubelet_client_admins: the first patch of this minor whose kubeadm
                                      * dropped the group (a cherry-pick: 1.33.12); 0: none did */
-    bool unversioned_kubelet_config; /* 1.24: the kubelet's ConfigMap is kube-system/kubelet-config (before:
-                                     * kubelet-config-1.<minor>) */
+    kjoin_kubelet_config_map kubelet_config_map; /* the kubelet's ConfigMap kubeadm reads: kubelet-config-1.<minor>;
+                                     * 1.23 and 1.24 kubelet-config, else that; 1.25 kubelet-config */
     /* The static Pods (phases/controlplane, util/staticpod, phases/etcd): */
     bool static_pods;               /* kjoin writes them for this release (not 1.21: never tested) */
     bool apiserver_insecure_port;   /* to 1.21: kube-apiserver --insecure-port=0 */
@@ -96,5 +107,10 @@ const kjoin_release *kjoin_release_of(int minor);
 
 /* minor itself, or the newest's for 0. */
 int kjoin_release_minor(int minor);
+
+/* Whether kubeadm has a feature on, at its gate's stage, the cluster's
+ * featureGates setting it to set (1, 0; -1: not set): GA on, beta unless
+ * set off, alpha only when set on, none off. */
+bool kjoin_gate_on(kjoin_gate_stage stage, int set);
 
 #endif

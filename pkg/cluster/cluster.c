@@ -565,7 +565,8 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
     yaml_node_t *root;
     const char *v;
     unsigned major = 0, mnr = 0, patch = 0;
-    kjoin_cluster_configuration c = {.node_local_cri_socket = -1, .etcd_learner_mode = -1, .patch = -1};
+    kjoin_cluster_configuration c = {.node_local_cri_socket = -1, .etcd_learner_mode = -1, .kubelet_local_mode = -1,
+                                     .patch = -1};
     kjoin_code rc = kjoin_yaml__load_kind(&y, yaml, len, "the ClusterConfiguration", "kubeadm.k8s.io/",
                                           "ClusterConfiguration", &root, BAD, err);
     if (rc)
@@ -584,6 +585,8 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
         rc = feature_gate(&y, root, "NodeLocalCRISocket", &c.node_local_cri_socket, err);
     if (!rc)
         rc = feature_gate(&y, root, "EtcdLearnerMode", &c.etcd_learner_mode, err);
+    if (!rc)
+        rc = feature_gate(&y, root, "ControlPlaneKubeletLocalMode", &c.kubelet_local_mode, err);
     if (!rc && !(rc = kjoin_yaml__scalar(&y, root, "the ClusterConfiguration", "certificatesDir", &v, BAD, err)) && v &&
         (!kjoin_path_clean(v, c.certificates_dir, sizeof(c.certificates_dir)) || !kjoin_utf8_printable(v)))
         rc = kjoin_err_set(err, BAD, "the ClusterConfiguration's certificatesDir is not an absolute, printable "

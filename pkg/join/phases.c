@@ -319,12 +319,13 @@ static bool wants_address(const join_run *r)
             prepared);
 }
 
-/* kubeadm from 1.33 (ControlPlaneKubeletLocalMode, on by default, then
- * always): a control-plane node's kubelet bootstraps through, and then
- * talks to, this node's own API server, which etcd-join brings up. */
+/* kubeadm's ControlPlaneKubeletLocalMode (1.31 set on, 1.33 unless set
+ * off, then always): a control-plane node's kubelet bootstraps through, and
+ * then talks to, this node's own API server, which etcd-join brings up. */
 static bool kubelet_local(const join_run *r)
 {
-    return r->spec->control_plane && r->cluster && r->cx.release->kubelet_local_mode;
+    return r->spec->control_plane && r->cluster &&
+           kjoin_gate_on(r->cx.release->kubelet_local_mode, r->cluster->kubelet_local_mode);
 }
 
 static kjoin_code run_kubelet_local(join_run *r, kjoin_err *err)

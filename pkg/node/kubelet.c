@@ -48,13 +48,7 @@ kjoin_code kjoin_kubelet_config_parse(const char *yaml, size_t len, kjoin_kubele
 
 bool kjoin_kubeadm_instance_config(int minor, int node_local_cri_socket)
 {
-    switch (kjoin_release_of(minor)->node_local_cri_socket) {
-    case KJOIN_GATE_GA: return true;
-    case KJOIN_GATE_BETA: return node_local_cri_socket != 0; /* on unless set off */
-    case KJOIN_GATE_ALPHA: return node_local_cri_socket == 1; /* off unless set on */
-    case KJOIN_GATE_NONE: break;
-    }
-    return false;
+    return kjoin_gate_on(kjoin_release_of(minor)->node_local_cri_socket, node_local_cri_socket);
 }
 
 kjoin_code kjoin_kubelet_instance_config(const char *cri_socket, char **out, kjoin_err *err)

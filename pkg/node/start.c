@@ -60,14 +60,18 @@ static kjoin_code client(const kjoin_node_join *j, const char *text, size_t len,
 }
 
 /* GET path as JSON into *out; a NotFound is success with *out NULL. */
-static kjoin_code get_json(kjoin_kubeapi *api, const char *path, const char *what, json_object **out, kjoin_err *err)
+/* GET path as JSON into *out; NULL when the API says NotFound (or, when
+ * forbidden_absent, Forbidden: not there for this identity). */
+static kjoin_code get_json_or_absent(kjoin_kubeapi *api, const char *path, const char *what, bool forbidden_absent,
+                                     json_object **out, kjoin_err *err)
 {
     kjoin_kubeapi_response resp;
     kjoin_code rc = kjoin_kubeapi_request(api, "GET", path, NULL, &resp, err);
     *out = NULL;
     if (rc)
         return rc;
-    if (resp.status == 404 && strcmp(resp.reason, "NotFound") == 0) {
+    if ((resp.status == 404 && strcmp(resp.reason, "NotFound") == 0) ||
+        (forbidden_absent && resp.status == 403 && strcmp(resp.reason, "Forbidden") == 0)) {
         kjoin_kubeapi_response_release(&resp);
         return KJOIN_OK;
     }
@@ -75,6 +79,11 @@ static kjoin_code get_json(kjoin_kubeapi *api, const char *path, const char *wha
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "%s: the answer is not JSON", what);
     kjoin_kubeapi_response_release(&resp);
     return rc;
+}
+
+static kjoin_code get_json(kjoin_kubeapi *api, const char *path, const char *what, json_object **out, kjoin_err *err)
+{
+    return get_json_or_absent(api, path, what, false, out, err);
 }
 
 /* A string member of o, or NULL: the API server's JSON is untrusted, and a
@@ -182,13 +191,36 @@ static bool resuming(const kjoin_node_join *j)
     return same;
 }
 
-/* The kubelet's ConfigMap in kube-system for the cluster's release. */
-static void kubelet_config_map(int minor, char *name, size_t cap)
+/* The kubelet's ConfigMap in kube-system as the cluster's kubeadm release
+ * reads it, into *cm (NULL: not there) and its name into name (both names,
+ * "A or B", when 1.23's and 1.24's kubeadm would try both and neither is
+ * there): kubelet-config where that release reads it, else, or where
+ * kubeadm falls back to it (kubelet-config not there or not readable with
+ * this token), kubelet-config-1.MINOR. */
+static kjoin_code get_kubelet_config_map(kjoin_kubeapi *api, int minor, char *name, size_t cap, json_object **cm,
+                                         kjoin_err *err)
 {
-    if (kjoin_release_of(minor)->unversioned_kubelet_config)
+    kjoin_kubelet_config_map rule = kjoin_release_of(minor)->kubelet_config_map;
+    char path[512], what[320];
+    kjoin_code rc = KJOIN_OK;
+    *cm = NULL;
+    if (rule != KJOIN_KUBELET_CONFIG_VERSIONED) {
         snprintf(name, cap, "kubelet-config");
-    else
-        snprintf(name, cap, "kubelet-config-1.%d", minor);
+        snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/configmaps/%s", name);
+        snprintf(what, sizeof(what), "get configmap kube-system/%s", name);
+        rc = get_json_or_absent(api, path, what, rule == KJOIN_KUBELET_CONFIG_EITHER, cm, err);
+        if (rc || *cm || rule == KJOIN_KUBELET_CONFIG_UNVERSIONED)
+            return rc;
+    }
+    char legacy[64];
+    snprintf(legacy, sizeof(legacy), "kubelet-config-1.%d", kjoin_release_minor(minor));
+    snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/configmaps/%s", legacy);
+    snprintf(what, sizeof(what), "get configmap kube-system/%s", legacy);
+    if (!(rc = get_json(api, path, what, cm, err)) && (*cm || rule == KJOIN_KUBELET_CONFIG_VERSIONED))
+        snprintf(name, cap, "%s", legacy);
+    else if (!rc)
+        snprintf(name, cap, "kubelet-config or %s", legacy);
+    return rc;
 }
 
 /* The cluster's side, read with the bootstrap identity: the release, no
@@ -218,14 +250,12 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
      * which may not be the API server's. */
     if ((rc = read_cluster_configuration(j, api, err)))
         return rc;
-    kubelet_config_map(out->kubeadm_minor, out->config_map, sizeof(out->config_map));
-    snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/configmaps/%s", out->config_map);
-    snprintf(what, sizeof(what), "get configmap kube-system/%s", out->config_map);
-    if ((rc = get_json(api, path, what, &cm, err)))
+    if ((rc = get_kubelet_config_map(api, out->kubeadm_minor, out->config_map, sizeof(out->config_map), &cm, err)))
         return rc;
     if (!cm)
-        return kjoin_err_set(err, KJOIN_E_API, "%s: NotFound: the cluster has no kubelet configuration for this "
-                             "release (kubeadm init phase upload-config kubelet makes it)", what);
+        return kjoin_err_set(err, KJOIN_E_API, "get configmap kube-system/%s: NotFound: the cluster has no kubelet "
+                             "configuration for this release (kubeadm init phase upload-config kubelet makes it)",
+                             out->config_map);
     if (!json_object_object_get_ex(cm, "data", &data) || !json_object_object_get_ex(data, "kubelet", &kubelet) ||
         !json_object_is_type(kubelet, json_type_string))
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "configmap kube-system/%s has no \"kubelet\" key", out->config_map);
@@ -976,11 +1006,8 @@ kjoin_code kjoin_join_check_cluster(kjoin_kubeapi *api, const char *node_name, c
     else if (cc_found && cc.minor)
         minor = cc.minor;
     json_object *cm = NULL;
-    char map[64];
-    kubelet_config_map(minor, map, sizeof(map));
-    snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/configmaps/%s", map);
-    snprintf(what, sizeof(what), "get configmap kube-system/%s", map);
-    if ((rc = get_json(api, path, what, &cm, &e)))
+    char map[96];
+    if ((rc = get_kubelet_config_map(api, minor, map, sizeof(map), &cm, &e)))
         problem(out, rc, &first, e.msg);
     else if (!(out->kubelet_config = cm != NULL)) {
         snprintf(what, sizeof(what), "the cluster has no configmap kube-system/%s", map);

@@ -300,6 +300,7 @@ discovery:
     caCertHashes: ["$E2E_PIN"]
 nodeRegistration:
   name: $CP_NODE
+$([ -z "${CP_CRI:-}" ] || echo "  criSocket: $CP_CRI")
 controlPlane:
   certificateKey: "$(cat "$T/key")"
   localAPIEndpoint:

@@ -54,7 +54,7 @@ in_node() {
 mount -t overlay overlay -o lowerdir=/etc,upperdir=$n/etc.upper,workdir=$n/etc.work /etc &&
   mount -t overlay overlay -o lowerdir=/var/lib,upperdir=$n/lib.upper,workdir=$n/lib.work /var/lib || exit 1
 $(declare -p KJOIN T ROOT REPO_DIR TOOLS KBIN KUBECTL KUBECACHEDIR E2E_ENDPOINT E2E_SERVER E2E_PIN E2E_CA E2E_ADMIN E2E_DIR \
-  E2E_MINOR E2E_VERSION NODE_CRI NODE_CM NODE_IGNORE NODE_TOOL NODE_PATCHES NODE_KUBEADM SECRETS current EARLY_TOKEN 2>/dev/null)
+  E2E_MINOR E2E_VERSION NODE_CRI NODE_CM NODE_IGNORE NODE_TOOL NODE_PATCHES NODE_KUBEADM NODE_CONFIG NODE_KJOIN_START SECRETS current EARLY_TOKEN 2>/dev/null)
 $(declare -f)
 NODE_BEFORE=\$(node_dirs)
 $fn
@@ -963,6 +963,7 @@ node_patches() {
 node_kubelet_start() {
   local args=("$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN"
     --node-name cmp-node --cri-socket "$NODE_CRI" ${NODE_PATCHES:+--patches "$NODE_PATCHES"})
+  [ -z "${NODE_CONFIG:-}" ] || args=(--config "$NODE_CONFIG") # a JoinConfiguration both read (a control-plane node's)
   if [ "$NODE_TOOL" = kubeadm ]; then
     [ -n "${NODE_PATCHES:-}" ] && [ "$E2E_MINOR" -lt 25 ] && return 0
     : >"$T/kubeadm-start.out" # there, and empty, before the loop reads it (see node_join)
@@ -975,7 +976,7 @@ node_kubelet_start() {
     kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
     [ -e /var/lib/kubelet/kubeadm-flags.env ] || { fail "kubeadm wrote no flags file: $(tail -3 "$T/kubeadm-start.out")"; return 1; }
   else
-    "$KJOIN" join phase kubelet-start "${args[@]}" >"$T/kjoin-start.out" 2>&1 ||
+    "$KJOIN" ${NODE_KJOIN_START:-join phase kubelet-start} "${args[@]}" >"$T/kjoin-start.out" 2>&1 ||
       { fail "kjoin's kubelet-start: $(tail -3 "$T/kjoin-start.out")"; return 1; }
   fi
 }

@@ -51,8 +51,10 @@ json.dump(cm, sys.stdout)'
 # releases_kubelet_config VERSION KUBEADM: the kubelet's ConfigMap as that
 # release's kubeadm uploads it (init phase upload-config kubelet, from the
 # ClusterConfiguration kubeadm-config now holds and the run's kubelet
-# configuration): kubelet-config-1.MINOR before 1.24, with its RBAC. The
-# phase annotates a Node with the runtime: one is made for it, then deleted.
+# configuration): kubelet-config-1.MINOR before 1.24, with its RBAC, and
+# then no kubelet-config (which 1.23's kubeadm would read first), as in a
+# cluster of that release. The phase annotates a Node with the runtime: one
+# is made for it, then deleted.
 releases_kubelet_config() {
   local cc api node=kubelet-config-upload
   cc=$(kc -n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}') || return 1
@@ -62,19 +64,30 @@ releases_kubelet_config() {
   cp_node "$node" && "$2" init phase upload-config kubelet --config "$T/upload.yaml" --kubeconfig "$E2E_ADMIN" >"$T/upload.log" 2>&1 ||
     { fail "$1: kubeadm upload-config kubelet: $(tail -2 "$T/upload.log")"; kc delete node "$node" >/dev/null 2>&1; return 1; }
   kc delete node "$node" >/dev/null
+  [ "${1:0:5}" != v1.23 ] || kc -n kube-system delete configmap kubelet-config --ignore-not-found >/dev/null
 }
 
-# releases_check_names_the_config_map MINOR (a release before 1.24, whose
-# ConfigMap kubelet-config-1.MINOR is there beside the API server's own
-# kubelet-config): kjoin join --check looks for the release's; once that is
-# gone, the check fails naming it (exit 6), though kubelet-config is there.
-releases_check_names_the_config_map() {
-  local args=("$E2E_ENDPOINT" --discovery-token-ca-cert-hash "$E2E_PIN" --token abcdef.0123456789abcdef --node-name cmp-check -o json)
-  kj 0 join --check "${args[@]}" && jq -e '.check.kubeletConfig' "$OUT" >/dev/null ||
-    { fail "1.$1: --check: $(head -c 400 "$OUT")"; return 1; }
-  kc -n kube-system delete configmap "kubelet-config-1.$1" >/dev/null && kj 6 join --check "${args[@]}" &&
-    jq -e '(.error.check.kubeletConfig | not) and (.error.check.problems | test("kubelet-config-1[.]'"$1"'"))' "$OUT" >/dev/null ||
-    { fail "1.$1: --check without kubelet-config-1.$1: $(head -c 400 "$OUT")"; return 1; }
+# releases_kubelet_config_restore SAVED: the suite's own kubelet-config (SAVED,
+# its JSON) back, the boundary releases' kubelet-config-1.MINOR and RBAC gone.
+releases_kubelet_config_restore() {
+  local v minor
+  jq 'del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp)' "$1" >"$1.put" &&
+    { kc replace -f "$1.put" >/dev/null 2>&1 || kc create -f "$1.put" >/dev/null; } || { fail "kubelet-config was not put back"; return 1; }
+  for v in $(grep -h '^v' "$REPO_DIR/tests/releases-boundaries.txt"); do
+    minor=${v#v1.}; minor=${minor%%.*}
+    [ "$minor" -ge 24 ] || kc -n kube-system delete configmap,role,rolebinding "kubelet-config-1.$minor" "kubeadm:kubelet-config-1.$minor" \
+      --ignore-not-found >/dev/null 2>&1
+  done
+}
+
+# releases_kubelet_of VERSION DIR: before 1.27 (whose kubeadm writes
+# --container-runtime=remote, which a newer kubelet refuses), a kubelet of
+# VERSION in DIR (its version: all kubelet-start asks of it), and DIR
+# printed; from 1.27 nothing (the suite's kubelet).
+releases_kubelet_of() {
+  local minor=${1#v1.}; minor=${minor%%.*}
+  [ "$minor" -lt 27 ] || return 0
+  mkdir -p "$2" && printf '#!/bin/sh\necho "Kubernetes %s"\n' "$1" >"$2/kubelet" && chmod 0755 "$2/kubelet" && echo "$2"
 }
 
 # releases_same_node [patches|gate-off]: for each release, kubelet-start by
@@ -84,7 +97,7 @@ releases_check_names_the_config_map() {
 # kubelet of that release (its version, all kubelet-start asks of it);
 # plain, the boundary releases too.
 releases_same_node() {
-  local variant=${1:-} rc=0 v base=$T kubeadm extra= saved=$T/kubeadm-config.json kubelet=$T/kubelet-config.json minor
+  local variant=${1:-} rc=0 v base=$T kubeadm extra= saved=$T/kubeadm-config.json kubelet=$T/kubelet-config.json
   local boundaries=$REPO_DIR/tests/releases-boundaries.txt NODE_BIN=
   [ "$E2E_MINOR" = 37 ] || return 0 # the middle releases are proven on the newest control plane
   [ "$variant" = gate-off ] && extra=$'featureGates:\n  NodeLocalCRISocket: false\n'
@@ -94,27 +107,16 @@ releases_same_node() {
   for v in $(grep -h '^v' $boundaries "$REPO_DIR/tests/releases.txt"); do
     kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
     T=$base/$v
-    minor=${v#v1.}; minor=${minor%%.*}
-    mkdir -p "$T/bin"
-    NODE_BIN=
-    if [ "$minor" -lt 27 ]; then
-      printf '#!/bin/sh\necho "Kubernetes %s"\n' "$v" >"$T/bin/kubelet" && chmod 0755 "$T/bin/kubelet" && NODE_BIN=$T/bin
-    fi
+    mkdir -p "$T" && NODE_BIN=$(releases_kubelet_of "$v" "$T/bin") || { rc=1; break; }
     releases_cluster_as "$saved" "$v" "$extra" && releases_kubelet_config "$v" "$kubeadm" || { rc=1; break; }
     NODE_KUBEADM=$kubeadm node_same_files_as_kubeadm ${variant/gate-off/} || rc=1
-    [ -n "$variant" ] || [ "$minor" -ge 24 ] || releases_check_names_the_config_map "$minor" || rc=1
     # Which file holds the runtime, said for the record (the comparison above decides).
     [ -e "$T/ns-kjoin/lib.upper/kubelet/instance-config.yaml" ] && echo "    $v${extra:+ (gate off)}: instance-config.yaml" ||
       echo "    $v${extra:+ (gate off)}: $(grep -o -- '--container-runtime[-a-z]*' "$T/ns-kjoin/lib.upper/kubelet/kubeadm-flags.env" | tr '\n' ' ')in kubeadm-flags.env"
   done
   T=$base
   releases_cluster_as "$saved" || rc=1
-  jq 'del(.metadata.resourceVersion)' "$kubelet" | kc replace -f - >/dev/null || { fail "kubelet-config was not put back"; rc=1; }
-  for v in $(grep -h '^v' $boundaries); do
-    minor=${v#v1.}; minor=${minor%%.*}
-    [ "$minor" -ge 24 ] || kc -n kube-system delete configmap,role,rolebinding "kubelet-config-1.$minor" "kubeadm:kubelet-config-1.$minor" \
-      --ignore-not-found >/dev/null 2>&1
-  done
+  releases_kubelet_config_restore "$kubelet" || rc=1
   return $rc
 }
 t_e2e_releases_kubelet_start_as_each_kubeadm() { releases_same_node; }
@@ -235,15 +237,18 @@ t_e2e_releases_static_pods_as_each_kubeadm() {
   return $rc
 }
 
-# The control-plane node's files on each release: certificates, kubeconfigs
-# and the three static Pods by that release's kubeadm and by kjoin
-# (cp_certs_compare, t_controlplane.sh), from the cluster's own names.
-t_e2e_releases_control_plane_prepare_as_each_kubeadm() {
-  local rc=0 v base=$T kubeadm saved=$T/kubeadm-config.json
+# A control-plane node on each release, by that release's kubeadm and by
+# kjoin, with the kubelet's ConfigMap as that release's kubeadm uploads it:
+# control-plane-prepare's certificates, kubeconfigs and three static Pods
+# (cp_certs_compare, t_controlplane.sh), from the cluster's own names;
+# mark-control-plane's labels and taints; kubelet-start's files.
+t_e2e_releases_control_plane_node_as_each_kubeadm() {
+  local rc=0 v base=$T kubeadm saved=$T/kubeadm-config.json kubelet=$T/kubelet-config.json
   [ "$E2E_MINOR" = 37 ] || return 0
-  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_cluster_names || return 1
-  kc -n kube-system get configmap kubeadm-config -o json >"$saved" || return 1
-  local minor E2E_KUBEADM_API=$E2E_KUBEADM_API
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_cluster_names && node_setup || return 1
+  kc -n kube-system get configmap kubeadm-config -o json >"$saved" &&
+    kc -n kube-system get configmap kubelet-config -o json >"$kubelet" || return 1
+  local minor api=$E2E_KUBEADM_API E2E_KUBEADM_API=$E2E_KUBEADM_API
   for v in $(grep -h '^v' "$REPO_DIR/tests/releases-boundaries.txt" "$REPO_DIR/tests/releases.txt"); do
     kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
     T=$base/$v
@@ -251,13 +256,40 @@ t_e2e_releases_control_plane_prepare_as_each_kubeadm() {
     minor=${v#v1.}; minor=${minor%%.*}
     E2E_KUBEADM_API=kubeadm.k8s.io/v1beta4
     [ "$minor" -ge 31 ] || E2E_KUBEADM_API=kubeadm.k8s.io/v1beta3
-    cp -r "$base/src" "$T/src" && cp_key "$CP_KEY" && releases_cluster_as "$saved" "$v" || { rc=1; break; }
+    cp -r "$base/src" "$T/src" && cp_key "$CP_KEY" && releases_cluster_as "$saved" "$v" &&
+      releases_kubelet_config "$v" "$kubeadm" || { rc=1; break; }
     CP_KUBEADM=$kubeadm CP_VERSION=$v cp_certs_compare ||
       { fail "(release $v)"; rc=1; continue; }
     CP_KUBEADM=$kubeadm releases_marks "$v" || rc=1
+    NODE_KUBEADM=$kubeadm releases_control_plane_kubelet_start "$v" || rc=1
+    # ControlPlaneKubeletLocalMode set off where its kubeadm reads it so (beta; 1.35 locks it on)
+    [ "$minor" -lt 33 ] || [ "$minor" -gt 34 ] ||
+      { releases_cluster_as "$saved" "$v" $'featureGates:\n  ControlPlaneKubeletLocalMode: false\n' &&
+        NODE_KUBEADM=$kubeadm releases_control_plane_kubelet_start "$v" local-off; } || rc=1
   done
-  T=$base
+  T=$base E2E_KUBEADM_API=$api
   cp_cluster_names restore || rc=1
+  releases_kubelet_config_restore "$kubelet" || rc=1
+  return $rc
+}
+
+# releases_control_plane_kubelet_start VERSION [local-off] (after
+# releases_marks): kubelet-start of a control-plane node, by the release's
+# kubeadm (NODE_KUBEADM) and by kjoin from one JoinConfiguration, each in a
+# node of its own, the nodes compared (the kubelet's bootstrap kubeconfig
+# naming this node's own API server where ControlPlaneKubeletLocalMode is
+# on, the cluster's otherwise).
+releases_control_plane_kubelet_start() {
+  local v=$1 base=$T rc=0 NODE_BIN server t0=$SECONDS
+  T=$base/kubelet-start${2:+-$2}
+  mkdir -p "$T" && cp "$base/key" "$T/key" && NODE_BIN=$(releases_kubelet_of "$v" "$T/bin") &&
+    (CP_NODE=cmp-node CP_CRI=$NODE_CRI; cp_join_yaml) || { T=$base; return 1; }
+  # (kjoin takes a control-plane node's kubelet-start alone only within its join: the other phases skipped)
+  NODE_CONFIG=$T/join.yaml NODE_KJOIN_START="join --skip-phases preflight,control-plane-prepare,check-etcd,etcd-join,kubelet-wait-bootstrap,control-plane-join,wait-control-plane" \
+    node_same_files_as_kubeadm || rc=1
+  server=$(sed -n 's/^ *server: //p' "$T/ns-kjoin/etc.upper/kubernetes/bootstrap-kubelet.conf" 2>/dev/null)
+  [ $rc != 0 ] || echo "    $v${2:+ ($2)}: a control-plane node's kubelet bootstraps through $server ($((SECONDS - t0)) s)"
+  T=$base
   return $rc
 }
 

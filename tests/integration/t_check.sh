@@ -13,6 +13,7 @@ check_site() {
     node="return 200 '{\"kind\":\"Node\",\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"$3\"}]}}';"
   local cm='return 200 '\''{"kind":"ConfigMap","data":{"kubelet":"kind: KubeletConfiguration\n"}}'\'';'
   [ "$4" = 200 ] || cm='return 404 '\''{"kind":"Status","reason":"NotFound","code":404}'\'';'
+  [ "$4" != 403 ] || cm='return 403 '\''{"kind":"Status","reason":"Forbidden","code":403}'\'';'
   cat >"$C/nginx/extra.conf" <<CONF
 location = /version { default_type application/json; return $2 '{"major":"1","minor":"${6:-36}","gitVersion":"v1.${6:-36}.3"}'; }
 location = /api/v1/nodes/checked { default_type application/json; $node }
@@ -100,14 +101,36 @@ t_check_asks_the_release_s_own_configmap() {
   grep -q "configmaps/kubelet-config-1.20$" "$C/nginx/access.log" || fail "1.20's ConfigMap was not asked"
 }
 
-# The ConfigMap's name is kubeadm-config's release's, as kubeadm names it,
-# not the API server's (mid-upgrade, or an API server upgraded alone).
+# The ConfigMap is the one kubeadm-config's release reads, not the API
+# server's (mid-upgrade, or an API server upgraded alone): 1.20's
+# kubelet-config-1.20 though the API server is 1.36 and kubelet-config is there.
 t_check_asks_the_kubeadm_release_s_configmap() {
-  check_site check-123 200 none 200 true 36 23 || return 1
+  check_site check-120k 200 none 200 true 36 20 || return 1
   check_run 6 || return 1
-  err_has "kube-system/kubelet-config-1.23" || return 1
-  grep -q "configmaps/kubeadm-config" "$C/nginx/access.log" && grep -q "configmaps/kubelet-config-1.23$" "$C/nginx/access.log" &&
-    ! grep -q "configmaps/kubelet-config$" "$C/nginx/access.log" || fail "not 1.23's ConfigMap: $(grep configmaps "$C/nginx/access.log")"
+  err_has "kube-system/kubelet-config-1.20" || return 1
+  grep -q "configmaps/kubeadm-config" "$C/nginx/access.log" && grep -q "configmaps/kubelet-config-1.20$" "$C/nginx/access.log" &&
+    ! grep -q "configmaps/kubelet-config$" "$C/nginx/access.log" || fail "not 1.20's ConfigMap: $(grep configmaps "$C/nginx/access.log")"
+}
+
+# 1.23's and 1.24's kubeadm read kubelet-config, and where that is not
+# there or not readable with the token, kubelet-config-1.MINOR: so does the
+# check. The release after (1.36) does not fall back on a Forbidden.
+t_check_1_23_reads_either_configmap() {
+  check_site check-123a 200 none 200 true 36 23 || return 1
+  check_run 0 || return 1
+  ! grep -q "configmaps/kubelet-config-1.23" "$C/nginx/access.log" || fail "asked for 1.23's though kubelet-config is there" || return 1
+  local status
+  for status in 404 403; do
+    check_site "check-123-$status" 200 none "$status" true 36 23 || return 1
+    check_run 6 || return 1
+    err_has "kube-system/kubelet-config or kubelet-config-1.23" || return 1
+    grep -q "configmaps/kubelet-config$" "$C/nginx/access.log" && grep -q "configmaps/kubelet-config-1.23$" "$C/nginx/access.log" ||
+      fail "kubelet-config $status: not both asked: $(grep configmaps "$C/nginx/access.log")" || return 1
+  done
+  check_site check-136-403 200 none 403 true 36 36 || return 1
+  check_run 6 || return 1
+  err_has "Forbidden" || return 1
+  ! grep -q "configmaps/kubelet-config-1" "$C/nginx/access.log" || fail "1.36 fell back to a versioned ConfigMap"
 }
 
 t_check_waits_ten_seconds_at_most() {

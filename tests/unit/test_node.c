@@ -235,14 +235,16 @@ static void test_cluster_configuration(void **state)
     assert_string_equal(c.version, "");
     assert_int_equal(c.minor, 0);
     const char *off = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: v1.34.1\n"
-                      "featureGates: {NodeLocalCRISocket: false, EtcdLearnerMode: true}\n";
+                      "featureGates: {NodeLocalCRISocket: false, EtcdLearnerMode: true, ControlPlaneKubeletLocalMode: false}\n";
     assert_int_equal(kjoin_cluster_configuration_parse(off, strlen(off), &c, &err), KJOIN_OK);
     assert_int_equal(c.node_local_cri_socket, 0);
     assert_int_equal(c.etcd_learner_mode, 1);
+    assert_int_equal(c.kubelet_local_mode, 0);
     const char *yes = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates: {NodeLocalCRISocket: On}\n";
     assert_int_equal(kjoin_cluster_configuration_parse(yes, strlen(yes), &c, &err), KJOIN_OK);
     assert_int_equal(c.node_local_cri_socket, 1);
     assert_int_equal(c.etcd_learner_mode, -1);
+    assert_int_equal(c.kubelet_local_mode, -1);
     const char *bad[] = {"- x\n", "apiVersion: v1\nkind: ClusterConfiguration\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: latest\n",
@@ -250,6 +252,8 @@ static void test_cluster_configuration(void **state)
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates: [a]\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates: {NodeLocalCRISocket: maybe}\n",
                          "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nfeatureGates: {EtcdLearnerMode: 2}\n",
+                         "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
+                         "featureGates: {ControlPlaneKubeletLocalMode: [true]}\n",
                          "a: ["};
     for (size_t i = 0; i < TU_LEN(bad); i++)
         if (kjoin_cluster_configuration_parse(bad[i], strlen(bad[i]), &c, &err) != KJOIN_E_OTHER)

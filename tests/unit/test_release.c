@@ -13,7 +13,7 @@ static void test_boundaries(void **state)
     (void)state;
     static const struct {
         int minor;
-        bool basic, whole, unversioned /* the kubelet's ConfigMap */, runtime, client_first, admins, learner, kubelet_admins, local;
+        bool basic, whole, unversioned /* kubelet-config read first */, runtime, client_first, admins, learner, kubelet_admins, local;
         kjoin_gate_stage gate;
         bool pods;
     } want[] = {
@@ -21,7 +21,7 @@ static void test_boundaries(void **state)
         {20, false, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
         {21, true, false, false, true, false, false, false, false, false, KJOIN_GATE_NONE, false},
         {22, true, true, false, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
-        {23, true, true, false, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
+        {23, true, true, true, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
         {24, true, true, true, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
         {25, true, true, true, true, false, false, false, false, false, KJOIN_GATE_NONE, true},
         {26, true, true, true, false, false, false, false, false, false, KJOIN_GATE_NONE, true},
@@ -41,13 +41,38 @@ static void test_boundaries(void **state)
     for (size_t i = 0; i < TU_LEN(want); i++) {
         const kjoin_release *r = kjoin_release_of(want[i].minor);
         if (r->leaf_basic_constraints != want[i].basic || r->whole_control_plane_join != want[i].whole ||
-            r->unversioned_kubelet_config != want[i].unversioned || r->kubelet_runtime_flag != want[i].runtime ||
+            (r->kubelet_config_map != KJOIN_KUBELET_CONFIG_VERSIONED) != want[i].unversioned || r->kubelet_runtime_flag != want[i].runtime ||
             r->csr_usages_client_first != want[i].client_first || r->cluster_admins_group != want[i].admins ||
             r->etcd_learner != want[i].learner || r->kubelet_client_admins != want[i].kubelet_admins ||
-            r->kubelet_local_mode != want[i].local || r->node_local_cri_socket != want[i].gate ||
+            kjoin_gate_on(r->kubelet_local_mode, -1) != want[i].local || r->node_local_cri_socket != want[i].gate ||
             r->static_pods != want[i].pods)
             fail_msg("release 1.%d: the row since 1.%d is not the rules of that release", want[i].minor, r->since);
     }
+    /* ControlPlaneKubeletLocalMode by stage, set on, off or not at all, as each release's kubeadm reads it
+     * (cmd/kubeadm/app/features): 1.31 alpha, 1.33 beta, 1.35 GA and locked on, 1.36 gone (always on). */
+    static const struct {
+        int minor;
+        bool on, off, unset;
+    } local[] = {{30, false, false, false}, {31, true, false, false}, {32, true, false, false},
+                 {33, true, false, true},   {34, true, false, true},  {35, true, true, true},
+                 {36, true, true, true},    {37, true, true, true}};
+    for (size_t i = 0; i < TU_LEN(local); i++) {
+        kjoin_gate_stage g = kjoin_release_of(local[i].minor)->kubelet_local_mode;
+        if (kjoin_gate_on(g, 1) != local[i].on || kjoin_gate_on(g, 0) != local[i].off ||
+            kjoin_gate_on(g, -1) != local[i].unset)
+            fail_msg("release 1.%d: ControlPlaneKubeletLocalMode is not its kubeadm's", local[i].minor);
+    }
+    /* The kubelet's ConfigMap as each release's kubeadm reads it: the versioned one, either (1.23 and 1.24,
+     * while UnversionedKubeletConfigMap moved), the unversioned one. */
+    static const struct {
+        int minor;
+        kjoin_kubelet_config_map map;
+    } maps[] = {{20, KJOIN_KUBELET_CONFIG_VERSIONED}, {22, KJOIN_KUBELET_CONFIG_VERSIONED},
+                {23, KJOIN_KUBELET_CONFIG_EITHER},    {24, KJOIN_KUBELET_CONFIG_EITHER},
+                {25, KJOIN_KUBELET_CONFIG_UNVERSIONED}, {37, KJOIN_KUBELET_CONFIG_UNVERSIONED}};
+    for (size_t i = 0; i < TU_LEN(maps); i++)
+        if (kjoin_release_of(maps[i].minor)->kubelet_config_map != maps[i].map)
+            fail_msg("release 1.%d: the kubelet's ConfigMap is not read as its kubeadm reads it", maps[i].minor);
     /* mark-control-plane's labels and default taints, as 1.20 to 1.25's kubeadm set them (the master label
      * to 1.23, the load balancers' from 1.21, both taints in 1.24). */
     static const struct {
