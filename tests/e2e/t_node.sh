@@ -956,10 +956,11 @@ node_patches() {
   printf 'spec: {}\n' >"$1/kube-apiserver.yaml"
 }
 
-# kubelet-start by KUBEADM or kjoin (TOOL), with the same arguments, in a
-# node of its own ($T/ns-TOOL). kubeadm's before 1.2x waits for the
-# kubelet's bootstrap inside that phase: it is stopped once it says so, its
-# files written.
+# kubelet-start by KUBEADM or kjoin (TOOL), with the same arguments (or
+# NODE_CONFIG, a JoinConfiguration), in a node of its own ($T/ns-TOOL).
+# kubeadm's phase goes on to wait for the kubelet (its health, its
+# bootstrap): it is stopped once it says it starts it, every file written
+# before that line in each release.
 node_kubelet_start() {
   local args=("$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN"
     --node-name cmp-node --cri-socket "$NODE_CRI" ${NODE_PATCHES:+--patches "$NODE_PATCHES"})
@@ -970,7 +971,8 @@ node_kubelet_start() {
     "${NODE_KUBEADM:-$KBIN/kubeadm}" join phase kubelet-start "${args[@]}" >"$T/kubeadm-start.out" 2>&1 &
     local pid=$! i
     for i in $(seq 600); do
-      e2e_alive "$pid" && ! grep -q "Waiting for the kubelet to perform the TLS Bootstrap" "$T/kubeadm-start.out" || break
+      e2e_alive "$pid" && ! grep -q -e "Waiting for the kubelet to perform the TLS Bootstrap" -e "^\[kubelet-start\] Starting the kubelet" \
+        "$T/kubeadm-start.out" || break
       sleep 0.1
     done
     kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
