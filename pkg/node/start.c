@@ -59,7 +59,6 @@ static kjoin_code client(const kjoin_node_join *j, const char *text, size_t len,
     return rc;
 }
 
-/* GET path as JSON into *out; a NotFound is success with *out NULL. */
 /* GET path as JSON into *out; NULL when the API says NotFound (or, when
  * forbidden_absent, Forbidden: not there for this identity). */
 static kjoin_code get_json_or_absent(kjoin_kubeapi *api, const char *path, const char *what, bool forbidden_absent,
