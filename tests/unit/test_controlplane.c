@@ -758,41 +758,38 @@ static void test_mark_patch(void **state)
     kjoin_cp_context cx = {.node_name = "n", .minor = 37, .release = kjoin_release_of(37)};
     char *patch = NULL;
     kjoin_err err;
-    assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
-    /* The labels, the default taint once, the operator's kept, at the version read. */
-    assert_string_equal(patch, "{\"metadata\":{\"resourceVersion\":\"42\",\"labels\":{"
-                               "\"node-role.kubernetes.io/control-plane\":\"\","
-                               "\"node.kubernetes.io/exclude-from-external-load-balancers\":\"\"}},"
-                               "\"spec\":{\"taints\":[{\"key\":\"node-role.kubernetes.io/control-plane\","
-                               "\"effect\":\"NoSchedule\"},{\"key\":\"x\",\"value\":\"y\",\"effect\":\"NoExecute\"}]}}");
-    free(patch);
-    /* Before 1.24: the master label and taint. Given taints instead, an empty list too. */
-    cx.minor = 20, cx.release = kjoin_release_of(20);
-    assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
-    assert_non_null(strstr(patch, "\"node-role.kubernetes.io/master\":\"\""));
-    assert_non_null(strstr(patch, "{\"key\":\"node-role.kubernetes.io/master\",\"effect\":\"NoSchedule\"}"));
-    assert_null(strstr(patch, "exclude-from-external-load-balancers"));
-    free(patch);
-    /* 1.23: the load balancers' label too (from 1.21); 1.24: no master label, both taints, kubeadm's order,
-     * the one the Node has not twice. */
-    cx.minor = 23, cx.release = kjoin_release_of(23);
-    assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
-    assert_string_equal(patch, "{\"metadata\":{\"resourceVersion\":\"42\",\"labels\":{"
-                               "\"node-role.kubernetes.io/master\":\"\",\"node-role.kubernetes.io/control-plane\":\"\","
-                               "\"node.kubernetes.io/exclude-from-external-load-balancers\":\"\"}},"
-                               "\"spec\":{\"taints\":[{\"key\":\"node-role.kubernetes.io/master\",\"effect\":\"NoSchedule\"},"
-                               "{\"key\":\"x\",\"value\":\"y\",\"effect\":\"NoExecute\"},"
-                               "{\"key\":\"node-role.kubernetes.io/control-plane\",\"effect\":\"NoSchedule\"}]}}");
-    free(patch);
-    cx.minor = 24, cx.release = kjoin_release_of(24);
-    assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
-    assert_string_equal(patch, "{\"metadata\":{\"resourceVersion\":\"42\",\"labels\":{"
-                               "\"node-role.kubernetes.io/control-plane\":\"\","
-                               "\"node.kubernetes.io/exclude-from-external-load-balancers\":\"\"}},"
-                               "\"spec\":{\"taints\":[{\"key\":\"node-role.kubernetes.io/master\",\"effect\":\"NoSchedule\"},"
-                               "{\"key\":\"node-role.kubernetes.io/control-plane\",\"effect\":\"NoSchedule\"},"
-                               "{\"key\":\"x\",\"value\":\"y\",\"effect\":\"NoExecute\"}]}}");
-    free(patch);
+#define LABELS(...) "{\"metadata\":{\"resourceVersion\":\"42\",\"labels\":{" __VA_ARGS__ "}},\"spec\":{\"taints\":["
+#define MASTER "\"node-role.kubernetes.io/master\":\"\","
+#define CP "\"node-role.kubernetes.io/control-plane\":\"\""
+#define LB ",\"node.kubernetes.io/exclude-from-external-load-balancers\":\"\""
+#define TAINT(key) "{\"key\":\"node-role.kubernetes.io/" key "\",\"effect\":\"NoSchedule\"}"
+#define OPERATORS "{\"key\":\"x\",\"value\":\"y\",\"effect\":\"NoExecute\"}"
+    /* The labels and the default taints of each release, the operator's taint kept, the one the Node has
+     * not twice, at the version read: 1.20 master and control-plane, the master taint; 1.23 the load
+     * balancers' label too (from 1.21); 1.24 no master label, both taints in kubeadm's order; 1.37 the
+     * control-plane taint. */
+    static const struct {
+        int minor;
+        const char *patch;
+    } marks[] = {
+        {20, LABELS(MASTER CP) TAINT("master") "," OPERATORS "," TAINT("control-plane") "]}}"},
+        {23, LABELS(MASTER CP LB) TAINT("master") "," OPERATORS "," TAINT("control-plane") "]}}"},
+        {24, LABELS(CP LB) TAINT("master") "," TAINT("control-plane") "," OPERATORS "]}}"},
+        {37, LABELS(CP LB) TAINT("control-plane") "," OPERATORS "]}}"},
+    };
+#undef LABELS
+#undef MASTER
+#undef CP
+#undef LB
+#undef TAINT
+#undef OPERATORS
+    for (size_t i = 0; i < TU_LEN(marks); i++) {
+        cx.minor = marks[i].minor, cx.release = kjoin_release_of(marks[i].minor);
+        assert_int_equal(kjoin_mark_control_plane_patch(&cx, &s, node, strlen(node), &patch, &err), KJOIN_OK);
+        if (strcmp(patch, marks[i].patch))
+            fail_msg("1.%d's marks: %s", marks[i].minor, patch);
+        free(patch);
+    }
     cx.minor = 20, cx.release = kjoin_release_of(20);
     const char *given[] = {"dedicated=db:NoSchedule"};
     s = (kjoin_mark_control_plane_spec){.taints = given, .n_taints = 1, .taints_set = true};
