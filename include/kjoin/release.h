@@ -60,7 +60,9 @@ typedef struct kjoin_release {
     bool csr_usages_client_first;   /* 1.27: the kubelet asks for "client auth" before "key encipherment" */
     bool cluster_admins_group;      /* 1.29: admin.conf and the etcd clients' O=kubeadm:cluster-admins (not
                                      * system:masters) */
-    bool etcd_learner;              /* 1.29: a joining etcd member is a learner first, then promoted */
+    /* EtcdLearnerMode, a joining etcd member a learner first, then promoted: 1.27 alpha, 1.29 beta,
+     * 1.32 GA (locked on, gone in 1.33) */
+    kjoin_gate_stage etcd_learner;
     bool kubelet_client_admins;     /* 1.29 to 1.35: apiserver-kubelet-client in O=kubeadm:cluster-admins */
     kjoin_gate_stage node_local_cri_socket; /* 1.32 alpha, 1.34 beta (1.36's GA still reads a gate set off), 1.37
                                      * gone: instance-config.yaml holds the runtime's endpoint instead of

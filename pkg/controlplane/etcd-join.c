@@ -426,9 +426,9 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *ou
     const char *record = kjoin_cp_record_dir(s);
     const kjoin_cluster_configuration *c = s->cluster;
     const char *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
-    /* a learner first where the release's kubeadm makes one, or the cluster's gate says so */
+    /* a learner first where the release's kubeadm makes one, by the cluster's gate and its stage */
     bool v6 = strchr(s->advertise_address, ':') != NULL, dry = *s->dry_run_dir,
-         learner = c->etcd_learner_mode >= 0 ? c->etcd_learner_mode == 1 : s->release->etcd_learner;
+         learner = kjoin_gate_on(s->release->etcd_learner, c->etcd_learner_mode);
     char peer[128], *yaml = NULL;
     members ms = {0};
     memset(out, 0, sizeof(*out));

@@ -760,15 +760,37 @@ cp_etcd_call() {
     -X POST -d "$3" "https://$CP_ETCD1:2379$2"
 }
 
+# cp_etcd_run PID ADDR (in a node): the kubelet's part in an etcd-join
+# (PID): once etcd.yaml is there and whole, the command in it runs
+# (Debian's etcd 3.4: without the flags of etcd 3.6, --feature-gates and
+# --watch-progress-notify-interval; its metrics and clients on the node's
+# own address ADDR only, not the machine's 127.0.0.1), its pid in
+# $T/etcd-m2.pid. The members as etcd 1 lists them just before, when the
+# new one has been added and does not run yet, in $T/members.added.
+cp_etcd_run() {
+  local m=/etc/kubernetes/manifests/etcd.yaml i args=()
+  for i in $(seq 600); do [ -s $m ] || ! kill -0 "$1" 2>/dev/null && break; sleep 0.1; done
+  [ -s $m ] || return 0
+  cp_etcd_members /etc/kubernetes/pki "$CP_ETCD1" >"$T/members.added"
+  # (kubeadm writes it in place: read until it parses)
+  for i in $(seq 20); do
+    mapfile -t args < <(kc create --dry-run=client --validate=false -o json -f $m 2>/dev/null | jq -r '.spec.containers[0].command[1:][]')
+    [ ${#args[@]} = 0 ] || break
+    sleep 0.1
+  done
+  mapfile -t args < <(printf '%s\n' "${args[@]}" | grep -v -e '^--feature-gates=' -e '^--watch-progress-notify-interval=' |
+    sed -e "s#^--listen-metrics-urls=.*#--listen-metrics-urls=http://$2:2381#" \
+      -e "s#^--listen-client-urls=https://127.0.0.1:2379,#--listen-client-urls=#")
+  etcd "${args[@]}" >"$T/etcd-m2.log" 2>&1 &
+  echo $! >"$T/etcd-m2.pid"
+}
+
 # cp_etcd_join_in (in a node): kjoin's prepare, then its etcd-join, with
-# this function as the kubelet: when etcd.yaml is there, the command in it
-# runs (Debian's etcd 3.4: without the flags of etcd 3.6, --feature-gates
-# and --watch-progress-notify-interval; its metrics and clients on the
-# node's own address only, not the machine's 127.0.0.1); etcd 2 keeps
-# running for the checks that follow.
+# cp_etcd_run as the kubelet; etcd 2 keeps running for the checks that
+# follow.
 cp_etcd_join_in() {
   . "$T/cp.env"
-  local m=/etc/kubernetes/manifests/etcd.yaml i args
+  local m=/etc/kubernetes/manifests/etcd.yaml
   "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
     --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --certificate-key-file "$T/key" --node-name cp-2 \
     --apiserver-advertise-address "$CP_ETCD2" >"$T/prepare.out" 2>&1 || { echo "prepare: $(tail -2 "$T/prepare.out")" >"$T/etcd.why"; return; }
@@ -787,15 +809,7 @@ cp_etcd_join_in() {
     --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --discovery-timeout 90s -o json \
     >"$T/join.out" 2>"$T/join.err" &
   local kjoin_pid=$!
-  for i in $(seq 300); do [ -s $m ] || ! kill -0 $kjoin_pid 2>/dev/null && break; sleep 0.2; done
-  if [ -s $m ]; then
-    mapfile -t args < <(kc create --dry-run=client --validate=false -o json -f $m | jq -r '.spec.containers[0].command[1:][]' |
-      grep -v -e '^--feature-gates=' -e '^--watch-progress-notify-interval=' |
-      sed -e "s#^--listen-metrics-urls=.*#--listen-metrics-urls=http://$CP_ETCD2:2381#" \
-        -e "s#^--listen-client-urls=https://127.0.0.1:2379,#--listen-client-urls=#")
-    etcd "${args[@]}" >"$T/etcd-m2.log" 2>&1 &
-    echo $! >"$T/etcd-m2.pid"
-  fi
+  cp_etcd_run $kjoin_pid "$CP_ETCD2"
   wait $kjoin_pid
   echo $? >"$T/join.rc"
   cp $m "$T/etcd.yaml" 2>/dev/null
@@ -1023,6 +1037,9 @@ t_e2e_controlplane_etcd_join_and_reset() {
     { fail "check-etcd: exit $(cat "$T/check.rc" 2>/dev/null): $(tail -2 "$T/check.err")"; rc=1; }
   [ "$(cat "$T/join.rc" 2>/dev/null)" = 0 ] ||
     { fail "etcd-join: exit $(cat "$T/join.rc" 2>/dev/null): $(tail -3 "$T/join.err"); etcd 2: $(tail -2 "$T/etcd-m2.log" 2>/dev/null | cut -c1-300)"; rc=1; }
+  # Added as a learner from 1.29, a voter before; not running yet when etcd.yaml is written.
+  grep -qx " https://$CP_ETCD2:2380 $learner" "$T/members.added" ||
+    { fail "the member as added: $(tr '\n' ';' <"$T/members.added")"; rc=1; }
   members=$(cat "$T/members.after")
   [ "$members" = "${left_members}cp-1 https://$CP_ETCD1:2380 false
 cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(echo "$members" | tr '\n' ';')"; rc=1; }

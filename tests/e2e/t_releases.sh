@@ -325,3 +325,113 @@ releases_kubeadm_mark() {
   "$CP_KUBEADM" join phase control-plane-join mark-control-plane --config "$T/join.yaml" --v=1 >>"$T/kubeadm.out" 2>&1
   echo $? >"$T/kubeadm.rc"
 }
+
+# releases_etcd_join_in (in a node): SIDE's control-plane-prepare (kjoin's,
+# or the release's kubeadm's three steps), then its etcd-join with
+# cp_etcd_run as the kubelet; its exit, the members after it, etcd.yaml;
+# etcd 2 stopped.
+releases_etcd_join_in() {
+  . "$T/cp.env"
+  local pid
+  if [ "$SIDE" = kjoin ]; then
+    "$KJOIN" join phase control-plane-prepare --config "$T/join.yaml" >"$T/prepare.out" 2>&1 &&
+      { "$KJOIN" join phase etcd-join --config "$T/join.yaml" -o json >"$T/join.out" 2>"$T/join.err" & }
+  else
+    # (a phase of its own from 1.31, a step of control-plane-join before)
+    local phase=etcd-join
+    [ "$MINOR" -ge 31 ] || phase="control-plane-join etcd"
+    CP_STEPS="download-certs certs kubeconfig" cp_kubeadm_prepare && [ "$(cat "$T/kubeadm.rc")" = 0 ] &&
+      { "$CP_KUBEADM" join phase $phase --config "$T/join.yaml" >"$T/join.out" 2>"$T/join.err" & }
+  fi || { echo "$SIDE's control-plane-prepare: $(tail -2 "$T/prepare.out" "$T/kubeadm.out" 2>/dev/null)" >"$T/etcd.why"; return; }
+  pid=$!
+  cp_etcd_run $pid "$CP_ADDR"
+  wait $pid
+  echo $? >"$T/join.rc"
+  cp /etc/kubernetes/manifests/etcd.yaml "$T/etcd.yaml" 2>/dev/null
+  cp_etcd_members /etc/kubernetes/pki "$CP_ETCD1" >"$T/members.after"
+  [ ! -s "$T/etcd-m2.pid" ] || e2e_stop "$(cat "$T/etcd-m2.pid")"
+}
+
+# releases_etcd_join SIDE VERSION: a node of SIDE's joins a fresh etcd
+# member 1 (cp_etcd_first) at the node's own address, 192.0.2.2 (kubeadm
+# takes no loopback one); member 1 stopped after.
+releases_etcd_join() {
+  local SIDE=$1 v=$2 CP_KUBEADM=$3 CP_NODE=cp-2 CP_ADDR=192.0.2.2 CP_ETCD2=192.0.2.2 MINOR
+  MINOR=${v#v1.} MINOR=${MINOR%%.*}
+  mkdir -p "$T" && cp -r "$base/src" "$T/src" && cp "$base/key" "$T/key" && cp_join_yaml &&
+    declare -p SIDE CP_KUBEADM CP_NODE CP_ADDR CP_ETCD1 E2E_KUBEADM_API MINOR >"$T/cp.env" || return 1
+  cp_etcd_first || { kc -n kube-system delete pod etcd-cp-1 --force --grace-period=0 >/dev/null 2>&1; return 1; }
+  NODE_NS=node in_node releases_etcd_join_in
+  e2e_stop "$E2E_PID_etcd_m1"
+  kc -n kube-system delete pod etcd-cp-1 --force --grace-period=0 >/dev/null 2>&1
+  [ ! -s "$T/etcd.why" ] || { fail "$v: $(cat "$T/etcd.why")"; return 1; }
+}
+
+# The etcd member a control-plane node adds, on each side of the learner's
+# release (kubeadm's EtcdLearnerMode: 1.28 alpha, off unless the cluster
+# sets it; 1.29 beta, on unless set off) and on the suite's own: the
+# release's kubeadm and kjoin each join a fresh member 1 from a node of
+# their own, and the member is compared as it was added (a learner or a
+# voter, before it runs), after the join (promoted, both voting) and its
+# etcd.yaml (the whole Pod, the members it joins, an existing cluster).
+t_e2e_releases_etcd_join_as_each_kubeadm() {
+  local rc=0 base=$T saved=$T/kubeadm-config.json etcd=$T/kubeadm-config-etcd.json v gate learner kubeadm case
+  local minor api=$E2E_KUBEADM_API E2E_KUBEADM_API=$E2E_KUBEADM_API
+  [ "$E2E_MINOR" = 37 ] || return 0
+  kc -n kube-system get configmap kubeadm-config -o json >"$saved" && cp_shared_pki "$T/src" && cp_upload "$T/src" &&
+    cp_key "$CP_KEY" && node_setup && cp_cluster_names etcd &&
+    kc -n kube-system get configmap kubeadm-config -o json >"$etcd" || return 1
+  kc create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin --group=kubeadm:cluster-admins \
+    >/dev/null 2>&1
+  local v28 v29
+  v28=$(grep '^v1\.28\.' "$REPO_DIR/tests/releases-boundaries.txt") v29=$(grep '^v1\.29\.' "$REPO_DIR/tests/releases-boundaries.txt")
+  # each side of the boundary with the gate as its default and set the other way; the suite's release
+  for case in "$v28 -" "$v28 true" "$v29 -" "$v29 false" "$E2E_VERSION -"; do
+    read -r v gate <<<"$case"
+    minor=${v#v1.}; minor=${minor%%.*}
+    learner=$gate
+    [ "$gate" != - ] || { learner=false; [ "$minor" -lt 29 ] || learner=true; }
+    kubeadm=$KBIN/kubeadm
+    [ "$v" = "$E2E_VERSION" ] || kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
+    E2E_KUBEADM_API=kubeadm.k8s.io/v1beta4
+    [ "$minor" -ge 31 ] || E2E_KUBEADM_API=kubeadm.k8s.io/v1beta3
+    local extra=
+    [ "$gate" = - ] || extra=$'featureGates:\n  EtcdLearnerMode: '"$gate"$'\n'
+    releases_cluster_as "$etcd" "$v" "$extra" || { rc=1; break; }
+    local name="$v${extra:+ (EtcdLearnerMode: $gate)}" side ok=1
+    for side in kubeadm kjoin; do
+      T=$base/etcd-$v-$gate/$side releases_etcd_join $side "$v" "$kubeadm" || { ok=; rc=1; }
+    done
+    T=$base/etcd-$v-$gate
+    [ -n "$ok" ] || continue
+    for side in kubeadm kjoin; do
+      [ "$(cat "$T/$side/join.rc")" = 0 ] ||
+        { fail "$name: $side's etcd-join: exit $(cat "$T/$side/join.rc"): $(tail -3 "$T/$side/join.err")"; rc=1; ok=; }
+    done
+    [ -n "$ok" ] || continue
+    # As added: this release's learner or voter, kjoin's as kubeadm's.
+    [ "$(cat "$T/kjoin/members.added")" = "$(cat "$T/kubeadm/members.added")" ] &&
+      grep -qx " https://192.0.2.2:2380 $learner" "$T/kubeadm/members.added" ||
+      { fail "$name: the member as added: kubeadm $(tr '\n' ';' <"$T/kubeadm/members.added"), kjoin $(tr '\n' ';' <"$T/kjoin/members.added") (a learner: $learner)"; ok=; }
+    [ "$(cat "$T/kjoin/members.after")" = "$(cat "$T/kubeadm/members.after")" ] &&
+      [ "$(cat "$T/kjoin/members.after")" = "cp-1 https://$CP_ETCD1:2380 false
+cp-2 https://192.0.2.2:2380 false" ] ||
+      { fail "$name: the members after the join: kubeadm $(tr '\n' ';' <"$T/kubeadm/members.after"), kjoin $(tr '\n' ';' <"$T/kjoin/members.after")"; ok=; }
+    jq -e --argjson l "$learner" '.etcd.added and .etcd.promoted == $l' "$T/kjoin/join.out" >/dev/null ||
+      { fail "$name: kjoin's -o json: $(jq -c .etcd "$T/kjoin/join.out")"; ok=; }
+    local ours theirs
+    ours=$(cp_etcd_pod "$T/kjoin/etcd.yaml" 192.0.2.2) theirs=$(cp_etcd_pod "$T/kubeadm/etcd.yaml" 192.0.2.2)
+    [ -n "$ours" ] && [ "$ours" = "$theirs" ] ||
+      { fail "$name: etcd.yaml differs from kubeadm's: $(diff <(echo "$theirs") <(echo "$ours") | grep '^[<>]' | head -20 | tr '\n' ' ')"; ok=; }
+    for side in kubeadm kjoin; do
+      grep -o -- '--initial-cluster[-a-z]*=[^ "]*' "$T/$side/etcd.yaml" | sed 's/^--initial-cluster=//' | tr ',' '\n' | sort >"$T/$side.initial"
+    done
+    [ "$(cat "$T/kjoin.initial")" = "$(cat "$T/kubeadm.initial")" ] && grep -qx -- --initial-cluster-state=existing "$T/kjoin.initial" ||
+      { fail "$name: etcd.yaml's members: kubeadm $(tr '\n' ' ' <"$T/kubeadm.initial"), kjoin $(tr '\n' ' ' <"$T/kjoin.initial")"; ok=; }
+    [ -n "$ok" ] || { rc=1; continue; }
+    echo "    $name: added as a $([ "$learner" = true ] && echo learner || echo voter), as kubeadm adds it; etcd.yaml kubeadm's"
+  done
+  T=$base E2E_KUBEADM_API=$api
+  releases_cluster_as "$saved" || rc=1
+  return $rc
+}

@@ -43,7 +43,7 @@ static void test_boundaries(void **state)
         if (r->leaf_basic_constraints != want[i].basic || r->whole_control_plane_join != want[i].whole ||
             (r->kubelet_config_map != KJOIN_KUBELET_CONFIG_VERSIONED) != want[i].unversioned || r->kubelet_runtime_flag != want[i].runtime ||
             r->csr_usages_client_first != want[i].client_first || r->cluster_admins_group != want[i].admins ||
-            r->etcd_learner != want[i].learner || r->kubelet_client_admins != want[i].kubelet_admins ||
+            kjoin_gate_on(r->etcd_learner, -1) != want[i].learner || r->kubelet_client_admins != want[i].kubelet_admins ||
             kjoin_gate_on(r->kubelet_local_mode, -1) != want[i].local || r->node_local_cri_socket != want[i].gate ||
             r->static_pods != want[i].pods)
             fail_msg("release 1.%d: the row since 1.%d is not the rules of that release", want[i].minor, r->since);
@@ -61,6 +61,19 @@ static void test_boundaries(void **state)
         if (kjoin_gate_on(g, 1) != local[i].on || kjoin_gate_on(g, 0) != local[i].off ||
             kjoin_gate_on(g, -1) != local[i].unset)
             fail_msg("release 1.%d: ControlPlaneKubeletLocalMode is not its kubeadm's", local[i].minor);
+    }
+    /* EtcdLearnerMode likewise: 1.27 alpha, 1.29 beta, 1.32 GA and locked on, 1.33 gone (always a learner). */
+    static const struct {
+        int minor;
+        bool on, off, unset;
+    } learner[] = {{26, false, false, false}, {27, true, false, false}, {28, true, false, false},
+                   {29, true, false, true},   {31, true, false, true},  {32, true, true, true},
+                   {33, true, true, true},    {37, true, true, true},   {0, true, true, true}};
+    for (size_t i = 0; i < TU_LEN(learner); i++) {
+        kjoin_gate_stage g = kjoin_release_of(learner[i].minor)->etcd_learner;
+        if (kjoin_gate_on(g, 1) != learner[i].on || kjoin_gate_on(g, 0) != learner[i].off ||
+            kjoin_gate_on(g, -1) != learner[i].unset)
+            fail_msg("release 1.%d: EtcdLearnerMode is not its kubeadm's", learner[i].minor);
     }
     /* The kubelet's ConfigMap as each release's kubeadm reads it: the versioned one, either (1.23 and 1.24,
      * while UnversionedKubeletConfigMap moved), the unversioned one. */
