@@ -52,9 +52,10 @@ json.dump(cm, sys.stdout)'
 # release's kubeadm uploads it (init phase upload-config kubelet, from the
 # ClusterConfiguration kubeadm-config now holds and the run's kubelet
 # configuration): kubelet-config-1.MINOR before 1.24, with its RBAC, and
-# then no kubelet-config (which 1.23's kubeadm would read first), as in a
-# cluster of that release. The phase annotates a Node with the runtime: one
-# is made for it, then deleted.
+# then neither kubelet-config nor the RBAC that lets a joining node read it,
+# as in a cluster of that release: 1.23's kubeadm (and kjoin) read
+# kubelet-config first, are refused (403) and fall back. The phase
+# annotates a Node with the runtime: one is made for it, then deleted.
 releases_kubelet_config() {
   local cc api node=kubelet-config-upload
   cc=$(kc -n kube-system get configmap kubeadm-config -o jsonpath='{.data.ClusterConfiguration}') || return 1
@@ -64,15 +65,31 @@ releases_kubelet_config() {
   cp_node "$node" && "$2" init phase upload-config kubelet --config "$T/upload.yaml" --kubeconfig "$E2E_ADMIN" >"$T/upload.log" 2>&1 ||
     { fail "$1: kubeadm upload-config kubelet: $(tail -2 "$T/upload.log")"; kc delete node "$node" >/dev/null 2>&1; return 1; }
   kc delete node "$node" >/dev/null
-  [ "${1:0:5}" != v1.23 ] || kc -n kube-system delete configmap kubelet-config --ignore-not-found >/dev/null
+  [ "${1:0:5}" = v1.23 ] || return 0
+  kc -n kube-system delete configmap/kubelet-config role/kubeadm:kubelet-config rolebinding/kubeadm:kubelet-config \
+    --ignore-not-found >/dev/null || return 1
+  # (what a joining node is refused: the first name, a 403; the second read)
+  [ "$(kc -n kube-system auth can-i get configmap/kubelet-config --as system:bootstrap:abcdef \
+      --as-group system:bootstrappers:kubeadm:default-node-token)" = no ] &&
+    [ "$(kc -n kube-system auth can-i get configmap/kubelet-config-1.23 --as system:bootstrap:abcdef \
+      --as-group system:bootstrappers:kubeadm:default-node-token)" = yes ] ||
+    { fail "v1.23: a joining node's access to the kubelet's ConfigMaps is not a 1.23 cluster's"; return 1; }
 }
 
-# releases_kubelet_config_restore SAVED: the suite's own kubelet-config (SAVED,
-# its JSON) back, the boundary releases' kubelet-config-1.MINOR and RBAC gone.
+# releases_kubelet_config_save FILE: the suite's kubelet-config and the RBAC
+# that lets a joining node read it, for releases_kubelet_config_restore.
+releases_kubelet_config_save() {
+  kc -n kube-system get configmap/kubelet-config role/kubeadm:kubelet-config rolebinding/kubeadm:kubelet-config -o json |
+    jq '.items[] |= del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp, .metadata.managedFields)' >"$1"
+}
+
+# releases_kubelet_config_restore SAVED: the suite's own kubelet-config and
+# its RBAC (SAVED, releases_kubelet_config_save's) back, the boundary
+# releases' kubelet-config-1.MINOR and RBAC gone.
 releases_kubelet_config_restore() {
   local v minor
-  jq 'del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp)' "$1" >"$1.put" &&
-    { kc replace -f "$1.put" >/dev/null 2>&1 || kc create -f "$1.put" >/dev/null; } || { fail "kubelet-config was not put back"; return 1; }
+  kc delete -f "$1" --ignore-not-found >/dev/null && kc create -f "$1" >/dev/null ||
+    { fail "kubelet-config and its RBAC were not put back"; return 1; }
   for v in $(grep -h '^v' "$REPO_DIR/tests/releases-boundaries.txt"); do
     minor=${v#v1.}; minor=${minor%%.*}
     [ "$minor" -ge 24 ] || kc -n kube-system delete configmap,role,rolebinding "kubelet-config-1.$minor" "kubeadm:kubelet-config-1.$minor" \
@@ -103,7 +120,7 @@ releases_same_node() {
   [ "$variant" = gate-off ] && extra=$'featureGates:\n  NodeLocalCRISocket: false\n'
   [ -z "$variant" ] || boundaries=
   node_setup && kc -n kube-system get configmap kubeadm-config -o json >"$saved" &&
-    kc -n kube-system get configmap kubelet-config -o json >"$kubelet" || return 1
+    releases_kubelet_config_save "$kubelet" || return 1
   for v in $(grep -h '^v' $boundaries "$REPO_DIR/tests/releases.txt"); do
     kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
     T=$base/$v
@@ -247,7 +264,7 @@ t_e2e_releases_control_plane_node_as_each_kubeadm() {
   [ "$E2E_MINOR" = 37 ] || return 0
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_cluster_names && node_setup || return 1
   kc -n kube-system get configmap kubeadm-config -o json >"$saved" &&
-    kc -n kube-system get configmap kubelet-config -o json >"$kubelet" || return 1
+    releases_kubelet_config_save "$kubelet" || return 1
   local minor api=$E2E_KUBEADM_API E2E_KUBEADM_API=$E2E_KUBEADM_API
   for v in $(grep -h '^v' "$REPO_DIR/tests/releases-boundaries.txt" "$REPO_DIR/tests/releases.txt"); do
     kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
