@@ -22,14 +22,26 @@ staging=v0.${version#v1.}
 export PATH="/usr/local/go/bin:$PATH"
 command -v go >/dev/null || { echo "kube-build-release: no Go at /usr/local/go" >&2; exit 1; }
 cache=${KJOIN_RELEASE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kjoin/release-$version}
+# Before 1.23 Kubernetes pins reflect2 v1.0.1 (and json-iterator v1.1.10 or
+# .11), whose map iterator crashes under Go 1.18 on: kubeadm panics at its
+# first JSON. Those releases get the two versions 1.23 moved to. The recipe
+# is stamped beside the binaries (none is "stock"): a cache built by another
+# one is rebuilt.
+replaces= recipe=stock
+if [ "$minor" -lt 23 ]; then
+  replaces=$'\tgithub.com/json-iterator/go => github.com/json-iterator/go v1.1.12\n\tgithub.com/modern-go/reflect2 => github.com/modern-go/reflect2 v1.0.2\n'
+  recipe="json-iterator v1.1.12, reflect2 v1.0.2"
+fi
+stamped() { [ "$(cat "$cache/recipe" 2>/dev/null || echo stock)" = "$recipe" ]; }
 missing=()
 for b in "${bins[@]}"; do
   case $b in kubeadm | kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kubectl) ;;
   *) echo "kube-build-release: \"$b\" is not a binary of the release" >&2; exit 2 ;; esac
-  [ -x "$cache/$b" ] || missing+=("$b")
+  [ -x "$cache/$b" ] && stamped || missing+=("$b")
 done
 if [ ${#missing[@]} = 0 ]; then echo "$cache"; exit 0; fi
 build_lock "kube-build-release $version" "$cache"
+stamped || (cd "$cache" 2>/dev/null && rm -f kubeadm kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl recipe)
 missing=()
 for b in "${bins[@]}"; do [ -x "$cache/$b" ] || missing+=("$b"); done
 if [ ${#missing[@]} = 0 ]; then echo "$cache"; exit 0; fi
@@ -54,8 +66,12 @@ gomod=$(go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/.*"GoMod"
   echo
   echo "replace ("
   sed -n 's|^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*|\t\1 => \1 '"$staging"'|p' "$gomod"
+  printf '%s' "$replaces"
   echo ")"
-} >go.mod
+} >go.mod.new
+# (a go.mod of another recipe: its go.sum is tidied again)
+cmp -s go.mod.new go.mod || rm -f go.sum
+mv go.mod.new go.mod
 # The module needs only what the binaries asked for import (an older
 # release's proxy may lack a module the others need).
 want=$( { ls "$cache" 2>/dev/null | grep -vx mod; printf '%s\n' "${missing[@]}"; } | grep -x -E 'kubeadm|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl' | sort -u)
@@ -74,4 +90,5 @@ for b in "${missing[@]}"; do
     "k8s.io/kubernetes/cmd/$b" || exit 1
   mv "$cache/$b.part" "$cache/$b"
 done
+printf '%s\n' "$recipe" >"$cache/recipe"
 echo "$cache"

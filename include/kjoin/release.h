@@ -16,7 +16,8 @@
  * one kubelet-release rule, as the kubelet refuses a flag it does not know. */
 #define KJOIN_KUBELET_RUNTIME_FLAG_UNTIL 26
 
-/* kubeadm's NodeLocalCRISocket feature gate, by stage. */
+/* A kubeadm feature gate's stage in a release (kjoin_gate_on reads a gate set on, off or not at all by it):
+ * NodeLocalCRISocket, ControlPlaneKubeletLocalMode, EtcdLearnerMode. */
 typedef enum { KJOIN_GATE_NONE, KJOIN_GATE_ALPHA, KJOIN_GATE_BETA, KJOIN_GATE_GA } kjoin_gate_stage;
 
 /* How kubeadm makes a component's command (util.ArgumentsToCommand): */
@@ -60,9 +61,8 @@ typedef struct kjoin_release {
     bool csr_usages_client_first;   /* 1.27: the kubelet asks for "client auth" before "key encipherment" */
     bool cluster_admins_group;      /* 1.29: admin.conf and the etcd clients' O=kubeadm:cluster-admins (not
                                      * system:masters) */
-    /* EtcdLearnerMode, a joining etcd member a learner first, then promoted: 1.27 alpha, 1.29 beta,
-     * 1.32 GA (locked on, gone in 1.33) */
-    kjoin_gate_stage etcd_learner;
+    kjoin_gate_stage etcd_learner;  /* EtcdLearnerMode: 1.27 alpha, 1.29 beta, 1.32 GA (locked on, then gone):
+                                     * a joining etcd member is a learner first, then promoted */
     bool kubelet_client_admins;     /* 1.29 to 1.35: apiserver-kubelet-client in O=kubeadm:cluster-admins */
     kjoin_gate_stage node_local_cri_socket; /* 1.32 alpha, 1.34 beta (1.36's GA still reads a gate set off), 1.37
                                      * gone: instance-config.yaml holds the runtime's endpoint instead of

@@ -254,21 +254,27 @@ etcd:
 }
 
 # cp_prepare (in a node): kjoin's control-plane-prepare (download-certs,
-# certs), with what cp_prepare_in NS wrote for it.
+# certs, kubeconfig, control-plane; or the steps CP_KJOIN_STEPS names, one
+# at a time), with what cp_prepare_in NS wrote for it.
 cp_prepare() {
   . "$T/cp.env"
-  local key="--certificate-key-file $T/key"
+  local key="--certificate-key-file $T/key" step rc=0
   [ -z "${CP_NOKEY:-}" ] || key=
-  "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
-    --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane $key --node-name $CP_NODE \
-    --apiserver-advertise-address $CP_ADDR -o json ${CP_FLAGS:-} >"$T/join.out" 2>"$T/join.err"
-  echo $? >"$T/join.rc"
+  for step in ${CP_KJOIN_STEPS:-.}; do
+    "$KJOIN" join phase control-plane-prepare ${step#.} "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+      --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane $key --node-name $CP_NODE \
+      --apiserver-advertise-address $CP_ADDR -o json ${CP_FLAGS:-} >"$T/join.out" 2>"$T/join.err"
+    rc=$?
+    [ $rc = 0 ] || break
+  done
+  echo $rc >"$T/join.rc"
 }
 
-# cp_prepare_in NS: kjoin's prepare in node NS, with CP_ADDR, CP_FLAGS and
-# CP_NOKEY as the caller has them.
+# cp_prepare_in NS: kjoin's prepare in node NS, with CP_ADDR, CP_FLAGS,
+# CP_NOKEY and CP_KJOIN_STEPS as the caller has them.
 cp_prepare_in() {
-  declare -p CP_NODE CP_ADDR >"$T/cp.env" && printf 'CP_FLAGS=%q\nCP_NOKEY=%q\n' "${CP_FLAGS:-}" "${CP_NOKEY:-}" >>"$T/cp.env"
+  declare -p CP_NODE CP_ADDR >"$T/cp.env" &&
+    printf 'CP_FLAGS=%q\nCP_NOKEY=%q\nCP_KJOIN_STEPS=%q\n' "${CP_FLAGS:-}" "${CP_NOKEY:-}" "${CP_KJOIN_STEPS:-}" >>"$T/cp.env"
   NODE_NS=$1 in_node cp_prepare
 }
 

@@ -14,23 +14,28 @@ releases_kubeadm() { local d; d=$(bash "$REPO_DIR/scripts/kube-build-release.sh"
 # releases_cluster_as SAVED VERSION [YAML]: kubeadm-config's
 # ClusterConfiguration as SAVED (the ConfigMap's JSON) with kubernetesVersion
 # VERSION and YAML (top-level lines) added; SAVED alone puts it back.
-# A release before 1.31 reads only v1beta3: the ClusterConfiguration is
-# served to it in that version (extraArgs a map, v1beta4's own fields gone),
-# as a cluster of that release stores it.
+# A release before 1.31 reads only v1beta3 (before 1.22 only v1beta2, the
+# same fields here): the ClusterConfiguration is served to it in that
+# version (extraArgs a map, v1beta4's own fields gone), as a cluster of that
+# release stores it.
 releases_cluster_as() {
-  local minor=${2:-v1.99}; minor=${minor#v1.}; minor=${minor%%.*}
+  local minor=${2:-v1.99} api=v1beta3
+  minor=${minor#v1.} minor=${minor%%.*}
+  [ "$minor" -ge 22 ] || api=v1beta2
   jq --arg v "${2:-}" --arg extra "${3:-}" 'if $v == "" then . else .data.ClusterConfiguration |=
       (sub("kubernetesVersion: [^\n]*"; "kubernetesVersion: " + $v) + $extra) end
       | del(.metadata.resourceVersion)' "$1" |
-    if [ -n "${2:-}" ] && [ "$minor" -lt 31 ]; then releases_v1beta3; else cat; fi | kc replace -f - >/dev/null ||
+    if [ -n "${2:-}" ] && [ "$minor" -lt 31 ]; then releases_v1beta3 $api; else cat; fi | kc replace -f - >/dev/null ||
     { fail "kubeadm-config could not be replaced"; return 1; }
 }
+# releases_v1beta3 [API]: kubeadm-config's JSON on stdin, its v1beta4
+# ClusterConfiguration as v1beta3 (or API, its fields v1beta3's).
 releases_v1beta3() {
   python3 -c '
 import json, sys, yaml
 cm = json.load(sys.stdin)
 cc = yaml.safe_load(cm["data"]["ClusterConfiguration"])
-cc["apiVersion"] = "kubeadm.k8s.io/v1beta3"
+cc["apiVersion"] = "kubeadm.k8s.io/" + sys.argv[1]
 def fold(c):
     if isinstance(c, dict):
         if isinstance(c.get("extraArgs"), list):
@@ -45,7 +50,7 @@ for f in ("dns", "proxy"):
     if isinstance(cc.get(f), dict):
         cc[f].pop("disabled", None)
 cm["data"]["ClusterConfiguration"] = yaml.safe_dump(cc)
-json.dump(cm, sys.stdout)'
+json.dump(cm, sys.stdout)' "${1:-v1beta3}"
 }
 
 # releases_kubelet_config VERSION KUBEADM: the kubelet's ConfigMap as that
@@ -236,17 +241,18 @@ releases_pods_same() {
   return $rc
 }
 
-# The four static Pods of each release (tests/releases-boundaries.txt, the
+# The four static Pods of each release from 1.22 (tests/releases-boundaries.txt, the
 # releases before 1.33 where a rule changed, and tests/releases.txt) and of
-# the suite's own release, by that release's kubeadm and by kjoin. The rules between releases are the
-# release table's fields (docs/join.md: the table of rules and where each is
-# proven).
+# the suite's own release, by that release's kubeadm and by kjoin (1.21's
+# are refused by name: t_e2e_releases_control_plane_prepare_refuses_1_21).
+# The rules between releases are the release table's fields (docs/join.md:
+# the table of rules and where each is proven).
 t_e2e_releases_static_pods_as_each_kubeadm() {
   local v kubeadm rc=0
   releases_pods_same "$E2E_VERSION" "$KBIN/kubeadm" || rc=1
   releases_pods_same "$E2E_VERSION" "$KBIN/kubeadm" external || rc=1
   [ "$E2E_MINOR" = 37 ] || return $rc
-  for v in $(grep -h '^v' "$REPO_DIR/tests/releases-boundaries.txt" "$REPO_DIR/tests/releases.txt"); do
+  for v in $(grep -h '^v' "$REPO_DIR/tests/releases-boundaries.txt" "$REPO_DIR/tests/releases.txt" | grep -v '^v1\.21\.'); do
     kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
     releases_pods_same "$v" "$kubeadm" && releases_pods_same "$v" "$kubeadm" external &&
       echo "    $v: the four static Pods, and the three with an external etcd, are kubeadm's" || rc=1
@@ -258,7 +264,9 @@ t_e2e_releases_static_pods_as_each_kubeadm() {
 # kjoin, with the kubelet's ConfigMap as that release's kubeadm uploads it:
 # control-plane-prepare's certificates, kubeconfigs and three static Pods
 # (cp_certs_compare, t_controlplane.sh), from the cluster's own names;
-# mark-control-plane's labels and taints; kubelet-start's files.
+# mark-control-plane's labels and taints; kubelet-start's files. On 1.21,
+# whose control-plane join kjoin takes a phase at a time and without the
+# static Pods, the certificates, kubeconfigs and marks.
 t_e2e_releases_control_plane_node_as_each_kubeadm() {
   local rc=0 v base=$T kubeadm saved=$T/kubeadm-config.json kubelet=$T/kubelet-config.json
   [ "$E2E_MINOR" = 37 ] || return 0
@@ -273,11 +281,15 @@ t_e2e_releases_control_plane_node_as_each_kubeadm() {
     minor=${v#v1.}; minor=${minor%%.*}
     E2E_KUBEADM_API=kubeadm.k8s.io/v1beta4
     [ "$minor" -ge 31 ] || E2E_KUBEADM_API=kubeadm.k8s.io/v1beta3
+    [ "$minor" -ge 22 ] || E2E_KUBEADM_API=kubeadm.k8s.io/v1beta2
+    local steps= pods=
+    [ "$minor" -ge 22 ] || steps="download-certs certs kubeconfig" pods=none
     cp -r "$base/src" "$T/src" && cp_key "$CP_KEY" && releases_cluster_as "$saved" "$v" &&
       releases_kubelet_config "$v" "$kubeadm" || { rc=1; break; }
-    CP_KUBEADM=$kubeadm CP_VERSION=$v cp_certs_compare ||
+    CP_KUBEADM=$kubeadm CP_VERSION=$v CP_KJOIN_STEPS=$steps CP_NO_MANIFESTS=$pods cp_certs_compare ||
       { fail "(release $v)"; rc=1; continue; }
     CP_KUBEADM=$kubeadm releases_marks "$v" || rc=1
+    [ "$minor" -ge 22 ] || continue
     NODE_KUBEADM=$kubeadm releases_control_plane_kubelet_start "$v" || rc=1
     # ControlPlaneKubeletLocalMode set off where its kubeadm reads it so (beta; 1.35 locks it on)
     [ "$minor" -lt 33 ] || [ "$minor" -gt 34 ] ||
