@@ -41,7 +41,9 @@ for b in "${bins[@]}"; do
 done
 if [ ${#missing[@]} = 0 ]; then echo "$cache"; exit 0; fi
 build_lock "kube-build-release $version" "$cache"
-stamped || (cd "$cache" 2>/dev/null && rm -f kubeadm kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl recipe)
+if ! stamped; then
+  for b in kubeadm kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl recipe; do rm -f "$cache/$b"; done
+fi
 missing=()
 for b in "${bins[@]}"; do [ -x "$cache/$b" ] || missing+=("$b"); done
 if [ ${#missing[@]} = 0 ]; then echo "$cache"; exit 0; fi
