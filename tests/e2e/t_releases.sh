@@ -134,7 +134,7 @@ releases_same_node() {
     NODE_KUBEADM=$kubeadm node_same_files_as_kubeadm ${variant/gate-off/} || rc=1
     # Which file holds the runtime, said for the record (the comparison above decides).
     [ -e "$T/ns-kjoin/lib.upper/kubelet/instance-config.yaml" ] && echo "    $v${extra:+ (gate off)}: instance-config.yaml" ||
-      echo "    $v${extra:+ (gate off)}: $(grep -o -- '--container-runtime[-a-z]*' "$T/ns-kjoin/lib.upper/kubelet/kubeadm-flags.env" | tr '\n' ' ')in kubeadm-flags.env"
+      echo "    $v${extra:+ (gate off)}: $(grep -so -- '--container-runtime[-a-z]*' "$T/ns-kjoin/lib.upper/kubelet/kubeadm-flags.env" | tr '\n' ' ')in kubeadm-flags.env"
   done
   T=$base
   releases_cluster_as "$saved" || rc=1
@@ -381,13 +381,14 @@ releases_etcd_join_in() {
   [ ! -s "$T/etcd-m2.pid" ] || e2e_stop "$(cat "$T/etcd-m2.pid")"
 }
 
-# releases_etcd_join SIDE VERSION: a node of SIDE's joins a fresh etcd
-# member 1 (cp_etcd_first) at the node's own address, 192.0.2.2 (kubeadm
-# takes no loopback one); member 1 stopped after.
+# releases_etcd_join SIDE VERSION KUBEADM FROM: a node of SIDE's joins a
+# fresh etcd member 1 (cp_etcd_first) at the node's own address, 192.0.2.2
+# (kubeadm takes no loopback one), with the cluster's PKI and certificate
+# key from FROM; member 1 stopped after.
 releases_etcd_join() {
-  local SIDE=$1 v=$2 CP_KUBEADM=$3 CP_NODE=cp-2 CP_ADDR=192.0.2.2 CP_ETCD2=192.0.2.2 MINOR
+  local SIDE=$1 v=$2 CP_KUBEADM=$3 from=$4 CP_NODE=cp-2 CP_ADDR=192.0.2.2 CP_ETCD2=192.0.2.2 MINOR
   MINOR=${v#v1.} MINOR=${MINOR%%.*}
-  mkdir -p "$T" && cp -r "$base/src" "$T/src" && cp "$base/key" "$T/key" && cp_join_yaml &&
+  mkdir -p "$T" && cp -r "$from/src" "$T/src" && cp "$from/key" "$T/key" && cp_join_yaml &&
     declare -p SIDE CP_KUBEADM CP_NODE CP_ADDR CP_ETCD1 E2E_KUBEADM_API MINOR >"$T/cp.env" || return 1
   cp_etcd_first || { kc -n kube-system delete pod etcd-cp-1 --force --grace-period=0 >/dev/null 2>&1; return 1; }
   NODE_NS=node in_node releases_etcd_join_in
@@ -429,7 +430,7 @@ t_e2e_releases_etcd_join_as_each_kubeadm() {
     releases_cluster_as "$etcd" "$v" "$extra" || { rc=1; break; }
     local name="$v${extra:+ (EtcdLearnerMode: $gate)}" side ok=1
     for side in kubeadm kjoin; do
-      T=$base/etcd-$v-$gate/$side releases_etcd_join $side "$v" "$kubeadm" || { ok=; rc=1; }
+      T=$base/etcd-$v-$gate/$side releases_etcd_join $side "$v" "$kubeadm" "$base" || { ok=; rc=1; }
     done
     T=$base/etcd-$v-$gate
     [ -n "$ok" ] || continue
