@@ -5,7 +5,7 @@
 # machine of this kind has besides (its Go toolchain at /usr/local/go),
 # clones this checkout into it, and there runs, as a newcomer would:
 #   apt-get install make git; make demo; make test
-# printing each one's time and result. Needs root; takes about 45 minutes (both
+# printing each one's time and result. Needs root; takes about 43 minutes (both
 # control planes are built from scratch). WORK (default /var/tmp/kjoin-fresh)
 # is removed first and kept afterwards for its logs.
 set -euo pipefail
