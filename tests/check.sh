@@ -5,7 +5,7 @@
 # named just above it, so the tail of a CI log says which.
 set -uo pipefail
 : "${BUILD:?}" "${CC:?}"
-passed=0 failed=0 failures=()
+passed=0 failed=0 skipped=0 failures=()
 count() { passed=$((passed + $1)); failed=$((failed + $2)); }
 # took NAME: what the part just ended cost, in wall-clock seconds (waiting
 # for a build it needs included).
@@ -91,6 +91,7 @@ suite() {
   echo "== $name"
   env "$@" KJOIN="$BUILD/kjoin" TOOLS="$BUILD/tools" bash "$script" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
   line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$log" | tail -1)
+  skipped=$((skipped + $(sed -nE "s/^$name: ([0-9]+) skipped$/\1/p" "$log" | tail -1 | grep . || echo 0)))
   failed_as $(sed -nE "s/^FAIL (t_[A-Za-z0-9_]+)( .*)?$/$name:\1/p" "$log")
   rm -f "$log"
   took "$name"
@@ -118,5 +119,7 @@ grep -vE 'still (running|waiting)' "$builds_log" | sed 's/^/builds: /'
 [ $rc -eq 0 ] || { count 0 1; failed_as "scripts/builds.sh (exit $rc)"; }
 
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
+# Tests that did not apply to a run (each said why on its line).
+[ "$skipped" = 0 ] || echo "tests: $skipped skipped"
 echo "tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

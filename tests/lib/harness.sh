@@ -1,13 +1,17 @@
 # The test vocabulary both runners share (integration: nginx; e2e: the real
 # control plane): kj runs kjoin and checks its exit code and that no secret
 # leaked; run_suite runs every t_<prefix>* function and prints one line per
-# test and the closing total "<name>: N passed, N failed".
+# test and the closing total "<name>: N passed, N failed" (a test that did
+# not apply here is counted apart, on a line "<name>: N skipped" before it).
 
 : "${KJOIN:?set KJOIN to the kjoin binary}"
-passed=0 failed=0 current=""
+passed=0 failed=0 skipped=0 current="" SKIPPED=""
 SECRETS=()   # every token secret the tests use; none may appear in logs
 
 fail() { echo "    FAIL [$current]: $*" >&2; return 1; }
+# skip REASON: the test does not apply to this run (the caller returns 0
+# after it); it is reported as skipped with the reason, never as passed.
+skip() { SKIPPED=$*; }
 
 # kj EXPECTED_RC ARGS...: runs kjoin, keeps stdout/stderr in $OUT/$ERR and
 # checks the exit code and that no secret reached stderr (or stdout, unless
@@ -55,12 +59,15 @@ run_suite() {
     "$setup"
     T=$ROOT/t.$t; mkdir -p "$T"
     local ok=0 start=$SECONDS
+    SKIPPED=
     "$t" || ok=1
     [ -z "$check" ] || "$check" || ok=1 # after a failed test too
     # Each line says how long its test took: where a slow suite's time goes.
-    if [ $ok = 0 ]; then passed=$((passed + 1)); echo "ok   $t ($((SECONDS - start)) s)"
-    else failed=$((failed + 1)); echo "FAIL $t ($((SECONDS - start)) s)"; fi
+    if [ $ok = 1 ]; then failed=$((failed + 1)); echo "FAIL $t ($((SECONDS - start)) s)"
+    elif [ -n "$SKIPPED" ]; then skipped=$((skipped + 1)); echo "skip $t ($SKIPPED)"
+    else passed=$((passed + 1)); echo "ok   $t ($((SECONDS - start)) s)"; fi
   done
+  [ "$skipped" = 0 ] || echo "$name: $skipped skipped"
   echo "$name: $passed passed, $failed failed"
   [ "$failed" -eq 0 ]
 }
