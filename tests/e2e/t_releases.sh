@@ -112,6 +112,13 @@ releases_kubelet_of() {
   mkdir -p "$2" && printf '#!/bin/sh\necho "Kubernetes %s"\n' "$1" >"$2/kubelet" && chmod 0755 "$2/kubelet" && echo "$2"
 }
 
+# releases_on_newest: whether this run is on the newest control plane, where
+# the releases are compared; elsewhere the test is skipped (its caller then
+# returns 0).
+releases_on_newest() {
+  [ "$E2E_MINOR" = 37 ] || { skip "the releases are compared on the newest control plane"; return 1; }
+}
+
 # releases_same_node [patches|gate-off]: for each release, kubelet-start by
 # its kubeadm and by kjoin, the nodes compared, with the kubelet's ConfigMap
 # as that release's kubeadm uploads it and, before 1.27 (whose kubeadm
@@ -121,7 +128,7 @@ releases_kubelet_of() {
 releases_same_node() {
   local variant=${1:-} rc=0 v base=$T kubeadm extra= saved=$T/kubeadm-config.json kubelet=$T/kubelet-config.json
   local boundaries=$REPO_DIR/tests/releases-boundaries.txt NODE_BIN=
-  [ "$E2E_MINOR" = 37 ] || { skip "the releases are compared on the newest control plane"; return 0; }
+  releases_on_newest || return 0
   [ "$variant" = gate-off ] && extra=$'featureGates:\n  NodeLocalCRISocket: false\n'
   [ -z "$variant" ] || boundaries=
   node_setup && kc -n kube-system get configmap kubeadm-config -o json >"$saved" &&
@@ -160,7 +167,7 @@ releases_refused_manifests() {
     { fail "1.21: written before the refusal: $(find "$T/refused-21/etc.upper" -type f | tr '\n' ' ')"; return 1; }
 }
 t_e2e_releases_control_plane_prepare_refuses_1_21() {
-  [ "$E2E_MINOR" = 37 ] || { skip "the releases are compared on the newest control plane"; return 0; }
+  releases_on_newest || return 0
   releases_refused_manifests
 }
 
@@ -269,7 +276,7 @@ t_e2e_releases_static_pods_as_each_kubeadm() {
 # static Pods, the certificates, kubeconfigs and marks.
 t_e2e_releases_control_plane_node_as_each_kubeadm() {
   local rc=0 v base=$T kubeadm saved=$T/kubeadm-config.json kubelet=$T/kubelet-config.json
-  [ "$E2E_MINOR" = 37 ] || { skip "the releases are compared on the newest control plane"; return 0; }
+  releases_on_newest || return 0
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_cluster_names && node_setup || return 1
   kc -n kube-system get configmap kubeadm-config -o json >"$saved" &&
     releases_kubelet_config_save "$kubelet" || return 1
@@ -407,7 +414,7 @@ releases_etcd_join() {
 t_e2e_releases_etcd_join_as_each_kubeadm() {
   local rc=0 base=$T saved=$T/kubeadm-config.json etcd=$T/kubeadm-config-etcd.json v gate learner kubeadm case
   local minor api=$E2E_KUBEADM_API E2E_KUBEADM_API=$E2E_KUBEADM_API
-  [ "$E2E_MINOR" = 37 ] || { skip "the releases are compared on the newest control plane"; return 0; }
+  releases_on_newest || return 0
   kc -n kube-system get configmap kubeadm-config -o json >"$saved" && cp_shared_pki "$T/src" && cp_upload "$T/src" &&
     cp_key "$CP_KEY" && node_setup && cp_cluster_names etcd &&
     kc -n kube-system get configmap kubeadm-config -o json >"$etcd" || return 1
