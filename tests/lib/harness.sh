@@ -11,7 +11,7 @@ SECRETS=()   # every token secret the tests use; none may appear in logs
 fail() { echo "    FAIL [$current]: $*" >&2; return 1; }
 # skip REASON: the test does not apply to this run (the caller returns 0
 # after it); it is reported as skipped with the reason, never as passed.
-skip() { SKIPPED=$*; }
+skip() { SKIPPED=${*:-no reason given}; }
 
 # kj EXPECTED_RC ARGS...: runs kjoin, keeps stdout/stderr in $OUT/$ERR and
 # checks the exit code and that no secret reached stderr (or stdout, unless
