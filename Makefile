@@ -7,12 +7,16 @@ BUILD ?= build
 CC ?= cc
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes
-# TEST_HOOKS=1: the suite's build, which kills itself where KJOIN_JOIN_CRASH_AT
-# and KJOIN_CERTS_CRASH_AT say (the kill tests); never a release build.
-TEST_HOOKS ?=
+# TEST_HOOKS=1 on make's command line: the suite's build, which kills itself
+# where KJOIN_JOIN_CRASH_AT and KJOIN_CERTS_CRASH_AT say (the kill tests);
+# never a release build. Only the exact value 1, and only from the command
+# line: GNU make exports a command-line variable to every recipe, so a package
+# build started from a test would otherwise inherit it from the environment.
+TEST_HOOKS_ON := $(and $(filter command line,$(origin TEST_HOOKS)),$(filter 1,$(TEST_HOOKS)))
+unexport TEST_HOOKS
 DEFS := -D_GNU_SOURCE -DOPENSSL_API_COMPAT=30000 -DOPENSSL_NO_DEPRECATED -DKJOIN_VERSION='"$(VERSION)"' \
   -DKJOIN_DOC_DIR='"$(PREFIX)/share/doc/kjoin"' \
-  $(if $(TEST_HOOKS),-DKJOIN_TEST_HOOKS)
+  $(if $(TEST_HOOKS_ON),-DKJOIN_TEST_HOOKS)
 OPT ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 KJOIN_CFLAGS := $(WARN) $(DEFS) $(OPT) -fPIC -Iinclude $(if $(SANITIZE),$(SAN_FLAGS)) $(CFLAGS)

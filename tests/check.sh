@@ -12,6 +12,19 @@ count() { passed=$((passed + $1)); failed=$((failed + $2)); }
 mark=$SECONDS
 took() { echo "== $1 took $((SECONDS - mark)) s"; mark=$SECONDS; }
 failed_as() { failures+=("$@"); }
+# expect NAME RAN SKIPPED: each suite runs, and skips on this control plane,
+# exactly what tests/expected-counts.txt says: a test that stops running (a
+# renamed function, a pin bumped past a "newest only" check) or starts
+# skipping fails the run instead of leaving it green. A run narrowed with
+# ONLY= is not the whole suite, and is not counted.
+expect() {
+  local name=$1 ran=$2 sk=$3 want
+  [ -z "${ONLY:-}" ] || return 0
+  want=$(awk -v n="$name" '$1 == n {print $2, $3}' tests/expected-counts.txt)
+  [ "$want" = "$ran $sk" ] && return 0
+  echo "$name: ran $ran tests and skipped $sk; tests/expected-counts.txt says ${want:-nothing of it}"
+  count 0 1; failed_as "$name (test count)"
+}
 # Whatever a test leaves in a temporary folder, or kubectl in its cache,
 # goes with this run: the machine is left as it was found.
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/kjoin-check.XXXXXX")
@@ -38,9 +51,10 @@ for t in "$BUILD"/tests/test_*; do
   ok=$(grep -c '^\[       OK \]' <<<"$out"); bad=$(grep -cE '^\[  (FAILED|ERROR)  \] test_' <<<"$out")
   [ $rc -ne 0 ] && [ "$bad" -eq 0 ] && bad=1 && failed_as "$(basename "$t") (crashed)"   # or a sanitizer report
   failed_as $(sed -nE 's/^\[  (FAILED|ERROR)  \] (test_[A-Za-z0-9_]+)$/\2/p' <<<"$out" | sort -u)
-  count "$ok" "$bad"
+  count "$ok" "$bad"; unit_ran=$((${unit_ran:-0} + ok + bad))
 done
 took unit
+expect unit "${unit_ran:-0}" 0
 
 for r in "$BUILD"/fuzz/*-replay; do
   n=$(basename "$r" -replay)
@@ -85,13 +99,14 @@ if [ $banned_ok = 1 ]; then count 1 0; echo "banned: every banned call refused";
 # streaming its lines, and adds its closing "NAME: N passed, N failed" (a
 # crash without it counts as a failure).
 suite() {
-  local name=$1 script=$2 log rc line p f
+  local name=$1 script=$2 log rc line p f s
   shift 2
   log=$(mktemp)
   echo "== $name"
   env "$@" KJOIN="$BUILD/kjoin" TOOLS="$BUILD/tools" bash "$script" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
   line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed$" "$log" | tail -1)
-  skipped=$((skipped + $(sed -nE "s/^$name: ([0-9]+) skipped$/\1/p" "$log" | tail -1 | grep . || echo 0)))
+  s=$(sed -nE "s/^$name: ([0-9]+) skipped$/\1/p" "$log" | tail -1 | grep . || echo 0)
+  skipped=$((skipped + s))
   failed_as $(sed -nE "s/^FAIL (t_[A-Za-z0-9_]+)( .*)?$/$name:\1/p" "$log")
   rm -f "$log"
   took "$name"
@@ -99,6 +114,7 @@ suite() {
   p=$(sed -E 's/.* ([0-9]+) passed.*/\1/' <<<"$line"); f=$(sed -E 's/.* ([0-9]+) failed/\1/' <<<"$line")
   [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
   count "$p" "$f"
+  expect "$name" $((p + f + s)) "$s"
 }
 # The kubectl of the newest control plane, not whatever the machine has on
 # PATH (Debian's crashes writing kubeconfigs).

@@ -9,7 +9,8 @@
 # After cluster_up: E2E_DIR, E2E_SERVER (https://127.0.0.1:PORT),
 # E2E_ENDPOINT (127.0.0.1:PORT), E2E_ADMIN (admin kubeconfig, system:masters),
 # E2E_CA (cluster CA), E2E_PIN (its sha256: pin), KBIN (the binaries),
-# E2E_VERSION (v1.37.2), E2E_MINOR (37) and KUBECTL (the release's kubectl).
+# E2E_VERSION (v1.37.2), E2E_MINOR (37), E2E_NEWEST_MINOR (the minor tests/kube/go.mod
+# pins) and KUBECTL (the release's kubectl).
 
 E2E_PIDS=()
 KBIN=${KBIN:-}
@@ -29,6 +30,11 @@ e2e_bins() {
   E2E_DRIVERS=$(bash "$scripts/kube-build-mod.sh" drivers) || return 1
   E2E_VERSION=$("$KBIN/kubeadm" version -o short) || return 1
   E2E_MINOR=${E2E_VERSION#v1.}; E2E_MINOR=${E2E_MINOR%%.*}
+  # The newest release from the one place that pins it: a bump of the pin
+  # moves every "newest only" test with it, never leaves them skipped.
+  E2E_NEWEST_MINOR=$(sed -nE 's|^\s*k8s\.io/kubernetes v1\.([0-9]+)\.[0-9]+.*|\1|p' \
+    "$(dirname "${BASH_SOURCE[0]}")/../kube/go.mod" | head -1)
+  [ -n "$E2E_NEWEST_MINOR" ] || { echo "e2e: no k8s.io/kubernetes pin in tests/kube/go.mod" >&2; return 1; }
   # The configuration version each release's kubeadm writes (v1beta2 went in 1.26).
   E2E_KUBEADM_API=kubeadm.k8s.io/v1beta2
   [ "$E2E_MINOR" -ge 31 ] && E2E_KUBEADM_API=kubeadm.k8s.io/v1beta4

@@ -95,8 +95,14 @@ t_e2e_tls_bootstrap_refuses_bad_input() {
 # refuse a host with cgroup v1, as machines here may be, unless told.)
 kubelet_start() { # NAME BOOTSTRAP KUBECONFIG CERTDIR
   local root=$T/kubelet-$1
-  mkdir -p "$root/plugins"
-  e2e_start "kubelet-$1" "$KBIN/kubelet" --bootstrap-kubeconfig="$2" --kubeconfig="$3" --cert-dir="$4" \
+  mkdir -p "$root/plugins" "$root/lib.upper" "$root/lib.work"
+  # The kubelet's device manager writes /var/lib/kubelet/device-plugins
+  # whatever --root-dir says: it runs in a mount namespace of its own, over a
+  # copy-on-write /var/lib, so the machine's is never touched. (unshare
+  # execs: the kubelet keeps the pid e2e_start records.)
+  e2e_start "kubelet-$1" unshare --mount --propagation private sh -c \
+    'mount -t overlay overlay -o "lowerdir=/var/lib,upperdir=$1/lib.upper,workdir=$1/lib.work" /var/lib && shift && exec "$@"' \
+    kubelet "$root" "$KBIN/kubelet" --bootstrap-kubeconfig="$2" --kubeconfig="$3" --cert-dir="$4" \
     --root-dir="$root" --hostname-override="$1" --fail-swap-on=false --cgroups-per-qos=false \
     --enforce-node-allocatable= $(e2e_before 27 --container-runtime=remote) --container-runtime-endpoint=unix:///nonexistent.sock \
     --volume-plugin-dir="$root/plugins" --v=2 $(e2e_from 31 --fail-cgroupv1=false)
@@ -105,8 +111,6 @@ kubelet_stop() { local pid; eval "pid=\${E2E_PID_kubelet_${1//-/_}:-}"; [ -n "$p
 csrs_for() { kc get csr -o json | jq --arg u "system:node:$1" '[.items[] | select(.spec.username == $u or (.spec.request | @base64d | contains($u)))] | length'; }
 
 t_e2e_real_kubelet_and_kjoin_agree() {
-  local made_plugins=0
-  [ -d /var/lib/kubelet/device-plugins ] || made_plugins=1
   bootstrap_conf "$T/bootstrap.conf" || return 1
   # 1. kubelet bootstraps from kjoin's bootstrap-kubelet.conf.
   kubelet_start kl-one "$T/bootstrap.conf" "$T/kl-one.conf" "$T/kl-one-pki"
@@ -127,7 +131,6 @@ t_e2e_real_kubelet_and_kjoin_agree() {
   e2e_wait 30 decided; rc=$?
   sleep 1
   kubelet_stop kl-two
-  [ "$made_plugins" = 1 ] && rm -rf /var/lib/kubelet/device-plugins && rmdir /var/lib/kubelet 2>/dev/null
   [ $rc = 0 ] || { fail "kubelet never looked at its kubeconfig: $(grep -v FLAG "$E2E_DIR/kubelet-kl-two.log" | head -5)"; return 1; }
   grep -q "exists and is valid, skipping bootstrap" "$E2E_DIR/kubelet-kl-two.log" ||
     fail "kubelet did not accept kjoin's kubelet.conf: $(grep bootstrap "$E2E_DIR/kubelet-kl-two.log" | head -3)" || return 1

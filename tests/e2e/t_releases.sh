@@ -116,7 +116,8 @@ releases_kubelet_of() {
 # the releases are compared; elsewhere the test is skipped (its caller then
 # returns 0).
 releases_on_newest() {
-  [ "$E2E_MINOR" = 37 ] || { skip "the releases are compared on the newest control plane"; return 1; }
+  [ "$E2E_MINOR" = "$E2E_NEWEST_MINOR" ] ||
+    { skip "the releases are compared on the newest control plane (1.$E2E_NEWEST_MINOR)"; return 1; }
 }
 
 # releases_same_node [patches|gate-off]: for each release, kubelet-start by
@@ -258,7 +259,7 @@ t_e2e_releases_static_pods_as_each_kubeadm() {
   local v kubeadm rc=0
   releases_pods_same "$E2E_VERSION" "$KBIN/kubeadm" || rc=1
   releases_pods_same "$E2E_VERSION" "$KBIN/kubeadm" external || rc=1
-  [ "$E2E_MINOR" = 37 ] || return $rc
+  [ "$E2E_MINOR" = "$E2E_NEWEST_MINOR" ] || return $rc
   for v in $(grep -h '^v' "$REPO_DIR/tests/releases-boundaries.txt" "$REPO_DIR/tests/releases.txt" | grep -v '^v1\.21\.'); do
     kubeadm=$(releases_kubeadm "$v") || { fail "no kubeadm $v (scripts/kube-build-release.sh $v)"; rc=1; continue; }
     releases_pods_same "$v" "$kubeadm" && releases_pods_same "$v" "$kubeadm" external &&

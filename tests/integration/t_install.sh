@@ -132,6 +132,14 @@ PY
 t_debian_packages_install_work_and_remove() {
   clean_make -s -C "$REPO" deb >"$T/deb.log" 2>&1 || { fail "make deb: $(tail -5 "$T/deb.log")"; return 1; }
   local p=$REPO/build/packages
+  # The package is the one a user gets: no test kill point, though this suite's own binary has them
+  # (make test builds with TEST_HOOKS=1, which GNU make exports to every recipe below it).
+  strings "$KJOIN" | grep -q KJOIN_JOIN_CRASH_AT || fail "the suite's binary has no kill point: the check below proves nothing" || return 1
+  local deb; for deb in "$p"/kjoin_*_*.deb "$p"/libkjoin0_*_*.deb; do
+    rm -rf "$T/x"; dpkg-deb -x "$deb" "$T/x" || return 1
+    ! find "$T/x" -type f \( -name kjoin -o -name 'libkjoin.so*' \) -exec strings {} + | grep -q CRASH_AT ||
+      fail "${deb##*/} carries the suite's kill points" || return 1
+  done
   TMPDIR=$T lintian --fail-on error,warning "$p"/kjoin_*.changes >"$T/lintian" 2>&1 ||
     { fail "lintian: $(grep -v root "$T/lintian" | head -5)"; return 1; }
   # The package starts nothing by itself: its scripts enable the units, never start or restart one

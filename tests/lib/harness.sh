@@ -35,16 +35,27 @@ err_has() { grep -qF -- "$1" "$ERR" || fail "stderr lacks \"$1\""; }
 out_has() { grep -qF -- "$1" "$OUT" || fail "stdout lacks \"$1\""; }
 
 # The machine's own node directories: every test that writes a node's files
-# does so in a namespace of its own or in its folder. One that leaves them on
-# the machine fails (a fresh machine has neither), and what it left goes, so
-# the tests after it see the machine as it was. (A run_suite CHECK_FN.)
-machine_dirs() { ls -d /etc/kubernetes /var/lib/kubelet 2>/dev/null; }
+# does so in a namespace of its own or in its folder. One that makes or
+# changes them on the machine fails, named; the harness removes nothing it
+# did not make (the machine may have had them, empty or not, before the run),
+# and takes what it sees now as the new baseline, so only the test that
+# changed the machine fails, not every test after it. Compared: every path
+# below them with its type, mode, owner and (for files and symlinks) content.
+# (A run_suite CHECK_FN.)
+machine_dirs() {
+  local d
+  for d in /etc/kubernetes /var/lib/kubelet; do
+    [ -e "$d" ] || [ -L "$d" ] || continue
+    find "$d" -printf '%p %y %m %U:%G %l\n' 2>/dev/null | LC_ALL=C sort
+    find "$d" -type f -exec sha256sum {} + 2>/dev/null | LC_ALL=C sort -k2
+  done
+}
 MACHINE_BEFORE=$(machine_dirs)
 machine_unchanged() {
-  local now d; now=$(machine_dirs)
+  local now; now=$(machine_dirs)
   [ "$now" = "$MACHINE_BEFORE" ] && return 0
-  fail "left on the machine: $(echo "$now" | tr '\n' ' ')(before: ${MACHINE_BEFORE:-none})"
-  for d in $now; do grep -qx "$d" <<<"$MACHINE_BEFORE" || rm -rf "$d"; done
+  fail "changed on the machine: $(diff <(echo "$MACHINE_BEFORE") <(echo "$now") | grep -E '^[<>] .' | head -n 6 | tr '\n' ' ')"
+  MACHINE_BEFORE=$now
   return 1
 }
 
