@@ -250,6 +250,8 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
                                                   : kjoin_certificate_key_read(arg, &a->key, err);
         if (id == OPT_CERTIFICATE_KEY)
             cli_scrub_secret((char *)arg);
+        else
+            kjoin_mask_keys((char *)arg); /* a key given where the file goes */
         a->has_key = !rc;
         return cli_flag_err(id == OPT_CERTIFICATE_KEY ? "--certificate-key" : "--certificate-key-file", rc, err);
     }

@@ -140,7 +140,7 @@ typedef struct join_args {
     bool kubeconfig;        /* kubeadm's --kubeconfig given: said once not to apply */
     kjoin_pinset *pins;
     char *secrets[3];       /* copies of the token flags, whose argv text is scrubbed at once */
-    const char *certificate_key_file;
+    char *certificate_key_file; /* --certificate-key-file's copy (argv keeps no key) */
     char *certificate_key_text; /* --certificate-key's copy (argv scrubbed) */
     char *env[3];           /* KJOIN_TOKEN, K3S_TOKEN, KJOIN_CERTIFICATE_KEY: taken out of the environment */
     const char *bootstrap_flag; /* a --tls-bootstrap flag given (refused without it) */
@@ -183,10 +183,18 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     }
     case OPT_CERTIFICATE_KEY:
         kjoin_free_wiped_str(a->certificate_key_text);
+    kjoin_free_wiped_str(a->certificate_key_file);
         a->certificate_key_text = strdup(arg);
         cli_scrub_secret((char *)arg);
         break;
-    case OPT_CERTIFICATE_KEY_FILE: a->certificate_key_file = arg; break;
+    case OPT_CERTIFICATE_KEY_FILE:
+        /* A key given where the file goes would stay in ps: argv keeps no key. */
+        free(a->certificate_key_file);
+        a->certificate_key_file = strdup(arg);
+        kjoin_mask_keys((char *)arg);
+        if (!a->certificate_key_file)
+            return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        break;
     case OPT_SKIP_PHASES:
         a->skip_given = *arg != '\0';
         return kjoin_skip_phases(&a->w, arg, err); /* now, so the message names the flag */

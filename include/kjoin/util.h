@@ -116,6 +116,13 @@ char *kjoin_url_redact(const char *url, char *out, size_t cap);
  * argument reaches a terminal. Returns out. */
 char *kjoin_printable(char *out, size_t cap, const char *in, bool keep_newlines);
 
+/* Masks in place, with '*', each word of exactly 64 hex digits standing
+ * alone: a certificate key's form, however it got into the text (a key given
+ * where a file name goes). A pin ("sha256:<hex>", "root-sha256:<hex>") is
+ * left as it is. Every error message and log line passes through it.
+ * Returns s (NULL is nothing to do). */
+char *kjoin_mask_keys(char *s);
+
 /* Whether s is UTF-8 without control characters (C0, DEL, C1): text
  * another program can take as it is. */
 bool kjoin_utf8_printable(const char *s);

@@ -5,11 +5,13 @@
 #include <openssl/err.h>
 
 #include <kjoin/err.h>
+#include <kjoin/util.h>
 
 static void vset(kjoin_err *err, kjoin_code code, const char *fmt, va_list ap)
 {
     err->code = code;
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    kjoin_mask_keys(err->msg);
 }
 
 kjoin_code kjoin_err_set(kjoin_err *err, kjoin_code code, const char *fmt, ...)
@@ -36,6 +38,7 @@ kjoin_code kjoin_err_ossl(kjoin_err *err, kjoin_code code, const char *fmt, ...)
             size_t used = strlen(err->msg);
             snprintf(err->msg + used, sizeof(err->msg) - used, ": %s", reason);
         }
+        kjoin_mask_keys(err->msg);
     }
     ERR_clear_error();
     return code;

@@ -24,7 +24,7 @@ void kjoin_vlogf(kjoin_log_fn fn, void *ctx, int level, const char *fmt, va_list
         return;
     char line[1024];
     vsnprintf(line, sizeof(line), fmt, ap);
-    fn(ctx, level, line);
+    fn(ctx, level, kjoin_mask_keys(line));
 }
 
 void kjoin_logf(kjoin_log_fn fn, void *ctx, int level, const char *fmt, ...)

@@ -49,6 +49,27 @@ static bool token_at(const char *in, size_t i, size_t n)
     return true;
 }
 
+static bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+static bool is_word_char(char c) { return is_hex(c) || (c >= 'g' && c <= 'z') || (c >= 'G' && c <= 'Z') || c == '_'; }
+
+char *kjoin_mask_keys(char *s)
+{
+    static const char pin[] = "sha256:";
+    const size_t pin_len = sizeof(pin) - 1;
+    for (size_t i = 0; s && s[i];) {
+        size_t n = 0;
+        while (is_hex(s[i + n]))
+            n++;
+        bool alone = n == 64 && (i == 0 || !is_word_char(s[i - 1])) && !is_word_char(s[i + n]);
+        /* A pin names a public key's hash, and is shown on purpose. */
+        bool is_pin = i >= pin_len && strncmp(s + i - pin_len, pin, pin_len) == 0;
+        if (alone && !is_pin)
+            memset(s + i, '*', n);
+        i += n ? n : 1;
+    }
+    return s;
+}
+
 char *kjoin_printable(char *out, size_t cap, const char *in, bool keep_newlines)
 {
     size_t n = in ? strlen(in) : 0, o = 0;

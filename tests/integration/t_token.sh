@@ -684,3 +684,26 @@ t_token_env_secrets_not_inherited() {
   ! grep -q "KJOIN_TOKEN\|KJOIN_CERTIFICATE_KEY\|${key}" "$T/kubelet.env" ||
     fail "a child inherited a secret: $(grep -o '^KJOIN_[A-Z_]*' "$T/kubelet.env" | tr '\n' ' ')"
 }
+
+# A certificate key given where its file goes (--certificate-key-file KEY, on
+# join and on certs upload-certs) is never echoed: the error, -o json and the
+# logs show it masked, and ps shows argv without it (a pin, 64 hex digits
+# too, is still shown: test_util's kjoin_mask_keys cases). (A file of that name holds a key, so the join
+# reads it and goes on to discovery, where ps can look.)
+t_token_certificate_key_given_as_a_file_never_echoed() {
+  local dead cmdline key=fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210
+  dead=$("$TOOLS/freeport")
+  SECRETS+=("$key")
+  kj 2 join "127.0.0.1:$dead" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --control-plane \
+    --certificate-key-file "$key" --discovery-timeout 3s -v 5 -o json || return 1
+  err_has "the certificate key file ****************************************************************" || return 1
+  jq -e '.error.message | test("file [*]{64}: ")' "$OUT" >/dev/null || fail "-o json: $(cat "$OUT")" || return 1
+  kj 2 certs upload-certs --certificate-key-file "$key" --kubeconfig "$T/none.conf" -o json || return 1
+  err_has "****************************************************************" || return 1
+  # Still running (discovery of a dead port): argv shows the flag, no key.
+  mkdir -p "$T/cwd" && echo "$key" >"$T/cwd/$key" && chmod 0600 "$T/cwd/$key"
+  cmdline=$(cd "$T/cwd" && cmdline_while_running '--certificate-key-file ****' "$KJOIN" join phase control-plane-prepare/download-certs \
+    "127.0.0.1:$dead" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --control-plane --certificate-key-file "$key" \
+    --discovery-timeout 3s)
+  [[ "$cmdline" == *"--certificate-key-file ****"* && "$cmdline" != *"$key"* ]] || fail "argv not scrubbed: $cmdline"
+}

@@ -223,6 +223,45 @@ static void test_printable(void **state)
 }
 
 
+/* A certificate key's form (64 hex digits standing alone) is masked wherever
+ * it is; a pin's hash, a longer or shorter run, or one inside a word is not. */
+static void test_mask_keys(void **state)
+{
+    (void)state;
+#define K64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define M64 "****************************************************************"
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {K64, M64},
+        {"the certificate key file " K64 ": No such file", "the certificate key file " M64 ": No such file"},
+        {"/run/kjoin/" K64, "/run/kjoin/" M64},
+        {"\"" K64 "\"", "\"" M64 "\""},
+        {"0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF", M64},
+        {K64 " and " K64, M64 " and " M64},
+        {"pin sha256:" K64, "pin sha256:" K64},
+        {"root-sha256:" K64 ",sha256:" K64, "root-sha256:" K64 ",sha256:" K64},
+        {K64 "0", K64 "0"},             /* 65 digits: no key */
+        {K64 + 1, K64 + 1},             /* 63 */
+        {"x" K64, "x" K64},             /* inside a word */
+        {K64 "g", K64 "g"},
+        {K64 "_", K64 "_"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[300];
+        snprintf(buf, sizeof(buf), "%s", cases[i].in);
+        assert_string_equal(kjoin_mask_keys(buf), cases[i].want);
+    }
+    assert_null(kjoin_mask_keys(NULL));
+    /* Every error message passes through it. */
+    kjoin_err err;
+    kjoin_err_set(&err, KJOIN_E_USAGE, "the certificate key file %s: %s", K64, "No such file");
+    assert_string_equal(err.msg, "the certificate key file " M64 ": No such file");
+#undef K64
+#undef M64
+}
+
 static void test_utf8_printable(void **state)
 {
     (void)state;
@@ -374,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_read_cap),
         cmocka_unit_test(test_free_wiped),
         cmocka_unit_test(test_utf8_printable),
+        cmocka_unit_test(test_mask_keys),
         cmocka_unit_test(test_shell_word),
         cmocka_unit_test(test_dns_subdomain),
         cmocka_unit_test(test_node_name_resolve),
