@@ -276,24 +276,6 @@ static CURLcode on_ssl_ctx(CURL *curl, void *ssl_ctx, void *arg)
     return CURLE_OK;
 }
 
-/* Host part of an https URL, without brackets, for the SAN check. */
-static void url_host(const char *url, char *out, size_t cap)
-{
-    out[0] = '\0';
-    CURLU *u = curl_url();
-    char *host = NULL;
-    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
-        size_t n = strlen(host);
-        if (n >= 2 && host[0] == '[' && host[n - 1] == ']')
-            snprintf(out, cap, "%.*s", (int)(n - 2), host + 1);
-        else
-            snprintf(out, cap, "%s", host);
-    }
-    curl_free(host);
-    curl_url_cleanup(u);
-}
-
 /* Why the network failed, in an operator's words: refused, unreachable,
  * a name that does not resolve, a timeout; the proxy named when one was in
  * the way. */
@@ -311,8 +293,7 @@ static void network_why(CURLcode cc, long os_errno, const char *url, const char 
     else if (os_errno == EHOSTUNREACH || os_errno == ENETUNREACH)
         what = "unreachable (no route to the host)";
     char shown_proxy[300] = "", host[300], found[300];
-    url_host(url, host, sizeof(host));
-    const char *proxy = kjoin_proxy_for(host, found, sizeof(found)) ? found : NULL;
+    const char *proxy = kjoin_url_host(url, host, sizeof(host)) && kjoin_proxy_for(host, found, sizeof(found)) ? found : NULL;
     if (proxy)
         kjoin_url_redact(proxy, shown_proxy, sizeof(shown_proxy));
     snprintf(out, cap, "%s%s%s%s%s%s", what ? what : curl_why, what ? " [" : "", what ? curl_why : "",
@@ -536,10 +517,21 @@ static kjoin_code perform(kjoin_http_conn *c, bool kept, const kjoin_http_reques
     kjoin_tls_trust *owned = NULL;
     CURL *curl = c->curl;
     char host[256];
-    url_host(req->url, host, sizeof(host));
     kjoin_url_redact(req->url, c->shown, sizeof(c->shown));
-    kjoin_code rc = request_trust(c, kept, req, &owned, &c->trust, err);
-    if (rc)
+    kjoin_code rc = KJOIN_OK;
+    /* Every server URL, the cluster's too (an etcd Pod's annotation): the
+     * host libcurl would reach, never one written before an '@'. */
+    if (!kjoin_url_host(req->url, host, sizeof(host))) {
+        const char *authority = strstr(req->url, "://");
+        authority = authority ? authority + 3 : req->url;
+        if (memchr(authority, '@', strcspn(authority, "/?#")))
+            rc = kjoin_err_set(err, KJOIN_E_TRUST, "the URL %s is refused: it carries a user name or password "
+                               "(userinfo), which kjoin never sends, and its host is the part after the '@'", c->shown);
+        else
+            rc = kjoin_err_set(err, KJOIN_E_USAGE, "no host name to verify the server against in %s", c->shown);
+        goto out;
+    }
+    if ((rc = request_trust(c, kept, req, &owned, &c->trust, err)))
         goto out;
     /* An empty name would switch OpenSSL's host check off: refuse it. */
     if (req->tls == KJOIN_TLS_PINNED && (!*host || strlen(host) >= sizeof(c->host))) {

@@ -12,6 +12,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include <kjoin/util.h>
 
 bool kjoin_clean_path(const char *p)
@@ -92,20 +94,34 @@ bool kjoin_is_local_address(const char *ip)
     return found;
 }
 
+bool kjoin_url_host(const char *url, char *out, size_t cap)
+{
+    bool ok = false, userinfo = false;
+    char *host = NULL, *user = NULL;
+    CURLU *u = curl_url();
+    if (cap)
+        out[0] = '\0';
+    /* libcurl's own parse: the host is the one a request would reach. */
+    if (u && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
+        userinfo = curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK;
+        size_t n = strlen(host);
+        bool bracketed = n >= 2 && host[0] == '[' && host[n - 1] == ']';
+        ok = !userinfo && n - (bracketed ? 2 : 0) < cap;
+        if (ok)
+            snprintf(out, cap, "%.*s", (int)(bracketed ? n - 2 : n), host + bracketed);
+    }
+    curl_free(user);
+    curl_free(host);
+    curl_url_cleanup(u);
+    return ok;
+}
+
 bool kjoin_url_is_local(const char *url)
 {
-    char host[64];
-    const char *p = url ? strstr(url, "://") : NULL;
-    if (!p)
-        return false;
-    p += 3;
-    bool bracketed = *p == '[';
-    size_t len = bracketed ? strcspn(++p, "]") : strcspn(p, ":/?#");
-    if (!len || len >= sizeof(host) || (bracketed && p[len] != ']'))
-        return false;
-    memcpy(host, p, len);
-    host[len] = '\0';
-    return !strcasecmp(host, "localhost") || kjoin_is_local_address(host);
+    char host[256];
+    return url && kjoin_url_host(url, host, sizeof(host)) &&
+           (!strcasecmp(host, "localhost") || kjoin_is_local_address(host));
 }
 
 /* Whether NO_PROXY's list excludes host (libcurl's rule: "*", a host, a

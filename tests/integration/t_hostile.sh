@@ -427,3 +427,28 @@ J
   [ "$(requests 'GET /version')" = 0 ] || fail "a server the pins do not vouch for was asked with the token" || return 1
 }
 t_hostile_rejected_token_ends_the_join_at_once() { with_hostile token_rejected; }
+
+# A server URL with userinfo: the host a request reaches is the one after the
+# '@' (libcurl's parse), so "https://127.0.0.1:1@HOST" is no local endpoint
+# and may not skip the operator's proxy. Every such URL is refused: in a
+# signed cluster-info (exit 4, before any request to it), in a kubeconfig
+# cluster-info sign is given (exit 2), and at the transport for any other (an etcd
+# Pod's annotation): the unit suites cover that one.
+t_hostile_server_url_with_userinfo_refused() {
+  new_cluster userinfo || return 1
+  cluster_kubeconfig "https://127.0.0.1:1@127.0.0.1:$PORT" "$C/ca.crt" >"$C/cluster.kubeconfig"
+  kj 2 cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" || return 1
+  err_has "no user name or password (userinfo)" || return 1
+  # Signed anyway, as a careless control plane would: the join refuses it.
+  local id; id=$(cut -d. -f1 "$C/token")
+  printf '{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cluster-info","namespace":"kube-public"},"data":{"jws-kubeconfig-%s":"x","kubeconfig":%s}}' \
+    "$id" "$(jq -Rs . <"$C/cluster.kubeconfig")" >"$C/www/cluster-info"
+  resign "$C" "{\"alg\":\"HS256\",\"kid\":\"$id\"}" sha256
+  HTTPS_PROXY=http://127.0.0.1:9 kj 4 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN" || return 1
+  err_has "userinfo" || return 1
+  [ ! -e "$T/kubelet.conf" ] || fail "a kubeconfig was written" || return 1
+  # The control: the same cluster-info with the plain server joins.
+  cluster_kubeconfig "https://127.0.0.1:$PORT" "$C/ca.crt" >"$C/cluster.kubeconfig"
+  "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >"$C/www/cluster-info" || return 1
+  kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN"
+}

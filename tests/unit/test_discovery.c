@@ -319,6 +319,17 @@ static void test_pinned_needs_a_host(void **state)
     kjoin_err err;
     assert_int_equal(kjoin_http_get(&req, &resp, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "no host name"));
+    /* userinfo in any server URL (an etcd Pod's annotation says where etcd
+     * is): refused before a connection, in any TLS mode, the host shown the
+     * one a request would reach. */
+    const kjoin_tls_mode modes[] = {KJOIN_TLS_PINNED, KJOIN_TLS_SYSTEM};
+    for (size_t i = 0; i < 2; i++) {
+        req.url = "https://127.0.0.1:1@10.99.0.3:2379/health";
+        req.tls = modes[i];
+        assert_int_equal(kjoin_http_get(&req, &resp, &err), KJOIN_E_TRUST);
+        assert_non_null(strstr(err.msg, "userinfo"));
+        assert_non_null(strstr(err.msg, "https://10.99.0.3:2379"));
+    }
     free(ca);
 }
 
