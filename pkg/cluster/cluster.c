@@ -340,8 +340,13 @@ static kjoin_code cidrs(kjoin_yaml *y, yaml_node_t *root, const char *const *pat
     return rc;
 }
 
+/* Seconds of a Go duration of whole h, m and s ("4m0s"); -1 for anything
+ * else, and for more than Go's largest Duration (2^63 - 1 ns, about 292
+ * years), which Go itself refuses: the sum is bounded before it is made, so
+ * nothing derived from it (a probe's failureThreshold) can overflow. */
 static int64_t go_duration(const char *s)
 {
+    const int64_t max_s = INT64_MAX / 1000000000;
     int64_t total = 0;
     if (!*s)
         return -1;
@@ -349,10 +354,10 @@ static int64_t go_duration(const char *s)
         int64_t v = 0;
         const char *start = s;
         for (; *s >= '0' && *s <= '9'; s++)
-            if ((v = v * 10 + (*s - '0')) > (int64_t)1 << 40)
+            if ((v = v * 10 + (*s - '0')) > max_s)
                 return -1;
         int64_t unit = *s == 'h' ? 3600 : *s == 'm' && s[1] != 's' ? 60 : *s == 's' ? 1 : 0;
-        if (s == start || !unit)
+        if (s == start || !unit || v > (max_s - total) / unit)
             return -1;
         total += v * unit, s++;
     }

@@ -937,6 +937,34 @@ static void test_manifests_of_1_20(void **state)
     in_order(out[2], (const char *const[]){"--port=0", "path: /healthz", "port: 10259", NULL});
     assert_null(strstr(out[2], "readinessProbe"));
     free3(out);
+    /* Go's largest duration is the largest taken (its probe's threshold an
+     * int); anything longer, however it adds up, is refused, never wrapped. */
+    static const struct {
+        const char *timeout;
+        const char *want; /* NULL: refused */
+    } timeouts[] = {
+        {"2562047h47m16s", "failureThreshold: 922337204"},
+        {"2562047h47m17s", NULL},
+        {"2562048h", NULL},
+        {"9223372036854775807s", NULL},
+        {"1099511627776h1099511627776h1099511627776h1099511627776h", NULL},
+        {"2562047h2562047h", NULL},
+    };
+    for (size_t i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++) {
+        char yaml[600];
+        snprintf(yaml, sizeof(yaml), "apiVersion: kubeadm.k8s.io/v1beta2\nkind: ClusterConfiguration\n"
+                 "kubernetesVersion: v1.20.2\nimageRepository: k8s.example\napiServer:\n  timeoutForControlPlane: %s\n",
+                 timeouts[i].timeout);
+        kjoin_code got = manifests_for(yaml, "192.0.2.2", 20, env, out, &err);
+        if (!timeouts[i].want) {
+            assert_int_not_equal(got, KJOIN_OK);
+            assert_non_null(strstr(err.msg, "timeoutForControlPlane"));
+            continue;
+        }
+        assert_int_equal(got, KJOIN_OK);
+        assert_non_null(strstr(out[0], timeouts[i].want));
+        free3(out);
+    }
 }
 
 static void test_manifests_refused(void **state)
