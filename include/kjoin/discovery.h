@@ -110,6 +110,12 @@ typedef struct kjoin_file_discovery {
  * http:// and other schemes do not. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_discovery_source_check(const char *source, kjoin_err *err);
 
+/* kjoin_discovery_source_check, then a local document (a path or file://)
+ * read and checked as discovery will read it, so that a missing, unreadable
+ * or malformed file is said before anything else runs. Standard input and
+ * URLs are left to discovery. Errors: KJOIN_E_USAGE, KJOIN_E_TRUST. */
+kjoin_code kjoin_discovery_file_check(const char *source, kjoin_err *err);
+
 /* *out is written only on success. The local document is read and checked
  * before any network access. Errors: KJOIN_E_USAGE (source, unreadable file),
  * KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OTHER. */

@@ -71,6 +71,7 @@ typedef struct kjoin_http_request {
     size_t max_body;        /* 0 means KJOIN_HTTP_MAX_BODY */
     const char *audit_id;   /* sent as Audit-ID when not NULL */
     bool follow_redirects;  /* up to 5, and only to https:// URLs */
+    bool userinfo_allowed;  /* url may carry "user:password@" (one the operator gave); else refused */
     const char *body;       /* JSON request body, sent when not NULL */
     size_t body_len;
     /* Credentials: only with a verified mode (PINNED or SYSTEM) and without

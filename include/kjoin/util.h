@@ -191,12 +191,12 @@ const char *kjoin_did_you_mean(const char *word, size_t len, const char *const *
 /* Whether ip is an address of this machine: loopback, or on one of its
  * interfaces. */
 bool kjoin_is_local_address(const char *ip);
-/* url's host, as libcurl parses it (the host a request reaches; an IPv6
- * address without its brackets), into out. false, with out empty, when url
- * does not parse, its host does not fit in cap bytes, or it carries userinfo
- * ("user:password@"): kjoin sends no credentials in a URL, and a host
- * written before an '@' is not the one reached. */
-bool kjoin_url_host(const char *url, char *out, size_t cap);
+/* url's host, as libcurl parses it (the host a request reaches, which is
+ * the part after any "user:password@"; an IPv6 address without its
+ * brackets), into out, and into *userinfo (may be NULL) whether url carries
+ * a user name or password. false, with out empty, when url does not parse or
+ * its host does not fit in cap bytes. */
+bool kjoin_url_host(const char *url, char *out, size_t cap, bool *userinfo);
 /* Whether url's host (kjoin_url_host) is this machine (localhost, or a
  * local address): such an endpoint is never reached through a proxy. */
 bool kjoin_url_is_local(const char *url);

@@ -74,7 +74,7 @@ static kjoin_code load_local(file_state *f, kjoin_err *err)
 /* Fetches and parses the document from its https:// URL, trusting the system roots. */
 static kjoin_code fetch_url(kjoin_run *r, file_state *f, kjoin_err *err)
 {
-    kjoin_http_request req = {.tls = KJOIN_TLS_SYSTEM, .follow_redirects = true};
+    kjoin_http_request req = {.tls = KJOIN_TLS_SYSTEM, .follow_redirects = true, .userinfo_allowed = true};
     kjoin_http_response resp = {0};
     kjoin_discovery__log(r, 0, "[discovery] Fetching the discovery file from %s (verified against the system trust store)",
                          f->shown);
@@ -184,6 +184,19 @@ static kjoin_code attempt(kjoin_run *r, size_t i, kjoin_stage *st, kjoin_join_re
         kjoin_discovery__log(r, 0, "[discovery] Using API server \"%s\" (from the discovery file)", doc->server);
 out:
     kjoin_bundle_free(bundle);
+    return rc;
+}
+
+kjoin_code kjoin_discovery_file_check(const char *source, kjoin_err *err)
+{
+    kjoin_code rc = kjoin_discovery_source_check(source, err);
+    if (rc || !strcmp(source, "-") || !strncmp(source, "https://", 8))
+        return rc; /* standard input is read once, by discovery; a URL is the network's */
+    file_state f = {.source = strncmp(source, "file://", 7) == 0 ? source + 7 : source};
+    kjoin_url_redact(f.source, f.shown, sizeof(f.shown));
+    rc = load_local(&f, err);
+    kjoin_cluster_release(&f.cluster);
+    free(f.dir);
     return rc;
 }
 

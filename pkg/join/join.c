@@ -237,6 +237,8 @@ kjoin_code kjoin_join_resolve(const kjoin_join_spec *spec, kjoin_join_plan *out,
         rc = resolve_tokens(spec, &p, err);
     if (!rc)
         rc = check_consistency(spec, &p, err);
+    if (!rc && spec->discovery_file) /* every input error before preflight */
+        rc = kjoin_discovery_file_check(spec->discovery_file, err);
     if (!rc)
         *out = p;
     kjoin_join_plan_clear(rc ? &p : NULL);

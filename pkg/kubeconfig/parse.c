@@ -77,7 +77,8 @@ static kjoin_code read_cluster_entry(kjoin_yaml *y, yaml_node_t *entry, const ch
     if (!server || strncmp(server, "https://", 8) != 0 || !server[8])
         return kjoin_err_set(err, BAD, "kubeconfig cluster has no https server");
     char host[256];
-    if (!kjoin_url_host(server, host, sizeof(host)))
+    bool userinfo = false;
+    if (!kjoin_url_host(server, host, sizeof(host), &userinfo) || userinfo)
         return kjoin_err_set(err, BAD, "kubeconfig cluster's server is no https URL kjoin reaches: a host name or "
                                        "address, no user name or password (userinfo)");
     if (insecure && strcmp(insecure, "true") == 0)

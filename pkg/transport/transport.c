@@ -293,7 +293,7 @@ static void network_why(CURLcode cc, long os_errno, const char *url, const char 
     else if (os_errno == EHOSTUNREACH || os_errno == ENETUNREACH)
         what = "unreachable (no route to the host)";
     char shown_proxy[300] = "", host[300], found[300];
-    const char *proxy = kjoin_url_host(url, host, sizeof(host)) && kjoin_proxy_for(host, found, sizeof(found)) ? found : NULL;
+    const char *proxy = kjoin_url_host(url, host, sizeof(host), NULL) && kjoin_proxy_for(host, found, sizeof(found)) ? found : NULL;
     if (proxy)
         kjoin_url_redact(proxy, shown_proxy, sizeof(shown_proxy));
     snprintf(out, cap, "%s%s%s%s%s%s", what ? what : curl_why, what ? " [" : "", what ? curl_why : "",
@@ -519,16 +519,17 @@ static kjoin_code perform(kjoin_http_conn *c, bool kept, const kjoin_http_reques
     char host[256];
     kjoin_url_redact(req->url, c->shown, sizeof(c->shown));
     kjoin_code rc = KJOIN_OK;
-    /* Every server URL, the cluster's too (an etcd Pod's annotation): the
-     * host libcurl would reach, never one written before an '@'. */
-    if (!kjoin_url_host(req->url, host, sizeof(host))) {
-        const char *authority = strstr(req->url, "://");
-        authority = authority ? authority + 3 : req->url;
-        if (memchr(authority, '@', strcspn(authority, "/?#")))
-            rc = kjoin_err_set(err, KJOIN_E_TRUST, "the URL %s is refused: it carries a user name or password "
-                               "(userinfo), which kjoin never sends, and its host is the part after the '@'", c->shown);
-        else
-            rc = kjoin_err_set(err, KJOIN_E_USAGE, "no host name to verify the server against in %s", c->shown);
+    bool userinfo = false;
+    if (!kjoin_url_host(req->url, host, sizeof(host), &userinfo)) {
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "no host name to verify the server against in %s", c->shown);
+        goto out;
+    }
+    /* A server URL the cluster gave (an etcd Pod's annotation, a kubeconfig's
+     * server) never carries userinfo: its host is the part after the '@',
+     * whatever is written before it. Only a URL the operator gave may. */
+    if (userinfo && !req->userinfo_allowed) {
+        rc = kjoin_err_set(err, KJOIN_E_TRUST, "the URL %s is refused: it carries a user name or password (userinfo), "
+                           "which kjoin sends only to a URL the operator gave", c->shown);
         goto out;
     }
     if ((rc = request_trust(c, kept, req, &owned, &c->trust, err)))

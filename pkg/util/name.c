@@ -94,24 +94,26 @@ bool kjoin_is_local_address(const char *ip)
     return found;
 }
 
-bool kjoin_url_host(const char *url, char *out, size_t cap)
+bool kjoin_url_host(const char *url, char *out, size_t cap, bool *userinfo)
 {
-    bool ok = false, userinfo = false;
-    char *host = NULL, *user = NULL;
+    bool ok = false, user = false;
+    char *host = NULL, *name = NULL;
     CURLU *u = curl_url();
     if (cap)
         out[0] = '\0';
     /* libcurl's own parse: the host is the one a request would reach. */
-    if (u && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
+    if (u && url && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
         curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
-        userinfo = curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK;
+        user = curl_url_get(u, CURLUPART_USER, &name, 0) == CURLUE_OK;
         size_t n = strlen(host);
         bool bracketed = n >= 2 && host[0] == '[' && host[n - 1] == ']';
-        ok = !userinfo && n - (bracketed ? 2 : 0) < cap;
+        ok = n - (bracketed ? 2 : 0) < cap;
         if (ok)
             snprintf(out, cap, "%.*s", (int)(bracketed ? n - 2 : n), host + bracketed);
     }
-    curl_free(user);
+    if (ok && userinfo)
+        *userinfo = user;
+    curl_free(name);
     curl_free(host);
     curl_url_cleanup(u);
     return ok;
@@ -120,8 +122,7 @@ bool kjoin_url_host(const char *url, char *out, size_t cap)
 bool kjoin_url_is_local(const char *url)
 {
     char host[256];
-    return url && kjoin_url_host(url, host, sizeof(host)) &&
-           (!strcasecmp(host, "localhost") || kjoin_is_local_address(host));
+    return kjoin_url_host(url, host, sizeof(host), NULL) && (!strcasecmp(host, "localhost") || kjoin_is_local_address(host));
 }
 
 /* Whether NO_PROXY's list excludes host (libcurl's rule: "*", a host, a

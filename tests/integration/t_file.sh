@@ -407,3 +407,17 @@ t_config_control_plane_certificate_key_sources() {
   err_has "--config cannot be mixed with --certificate-key" || return 1
   ! grep -q "add --control-plane" "$ERR" || fail "the reason given: $(cat "$ERR")"
 }
+
+# Every input error comes before preflight, as the flags' do: a discovery
+# file that is missing or malformed is said first, and nothing else runs.
+# (Preflight, run as root here, would fail on this machine's missing runtime
+# and kubelet: those lines must not appear.)
+t_file_missing_or_malformed_said_before_preflight() {
+  kj 2 join --discovery-file "$T/missing.conf" --token-file "$C/token" || return 1
+  err_has "cannot open $T/missing.conf" || return 1
+  ! grep -q "^\[preflight\]" "$ERR" || fail "preflight ran first: $(head -2 "$ERR")" || return 1
+  printf 'garbage: [' >"$T/bad.conf"
+  kj 4 join --discovery-file "$T/bad.conf" --token-file "$C/token" -o json || return 1
+  ! grep -q "^\[preflight\]" "$ERR" || fail "preflight ran first: $(head -2 "$ERR")" || return 1
+  jq -e '.error.message | test("the discovery file .*bad.conf: not a kubeconfig")' "$OUT" >/dev/null || fail "$(cat "$OUT")"
+}

@@ -330,6 +330,12 @@ static void test_pinned_needs_a_host(void **state)
         assert_non_null(strstr(err.msg, "userinfo"));
         assert_non_null(strstr(err.msg, "https://10.99.0.3:2379"));
     }
+    /* ...unless the operator gave it (a discovery file's URL): then it goes on to the network. */
+    req.url = "https://u:p@127.0.0.1:1/x";
+    req.userinfo_allowed = true;
+    req.timeout_ms = 300;
+    assert_int_not_equal(kjoin_http_get(&req, &resp, &err), KJOIN_E_TRUST);
+    assert_null(strstr(err.msg, "userinfo"));
     free(ca);
 }
 

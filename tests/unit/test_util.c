@@ -369,8 +369,8 @@ static void test_local_endpoints(void **state)
                            "https://localhost:10257/healthz", "http://LOCALHOST"};
     const char *remote[] = {"https://192.0.2.1:6443", "https://cp.example:6443", "https://[2001:db8::1]:6443",
                             "127.0.0.1:6443", "", "https://", "https://[::1", "https://127.0.0.1.example/",
-                            /* userinfo: the host reached is after the '@' (and such a URL is refused) */
-                            "https://127.0.0.1:1@10.99.0.3:2379", "https://localhost@192.0.2.1/", "https://u:p@127.0.0.1/"};
+                            /* userinfo: the host reached is the part after the '@' */
+                            "https://127.0.0.1:1@10.99.0.3:2379", "https://localhost@192.0.2.1/"};
     for (size_t i = 0; i < TU_LEN(local); i++)
         if (!kjoin_url_is_local(local[i]))
             fail_msg("not local: %s", local[i]);
@@ -381,17 +381,23 @@ static void test_local_endpoints(void **state)
     assert_true(kjoin_is_local_address("127.0.0.1"));
     assert_false(kjoin_is_local_address("192.0.2.1"));
     assert_false(kjoin_is_local_address("x"));
-    /* The host as libcurl parses it, or nothing. */
+    /* The host as libcurl parses it, or nothing; userinfo said. */
     char host[64];
-    assert_true(kjoin_url_host("https://[fd00::3]:6443/x", host, sizeof(host)));
+    bool user = true;
+    assert_true(kjoin_url_host("https://[fd00::3]:6443/x", host, sizeof(host), &user));
     assert_string_equal(host, "fd00::3");
-    assert_true(kjoin_url_host("https://cp.example:6443", host, sizeof(host)));
+    assert_false(user);
+    assert_true(kjoin_url_host("https://cp.example:6443", host, sizeof(host), NULL));
     assert_string_equal(host, "cp.example");
-    assert_false(kjoin_url_host("https://127.0.0.1:1@10.99.0.3:2379", host, sizeof(host)));
+    assert_true(kjoin_url_host("https://127.0.0.1:1@10.99.0.3:2379", host, sizeof(host), &user));
+    assert_string_equal(host, "10.99.0.3");
+    assert_true(user);
+    assert_true(kjoin_url_host("https://user@cp.example/", host, sizeof(host), &user));
+    assert_true(user);
+    assert_false(kjoin_url_host("https://[::1", host, sizeof(host), NULL));
     assert_string_equal(host, "");
-    assert_false(kjoin_url_host("https://user@cp.example/", host, sizeof(host)));
-    assert_false(kjoin_url_host("https://[::1", host, sizeof(host)));
-    assert_false(kjoin_url_host("https://a-very-long-host-name-that-does-not-fit.example/", host, 8));
+    assert_false(kjoin_url_host(NULL, host, sizeof(host), NULL));
+    assert_false(kjoin_url_host("https://a-very-long-host-name-that-does-not-fit.example/", host, 8, NULL));
 }
 
 /* A slip of the keyboard gets the name meant; anything farther, nothing. */
