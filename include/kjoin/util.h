@@ -22,6 +22,16 @@ static inline void kjoin_freep(void *p) { free(*(void **)p); }
         kjoin_take_tmp_;                       \
     })
 
+/* One scratch directory (a dry run's copy of a node's files, keys among
+ * them) that SIGINT, SIGTERM or SIGHUP must not leave behind: set names it
+ * (false when the path is too long), clear forgets it. A program that wants
+ * it calls kjoin_scratch_remove_on_signals once: those signals then remove
+ * the directory named, if any, and end the process as they would have (a
+ * signal ignored stays ignored). */
+bool kjoin_scratch_set(const char *path);
+void kjoin_scratch_clear(void);
+void kjoin_scratch_remove_on_signals(void);
+
 /* Wipes len bytes at p (which may hold a secret), then frees p; NULL is
  * nothing to do. The _str form wipes a NUL-terminated string. */
 void kjoin_free_wiped(void *p, size_t len);

@@ -243,12 +243,10 @@ static kjoin_code signable(const run *r, int i, kjoin_err *err)
 static kjoin_code make(run *r, int i, const names *s, EVP_PKEY *key, kjoin_err *err)
 {
     const kjoin_cp_context *sp = r->spec;
-    int minor = sp->minor;
     const char *org = organization(i, sp);
     cert_request req = {.kind = leaves[i].kind, .cn = leaves[i].cn ? leaves[i].cn : sp->node_name,
                         .orgs = org ? &org : NULL, .n_orgs = org ? 1 : 0, .sans = s->v, .n_sans = s->n};
-    return kjoin_cp__sign(&req, sp->cluster, minor, sp->now, &r->ca[leaves[i].ca], key, &r->crt_pem[i], &r->key_pem[i],
-                          &r->key_len[i], err);
+    return kjoin_cp__sign(&req, sp, &r->ca[leaves[i].ca], key, &r->crt_pem[i], &r->key_pem[i], &r->key_len[i], err);
 }
 
 static void release(run *r)

@@ -98,6 +98,10 @@ kjoin_code kjoin_cp_dry_run_begin(kjoin_cp_context *cx, const char *tmp_dir, kjo
         return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot make the dry run's directory under %s: %s", tmp_dir,
                              strerror(errno));
     memcpy(cx->dry_run_dir, dir, sizeof(dir));
+    if (!kjoin_scratch_set(dir)) { /* a signal from here on removes it */
+        kjoin_cp_dry_run_end(cx);
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the temporary directory's path is too long");
+    }
     cx->record = false;
     kjoin_code rc = copy_node(cx, err);
     if (rc)
@@ -111,6 +115,7 @@ void kjoin_cp_dry_run_end(kjoin_cp_context *cx)
         return;
     char why[200] = "";
     struct stat st;
+    kjoin_scratch_clear();
     /* made by mkdtemp: a directory, never a link; what is left holds keys, so it is said */
     if (lstat(cx->dry_run_dir, &st) == 0 &&
         !kjoin_safedir_remove_tree(AT_FDCWD, cx->dry_run_dir, st.st_dev, why, sizeof(why)))

@@ -112,8 +112,9 @@ kjoin_code kjoin_cp__new_keys(const struct kjoin_cluster_configuration *c, EVP_P
  * kubeadm of release minor issues: Go's subject order, backdated five
  * minutes, the cluster's lifetime. *crt and *key_pem are PEM (wipe the
  * key). Errors: KJOIN_E_USAGE (no CA key), KJOIN_E_OTHER. */
-kjoin_code kjoin_cp__sign(cert_request *req, const struct kjoin_cluster_configuration *c, int minor, int64_t now,
-                          const cp_pair *ca, EVP_PKEY *key, char **crt, char **key_pem, size_t *key_len,
-                          kjoin_err *err);
+/* Signs req's certificate for key with ca, as the cluster's kubeadm would
+ * (its validity, or an hour at most in a dry run). */
+kjoin_code kjoin_cp__sign(cert_request *req, const kjoin_cp_context *cx, const cp_pair *ca, EVP_PKEY *key, char **crt,
+                          char **key_pem, size_t *key_len, kjoin_err *err);
 
 #endif

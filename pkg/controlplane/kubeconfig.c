@@ -89,7 +89,7 @@ static kjoin_code make(const kjoin_cp_context *s, int i, const char *server, con
                         .n_orgs = confs[i].admin ? 1 : 0};
     char *crt = NULL, *key = NULL;
     size_t key_len = 0;
-    kjoin_code rc = kjoin_cp__sign(&req, s->cluster, minor, s->now, ca, key_pair, &crt, &key, &key_len, err);
+    kjoin_code rc = kjoin_cp__sign(&req, s, ca, key_pair, &crt, &key, &key_len, err);
     if (!rc) {
         kjoin_bootstrap_config c = {.cluster_name = *s->cluster->cluster_name ? s->cluster->cluster_name : "kubernetes",
                                     .server = server, .ca_pem = ca_pem, .ca_len = ca_len, .user = confs[i].user,

@@ -16,6 +16,7 @@
 #define PEM_MAX (1 << 20)
 #define BACKDATE_S 300                  /* kubeadm's CertificateBackdate */
 #define VALIDITY_S (365LL * 24 * 3600) /* its CertificateValidityPeriod */
+#define DRY_RUN_VALIDITY_S 3600LL
 
 static kjoin_key_type key_type(const char *algorithm)
 {
@@ -190,15 +191,22 @@ kjoin_code kjoin_cp__new_keys(const kjoin_cluster_configuration *c, EVP_PKEY **k
     return kjoin_err_set(err, KJOIN_E_OTHER, "cannot generate a key");
 }
 
-kjoin_code kjoin_cp__sign(cert_request *req, const kjoin_cluster_configuration *c, int minor, int64_t now,
-                          const cp_pair *ca, EVP_PKEY *key, char **crt, char **key_pem, size_t *key_len, kjoin_err *err)
+kjoin_code kjoin_cp__sign(cert_request *req, const kjoin_cp_context *cx, const cp_pair *ca, EVP_PKEY *key, char **crt,
+                          char **key_pem, size_t *key_len, kjoin_err *err)
 {
+    const kjoin_cluster_configuration *c = cx->cluster;
+    int minor = cx->minor;
+    int64_t now = cx->now;
     *crt = *key_pem = NULL;
     *key_len = 0;
     if (!ca->key)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the CA's key is not there to sign \"%s\" with", req->cn);
     req->not_before = now - BACKDATE_S;
     req->not_after = now + (c->certificate_validity_s ? c->certificate_validity_s : VALIDITY_S);
+    /* A dry run's certificates are shown and removed: should one outlive it
+     * (the machine down mid-run), it is of no use for long. */
+    if (*cx->dry_run_dir && req->not_after > now + DRY_RUN_VALIDITY_S)
+        req->not_after = now + DRY_RUN_VALIDITY_S;
     req->go_subject = true;
     req->no_basic_constraints = !kjoin_release_of(minor)->leaf_basic_constraints;
     X509 *x = kjoin_certs__issue(req, key, ca->crt, ca->key, err);

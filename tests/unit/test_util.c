@@ -1,6 +1,9 @@
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <kjoin/util.h>
@@ -262,6 +265,58 @@ static void test_mask_keys(void **state)
 #undef M64
 }
 
+/* SIGINT, SIGTERM and SIGHUP remove the scratch directory set (nested,
+ * keys in it), never follow a link out of it, and still end the process by
+ * the signal; once cleared, the directory stays. */
+static void test_scratch_removed_on_signals(void **state)
+{
+    (void)state;
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGTERM};
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        char dir[] = "/tmp/kjoin-scratch-test.XXXXXX", outside[] = "/tmp/kjoin-scratch-out.XXXXXX", path[200];
+        bool cleared = i == 3;
+        assert_non_null(mkdtemp(dir));
+        assert_non_null(mkdtemp(outside));
+        snprintf(path, sizeof(path), "%s/pki", dir);
+        assert_int_equal(mkdir(path, 0700), 0);
+        snprintf(path, sizeof(path), "%s/pki/etcd", dir);
+        assert_int_equal(mkdir(path, 0700), 0);
+        for (int k = 0; k < 300; k++) { /* more than one read of the directory */
+            snprintf(path, sizeof(path), "%s/pki/etcd/key-%03d.key", dir, k);
+            FILE *f = fopen(path, "w");
+            assert_non_null(f);
+            fclose(f);
+        }
+        snprintf(path, sizeof(path), "%s/kept", outside);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fclose(f);
+        snprintf(path, sizeof(path), "%s/pki/link", dir);
+        assert_int_equal(symlink(outside, path), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            kjoin_scratch_remove_on_signals();
+            kjoin_scratch_set(dir);
+            if (cleared)
+                kjoin_scratch_clear();
+            raise(sigs[i]);
+            _exit(0);
+        }
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFSIGNALED(status));
+        assert_int_equal(WTERMSIG(status), sigs[i]);
+        struct stat st;
+        assert_int_equal(lstat(dir, &st) == 0, cleared);
+        snprintf(path, sizeof(path), "%s/kept", outside);
+        assert_int_equal(lstat(path, &st), 0); /* the link was not followed */
+        char cmd[300];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s %s", dir, outside);
+        assert_int_equal(system(cmd), 0);
+    }
+}
+
 static void test_utf8_printable(void **state)
 {
     (void)state;
@@ -433,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_free_wiped),
         cmocka_unit_test(test_utf8_printable),
         cmocka_unit_test(test_mask_keys),
+        cmocka_unit_test(test_scratch_removed_on_signals),
         cmocka_unit_test(test_shell_word),
         cmocka_unit_test(test_dns_subdomain),
         cmocka_unit_test(test_node_name_resolve),
