@@ -37,7 +37,8 @@ static const cli_verb reset_verb = {
     .usage = "kjoin reset [phase NAME] [--dry-run] [--skip-phases LIST] [--config FILE] [-o json]",
     .summary = "Undo what kjoin join made on this node, deciding before it changes anything: stop the\n"
                "kubelet (systemd); on a control-plane node take its etcd member out of the cluster;\n"
-               "stop the Pods the kubelet started (crictl, or containerd's ctr); remove the join's\n"
+               "stop every Pod of the container runtime, as kubeadm reset does (crictl, or containerd's\n"
+               "ctr: only what containerd's CRI made, never a container that is no Pod); remove the join's\n"
                "files while they hold what it wrote, the kubelet's identity and state from that join,\n"
                "and the directories it created. Other files are left and named. Running it again is fine.",
     .opts = reset_opts,

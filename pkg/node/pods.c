@@ -1,7 +1,8 @@
-/* reset's stop of what the kubelet started: the Pods' containers in the
- * container runtime the join's kubelet used (a control-plane node's static
- * Pods hold the cluster's ports and, the controller manager, its CA key),
- * through the runtime's own client, as kubeadm reset removes them. */
+/* reset's stop of what the kubelet started: every Pod of the container
+ * runtime the join's kubelet used (a control-plane node's static Pods hold
+ * the cluster's ports and, the controller manager, its CA key), through the
+ * runtime's own client, as kubeadm reset removes them; never a container
+ * that is no Pod. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,22 +88,45 @@ static kjoin_code by_crictl(const char *tool, const char *sock, size_t *n, kjoin
     return rc;
 }
 
-/* containerd's ctr: every task of the kubelet's namespace killed, then
- * waited for (the containers stay, stopped, for the runtime to clean). */
+/* Whether id is one of the lines of ids. */
+static bool listed(const char *ids, const char *id)
+{
+    size_t n = strlen(id);
+    for (const char *p = ids; p && *p;) {
+        size_t len = strcspn(p, "\n");
+        if (len == n && !strncmp(p, id, n))
+            return true;
+        p += len + (p[len] == '\n');
+    }
+    return false;
+}
+
+/* containerd's ctr: the tasks of the Pods, and only theirs, killed, then
+ * waited for (the containers stay, stopped, for the runtime to clean). A
+ * Pod's sandbox and containers are the ones containerd's CRI made, which
+ * carry its label io.cri-containerd.kind; a container someone ran in the
+ * k8s.io namespace with ctr or nerdctl is no Pod, and is left running. */
 static kjoin_code by_ctr(const char *tool, const char *sock, size_t *n, kjoin_err *err)
 {
-    const char *list[] = {tool, "--address", sock + 7, "--namespace", "k8s.io", "tasks", "list", NULL};
-    char *out = NULL;
+    const char *pods[] = {tool, "--address", sock + 7, "--namespace", "k8s.io", "containers", "list", "--quiet",
+                          "labels.\"io.cri-containerd.kind\"", NULL},
+               *list[] = {tool, "--address", sock + 7, "--namespace", "k8s.io", "tasks", "list", NULL};
+    char *ids = NULL, *out = NULL;
     kjoin_err e;
     *n = 0;
+    if (kjoin_node__run(pods, 30000, &ids, &e))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "ctr could not list the Pods' containers: %s", e.msg);
+    kjoin_code rc = KJOIN_OK;
     for (int round = 0; round < 150; round++) { /* 30 s */
         size_t running = 0;
-        if (kjoin_node__run(list, 30000, &out, &e))
-            return kjoin_err_set(err, KJOIN_E_OTHER, "ctr could not list the Pods' containers: %s", e.msg);
-        /* "TASK PID STATUS" lines: each one still RUNNING (or PAUSED) is killed */
+        if (kjoin_node__run(list, 30000, &out, &e)) {
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "ctr could not list the Pods' containers: %s", e.msg);
+            break;
+        }
+        /* "TASK PID STATUS" lines: each of a Pod's still RUNNING (or PAUSED) is killed */
         for (char *line = strchr(out, '\n'); line && *++line; line = strchr(line, '\n')) {
             char id[200], status[32];
-            if (sscanf(line, "%199s %*s %31s", id, status) != 2 || !strcmp(status, "STOPPED"))
+            if (sscanf(line, "%199s %*s %31s", id, status) != 2 || !strcmp(status, "STOPPED") || !listed(ids, id))
                 continue;
             running++;
             const char *kill[] = {tool, "--address", sock + 7, "--namespace", "k8s.io", "tasks", "kill", "--signal",
@@ -116,10 +140,13 @@ static kjoin_code by_ctr(const char *tool, const char *sock, size_t *n, kjoin_er
         if (!round)
             *n = running;
         if (!running)
-            return KJOIN_OK;
+            break;
         sleep_ms(200);
+        if (round == 149)
+            rc = kjoin_err_set(err, KJOIN_E_TIMEOUT, "the Pods' containers still run 30 s after they were killed");
     }
-    return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the Pods' containers still run 30 s after they were killed");
+    free(ids);
+    return rc;
 }
 
 kjoin_code kjoin_reset_pods(const char *sock, size_t *n, kjoin_err *err)

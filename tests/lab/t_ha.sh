@@ -285,6 +285,10 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "etcd members: $(ha_members "$HA_IP
   # cluster are left.
   LAB_KEEP=1 ha_boot ha-1 "$HA_IP1" "$(ha_user_data /etc/kjoin/init.yaml "$(ha_init_config)" 0600)"
   lab_wait_booted ha-1 90 && e2e_wait 120 ha_healthy "$HA_IP1" || { fail "node 1 did not come back"; ha_diag ha-1; rc=1; }
+  # A container in the runtime's k8s.io namespace that is no Pod (ctr run,
+  # as nerdctl would): the reset stops Pods only, and leaves it running.
+  lab_exec ha-2 ctr -n k8s.io run -d "$(cat "$ROOT/ha-images/pause.name")" kjoin-not-a-pod >"$T/notapod.out" 2>&1 ||
+    { fail "ctr run: $(tail -n 2 "$T/notapod.out")"; rc=1; }
   lab_exec ha-2 kjoin reset -o json >"$T/reset2.json" 2>"$T/reset2.err" ||
     { fail "kjoin reset: $(tail -n 4 "$T/reset2.err")"; rc=1; }
   jq -e '.controlPlane.etcdMemberRemoved and .controlPlane.left == [] and .left == []' "$T/reset2.json" >/dev/null ||
@@ -307,6 +311,10 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "members after the reset: $(ha_memb
     kube-apiserver|kube-controller|kube-scheduler|etcd) echo "${p#/proc/} $c" ;; esac; done')
   ports=$(lab_exec ha-2 ss -Hltn | grep -E ':(6443|10257|10259|2379|2380|2381) ')
   [ -z "$procs" ] && [ -z "$ports" ] || { fail "node 2 still runs after its reset: $procs; ports: $ports"; rc=1; }
+  lab_exec ha-2 ctr -n k8s.io tasks ls | grep -qE '^kjoin-not-a-pod +[0-9]+ +RUNNING' ||
+    { fail "the reset stopped a container that is no Pod: $(lab_exec ha-2 ctr -n k8s.io tasks ls | tr '\n' ';')"; rc=1; }
+  lab_exec ha-2 ctr -n k8s.io tasks delete --force kjoin-not-a-pod >/dev/null 2>&1
+  lab_exec ha-2 ctr -n k8s.io containers rm kjoin-not-a-pod >/dev/null 2>&1
   # kubeadm's own tools on a kjoin-joined control-plane node: node 2 joined
   # again by kjoin (after its reset, its old Node deleted as an operator
   # would), then kubeadm's certs renewal, upgrade node and reset there.
