@@ -43,6 +43,12 @@ enum {
 kjoin_code kjoin_safedir_open(const char *path, unsigned flags, kjoin_safedir *d, kjoin_err *err);
 void kjoin_safedir_close(kjoin_safedir *d);
 
+/* Whether kjoin_safedir_open(path, KJOIN_SAFEDIR_CREATE) would accept path,
+ * deciding without making anything: path as it opens when it is there; else
+ * the directory its first missing part would be made in, and every one above
+ * that, as the directories above a path are checked. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_safedir_can_make(const char *path, kjoin_err *err);
+
 /* Opens path's directory as kjoin_safedir_open does (nothing created) and
  * points *name at path's last component, for a file read or removed
  * relative to it. Errors: as kjoin_safedir_open. */

@@ -4,24 +4,22 @@
  * and the directories already on disk never comes after a CA key landed. */
 #include <kjoin/controlplane.h>
 
-#include <errno.h>
 #include <stdio.h>
-#include <sys/stat.h>
+#include <string.h>
 
 #include <kjoin/node.h>
 #include <kjoin/safedir.h>
 
-/* A directory a step writes into, when it is there: checked as the writer
- * will check it (owner, modes, no symlink), so that its refusal comes now. */
-static kjoin_code dir_usable(const char *path, kjoin_err *err)
+/* The cluster's paths name files of its own, never kjoin's records (a
+ * take-back or a reset reads them, and would then read the cluster's file). */
+static kjoin_code not_a_record(const kjoin_cp_context *s, const char *field, const char *path, kjoin_err *err)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return errno == ENOENT ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OUTPUT, "%s: cannot be read", path);
-    kjoin_safedir d;
-    kjoin_code rc = kjoin_safedir_open(path, 0, &d, err);
-    kjoin_safedir_close(&d);
-    return rc;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strcmp(base, KJOIN_CP_RECORD_NAME) && strcmp(base, KJOIN_NODE_STATE_NAME))
+        return KJOIN_OK;
+    return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster's %s (%s) names a record of kjoin's, which a join keeps in %s: "
+                         "give etcd's file another name in the ClusterConfiguration", field, path, s->kubernetes_dir);
 }
 
 kjoin_code kjoin_control_plane_check(const kjoin_cp_context *s, unsigned writes, kjoin_err *err)
@@ -50,11 +48,29 @@ kjoin_code kjoin_control_plane_check(const kjoin_cp_context *s, unsigned writes,
         {KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_CERTS, s->cert_dir, NULL},
         {KJOIN_CP_WRITES_SHARED | KJOIN_CP_WRITES_CERTS, s->cert_dir, "etcd"},
     };
+    /* Each directory a step writes into, as the writer will check it (owner,
+     * modes, no symlink), there or not yet made: its refusal comes now. */
     for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
         if (!(dirs[i].writes & writes))
             continue;
         snprintf(path, sizeof(path), "%s%s%s", dirs[i].dir, dirs[i].sub ? "/" : "", dirs[i].sub ? dirs[i].sub : "");
-        kjoin_code rc = dir_usable(path, err);
+        kjoin_code rc = kjoin_safedir_can_make(path, err);
+        if (rc)
+            return rc;
+    }
+    /* An external etcd's files, which download-certs writes where the cluster says. */
+    const char *const external[] = {c->external_ca_file, c->external_cert_file, c->external_key_file};
+    static const char *const fields[] = {"etcd.external.caFile", "etcd.external.certFile", "etcd.external.keyFile"};
+    for (size_t i = 0; c->external_etcd && (writes & KJOIN_CP_WRITES_SHARED) && i < 3; i++) {
+        if (!*external[i])
+            continue;
+        kjoin_code rc = not_a_record(s, fields[i], external[i], err);
+        snprintf(path, sizeof(path), "%s", external[i]);
+        char *slash = strrchr(path, '/');
+        if (slash) /* a clean absolute path (cluster.c): a file in a directory */
+            *slash = '\0';
+        if (!rc)
+            rc = kjoin_safedir_can_make(*path ? path : "/", err);
         if (rc)
             return rc;
     }

@@ -87,6 +87,39 @@ static kjoin_code check_parents(const char *path, kjoin_err *err)
     return rc;
 }
 
+/* The shallowest of path and its ancestors that is not there, into out
+ * (cap bytes); "" when path is there. */
+static void first_missing(const char *path, char *out, size_t cap)
+{
+    struct stat st;
+    out[0] = '\0';
+    if (snprintf(out, cap, "%s", path) >= (int)cap || lstat(out, &st) == 0) {
+        out[0] = '\0';
+        return;
+    }
+    for (char *slash; (slash = strrchr(out, '/')) && slash != out;) {
+        *slash = '\0';
+        if (lstat(out, &st) == 0) {
+            *slash = '/';
+            return;
+        }
+    }
+}
+
+kjoin_code kjoin_safedir_can_make(const char *path, kjoin_err *err)
+{
+    char missing[4096];
+    if (strlen(path) >= sizeof(missing))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the path %.80s... is too long", path);
+    first_missing(path, missing, sizeof(missing));
+    if (*missing) /* made below directories that must be trusted first: checked now, nothing made */
+        return check_parents(missing, err);
+    kjoin_safedir d;
+    kjoin_code rc = kjoin_safedir_open(path, 0, &d, err);
+    kjoin_safedir_close(&d);
+    return rc;
+}
+
 kjoin_code kjoin_safedir_open(const char *path, unsigned flags, kjoin_safedir *d, kjoin_err *err)
 {
     struct stat st;
@@ -94,8 +127,16 @@ kjoin_code kjoin_safedir_open(const char *path, unsigned flags, kjoin_safedir *d
     snprintf(d->path, sizeof(d->path), "%s", path);
     if (strlen(path) >= sizeof(d->path))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the path %.80s... is too long", path);
-    if ((flags & KJOIN_SAFEDIR_CREATE) && make_dirs(path) != 0)
-        return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create the directory %s: %s", path, strerror(errno));
+    if (flags & KJOIN_SAFEDIR_CREATE) {
+        char missing[sizeof(d->path)];
+        first_missing(path, missing, sizeof(missing));
+        /* Never a directory made under one another user could swap. */
+        kjoin_code rc = *missing ? check_parents(missing, err) : KJOIN_OK;
+        if (rc)
+            return rc;
+        if (make_dirs(path) != 0)
+            return kjoin_err_set(err, KJOIN_E_OUTPUT, "cannot create the directory %s: %s", path, strerror(errno));
+    }
     kjoin_code rc = check_parents(path, err);
     if (rc)
         return rc;

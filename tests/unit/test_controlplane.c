@@ -1359,6 +1359,51 @@ static void test_check_before_writing(void **state)
     assert_int_not_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
     writes = KJOIN_CP_WRITES_KUBECONFIGS;
     assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
+    /* A directory not made yet, under one another user owns: refused now,
+     * and nothing is made (the writer, too, would refuse before making it). */
+    char user_dir[400], pki[500];
+    snprintf(user_dir, sizeof(user_dir), "%s/home-of-someone", dir);
+    assert_int_equal(mkdir(user_dir, 0755), 0);
+    assert_int_equal(chown(user_dir, 65534, 65534), 0);
+    snprintf(pki, sizeof(pki), "%s/pki", user_dir);
+    snprintf(s.cert_dir, sizeof(s.cert_dir), "%s", pki);
+    writes = KJOIN_CP_WRITES_SHARED;
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "owned by uid 65534"));
+    struct stat st;
+    assert_int_not_equal(lstat(pki, &st), 0);
+    kjoin_safedir d;
+    assert_int_equal(kjoin_safedir_open(pki, KJOIN_SAFEDIR_CREATE, &d, &err), KJOIN_E_USAGE);
+    assert_int_not_equal(lstat(pki, &st), 0);
+    snprintf(s.cert_dir, sizeof(s.cert_dir), "%s/pki-ok", dir);
+    assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_OK);
+    /* An external etcd's files: never one of kjoin's records, and their
+     * directories checked as the cluster's CA keys' are, before any is written. */
+    static const char *const bad[] = {"/etc/kubernetes/kjoin-control-plane.json", "/etc/kubernetes/kjoin-join.json",
+                                      "/srv/kjoin-join.json"};
+    for (size_t i = 0; i < 3; i++) {
+        char yaml[800];
+        for (int field = 0; field < 3; field++) {
+            snprintf(yaml, sizeof(yaml), "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
+                     "kubernetesVersion: v1.37.2\nimageRepository: r\netcd: {external: {endpoints: "
+                     "[\"https://192.0.2.9:2379\"], caFile: %s, certFile: %s, keyFile: %s}}\n",
+                     field == 0 ? bad[i] : "/etc/etcd/ca.crt", field == 1 ? bad[i] : "/etc/etcd/c.crt",
+                     field == 2 ? bad[i] : "/etc/etcd/c.key");
+            assert_int_equal(kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, &err), KJOIN_OK);
+            assert_int_equal(kjoin_control_plane_check(&s, KJOIN_CP_WRITES_SHARED, &err), KJOIN_E_USAGE);
+            assert_non_null(strstr(err.msg, "names a record of kjoin's"));
+            assert_int_equal(kjoin_control_plane_check(&s, KJOIN_CP_WRITES_CERTS, &err), KJOIN_OK); /* nothing of it written */
+        }
+    }
+    char yaml[1400];
+    snprintf(yaml, sizeof(yaml), "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n"
+             "kubernetesVersion: v1.37.2\nimageRepository: r\netcd: {external: {endpoints: [\"https://192.0.2.9:2379\"], "
+             "caFile: %s/etcd/ca.crt, certFile: /etc/etcd/c.crt, keyFile: /etc/etcd/c.key}}\n", user_dir);
+    assert_int_equal(kjoin_cluster_configuration_parse(yaml, strlen(yaml), &c, &err), KJOIN_OK);
+    assert_int_equal(kjoin_control_plane_check(&s, KJOIN_CP_WRITES_SHARED, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "owned by uid 65534"));
+    snprintf(path, sizeof(path), "%s/etcd", user_dir);
+    assert_int_not_equal(lstat(path, &st), 0);
     tu_rmtree(dir);
 }
 

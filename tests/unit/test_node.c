@@ -584,8 +584,9 @@ static bool has_finding(const kjoin_preflight_report *r, const char *name)
  * fail it, and none on one that is ready. */
 /* reset stops the Pods the kubelet started through the runtime's client:
  * the runtime the join's kubelet used is read from its files; a stand-in
- * ctr (containerd's) on PATH lists two running tasks, each killed, then
- * none; with no client, or no socket of the join's, it says so. */
+ * ctr (containerd's) on PATH lists two running tasks of Pods, each killed,
+ * then none, and one running task that is no Pod's, never killed; with no
+ * client, or no socket of the join's, it says so. */
 static void test_reset_pods(void **state)
 {
     (void)state;
@@ -612,8 +613,9 @@ static void test_reset_pods(void **state)
     assert_int_equal(mkdir(bin, 0755), 0);
     snprintf(script, sizeof(script),
              "#!/bin/sh\necho \"$*\" >>%s/ctr.log\ncase \"$5 $6\" in\n"
+             "\"containers list\") [ \"$7 $8\" = '--quiet labels.\"io.cri-containerd.kind\"' ] && printf 'a\\nb\\nc\\n' ;;\n"
              "\"tasks list\") echo 'TASK PID STATUS'; for t in a b; do if [ -e %s/killed-$t ]; then echo \"$t 0 STOPPED\"; "
-             "else echo \"$t 1$t RUNNING\"; fi; done; echo 'c 0 STOPPED' ;;\n"
+             "else echo \"$t 1$t RUNNING\"; fi; done; echo 'c 0 STOPPED'; echo 'notapod 9 RUNNING' ;;\n"
              "\"tasks kill\") : >%s/killed-${10} ;;\nesac\n", d, d, d);
     tu_write(bin, "ctr", script);
     snprintf(path, sizeof(path), "%s/ctr", bin);
@@ -629,6 +631,7 @@ static void test_reset_pods(void **state)
     assert_non_null(strstr(log, "--address /run/y/containerd.sock --namespace k8s.io tasks kill --signal SIGKILL -- a"));
     assert_non_null(strstr(log, "tasks kill --signal SIGKILL -- b"));
     assert_null(strstr(log, "-- c")); /* a stopped one is not killed */
+    assert_null(strstr(log, "-- notapod")); /* nor a container containerd's CRI did not make: no Pod's */
     free(log);
     /* refusals: no socket of the join's, a runtime no client speaks to */
     assert_int_equal(kjoin_reset_pods("", &n, &err), KJOIN_E_OTHER);
