@@ -1,12 +1,14 @@
 /* kjoin certs init | issue node|client | rotate | adopt-ca | check-expiration | manifests | ca-set |
  * certificate-key | upload-certs */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 #include <time.h>
 
 #include <kjoin/certs.h>
+#include <kjoin/cluster.h>
 #include <kjoin/controlplane.h>
 #include <kjoin/kubeapi.h>
 #include <kjoin/util.h>
@@ -25,7 +27,7 @@ enum {
     OPT_NAMESPACE, OPT_PREFIX, OPT_STORE, OPT_KUBECONFIG, OPT_CONTEXT, OPT_TIMEOUT, OPT_VERBOSE, OPT_CA_SECRET,
     OPT_ONLY, OPT_JOB, OPT_IMAGE, OPT_CRONJOB_API, OPT_ROTATED_EXIT, OPT_ROOT_CERT, OPT_ROOT_KEY, OPT_INTERMEDIATE,
     OPT_INTERMEDIATE_DUR, OPT_LAYOUT, OPT_ROTATE, OPT_CERTIFICATE_KEY, OPT_CERTIFICATE_KEY_FILE, OPT_CERT_DIR,
-    OPT_SKIP_KEY_PRINT,
+    OPT_SKIP_KEY_PRINT, OPT_CONFIG,
 };
 
 static const cli_opt certs_opts[] = {
@@ -73,7 +75,9 @@ static const cli_opt certs_opts[] = {
      "upload-certs: encrypt with this key (64 hex digits) instead of a new one (prefer --certificate-key-file)"},
     {OPT_CERTIFICATE_KEY_FILE, "certificate-key-file", 0, true, "FILE", "read --certificate-key from FILE (- for stdin)"},
     {OPT_CERT_DIR, "cert-dir", 0, true, "DIR",
-     "upload-certs: the shared certificates' directory (default the cluster's certificatesDir)"},
+     "upload-certs: the shared certificates' directory (default --config's certificatesDir, else /etc/kubernetes/pki)"},
+    {OPT_CONFIG, "config", 0, true, "FILE",
+     "upload-certs: this node's kubeadm configuration (its ClusterConfiguration: certificatesDir, etcd.external's files)"},
     {OPT_SKIP_KEY_PRINT, "skip-certificate-key-print", 0, false, NULL, "upload-certs: do not print the key"},
 };
 
@@ -127,10 +131,10 @@ static const certs_verb certs_verbs[N_VERBS] = {
     {"certificate-key", "kjoin certs certificate-key",
      "Print a new certificate key (as kubeadm certs certificate-key), for upload-certs and the join.", BIT(OPT_OUTPUT)},
     {"upload-certs",
-     "kjoin certs upload-certs [--certificate-key-file FILE] [--kubeconfig FILE] [--cert-dir DIR] [-o json]",
+     "kjoin certs upload-certs [--certificate-key-file FILE] [--kubeconfig FILE] [--config FILE] [--cert-dir DIR] [-o json]",
      "Upload this control-plane node's shared certificates for joining control-plane nodes, as kubeadm init phase "
      "upload-certs --upload-certs does: the kubeadm-certs Secret, encrypted, gone after two hours.",
-     BIT(OPT_OUTPUT) | BIT(OPT_CERTIFICATE_KEY) | BIT(OPT_CERTIFICATE_KEY_FILE) | BIT(OPT_CERT_DIR) |
+     BIT(OPT_OUTPUT) | BIT(OPT_CERTIFICATE_KEY) | BIT(OPT_CERTIFICATE_KEY_FILE) | BIT(OPT_CERT_DIR) | BIT(OPT_CONFIG) |
          BIT(OPT_SKIP_KEY_PRINT) | BIT(OPT_KUBECONFIG) | BIT(OPT_CONTEXT) | BIT(OPT_TIMEOUT) | BIT(OPT_VERBOSE)},
 };
 
@@ -162,6 +166,7 @@ typedef struct certs_args {
     kjoin_certificate_key key; /* upload-certs: given (a secret, wiped) */
     bool has_key, skip_key_print;
     const char *cert_dir;
+    const char *config; /* upload-certs: this node's kubeadm configuration file */
 } certs_args;
 
 static kjoin_code parse_now(const char *arg, int64_t *out, kjoin_err *err)
@@ -256,6 +261,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
         return cli_flag_err(id == OPT_CERTIFICATE_KEY ? "--certificate-key" : "--certificate-key-file", rc, err);
     }
     case OPT_CERT_DIR: a->cert_dir = arg; break;
+    case OPT_CONFIG: a->config = arg; break;
     case OPT_SKIP_KEY_PRINT: a->skip_key_print = true; break;
     case OPT_ONLY:
         if (strcmp(arg, "ca") && strcmp(arg, "leaves"))
@@ -446,6 +452,20 @@ static kjoin_code open_store(const certs_args *a, bool secrets_ok, kjoin_certs_s
     return cli_kubeapi(a->kubeconfig, a->context, true, a->timeout_ms, &a->verbosity, &st->api, err);
 }
 
+/* upload-certs --config: the ClusterConfiguration of this node's kubeadm
+ * configuration file, as kubeadm init phase upload-certs --config reads it. */
+static kjoin_code local_configuration(const char *path, kjoin_cluster_configuration *out, kjoin_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    kjoin_err inner;
+    kjoin_code rc = kjoin_file_read(path, 1 << 20, &text, &len, err);
+    if (!rc && (rc = kjoin_cluster_configuration_from_file(text, len, out, &inner)))
+        kjoin_err_set(err, rc, "--config %s: %s", path, inner.msg);
+    free(text);
+    return rc;
+}
+
 /* certificate-key; upload-certs with kubeadm's lines (the key last, so a
  * script can take the last line) or, with -o json, the key and the Secret's
  * owner token and expiry. */
@@ -460,7 +480,10 @@ static int certificate_key(certs_args *a, bool upload)
         if (a->format == CLI_TEXT)
             printf("[upload-certs] Storing the certificates in Secret \"kubeadm-certs\" in the \"kube-system\" "
                    "Namespace\n");
-        rc = kjoin_upload_certs(api, a->cert_dir, &a->key, (int64_t)time(NULL), &r, &err);
+        kjoin_cluster_configuration local;
+        rc = a->config ? local_configuration(a->config, &local, &err) : KJOIN_OK;
+        if (!rc)
+            rc = kjoin_upload_certs(api, a->config ? &local : NULL, a->cert_dir, &a->key, (int64_t)time(NULL), &r, &err);
     }
     kjoin_kubeapi_free(api);
     kjoin_certificate_key_format(&a->key, hex);

@@ -110,6 +110,11 @@ typedef struct kjoin_cluster_configuration {
 } kjoin_cluster_configuration;
 kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin_cluster_configuration *out,
                                              kjoin_err *err);
+/* The ClusterConfiguration of a kubeadm configuration file on this machine
+ * (a stream of documents, as kubeadm init --config reads it), or kubeadm's
+ * defaults when it has none. Errors: KJOIN_E_USAGE (malformed). */
+kjoin_code kjoin_cluster_configuration_from_file(const char *yaml, size_t len, kjoin_cluster_configuration *out,
+                                                 kjoin_err *err);
 struct kjoin_kubeapi;
 /* The cluster's ClusterConfiguration, read from configmap
  * kube-system/kubeadm-config and parsed; *found is false (with success) for

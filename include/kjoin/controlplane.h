@@ -273,8 +273,11 @@ kjoin_code kjoin_download_certs(const kjoin_cp_context *cx, const kjoin_certific
                                 kjoin_download_certs_result *out, kjoin_err *err);
 
 /* kubeadm's upload-certs (init phase upload-certs --upload-certs), with a
- * client of the cluster's admins: the shared files of cert_dir (NULL: the
- * ClusterConfiguration's certificatesDir) encrypted with key into
+ * client of the cluster's admins: the shared files of cert_dir (NULL: local's
+ * certificatesDir, else /etc/kubernetes/pki), and an external etcd's files
+ * where local says (local is this machine's configuration, as kubeadm's
+ * --config, kjoin_cluster_configuration_from_file; NULL: kubeadm's defaults,
+ * no external etcd; never the cluster's kubeadm-config) encrypted with key into
  * kube-system's kubeadm-certs Secret, created or replaced, owned by a new
  * bootstrap token (no usages) that expires two hours after now, so the
  * Secret goes with it; and the Role and RoleBinding kubeadm:kubeadm-certs
@@ -290,8 +293,9 @@ typedef struct kjoin_upload_certs_result {
 /* Errors: KJOIN_E_USAGE (an external etcd, not yet; a file refused or
  * missing), KJOIN_E_TRUST (a key that is not its certificate's), the API
  * client's (KJOIN_E_API: refused, as for a client that is no admin). */
-kjoin_code kjoin_upload_certs(struct kjoin_kubeapi *api, const char *cert_dir, const kjoin_certificate_key *key,
-                              int64_t now, kjoin_upload_certs_result *out, kjoin_err *err);
+kjoin_code kjoin_upload_certs(struct kjoin_kubeapi *api, const struct kjoin_cluster_configuration *local,
+                              const char *cert_dir, const kjoin_certificate_key *key, int64_t now,
+                              kjoin_upload_certs_result *out, kjoin_err *err);
 
 /* ---- the node's own certificates (kubeadm's certs phase) ----------------- */
 

@@ -604,6 +604,39 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
     return rc;
 }
 
+/* Where a kubeadm configuration file's ClusterConfiguration is. */
+typedef struct cluster_document {
+    size_t start, end;
+    bool found;
+} cluster_document;
+
+static kjoin_code find_cluster_document(kjoin_yaml *y, yaml_node_t *root, void *ctx, kjoin_err *err)
+{
+    cluster_document *d = ctx;
+    const char *kind = NULL;
+    if (root->type != YAML_MAPPING_NODE)
+        return KJOIN_OK;
+    kjoin_code rc = kjoin_yaml__scalar(y, root, "a document of the configuration", "kind", &kind, BAD, err);
+    if (rc || !kind || strcmp(kind, "ClusterConfiguration"))
+        return rc;
+    if (d->found)
+        return kjoin_err_set(err, BAD, "a second ClusterConfiguration at line %zu", KJOIN_YAML_LINE(root));
+    d->found = true, d->start = root->start_mark.index, d->end = root->end_mark.index;
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_cluster_configuration_from_file(const char *yaml, size_t len, kjoin_cluster_configuration *out,
+                                                 kjoin_err *err)
+{
+    static const char defaults[] = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n";
+    cluster_document d = {0};
+    kjoin_code rc = kjoin_yaml__each_document(yaml, len, BAD, find_cluster_document, &d, NULL, err);
+    if (rc)
+        return rc;
+    return d.found ? kjoin_cluster_configuration_parse(yaml + d.start, d.end - d.start, out, err)
+                   : kjoin_cluster_configuration_parse(defaults, sizeof(defaults) - 1, out, err);
+}
+
 /* kubeadm's ClusterConfiguration (kube-system/kubeadm-config), which
  * kubeadm join reads too: checked when the cluster has one, its release
  * recorded, and the skew rule's control-plane version when GET /version

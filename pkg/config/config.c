@@ -558,41 +558,50 @@ static bool line_has(const char *text, size_t len, size_t line, const char *need
     return false;
 }
 
-/* A YAML syntax error, with a hint where an unquoted IPv6 endpoint caused it. */
-static kjoin_code syntax_error(const kjoin_yaml_stream *s, const char *yaml, size_t len, const kjoin_err *inner,
-                               kjoin_err *err)
+/* One document of a configuration file: fn's reader, and whether it (not
+ * the YAML stream) said the error. */
+typedef struct config_reader {
+    kjoin_code (*read)(kjoin_yaml *y, yaml_node_t *root, bool *found, void *out, kjoin_err *err);
+    bool found, refused;
+    void *out;
+} config_reader;
+
+static kjoin_code read_one(kjoin_yaml *y, yaml_node_t *root, void *ctx, kjoin_err *err)
 {
-    bool ipv6 = line_has(yaml, len, s->problem_line, "]:");
-    return kjoin_err_set(err, inner->code, "%s%s", inner->msg,
-                         ipv6 ? " (quote IPv6 endpoints: \"[fd00::1]:6443\")" : "");
+    config_reader *r = ctx;
+    kjoin_code rc = r->read(y, root, &r->found, r->out, err);
+    r->refused = rc != KJOIN_OK;
+    return rc;
+}
+
+/* Reads each document of a configuration file with r; a YAML syntax error
+ * gets a hint where an unquoted IPv6 endpoint caused it. */
+static kjoin_code read_config(const char *yaml, size_t len, config_reader *r, kjoin_err *err)
+{
+    size_t line = 0;
+    kjoin_code rc = kjoin_yaml__each_document(yaml, len, BAD, read_one, r, &line, err);
+    if (rc && !r->refused && line_has(yaml, len, line, "]:")) {
+        size_t used = strlen(err->msg);
+        snprintf(err->msg + used, sizeof(err->msg) - used, " (quote IPv6 endpoints: \"[fd00::1]:6443\")");
+    }
+    return rc;
+}
+
+static kjoin_code read_join(kjoin_yaml *y, yaml_node_t *root, bool *found, void *out, kjoin_err *err)
+{
+    (void)root;
+    return read_document(y, found, out, err);
 }
 
 kjoin_code kjoin_join_config_parse(const char *yaml, size_t len, kjoin_join_config *out, kjoin_err *err)
 {
     kjoin_join_config c = {.pins = kjoin_pinset_new()};
-    kjoin_yaml_stream stream;
     kjoin_phases_spec_init(&c.spec);
-    kjoin_err inner;
     if (!c.pins)
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    kjoin_code rc = kjoin_yaml__stream_open(&stream, yaml, len, BAD, &inner);
-    if (rc)
-        syntax_error(&stream, yaml, len, &inner, err);
-    bool found = false;
-    while (!rc) {
-        kjoin_yaml y;
-        if ((rc = kjoin_yaml__stream_next(&stream, &y, &inner))) {
-            syntax_error(&stream, yaml, len, &inner, err);
-            break;
-        }
-        bool end = !kjoin_yaml__root(&y);
-        if (!end)
-            rc = read_document(&y, &found, &c, err);
-        kjoin_yaml__release(&y);
-        if (end)
-            break;
-    }
-    kjoin_yaml__stream_close(&stream);
+    config_reader r = {.read = read_join, .out = &c};
+    kjoin_code rc = read_config(yaml, len, &r, err);
+    bool found = r.found;
     if (!rc && !found)
         rc = kjoin_err_set(err, BAD, "no JoinConfiguration (%s or %s) in the configuration", supported[0], supported[1]);
     if (!rc)
@@ -666,29 +675,17 @@ static kjoin_code read_reset(kjoin_yaml *y, yaml_node_t *root, bool *found, kjoi
     return KJOIN_OK;
 }
 
+static kjoin_code read_reset_one(kjoin_yaml *y, yaml_node_t *root, bool *found, void *out, kjoin_err *err)
+{
+    return read_reset(y, root, found, out, err);
+}
+
 kjoin_code kjoin_reset_config_parse(const char *yaml, size_t len, kjoin_reset_config *out, kjoin_err *err)
 {
     kjoin_reset_config c = {0};
-    kjoin_yaml_stream stream;
-    kjoin_err inner;
-    bool found = false;
-    kjoin_code rc = kjoin_yaml__stream_open(&stream, yaml, len, BAD, &inner);
-    if (rc)
-        syntax_error(&stream, yaml, len, &inner, err);
-    while (!rc) {
-        kjoin_yaml y;
-        if ((rc = kjoin_yaml__stream_next(&stream, &y, &inner))) {
-            syntax_error(&stream, yaml, len, &inner, err);
-            break;
-        }
-        bool end = !kjoin_yaml__root(&y);
-        if (!end)
-            rc = read_reset(&y, kjoin_yaml__root(&y), &found, &c, err);
-        kjoin_yaml__release(&y);
-        if (end)
-            break;
-    }
-    kjoin_yaml__stream_close(&stream);
+    config_reader r = {.read = read_reset_one, .out = &c};
+    kjoin_code rc = read_config(yaml, len, &r, err);
+    bool found = r.found;
     if (!rc && !found)
         rc = kjoin_err_set(err, BAD, "no ResetConfiguration (%s) in the configuration", supported[1]);
     if (rc) {

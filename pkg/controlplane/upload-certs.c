@@ -262,20 +262,23 @@ static kjoin_code create_rbac(kjoin_kubeapi *api, kjoin_err *err)
     return rc ? rc : create_or_update(api, ROLE_BINDINGS, RBAC_NAME, binding, "create rolebinding " RBAC_NAME, NULL, err);
 }
 
-kjoin_code kjoin_upload_certs(kjoin_kubeapi *api, const char *cert_dir, const kjoin_certificate_key *key, int64_t now,
-                              kjoin_upload_certs_result *out, kjoin_err *err)
+kjoin_code kjoin_upload_certs(kjoin_kubeapi *api, const kjoin_cluster_configuration *local, const char *cert_dir,
+                              const kjoin_certificate_key *key, int64_t now, kjoin_upload_certs_result *out, kjoin_err *err)
 {
-    kjoin_cluster_configuration cluster;
+    static const kjoin_cluster_configuration defaults = {0};
+    const kjoin_cluster_configuration *cluster = local ? local : &defaults;
     kjoin_shared_certs certs;
     json_object *data = NULL;
     char *text = NULL, uid[128], owner[64];
     memset(out, 0, sizeof(*out));
-    kjoin_code rc = kjoin_control_plane_cluster(api, &cluster, err);
-    if (rc)
-        return rc;
+    /* The paths are this machine's (as kubeadm's upload-certs takes them from
+     * its --config), never the cluster's kubeadm-config: whoever may write
+     * that ConfigMap would choose which of this node's root-only files is
+     * sealed into a Secret that bootstrap tokens can read. */
     snprintf(out->cert_dir, sizeof(out->cert_dir), "%s",
-             cert_dir ? cert_dir : *cluster.certificates_dir ? cluster.certificates_dir : "/etc/kubernetes/pki");
-    if ((rc = read_shared(out->cert_dir, &cluster, &certs, err)))
+             cert_dir ? cert_dir : *cluster->certificates_dir ? cluster->certificates_dir : "/etc/kubernetes/pki");
+    kjoin_code rc = read_shared(out->cert_dir, cluster, &certs, err);
+    if (rc)
         return rc;
     for (size_t i = 0; i < KJOIN_SHARED_N; i++)
         out->uploaded[i] = certs.files[i].data != NULL;
@@ -283,7 +286,7 @@ kjoin_code kjoin_upload_certs(kjoin_kubeapi *api, const char *cert_dir, const kj
      * in the cluster: the key, each CA with its key, ca.crt the CA of the node. */
     kjoin_shared_certs check;
     kjoin_err why;
-    if (!(rc = encrypted_data(&certs, key, cluster.external_etcd, &data, err)) &&
+    if (!(rc = encrypted_data(&certs, key, cluster->external_etcd, &data, err)) &&
         !(rc = (text = secret_text(data, NULL, NULL)) ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory"))) {
         rc = kjoin_kubeadm_certs_open(text, strlen(text), key, (const char *)certs.files[KJOIN_SHARED_CA_CRT].data,
                                       certs.files[KJOIN_SHARED_CA_CRT].len, &check, &why);

@@ -157,6 +157,28 @@ void kjoin_yaml__stream_close(kjoin_yaml_stream *s)
     s->open = false;
 }
 
+kjoin_code kjoin_yaml__each_document(const char *buf, size_t len, kjoin_code code, kjoin_yaml_document_fn fn, void *ctx,
+                                     size_t *problem_line, kjoin_err *err)
+{
+    kjoin_yaml_stream s;
+    kjoin_code rc = kjoin_yaml__stream_open(&s, buf, len, code, err);
+    while (!rc) {
+        kjoin_yaml y;
+        if ((rc = kjoin_yaml__stream_next(&s, &y, err)))
+            break;
+        yaml_node_t *root = kjoin_yaml__root(&y);
+        if (root)
+            rc = fn(&y, root, ctx, err);
+        kjoin_yaml__release(&y);
+        if (!root)
+            break;
+    }
+    if (problem_line)
+        *problem_line = s.problem_line;
+    kjoin_yaml__stream_close(&s);
+    return rc;
+}
+
 kjoin_code kjoin_yaml__load(kjoin_yaml *y, const char *buf, size_t len, kjoin_code code, kjoin_err *err)
 {
     kjoin_yaml_stream s;

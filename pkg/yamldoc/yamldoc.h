@@ -41,6 +41,14 @@ kjoin_code kjoin_yaml__stream_open(kjoin_yaml_stream *s, const char *buf, size_t
 kjoin_code kjoin_yaml__stream_next(kjoin_yaml_stream *s, kjoin_yaml *y, kjoin_err *err);
 void kjoin_yaml__stream_close(kjoin_yaml_stream *s);
 
+/* Calls fn on the root of each document of buf in turn (an empty document's
+ * root is a null scalar) until fn returns an error; the stream's own errors
+ * are code, with *problem_line (may be NULL) the 0-based line of a syntax
+ * error. The one loop over a stream of documents. */
+typedef kjoin_code (*kjoin_yaml_document_fn)(kjoin_yaml *y, yaml_node_t *root, void *ctx, kjoin_err *err);
+kjoin_code kjoin_yaml__each_document(const char *buf, size_t len, kjoin_code code, kjoin_yaml_document_fn fn, void *ctx,
+                                     size_t *problem_line, kjoin_err *err);
+
 /* Loads the single YAML document in buf (a second one is refused). Errors
  * (with line and column): code as given. */
 kjoin_code kjoin_yaml__load(kjoin_yaml *y, const char *buf, size_t len, kjoin_code code,

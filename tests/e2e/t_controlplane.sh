@@ -181,9 +181,13 @@ t_e2e_controlplane_upload_certs_as_kubeadm() {
   # owner and its expiry.
   kc -n kube-system delete secret kubeadm-certs >/dev/null || rc=1
   cp_key "$CP_KEY"
-  "$KJOIN" certs upload-certs --cert-dir "$T/src" --kubeconfig "$E2E_ADMIN" --certificate-key-file "$T/key" -o json >"$T/up.json" 2>"$T/up.err" &&
-    jq -e --arg k "$CP_KEY" '.certificateKey == $k and .secret == "kube-system/kubeadm-certs" and (.ownerTokenID | test("^[a-z0-9]{6}$"))
-      and (.expires | test("Z$"))' "$T/up.json" >/dev/null || { fail "upload-certs -o json with a key: $(cat "$T/up.json" "$T/up.err")"; rc=1; }
+  # The directory from this node's own kubeadm configuration (--config, as kubeadm's upload-certs reads
+  # it), never from the cluster's kubeadm-config.
+  printf 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\ncertificatesDir: %s\n' \
+    "$T/src" >"$T/local.yaml"
+  "$KJOIN" certs upload-certs --config "$T/local.yaml" --kubeconfig "$E2E_ADMIN" --certificate-key-file "$T/key" -o json >"$T/up.json" 2>"$T/up.err" &&
+    jq -e --arg k "$CP_KEY" --arg d "$T/src" '.certificateKey == $k and .secret == "kube-system/kubeadm-certs" and (.ownerTokenID | test("^[a-z0-9]{6}$"))
+      and (.expires | test("Z$")) and .certDir == $d' "$T/up.json" >/dev/null || { fail "upload-certs -o json with a key: $(cat "$T/up.json" "$T/up.err")"; rc=1; }
   rm -rf "$T/kjoin"
   NODE_NS=kjoin in_node cp_download
   [ "$(cat "$T/join.rc")" = 0 ] || { fail "download-certs with the key given to upload-certs: $(tail -2 "$T/join.err")"; rc=1; }

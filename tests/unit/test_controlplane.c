@@ -1777,6 +1777,40 @@ static void test_control_plane_endpoints(void **state)
     free3(out);
 }
 
+/* upload-certs' paths come from this node's kubeadm configuration file: its
+ * ClusterConfiguration among other documents, kubeadm's defaults without
+ * one; a second one, or a malformed file, refused. */
+static void test_cluster_configuration_from_file(void **state)
+{
+    (void)state;
+    kjoin_cluster_configuration c;
+    kjoin_err err;
+    const char *both = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration: {name: cp-1}\n"
+                       "---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\ncertificatesDir: /srv/pki\n"
+                       "etcd:\n  external:\n    endpoints: [\"https://192.0.2.9:2379\"]\n    caFile: /srv/etcd/ca.crt\n"
+                       "    certFile: /srv/etcd/c.crt\n    keyFile: /srv/etcd/c.key\n---\n";
+    assert_int_equal(kjoin_cluster_configuration_from_file(both, strlen(both), &c, &err), KJOIN_OK);
+    assert_string_equal(c.certificates_dir, "/srv/pki");
+    assert_true(c.external_etcd);
+    assert_string_equal(c.external_key_file, "/srv/etcd/c.key");
+    const char *init_only = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n";
+    assert_int_equal(kjoin_cluster_configuration_from_file(init_only, strlen(init_only), &c, &err), KJOIN_OK);
+    assert_string_equal(c.certificates_dir, "");
+    assert_false(c.external_etcd);
+    assert_int_equal(kjoin_cluster_configuration_from_file("", 0, &c, &err), KJOIN_OK);
+    static const char *const refused[] = {
+        "kind: ClusterConfiguration\napiVersion: kubeadm.k8s.io/v1beta4\n---\nkind: ClusterConfiguration\n"
+        "apiVersion: kubeadm.k8s.io/v1beta4\n",
+        "kind: ClusterConfiguration\napiVersion: kubeadm.k8s.io/v1beta4\ncertificatesDir: ../pki\n",
+        "kind: ClusterConfiguration\napiVersion: v1\n",
+        "kind: [ClusterConfiguration\n",
+        "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\netcd: {external: {caFile: /a, certFile: /b}}\n",
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+        if (kjoin_cluster_configuration_from_file(refused[i], strlen(refused[i]), &c, &err) == KJOIN_OK)
+            fail_msg("accepted: %s", refused[i]);
+}
+
 /* upload-certs' side: a new key prints as kubeadm's and parses back; what
  * is sealed opens with that key alone, each time under a new nonce. */
 static void test_encrypt_for_download(void **state)
@@ -1859,6 +1893,7 @@ int main(void)
                                        cmocka_unit_test(test_record_before_write),
                                        cmocka_unit_test(test_take_back),
                                        cmocka_unit_test(test_check_before_writing),
+        cmocka_unit_test(test_cluster_configuration_from_file),
                                        cmocka_unit_test(test_advertise_address),
                                        cmocka_unit_test(test_paths_as_spelled),
                                        cmocka_unit_test(test_control_plane_images),
