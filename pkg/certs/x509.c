@@ -103,6 +103,19 @@ bool kjoin_certs__san_valid(const char *s)
     return true;
 }
 
+/* The hash a signature by key is made with, as Go's x509 picks it (what
+ * kubeadm and the CockroachDB self-signer sign with): SHA-256 for RSA,
+ * the curve's own size for ECDSA (P-384: SHA-384, P-521: SHA-512), none for
+ * Ed25519. */
+static const EVP_MD *signature_digest(EVP_PKEY *key)
+{
+    if (EVP_PKEY_is_a(key, "ED25519"))
+        return NULL;
+    if (EVP_PKEY_is_a(key, "EC"))
+        return EVP_PKEY_get_bits(key) > 384 ? EVP_sha512() : EVP_PKEY_get_bits(key) > 256 ? EVP_sha384() : EVP_sha256();
+    return EVP_sha256();
+}
+
 X509 *kjoin_certs__issue(const cert_request *req, EVP_PKEY *key, X509 *issuer, EVP_PKEY *issuer_key, kjoin_err *err)
 {
     X509 *x = X509_new();
@@ -121,7 +134,7 @@ X509 *kjoin_certs__issue(const cert_request *req, EVP_PKEY *key, X509 *issuer, E
          ASN1_TIME_set(X509_getm_notAfter(x), (time_t)req->not_after);
     X509V3_CTX ctx;
     X509V3_set_ctx(&ctx, issuer ? issuer : x, x, NULL, NULL, 0);
-    bool rsa = EVP_PKEY_is_a(key, "RSA");
+    bool rsa = EVP_PKEY_is_a(key, "RSA") || req->key_encipherment;
     switch (req->kind) {
     case CERT_CA:
         ok = ok && add_ext(x, &ctx, NID_basic_constraints, req->no_sub_ca ? "critical,CA:TRUE,pathlen:0" : "critical,CA:TRUE") &&
@@ -147,7 +160,7 @@ X509 *kjoin_certs__issue(const cert_request *req, EVP_PKEY *key, X509 *issuer, E
     ok = ok && add_ext(x, &ctx, NID_subject_key_identifier, "hash") &&
          (!issuer || add_ext(x, &ctx, NID_authority_key_identifier, "keyid:always"));
     EVP_PKEY *signer = issuer ? issuer_key : key;
-    const EVP_MD *md = EVP_PKEY_is_a(signer, "ED25519") ? NULL : EVP_sha256();
+    const EVP_MD *md = signature_digest(signer);
     ok = ok && X509_sign(x, signer, md) > 0;
     X509_NAME_free(name);
     if (!ok) {

@@ -26,6 +26,8 @@ typedef struct cert_request {
     bool no_sub_ca;                /* a CA: pathlen:0, it signs no further CA */
     bool go_subject;               /* O= before CN=, as Go's x509 orders a subject */
     bool no_basic_constraints;     /* a leaf without CA:FALSE (kubeadm before 1.21 wrote none) */
+    bool key_encipherment;         /* a leaf with keyEncipherment whatever its key (kubeadm's, every type);
+                                    * else only an RSA key's */
 } cert_request;
 
 EVP_PKEY *kjoin_certs__new_key(kjoin_key_type type, kjoin_err *err);

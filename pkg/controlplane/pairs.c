@@ -209,6 +209,7 @@ kjoin_code kjoin_cp__sign(cert_request *req, const kjoin_cp_context *cx, const c
         req->not_after = now + DRY_RUN_VALIDITY_S;
     req->go_subject = true;
     req->no_basic_constraints = !kjoin_release_of(minor)->leaf_basic_constraints;
+    req->key_encipherment = true; /* kubeadm's leaves have it whatever the key type (pkiutil's KeyUsage) */
     X509 *x = kjoin_certs__issue(req, key, ca->crt, ca->key, err);
     if (x) {
         *crt = kjoin_certs__pem_certs(NULL, x);

@@ -328,6 +328,41 @@ static char *shared_pki_recorded(bool recorded)
 
 static char *shared_pki(void) { return shared_pki_recorded(false); }
 
+/* Replaces dir's cluster CA with a new P-384 one (key and certificate). */
+static void ca_p384(const char *dir)
+{
+    EVP_PKEY *key = EVP_EC_gen("P-384");
+    X509 *x = X509_new();
+    X509_NAME *name = X509_NAME_new();
+    X509V3_CTX ctx;
+    assert_non_null(key);
+    assert_true(X509_set_version(x, 2) && ASN1_INTEGER_set(X509_get_serialNumber(x), 7) &&
+                X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)"kubernetes", -1, -1, 0) &&
+                X509_set_subject_name(x, name) && X509_set_issuer_name(x, name) && X509_set_pubkey(x, key) &&
+                X509_gmtime_adj(X509_getm_notBefore(x), -60) && X509_gmtime_adj(X509_getm_notAfter(x), 86400));
+    X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
+    X509_EXTENSION *bc = X509V3_EXT_conf_nid(NULL, &ctx, NID_basic_constraints, "critical,CA:TRUE"),
+                   *ku = X509V3_EXT_conf_nid(NULL, &ctx, NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature"),
+                   *ski = X509V3_EXT_conf_nid(NULL, &ctx, NID_subject_key_identifier, "hash");
+    assert_true(bc && ku && ski && X509_add_ext(x, bc, -1) && X509_add_ext(x, ku, -1) && X509_add_ext(x, ski, -1));
+    assert_true(X509_sign(x, key, EVP_sha384()) > 0);
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/pki/ca.crt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(PEM_write_X509(f, x));
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/pki/ca.key", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL));
+    fclose(f);
+    X509_EXTENSION_free(bc), X509_EXTENSION_free(ku), X509_EXTENSION_free(ski);
+    X509_NAME_free(name);
+    X509_free(x);
+    EVP_PKEY_free(key);
+}
+
 /* The record is written before the files: it names each file with the
  * digest of what is written and the directories the write made; reset then
  * takes back exactly that (here: the whole tree, the record last). */
@@ -529,7 +564,26 @@ static void test_node_certs_by_release(void **state)
     assert_int_equal(ASN1_TIME_diff(&days, &secs, at, X509_get0_notAfter(x)), 1);
     assert_true(days * 86400 + secs >= 48 * 3600 - 5 && days * 86400 + secs <= 48 * 3600 + 5);
     ASN1_TIME_free(at);
+    /* As kubeadm (Go's x509) makes every leaf whatever the key type: keyEncipherment too... */
+    assert_true(X509_get_key_usage(x) & KU_KEY_ENCIPHERMENT);
+    assert_true(X509_get_key_usage(x) & KU_DIGITAL_SIGNATURE);
     X509_free(x);
+    tu_rmtree(dir);
+    /* ...and signed with the hash the CA's key implies: a P-384 CA signs with SHA-384. */
+    dir = shared_pki();
+    ca_p384(dir);
+    assert_int_equal(certs_for(dir, yaml, "192.0.2.2", 37, false, &r, &err), KJOIN_OK);
+    static const char *const leaves[] = {"apiserver", "apiserver-kubelet-client", "etcd/server", "etcd/peer"};
+    for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++) {
+        x = load_cert(dir, leaves[i]);
+        if (strncmp(leaves[i], "etcd/", 5) == 0) { /* etcd's CA is the Secret's own: the hash its key implies */
+            X509_free(x);
+            continue;
+        }
+        assert_int_equal(X509_get_signature_nid(x), NID_ecdsa_with_SHA384);
+        assert_true(X509_get_key_usage(x) & KU_KEY_ENCIPHERMENT);
+        X509_free(x);
+    }
     tu_rmtree(dir);
 }
 
