@@ -12,13 +12,18 @@ CP_KEY=0101010101010101010101010101010101010101010101010101010101010101
 # cp_shared_pki DIR [CA_DIR]: what kubeadm init makes and upload-certs
 # sends: the cluster's CA (or CA_DIR's), the front proxy's CA, the
 # service-account key pair and etcd's CA, made by this release's kubeadm.
+# With CP_ALG, the CAs kubeadm makes are of that encryptionAlgorithm.
 cp_shared_pki() {
-  local d=$1 ca=${2:-$E2E_DIR} phase
+  local d=$1 ca=${2:-$E2E_DIR} phase where=(--cert-dir "$1")
   # The CA's key as kubeadm writes keys (SEC1, "EC PRIVATE KEY"): v1.20's
   # kubeadm cannot read the PKCS#8 the suite's openssl made.
   mkdir -p "$d" && cp "$ca/ca.crt" "$d/" && openssl pkey -in "$ca/ca.key" -traditional -out "$d/ca.key" || return 1
+  if [ -n "${CP_ALG:-}" ]; then # (--config and --cert-dir do not mix)
+    printf 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nkubernetesVersion: %s\ncertificatesDir: %s\nencryptionAlgorithm: %s\n' \
+      "$E2E_VERSION" "$d" "$CP_ALG" >"$d.yaml" && where=(--config "$d.yaml")
+  fi
   for phase in front-proxy-ca sa etcd-ca; do
-    "$KBIN/kubeadm" init phase certs "$phase" --cert-dir "$d" >>"$T/certs.log" 2>&1 ||
+    "$KBIN/kubeadm" init phase certs "$phase" "${where[@]}" >>"$T/certs.log" 2>&1 ||
       { fail "kubeadm init phase certs $phase: $(tail -2 "$T/certs.log")"; return 1; }
   done
 }
@@ -240,7 +245,8 @@ cp_cluster_names() {
   [ "${1:-}" != etcd ] || extra="etcd:
   local:
     dataDir: /var/lib/kjoin-e2e-etcd"
-  [ "${1:-}" = restore ] || [ "${1:-}" = etcd ] || extra="networking:
+  [ "${1:-}" = restore ] || [ "${1:-}" = etcd ] || extra="${CP_ALG:+encryptionAlgorithm: $CP_ALG
+}networking:
   serviceSubnet: 10.100.0.0/16
   podSubnet: 10.244.0.0/16
   dnsDomain: example.internal
@@ -368,6 +374,7 @@ cp_cert_describe() {
     openssl x509 -in "$f" -noout -ext $e 2>/dev/null | sed 's/^ *//'
   done
   openssl x509 -in "$f" -noout -text | grep -o 'Public-Key: ([0-9]* bit)\|ASN1 OID: [a-z0-9]*' | head -1
+  openssl x509 -in "$f" -noout -text | grep -m1 -o 'Signature Algorithm: .*'
   echo "days: $(((end - $(date +%s) + 43200) / 86400))" # rounded: the two were made seconds apart
   [ "$(openssl x509 -in "$f" -noout -pubkey)" = "$(openssl pkey -in "$2" -pubout 2>/dev/null)" ] && echo "key: the certificate's"
 }

@@ -310,6 +310,36 @@ t_e2e_releases_control_plane_node_as_each_kubeadm() {
   return $rc
 }
 
+# The control-plane node's certificates and kubeconfigs under each of
+# kubeadm's five encryptionAlgorithm values, the newest's kubeadm and kjoin
+# compared (each leaf's key type, key usages and signature algorithm among
+# what cp_cert_describe says): the CAs kubeadm makes (front proxy, etcd) of
+# the algorithm, so the leaves they sign carry its hash (ECDSA-P384's:
+# ecdsa-with-SHA384), and kubeadm's keyEncipherment on every leaf.
+t_e2e_releases_control_plane_certs_under_each_encryption_algorithm() {
+  local rc=0 alg base=$T
+  releases_on_newest || return 0
+  for alg in RSA-2048 RSA-3072 RSA-4096 ECDSA-P256 ECDSA-P384; do
+    T=$base/$alg
+    mkdir -p "$T"
+    CP_ALG=$alg cp_shared_pki "$T/src" && cp_upload "$T/src" && CP_ALG=$alg cp_cluster_names && cp_key "$CP_KEY" ||
+      { rc=1; break; }
+    CP_NO_MANIFESTS=1 cp_certs_compare || { fail "(encryptionAlgorithm $alg)"; rc=1; continue; }
+    local key sig
+    key=$(cp_describe kjoin front-proxy-client | grep -o 'Public-Key: ([0-9]* bit)\|ASN1 OID: [a-z0-9]*')
+    sig=$(cp_describe kjoin front-proxy-client | grep -o 'Signature Algorithm: .*')
+    case $alg:$key:$sig in
+      RSA-2048:*"(2048 bit)":*sha256WithRSAEncryption | RSA-3072:*"(3072 bit)":*sha256WithRSAEncryption | \
+        RSA-4096:*"(4096 bit)":*sha256WithRSAEncryption | ECDSA-P256:*prime256v1:*ecdsa-with-SHA256 | \
+        ECDSA-P384:*secp384r1:*ecdsa-with-SHA384) echo "    $alg: $key, $sig, as kubeadm's" ;;
+      *) fail "$alg: front-proxy-client is $key, $sig"; rc=1 ;;
+    esac
+  done
+  T=$base
+  cp_cluster_names restore || rc=1
+  return $rc
+}
+
 # releases_control_plane_kubelet_start VERSION [local-off] (after
 # releases_marks): kubelet-start of a control-plane node, by the release's
 # kubeadm (NODE_KUBEADM) and by kjoin from one JoinConfiguration, each in a
