@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 KJOIN, WHAT, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
-VERSION = subprocess.run([KJOIN, "version"], capture_output=True, text=True).stdout.split()[-1]
+VERSION = subprocess.run([KJOIN, "version"], capture_output=True, text=True).stdout.split()[1]  # "kjoin 0.1.0 (...)"
 
 # Values of flags that take one of a fixed set, for completion.
 FIXED = {

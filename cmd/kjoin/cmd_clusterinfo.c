@@ -75,15 +75,14 @@ static kjoin_code cluster_only(const char *path, char **out, size_t *len, kjoin_
 int cmd_cluster_info(int argc, char **argv)
 {
     kjoin_err err;
-    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) { /* the group's help: its one verb */
-        cli_out(stdout, "Usage: %s\n\nCommands:\n  sign           sign cluster-info for bootstrap tokens, as the "
-                        "bootstrap signer does (kjoin cluster-info sign --help)\n", sign_verb.usage);
-        return 0;
-    }
-    if (argc < 2 || strcmp(argv[1], "sign") != 0) {
-        kjoin_err_set(&err, KJOIN_E_USAGE, "usage: %s", sign_verb.usage);
-        return cli_fail(CLI_TEXT, &err);
-    }
+    static const char *const names[] = {"sign"};
+    static const cli_verb *const verbs[] = {&sign_verb};
+    int which = cli_group(argc, argv, "kjoin cluster-info",
+                          "The kube-public/cluster-info ConfigMap that token discovery reads: sign it for bootstrap "
+                          "tokens as the control plane's\nbootstrap signer does, for a cluster kjoin bootstraps itself "
+                          "or to check the signer's work.", names, verbs, 1);
+    if (which < 0)
+        return -which - 1;
     sign_args a = {0};
     char *kubeconfig = NULL, *json = NULL;
     size_t len = 0;

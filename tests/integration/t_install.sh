@@ -196,3 +196,19 @@ t_apt_src_derives_from_the_machines_sources() {
   ! APT_ETC=$etc bash "$REPO/scripts/apt-src.sh" trixie 2>"$T/none.err" && grep -q "no deb entry for trixie" "$T/none.err" ||
     fail "no entry: $(cat "$T/none.err")"
 }
+
+# Every man page (generated from --help) names and describes its command:
+# a NAME line that says more than the name, a DESCRIPTION that is not empty,
+# and the version `kjoin version` says.
+t_man_pages_name_and_describe_each_command() {
+  python3 "$REPO/scripts/mkdoc.py" "$KJOIN" man "$T/man" >"$T/mkdoc.out" 2>&1 || { fail "mkdoc: $(tail -2 "$T/mkdoc.out")"; return 1; }
+  local f page version; version=$("$KJOIN" version | awk '{print $2}')
+  [ "$(ls "$T/man"/*.1 | wc -l)" -ge 9 ] || fail "only $(ls "$T/man" | tr '\n' ' ')" || return 1
+  for f in "$T/man"/*.1; do
+    page=${f##*/}; page=${page%.1}
+    head -1 "$f" | grep -qF "\"kjoin $version\"" || fail "$page: .TH $(head -1 "$f")" || return 1
+    awk '/^\.SH NAME/ {getline; print; exit}' "$f" | grep -qE "^${page//-/\\\\-} \\\\- [A-Za-z][^ ]* [^ ]+ .{8,}" ||
+      fail "$page: NAME $(awk '/^\.SH NAME/ {getline; print; exit}' "$f")" || return 1
+    awk '/^\.SH DESCRIPTION/ {getline; print; exit}' "$f" | grep -q '[A-Za-z]' || fail "$page: an empty DESCRIPTION" || return 1
+  done
+}
