@@ -19,7 +19,7 @@ bins=("${@:-kubeadm}")
 minor=${BASH_REMATCH[1]}
 staging=v0.${version#v1.}
 
-export PATH="/usr/local/go/bin:$PATH"
+export PATH="${KJOIN_GO_BIN:-/usr/local/go/bin}:$PATH" # (KJOIN_GO_BIN: the suite's stand-in)
 command -v go >/dev/null || { echo "kube-build-release: no Go at /usr/local/go" >&2; exit 1; }
 cache=${KJOIN_RELEASE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kjoin/release-$version}
 # Before 1.23 Kubernetes pins reflect2 v1.0.1 (and json-iterator v1.1.10 or
@@ -78,9 +78,15 @@ mv go.mod.new go.mod
 # release's proxy may lack a module the others need).
 want=$( { ls "$cache" 2>/dev/null | grep -vx mod; printf '%s\n' "${missing[@]}"; } | grep -x -E 'kubeadm|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl' | sort -u)
 tools=$(printf 'package tools\n\nimport (\n'; for b in $want; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$b"; done; printf ')\n')
-if [ "$tools" != "$(cat tools.go 2>/dev/null)" ] || [ ! -s go.sum ]; then
+# Tidied once for this go.mod and these imports: the stamp is written only
+# after a tidy that succeeded, so a failed one (no proxy reachable) leaves
+# nothing a later run takes for done.
+tidied=$(printf '%s\n%s' "$(cat go.mod)" "$tools")
+if [ "$tidied" != "$(cat tidied 2>/dev/null)" ] || [ ! -s go.sum ]; then
+  rm -f tidied
   printf '%s\n' "$tools" >tools.go
   progress "kube-build-release: modules" "$log" go mod tidy || exit 1
+  printf '%s\n' "$tidied" >tidied
 fi
 pkg=k8s.io/component-base/version
 ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"

@@ -13,6 +13,10 @@ set -uo pipefail
 # (none of them starts at 0.0.0.0: kubeadm takes any such route for a
 # default and looks for its interface).
 if [ -z "${KJOIN_E2E_NETNS:-}" ]; then
+  # What the run's release needs is built (or found cached) here, first:
+  # inside the namespace no module proxy or archive can be reached.
+  ( source "$(dirname "$0")/cluster.sh" && e2e_bins ) ||
+    { echo "e2e: no control plane binaries for ${E2E_RELEASE:-oldest} (run 'make deps')" >&2; exit 1; }
   exec unshare -n -- env KJOIN_E2E_NETNS=1 bash -c '
     ip link set lo up && ip link add kjoin0 type veth peer name kjoin1 && ip link set kjoin0 up &&
       ip link set kjoin1 up && ip addr add 192.0.2.2/24 dev kjoin0 && ip -6 addr add fd00::2/64 dev kjoin0 nodad &&

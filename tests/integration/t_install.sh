@@ -212,3 +212,32 @@ t_man_pages_name_and_describe_each_command() {
     awk '/^\.SH DESCRIPTION/ {getline; print; exit}' "$f" | grep -q '[A-Za-z]' || fail "$page: an empty DESCRIPTION" || return 1
   done
 }
+
+# scripts/kube-build-release.sh after a failed `go mod tidy` (no module proxy
+# reachable): nothing of that run is taken for done by the next, which tidies
+# again and builds. A stand-in go (KJOIN_GO_BIN) fails its first tidy.
+t_kube_build_release_failed_tidy_leaves_nothing_done() {
+  local bin=$T/go-bin cache=$T/cache
+  mkdir -p "$bin"
+  printf 'module k8s.io/kubernetes\n\ngo 1.22\n\nreplace (\n\tk8s.io/api => ./staging/src/k8s.io/api\n)\n' >"$T/k.mod"
+  cat >"$bin/go" <<GO
+#!/bin/sh
+echo "\$*" >>"$T/go.log"
+case "\$1 \$2" in
+  "mod download") printf '{\n\t"GoMod": "%s",\n}\n' "$T/k.mod" ;; # one field a line, as go prints it
+  "mod tidy") [ -e "$T/tidy-failed" ] || { : >"$T/tidy-failed"; echo "dial tcp: no route to host" >&2; exit 1; }
+              echo "sum" >go.sum ;;
+  "build "*) out=\$(echo "\$*" | sed 's/.* -o \([^ ]*\) .*/\1/'); printf '#!/bin/sh\n' >"\$out"; chmod +x "\$out" ;;
+esac
+GO
+  chmod +x "$bin/go"
+  echo "stale" >"$T/go.sum.stale"
+  ! KJOIN_GO_BIN=$bin KJOIN_RELEASE_CACHE=$cache bash "$REPO/scripts/kube-build-release.sh" v1.36.3 kubeadm >"$T/first.out" 2>&1 ||
+    fail "the first build did not fail: $(tail -2 "$T/first.out")" || return 1
+  # A go.sum left by an earlier recipe's tidy is there, as on a machine that built kubeadm alone before.
+  cp "$T/go.sum.stale" "$cache/mod/go.sum"
+  KJOIN_GO_BIN=$bin KJOIN_RELEASE_CACHE=$cache bash "$REPO/scripts/kube-build-release.sh" v1.36.3 kubeadm >"$T/second.out" 2>&1 ||
+    fail "the second build: $(tail -3 "$T/second.out")" || return 1
+  [ "$(grep -c '^mod tidy' "$T/go.log")" = 2 ] || fail "tidied $(grep -c '^mod tidy' "$T/go.log") times: $(tr '\n' ';' <"$T/go.log")" || return 1
+  [ -x "$cache/kubeadm" ] && [ "$(tail -1 "$T/second.out")" = "$cache" ] || fail "no kubeadm: $(tail -2 "$T/second.out")"
+}
