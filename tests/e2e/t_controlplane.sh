@@ -101,9 +101,9 @@ cp_refused() { # CODE TEXT NS: download-certs exits CODE saying TEXT, and writes
   local got; got=$(cat "$T/join.rc")
   [ "$got" = "$1" ] && grep -qF -- "$2" "$T/join.err" ||
     { fail "$3: exit $got, want $1 \"$2\": $(tail -2 "$T/join.err")"; return 1; }
-  # Nothing but what was there before (the occupied node's sa.key and its directory).
-  [ -z "$(find "$T/$3/etc.upper" -mindepth 1 2>/dev/null | grep -v "^$T/$3/etc.upper/kubernetes\(/pki\(/sa.key\)\?\)\?$")" ] ||
-    { fail "$3: written: $(find "$T/$3/etc.upper" -mindepth 1 | tr '\n' ' ')"; return 1; }
+  # Nothing but what was there before (the occupied node's sa.key and its directory), in /etc or /var/lib.
+  [ -z "$(find "$T/$3/etc.upper" "$T/$3/lib.upper" -mindepth 1 2>/dev/null | grep -v "^$T/$3/etc.upper/kubernetes\(/pki\(/sa.key\)\?\)\?$")" ] ||
+    { fail "$3: written: $(find "$T/$3/etc.upper" "$T/$3/lib.upper" -mindepth 1 | tr '\n' ' ')"; return 1; }
   ! grep -q "${CP_KEY_GIVEN:-$CP_KEY}" "$T/join.out" "$T/join.err" || { fail "$3: the key was printed"; return 1; }
 }
 t_e2e_controlplane_download_certs_refusals_write_nothing() {
@@ -843,7 +843,7 @@ cp_dry_in() {
   . "$T/cp.env"
   local n=$1 f
   ${2:-:}
-  find /etc/kubernetes /var/lib/kubelet /var/lib/kjoin-e2e-etcd -type f 2>/dev/null | sort >"$T/$n.planted"
+  local planted; planted=$(tree_state /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/kjoin-e2e-etcd)
   ls -d /tmp/kjoin-join-dryrun.* 2>/dev/null | sort >"$T/$n.tmp-before"
   # -o json ignoring every preflight error; then text ignoring only those this machine has, so that
   # ImagePull runs: the control plane's images are not in the suite's containerd, and a dry run pulls none.
@@ -857,8 +857,7 @@ cp_dry_in() {
     ignore=$(sed -n 's/^\[preflight\] WARNING (ignored) \([^:]*\):.*/\1/p' "$T/$n.json.err" | paste -sd, -)
     ignore=${ignore:-none}
   done
-  find /etc/kubernetes /var/lib/kubelet /var/lib/kjoin-e2e-etcd -type f 2>/dev/null | sort |
-    comm -13 "$T/$n.planted" - >"$T/$n.written"
+  tree_changes "$planted" /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/kjoin-e2e-etcd >"$T/$n.written"
   ls -d /tmp/kjoin-join-dryrun.* 2>/dev/null | sort | comm -13 "$T/$n.tmp-before" - >"$T/$n.tmp-left"
 }
 cp_dry_foreign_etcd() { mkdir -p /etc/kubernetes/manifests && echo "kind: Pod" >/etc/kubernetes/manifests/etcd.yaml; }
@@ -1198,13 +1197,13 @@ t_e2e_controlplane_wait_control_plane() {
 cp_whole_in() {
   [ ! -f "$T/whole.env" ] || . "$T/whole.env"
   ${CP_PLANT:-:}
-  find /etc/kubernetes /var/lib/kubelet -type f 2>/dev/null | sort >"$T/planted"
+  local planted; planted=$(tree_state /etc/kubernetes /var/lib/kubelet /var/lib/etcd)
   "$KJOIN" join ${CP_PHASE:-} "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
     --control-plane ${CP_PHASE:+--skip-phases preflight} $([ -n "${CP_PHASE:-}" ] || echo "--certificate-key-file $T/key") \
     --node-name cp-whole --apiserver-advertise-address 127.0.0.1 --cri-socket "$NODE_CRI" --ignore-preflight-errors all \
     -o json >"$T/join.out" 2>"$T/join.err"
   echo $? >"$T/join.rc"
-  find /etc/kubernetes /var/lib/kubelet -type f 2>/dev/null | sort | comm -13 "$T/planted" - >"$T/written"
+  tree_changes "$planted" /etc/kubernetes /var/lib/kubelet /var/lib/etcd >"$T/written"
 }
 
 # `kjoin join --control-plane` whole: on v1.20 (whose kubeadm also records

@@ -111,11 +111,12 @@ join_as() {
 }
 kubelet_down() { [ -n "${KUBELET_PID:-}" ] && kill "$KUBELET_PID" 2>/dev/null && wait "$KUBELET_PID" 2>/dev/null; KUBELET_PID=; return 0; }
 join_err() { grep -qF -- "$1" "$T/join.err" || fail "kjoin join's stderr lacks \"$1\": $(tail -3 "$T/join.err")"; }
-# The node's two directories, as a listing to compare before and after.
-node_dirs() { find /etc/kubernetes /var/lib/kubelet 2>/dev/null | sort; }
-# Nothing written: the two directories as in_node found them (the machine's
+# The node's directories, whole (files, directories, symlinks, contents and
+# modes: tree_state), to compare before and after.
+node_dirs() { tree_state /etc/kubernetes /var/lib/kubelet /var/lib/etcd; }
+# Nothing written: the directories as in_node found them (the machine's
 # own, seen through the overlays, may hold something already).
-nothing_written() { [ "$(node_dirs)" = "$NODE_BEFORE" ] || fail "written: $(diff <(echo "$NODE_BEFORE") <(node_dirs) | grep '^>' | tr '\n' ' ')"; }
+nothing_written() { [ "$(node_dirs)" = "$NODE_BEFORE" ] || fail "written: $(diff <(echo "$NODE_BEFORE") <(node_dirs) | grep '^[<>]' | head -n 8 | tr '\n' ' ')"; }
 # kubeadm's own join line, as `kubeadm token create --print-join-command` prints it, with kjoin for kubeadm.
 kubeadm_line() { "$KBIN/kubeadm" token create --print-join-command --ttl 10m --kubeconfig "$E2E_ADMIN" 2>/dev/null | sed 's/^kubeadm /kjoin /'; }
 

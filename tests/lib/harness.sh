@@ -42,14 +42,21 @@ out_has() { grep -qF -- "$1" "$OUT" || fail "stdout lacks \"$1\""; }
 # changed the machine fails, not every test after it. Compared: every path
 # below them with its type, mode, owner and (for files and symlinks) content.
 # (A run_suite CHECK_FN.)
-machine_dirs() {
+machine_dirs() { tree_state /etc/kubernetes /var/lib/kubelet; }
+# tree_state PATH...: every path below each PATH that is there, with its
+# type, mode, owner and symlink target, and each file's content digest: what
+# "nothing written" and "as it was" compare, before and after.
+tree_state() {
   local d
-  for d in /etc/kubernetes /var/lib/kubelet; do
+  for d in "$@"; do
     [ -e "$d" ] || [ -L "$d" ] || continue
     find "$d" -printf '%p %y %m %U:%G %l\n' 2>/dev/null | LC_ALL=C sort
     find "$d" -type f -exec sha256sum {} + 2>/dev/null | LC_ALL=C sort -k2
   done
 }
+# tree_changes BEFORE PATH...: what changed under PATH since tree_state's
+# BEFORE, one "< was" or "> now" line each; nothing when nothing did.
+tree_changes() { local before=$1; shift; diff <(echo "$before") <(tree_state "$@") | grep -E '^[<>] .'; }
 MACHINE_BEFORE=$(machine_dirs)
 machine_unchanged() {
   local now; now=$(machine_dirs)

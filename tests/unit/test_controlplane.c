@@ -612,8 +612,10 @@ static void test_node_certs_refused(void **state)
         snprintf(path, sizeof(path), "%s/pki/%s.key", dir, *f);
         unlink(path);
     }
+    char *before = tu_tree_state(dir);
     assert_int_equal(certs_for(dir, names_yaml, "not-an-ip", 37, false, &r, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "not an IP address"));
+    tu_tree_unchanged(dir, before);
     /* A certificates directory whose ca.crt is not the CA discovery
      * verified (here: the front proxy's): refused before anything is made,
      * for the pairs and the kubeconfigs; the real one passes the check. */
@@ -631,11 +633,11 @@ static void test_node_certs_refused(void **state)
         kjoin_cp_context ns;
         cx_for(&ns, &c, 0, dir, pki, "192.0.2.2");
         ns.trusted_ca_pem = other_ca, ns.trusted_ca_len = other_len;
+        before = tu_tree_state(dir);
         assert_int_equal(kjoin_node_certs(&ns, &r, &err), KJOIN_E_TRUST);
         assert_non_null(strstr(err.msg, "ca.crt is not the cluster CA discovery verified"));
         assert_int_equal(kjoin_control_plane_kubeconfigs(&ns, &kr, &err), KJOIN_E_TRUST);
-        snprintf(crt, sizeof(crt), "%s/admin.conf", dir);
-        assert_int_not_equal(access(crt, F_OK), 0);
+        tu_tree_unchanged(dir, before);
         /* ca.crt among a bundle of two (a CA rotation): trusted. */
         char *both = malloc(other_len + ca_len + 1);
         memcpy(both, other_ca, other_len);
@@ -653,32 +655,42 @@ static void test_node_certs_refused(void **state)
     }
     /* No certificates directory at all. */
     char *empty = tu_tmpdir();
+    before = tu_tree_state(empty);
     assert_int_equal(certs_for(empty, names_yaml, "192.0.2.2", 37, false, &r, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "ca.crt is missing"));
+    tu_tree_unchanged(empty, before);
     tu_rmtree(empty);
     /* A leaf that is a symlink kjoin did not make: refused, not followed. */
     snprintf(path, sizeof(path), "%s/pki/apiserver.crt", dir);
     snprintf(other, sizeof(other), "%s/pki/ca.crt", dir);
     assert_int_equal(symlink(other, path), 0);
+    before = tu_tree_state(dir);
     assert_int_not_equal(certs_for(dir, names_yaml, "192.0.2.2", 37, true, &r, &err), KJOIN_OK);
+    tu_tree_unchanged(dir, before);
     assert_int_equal(unlink(path), 0);
     /* A key others may read: refused as ssh refuses one. */
     snprintf(path, sizeof(path), "%s/pki/apiserver.key", dir);
     tu_write(dir, "pki/apiserver.key", "x");
     assert_int_equal(chmod(path, 0644), 0);
+    before = tu_tree_state(dir);
     assert_int_equal(certs_for(dir, names_yaml, "192.0.2.2", 37, true, &r, &err), KJOIN_E_USAGE);
+    tu_tree_unchanged(dir, before);
     assert_int_equal(unlink(path), 0);
     /* Only one of a pair, without force. */
     tu_write(dir, "pki/apiserver.crt", "not a certificate");
+    before = tu_tree_state(dir);
     assert_int_equal(certs_for(dir, names_yaml, "192.0.2.2", 37, false, &r, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "only one of the pair"));
+    tu_tree_unchanged(dir, before);
     snprintf(path, sizeof(path), "%s/pki/apiserver.crt", dir);
     assert_int_equal(unlink(path), 0);
     /* The CA's key gone: nothing to sign with. */
     snprintf(path, sizeof(path), "%s/pki/front-proxy-ca.key", dir);
     assert_int_equal(unlink(path), 0);
+    before = tu_tree_state(dir);
     assert_int_equal(certs_for(dir, names_yaml, "192.0.2.2", 37, false, &r, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "front-proxy-ca.key is not there to sign front-proxy-client"));
+    tu_tree_unchanged(dir, before);
     /* After every refusal: no pair of the node's own. */
     for (int i = 0; i < KJOIN_NODE_CERTS_N; i++) {
         snprintf(path, sizeof(path), "%s/pki/%s.crt", dir, kjoin_node_cert_base(i));
@@ -1422,7 +1434,9 @@ static void test_check_before_writing(void **state)
     snprintf(pki, sizeof(pki), "%s/pki", user_dir);
     snprintf(s.cert_dir, sizeof(s.cert_dir), "%s", pki);
     writes = KJOIN_CP_WRITES_SHARED;
+    char *before = tu_tree_state(dir);
     assert_int_equal(kjoin_control_plane_check(&s, writes, &err), KJOIN_E_USAGE);
+    tu_tree_unchanged(dir, before);
     assert_non_null(strstr(err.msg, "owned by uid 65534"));
     struct stat st;
     assert_int_not_equal(lstat(pki, &st), 0);

@@ -1239,8 +1239,10 @@ static void test_record_keeps_every_name(void **state)
     /* More names than a record holds: refused, nothing written. */
     snprintf(cmd, sizeof(cmd), "cd %s && for i in $(seq 300); do touch f$i; done", kubelet);
     assert_int_equal(system(cmd), 0);
+    char *before = tu_tree_state(d);
     write_scratch_node(kube, kubelet, &err, KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "more than the join record keeps"));
+    tu_tree_unchanged(d, before); /* the whole of both directories, as they were */
     snprintf(path, sizeof(path), "%s/%s", kube, KJOIN_NODE_STATE_NAME);
     assert_int_not_equal(access(path, F_OK), 0);
     snprintf(path, sizeof(path), "%s/config.yaml", kubelet);

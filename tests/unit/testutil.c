@@ -1,6 +1,9 @@
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <kjoin/util.h>
 
@@ -63,4 +66,72 @@ void tu_rmtree(char *dir)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
     free(dir);
+}
+
+/* tu_tree_state's lines, gathered by nftw (which has no context argument). */
+static char **tree_lines;
+static size_t tree_n, tree_cap;
+
+static int tree_line(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)type, (void)ftw;
+    char line[8192], target[4096] = "", digest[65] = "";
+    if (S_ISLNK(st->st_mode)) {
+        ssize_t n = readlink(path, target, sizeof(target) - 1);
+        target[n > 0 ? n : 0] = '\0';
+    } else if (S_ISREG(st->st_mode)) {
+        size_t len = 0;
+        char *text = NULL;
+        kjoin_err err;
+        unsigned char sum[32];
+        /* (a file the test may not read, 0000: its size stands in) */
+        if (kjoin_file_read(path, 64 * 1024 * 1024, &text, &len, &err) == KJOIN_OK &&
+            kjoin_sha256(text, len, sum, NULL) == KJOIN_OK)
+            kjoin_hex(sum, 32, digest);
+        else
+            snprintf(digest, sizeof(digest), "unreadable:%lld", (long long)st->st_size);
+        free(text);
+    }
+    snprintf(line, sizeof(line), "%s %o %u:%u %s %s", path, (unsigned)st->st_mode, (unsigned)st->st_uid,
+             (unsigned)st->st_gid, target, digest);
+    if (tree_n == tree_cap) {
+        tree_cap = tree_cap ? 2 * tree_cap : 64;
+        tree_lines = realloc(tree_lines, tree_cap * sizeof(*tree_lines));
+        assert_non_null(tree_lines);
+    }
+    tree_lines[tree_n++] = strdup(line);
+    return 0;
+}
+
+static int by_line(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+char *tu_tree_state(const char *dir)
+{
+    size_t total = 1;
+    tree_n = 0;
+    nftw(dir, tree_line, 32, FTW_PHYS); /* a missing dir: an empty state */
+    qsort(tree_lines, tree_n, sizeof(*tree_lines), by_line);
+    for (size_t i = 0; i < tree_n; i++)
+        total += strlen(tree_lines[i]) + 1;
+    char *out = malloc(total), *o = out;
+    assert_non_null(out);
+    *o = '\0';
+    for (size_t i = 0; i < tree_n; i++) {
+        size_t n = strlen(tree_lines[i]);
+        memcpy(o, tree_lines[i], n);
+        o[n] = '\n', o[n + 1] = '\0', o += n + 1;
+        free(tree_lines[i]);
+    }
+    free(tree_lines);
+    tree_lines = NULL, tree_n = tree_cap = 0;
+    return out;
+}
+
+void tu_tree_unchanged(const char *dir, char *before)
+{
+    char *now = tu_tree_state(dir);
+    if (strcmp(before, now) != 0)
+        fail_msg("%s changed:\nbefore:\n%s\nnow:\n%s", dir, before, now);
+    free(now);
+    free(before);
 }

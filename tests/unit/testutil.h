@@ -20,6 +20,13 @@ const char *tu_str(json_object *obj, const char *key);
 char *tu_tmpdir(void);
 /* Writes text to dir/name; fails the test when it cannot. */
 void tu_write(const char *dir, const char *name, const char *text);
+/* Everything below dir as one newly-allocated string: each path with its
+ * type, mode, owner, symlink target and (a file) SHA-256 of its content,
+ * sorted. Two equal states: nothing was written, made, removed or changed. */
+char *tu_tree_state(const char *dir);
+/* Asserts that dir's tree is still what tu_tree_state said (before, which
+ * is freed). */
+void tu_tree_unchanged(const char *dir, char *before);
 /* Removes dir and everything in it (a tu_tmpdir), and frees the string. */
 void tu_rmtree(char *dir);
 
