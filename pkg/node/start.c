@@ -3,7 +3,9 @@
  * written (after every cluster check passed), the kubelet (re)started, and
  * the wait runs until the kubelet has its own identity and its Node. */
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
+#include <sys/inotify.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +26,10 @@
 #include "../record/record.h"
 
 #define POLL_MS 500
+/* Once the kubelet has its identity (kubelet.conf is there), its health and
+ * its Node follow within a second: looked at this often, so the join ends
+ * within this long of the Node's registration. */
+#define FOLLOW_MS 40
 
 #define logf_(j, level, ...) kjoin_logf((j)->log, (j)->log_ctx, level, __VA_ARGS__)
 
@@ -865,6 +871,50 @@ static kjoin_code annotate_cri_socket(kjoin_node_join *j, const kjoin_node__reso
 
 #define PROGRESS_MS 15000 /* a line at least this often while the kubelet is awaited */
 
+/* What the wait watches for the kubelet's identity: kubelet.conf's
+ * directory, by inotify (fd -1 where there is none: then only the timer). */
+typedef struct identity_watch {
+    int fd;
+} identity_watch;
+
+static void identity_watch_start(identity_watch *w, const char *kubeconfig)
+{
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", kubeconfig);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else
+        slash[slash == dir] = '\0'; /* "/kubelet.conf": "/" */
+    w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (w->fd >= 0 && inotify_add_watch(w->fd, dir, IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+        close(w->fd); /* (the directory not there yet: the timer alone) */
+        w->fd = -1;
+    }
+}
+
+/* Sleeps ms, or less when the kubelet writes into kubelet.conf's directory. */
+static void identity_watch_wait(identity_watch *w, int64_t ms)
+{
+    if (w->fd < 0) {
+        kjoin_sleep_ms(ms);
+        return;
+    }
+    struct pollfd pfd = {.fd = w->fd, .events = POLLIN};
+    if (poll(&pfd, 1, ms > INT32_MAX ? INT32_MAX : (int)ms) > 0) {
+        char events[4096];
+        while (read(w->fd, events, sizeof(events)) > 0) /* drained: the next wait waits again */
+            ;
+    }
+}
+
+static void identity_watch_stop(identity_watch *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+}
+
 kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
 {
     kjoin_node__resolved p;
@@ -888,6 +938,11 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
     int64_t health_by = j->timeouts.kubelet_health_ms > 0 ? began + j->timeouts.kubelet_health_ms : 0, bootstrap_by = 0;
     kjoin_node__log lg;
     kjoin_node__log_start(&lg, j->result.systemd ? NULL : j->spec->kubelet_log, kjoin_now_ms());
+    /* Followed as it happens: the kubelet's identity by inotify, then its
+     * health and its Node every FOLLOW_MS (they come within a second). */
+    identity_watch watch;
+    identity_watch_start(&watch, p.kubelet_kubeconfig);
+    kjoin_code rc = KJOIN_OK;
     for (;;) {
         if (!healthy && (healthy = kjoin_node__healthz(&j->kubelet, why, sizeof(why)))) {
             step(j, "kubelet-healthz");
@@ -905,28 +960,32 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
                                            : kjoin_node__log_gone(&lg, kjoin_now_ms(), gone, sizeof(gone), &words))) {
             if (j->result.systemd)
                 kjoin_node__journal_words(&words);
-            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "%s (the way out: fix it, then the same join again, or kjoin "
-                                 "reset)%s", gone, words.said);
+            rc = kjoin_err_set(err, KJOIN_E_TIMEOUT, "%s (the way out: fix it, then the same join again, or kjoin "
+                               "reset)%s", gone, words.said);
+            break;
         }
         char limit[32];
         if (!healthy && health_by && kjoin_now_ms() >= health_by) {
             kjoin_duration_format(j->timeouts.kubelet_health_ms, limit, sizeof(limit));
-            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet was not healthy within timeouts.kubeletHealthCheck "
-                                 "(%s; the way out: the same join again, or kjoin reset): %s", limit, why);
+            rc = kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet was not healthy within timeouts.kubeletHealthCheck "
+                               "(%s; the way out: the same join again, or kjoin reset): %s", limit, why);
+            break;
         }
         if (healthy && bootstrap_by && kjoin_now_ms() >= bootstrap_by) {
             kjoin_duration_format(j->timeouts.tls_bootstrap_ms, limit, sizeof(limit));
-            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet's TLS bootstrap did not end within "
-                                 "timeouts.tlsBootstrap (%s; the way out: the same join again, which goes on from here, "
-                                 "or kjoin reset): %s", limit, why);
+            rc = kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet's TLS bootstrap did not end within "
+                               "timeouts.tlsBootstrap (%s; the way out: the same join again, which goes on from here, "
+                               "or kjoin reset): %s", limit, why);
+            break;
         }
         if (left_ms(j) <= 0) {
             if (j->result.systemd)
                 kjoin_node__journal_words(&words);
             else
                 kjoin_node__log_words(&lg, &words);
-            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet did not bootstrap by the deadline (the way out: the "
-                                 "same join again, which goes on from here, or kjoin reset): %s%s", why, words.said);
+            rc = kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet did not bootstrap by the deadline (the way out: the "
+                               "same join again, which goes on from here, or kjoin reset): %s%s", why, words.said);
+            break;
         }
         /* A wait an operator can follow: what is awaited, and the time left. */
         if (kjoin_now_ms() - said >= PROGRESS_MS) {
@@ -936,8 +995,12 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
                   strstr(why, "CSR approved") ? " (kubectl get csr on the control plane; kubectl certificate approve "
                                                 "NAME approves one by hand)" : "");
         }
-        kjoin_sleep_ms(left_ms(j) < POLL_MS ? left_ms(j) : POLL_MS);
+        int64_t pause = exists(p.kubelet_kubeconfig) ? FOLLOW_MS : POLL_MS;
+        identity_watch_wait(&watch, left_ms(j) < pause ? left_ms(j) : pause);
     }
+    identity_watch_stop(&watch);
+    if (rc)
+        return rc;
     j->result.node_registered = true;
     step(j, "node-registered");
     kjoin_node__crash_point("registered");
