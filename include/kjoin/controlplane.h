@@ -123,6 +123,19 @@ typedef struct kjoin_cp_files {
     } v[KJOIN_CP_FILES_MAX];
 } kjoin_cp_files;
 
+/* The files a join's control-plane steps replaced (a file there before with
+ * other content: the operator asked for it to be replaced), each as it was,
+ * so that a take-back puts it back instead of leaving it lost. Held in
+ * memory by the join that replaced them; wiped when freed. */
+typedef struct kjoin_cp_replaced kjoin_cp_replaced;
+kjoin_cp_replaced *kjoin_cp_replaced_new(void);
+void kjoin_cp_replaced_free(kjoin_cp_replaced *r);
+/* Puts each file back as it was (its content and mode, written atomically),
+ * the last replaced first, and forgets it; said(ctx, path, why) for each:
+ * why NULL when it was put back. Returns how many could not be. */
+size_t kjoin_cp_replaced_restore(kjoin_cp_replaced *r, void (*said)(void *ctx, const char *path, const char *why),
+                                 void *ctx);
+
 struct kjoin_cluster_configuration;
 struct kjoin_kubeapi;
 
@@ -155,6 +168,7 @@ typedef struct kjoin_cp_context {
     bool downloads_certs;              /* the shared certificates come from the kubeadm-certs Secret (with a
                                         * certificate key) */
     kjoin_cp_files *written;           /* each file a step writes is added here; NULL: not reported */
+    kjoin_cp_replaced *replaced;       /* each file a step replaces is kept here as it was; NULL: not kept */
     const struct kjoin_patchset *patches; /* kubeadm's patches directory, read: applied to the static Pods by
                                         * target (etcd, kube-apiserver, ...); NULL: none */
     int64_t now;                       /* Unix seconds: the certificates' clock */

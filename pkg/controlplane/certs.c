@@ -311,8 +311,7 @@ kjoin_code kjoin_node_certs(const kjoin_cp_context *sp, kjoin_node_certs_result 
     }
     kjoin_write_result written[2 * KJOIN_NODE_CERTS_N];
     if (!rc) /* made ones replace what was there only when that was asked for (checked above) */
-        rc = kjoin_cp__write_files(kjoin_cp_record_dir(sp), dir, files, 2 * KJOIN_NODE_CERTS_N, true, written,
-                                   sp->written, err);
+        rc = kjoin_cp__write_files(kjoin_cp_record_dir(sp), dir, files, 2 * KJOIN_NODE_CERTS_N, true, written, sp, err);
     for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
         out->written[i] = wanted[i] && !out->kept[i];
     out->skipped_sans = sp->cluster->apiserver_sans.skipped + sp->cluster->etcd_server_sans.skipped +

@@ -845,7 +845,7 @@ static kjoin_code judge_existing(const char *dir_path, bool force, const kjoin_s
 }
 
 kjoin_code kjoin_cp__write_manifests(const char *record_dir, const char *dir_path, const char *const *names,
-                                     char *const *yaml, size_t n, bool force, bool *kept, kjoin_cp_files *report,
+                                     char *const *yaml, size_t n, bool force, bool *kept, const kjoin_cp_context *cx,
                                      kjoin_err *err)
 {
     cp_file files[KJOIN_MANIFESTS_N + 1];
@@ -865,7 +865,7 @@ kjoin_code kjoin_cp__write_manifests(const char *record_dir, const char *dir_pat
     }
     kjoin_safedir_close(&dir);
     if (!rc) /* replacing was judged above */
-        rc = kjoin_cp__write_files(record_dir, dir_path, files, n, true, NULL, report, err);
+        rc = kjoin_cp__write_files(record_dir, dir_path, files, n, true, NULL, cx, err);
     return rc;
 }
 
@@ -886,7 +886,7 @@ kjoin_code kjoin_control_plane_manifests(const kjoin_cp_context *cx, kjoin_contr
     rc = kjoin_cp_write_path(cx, cx->manifests_dir, dir, sizeof(dir), err);
     if (!rc)
         rc = kjoin_cp__write_manifests(kjoin_cp_record_dir(cx), dir, name_of, yaml, KJOIN_MANIFESTS_N, cx->force,
-                                       out->kept, cx->written, err);
+                                       out->kept, cx, err);
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++) {
         out->written[i] = !rc && !out->kept[i];
         if (rc)

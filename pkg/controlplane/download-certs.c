@@ -396,12 +396,12 @@ kjoin_code kjoin_kubeadm_certs_open(const char *secret_json, size_t len, const k
 /* ---- the files ------------------------------------------------------------ */
 
 static kjoin_code write_shared(const kjoin_shared_certs *c, const char *cert_dir, const char *record_dir, bool force,
-                               kjoin_write_result written[KJOIN_SHARED_N], kjoin_cp_files *report, kjoin_err *err)
+                               kjoin_write_result written[KJOIN_SHARED_N], const kjoin_cp_context *cx, kjoin_err *err)
 {
     cp_file f[KJOIN_SHARED_N];
     for (size_t i = 0; i < KJOIN_SHARED_N; i++)
         f[i] = (cp_file){c->files[i].name, c->files[i].mode, c->files[i].data, c->files[i].len};
-    return kjoin_cp__write_files(record_dir, cert_dir, f, KJOIN_SHARED_N, force, written, report, err);
+    return kjoin_cp__write_files(record_dir, cert_dir, f, KJOIN_SHARED_N, force, written, cx, err);
 }
 
 kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cert_dir, const char *record_dir, bool force,
@@ -482,7 +482,7 @@ kjoin_code kjoin_download_certs(const kjoin_cp_context *s, const kjoin_certifica
     logf_(s, 0, "[download-certs] Saving the certificates to the folder: \"%s\"", out->cert_dir);
     rc = kjoin_cp_write_path(s, out->cert_dir, dir, sizeof(dir), err);
     if (!rc)
-        rc = write_shared(&certs, dir, kjoin_cp_record_dir(s), s->force, out->written, s->written, err);
+        rc = write_shared(&certs, dir, kjoin_cp_record_dir(s), s->force, out->written, s, err);
     for (size_t i = 0; !rc && c->external_etcd && i < KJOIN_EXTERNAL_ETCD_N; i++) {
         if (!*paths[i] || !certs.external[i].data)
             continue;
@@ -493,7 +493,7 @@ kjoin_code kjoin_download_certs(const kjoin_cp_context *s, const kjoin_certifica
         cp_file f = {slash + 1 - parent + paths[i], certs.external[i].mode, certs.external[i].data,
                      certs.external[i].len};
         if (!(rc = kjoin_cp_write_path(s, *parent ? parent : "/", where, sizeof(where), err)) &&
-            !(rc = kjoin_cp__write_files(kjoin_cp_record_dir(s), where, &f, 1, s->force, NULL, s->written, err)))
+            !(rc = kjoin_cp__write_files(kjoin_cp_record_dir(s), where, &f, 1, s->force, NULL, s, err)))
             logf_(s, 1, "[download-certs] Wrote %s (%04o)", paths[i], certs.external[i].mode);
     }
     for (size_t i = 0; i < KJOIN_SHARED_N; i++) {

@@ -502,8 +502,7 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *ou
         if (!rc && !(rc = kjoin_etcd_manifest_make(s, list, ms.n, &yaml, err)) &&
             !(rc = kjoin_cp_write_path(s, s->manifests_dir, dir, sizeof(dir), err))) {
             const char *name = "etcd.yaml";
-            rc = kjoin_cp__write_manifests(record, dir, &name, &yaml, 1, s->force, &out->manifest_kept, s->written,
-                                           err);
+            rc = kjoin_cp__write_manifests(record, dir, &name, &yaml, 1, s->force, &out->manifest_kept, s, err);
         }
         free(yaml);
     }

@@ -1,5 +1,6 @@
 /* Files under the certificates directory, written all or nothing. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,59 @@
 #include "internal.h"
 
 #define FILES_MAX 16
+#define REPLACED_MAX 64
+
+struct kjoin_cp_replaced {
+    size_t n;
+    struct {
+        char path[4200];
+        mode_t mode;
+        char *data;
+        size_t len;
+    } v[REPLACED_MAX];
+};
+
+kjoin_cp_replaced *kjoin_cp_replaced_new(void) { return calloc(1, sizeof(kjoin_cp_replaced)); }
+
+void kjoin_cp_replaced_free(kjoin_cp_replaced *r)
+{
+    for (size_t i = 0; r && i < r->n; i++)
+        kjoin_free_wiped(r->v[i].data, r->v[i].len);
+    free(r);
+}
+
+void kjoin_cp__replaced_keep(kjoin_cp_replaced *r, const char *path, char **text, size_t len)
+{
+    struct stat st;
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->v[i].path, path))
+            return; /* replaced twice in one run: what was there first is what goes back */
+    if (r->n == REPLACED_MAX || strlen(path) >= sizeof(r->v[0].path) || lstat(path, &st) != 0)
+        return;
+    snprintf(r->v[r->n].path, sizeof(r->v[0].path), "%s", path);
+    r->v[r->n].mode = st.st_mode & 07777;
+    r->v[r->n].data = *text, r->v[r->n].len = len;
+    *text = NULL;
+    r->n++;
+}
+
+size_t kjoin_cp_replaced_restore(kjoin_cp_replaced *r, void (*said)(void *ctx, const char *path, const char *why),
+                                 void *ctx)
+{
+    size_t failed = 0;
+    while (r && r->n) {
+        r->n--;
+        kjoin_err e;
+        bool ok = !kjoin_file_write_mode(r->v[r->n].path, r->v[r->n].data, r->v[r->n].len, r->v[r->n].mode, true, NULL,
+                                        &e);
+        failed += !ok;
+        if (said)
+            said(ctx, r->v[r->n].path, ok ? NULL : e.msg);
+        kjoin_free_wiped(r->v[r->n].data, r->v[r->n].len);
+        r->v[r->n].data = NULL;
+    }
+    return failed;
+}
 
 /* The shortest ancestor of dir (dir itself included) that does not exist
  * yet, into out; "" when dir exists. */
@@ -49,7 +103,7 @@ static void remove_made(char *path, const char *top)
  * A file there with other content that is not to be replaced is refused
  * now, as the write would refuse it: nothing is recorded or written. */
 static kjoin_code record_first(const char *record_dir, const char *cert_dir, const char *deepest, const cp_file *files,
-                               size_t n, bool force, kjoin_err *err)
+                               size_t n, bool force, kjoin_cp_replaced *replaced, kjoin_err *err)
 {
     char paths[FILES_MAX][4200], sums[FILES_MAX][65];
     const char *path_of[FILES_MAX], *sum_of[FILES_MAX];
@@ -63,6 +117,8 @@ static kjoin_code record_first(const char *record_dir, const char *cert_dir, con
         snprintf(paths[k], sizeof(paths[k]), "%s/%s", cert_dir, files[i].name);
         bool there = !kjoin_safedir_read_path(paths[k], false, &text, &len, NULL, NULL),
              same = there && len == files[i].len && !memcmp(text, files[i].data, len);
+        if (there && !same && force && replaced) /* kept as it was, for a take-back to put back */
+            kjoin_cp__replaced_keep(replaced, paths[k], &text, len);
         kjoin_free_wiped(text, len);
         if (same)
             continue;
@@ -78,8 +134,9 @@ static kjoin_code record_first(const char *record_dir, const char *cert_dir, con
 }
 
 kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, const cp_file *files, size_t n,
-                                 bool force, kjoin_write_result *written, kjoin_cp_files *report, kjoin_err *err)
+                                 bool force, kjoin_write_result *written, const kjoin_cp_context *cx, kjoin_err *err)
 {
+    kjoin_cp_files *report = cx ? cx->written : NULL;
     char made[4096]; /* the first directory this call makes, if any */
     kjoin_safedir dirs[2] = {{.fd = -1}, {.fd = -1}}; /* cert_dir, its etcd/ */
     char etcd[4096];
@@ -92,7 +149,9 @@ kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, c
     for (size_t i = 0; i < n; i++)
         wants_etcd |= files[i].data && strchr(files[i].name, '/');
     first_missing(wants_etcd ? etcd : cert_dir, made, sizeof(made));
-    kjoin_code rc = record_dir ? record_first(record_dir, cert_dir, wants_etcd ? etcd : cert_dir, files, n, force, err) : KJOIN_OK;
+    kjoin_code rc = record_dir ? record_first(record_dir, cert_dir, wants_etcd ? etcd : cert_dir, files, n, force,
+                                              cx ? cx->replaced : NULL, err)
+                               : KJOIN_OK;
     if (!rc)
         rc = kjoin_safedir_open(cert_dir, KJOIN_SAFEDIR_CREATE, &dirs[0], err);
     if (!rc && wants_etcd)

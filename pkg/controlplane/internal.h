@@ -25,10 +25,14 @@ typedef struct cp_file {
  * each file's outcome. With record_dir, the files about to be created or
  * replaced and the directories about to be made go into the control-plane
  * record there first. Each file written (created or replaced) is added to
- * report (may be NULL). Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT. */
-struct kjoin_cp_files;
+ * cx's written, and what a replaced file held to cx's replaced (cx may be
+ * NULL, as may each). Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT. */
+/* Keeps what path held (*text, len bytes: taken, *text set to NULL) in r,
+ * with its mode, before it is replaced. */
+void kjoin_cp__replaced_keep(kjoin_cp_replaced *r, const char *path, char **text, size_t len);
+
 kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, const cp_file *files, size_t n,
-                                 bool force, kjoin_write_result *written, struct kjoin_cp_files *report,
+                                 bool force, kjoin_write_result *written, const kjoin_cp_context *cx,
                                  kjoin_err *err);
 
 /* Writes the manifests yaml[i] as names[i] into dir (made 0700), 0600,
@@ -36,7 +40,7 @@ kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, c
  * refused unless force. Errors: KJOIN_E_OUTPUT, KJOIN_E_USAGE. */
 kjoin_code kjoin_cp__write_manifests(const char *record_dir, const char *dir, const char *const *names,
                                      char *const *yaml, size_t n, bool force, bool *kept,
-                                     struct kjoin_cp_files *report, kjoin_err *err);
+                                     const kjoin_cp_context *cx, kjoin_err *err);
 
 /* kubeadm's EncryptBytes (the kubeadm-certs Secret's values): Go's
  * cipher.NewGCM nonce, then the ciphertext and its tag. */

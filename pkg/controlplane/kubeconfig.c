@@ -170,8 +170,7 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_cp_context *s, kjoin_cont
     kjoin_safedir_close(&dir);
     kjoin_safedir_close(&certs);
     if (!rc) /* what is replaced was judged above */
-        rc = kjoin_cp__write_files(kjoin_cp_record_dir(s), conf_dir, files, KJOIN_KUBECONFIGS_N, true, NULL,
-                                   s->written, err);
+        rc = kjoin_cp__write_files(kjoin_cp_record_dir(s), conf_dir, files, KJOIN_KUBECONFIGS_N, true, NULL, s, err);
     for (int i = 0; i < KJOIN_KUBECONFIGS_N; i++) {
         out->written[i] = !rc && text[i];
         kjoin_free_wiped(text[i], len[i]);

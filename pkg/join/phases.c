@@ -36,6 +36,7 @@ typedef struct join_run {
     kjoin_cluster_configuration *cluster; /* a control-plane join's: the cluster's ClusterConfiguration */
     kjoin_cp_context cx;       /* and what every control-plane step shares, decided once from it */
     char local_server[128];    /* a control-plane node's own API server, its kubelet's bootstrap server */
+    kjoin_cp_replaced *replaced; /* what this run's control-plane steps replaced, as it was (for a take-back) */
     kjoin_cp_record *before;   /* the control-plane record as this run found it, once its checks passed: what
                                 * the run writes after is taken back if it fails before the node's own files */
     const kjoin_certificate_key *certificate_key; /* the spec's, or key: read from the sources it names */
@@ -244,6 +245,9 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
     cx->force = s->node.force;
     cx->downloads_certs = wants_download(r);
     cx->written = &r->out->control_plane_files;
+    if (!r->replaced && !(r->replaced = kjoin_cp_replaced_new()))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    cx->replaced = r->replaced;
     cx->patches = r->out->patches;
     cx->deadline_ms = r->deadline;
     cx->timeouts = s->timeouts;
@@ -789,6 +793,16 @@ static bool last_of_phase(const join_run *r, size_t i)
  * own files: what the run wrote is taken back (the record knows it), and
  * the error says so with a code of its own, the cause kept in the outcome.
  * Once the node's files are written (rc 0 here) the window closes. */
+/* A file a take-back put back as it was before this run replaced it. */
+static void put_back(void *ctx, const char *path, const char *why)
+{
+    join_run *r = ctx;
+    if (why)
+        logf_(r, KJOIN_LOG_WARNING, "[join] Could not put back %s as it was before this run: %s", path, why);
+    else
+        logf_(r, 1, "[join] Put back %s as it was before this run replaced it", path);
+}
+
 static kjoin_code take_back(join_run *r, kjoin_code rc, kjoin_err *err)
 {
     kjoin_cp_record *before = r->before;
@@ -797,6 +811,8 @@ static kjoin_code take_back(join_run *r, kjoin_code rc, kjoin_err *err)
     r->before = NULL;
     kjoin_code undo = back ? kjoin_cp_take_back(r->cx.kubernetes_dir, before, back, &e) : KJOIN_OK;
     free(before);
+    /* What the run replaced (the operator asked for it) goes back as it was, once the run's own is gone. */
+    size_t not_back = back && !undo ? kjoin_cp_replaced_restore(r->replaced, put_back, r) : 0;
     if (!back || (!undo && !back->had_record)) { /* nothing of this run's on disk */
         free(back);
         return rc;
@@ -814,7 +830,7 @@ static kjoin_code take_back(join_run *r, kjoin_code rc, kjoin_err *err)
     for (size_t i = 0; i < back->n_left; i++)
         logf_(r, KJOIN_LOG_WARNING, "[join] Left %s", back->left[i]);
     return kjoin_err_set(err, KJOIN_E_TAKEN_BACK, "%.380s; what this run had written was taken back (%zu paths)%s",
-                         cause, back->n_removed, back->n_left ? ", but for some left (listed)" : "");
+                         cause, back->n_removed, back->n_left || not_back ? ", but for some left (listed)" : "");
 }
 
 kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome *out, kjoin_err *err)
@@ -924,6 +940,7 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
     out->node.api = NULL;
     free(r.cluster);
     free(r.before);
+    kjoin_cp_replaced_free(r.replaced);
     kjoin_certificate_key_clear(&r.key);
     return rc;
 }

@@ -701,6 +701,58 @@ static void test_node_certs_refused(void **state)
     tu_rmtree(dir);
 }
 
+/* A file the operator had there, replaced because the join was told to
+ * (force): kept as it was, and put back by the take-back, its content and
+ * mode; the run's own record names the new one. */
+static void count_put_back(void *ctx, const char *path, const char *why)
+{
+    (void)path;
+    assert_null(why);
+    (*(int *)ctx)++;
+}
+
+static void test_replaced_files_put_back(void **state)
+{
+    (void)state;
+    char *dir = shared_pki(), path[4200];
+    kjoin_cluster_configuration c;
+    kjoin_node_certs_result r;
+    kjoin_err err;
+    tu_write(dir, "pki/apiserver.crt", "the operator's certificate\n");
+    tu_write(dir, "pki/apiserver.key", "the operator's key\n");
+    snprintf(path, sizeof(path), "%s/pki/apiserver.key", dir);
+    assert_int_equal(chmod(path, 0600), 0);
+    snprintf(path, sizeof(path), "%s/pki/apiserver.crt", dir);
+    assert_int_equal(chmod(path, 0640), 0);
+    char *before = tu_tree_state(dir);
+    assert_int_equal(kjoin_cluster_configuration_parse(names_yaml, strlen(names_yaml), &c, &err), KJOIN_OK);
+    kjoin_cp_context cx;
+    char pki[4096];
+    snprintf(pki, sizeof(pki), "%s/pki", dir);
+    cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
+    cx.force = true, cx.record = true;
+    cx.replaced = kjoin_cp_replaced_new();
+    assert_non_null(cx.replaced);
+    assert_int_equal(kjoin_node_certs(&cx, &r, &err), KJOIN_OK);
+    char *now = tu_read(path, NULL);
+    assert_null(strstr(now, "the operator's")); /* replaced */
+    free(now);
+    /* The take-back: the run's files go (the record knows them), then what was replaced comes back. */
+    kjoin_cp_reset_result *back = calloc(1, sizeof(*back));
+    kjoin_cp_record *empty = calloc(1, sizeof(*empty));
+    assert_int_equal(kjoin_cp_take_back(dir, empty, back, &err), KJOIN_OK);
+    int put = 0;
+    assert_int_equal(kjoin_cp_replaced_restore(cx.replaced, count_put_back, &put), 0);
+    assert_int_equal(put, 2);
+    tu_tree_unchanged(dir, before);
+    assert_int_equal(kjoin_cp_replaced_restore(cx.replaced, count_put_back, &put), 0); /* once */
+    assert_int_equal(put, 2);
+    kjoin_cp_replaced_free(cx.replaced);
+    free(back);
+    free(empty);
+    tu_rmtree(dir);
+}
+
 /* ---- the node's kubeconfigs ------------------------------------------------ */
 
 static kjoin_code confs_for(const char *dir, const char *yaml, const char *addr, int minor, bool force,
@@ -1962,6 +2014,7 @@ int main(void)
                                        cmocka_unit_test(test_take_back),
                                        cmocka_unit_test(test_check_before_writing),
         cmocka_unit_test(test_cluster_configuration_from_file),
+        cmocka_unit_test(test_replaced_files_put_back),
                                        cmocka_unit_test(test_advertise_address),
                                        cmocka_unit_test(test_paths_as_spelled),
                                        cmocka_unit_test(test_control_plane_images),
