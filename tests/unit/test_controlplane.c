@@ -13,6 +13,8 @@
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1290,8 +1292,50 @@ static void test_dry_run(void **state)
     kjoin_planned_release(&plan);
     char dry[sizeof(cx.dry_run_dir)];
     memcpy(dry, cx.dry_run_dir, sizeof(dry));
+    /* Its certificates live an hour at most (the cluster's say a year). */
+    char in_dry[8500];
+    snprintf(in_dry, sizeof(in_dry), "%s%s/apiserver.crt", dry, pki);
+    FILE *f = fopen(in_dry, "r");
+    assert_non_null(f);
+    X509 *short_lived = PEM_read_X509(f, NULL, NULL, NULL);
+    fclose(f);
+    assert_non_null(short_lived);
+    int days = 0, secs = 0;
+    assert_int_equal(ASN1_TIME_diff(&days, &secs, NULL, X509_get0_notAfter(short_lived)), 1);
+    assert_true(days == 0 && secs <= 3600 + 5);
+    X509_free(short_lived);
     kjoin_cp_dry_run_end(&cx);
     assert_int_not_equal(access(dry, F_OK), 0);
+    /* A dry run ended by SIGINT, SIGTERM or SIGHUP leaves no copy of the CA
+     * keys: its directory goes with the signal, which still ends the process. */
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < 3; i++) {
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            kjoin_cp_context child;
+            kjoin_cp_files w = {0};
+            kjoin_scratch_remove_on_signals();
+            cx_for(&child, &c, 37, dir, pki, "192.0.2.2");
+            child.written = &w;
+            if (kjoin_cp_dry_run_begin(&child, tmp, &err) || kjoin_node_certs(&child, &nr, &err))
+                _exit(3);
+            (void)!write(fds[1], child.dry_run_dir, strlen(child.dry_run_dir) + 1);
+            raise(sigs[i]);
+            _exit(0);
+        }
+        close(fds[1]);
+        char left[sizeof(cx.dry_run_dir)] = "";
+        assert_true(read(fds[0], left, sizeof(left)) > 0);
+        close(fds[0]);
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == sigs[i]);
+        assert_int_equal(strncmp(left, tmp, strlen(tmp)), 0);
+        assert_int_not_equal(access(left, F_OK), 0);
+    }
     /* What the node holds is judged as the join judges it: its own pair
      * (from a real run) kept and not shown; a pair that is not this node's
      * refused, naming the node's path; nothing of the node changed. */
