@@ -43,6 +43,10 @@ enum {
 kjoin_code kjoin_safedir_open(const char *path, unsigned flags, kjoin_safedir *d, kjoin_err *err);
 void kjoin_safedir_close(kjoin_safedir *d);
 
+/* The shallowest of path and its ancestors that is not there (the first
+ * directory a make would create), into out (cap bytes); "" when path is. */
+void kjoin_safedir_first_missing(const char *path, char *out, size_t cap);
+
 /* Whether kjoin_safedir_open(path, KJOIN_SAFEDIR_CREATE) would accept path,
  * deciding without making anything: path as it opens when it is there; else
  * the directory its first missing part would be made in, and every one above

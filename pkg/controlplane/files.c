@@ -66,25 +66,6 @@ size_t kjoin_cp_replaced_restore(kjoin_cp_replaced *r, void (*said)(void *ctx, c
     return failed;
 }
 
-/* The shortest ancestor of dir (dir itself included) that does not exist
- * yet, into out; "" when dir exists. */
-static void first_missing(const char *dir, char *out, size_t cap)
-{
-    struct stat st;
-    out[0] = '\0';
-    if (snprintf(out, cap, "%s", dir) >= (int)cap || lstat(out, &st) == 0) {
-        out[0] = '\0';
-        return;
-    }
-    for (char *slash; (slash = strrchr(out, '/')) && slash != out;) {
-        *slash = '\0';
-        if (lstat(out, &st) == 0) {
-            *slash = '/';
-            return;
-        }
-    }
-}
-
 /* Removes the directories a failed write made, deepest first, from path up
  * to top (each only if empty: rmdir). */
 static void remove_made(char *path, const char *top)
@@ -148,7 +129,7 @@ kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, c
         return kjoin_err_set(err, KJOIN_E_USAGE, "the certificates directory's path is too long");
     for (size_t i = 0; i < n; i++)
         wants_etcd |= files[i].data && strchr(files[i].name, '/');
-    first_missing(wants_etcd ? etcd : cert_dir, made, sizeof(made));
+    kjoin_safedir_first_missing(wants_etcd ? etcd : cert_dir, made, sizeof(made));
     kjoin_code rc = record_dir ? record_first(record_dir, cert_dir, wants_etcd ? etcd : cert_dir, files, n, force,
                                               cx ? cx->replaced : NULL, err)
                                : KJOIN_OK;

@@ -87,9 +87,7 @@ static kjoin_code check_parents(const char *path, kjoin_err *err)
     return rc;
 }
 
-/* The shallowest of path and its ancestors that is not there, into out
- * (cap bytes); "" when path is there. */
-static void first_missing(const char *path, char *out, size_t cap)
+void kjoin_safedir_first_missing(const char *path, char *out, size_t cap)
 {
     struct stat st;
     out[0] = '\0';
@@ -111,7 +109,7 @@ kjoin_code kjoin_safedir_can_make(const char *path, kjoin_err *err)
     char missing[4096];
     if (strlen(path) >= sizeof(missing))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the path %.80s... is too long", path);
-    first_missing(path, missing, sizeof(missing));
+    kjoin_safedir_first_missing(path, missing, sizeof(missing));
     if (*missing) /* made below directories that must be trusted first: checked now, nothing made */
         return check_parents(missing, err);
     kjoin_safedir d;
@@ -129,7 +127,7 @@ kjoin_code kjoin_safedir_open(const char *path, unsigned flags, kjoin_safedir *d
         return kjoin_err_set(err, KJOIN_E_USAGE, "the path %.80s... is too long", path);
     if (flags & KJOIN_SAFEDIR_CREATE) {
         char missing[sizeof(d->path)];
-        first_missing(path, missing, sizeof(missing));
+        kjoin_safedir_first_missing(path, missing, sizeof(missing));
         /* Never a directory made under one another user could swap. */
         kjoin_code rc = *missing ? check_parents(missing, err) : KJOIN_OK;
         if (rc)
