@@ -460,8 +460,8 @@ static kjoin_code local_configuration(const char *path, kjoin_cluster_configurat
     size_t len = 0;
     kjoin_err inner;
     kjoin_code rc = kjoin_file_read(path, 1 << 20, &text, &len, err);
-    if (!rc && (rc = kjoin_cluster_configuration_from_file(text, len, out, &inner)))
-        kjoin_err_set(err, rc, "--config %s: %s", path, inner.msg);
+    if (!rc && kjoin_cluster_configuration_from_file(text, len, out, &inner)) /* the operator's input: exit 2 */
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "--config %s: %s", path, inner.msg);
     free(text);
     return rc;
 }
@@ -475,15 +475,15 @@ static int certificate_key(certs_args *a, bool upload)
     kjoin_upload_certs_result r;
     kjoin_kubeapi *api = NULL;
     char hex[2 * KJOIN_CERTIFICATE_KEY_LEN + 1];
-    kjoin_code rc = a->has_key ? KJOIN_OK : kjoin_certificate_key_generate(&a->key, &err);
+    kjoin_cluster_configuration local;
+    kjoin_code rc = upload && a->config ? local_configuration(a->config, &local, &err) : KJOIN_OK; /* input first */
+    if (!rc && !a->has_key)
+        rc = kjoin_certificate_key_generate(&a->key, &err);
     if (!rc && upload && !(rc = cli_kubeapi(a->kubeconfig, a->context, false, a->timeout_ms, &a->verbosity, &api, &err))) {
         if (a->format == CLI_TEXT)
             printf("[upload-certs] Storing the certificates in Secret \"kubeadm-certs\" in the \"kube-system\" "
                    "Namespace\n");
-        kjoin_cluster_configuration local;
-        rc = a->config ? local_configuration(a->config, &local, &err) : KJOIN_OK;
-        if (!rc)
-            rc = kjoin_upload_certs(api, a->config ? &local : NULL, a->cert_dir, &a->key, (int64_t)time(NULL), &r, &err);
+        rc = kjoin_upload_certs(api, a->config ? &local : NULL, a->cert_dir, &a->key, (int64_t)time(NULL), &r, &err);
     }
     kjoin_kubeapi_free(api);
     kjoin_certificate_key_format(&a->key, hex);

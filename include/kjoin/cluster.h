@@ -112,7 +112,8 @@ kjoin_code kjoin_cluster_configuration_parse(const char *yaml, size_t len, kjoin
                                              kjoin_err *err);
 /* The ClusterConfiguration of a kubeadm configuration file on this machine
  * (a stream of documents, as kubeadm init --config reads it), or kubeadm's
- * defaults when it has none. Errors: KJOIN_E_USAGE (malformed). */
+ * defaults when it has none. Errors: KJOIN_E_OTHER (malformed), as
+ * kjoin_cluster_configuration_parse. */
 kjoin_code kjoin_cluster_configuration_from_file(const char *yaml, size_t len, kjoin_cluster_configuration *out,
                                                  kjoin_err *err);
 struct kjoin_kubeapi;

@@ -707,3 +707,16 @@ t_token_certificate_key_given_as_a_file_never_echoed() {
     --discovery-timeout 3s)
   [[ "$cmdline" == *"--certificate-key-file ****"* && "$cmdline" != *"$key"* ]] || fail "argv not scrubbed: $cmdline"
 }
+
+# upload-certs --config: this node's kubeadm configuration, read (and refused
+# when malformed: exit 2) before any API server is asked.
+t_token_upload_certs_config_refused_before_the_cluster() {
+  printf 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\ncertificatesDir: [x\n' >"$T/bad.yaml"
+  kj 2 certs upload-certs --config "$T/bad.yaml" --kubeconfig "$T/none.conf" || return 1
+  err_has "--config $T/bad.yaml: YAML error" || return 1
+  printf 'apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\ncertificatesDir: ../pki\n' >"$T/rel.yaml"
+  kj 2 certs upload-certs --config "$T/rel.yaml" --kubeconfig "$T/none.conf" || return 1
+  err_has "certificatesDir is not an absolute" || return 1
+  kj 2 certs upload-certs --config "$T/missing.yaml" --kubeconfig "$T/none.conf" || return 1
+  err_has "cannot open $T/missing.yaml"
+}
