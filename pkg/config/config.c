@@ -580,7 +580,7 @@ static kjoin_code read_config(const char *yaml, size_t len, config_reader *r, kj
 {
     size_t line = 0;
     kjoin_code rc = kjoin_yaml__each_document(yaml, len, BAD, read_one, r, &line, err);
-    if (rc && !r->refused && line_has(yaml, len, line, "]:")) {
+    if (rc && err && !r->refused && line_has(yaml, len, line, "]:")) {
         size_t used = strlen(err->msg);
         snprintf(err->msg + used, sizeof(err->msg) - used, " (quote IPv6 endpoints: \"[fd00::1]:6443\")");
     }

@@ -1317,6 +1317,7 @@ static void test_dry_run(void **state)
         if (pid == 0) {
             kjoin_cp_context child;
             kjoin_cp_files w = {0};
+            signal(SIGINT, SIG_DFL), signal(SIGTERM, SIG_DFL), signal(SIGHUP, SIG_DFL); /* (see test_util) */
             kjoin_scratch_remove_on_signals();
             cx_for(&child, &c, 37, dir, pki, "192.0.2.2");
             child.written = &w;

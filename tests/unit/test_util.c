@@ -296,6 +296,10 @@ static void test_scratch_removed_on_signals(void **state)
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
+            /* (as a process started in the foreground: a background one of a
+             * shell without job control starts with SIGINT ignored, and an
+             * ignored signal stays ignored) */
+            signal(SIGINT, SIG_DFL), signal(SIGTERM, SIG_DFL), signal(SIGHUP, SIG_DFL);
             kjoin_scratch_remove_on_signals();
             kjoin_scratch_set(dir);
             if (cleared)
@@ -315,6 +319,23 @@ static void test_scratch_removed_on_signals(void **state)
         snprintf(cmd, sizeof(cmd), "rm -rf %s %s", dir, outside);
         assert_int_equal(system(cmd), 0);
     }
+    /* A signal the process was started ignoring (nohup) stays ignored: it
+     * neither ends the process nor removes the directory. */
+    char dir[] = "/tmp/kjoin-scratch-test.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGHUP, SIG_IGN);
+        kjoin_scratch_remove_on_signals();
+        kjoin_scratch_set(dir);
+        raise(SIGHUP);
+        _exit(7);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+    assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_utf8_printable(void **state)
