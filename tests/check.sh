@@ -48,7 +48,9 @@ for t in "$BUILD"/tests/test_*; do
   echo "== $t"
   out=$(unshare -n -- sh -c 'ip link set lo up && exec "$0"' "$t" 2>&1); rc=$?
   echo "$out" | grep -vE '^\[ RUN|^\[       OK'
-  ok=$(grep -c '^\[       OK \]' <<<"$out"); bad=$(grep -cE '^\[  (FAILED|ERROR)  \] test_' <<<"$out")
+  # (a failed case is named twice: where it fails and in the closing list)
+  ok=$(grep -c '^\[       OK \]' <<<"$out")
+  bad=$(sed -nE 's/^\[  (FAILED|ERROR)  \] (test_[A-Za-z0-9_]+)$/\2/p' <<<"$out" | sort -u | grep -c .)
   [ $rc -ne 0 ] && [ "$bad" -eq 0 ] && bad=1 && failed_as "$(basename "$t") (crashed)"   # or a sanitizer report
   failed_as $(sed -nE 's/^\[  (FAILED|ERROR)  \] (test_[A-Za-z0-9_]+)$/\2/p' <<<"$out" | sort -u)
   count "$ok" "$bad"; unit_ran=$((${unit_ran:-0} + ok + bad))
