@@ -933,7 +933,7 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
     logf_(j, 0, "[kubelet-wait-bootstrap] Waiting for the kubelet: healthz, its TLS bootstrap, its Node "
                 "(%lld s left)", (long long)(left_ms(j) / 1000));
     long base = -1;
-    int64_t began = kjoin_now_ms(), said = began;
+    int64_t began = kjoin_now_ms(), said = began, asked = 0;
     /* kubeadm's own bounds of the two halves, within the deadline: */
     int64_t health_by = j->timeouts.kubelet_health_ms > 0 ? began + j->timeouts.kubelet_health_ms : 0, bootstrap_by = 0;
     kjoin_node__log lg;
@@ -956,8 +956,12 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
             break;
         char gone[200];
         kjoin_node__words words = {0};
-        if (!healthy && (j->result.systemd ? kubelet_gone(&base, gone, sizeof(gone))
-                                           : kjoin_node__log_gone(&lg, kjoin_now_ms(), gone, sizeof(gone), &words))) {
+        /* (whether it is gone: asked of systemd or its log at the slow pace, however fast the rest is followed) */
+        bool ask = kjoin_now_ms() - asked >= POLL_MS;
+        if (ask)
+            asked = kjoin_now_ms();
+        if (!healthy && ask && (j->result.systemd ? kubelet_gone(&base, gone, sizeof(gone))
+                                                  : kjoin_node__log_gone(&lg, kjoin_now_ms(), gone, sizeof(gone), &words))) {
             if (j->result.systemd)
                 kjoin_node__journal_words(&words);
             rc = kjoin_err_set(err, KJOIN_E_TIMEOUT, "%s (the way out: fix it, then the same join again, or kjoin "
