@@ -183,7 +183,6 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     }
     case OPT_CERTIFICATE_KEY:
         kjoin_free_wiped_str(a->certificate_key_text);
-    kjoin_free_wiped_str(a->certificate_key_file);
         a->certificate_key_text = strdup(arg);
         cli_scrub_secret((char *)arg);
         break;
@@ -683,6 +682,7 @@ static void join_args_release(join_args *a)
         kjoin_free_wiped_str(a->env[i]);
     }
     kjoin_free_wiped_str(a->certificate_key_text);
+    kjoin_free_wiped_str(a->certificate_key_file);
 }
 
 int cmd_join(int argc, char **argv)

@@ -35,7 +35,7 @@ static kjoin_code decide_trust(kjoin_run *r, kjoin_bundle *b, const kjoin_http_r
                     n += (size_t)snprintf(roots + n, sizeof(roots) - n, "%s%s", n ? ", " : "",
                                           kjoin_bundle_cert(b, i)->root_pin);
             return kjoin_err_set(err, KJOIN_E_TRUST,
-                                 "the token's CA hash %s matches neither the served bundle's bytes (%s) nor the "
+                                 "the token's CA hash sha256:%s matches neither the served bundle's bytes (sha256:%s) nor the "
                                  "DER of a root of it (%s)",
                                  hex, kjoin_hex(whole, 32, bytes_hex), roots);
         }

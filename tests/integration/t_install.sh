@@ -10,6 +10,8 @@ clean_make() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE -u OPT -u BUI
 # make test), so that install rebuilds nothing.
 BUILD_VARS=()
 ldd "$KJOIN" | grep -q libasan && BUILD_VARS=(SANITIZE=1 "OPT=-O1 -g")
+# (and its kill points: TEST_HOOKS counts only on make's command line, never inherited)
+strings "$KJOIN" | grep -q KJOIN_JOIN_CRASH_AT && BUILD_VARS+=(TEST_HOOKS=1)
 
 t_install_everything_and_uninstall_exactly() {
   local root=$T/root
@@ -69,7 +71,7 @@ t_install_everything_and_uninstall_exactly() {
     { fail "systemd-analyze verify of the kubelet drop-in: $(head -5 "$T/verify")"; return 1; }
   # A program joins through the installed library, built with pkg-config.
   local san=""
-  [ ${#BUILD_VARS[@]} -gt 0 ] && san="-fsanitize=address,undefined"
+  ldd "$KJOIN" | grep -q libasan && san="-fsanitize=address,undefined"
   PKG_CONFIG_PATH=$root/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root \
     cc -std=c11 -Wall -Werror $san "$REPO/testdata/library/join.c" $(PKG_CONFIG_PATH=$root/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root pkg-config --cflags --libs kjoin) \
     -o "$T/join-with-lib" 2>"$T/cc.err" || { fail "build against the library: $(head -3 "$T/cc.err")"; return 1; }

@@ -44,7 +44,7 @@ t_k3s_wrong_hash() {
   new_k3s k3swrong || return 1
   SECRETS+=(k3s-agent-pw)
   kj 4 join --skip-phases preflight,kubelet-start $(k3s_args) --token "K10$(printf 'ab%.0s' {1..32})::node:k3s-agent-pw" || return 1
-  err_has "matches neither the served bundle's bytes ($(k3s_hash "$C/ca.crt"))" || return 1
+  err_has "the token's CA hash sha256:$(printf 'ab%.0s' {1..32}) matches neither the served bundle's bytes (sha256:$(k3s_hash "$C/ca.crt"))" || return 1
   err_has "$ROOT_PIN" || return 1
   # The hash is right but the pin is not: a pin that was given is never skipped.
   kj 4 join --skip-phases preflight,kubelet-start $(k3s_args) --token "K10$(k3s_hash "$C/ca.crt")::node:k3s-agent-pw" \
