@@ -11,7 +11,7 @@ clean_make() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE -u OPT -u BUI
 BUILD_VARS=()
 ldd "$KJOIN" | grep -q libasan && BUILD_VARS=(SANITIZE=1 "OPT=-O1 -g")
 # (and its kill points: TEST_HOOKS counts only on make's command line, never inherited)
-strings "$KJOIN" | grep -q KJOIN_JOIN_CRASH_AT && BUILD_VARS+=(TEST_HOOKS=1)
+kill_points "$KJOIN" && BUILD_VARS+=(TEST_HOOKS=1)
 
 t_install_everything_and_uninstall_exactly() {
   local root=$T/root
@@ -136,10 +136,10 @@ t_debian_packages_install_work_and_remove() {
   local p=$REPO/build/packages
   # The package is the one a user gets: no test kill point, though this suite's own binary has them
   # (make test builds with TEST_HOOKS=1, which GNU make exports to every recipe below it).
-  strings "$KJOIN" | grep -q KJOIN_JOIN_CRASH_AT || fail "the suite's binary has no kill point: the check below proves nothing" || return 1
+  kill_points "$KJOIN" || fail "the suite's binary has no kill point: the check below proves nothing" || return 1
   local deb; for deb in "$p"/kjoin_*_*.deb "$p"/libkjoin0_*_*.deb; do
     rm -rf "$T/x"; dpkg-deb -x "$deb" "$T/x" || return 1
-    ! find "$T/x" -type f \( -name kjoin -o -name 'libkjoin.so*' \) -exec strings {} + | grep -q CRASH_AT ||
+    ! kill_points /dev/null $(find "$T/x" -type f \( -name kjoin -o -name 'libkjoin.so*' \)) ||
       fail "${deb##*/} carries the suite's kill points" || return 1
   done
   TMPDIR=$T lintian --fail-on error,warning "$p"/kjoin_*.changes >"$T/lintian" 2>&1 ||

@@ -43,6 +43,12 @@ out_has() { grep -qF -- "$1" "$OUT" || fail "stdout lacks \"$1\""; }
 # below them with its type, mode, owner and (for files and symlinks) content.
 # (A run_suite CHECK_FN.)
 machine_dirs() { tree_state /etc/kubernetes /var/lib/kubelet; }
+# kill_points FILE...: whether the binaries name the suite's kill points
+# (KJOIN_JOIN_CRASH_AT, KJOIN_CERTS_CRASH_AT). grep -c reads all of strings'
+# output: grep -q would stop at the first match, strings would die of
+# SIGPIPE, and under pipefail the pipeline would say "no".
+kill_points() { [ "$(strings "$@" 2>/dev/null | grep -c 'KJOIN_[A-Z]*_CRASH_AT')" -gt 0 ]; }
+
 # tree_state PATH...: every path below each PATH that is there, with its
 # type, mode, owner and symlink target, and each file's content digest: what
 # "nothing written" and "as it was" compare, before and after.
