@@ -29,7 +29,7 @@
 /* Once the kubelet has its identity (kubelet.conf is there), its health and
  * its Node follow within a second: looked at this often, so the join ends
  * within this long of the Node's registration. */
-#define FOLLOW_MS 40
+#define FOLLOW_MS 20
 
 #define logf_(j, level, ...) kjoin_logf((j)->log, (j)->log_ctx, level, __VA_ARGS__)
 
