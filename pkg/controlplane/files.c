@@ -33,19 +33,20 @@ void kjoin_cp_replaced_free(kjoin_cp_replaced *r)
     free(r);
 }
 
-void kjoin_cp__replaced_keep(kjoin_cp_replaced *r, const char *path, char **text, size_t len)
+bool kjoin_cp__replaced_keep(kjoin_cp_replaced *r, const char *path, char **text, size_t len)
 {
     struct stat st;
     for (size_t i = 0; i < r->n; i++)
         if (!strcmp(r->v[i].path, path))
-            return; /* replaced twice in one run: what was there first is what goes back */
+            return true; /* replaced twice in one run: what was there first is what goes back */
     if (r->n == REPLACED_MAX || strlen(path) >= sizeof(r->v[0].path) || lstat(path, &st) != 0)
-        return;
+        return false;
     snprintf(r->v[r->n].path, sizeof(r->v[0].path), "%s", path);
     r->v[r->n].mode = st.st_mode & 07777;
     r->v[r->n].data = *text, r->v[r->n].len = len;
     *text = NULL;
     r->n++;
+    return true;
 }
 
 size_t kjoin_cp_replaced_restore(kjoin_cp_replaced *r, void (*said)(void *ctx, const char *path, const char *why),
@@ -98,9 +99,12 @@ static kjoin_code record_first(const char *record_dir, const char *cert_dir, con
         snprintf(paths[k], sizeof(paths[k]), "%s/%s", cert_dir, files[i].name);
         bool there = !kjoin_safedir_read_path(paths[k], false, &text, &len, NULL, NULL),
              same = there && len == files[i].len && !memcmp(text, files[i].data, len);
-        if (there && !same && force && replaced) /* kept as it was, for a take-back to put back */
-            kjoin_cp__replaced_keep(replaced, paths[k], &text, len);
+        /* kept as it was, for a take-back to put back; never replaced and lost */
+        bool lost = there && !same && force && replaced && !kjoin_cp__replaced_keep(replaced, paths[k], &text, len);
         kjoin_free_wiped(text, len);
+        if (lost)
+            return kjoin_err_set(err, KJOIN_E_OUTPUT, "%s cannot be kept to put back should the join fail: it is not "
+                                 "replaced", paths[k]);
         if (same)
             continue;
         if (there && !force)

@@ -28,8 +28,9 @@ typedef struct cp_file {
  * cx's written, and what a replaced file held to cx's replaced (cx may be
  * NULL, as may each). Errors: KJOIN_E_USAGE, KJOIN_E_OUTPUT. */
 /* Keeps what path held (*text, len bytes: taken, *text set to NULL) in r,
- * with its mode, before it is replaced. */
-void kjoin_cp__replaced_keep(kjoin_cp_replaced *r, const char *path, char **text, size_t len);
+ * with its mode, before it is replaced. false when it cannot be kept (r
+ * full, path gone): then it must not be replaced. */
+bool kjoin_cp__replaced_keep(kjoin_cp_replaced *r, const char *path, char **text, size_t len);
 
 kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, const cp_file *files, size_t n,
                                  bool force, kjoin_write_result *written, const kjoin_cp_context *cx,

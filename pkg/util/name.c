@@ -97,14 +97,16 @@ bool kjoin_is_local_address(const char *ip)
 bool kjoin_url_host(const char *url, char *out, size_t cap, bool *userinfo)
 {
     bool ok = false, user = false;
-    char *host = NULL, *name = NULL;
+    char *host = NULL, *name = NULL, *password = NULL;
     CURLU *u = curl_url();
     if (cap)
         out[0] = '\0';
     /* libcurl's own parse: the host is the one a request would reach. */
     if (u && url && curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
         curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK) {
-        user = curl_url_get(u, CURLUPART_USER, &name, 0) == CURLUE_OK;
+        /* ("https://:secret@host" has a password and no user name: userinfo too) */
+        user = curl_url_get(u, CURLUPART_USER, &name, 0) == CURLUE_OK ||
+               curl_url_get(u, CURLUPART_PASSWORD, &password, 0) == CURLUE_OK;
         size_t n = strlen(host);
         bool bracketed = n >= 2 && host[0] == '[' && host[n - 1] == ']';
         ok = n - (bracketed ? 2 : 0) < cap;
@@ -113,6 +115,7 @@ bool kjoin_url_host(const char *url, char *out, size_t cap, bool *userinfo)
     }
     if (ok && userinfo)
         *userinfo = user;
+    curl_free(password);
     curl_free(name);
     curl_free(host);
     curl_url_cleanup(u);

@@ -470,6 +470,10 @@ static void test_local_endpoints(void **state)
     assert_true(user);
     assert_true(kjoin_url_host("https://user@cp.example/", host, sizeof(host), &user));
     assert_true(user);
+    user = false;
+    assert_true(kjoin_url_host("https://:secret@cp.example/", host, sizeof(host), &user));
+    assert_true(user);
+    assert_string_equal(host, "cp.example");
     assert_false(kjoin_url_host("https://[::1", host, sizeof(host), NULL));
     assert_string_equal(host, "");
     assert_false(kjoin_url_host(NULL, host, sizeof(host), NULL));
