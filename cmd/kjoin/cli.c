@@ -444,6 +444,12 @@ void cli_log_line(void *ctx, int level, const char *line)
 kjoin_code cli_kubeapi(const char *kubeconfig, const char *context, bool in_cluster, int64_t timeout_ms,
                        const long *verbosity, kjoin_kubeapi **out, kjoin_err *err)
 {
+    return cli_kubeapi_calls(kubeconfig, context, in_cluster, timeout_ms, 0, verbosity, out, err);
+}
+
+kjoin_code cli_kubeapi_calls(const char *kubeconfig, const char *context, bool in_cluster, int64_t timeout_ms,
+                             int64_t call_timeout_ms, const long *verbosity, kjoin_kubeapi **out, kjoin_err *err)
+{
     kjoin_kubeapi_config cfg;
     char run_id[CLI_RUN_ID_LEN];
     kjoin_code rc = kjoin_kubeapi_config_find(kubeconfig, context, in_cluster, &cfg, err);
@@ -452,6 +458,7 @@ kjoin_code cli_kubeapi(const char *kubeconfig, const char *context, bool in_clus
     kjoin_logf(cli_log_line, (void *)verbosity, 1, "[api] Using %s, context \"%s\", server %s",
                *cfg.path ? cfg.path : "the pod's service account", cfg.context, cfg.server);
     kjoin_kubeapi_options o = {.timeout_ms = timeout_ms ? timeout_ms : 60000,
+                               .call_timeout_ms = call_timeout_ms,
                                .audit_id = cli_run_id(run_id),
                                .log = cli_log_line,
                                .log_ctx = (void *)verbosity};

@@ -112,6 +112,11 @@ struct kjoin_kubeapi;
 kjoin_code cli_kubeapi(const char *kubeconfig, const char *context, bool in_cluster, int64_t timeout_ms,
                        const long *verbosity, struct kjoin_kubeapi **out, kjoin_err *err);
 
+/* cli_kubeapi with each request bounded by call_timeout_ms (its retries
+ * included): a long-running verb, whose timeout_ms is its lifetime. */
+kjoin_code cli_kubeapi_calls(const char *kubeconfig, const char *context, bool in_cluster, int64_t timeout_ms,
+                             int64_t call_timeout_ms, const long *verbosity, struct kjoin_kubeapi **out,
+                             kjoin_err *err);
 /* Prints to f through kjoin_printable (newlines kept): every line of text a
  * verb shows goes through here, so nothing from a server or a file reaches
  * the terminal raw. Secrets a verb is asked to print (token create) do not. */

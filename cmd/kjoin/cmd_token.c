@@ -5,6 +5,7 @@
 
 #include <openssl/crypto.h>
 
+#include <kjoin/approver.h>
 #include <kjoin/controlplane.h>
 #include <kjoin/kubeapi.h>
 #include <kjoin/pin.h>
@@ -19,7 +20,8 @@
 
 enum {
     OPT_OUTPUT, OPT_KUBECONFIG, OPT_CONTEXT, OPT_TTL, OPT_USAGES, OPT_GROUPS, OPT_DESCRIPTION, OPT_PRINT_JOIN,
-    OPT_TOKEN_FILE, OPT_SHOW_SECRETS, OPT_TIMEOUT, OPT_VERBOSE, OPT_QUIET, OPT_CERTIFICATE_KEY,
+    OPT_TOKEN_FILE, OPT_SHOW_SECRETS, OPT_TIMEOUT, OPT_VERBOSE, OPT_QUIET, OPT_CERTIFICATE_KEY, OPT_NODE_NAME,
+    OPT_SINGLE_USE,
 };
 
 #define O_OUTPUT {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"}
@@ -41,6 +43,9 @@ static const cli_opt create_opts[] = {
     {OPT_CERTIFICATE_KEY, "certificate-key", 0, true, "KEY",
      "with --print-join-command: the control-plane join line, with this key (kubeadm init phase upload-certs's)"},
     {OPT_TOKEN_FILE, "token-file", 0, true, "FILE", "take the token from the first line of FILE (- for stdin)"},
+    {OPT_NODE_NAME, "node-name", 0, true, "NAME",
+     "bind the token to this one node: 'kjoin approver' approves only its kubelet client certificate"},
+    {OPT_SINGLE_USE, "single-use", 0, false, NULL, "with --node-name: the token makes its node once, then is deleted"},
     O_TIMEOUT, O_OUTPUT, O_VERBOSE,
 };
 static const cli_opt list_opts[] = {
@@ -80,9 +85,9 @@ static const cli_verb delete_verb = {
 
 typedef struct token_args {
     cli_format format;
-    const char *kubeconfig, *context, *token_file, *groups, *description;
+    const char *kubeconfig, *context, *token_file, *groups, *description, *node_name;
     char *certificate_key;  /* --certificate-key's copy (a secret: wiped) */
-    bool print_join, show_secrets, groups_set;
+    bool print_join, show_secrets, groups_set, single_use;
     int64_t ttl_ms, timeout_ms;
     long verbosity;
     kjoin_token_spec spec;
@@ -133,6 +138,8 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
         break;
     }
     case OPT_TOKEN_FILE: a->token_file = arg; break;
+    case OPT_NODE_NAME: a->node_name = arg; break;
+    case OPT_SINGLE_USE: a->single_use = true; break;
     case OPT_SHOW_SECRETS: a->show_secrets = true; break;
     case OPT_TIMEOUT: return cli_flag_err("--timeout", kjoin_duration_parse(arg, &a->timeout_ms, err), err);
     case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
@@ -162,6 +169,17 @@ static json_object *usages_json(const kjoin_token_spec *s)
     if (s->usage_signing)
         json_object_array_add(u, json_object_new_string("signing"));
     return u;
+}
+
+/* nodeName, singleUse and (when known) used, for a bound token. */
+static void binding_json(json_object *o, const kjoin_token_spec *s, const bool *spent)
+{
+    if (!*s->bound_node)
+        return;
+    json_object_object_add(o, "nodeName", json_object_new_string(s->bound_node));
+    json_object_object_add(o, "singleUse", json_object_new_boolean(s->single_use));
+    if (spent)
+        json_object_object_add(o, "used", json_object_new_boolean(*spent));
 }
 
 static json_object *groups_json(const char *groups)
@@ -207,6 +225,47 @@ static kjoin_code join_command(const kjoin_kubeapi *api, const char *token, cons
     return KJOIN_OK;
 }
 
+/* --node-name and --single-use into the spec, and the groups: a bound
+ * token's are the caller's only (never kubeadm's default group). */
+static kjoin_code bind_to_node(const token_args *a, kjoin_token_spec *s, kjoin_err *err)
+{
+    snprintf(s->groups, sizeof(s->groups), "%s", a->groups_set ? a->groups : a->node_name ? "" : DEFAULT_GROUP);
+    if (a->single_use && !a->node_name)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "--single-use needs --node-name");
+    if (!a->node_name)
+        return KJOIN_OK;
+    kjoin_node_name n;
+    char group[300];
+    kjoin_code rc = kjoin_node_name_resolve(a->node_name, "", &n, err);
+    if (!rc)
+        rc = kjoin_token_node_group(n.name, group, sizeof(group), err);
+    if (rc)
+        return cli_flag_err("--node-name", rc, err);
+    snprintf(s->bound_node, sizeof(s->bound_node), "%s", n.name);
+    s->single_use = a->single_use;
+    return KJOIN_OK;
+}
+
+/* Before a bound token is made: the cluster must not approve any node name
+ * for its groups (a binding would be none), and the groups get a joining
+ * node's permissions. */
+static kjoin_code bound_permissions(kjoin_kubeapi *api, const kjoin_token_spec *s, kjoin_err *err)
+{
+    char groups[KJOIN_TOKEN_GROUPS_MAX + 64];
+    bool auto_approved = false;
+    snprintf(groups, sizeof(groups), KJOIN_TOKEN_BOUND_GROUP "%s%s", *s->groups ? "," : "", s->groups);
+    kjoin_code rc = kjoin_approver_auto_approved(api, s->token.id, groups, &auto_approved, err);
+    if (!rc && auto_approved)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE,
+                           "the cluster approves a node client certificate of any name for this token's groups (RBAC "
+                           "grants create on certificatesigningrequests/nodeclient to system:bootstrappers or to one "
+                           "of --groups): a token bound to %s would not be; remove that binding or those groups",
+                           s->bound_node);
+    if (!rc)
+        rc = kjoin_approver_bound_rbac(api, err);
+    return rc;
+}
+
 /* The token to create: the argument, --token-file, or a new one. */
 static kjoin_code token_to_create(const token_args *a, char *arg, kjoin_token *out, kjoin_err *err)
 {
@@ -232,18 +291,26 @@ static int run_create(token_args *a, int argc, char **argv, int first)
     kjoin_token_spec *s = &a->spec;
     if (!s->usage_signing && !s->usage_authentication)
         s->usage_signing = s->usage_authentication = true;
-    snprintf(s->groups, sizeof(s->groups), "%s", a->groups_set ? a->groups : DEFAULT_GROUP);
-    snprintf(s->description, sizeof(s->description), "%s", a->description ? a->description : "");
+    kjoin_code rc = bind_to_node(a, s, &err);
+    if (rc)
+        return cli_fail(a->format, &err);
+    if (!a->description && *s->bound_node)
+        snprintf(s->description, sizeof(s->description), "kjoin: bound to node %.400s%s", s->bound_node,
+                 s->single_use ? ", single use" : "");
+    else
+        snprintf(s->description, sizeof(s->description), "%s", a->description ? a->description : "");
     s->expires = a->ttl_ms ? (long long)time(NULL) + (a->ttl_ms + 999) / 1000 : 0;
     if (a->certificate_key && !a->print_join) { /* kubeadm's rule */
         kjoin_err_set(&err, KJOIN_E_USAGE, "--certificate-key is only used with --print-join-command");
         return cli_fail(a->format, &err);
     }
-    kjoin_code rc = token_to_create(a, first < argc ? argv[first] : NULL, &s->token, &err);
+    rc = token_to_create(a, first < argc ? argv[first] : NULL, &s->token, &err);
     if (!rc)
         rc = kjoin_token_secret_encode(s, &secret_json, &err);
     if (!rc)
         rc = connect_api(a, &api, &err);
+    if (!rc && *s->bound_node)
+        rc = bound_permissions(api, s, &err);
     if (!rc)
         rc = kjoin_kubeapi_request(api, "POST", SECRETS_PATH, secret_json, &resp, &err);
     snprintf(what, sizeof(what), "create token %s (secret kube-system/bootstrap-token-%s)", s->token.id, s->token.id);
@@ -262,6 +329,7 @@ static int run_create(token_args *a, int argc, char **argv, int first)
         json_object_object_add(o, "usages", usages_json(s));
         json_object_object_add(o, "groups", groups_json(s->groups));
         json_object_object_add(o, "description", json_object_new_string(s->description));
+        binding_json(o, s, NULL);
         if (a->print_join)
             json_object_object_add(o, "joinCommand", json_object_new_string(cmdline));
         cli_print_json(o); /* the one place a secret is printed: the user asked for it */
@@ -315,6 +383,16 @@ static int run_list(token_args *a)
     if (!rc)
         rc = kjoin_token_list_decode(resp.body, resp.len, &l, &err);
     kjoin_kubeapi_response_release(&resp);
+    /* A bound token's state: whether a CSR of it was approved. */
+    const char *ids[4096];
+    bool used[4096] = {false}, any_bound = false;
+    size_t n_bound = 0;
+    for (size_t i = 0; !rc && i < l.n && n_bound < 4096; i++)
+        if (*l.items[i].bound_node)
+            ids[n_bound++] = l.items[i].token.id;
+    any_bound = n_bound > 0;
+    if (!rc && any_bound && kjoin_approver_used_tokens(api, ids, n_bound, used, &err))
+        cli_out(stderr, "[token] WARNING: whether bound tokens were used is unknown: %s\n", err.msg);
     kjoin_kubeapi_free(api);
     if (rc)
         return cli_fail(a->format, &err);
@@ -323,10 +401,17 @@ static int run_list(token_args *a)
     long long now = (long long)time(NULL);
     json_object *arr = a->format == CLI_JSON ? json_object_new_array() : NULL;
     if (!arr)
-        cli_out(stdout, "%-23s %-9s %-20s %-22s %-30s %s\n", "TOKEN", "TTL", "EXPIRES", "USAGES", "DESCRIPTION",
-               "EXTRA GROUPS");
-    for (size_t i = 0; i < l.n; i++) {
+        cli_out(stdout, "%-23s %-9s %-20s %-22s %-30s %s%s\n", "TOKEN", "TTL", "EXPIRES", "USAGES", "DESCRIPTION",
+               "EXTRA GROUPS", any_bound ? "   BOUND TO" : "");
+    for (size_t i = 0, b = 0; i < l.n; i++) {
         const kjoin_token_spec *s = &l.items[i];
+        bool spent = *s->bound_node && b < n_bound && used[b++];
+        char bound[400] = "";
+        if (*s->bound_node)
+            snprintf(bound, sizeof(bound), "   %s (%s%s)", s->bound_node, s->single_use ? "single use, " : "",
+                     spent ? "used" : "unused");
+        else if (any_bound)
+            snprintf(bound, sizeof(bound), "   <none>");
         char token[KJOIN_TOKEN_STR_MAX], ttl[32], expires[32] = "<never>";
         if (a->show_secrets)
             kjoin_token_format(&s->token, token);
@@ -344,13 +429,14 @@ static int run_list(token_args *a)
             json_object_object_add(o, "usages", usages_json(s));
             json_object_object_add(o, "groups", groups_json(s->groups));
             json_object_object_add(o, "description", json_object_new_string(s->description));
+            binding_json(o, s, &spent);
             json_object_array_add(arr, o);
         } else {
             /* The token as asked for (masked unless --show-secrets); the
              * rest, the cluster's strings, through the sanitiser. */
             printf("%-23s ", token);
-            cli_out(stdout, "%-9s %-20s %-22s %-30s %s\n", ttl, expires, usages_text(s),
-                    *s->description ? s->description : "<none>", *s->groups ? s->groups : "<none>");
+            cli_out(stdout, "%-9s %-20s %-22s %-30s %s%s\n", ttl, expires, usages_text(s),
+                    *s->description ? s->description : "<none>", *s->groups ? s->groups : "<none>", bound);
         }
         OPENSSL_cleanse(token, sizeof(token));
     }

@@ -10,6 +10,7 @@ int cmd_certs(int argc, char **argv);
 int cmd_tls_bootstrap(int argc, char **argv);
 int cmd_refresh(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
+int cmd_approver(int argc, char **argv);
 
 struct kjoin_bootstrap_spec;
 /* Runs a TLS bootstrap and prints its result; returns the exit code (10 for

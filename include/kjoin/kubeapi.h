@@ -121,6 +121,14 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
                                  kjoin_kubeapi_response *out, kjoin_err *err);
 void kjoin_kubeapi_response_release(kjoin_kubeapi_response *r);
 
+/* One GET whose 200 body is handed to sink as it arrives (a watch), within
+ * timeout_ms and max_body bytes; no retry. Any other status is collected
+ * into *out as kjoin_kubeapi_request's. Errors: as kjoin_http_send's
+ * (KJOIN_E_TRANSIENT: the connection failed or the stream ended early). */
+kjoin_code kjoin_kubeapi_stream(kjoin_kubeapi *api, const char *path, int64_t timeout_ms, size_t max_body,
+                                void (*sink)(const char *data, size_t len, void *ctx), void *sink_ctx,
+                                kjoin_kubeapi_response *out, kjoin_err *err);
+
 /* KJOIN_OK for a 2xx answer; otherwise KJOIN_E_API with a message that names
  * what (e.g. "create secret kube-system/bootstrap-token-abcdef"), the reason
  * and the API's message. */

@@ -54,7 +54,7 @@ void kjoin_token_clear(kjoin_token *t);
 
 /* ---- bootstrap-token Secrets (kube-system/bootstrap-token-<id>) -------------- */
 
-#define KJOIN_TOKEN_GROUPS_MAX 512
+#define KJOIN_TOKEN_GROUPS_MAX 1024
 #define KJOIN_TOKEN_LIST_MAX (1024 * 1024) /* bytes of a SecretList kjoin reads */
 #define KJOIN_TOKEN_DESCRIPTION_MAX 512
 
@@ -65,6 +65,11 @@ typedef struct kjoin_token_spec {
     bool usage_signing, usage_authentication;
     char groups[KJOIN_TOKEN_GROUPS_MAX];      /* comma-separated, "" for none */
     char description[KJOIN_TOKEN_DESCRIPTION_MAX];
+    /* A node-bound token (kjoin_token_binding): the node, "" for none. On
+     * encode the binding's groups and labels are added to groups'; on decode
+     * they are read back from the groups (which keep them). */
+    char bound_node[254];
+    bool single_use;
 } kjoin_token_spec;
 
 /* Checks a comma-separated list of extra groups: each must match
@@ -100,6 +105,49 @@ typedef struct kjoin_token_list {
  * only on success. Errors: KJOIN_E_TRUST (not a SecretList), KJOIN_E_OTHER. */
 kjoin_code kjoin_token_list_decode(const char *json, size_t len, kjoin_token_list *out, kjoin_err *err);
 void kjoin_token_list_release(kjoin_token_list *l);
+
+/* ---- node-bound tokens ------------------------------------------------------
+ * A token bound to one node carries, as extra groups the API server itself
+ * authenticates: KJOIN_TOKEN_BOUND_GROUP (what a joining node may do is bound
+ * to it), KJOIN_TOKEN_NODE_GROUP_PREFIX + the node name with each '.' written
+ * ':' (a node name has no ':', so no two names share a group), and, for a
+ * token that makes its node once, KJOIN_TOKEN_SINGLE_USE_GROUP. Never
+ * kubeadm's default-node-token group, whose auto-approval signs any name. */
+#define KJOIN_TOKEN_BOUND_GROUP "system:bootstrappers:kjoin:bound"
+#define KJOIN_TOKEN_SINGLE_USE_GROUP "system:bootstrappers:kjoin:single-use"
+#define KJOIN_TOKEN_NODE_GROUP_PREFIX "system:bootstrappers:kjoin:node:"
+#define KJOIN_TOKEN_RESERVED_PREFIX "system:bootstrappers:kjoin:"
+/* The longest node name a group can carry: a group is at most 277
+ * characters (system:bootstrappers: and 256). */
+#define KJOIN_TOKEN_BOUND_NAME_MAX 245
+/* kubeadm's default group, auto-approved for any system:node:* name. */
+#define KJOIN_TOKEN_KUBEADM_GROUP "system:bootstrappers:kubeadm:default-node-token"
+/* The label that selects bound tokens' Secrets, and the one that names the
+ * node when it fits a label value (63 characters). */
+#define KJOIN_TOKEN_BOUND_LABEL "kjoin.io/bound"
+#define KJOIN_TOKEN_NODE_LABEL "kjoin.io/node-name"
+
+/* What a token's groups say of its binding. */
+typedef struct kjoin_token_binding {
+    char node[254];      /* the bound node, "" when not bound */
+    bool bound;          /* KJOIN_TOKEN_BOUND_GROUP is among the groups */
+    bool single_use;     /* KJOIN_TOKEN_SINGLE_USE_GROUP is */
+    unsigned node_groups; /* how many node groups: a binding is one */
+} kjoin_token_binding;
+
+/* The group binding a token to node (a valid node name, already resolved)
+ * into out (cap bytes). Errors: KJOIN_E_USAGE (a name no group can carry:
+ * longer than KJOIN_TOKEN_BOUND_NAME_MAX, or not a DNS-1123 subdomain). */
+kjoin_code kjoin_token_node_group(const char *node, char *out, size_t cap, kjoin_err *err);
+
+/* Adds one group (len bytes, not NUL-terminated) to *b. Groups outside
+ * kjoin's are ignored; a node group that does not decode to a valid name
+ * counts as a node group with an empty name (never a binding). */
+void kjoin_token_binding_add(kjoin_token_binding *b, const char *group, size_t len);
+/* The binding of a comma-separated list of groups. */
+void kjoin_token_binding_of(const char *groups, kjoin_token_binding *out);
+/* Whether the binding names exactly one node: the token is bound. */
+bool kjoin_token_binding_valid(const kjoin_token_binding *b);
 
 /* ---- K3s tokens ----------------------------------------------------------- */
 

@@ -229,3 +229,41 @@ int kjoin_kubeapi_server_minor(kjoin_kubeapi *api)
     kjoin_kubeapi_response_release(&resp);
     return minor;
 }
+
+kjoin_code kjoin_kubeapi_stream(kjoin_kubeapi *api, const char *path, int64_t timeout_ms, size_t max_body,
+                                void (*sink)(const char *data, size_t len, void *ctx), void *sink_ctx,
+                                kjoin_kubeapi_response *out, kjoin_err *err)
+{
+    char url[URL_MAX];
+    int n = snprintf(url, sizeof(url), "%s%s", api->cfg.server, path);
+    if (path[0] != '/' || n < 0 || (size_t)n >= sizeof(url))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "bad API path");
+    kjoin_http_request req = {
+        .url = url,
+        .tls = api->cfg.ca_pem ? KJOIN_TLS_PINNED : KJOIN_TLS_SYSTEM,
+        .anchors_pem = api->cfg.ca_pem,
+        .anchors_len = api->cfg.ca_len,
+        .audit_id = *api->audit_id ? api->audit_id : NULL,
+        .bearer_token = api->cfg.token,
+        .client_cert_pem = api->cfg.cert_pem,
+        .client_cert_len = api->cfg.cert_len,
+        .client_key_pem = api->cfg.key_pem,
+        .client_key_len = api->cfg.key_len,
+        .timeout_ms = timeout_ms,
+        .max_body = max_body,
+        .sink = sink,
+        .sink_ctx = sink_ctx,
+    };
+    kjoin_http_response resp = {0};
+    int64_t started = kjoin_now_ms();
+    kjoin_code rc = kjoin_http_send(&req, &resp, err);
+    if (rc)
+        return rc;
+    logf_(api, 4, "[api] GET %s: HTTP %ld (%lld ms, streamed)", path, resp.status,
+          (long long)(kjoin_now_ms() - started));
+    kjoin_kubeapi_response r = {.status = resp.status, .body = resp.body, .len = resp.len};
+    kjoin_kubeapi_status_decode(resp.status, resp.body, resp.len, r.reason, r.message);
+    free(resp.headers);
+    *out = r;
+    return KJOIN_OK;
+}

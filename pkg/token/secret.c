@@ -70,6 +70,20 @@ static bool add_data(json_object *data, const char *key, const char *value)
     return s && json_object_object_add(data, key, s) == 0;
 }
 
+/* A bound token's labels: for selection, and the node for people when the
+ * name fits a label's value (63 characters). */
+static bool add_labels(json_object *meta, const char *node)
+{
+    json_object *labels = json_object_new_object();
+    bool ok = labels && json_object_object_add(labels, KJOIN_TOKEN_BOUND_LABEL, json_object_new_string("true")) == 0 &&
+              (strlen(node) > 63 || json_object_object_add(labels, KJOIN_TOKEN_NODE_LABEL,
+                                                           json_object_new_string(node)) == 0);
+    if (ok && json_object_object_add(meta, "labels", labels) == 0)
+        return true;
+    json_object_put(labels);
+    return false;
+}
+
 kjoin_code kjoin_token_secret_encode(const kjoin_token_spec *spec, char **out, kjoin_err *err)
 {
     kjoin_err inner;
@@ -78,6 +92,34 @@ kjoin_code kjoin_token_secret_encode(const kjoin_token_spec *spec, char **out, k
     /* (No usage is allowed: kubeadm's upload-certs makes such a token, to own a Secret.) */
     if (*spec->groups && kjoin_token_groups_check(spec->groups, &inner))
         return kjoin_err_set(err, KJOIN_E_USAGE, "%s", inner.msg);
+    for (const char *p = spec->groups; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        size_t n = strcspn(p, ",");
+        if (n >= sizeof(KJOIN_TOKEN_RESERVED_PREFIX) - 1 &&
+            strncmp(p, KJOIN_TOKEN_RESERVED_PREFIX, sizeof(KJOIN_TOKEN_RESERVED_PREFIX) - 1) == 0)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "group \"%.*s\" is kjoin's own: a node binding makes it", (int)n,
+                                 p);
+        if (*spec->bound_node && n == strlen(KJOIN_TOKEN_KUBEADM_GROUP) && !strncmp(p, KJOIN_TOKEN_KUBEADM_GROUP, n))
+            return kjoin_err_set(err, KJOIN_E_USAGE,
+                                 "a token bound to a node cannot carry " KJOIN_TOKEN_KUBEADM_GROUP
+                                 ": the cluster approves any node name for that group");
+    }
+    /* A bound token's groups: the binding's first, then the caller's. */
+    char groups[KJOIN_TOKEN_GROUPS_MAX + 400];
+    snprintf(groups, sizeof(groups), "%s", spec->groups);
+    if (*spec->bound_node) {
+        char node_group[300];
+        kjoin_code rc = kjoin_token_node_group(spec->bound_node, node_group, sizeof(node_group), err);
+        if (rc)
+            return rc;
+        int n = snprintf(groups, sizeof(groups), KJOIN_TOKEN_BOUND_GROUP ",%s%s%s%s", node_group,
+                         spec->single_use ? "," KJOIN_TOKEN_SINGLE_USE_GROUP : "", *spec->groups ? "," : "",
+                         spec->groups);
+        if (n < 0 || (size_t)n >= KJOIN_TOKEN_GROUPS_MAX)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "the extra groups and the binding are longer than %d characters",
+                                 KJOIN_TOKEN_GROUPS_MAX - 1);
+    } else if (spec->single_use) {
+        return kjoin_err_set(err, KJOIN_E_USAGE, "only a token bound to a node can be single-use");
+    }
     char name[sizeof(NAME_PREFIX) + KJOIN_TOKEN_ID_LEN], expires[32] = "";
     snprintf(name, sizeof(name), NAME_PREFIX "%s", spec->token.id);
     if (spec->expires) {
@@ -91,6 +133,7 @@ kjoin_code kjoin_token_secret_encode(const kjoin_token_spec *spec, char **out, k
               json_object_object_add(root, "kind", json_object_new_string("Secret")) == 0 &&
               json_object_object_add(meta, "name", json_object_new_string(name)) == 0 &&
               json_object_object_add(meta, "namespace", json_object_new_string("kube-system")) == 0 &&
+              (!*spec->bound_node || add_labels(meta, spec->bound_node)) &&
               json_object_object_add(root, "metadata", meta) == 0 && (meta = NULL, true) &&
               json_object_object_add(root, "type", json_object_new_string(SECRET_TYPE)) == 0 &&
               add_data(data, "token-id", spec->token.id) && add_data(data, "token-secret", spec->token.secret) &&
@@ -98,7 +141,7 @@ kjoin_code kjoin_token_secret_encode(const kjoin_token_spec *spec, char **out, k
               (!*expires || add_data(data, "expiration", expires)) &&
               (!spec->usage_signing || add_data(data, "usage-bootstrap-signing", "true")) &&
               (!spec->usage_authentication || add_data(data, "usage-bootstrap-authentication", "true")) &&
-              (!*spec->groups || add_data(data, "auth-extra-groups", spec->groups)) &&
+              (!*groups || add_data(data, "auth-extra-groups", groups)) &&
               json_object_object_add(root, "data", data) == 0 && (data = NULL, true);
     size_t len = 0;
     const char *text = ok ? json_object_to_json_string_length(root, JSON_C_TO_STRING_PLAIN, &len) : NULL;
@@ -214,6 +257,12 @@ static bool decode_one(json_object *item, kjoin_token_spec *spec, char *why, siz
         kjoin_token_clear(&spec->token);
         snprintf(why, cap, "Secret %.60s has a malformed expiration, description or auth-extra-groups; skipped", name);
         return false;
+    }
+    kjoin_token_binding b;
+    kjoin_token_binding_of(spec->groups, &b);
+    if (kjoin_token_binding_valid(&b)) {
+        snprintf(spec->bound_node, sizeof(spec->bound_node), "%s", b.node);
+        spec->single_use = b.single_use;
     }
     spec->usage_signing = data_value(data, "usage-bootstrap-signing", v, sizeof(v)) && strcmp(v, "true") == 0;
     spec->usage_authentication =

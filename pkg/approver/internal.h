@@ -1,0 +1,63 @@
+/* kjoin approver's parts, private to pkg/approver (and its unit tests). */
+#ifndef KJOIN_APPROVER_INTERNAL_H
+#define KJOIN_APPROVER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include <kjoin/approver.h>
+#include <kjoin/kubeapi.h>
+#include <kjoin/token.h>
+
+#define APPROVER_SIGNER "kubernetes.io/kube-apiserver-client-kubelet"
+#define APPROVER_REASON_MAX 1024
+
+typedef enum approver_verdict {
+    VERDICT_IGNORE,  /* not a bound token's, or decided already: never touched */
+    VERDICT_APPROVE,
+    VERDICT_DENY,
+} approver_verdict;
+
+/* What the approver makes of one CertificateSigningRequest. */
+typedef struct approver_decision {
+    approver_verdict verdict;
+    char name[254];                    /* the CSR's */
+    char token_id[KJOIN_TOKEN_ID_LEN + 1]; /* the requester's token; "" when not a bootstrap token */
+    kjoin_token_binding binding;
+    bool approved;                     /* already Approved (a spent single-use token) */
+    char reason[APPROVER_REASON_MAX];  /* the denial's message, or what was approved */
+} approver_decision;
+
+/* Whether a single-use token already had a CSR approved (other than this
+ * one): the approver's memory, from the CSRs it has seen. */
+typedef bool (*approver_spent_fn)(void *ctx, const char *token_id, const char *csr_name);
+
+/* Decides csr (one CertificateSigningRequest object, untrusted). */
+void kjoin_approver__decide(json_object *csr, approver_spent_fn spent, void *ctx, approver_decision *out);
+
+/* Whether csr was approved and made with token token_id. */
+bool kjoin_approver__approved_for(json_object *csr, const char *token_id);
+
+/* The /approval body that approves or denies csr with the decision's
+ * reason: csr with one condition added. Newly-allocated, or NULL. */
+char *kjoin_approver__approval_body(json_object *csr, const approver_decision *d);
+
+/* ---- leader election over a coordination.k8s.io Lease ------------------- */
+typedef struct lease_record {
+    char holder[256];
+    int64_t duration_s;
+    char acquire_time[40], renew_time[40];
+    int64_t transitions;
+    char resource_version[64];
+} lease_record;
+
+/* Parses a Lease (untrusted). false when it is not one. */
+bool kjoin_approver__lease_parse(const char *json, size_t len, lease_record *out);
+/* The Lease body to create (no resource version) or update (with one). */
+char *kjoin_approver__lease_body(const char *ns, const char *name, const lease_record *r);
+/* RFC 3339 with microseconds, as MicroTime. */
+void kjoin_approver__micro_time(int64_t unix_ms, char out[40]);
+
+#endif

@@ -1,0 +1,663 @@
+/* kjoin approver's controller: a watch of the CertificateSigningRequests
+ * (with a full list at the start, after an expired watch and every resync
+ * period) feeds a cache; the instance holding the Lease decides each CSR
+ * the cache has news of (decide.c) and acts: approves, denies, deletes a
+ * spent single-use token's Secret. Three threads: the watch, the decisions
+ * and the Lease (this one), and /healthz. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <uuid/uuid.h>
+
+#include <kjoin/util.h>
+
+#include "internal.h"
+
+#define CSRS "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+#define LEASES "/apis/coordination.k8s.io/v1/namespaces/" KJOIN_APPROVER_LEASE_NAMESPACE "/leases"
+#define SECRETS "/api/v1/namespaces/kube-system/secrets"
+#define WATCH_S 60                   /* the API server ends each watch after this */
+#define EVENT_MAX (4 << 20)          /* one watch event's bytes */
+#define STREAM_MAX ((size_t)1 << 30) /* one watch's bytes */
+#define SPENT_MAX 4096
+
+typedef struct event {
+    struct event *next;
+    bool relist;      /* obj is the list's items: the cache becomes them */
+    bool deleted;
+    json_object *obj; /* a CSR, or an array of them */
+} event;
+
+typedef struct controller {
+    kjoin_kubeapi *api;
+    const kjoin_approver_options *o;
+    char identity[256];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    event *head, *tail;      /* from the watch, under mu */
+    json_object *cache;      /* name -> CSR: the decisions' thread's */
+    lease_record observed;   /* the Lease as last read */
+    int64_t observed_ms;     /* when it last changed, by this clock (client-go's observedTime) */
+    int64_t renewed_ms;      /* the last renewal that succeeded, as leader */
+    bool leader;
+    char spent[SPENT_MAX][KJOIN_TOKEN_ID_LEN + 1]; /* single-use tokens this instance saw approved */
+    size_t n_spent;
+    _Atomic int64_t alive_ms;  /* the decisions' loop's last turn, for /healthz */
+    _Atomic bool watching;     /* the watch is open */
+    /* the watch's line buffer */
+    char *line;
+    size_t line_len, line_cap;
+    bool gone;               /* the watch said 410 Gone: list again */
+    char rv[64];
+} controller;
+
+#define logf_(c, level, ...) kjoin_logf((c)->o->log, (c)->o->log_ctx, level, __VA_ARGS__)
+
+static bool stopping(const controller *c) { return c->o->stop && *c->o->stop; }
+
+static void push(controller *c, event *e)
+{
+    pthread_mutex_lock(&c->mu);
+    if (c->tail)
+        c->tail->next = e;
+    else
+        c->head = e;
+    c->tail = e;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static const char *rv_of(json_object *o)
+{
+    json_object *meta = NULL, *rv = NULL;
+    return json_object_object_get_ex(o, "metadata", &meta) && json_object_object_get_ex(meta, "resourceVersion", &rv) &&
+                   json_object_is_type(rv, json_type_string)
+               ? json_object_get_string(rv)
+               : NULL;
+}
+
+/* One line of the watch: {"type": ..., "object": ...}. */
+static void on_event(controller *c, const char *line, size_t len)
+{
+    json_tokener *tok = json_tokener_new_ex(64);
+    json_object *o = tok ? json_tokener_parse_ex(tok, line, (int)len) : NULL, *type = NULL, *obj = NULL;
+    json_tokener_free(tok);
+    const char *t = o && json_object_object_get_ex(o, "type", &type) && json_object_is_type(type, json_type_string)
+                        ? json_object_get_string(type)
+                        : "";
+    bool has_obj = o && json_object_object_get_ex(o, "object", &obj) && json_object_is_type(obj, json_type_object);
+    const char *rv = has_obj ? rv_of(obj) : NULL;
+    if (!strcmp(t, "ERROR") || !has_obj) {
+        c->gone = true; /* 410 Gone, mostly: the watch is too old; list again */
+    } else {
+        if (rv && strlen(rv) < sizeof(c->rv))
+            snprintf(c->rv, sizeof(c->rv), "%s", rv);
+        if (strcmp(t, "BOOKMARK") != 0) {
+            event *e = calloc(1, sizeof(*e));
+            if (e) {
+                e->deleted = !strcmp(t, "DELETED");
+                e->obj = json_object_get(obj);
+                push(c, e);
+            }
+        }
+    }
+    json_object_put(o);
+}
+
+static void sink(const char *data, size_t len, void *ctx)
+{
+    controller *c = ctx;
+    for (size_t i = 0; i < len; i++) {
+        if (data[i] == '\n') {
+            if (c->line_len)
+                on_event(c, c->line, c->line_len);
+            c->line_len = 0;
+            continue;
+        }
+        if (c->line_len + 1 >= c->line_cap) {
+            size_t cap = c->line_cap ? c->line_cap * 2 : 64 * 1024;
+            char *p = cap <= EVENT_MAX ? realloc(c->line, cap) : NULL;
+            if (!p) {
+                c->gone = true; /* an event this big is no CSR: list again */
+                c->line_len = 0;
+                continue;
+            }
+            c->line = p, c->line_cap = cap;
+        }
+        c->line[c->line_len++] = data[i];
+    }
+}
+
+/* The CSRs as a list says: the cache is replaced with them. */
+static bool list(controller *c)
+{
+    kjoin_kubeapi_response r = {0};
+    kjoin_err err;
+    kjoin_code rc = kjoin_kubeapi_request(c->api, "GET", CSRS, NULL, &r, &err);
+    if (!rc && r.status != 200)
+        rc = kjoin_kubeapi_check(&r, "list certificatesigningrequests", &err);
+    json_object *o = !rc ? json_tokener_parse(r.body) : NULL, *items = NULL;
+    kjoin_kubeapi_response_release(&r);
+    const char *rv = o ? rv_of(o) : NULL;
+    if (!rc && (!rv || strlen(rv) >= sizeof(c->rv) || !json_object_object_get_ex(o, "items", &items) ||
+                !json_object_is_type(items, json_type_array)))
+        rc = kjoin_err_set(&err, KJOIN_E_TRUST, "the list of certificatesigningrequests is not a list");
+    if (rc) {
+        logf_(c, 0, "[approver] cannot list CertificateSigningRequests: %s", err.msg);
+        json_object_put(o);
+        return false;
+    }
+    snprintf(c->rv, sizeof(c->rv), "%s", rv);
+    event *e = calloc(1, sizeof(*e));
+    if (e) {
+        e->relist = true;
+        e->obj = json_object_get(items);
+        push(c, e);
+    }
+    json_object_put(o);
+    return e != NULL;
+}
+
+static void *watch_thread(void *arg)
+{
+    controller *c = arg;
+    for (unsigned failures = 0; !stopping(c);) {
+        if (!list(c)) {
+            kjoin_sleep_ms(kjoin_backoff_ms(failures++, 500, 10000) + 100);
+            continue;
+        }
+        failures = 0;
+        int64_t resync = kjoin_now_ms() + c->o->resync_ms;
+        c->gone = false;
+        while (!c->gone && !stopping(c) && kjoin_now_ms() < resync) {
+            int64_t left_s = (resync - kjoin_now_ms()) / 1000;
+            char path[256];
+            snprintf(path, sizeof(path), CSRS "?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%lld",
+                     c->rv, (long long)(left_s < 1 ? 1 : left_s > WATCH_S ? WATCH_S : left_s));
+            kjoin_kubeapi_response r = {0};
+            kjoin_err err;
+            c->line_len = 0;
+            atomic_store(&c->watching, true);
+            kjoin_code rc = kjoin_kubeapi_stream(c->api, path, (WATCH_S + 15) * 1000, STREAM_MAX, sink, c, &r, &err);
+            atomic_store(&c->watching, false);
+            if (!rc && r.status != 200)
+                rc = kjoin_kubeapi_check(&r, "watch certificatesigningrequests", &err);
+            kjoin_kubeapi_response_release(&r);
+            if (rc) { /* an API server restart, mostly: list again, soon */
+                logf_(c, 1, "[approver] the watch ended: %s", err.msg);
+                kjoin_sleep_ms(kjoin_backoff_ms(failures++, 500, 5000) + 100);
+                break;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* ---- the Lease (client-go's tryAcquireOrRenew) ---------------------------- */
+
+static bool lease_write(controller *c, const lease_record *want, bool create)
+{
+    char *body = kjoin_approver__lease_body(KJOIN_APPROVER_LEASE_NAMESPACE, KJOIN_APPROVER_LEASE_NAME, want);
+    kjoin_kubeapi_response r = {0};
+    kjoin_err err;
+    kjoin_code rc = body ? kjoin_kubeapi_request(c->api, create ? "POST" : "PUT",
+                                                 create ? LEASES : LEASES "/" KJOIN_APPROVER_LEASE_NAME, body, &r, &err)
+                         : kjoin_err_set(&err, KJOIN_E_OTHER, "out of memory");
+    free(body);
+    bool ok = !rc && r.status >= 200 && r.status < 300;
+    lease_record now = {0};
+    if (ok && kjoin_approver__lease_parse(r.body, r.len, &now))
+        c->observed = now;
+    else if (!rc && r.status != 409)
+        logf_(c, 0, "[approver] cannot %s Lease " KJOIN_APPROVER_LEASE_NAME ": %s (HTTP %ld): %s",
+              create ? "create" : "update", r.reason, r.status, r.message);
+    else if (rc)
+        logf_(c, 1, "[approver] Lease: %s", err.msg);
+    kjoin_kubeapi_response_release(&r);
+    return ok;
+}
+
+static bool try_acquire_or_renew(controller *c)
+{
+    int64_t now = kjoin_now_ms(), wall = (int64_t)time(NULL) * 1000;
+    char stamp[40];
+    kjoin_approver__micro_time(wall, stamp);
+    lease_record want = {.duration_s = (c->o->lease_duration_ms + 999) / 1000};
+    snprintf(want.holder, sizeof(want.holder), "%s", c->identity);
+    snprintf(want.acquire_time, sizeof(want.acquire_time), "%s", stamp);
+    snprintf(want.renew_time, sizeof(want.renew_time), "%s", stamp);
+    kjoin_kubeapi_response r = {0};
+    kjoin_err err;
+    kjoin_code rc = kjoin_kubeapi_request(c->api, "GET", LEASES "/" KJOIN_APPROVER_LEASE_NAME, NULL, &r, &err);
+    if (rc || (r.status != 200 && r.status != 404)) {
+        if (!rc)
+            logf_(c, 0, "[approver] cannot get Lease " KJOIN_APPROVER_LEASE_NAME ": %s (HTTP %ld): %s", r.reason, r.status,
+                  r.message);
+        kjoin_kubeapi_response_release(&r);
+        return false;
+    }
+    if (r.status == 404) {
+        kjoin_kubeapi_response_release(&r);
+        bool ok = lease_write(c, &want, true);
+        if (ok)
+            c->observed_ms = now;
+        return ok;
+    }
+    lease_record seen = {0};
+    bool parsed = kjoin_approver__lease_parse(r.body, r.len, &seen);
+    kjoin_kubeapi_response_release(&r);
+    if (!parsed)
+        return false;
+    /* Time is this instance's own: when the record last changed as it saw it. */
+    if (strcmp(seen.holder, c->observed.holder) || strcmp(seen.renew_time, c->observed.renew_time) ||
+        strcmp(seen.resource_version, c->observed.resource_version) || !c->observed_ms) {
+        c->observed = seen;
+        c->observed_ms = now;
+    }
+    bool mine = !strcmp(seen.holder, c->identity);
+    int64_t duration_ms = (seen.duration_s > 0 ? seen.duration_s : 1) * 1000;
+    if (*seen.holder && !mine && c->observed_ms + duration_ms > now)
+        return false; /* another holds it, and it is current */
+    if (mine) {
+        snprintf(want.acquire_time, sizeof(want.acquire_time), "%s", seen.acquire_time);
+        want.transitions = seen.transitions;
+    } else {
+        want.transitions = seen.transitions + 1;
+    }
+    snprintf(want.resource_version, sizeof(want.resource_version), "%s", seen.resource_version);
+    if (!lease_write(c, &want, false))
+        return false;
+    c->observed_ms = now;
+    return true;
+}
+
+static void release_lease(controller *c)
+{
+    lease_record want = c->observed;
+    char stamp[40];
+    kjoin_approver__micro_time((int64_t)time(NULL) * 1000, stamp);
+    want.holder[0] = '\0';
+    want.duration_s = 1;
+    snprintf(want.renew_time, sizeof(want.renew_time), "%s", stamp);
+    snprintf(want.acquire_time, sizeof(want.acquire_time), "%s", stamp);
+    if (lease_write(c, &want, false))
+        logf_(c, 0, "[approver] gave up Lease " KJOIN_APPROVER_LEASE_NAME);
+}
+
+/* ---- the decisions --------------------------------------------------------- */
+
+static bool remembered(const controller *c, const char *id)
+{
+    for (size_t i = 0; i < c->n_spent; i++)
+        if (!strcmp(c->spent[i], id))
+            return true;
+    return false;
+}
+
+static void remember(controller *c, const char *id)
+{
+    if (!remembered(c, id) && c->n_spent < SPENT_MAX)
+        snprintf(c->spent[c->n_spent++], sizeof(c->spent[0]), "%s", id);
+}
+
+/* A single-use token is spent once a CSR of it was approved: one this
+ * instance approved or saw approved, or one the cache holds approved. */
+static bool spent(void *ctx, const char *id, const char *name)
+{
+    controller *c = ctx;
+    if (remembered(c, id))
+        return true;
+    json_object_object_foreach(c->cache, key, csr)
+    {
+        if (strcmp(key, name) != 0 && kjoin_approver__approved_for(csr, id))
+            return true;
+    }
+    return false;
+}
+
+static void delete_token(controller *c, const char *id)
+{
+    char path[128];
+    snprintf(path, sizeof(path), SECRETS "/bootstrap-token-%s", id);
+    kjoin_kubeapi_response r = {0};
+    kjoin_err err;
+    kjoin_code rc = kjoin_kubeapi_request(c->api, "DELETE", path, NULL, &r, &err);
+    if (!rc && r.status >= 200 && r.status < 300)
+        logf_(c, 0, "[approver] token %s was for one use: deleted its Secret kube-system/bootstrap-token-%s", id, id);
+    else if (!rc && r.status != 404)
+        logf_(c, 0, "[approver] cannot delete spent token %s: %s (HTTP %ld): %s", id, r.reason, r.status, r.message);
+    else if (rc)
+        logf_(c, 0, "[approver] cannot delete spent token %s: %s", id, err.msg);
+    kjoin_kubeapi_response_release(&r);
+}
+
+static bool may_act(const controller *c)
+{
+    return c->leader && kjoin_now_ms() - c->renewed_ms < c->o->renew_deadline_ms;
+}
+
+static void act(controller *c, json_object *csr)
+{
+    approver_decision d;
+    kjoin_approver__decide(csr, spent, c, &d);
+    if (d.approved && d.binding.single_use && kjoin_token_binding_valid(&d.binding)) {
+        remember(c, d.token_id);
+        delete_token(c, d.token_id); /* a Secret an earlier leader may not have deleted */
+    }
+    if (d.verdict == VERDICT_IGNORE || !may_act(c))
+        return;
+    char *body = kjoin_approver__approval_body(csr, &d), path[400];
+    snprintf(path, sizeof(path), CSRS "/%s/approval", d.name);
+    kjoin_kubeapi_response r = {0};
+    kjoin_err err;
+    kjoin_code rc = body ? kjoin_kubeapi_request(c->api, "PUT", path, body, &r, &err)
+                         : kjoin_err_set(&err, KJOIN_E_OTHER, "out of memory");
+    free(body);
+    const char *verb = d.verdict == VERDICT_APPROVE ? "approved" : "denied";
+    if (!rc && r.status >= 200 && r.status < 300) {
+        logf_(c, 0, "[approver] %s CSR %s: %s", verb, d.name, d.reason);
+        json_object *now = json_tokener_parse(r.body);
+        if (now)
+            json_object_object_add(c->cache, d.name, now);
+        if (d.verdict == VERDICT_APPROVE && d.binding.single_use) {
+            remember(c, d.token_id);
+            delete_token(c, d.token_id);
+        }
+    } else if (!rc && r.status == 409) {
+        logf_(c, 1, "[approver] CSR %s changed while it was decided; the watch brings it again", d.name);
+    } else if (!rc) {
+        logf_(c, 0, "[approver] cannot record that CSR %s is %s: %s (HTTP %ld): %s", d.name, verb, r.reason, r.status,
+              r.message);
+    } else {
+        logf_(c, 0, "[approver] cannot record that CSR %s is %s: %s", d.name, verb, err.msg);
+    }
+    kjoin_kubeapi_response_release(&r);
+}
+
+static const char *name_of(json_object *csr)
+{
+    json_object *meta = NULL, *name = NULL;
+    return json_object_object_get_ex(csr, "metadata", &meta) && json_object_object_get_ex(meta, "name", &name) &&
+                   json_object_is_type(name, json_type_string)
+               ? json_object_get_string(name)
+               : NULL;
+}
+
+/* Applies the watch's news to the cache and acts on what changed (on
+ * everything, as the new leader). */
+static void drain(controller *c, bool everything)
+{
+    pthread_mutex_lock(&c->mu);
+    event *e = c->head;
+    c->head = c->tail = NULL;
+    pthread_mutex_unlock(&c->mu);
+    json_object *touched = json_object_new_array();
+    while (e) {
+        event *next = e->next;
+        if (e->relist) {
+            json_object_put(c->cache);
+            c->cache = json_object_new_object();
+            everything = true;
+            for (size_t i = 0; i < json_object_array_length(e->obj); i++) {
+                json_object *csr = json_object_array_get_idx(e->obj, i);
+                if (name_of(csr))
+                    json_object_object_add(c->cache, name_of(csr), json_object_get(csr));
+            }
+        } else if (name_of(e->obj)) {
+            if (e->deleted) {
+                json_object_object_del(c->cache, name_of(e->obj));
+            } else {
+                json_object_object_add(c->cache, name_of(e->obj), json_object_get(e->obj));
+                json_object_array_add(touched, json_object_new_string(name_of(e->obj)));
+            }
+        }
+        json_object_put(e->obj);
+        free(e);
+        e = next;
+    }
+    if (everything) {
+        json_object_object_foreach(c->cache, key, csr)
+        {
+            (void)key;
+            act(c, csr);
+        }
+    } else {
+        for (size_t i = 0; i < json_object_array_length(touched); i++) {
+            json_object *csr = NULL;
+            if (json_object_object_get_ex(c->cache, json_object_get_string(json_object_array_get_idx(touched, i)), &csr))
+                act(c, csr);
+        }
+    }
+    json_object_put(touched);
+}
+
+/* ---- /healthz ------------------------------------------------------------- */
+
+typedef struct healthz {
+    controller *c;
+    int fd;
+} healthz;
+
+static void *healthz_thread(void *arg)
+{
+    healthz *h = arg;
+    controller *c = h->c;
+    while (!stopping(c)) {
+        struct pollfd p = {.fd = h->fd, .events = POLLIN};
+        if (poll(&p, 1, 250) <= 0)
+            continue;
+        int fd = accept(h->fd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        char req[1024];
+        struct timeval tv = {.tv_sec = 2};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        ssize_t n = recv(fd, req, sizeof(req) - 1, 0);
+        req[n > 0 ? n : 0] = '\0';
+        int64_t idle = kjoin_now_ms() - atomic_load(&c->alive_ms);
+        bool ok = idle < c->o->lease_duration_ms;
+        bool known = strncmp(req, "GET /healthz ", 13) == 0 || strncmp(req, "GET /healthz?", 13) == 0;
+        char out[256];
+        int len = snprintf(out, sizeof(out), "HTTP/1.1 %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
+                                             "Connection: close\r\n\r\n%s",
+                           !known ? "404 Not Found" : ok ? "200 OK" : "503 Service Unavailable",
+                           !known ? 10 : ok ? 3 : 12, !known ? "not found\n" : ok ? "ok\n" : "not running\n");
+        if (send(fd, out, (size_t)len, MSG_NOSIGNAL) < 0)
+            logf_(c, 4, "[approver] /healthz: %s", strerror(errno));
+        close(fd);
+    }
+    return NULL;
+}
+
+/* "host:port" (IPv4, or [IPv6]) bound and listening. */
+static kjoin_code listen_on(const char *address, int *out, kjoin_err *err)
+{
+    char host[64];
+    const char *colon = strrchr(address, ':');
+    long port = colon ? strtol(colon + 1, NULL, 10) : 0;
+    size_t hn = colon ? (size_t)(colon - address) : 0;
+    if (hn && address[0] == '[' && address[hn - 1] == ']')
+        address++, hn -= 2;
+    if (!colon || port < 1 || port > 65535 || hn == 0 || hn >= sizeof(host))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the healthz address \"%.80s\" is not host:port", address);
+    memcpy(host, address, hn);
+    host[hn] = '\0';
+    struct sockaddr_storage sa = {0};
+    socklen_t sl;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&sa;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&sa;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET, v4->sin_port = htons((uint16_t)port), sl = sizeof(*v4);
+    } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6, v6->sin6_port = htons((uint16_t)port), sl = sizeof(*v6);
+    } else {
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the healthz host \"%s\" is not an IP address", host);
+    }
+    int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sl) != 0 || listen(fd, 16) != 0) {
+        kjoin_code rc = kjoin_err_set(err, KJOIN_E_USAGE, "cannot serve /healthz on %s:%ld: %s", host, port,
+                                      strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return rc;
+    }
+    *out = fd;
+    return KJOIN_OK;
+}
+
+/* ---- the controller -------------------------------------------------------- */
+
+/* What it needs, asked once at the start: a refusal names the permission. */
+static kjoin_code can_start(controller *c, kjoin_err *err)
+{
+    kjoin_kubeapi_response r = {0};
+    kjoin_code rc = kjoin_kubeapi_request(c->api, "GET", CSRS "?limit=1", NULL, &r, err);
+    if (!rc)
+        rc = kjoin_kubeapi_check(&r, "list certificatesigningrequests", err);
+    kjoin_kubeapi_response_release(&r);
+    return rc;
+}
+
+kjoin_code kjoin_approver_run(kjoin_kubeapi *api, const kjoin_approver_options *o, kjoin_err *err)
+{
+    if (!o || o->version != KJOIN_APPROVER_OPTIONS_VERSION)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the approver's options are not version %d",
+                             KJOIN_APPROVER_OPTIONS_VERSION);
+    /* client-go's rules: LeaseDuration > RenewDeadline > JitterFactor(1.2) * RetryPeriod */
+    if (o->retry_period_ms < 1 || o->renew_deadline_ms <= o->retry_period_ms * 12 / 10 ||
+        o->lease_duration_ms <= o->renew_deadline_ms || o->resync_ms < 1000)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the lease duration must exceed the renew deadline, which must exceed "
+                                                 "1.2 times the retry period; the resync period must be 1s or more");
+    controller *c = calloc(1, sizeof(*c));
+    if (!c)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    c->api = api;
+    c->o = o;
+    c->cache = json_object_new_object();
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    if (o->identity && *o->identity) {
+        snprintf(c->identity, sizeof(c->identity), "%s", o->identity);
+    } else { /* client-go's default: the host name and a UUID */
+        char host[256] = "", id[37];
+        uuid_t u;
+        gethostname(host, sizeof(host) - 1);
+        uuid_generate_random(u);
+        uuid_unparse_lower(u, id);
+        snprintf(c->identity, sizeof(c->identity), "%.180s_%s", host, id);
+    }
+    healthz h = {.c = c, .fd = -1};
+    kjoin_code rc = o->healthz && *o->healthz ? listen_on(o->healthz, &h.fd, err) : KJOIN_OK;
+    if (!rc)
+        rc = can_start(c, err);
+    pthread_t watcher, server;
+    bool watching = !rc && pthread_create(&watcher, NULL, watch_thread, c) == 0;
+    if (!rc && !watching)
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "cannot start the watch");
+    bool serving = !rc && h.fd >= 0 && pthread_create(&server, NULL, healthz_thread, &h) == 0;
+    if (!rc)
+        logf_(c, 0, "[approver] %s: watching CertificateSigningRequests; Lease %s/%s (duration %llds)", c->identity,
+              KJOIN_APPROVER_LEASE_NAMESPACE, KJOIN_APPROVER_LEASE_NAME, (long long)(o->lease_duration_ms / 1000));
+    int64_t next_try = 0;
+    while (!rc && !stopping(c)) {
+        int64_t now = kjoin_now_ms();
+        atomic_store(&c->alive_ms, now);
+        bool became = false;
+        if (now >= next_try) {
+            bool held = try_acquire_or_renew(c);
+            if (held && !c->leader)
+                logf_(c, 0, "[approver] %s holds Lease %s: approving", c->identity, KJOIN_APPROVER_LEASE_NAME);
+            if (held)
+                c->renewed_ms = now;
+            became = held && !c->leader;
+            if (c->leader && !held && now - c->renewed_ms >= o->renew_deadline_ms) {
+                logf_(c, 0, "[approver] %s could not renew Lease %s within %lld ms: stepped down", c->identity,
+                      KJOIN_APPROVER_LEASE_NAME, (long long)o->renew_deadline_ms);
+                c->leader = false;
+            } else if (held) {
+                c->leader = true;
+            }
+            next_try = kjoin_now_ms() + o->retry_period_ms;
+        }
+        drain(c, became);
+        pthread_mutex_lock(&c->mu);
+        if (!c->head) {
+            int64_t wait = next_try - kjoin_now_ms();
+            wait = wait < 0 ? 0 : wait > 250 ? 250 : wait;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += (long)(wait % 1000) * 1000000L;
+            ts.tv_sec += wait / 1000 + ts.tv_nsec / 1000000000L;
+            ts.tv_nsec %= 1000000000L;
+            pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+        }
+        pthread_mutex_unlock(&c->mu);
+    }
+    if (c->leader)
+        release_lease(c);
+    if (serving)
+        pthread_join(server, NULL);
+    if (h.fd >= 0)
+        close(h.fd);
+    if (watching) {
+        /* The watch may be blocked in a request until the API server ends
+         * it; the process ends with it. Its memory stays (it may use it). */
+        pthread_detach(watcher);
+        return rc;
+    }
+    json_object_put(c->cache);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c);
+    return rc;
+}
+
+kjoin_code kjoin_approver_holder(kjoin_kubeapi *api, char *holder, size_t cap, bool *held, kjoin_err *err)
+{
+    kjoin_kubeapi_response r = {0};
+    kjoin_code rc = kjoin_kubeapi_request(api, "GET", LEASES "/" KJOIN_APPROVER_LEASE_NAME, NULL, &r, err);
+    if (!rc)
+        rc = kjoin_kubeapi_check(&r, "get lease " KJOIN_APPROVER_LEASE_NAMESPACE "/" KJOIN_APPROVER_LEASE_NAME, err);
+    lease_record l = {0};
+    if (!rc && !kjoin_approver__lease_parse(r.body, r.len, &l))
+        rc = kjoin_err_set(err, KJOIN_E_API, "lease %s is not a Lease", KJOIN_APPROVER_LEASE_NAME);
+    kjoin_kubeapi_response_release(&r);
+    if (rc)
+        return rc;
+    snprintf(holder, cap, "%s", l.holder);
+    /* renewTime is the holder's clock: current when within its duration of ours */
+    struct tm tm = {0};
+    char *end = *l.renew_time ? strptime(l.renew_time, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    long long renewed = end ? (long long)timegm(&tm) : 0;
+    *held = *l.holder && renewed && (long long)time(NULL) - renewed <= l.duration_s + 1;
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_approver_used_tokens(kjoin_kubeapi *api, const char *const *ids, size_t n, bool *used, kjoin_err *err)
+{
+    kjoin_kubeapi_response r = {0};
+    kjoin_code rc = kjoin_kubeapi_request(api, "GET", CSRS, NULL, &r, err);
+    if (!rc)
+        rc = kjoin_kubeapi_check(&r, "list certificatesigningrequests", err);
+    json_object *o = !rc ? json_tokener_parse(r.body) : NULL, *items = NULL;
+    kjoin_kubeapi_response_release(&r);
+    if (!rc && !(o && json_object_object_get_ex(o, "items", &items) && json_object_is_type(items, json_type_array)))
+        rc = kjoin_err_set(err, KJOIN_E_API, "the list of certificatesigningrequests is not a list");
+    for (size_t i = 0; i < n; i++) {
+        used[i] = false;
+        for (size_t k = 0; !rc && !used[i] && k < json_object_array_length(items); k++)
+            used[i] = kjoin_approver__approved_for(json_object_array_get_idx(items, k), ids[i]);
+    }
+    json_object_put(o);
+    return rc;
+}
