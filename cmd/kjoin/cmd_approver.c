@@ -52,8 +52,8 @@ static const cli_opt install_opts[] = {
 
 static const cli_verb run_verb = {
     .usage = "kjoin approver [run] [flags]",
-    .summary = "Run the controller that holds node-bound tokens ('kjoin token create --node-name')\n"
-               "to their node: it approves a bound token's CSR for its own node's kubelet client\n"
+    .summary = "Run the controller that holds node-bound tokens to their node. It approves a token's\n"
+               "CSR ('kjoin token create --node-name') for its own node's kubelet client\n"
                "certificate, denies every other CSR of a bound token with why, deletes a\n"
                "single-use token once used, and never touches another requester's CSR. Run it on\n"
                "every control-plane node (kjoin-approver.service): one holds the Lease\n"

@@ -455,6 +455,8 @@ static json_object *check_json(const kjoin_join_check *c)
     json_object_object_add(o, "nodeNameFree", json_object_new_boolean(c->node_name_free));
     json_object_object_add(o, "kubeletConfig", json_object_new_boolean(c->kubelet_config));
     json_object_object_add(o, "csrAutoApproved", json_object_new_boolean(c->csr_auto_approved));
+    if (c->csr_approver)
+        json_object_object_add(o, "approver", json_object_new_string(c->approver));
     json_object_object_add(o, "clockWithinCA", json_object_new_boolean(c->clock_ok));
     json_object_object_add(o, "problems", json_object_new_string(c->problems));
     return o;
@@ -469,6 +471,9 @@ static void print_check(const kjoin_phases_outcome *w)
                     "cluster CA's validity: %s\n",
             verdict[c->token_valid], w->node_name.name, verdict[c->node_name_free], verdict[c->kubelet_config],
             verdict[c->csr_auto_approved], verdict[c->clock_ok]);
+    if (c->csr_approver)
+        cli_out(stderr, "[check] node client CSRs of a node-bound token approved by kjoin approver %s: yes\n",
+                c->approver);
 }
 
 static void print_result(const kjoin_phases_spec *s, const kjoin_phases_outcome *w, const char *join_id,

@@ -9,6 +9,7 @@
 
 #include <kjoin/err.h>
 #include <kjoin/kubeapi.h>
+#include <kjoin/token.h>
 #include <kjoin/util.h>
 
 #define KJOIN_APPROVER_LEASE_NAMESPACE "kube-system"
@@ -64,6 +65,20 @@ kjoin_code kjoin_approver_uninstall(kjoin_kubeapi *api, const char *kubeconfig_p
  * duration. Errors: KJOIN_E_API (refused, or no Lease: no approver ever
  * ran). */
 kjoin_code kjoin_approver_holder(kjoin_kubeapi *api, char *holder, size_t cap, bool *held, kjoin_err *err);
+
+/* Who the API server says api's token is (a SelfSubjectReview, served by
+ * default from 1.27 on; minor is the server's release, 0 unknown): its
+ * binding, and *known false when the release serves no SelfSubjectReview.
+ * Errors: KJOIN_E_API. */
+kjoin_code kjoin_approver_whoami(kjoin_kubeapi *api, int minor, kjoin_token_binding *out, bool *known,
+                                 kjoin_err *err);
+/* Whether api's token may join as node: a token bound to another node, or
+ * carrying kjoin's groups without a binding, is refused before anything is
+ * written. Unknown (an older release), or not bound: KJOIN_OK, and the
+ * approver decides. *binding is what was learnt. Errors: KJOIN_E_USAGE,
+ * KJOIN_E_API. */
+kjoin_code kjoin_approver_check_binding(kjoin_kubeapi *api, int minor, const char *node,
+                                        kjoin_token_binding *binding, kjoin_err *err);
 
 /* Whether each token of ids[0..n) has made a node: a CSR of it the cluster
  * approved (the CSR cleaner removes approved CSRs after an hour, a

@@ -291,6 +291,8 @@ typedef struct kjoin_join_check {
     bool kubelet_config;               /* the cluster's kubelet configuration is there */
     bool csr_auto_approved;            /* the token may create node client CSRs the cluster approves by itself
                                         * (create certificatesigningrequests/nodeclient) */
+    bool csr_approver;                 /* else: a kjoin approver holds its Lease (a node-bound token's CSR) */
+    char approver[256];                /* its holder, when one was read */
     bool clock_ok;                     /* this machine's clock is within the cluster CA's validity */
     char problems[900];                /* each check that failed, "; " between them ("" when none) */
 } kjoin_join_check;

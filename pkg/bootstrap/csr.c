@@ -224,8 +224,10 @@ kjoin_code kjoin_bootstrap__csr_status(const char *body, size_t len, const char 
     for (size_t i = 0; !rc && json_object_is_type(conds, json_type_array) && i < json_object_array_length(conds); i++) {
         json_object *c = json_object_array_get_idx(conds, i);
         const char *type = field(c, "type"), *reason = field(c, "reason"), *msg = field(c, "message");
+        /* kjoin approver's denial of a node-bound token: the token cannot make this node */
+        bool bound = type && !strcmp(type, "Denied") && reason && !strcmp(reason, "KjoinTokenBound");
         if (type && (!strcmp(type, "Denied") || !strcmp(type, "Failed")))
-            rc = kjoin_err_set(err, KJOIN_E_TRUST, "CertificateSigningRequest %s was %s: %.60s: %.200s", name,
+            rc = kjoin_err_set(err, bound ? KJOIN_E_TOKEN_REJECTED : KJOIN_E_TRUST, "CertificateSigningRequest %s was %s: %.60s: %.200s", name,
                                !strcmp(type, "Denied") ? "denied" : "failed", reason ? reason : "no reason",
                                msg ? msg : "no message");
     }

@@ -15,6 +15,8 @@
 #include <json-c/json.h>
 #include <openssl/x509.h>
 
+#include <kjoin/approver.h>
+#include <kjoin/token.h>
 #include <kjoin/kubeapi.h>
 #include <kjoin/node.h>
 #include <kjoin/release.h>
@@ -239,6 +241,10 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
     kjoin_err in;
     kjoin_code rc;
     out->server_minor = kjoin_kubeapi_server_minor(api);
+    /* A token bound to one node joins no other (kjoin approver would deny it). */
+    kjoin_token_binding binding;
+    if ((rc = kjoin_approver_check_binding(api, out->server_minor, name, &binding, err)))
+        return rc;
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
     snprintf(what, sizeof(what), "get node %s", name);
     if ((rc = get_json(api, path, what, &node, err)))
@@ -1096,9 +1102,28 @@ kjoin_code kjoin_join_check_cluster(kjoin_kubeapi *api, const char *node_name, c
         }
         kjoin_kubeapi_response_release(&resp);
     }
+    /* A node-bound token: its binding names this node, and an approver holds the Lease. */
+    kjoin_token_binding binding;
+    kjoin_code bound_rc = kjoin_approver_check_binding(api, minor, node_name, &binding, &e);
+    if (bound_rc)
+        problem(out, bound_rc, &first, e.msg);
+    if (!rc && !out->csr_auto_approved) {
+        bool held = false;
+        kjoin_err le;
+        kjoin_code lease_rc = kjoin_approver_holder(api, out->approver, sizeof(out->approver), &held, &le);
+        if (!lease_rc && held)
+            out->csr_approver = true;
+        else if (binding.bound)
+            problem(out, KJOIN_E_API, &first, lease_rc ? "no kjoin approver has run on the cluster (no Lease "
+                                                         "kube-system/" KJOIN_APPROVER_LEASE_NAME "): the kubelet's CSR would wait forever"
+                                                       : "no kjoin approver holds Lease kube-system/" KJOIN_APPROVER_LEASE_NAME
+                                                         " now: the kubelet's CSR would wait until one does");
+        else
+            out->approver[0] = '\0';
+    }
     if (rc)
         problem(out, rc, &first, e.msg);
-    else if (!out->csr_auto_approved)
+    else if (!out->csr_auto_approved && !out->csr_approver && !binding.bound)
         problem(out, KJOIN_E_API, &first, "the cluster does not approve this token's node client CSRs by itself "
                 "(no kubeadm:node-autoapprove-bootstrap): the kubelet's CSR would wait for kubectl certificate approve");
     /* The clock: within the cluster CA's validity, or no certificate verifies. */

@@ -172,6 +172,10 @@ t_debian_packages_install_work_and_remove() {
     for u in kjoin-join.service kjoin-certs-rotate.service kjoin-tls-rotate.service; do
       grep -q "^ConditionPathExists=" "/lib/systemd/system/$u" || { echo "$u has no condition"; exit 1; }
     done
+    # The approver'"'"'s unit is installed and not enabled (the others are).
+    [ -f /lib/systemd/system/kjoin-approver.service ] || { echo "no kjoin-approver.service"; exit 1; }
+    [ -L /etc/systemd/system/multi-user.target.wants/kjoin-join.service ] || { echo "kjoin-join.service not enabled"; exit 1; }
+    [ ! -e /etc/systemd/system/multi-user.target.wants/kjoin-approver.service ] || { echo "kjoin-approver.service enabled"; exit 1; }
     [ ! -e /var/lib/kjoin/certs ] && [ ! -e /etc/default/kjoin-certs ] && [ ! -e /etc/kjoin/join.yaml ] ||
       { echo "a unit condition holds on a fresh install"; exit 1; }
     apt-get remove -y -q --purge kjoin libkjoin0 libkjoin-dev >remove.log 2>&1 || { echo "apt-get remove: $(tail -3 remove.log)"; exit 1; }

@@ -72,11 +72,39 @@ static void test_issued_chain_only_certificates(void **state)
     assert_int_equal(kjoin_bootstrap__issued_chain("\n \n", 3, &(STACK_OF(X509) *){NULL}, NULL), KJOIN_E_TRUST);
 }
 
+/* A denial ends the wait with its reason; kjoin approver's denial of a
+ * node-bound token is the token rejected (exit 8), any other a trust
+ * failure (4). */
+static void test_denied_csr_codes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *reason;
+        int rc;
+    } cases[] = {{"KjoinTokenBound", KJOIN_E_TOKEN_REJECTED}, {"AdminDenied", KJOIN_E_TRUST}, {"", KJOIN_E_TRUST}};
+    for (size_t i = 0; i < TU_LEN(cases); i++) {
+        char body[512];
+        int n = snprintf(body, sizeof(body),
+                         "{\"status\":{\"conditions\":[{\"type\":\"Denied\",\"reason\":\"%s\","
+                         "\"message\":\"token abcdef is bound to node w7; this CSR asks for w8\"}]}}",
+                         cases[i].reason);
+        char *pem = NULL;
+        size_t len = 0;
+        bool issued = true;
+        kjoin_err err;
+        assert_int_equal(kjoin_bootstrap__csr_status(body, (size_t)n, "csr-1", &pem, &len, &issued, &err),
+                         cases[i].rc);
+        assert_false(issued);
+        assert_non_null(strstr(err.msg, "this CSR asks for w8"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csr_name_shape_and_separation),
         cmocka_unit_test(test_issued_chain_only_certificates),
+        cmocka_unit_test(test_denied_csr_codes),
     };
     return cmocka_run_group_tests_name("bootstrap", tests, NULL, NULL);
 }
