@@ -78,7 +78,12 @@ kjoin_code kjoin_approver_whoami(kjoin_kubeapi *api, int minor, kjoin_token_bind
  * approver decides. *binding is what was learnt. Errors: KJOIN_E_USAGE,
  * KJOIN_E_API. */
 kjoin_code kjoin_approver_check_binding(kjoin_kubeapi *api, int minor, const char *node,
-                                        kjoin_token_binding *binding, kjoin_err *err);
+                                        kjoin_token_binding *binding, bool *known, kjoin_err *err);
+/* Whether kjoin approver denied a kubelet client CSR of node made with the
+ * token token_id (its message into reason): a denial the same join would
+ * meet again. Errors: KJOIN_E_API. */
+kjoin_code kjoin_approver_denied(kjoin_kubeapi *api, const char *token_id, const char *node, char *reason, size_t cap,
+                                 bool *denied, kjoin_err *err);
 
 /* Whether each token of ids[0..n) has made a node: a CSR of it the cluster
  * approved (the CSR cleaner removes approved CSRs after an hour, a

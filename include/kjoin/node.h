@@ -278,6 +278,8 @@ typedef struct kjoin_node_join {
     /* Between the steps: */
     kjoin_kubelet_config kubelet;      /* the cluster's (after check) or the node's (the wait alone) */
     bool checked;                      /* kjoin_kubelet_check passed */
+    bool binding_known;                /* the API server said who the token is (1.27+) */
+    bool bound;                        /* ... and that it is bound to this node (kjoin approver's to approve) */
     char *config_yaml, *flags_env;     /* what kubelet-start writes, once checked */
     char *instance_yaml;               /* instance-config.yaml; NULL when the release writes none */
     int64_t t0;

@@ -56,10 +56,12 @@ kjoin_code kjoin_approver_whoami(kjoin_kubeapi *api, int minor, kjoin_token_bind
 }
 
 kjoin_code kjoin_approver_check_binding(kjoin_kubeapi *api, int minor, const char *node, kjoin_token_binding *binding,
-                                        kjoin_err *err)
+                                        bool *known_out, kjoin_err *err)
 {
     bool known = false;
     kjoin_code rc = kjoin_approver_whoami(api, minor, binding, &known, err);
+    if (known_out)
+        *known_out = known;
     if (rc || !known || !(binding->bound || binding->node_groups))
         return rc;
     if (!kjoin_token_binding_valid(binding))
@@ -71,4 +73,25 @@ kjoin_code kjoin_approver_check_binding(kjoin_kubeapi *api, int minor, const cha
                              "token for %s)",
                              binding->node, node, binding->node, node);
     return KJOIN_OK;
+}
+
+kjoin_code kjoin_approver_denied(kjoin_kubeapi *api, const char *token_id, const char *node, char *reason, size_t cap,
+                                 bool *denied, kjoin_err *err)
+{
+    kjoin_kubeapi_response r = {0};
+    *denied = false;
+    kjoin_code rc = kjoin_kubeapi_request(api, "GET",
+                                          "/apis/certificates.k8s.io/v1/certificatesigningrequests?fieldSelector="
+                                          "spec.signerName%3Dkubernetes.io%2Fkube-apiserver-client-kubelet",
+                                          NULL, &r, err);
+    if (!rc)
+        rc = kjoin_kubeapi_check(&r, "list certificatesigningrequests", err);
+    json_object *o = !rc ? json_tokener_parse(r.body) : NULL, *items = NULL;
+    kjoin_kubeapi_response_release(&r);
+    if (!rc && !(o && json_object_object_get_ex(o, "items", &items) && json_object_is_type(items, json_type_array)))
+        rc = kjoin_err_set(err, KJOIN_E_API, "the list of certificatesigningrequests is not a list");
+    for (size_t i = 0; !rc && !*denied && i < json_object_array_length(items); i++)
+        *denied = kjoin_approver__denied_for(json_object_array_get_idx(items, i), token_id, node, reason, cap);
+    json_object_put(o);
+    return rc;
 }

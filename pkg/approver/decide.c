@@ -141,6 +141,30 @@ bool kjoin_approver__approved_for(json_object *csr, const char *token_id)
            !strcmp(user + sizeof(BOOTSTRAP_USER) - 1, token_id);
 }
 
+bool kjoin_approver__denied_for(json_object *csr, const char *token_id, const char *node, char *reason, size_t cap)
+{
+    const char *user = str_at(obj_at(csr, "spec"), "username");
+    json_object *conds = obj_at(obj_at(csr, "status"), "conditions");
+    if (!user || strncmp(user, BOOTSTRAP_USER, sizeof(BOOTSTRAP_USER) - 1) != 0 ||
+        strcmp(user + sizeof(BOOTSTRAP_USER) - 1, token_id) != 0)
+        return false;
+    const char *message = NULL;
+    for (size_t i = 0; json_object_is_type(conds, json_type_array) && i < json_object_array_length(conds); i++) {
+        json_object *c = json_object_array_get_idx(conds, i);
+        const char *t = str_at(c, "type"), *r = str_at(c, "reason");
+        if (t && r && !strcmp(t, "Denied") && !strcmp(r, "KjoinTokenBound"))
+            message = str_at(c, "message");
+    }
+    X509_REQ *req = message ? parse_request(str_at(obj_at(csr, "spec"), "request")) : NULL;
+    char cn[300] = "";
+    bool ours = req && one_entry(X509_REQ_get_subject_name(req), NID_commonName, cn, sizeof(cn)) &&
+                !strncmp(cn, NODE_CN, sizeof(NODE_CN) - 1) && !strcmp(cn + sizeof(NODE_CN) - 1, node);
+    X509_REQ_free(req);
+    if (ours)
+        kjoin_printable(reason, cap, message, false);
+    return ours;
+}
+
 void kjoin_approver__decide(json_object *csr, approver_spent_fn spent, void *ctx, approver_decision *out)
 {
     memset(out, 0, sizeof(*out));

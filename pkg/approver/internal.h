@@ -40,6 +40,10 @@ void kjoin_approver__decide(json_object *csr, approver_spent_fn spent, void *ctx
 /* Whether csr was approved and made with token token_id. */
 bool kjoin_approver__approved_for(json_object *csr, const char *token_id);
 
+/* Whether csr, made with token token_id for node's kubelet client
+ * certificate, was denied by kjoin approver; its message into reason. */
+bool kjoin_approver__denied_for(json_object *csr, const char *token_id, const char *node, char *reason, size_t cap);
+
 /* The /approval body that approves or denies csr with the decision's
  * reason: csr with one condition added. Newly-allocated, or NULL. */
 char *kjoin_approver__approval_body(json_object *csr, const approver_decision *d);

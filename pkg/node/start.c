@@ -243,8 +243,9 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
     out->server_minor = kjoin_kubeapi_server_minor(api);
     /* A token bound to one node joins no other (kjoin approver would deny it). */
     kjoin_token_binding binding;
-    if ((rc = kjoin_approver_check_binding(api, out->server_minor, name, &binding, err)))
+    if ((rc = kjoin_approver_check_binding(api, out->server_minor, name, &binding, &j->binding_known, err)))
         return rc;
+    j->bound = kjoin_token_binding_valid(&binding);
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
     snprintf(what, sizeof(what), "get node %s", name);
     if ((rc = get_json(api, path, what, &node, err)))
@@ -779,6 +780,34 @@ static bool registered(const kjoin_node_join *j, const kjoin_node__resolved *p, 
     return ok;
 }
 
+/* Whether kjoin approver denied the kubelet's CSR for this node made with
+ * this join's token (KJOIN_E_TOKEN_REJECTED, with its reason). Unanswered
+ * questions are no denial: the wait goes on. */
+static kjoin_code bound_denial(const kjoin_node_join *j, kjoin_err *err)
+{
+    kjoin_kubeapi_config cfg;
+    kjoin_kubeapi *api = NULL;
+    kjoin_err e;
+    if (!j->bootstrap_kubeconfig ||
+        kjoin_kubeapi_config_parse(j->bootstrap_kubeconfig, j->bootstrap_len, NULL, NULL, &cfg, &e))
+        return KJOIN_OK;
+    char id[KJOIN_TOKEN_ID_LEN + 1] = "";
+    if (cfg.token && strlen(cfg.token) > KJOIN_TOKEN_ID_LEN && cfg.token[KJOIN_TOKEN_ID_LEN] == '.')
+        snprintf(id, sizeof(id), "%.6s", cfg.token);
+    kjoin_kubeapi_config_release(&cfg);
+    char reason[600] = "";
+    bool denied = false;
+    if (*id && !client(j, j->bootstrap_kubeconfig, j->bootstrap_len, NULL, &api, &e) &&
+        !kjoin_approver_denied(api, id, j->name.name, reason, sizeof(reason), &denied, &e) && denied) {
+        kjoin_kubeapi_free(api);
+        return kjoin_err_set(err, KJOIN_E_TOKEN_REJECTED, "kjoin approver denied the kubelet's certificate request: %s "
+                                                           "(kubectl get csr on the control plane)",
+                             reason);
+    }
+    kjoin_kubeapi_free(api);
+    return KJOIN_OK;
+}
+
 /* Under systemd, a kubelet that exited for good (the unit failed) or keeps
  * exiting (systemd restarted it CRASH_LOOP times, never healthy) ends the
  * wait at once: the deadline would change nothing. *base is the restart
@@ -966,6 +995,10 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
         bool ask = kjoin_now_ms() - asked >= POLL_MS;
         if (ask)
             asked = kjoin_now_ms();
+        /* A node-bound token's CSR denied (kjoin approver's): the join ends now, with why (before the
+         * kubelet's exit over it is read as a kubelet gone). */
+        if (!healthy && ask && (j->bound || !j->binding_known) && (rc = bound_denial(j, err)))
+            break;
         if (!healthy && ask && (j->result.systemd ? kubelet_gone(&base, gone, sizeof(gone))
                                                   : kjoin_node__log_gone(&lg, kjoin_now_ms(), gone, sizeof(gone), &words))) {
             if (j->result.systemd)
@@ -1104,7 +1137,7 @@ kjoin_code kjoin_join_check_cluster(kjoin_kubeapi *api, const char *node_name, c
     }
     /* A node-bound token: its binding names this node, and an approver holds the Lease. */
     kjoin_token_binding binding;
-    kjoin_code bound_rc = kjoin_approver_check_binding(api, minor, node_name, &binding, &e);
+    kjoin_code bound_rc = kjoin_approver_check_binding(api, minor, node_name, &binding, NULL, &e);
     if (bound_rc)
         problem(out, bound_rc, &first, e.msg);
     if (!rc && !out->csr_auto_approved) {

@@ -349,6 +349,31 @@ static void test_other_requesters_are_never_touched(void **state)
     }
 }
 
+/* What the joining node reads of a denial: only its own token's, for its own name. */
+static void test_a_denial_is_found_for_its_token_and_node_only(void **state)
+{
+    (void)state;
+    csr_spec w8 = {.cn = "system:node:w8", .org = "system:nodes"};
+    char *req = csr_pem(&w8), reason[200];
+    const char *denied = "{\"conditions\":[{\"type\":\"Denied\",\"status\":\"True\",\"reason\":"
+                         "\"KjoinTokenBound\",\"message\":\"token abcdef is bound to node w7; this CSR asks for w8\"}]}";
+    json_object *o = csr(USER, NODE_GROUPS, SIGNER, KUBELET_USAGES, req, denied);
+    assert_true(kjoin_approver__denied_for(o, "abcdef", "w8", reason, sizeof(reason)));
+    assert_string_equal(reason, "token abcdef is bound to node w7; this CSR asks for w8");
+    assert_false(kjoin_approver__denied_for(o, "abcdeg", "w8", reason, sizeof(reason))); /* another token */
+    assert_false(kjoin_approver__denied_for(o, "abcdef", "w7", reason, sizeof(reason))); /* another node */
+    json_object_put(o);
+    /* denied by someone else, or pending: not the approver's denial */
+    const char *other = "{\"conditions\":[{\"type\":\"Denied\",\"status\":\"True\",\"reason\":\"AdminDenied\"}]}";
+    o = csr(USER, NODE_GROUPS, SIGNER, KUBELET_USAGES, req, other);
+    assert_false(kjoin_approver__denied_for(o, "abcdef", "w8", reason, sizeof(reason)));
+    json_object_put(o);
+    o = csr(USER, NODE_GROUPS, SIGNER, KUBELET_USAGES, req, NULL);
+    assert_false(kjoin_approver__denied_for(o, "abcdef", "w8", reason, sizeof(reason)));
+    json_object_put(o);
+    free(req);
+}
+
 static void test_lease_round_trip_and_hostile_leases(void **state)
 {
     (void)state;
@@ -392,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_the_bound_nodes_own_csr_is_approved),
         cmocka_unit_test(test_every_other_csr_of_a_bound_token_is_denied),
         cmocka_unit_test(test_other_requesters_are_never_touched),
+        cmocka_unit_test(test_a_denial_is_found_for_its_token_and_node_only),
         cmocka_unit_test(test_lease_round_trip_and_hostile_leases),
     };
     return cmocka_run_group_tests_name("approver", tests, NULL, NULL);
