@@ -13,7 +13,7 @@
 
 enum {
     OPT_KUBECONFIG, OPT_CONTEXT, OPT_OUTPUT, OPT_VERBOSE, OPT_QUIET, OPT_TIMEOUT, OPT_LEASE_DURATION,
-    OPT_RENEW_DEADLINE, OPT_RETRY_PERIOD, OPT_RESYNC, OPT_IDENTITY, OPT_HEALTHZ, OPT_APPROVER_KUBECONFIG,
+    OPT_RENEW_DEADLINE, OPT_RETRY_PERIOD, OPT_RESYNC, OPT_IDENTITY, OPT_HEALTHZ, OPT_APPROVER_KUBECONFIG, OPT_SERVER,
 };
 
 #define O_CONTEXT {OPT_CONTEXT, "context", 0, true, "NAME", "the kubeconfig context to use (default: current)"}
@@ -41,12 +41,16 @@ static const cli_opt run_opts[] = {
      "answer GET /healthz there; empty for none (default " KJOIN_APPROVER_HEALTHZ ")"},
     O_VERBOSE,
 };
+#define O_TAIL {OPT_TIMEOUT, "timeout", 0, true, "DURATION", "deadline for the whole command (default 1m)"}, \
+               {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"}, O_VERBOSE
 static const cli_opt install_opts[] = {
     O_ADMIN, O_CONTEXT, O_OWN,
-    {OPT_TIMEOUT, "timeout", 0, true, "DURATION", "deadline for the whole command (default 1m)"},
-    {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
-    O_VERBOSE,
+    {OPT_SERVER, "server", 0, true, "URL",
+     "the API server the approver's credentials name (default: the admin kubeconfig's); on a control-plane "
+     "node its own, https://ADDRESS:6443, keeps it running while the endpoint is down"},
+    O_TAIL,
 };
+static const cli_opt uninstall_opts[] = {O_ADMIN, O_CONTEXT, O_OWN, O_TAIL};
 
 #define VERB_OPTS(t) .opts = t, .n_opts = sizeof(t) / sizeof(t[0])
 
@@ -71,12 +75,12 @@ static const cli_verb uninstall_verb = {
     .usage = "kjoin approver uninstall [flags]",
     .summary = "Remove exactly what 'kjoin approver install' made, its Lease, and the local\n"
                "credentials. Bound tokens can then no longer join.",
-    VERB_OPTS(install_opts), .min_args = 0, .max_args = 0,
+    VERB_OPTS(uninstall_opts), .min_args = 0, .max_args = 0,
 };
 
 typedef struct approver_args {
     cli_format format;
-    const char *kubeconfig, *context, *own;
+    const char *kubeconfig, *context, *own, *server;
     long verbosity;
     int64_t timeout_ms;
     kjoin_approver_options o;
@@ -89,6 +93,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_KUBECONFIG: a->kubeconfig = arg; break;
     case OPT_CONTEXT: a->context = arg; break;
     case OPT_APPROVER_KUBECONFIG: a->own = arg; break;
+    case OPT_SERVER: a->server = arg; break;
     case OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);
     case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
     case OPT_QUIET: a->verbosity = -1; break;
@@ -149,7 +154,7 @@ static int install(approver_args *a, bool remove)
     kjoin_code rc = cli_kubeapi(a->kubeconfig, a->context, false, a->timeout_ms, &a->verbosity, &api, &err);
     if (!rc)
         rc = remove ? kjoin_approver_uninstall(api, own, cli_log_line, &a->verbosity, &err)
-                    : kjoin_approver_install(api, own, cli_log_line, &a->verbosity, &err);
+                    : kjoin_approver_install(api, own, a->server, cli_log_line, &a->verbosity, &err);
     kjoin_kubeapi_free(api);
     if (rc)
         return cli_fail(a->format, &err);

@@ -52,11 +52,12 @@ kjoin_code kjoin_approver_auto_approved(kjoin_kubeapi *api, const char *token_id
 
 /* install: the approver's own ServiceAccount, ClusterRole, Role and
  * bindings, the bound tokens' permissions, and a kubeconfig with the
- * account's token at kubeconfig_path (0600), for the systemd unit;
- * idempotent. uninstall removes exactly those. Errors: KJOIN_E_API,
- * KJOIN_E_TIMEOUT (the account's token never issued), KJOIN_E_OUTPUT. */
-kjoin_code kjoin_approver_install(kjoin_kubeapi *api, const char *kubeconfig_path, kjoin_log_fn log, void *log_ctx,
-                                  kjoin_err *err);
+ * account's token at kubeconfig_path (0600) naming server (NULL: api's), for
+ * the systemd unit; idempotent. uninstall removes exactly those. Errors:
+ * KJOIN_E_USAGE (server not https://), KJOIN_E_API, KJOIN_E_TIMEOUT (the
+ * account's token never issued), KJOIN_E_OUTPUT. */
+kjoin_code kjoin_approver_install(kjoin_kubeapi *api, const char *kubeconfig_path, const char *server, kjoin_log_fn log,
+                                  void *log_ctx, kjoin_err *err);
 kjoin_code kjoin_approver_uninstall(kjoin_kubeapi *api, const char *kubeconfig_path, kjoin_log_fn log, void *log_ctx,
                                     kjoin_err *err);
 

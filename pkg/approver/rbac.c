@@ -208,9 +208,11 @@ static kjoin_code account_token(kjoin_kubeapi *api, char **token, char **ca, siz
     }
 }
 
-kjoin_code kjoin_approver_install(kjoin_kubeapi *api, const char *kubeconfig_path, kjoin_log_fn log, void *log_ctx,
-                                  kjoin_err *err)
+kjoin_code kjoin_approver_install(kjoin_kubeapi *api, const char *kubeconfig_path, const char *server, kjoin_log_fn log,
+                                  void *log_ctx, kjoin_err *err)
 {
+    if (server && strncmp(server, "https://", 8) != 0)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the approver's server \"%.200s\" is not an https:// URL", server);
     kjoin_code rc = kjoin_approver_bound_rbac(api, err);
     for (size_t i = 0; !rc && i < N(approver_objects); i++)
         rc = apply(api, &approver_objects[i], approver_objects[i].collection[1] != 'a' || i > 1, err);
@@ -221,7 +223,7 @@ kjoin_code kjoin_approver_install(kjoin_kubeapi *api, const char *kubeconfig_pat
     if (!rc) {
         size_t own_len = 0;
         const char *own = kjoin_kubeapi_ca_pem(api, &own_len);
-        kjoin_bootstrap_config c = {.server = kjoin_kubeapi_server(api), .ca_pem = own ? own : ca,
+        kjoin_bootstrap_config c = {.server = server ? server : kjoin_kubeapi_server(api), .ca_pem = own ? own : ca,
                                     .ca_len = own ? own_len : ca_len, .user = "kjoin-approver", .token = token};
         rc = kjoin_kubeconfig_emit_bootstrap(&c, &text, &len, err);
     }

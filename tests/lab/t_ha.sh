@@ -268,17 +268,32 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "etcd members: $(ha_members "$HA_IP
     { fail "node 2 (kjoin) differs from node 3 (kubeadm): $(grep '^[<>]' "$T/describe.diff" | head -n 16 | cut -c1-200 | tr '\n' ' ')"; rc=1; }
   grep -q "https://ADDR:6443" "$T/describe2" && [ "$(grep -c '^== ' "$T/describe2")" = 26 ] ||
     { fail "the comparison saw too little: $(grep -c '^== ' "$T/describe2") files"; rc=1; }
-  # Node 1 stopped: nodes 2 and 3 still serve the cluster, and a worker joins
-  # through node 2 (its cp.kjlab there).
+  # kjoin approver, the package's unit, on all three control-plane nodes,
+  # each talking to its own API server; node 1's first, so that it holds
+  # the Lease.
+  ha_approvers || rc=1
+  # Node 1 stopped (the approver's Lease holder with it): nodes 2 and 3
+  # still serve the cluster, and a worker joins through node 2 (its
+  # cp.kjlab there) with a token bound to it, once: another approver takes
+  # the Lease and approves it.
   lab_stop ha-1
   for ip in "$HA_IP2" "$HA_IP3"; do
     e2e_wait 60 ha_healthy "$ip" && ha_kc "$ip" get nodes -o name >/dev/null || { fail "node 1 gone: $ip does not answer"; rc=1; }
   done
   ha_boot ha-w "$HA_IPW" "$(ha_user_data)" "$HA_IP2"
   lab_wait_booted ha-w 90 && e2e_wait 180 lab_exec ha-w test -e /run/kjoin-images-ready || { fail "the worker did not boot"; rc=1; }
-  lab_exec ha-w kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
-    >"$T/joinw.out" 2>&1 || { fail "the worker's join through node 2: $(tail -n 4 "$T/joinw.out")"; rc=1; }
+  local bound
+  bound=$(lab_exec ha-2 kjoin token create --node-name ha-w --single-use --ttl 10m) || { fail "token create --node-name ha-w"; rc=1; }
+  lab_exec ha-w kjoin join "$HA_ENDPOINT" --token "$bound" --discovery-token-ca-cert-hash "$HA_PIN" \
+    >"$T/joinw.out" 2>&1 || { fail "the worker's bound join through node 2: $(tail -n 4 "$T/joinw.out")"; rc=1; }
   e2e_wait 60 ha_kc "$HA_IP3" get node ha-w || { fail "the worker never registered"; rc=1; }
+  local holder; holder=$(ha_kc "$HA_IP3" -n kube-system get lease kjoin-approver -o jsonpath='{.spec.holderIdentity}')
+  [[ "$holder" == ha-2_* || "$holder" == ha-3_* ]] || { fail "the Lease's holder after node 1 stopped: $holder"; rc=1; }
+  ha_kc "$HA_IP3" get csr -o json | jq -e --arg u "system:bootstrap:${bound%%.*}" \
+    '[.items[] | select(.spec.username == $u) | .status.conditions[0].reason] == ["KjoinBoundToken"]' >/dev/null ||
+    { fail "the bound worker's CSR was not approved by kjoin approver"; rc=1; }
+  ! ha_kc "$HA_IP3" -n kube-system get secret "bootstrap-token-${bound%%.*}" >/dev/null 2>&1 ||
+    { fail "the single-use token outlived its join"; rc=1; }
   lab_stop ha-w
   # Node 1 back (its etcd member with it); then kjoin reset on node 2: its
   # member out first, then what the join made; two members and a working
@@ -289,6 +304,9 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "etcd members: $(ha_members "$HA_IP
   # as nerdctl would): the reset stops Pods only, and leaves it running.
   lab_exec ha-2 ctr -n k8s.io run -d "$(cat "$ROOT/ha-images/pause.name")" kjoin-not-a-pod >"$T/notapod.out" 2>&1 ||
     { fail "ctr run: $(tail -n 2 "$T/notapod.out")"; rc=1; }
+  # The approver is no part of the join: a node leaving stops it and removes its credentials first.
+  lab_exec ha-2 bash -c 'systemctl disable --now kjoin-approver && rm /etc/kubernetes/kjoin-approver.conf' >/dev/null 2>&1 ||
+    { fail "ha-2's approver would not stop"; rc=1; }
   lab_exec ha-2 kjoin reset -o json >"$T/reset2.json" 2>"$T/reset2.err" ||
     { fail "kjoin reset: $(tail -n 4 "$T/reset2.err")"; rc=1; }
   jq -e '.controlPlane.etcdMemberRemoved and .controlPlane.left == [] and .left == []' "$T/reset2.json" >/dev/null ||
@@ -328,6 +346,30 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "members after the reset: $(ha_memb
   lab_stop ha-1
   return $rc
 }
+
+# ha_approvers: kjoin approver installed and enabled (kjoin-approver.service,
+# installed by the package and not enabled) on nodes 1, 2 and 3, node 1's
+# first; one Lease holder, node 1's; the others standing by.
+ha_approvers() {
+  local n ip
+  lab_exec ha-1 systemctl is-enabled kjoin-approver >/dev/null 2>&1 && { fail "the package enabled kjoin-approver"; return 1; }
+  for n in 1 2 3; do
+    eval "ip=\$HA_IP$n"
+    lab_exec "ha-$n" kjoin approver install --server "https://$ip:6443" >"$T/approver$n.out" 2>&1 &&
+      lab_exec "ha-$n" systemctl enable --now kjoin-approver >>"$T/approver$n.out" 2>&1 ||
+      { fail "approver on ha-$n: $(tail -n 3 "$T/approver$n.out")"; return 1; }
+    [ "$n" != 1 ] || e2e_wait 30 ha_holder_is ha-1_ || { fail "node 1's approver never held the Lease"; return 1; }
+  done
+  sleep 3
+  ha_holder_is ha-1_ || { fail "the Lease moved: $(ha_kc "$HA_IP2" -n kube-system get lease kjoin-approver -o jsonpath='{.spec.holderIdentity}')"; return 1; }
+  for n in 2 3; do
+    lab_exec "ha-$n" systemctl is-active kjoin-approver >/dev/null &&
+      lab_exec "ha-$n" bash -c 'exec 3<>/dev/tcp/127.0.0.1/10271 && printf "GET /healthz HTTP/1.0\r\n\r\n" >&3 && cat <&3' |
+      tail -n 1 | grep -qx ok ||
+      { fail "ha-$n's approver is not running"; return 1; }
+  done
+}
+ha_holder_is() { [[ "$(ha_kc "$HA_IP2" -n kube-system get lease kjoin-approver -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" == "$1"* ]]; }
 
 # ha_serving_serial IP PORT: the serial of the certificate served there.
 ha_serving_serial() {
