@@ -25,6 +25,10 @@
 #                 with API Priority and Fairness rejecting: kjoin's discovery
 #                 and TLS bootstrap against kubeadm's discovery code and the
 #                 kubelet's TLS bootstrap (tests/bench/herd.sh)
+#   herd-bound    the same herd with a token each: kubeadm's group (the
+#                 controller manager approves) against tokens bound to their
+#                 node (kjoin approver approves): the last identity of each,
+#                 their ratio, the approver's requests and peak RSS
 # A benchmark, not a test: it reports the figures and the targets, and fails
 # only when a run fails. BENCH_N runs per row (200), HERD clients (200).
 set -euo pipefail

@@ -22,17 +22,35 @@ audited() {
     awk '{ n++; if ($1 == 429) t++ } END { printf "%d %d\n", n, t }'
 }
 
+# The requests the approver made after line $1 of the audit log.
+approver_requests() {
+  tail -n +$(($1 + 1)) "$ROOT/audit.log" | jq -r 'select(.stage == "ResponseComplete") |
+      select(.user.username == "system:serviceaccount:kube-system:kjoin-approver") | .verb' 2>/dev/null | wc -l
+}
+
 # herd TOOL: NODES nodes of TOOL at once; prints "requests 429s seconds failed".
+# TOOL kjoin: kubeadm's token for all; kjoin-tokens: a token of kubeadm's
+# group each, auto-approved; kjoin-bound: a single-use token bound to each
+# node, approved by kjoin approver (the token files made before the clock starts).
 herd() {
   local tool=$1 i pids=() t0 end last=0 d=$ROOT/$E2E_RELEASE/$1
   mkdir -p "$d"
+  for i in $(seq "$NODES"); do
+    mkdir -p "$d/n$i"
+    case $tool in
+      kjoin) echo abcdef.0123456789abcdef >"$d/n$i/token" ;;
+      kjoin-tokens) "$KJOIN" token create --kubeconfig "$E2E_ADMIN" --ttl 30m >"$d/n$i/token" ;;
+      kjoin-bound) "$KJOIN" token create --kubeconfig "$E2E_ADMIN" --ttl 30m --node-name "herd-$i" --single-use >"$d/n$i/token" ;;
+    esac
+  done
+  [ "$tool" = kubeadm ] || e2e_wait 60 bash -c "kubectl --kubeconfig '$E2E_ADMIN' -n kube-public get configmap cluster-info -o json |
+    grep -q jws-kubeconfig-$(cut -c1-6 "$d/n$NODES/token")"
   local from; from=$(wc -l 2>/dev/null <"$ROOT/audit.log" || echo 0)
   t0=$(date +%s.%N)
   for i in $(seq "$NODES"); do
-    mkdir -p "$d/n$i"
     (
-      if [ "$tool" = kjoin ]; then
-        "$KJOIN" join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+      if [ "$tool" != kubeadm ]; then
+        "$KJOIN" join "$E2E_ENDPOINT" --token-file "$d/n$i/token" --discovery-token-ca-cert-hash "$E2E_PIN" \
           --skip-phases preflight,kubelet-start --tls-bootstrap --node-name "herd-$i" --kubeconfig-out "$d/n$i/bootstrap.conf" \
           --kubelet-kubeconfig "$d/n$i/kubelet.conf" --kubelet-pki-dir "$d/n$i/pki" --ca-cert-path "$d/n$i/ca.crt" \
           --discovery-timeout 150s >/dev/null 2>"$d/n$i/err"
@@ -55,7 +73,7 @@ herd() {
   [ $failed = 0 ] || echo "bench: $failed $tool nodes failed: $(tail -1 "$d/n1/err")" >&2
   [ $failed = 0 ] || tail -1 "$d/n1/err" >"$ROOT/why"
   sleep 1 # the audit log's last lines
-  echo "$(audited "$from") $last $failed"
+  echo "$(audited "$from") $last $failed $(approver_requests "$from")"
   kc delete csr --all >/dev/null 2>&1
 }
 
@@ -68,6 +86,8 @@ kind: Policy
 rules:
 - level: Metadata
   userGroups: ["system:bootstrappers", "system:unauthenticated"]
+- level: Metadata
+  users: ["system:serviceaccount:kube-system:kjoin-approver"]
 - level: None
 YAML
   E2E_APISERVER_FLAGS="--audit-log-path=$ROOT/audit.log --audit-policy-file=$ROOT/policy.yaml" \
@@ -77,6 +97,25 @@ YAML
   herd_flow_control | kc apply -f - >/dev/null || { echo "bench: API Priority and Fairness objects" >&2; exit 1; }
   read -r kr k429 klast kfail <<<"$(herd kjoin)"
   read -r gr g429 glast gfail <<<"$(herd kubeadm)"
+  # A token each: kubeadm's group auto-approved by the controller manager,
+  # against tokens bound to their node and approved by kjoin approver.
+  read -r tr t429 tlast tfail <<<"$(herd kjoin-tokens)"
+  "$KJOIN" approver install --kubeconfig "$E2E_ADMIN" --approver-kubeconfig "$ROOT/approver.conf" >/dev/null 2>&1 ||
+    { echo "bench: kjoin approver install failed" >&2; exit 1; }
+  "$KJOIN" approver run --kubeconfig "$ROOT/approver.conf" --healthz-bind-address "" >"$ROOT/approver.log" 2>&1 &
+  approver=$!
+  e2e_wait 30 bash -c "kubectl --kubeconfig '$E2E_ADMIN' -n kube-system get lease kjoin-approver -o jsonpath='{.spec.holderIdentity}' | grep -q ." ||
+    { echo "bench: the approver never held its Lease" >&2; exit 1; }
+  read -r br b429 blast bfail bapprover <<<"$(herd kjoin-bound)"
+  arss=$(awk '/VmHWM/ { print $2 / 1024 }' "/proc/$approver/status")
+  kill -TERM "$approver"; wait "$approver"
+  "$KJOIN" approver uninstall --kubeconfig "$E2E_ADMIN" --approver-kubeconfig "$ROOT/approver.conf" >/dev/null 2>&1
+  awk -v v="$E2E_VERSION" -v n="$NODES" -v tr="$tr" -v tl="$tlast" -v tf="$tfail" -v br="$br" -v bl="$blast" -v bf="$bfail" \
+      -v ba="$bapprover" -v rss="$arss" 'BEGIN {
+    printf "%-12s %s, %d nodes at once, a token each: auto-approved %.1f requests a node (%d failed), last identity %.1f s; ",
+           "herd-bound", v, n, tr / n, tf, tl
+    printf "bound and approved by kjoin approver %.1f requests a node (%d failed), last identity %.1f s (%.2fx); the approver: %d requests, peak RSS %.1f MiB\n",
+           br / n, bf, bl, bl / tl, ba, rss }'
   # The newest kubelet's TLS-bootstrap code asks for the usages its own
   # release's signer takes; an old signer may refuse them all (kjoin asks for
   # what the server's release signs).
