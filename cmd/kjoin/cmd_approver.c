@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <kjoin/approver.h>
 #include <kjoin/kubeapi.h>
@@ -142,8 +143,11 @@ static int run(approver_args *a)
         kjoin_kubeapi_free(api);
         return cli_fail(CLI_TEXT, &err);
     }
-    /* The watch may still use api: the process ends here. */
-    return 0;
+    /* The watch may still be in a request on api: the process ends here,
+     * before the verb's caller would tear libcurl down under it. */
+    fflush(stdout);
+    fflush(stderr);
+    _exit(0);
 }
 
 static int install(approver_args *a, bool remove)

@@ -197,8 +197,8 @@ static json_object *groups_json(const char *groups)
  * the kubeconfig's root CAs. */
 /* kjoin join's line for the cluster of api with token (and with key, a
  * control-plane node's line, as kubeadm prints it). */
-static kjoin_code join_command(const kjoin_kubeapi *api, const char *token, const char *key, char *out, size_t cap,
-                               kjoin_err *err)
+static kjoin_code join_command(const kjoin_kubeapi *api, const char *token, const char *key, const char *node,
+                               char *out, size_t cap, kjoin_err *err)
 {
     size_t ca_len = 0;
     const char *ca = kjoin_kubeapi_ca_pem(api, &ca_len);
@@ -217,9 +217,9 @@ static kjoin_code join_command(const kjoin_kubeapi *api, const char *token, cons
             used += (size_t)snprintf(pins + used, sizeof(pins) - used, "%s%s", used ? "," : "", c->spki_pin);
     }
     kjoin_bundle_free(b);
-    int n = snprintf(out, cap, "kjoin join %.*s --token %s --discovery-token-ca-cert-hash %s%s%s",
+    int n = snprintf(out, cap, "kjoin join %.*s --token %s --discovery-token-ca-cert-hash %s%s%s%s%s",
                      (int)strcspn(server, "/"), server, token, pins, key ? " --control-plane --certificate-key " : "",
-                     key ? key : "");
+                     key ? key : "", *node ? " --node-name " : "", node);
     if (n < 0 || (size_t)n >= cap)
         return kjoin_err_set(err, KJOIN_E_OTHER, "the join command is longer than %zu bytes", cap - 1);
     return KJOIN_OK;
@@ -318,7 +318,7 @@ static int run_create(token_args *a, int argc, char **argv, int first)
         rc = kjoin_kubeapi_check(&resp, what, &err);
     kjoin_token_format(&s->token, token);
     if (!rc && a->print_join)
-        rc = join_command(api, token, a->certificate_key, cmdline, sizeof(cmdline), &err);
+        rc = join_command(api, token, a->certificate_key, s->bound_node, cmdline, sizeof(cmdline), &err);
     if (!rc && s->expires)
         cli_rfc3339(s->expires, expires, sizeof(expires));
     if (!rc && a->format == CLI_JSON) {

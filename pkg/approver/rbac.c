@@ -24,6 +24,7 @@
 
 typedef struct object {
     const char *collection, *name, *body;
+    bool keep; /* one already there is kept (an account and its token), not replaced (rules: kjoin's) */
 } object;
 
 /* A bound token's: what a joining node needs of kubeadm's default group
@@ -34,26 +35,26 @@ static const object bound_objects[] = {
      "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\",\"metadata\":{\"name\":"
      "\"kjoin:bound-node-bootstrapper\"," LABELS "},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":"
      "\"ClusterRole\",\"name\":\"system:node-bootstrapper\"},\"subjects\":[{\"apiGroup\":\"rbac.authorization.k8s.io\","
-     "\"kind\":\"Group\",\"name\":\"" KJOIN_TOKEN_BOUND_GROUP "\"}]}"},
+     "\"kind\":\"Group\",\"name\":\"" KJOIN_TOKEN_BOUND_GROUP "\"}]}", false},
     {RBAC "/clusterroles", BOUND,
      "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{\"name\":\"" BOUND "\","
-     LABELS "},\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"nodes\"],\"verbs\":[\"get\"]}]}"},
+     LABELS "},\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"nodes\"],\"verbs\":[\"get\"]}]}", false},
     {RBAC "/clusterrolebindings", BOUND,
      "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\",\"metadata\":{\"name\":\"" BOUND
      "\"," LABELS "},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"" BOUND
      "\"},\"subjects\":[{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Group\",\"name\":\"" KJOIN_TOKEN_BOUND_GROUP
-     "\"}]}"},
+     "\"}]}", false},
     {RBAC KS "/roles", BOUND,
      "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"Role\",\"metadata\":{\"name\":\"" BOUND
      "\",\"namespace\":\"kube-system\"," LABELS "},\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"configmaps\"],"
      "\"verbs\":[\"get\"],\"resourceNames\":[\"kubeadm-config\",\"kubelet-config\",\"kubelet-config-1.20\","
      "\"kubelet-config-1.21\",\"kubelet-config-1.22\",\"kubelet-config-1.23\"]},{\"apiGroups\":[\"coordination.k8s.io\"],"
-     "\"resources\":[\"leases\"],\"verbs\":[\"get\"],\"resourceNames\":[\"" KJOIN_APPROVER_LEASE_NAME "\"]}]}"},
+     "\"resources\":[\"leases\"],\"verbs\":[\"get\"],\"resourceNames\":[\"" KJOIN_APPROVER_LEASE_NAME "\"]}]}", false},
     {RBAC KS "/rolebindings", BOUND,
      "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"RoleBinding\",\"metadata\":{\"name\":\"" BOUND
      "\",\"namespace\":\"kube-system\"," LABELS "},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":"
      "\"Role\",\"name\":\"" BOUND "\"},\"subjects\":[{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Group\","
-     "\"name\":\"" KJOIN_TOKEN_BOUND_GROUP "\"}]}"},
+     "\"name\":\"" KJOIN_TOKEN_BOUND_GROUP "\"}]}", false},
 };
 
 #define SA_SUBJECT "{\"kind\":\"ServiceAccount\",\"name\":\"" SA_NAME "\",\"namespace\":\"kube-system\"}"
@@ -63,44 +64,43 @@ static const object bound_objects[] = {
 static const object approver_objects[] = {
     {"/api/v1" KS "/serviceaccounts", SA_NAME,
      "{\"apiVersion\":\"v1\",\"kind\":\"ServiceAccount\",\"metadata\":{\"name\":\"" SA_NAME
-     "\",\"namespace\":\"kube-system\"," LABELS "}}"},
+     "\",\"namespace\":\"kube-system\"," LABELS "}}", true},
     {"/api/v1" KS "/secrets", SA_SECRET,
      "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"type\":\"kubernetes.io/service-account-token\",\"metadata\":{"
      "\"name\":\"" SA_SECRET "\",\"namespace\":\"kube-system\",\"annotations\":{\"kubernetes.io/service-account.name\":"
-     "\"" SA_NAME "\"}," LABELS "}}"},
+     "\"" SA_NAME "\"}," LABELS "}}", true},
     {RBAC "/clusterroles", APPROVER,
      "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{\"name\":\"" APPROVER
      "\"," LABELS "},\"rules\":[{\"apiGroups\":[\"certificates.k8s.io\"],\"resources\":[\"certificatesigningrequests\"],"
      "\"verbs\":[\"get\",\"list\",\"watch\"]},{\"apiGroups\":[\"certificates.k8s.io\"],\"resources\":["
      "\"certificatesigningrequests/approval\"],\"verbs\":[\"update\"]},{\"apiGroups\":[\"certificates.k8s.io\"],"
-     "\"resources\":[\"signers\"],\"resourceNames\":[\"" APPROVER_SIGNER "\"],\"verbs\":[\"approve\"]}]}"},
+     "\"resources\":[\"signers\"],\"resourceNames\":[\"" APPROVER_SIGNER "\"],\"verbs\":[\"approve\"]}]}", false},
     {RBAC "/clusterrolebindings", APPROVER,
      "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\",\"metadata\":{\"name\":\"" APPROVER
      "\"," LABELS "},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"ClusterRole\",\"name\":\"" APPROVER
-     "\"},\"subjects\":[" SA_SUBJECT "]}"},
+     "\"},\"subjects\":[" SA_SUBJECT "]}", false},
     {RBAC KS "/roles", APPROVER,
      "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"Role\",\"metadata\":{\"name\":\"" APPROVER
      "\",\"namespace\":\"kube-system\"," LABELS "},\"rules\":[{\"apiGroups\":[\"\"],\"resources\":[\"secrets\"],"
      "\"verbs\":[\"delete\"]},{\"apiGroups\":[\"coordination.k8s.io\"],\"resources\":[\"leases\"],\"verbs\":[\"create\"]},"
      "{\"apiGroups\":[\"coordination.k8s.io\"],\"resources\":[\"leases\"],\"resourceNames\":[\"" KJOIN_APPROVER_LEASE_NAME
-     "\"],\"verbs\":[\"get\",\"update\"]}]}"},
+     "\"],\"verbs\":[\"get\",\"update\"]}]}", false},
     {RBAC KS "/rolebindings", APPROVER,
      "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"RoleBinding\",\"metadata\":{\"name\":\"" APPROVER
      "\",\"namespace\":\"kube-system\"," LABELS "},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":"
-     "\"Role\",\"name\":\"" APPROVER "\"},\"subjects\":[" SA_SUBJECT "]}"},
+     "\"Role\",\"name\":\"" APPROVER "\"},\"subjects\":[" SA_SUBJECT "]}", false},
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Creates o; one already there is replaced by o (RBAC objects: the rules
- * are kjoin's), or kept (an account and its token). */
-static kjoin_code apply(kjoin_kubeapi *api, const object *o, bool replace, kjoin_err *err)
+/* Creates o; one already there is replaced by o, or kept (o->keep). */
+static kjoin_code apply(kjoin_kubeapi *api, const object *o, kjoin_err *err)
 {
     kjoin_kubeapi_response r = {0};
     char what[160], path[256];
     snprintf(what, sizeof(what), "create %s %s", strrchr(o->collection, '/') + 1, o->name);
     kjoin_code rc = kjoin_kubeapi_request(api, "POST", o->collection, o->body, &r, err);
-    if (!rc && r.status == 409 && replace) {
+    if (!rc && r.status == 409 && !o->keep) {
         kjoin_kubeapi_response_release(&r);
         snprintf(path, sizeof(path), "%s/%s", o->collection, o->name);
         snprintf(what, sizeof(what), "update %s %s", strrchr(o->collection, '/') + 1, o->name);
@@ -129,7 +129,7 @@ kjoin_code kjoin_approver_bound_rbac(kjoin_kubeapi *api, kjoin_err *err)
 {
     kjoin_code rc = KJOIN_OK;
     for (size_t i = 0; !rc && i < N(bound_objects); i++)
-        rc = apply(api, &bound_objects[i], true, err);
+        rc = apply(api, &bound_objects[i], err);
     return rc;
 }
 
@@ -215,7 +215,7 @@ kjoin_code kjoin_approver_install(kjoin_kubeapi *api, const char *kubeconfig_pat
         return kjoin_err_set(err, KJOIN_E_USAGE, "the approver's server \"%.200s\" is not an https:// URL", server);
     kjoin_code rc = kjoin_approver_bound_rbac(api, err);
     for (size_t i = 0; !rc && i < N(approver_objects); i++)
-        rc = apply(api, &approver_objects[i], approver_objects[i].collection[1] != 'a' || i > 1, err);
+        rc = apply(api, &approver_objects[i], err);
     char *token = NULL, *ca = NULL, *text = NULL;
     size_t ca_len = 0, len = 0;
     if (!rc)
@@ -247,7 +247,7 @@ kjoin_code kjoin_approver_uninstall(kjoin_kubeapi *api, const char *kubeconfig_p
         rc = remove_one(api, &approver_objects[i], log, log_ctx, err);
     for (size_t i = N(bound_objects); !rc && i-- > 0;)
         rc = remove_one(api, &bound_objects[i], log, log_ctx, err);
-    static const object lease = {"/apis/coordination.k8s.io/v1" KS "/leases", KJOIN_APPROVER_LEASE_NAME, NULL};
+    static const object lease = {"/apis/coordination.k8s.io/v1" KS "/leases", KJOIN_APPROVER_LEASE_NAME, NULL, false};
     if (!rc)
         rc = remove_one(api, &lease, log, log_ctx, err);
     kjoin_safedir dir = {.fd = -1};

@@ -302,10 +302,13 @@ static bool remembered(const controller *c, const char *id)
     return false;
 }
 
-static void remember(controller *c, const char *id)
+/* true when id is newly remembered */
+static bool remember(controller *c, const char *id)
 {
-    if (!remembered(c, id) && c->n_spent < SPENT_MAX)
-        snprintf(c->spent[c->n_spent++], sizeof(c->spent[0]), "%s", id);
+    if (remembered(c, id) || c->n_spent >= SPENT_MAX)
+        return false;
+    snprintf(c->spent[c->n_spent++], sizeof(c->spent[0]), "%s", id);
+    return true;
 }
 
 /* A single-use token is spent once a CSR of it was approved: one this
@@ -348,10 +351,11 @@ static void act(controller *c, json_object *csr)
 {
     approver_decision d;
     kjoin_approver__decide(csr, spent, c, &d);
-    if (d.approved && d.binding.single_use && kjoin_token_binding_valid(&d.binding)) {
-        remember(c, d.token_id);
-        delete_token(c, d.token_id); /* a Secret an earlier leader may not have deleted */
-    }
+    /* A spent single-use token, seen approved: its Secret goes (once by this
+     * instance: an earlier leader may not have deleted it). */
+    if (d.approved && d.binding.single_use && kjoin_token_binding_valid(&d.binding) && remember(c, d.token_id) &&
+        may_act(c))
+        delete_token(c, d.token_id);
     if (d.verdict == VERDICT_IGNORE || !may_act(c))
         return;
     char *body = kjoin_approver__approval_body(csr, &d), path[400];
