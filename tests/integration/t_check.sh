@@ -5,7 +5,9 @@
 # check_site NAME VERSION_STATUS NODE_READY CM_STATUS SAR_ALLOWED [MINOR
 # [KUBEADM_MINOR]]: a cluster of its own whose API answers so (NODE_READY:
 # none, True or False), of release 1.MINOR (36), with a kubeadm-config whose
-# ClusterConfiguration says 1.KUBEADM_MINOR when given (else none).
+# ClusterConfiguration says 1.KUBEADM_MINOR when given (else none). With
+# CHECK_GROUPS (a JSON array), a SelfSubjectReview says the token has those
+# groups; with CHECK_LEASE_HOLDER, kjoin approver's Lease is held by it, renewed now.
 check_site() {
   new_cluster "$1" || return 1
   local node='return 404 '\''{"kind":"Status","reason":"NotFound","code":404}'\'';'
@@ -23,6 +25,10 @@ $([ -z "${7:-}" ] || echo "location = /api/v1/namespaces/kube-system/configmaps/
 location = /apis/authorization.k8s.io/v1/selfsubjectaccessreviews {
   default_type application/json; return 201 '{"kind":"SelfSubjectAccessReview","status":{"allowed":$5}}';
 }
+$([ -z "${CHECK_GROUPS:-}" ] || echo "location = /apis/authentication.k8s.io/v1/selfsubjectreviews { default_type application/json;
+  return 201 '{\"kind\":\"SelfSubjectReview\",\"status\":{\"userInfo\":{\"username\":\"system:bootstrap:abcdef\",\"groups\":$CHECK_GROUPS}}}'; }")
+$([ -z "${CHECK_LEASE_HOLDER:-}" ] || echo "location = /apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kjoin-approver { default_type application/json;
+  return 200 '{\"kind\":\"Lease\",\"metadata\":{\"resourceVersion\":\"5\"},\"spec\":{\"holderIdentity\":\"$CHECK_LEASE_HOLDER\",\"leaseDurationSeconds\":15,\"renewTime\":\"$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)\"}}'; }")
 CONF
   restart_nginx "$C" "$C/server.crt" "$C/server.key"
 }
@@ -167,4 +173,29 @@ t_check_kubernetes_api_call_timeout_bounds_each_call() {
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   [ "$ms" -ge 9000 ] || fail "the unbounded check ended after $ms ms" || return 1
   ! grep -q "the call's own" "$ERR" || fail "a bound was named where none was set"
+}
+
+# Node-bound tokens (docs/token.md): the API server says who the token is.
+BOUND_TO_OTHER='["system:bootstrappers","system:bootstrappers:kjoin:bound","system:bootstrappers:kjoin:node:w7:example","system:authenticated"]'
+BOUND_TO_CHECKED='["system:bootstrappers","system:bootstrappers:kjoin:bound","system:bootstrappers:kjoin:node:checked","system:authenticated"]'
+
+t_check_token_bound_to_another_node_refused() {
+  CHECK_GROUPS=$BOUND_TO_OTHER check_site check-bound-other 200 none 200 false || return 1
+  check_run 2 || return 1
+  err_has "the token is bound to node w7.example: it cannot join as checked"
+}
+
+t_check_bound_token_with_an_approver_passes() {
+  CHECK_GROUPS=$BOUND_TO_CHECKED CHECK_LEASE_HOLDER=cp-1_5b0c check_site check-bound-ok 200 none 200 false || return 1
+  check_run 0 -o json || return 1
+  jq -e '.check.csrAutoApproved == false and .check.approver == "cp-1_5b0c" and .check.problems == ""' "$OUT" >/dev/null ||
+    fail "unexpected JSON: $(cat "$OUT")" || return 1
+  grep -q "selfsubjectreviews" "$C/nginx/access.log" || fail "the check never asked who the token is"
+}
+
+t_check_bound_token_without_an_approver_fails() {
+  CHECK_GROUPS=$BOUND_TO_CHECKED check_site check-bound-none 200 none 200 false || return 1
+  check_run 6 || return 1
+  err_has "no kjoin approver has run on the cluster" || return 1
+  ! grep -q "kubectl certificate approve" "$ERR" || fail "a bound token's check sends the operator to approve by hand"
 }
