@@ -22,6 +22,7 @@ t_install_everything_and_uninstall_exactly() {
     usr/share/man/man1/kjoin.1 usr/share/man/man1/kjoin-join.1 usr/share/man/man1/kjoin-token.1 \
     usr/share/man/man1/kjoin-certs.1 usr/share/bash-completion/completions/kjoin usr/lib/systemd/system/kjoin-join.service \
     usr/lib/systemd/system/kjoin-certs-rotate.timer usr/lib/systemd/system/kjoin-tls-rotate.timer \
+    usr/lib/systemd/system/kjoin-approver.service usr/share/man/man1/kjoin-approver.1 usr/include/kjoin/approver.h \
     usr/lib/systemd/system/kubelet.service.d/10-kjoin.conf usr/include/kjoin/node.h usr/include/kjoin/phases.h \
     usr/share/doc/kjoin/README.md usr/share/doc/kjoin/join.md; do
     [ -e "$root/$f" ] || { fail "$f not installed"; return 1; }
