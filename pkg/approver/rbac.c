@@ -72,7 +72,8 @@ static const object approver_objects[] = {
     {RBAC "/clusterroles", APPROVER,
      "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":{\"name\":\"" APPROVER
      "\"," LABELS "},\"rules\":[{\"apiGroups\":[\"certificates.k8s.io\"],\"resources\":[\"certificatesigningrequests\"],"
-     "\"verbs\":[\"get\",\"list\",\"watch\"]},{\"apiGroups\":[\"certificates.k8s.io\"],\"resources\":["
+     "\"verbs\":[\"get\",\"list\",\"watch\"]},{\"apiGroups\":[\"\"],\"resources\":[\"nodes\"],\"verbs\":[\"get\"]},"
+     "{\"apiGroups\":[\"certificates.k8s.io\"],\"resources\":["
      "\"certificatesigningrequests/approval\"],\"verbs\":[\"update\"]},{\"apiGroups\":[\"certificates.k8s.io\"],"
      "\"resources\":[\"signers\"],\"resourceNames\":[\"" APPROVER_SIGNER "\"],\"verbs\":[\"approve\"]}]}", false},
     {RBAC "/clusterrolebindings", APPROVER,

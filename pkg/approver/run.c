@@ -2,7 +2,7 @@
  * (with a full list at the start, after an expired watch and every resync
  * period) feeds a cache; the instance holding the Lease decides each CSR
  * the cache has news of (decide.c) and acts: approves, denies, deletes a
- * spent single-use token's Secret. Three threads: the watch, the decisions
+ * spent single-use token's Secret once its node registered. Three threads: the watch, the decisions
  * and the Lease (this one), and /healthz. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +28,11 @@
 #define EVENT_MAX (4 << 20)          /* one watch event's bytes */
 #define STREAM_MAX ((size_t)1 << 30) /* one watch's bytes */
 #define SPENT_MAX 4096
+/* A spent single-use token's Secret goes once its node registered (the
+ * kubelet has read its certificate with the token: deleted sooner, the
+ * kubelet could not), or this long after the approval at the latest. */
+#define SPENT_GRACE_MS 60000
+#define SPENT_CHECK_MS 5000
 
 typedef struct event {
     struct event *next;
@@ -50,6 +55,11 @@ typedef struct controller {
     bool leader;
     char spent[SPENT_MAX][KJOIN_TOKEN_ID_LEN + 1]; /* single-use tokens this instance saw approved */
     size_t n_spent;
+    struct {
+        char id[KJOIN_TOKEN_ID_LEN + 1], node[254];
+        int64_t since_ms, checked_ms;
+    } doomed[SPENT_MAX]; /* spent tokens whose Secret is still to go */
+    size_t n_doomed;
     _Atomic int64_t alive_ms;  /* the decisions' loop's last turn, for /healthz */
     _Atomic bool watching;     /* the watch is open */
     /* the watch's line buffer */
@@ -347,15 +357,54 @@ static bool may_act(const controller *c)
     return c->leader && kjoin_now_ms() - c->renewed_ms < c->o->renew_deadline_ms;
 }
 
+static void doom(controller *c, const char *id, const char *node)
+{
+    if (c->n_doomed >= SPENT_MAX)
+        return;
+    snprintf(c->doomed[c->n_doomed].id, sizeof(c->doomed[0].id), "%s", id);
+    snprintf(c->doomed[c->n_doomed].node, sizeof(c->doomed[0].node), "%s", node);
+    c->doomed[c->n_doomed].since_ms = kjoin_now_ms();
+    c->doomed[c->n_doomed++].checked_ms = 0;
+}
+
+static bool node_registered(controller *c, const char *node)
+{
+    char path[320];
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", node);
+    kjoin_kubeapi_response r = {0};
+    kjoin_err err;
+    bool there = kjoin_kubeapi_request(c->api, "GET", path, NULL, &r, &err) == KJOIN_OK && r.status == 200;
+    kjoin_kubeapi_response_release(&r);
+    return there;
+}
+
+/* The Secrets of spent tokens whose node registered, or whose grace ended. */
+static void delete_spent(controller *c)
+{
+    int64_t now = kjoin_now_ms();
+    for (size_t i = 0; i < c->n_doomed && may_act(c);) {
+        bool due = now - c->doomed[i].since_ms >= SPENT_GRACE_MS;
+        if (!due && now - c->doomed[i].checked_ms >= SPENT_CHECK_MS) {
+            c->doomed[i].checked_ms = now;
+            due = node_registered(c, c->doomed[i].node);
+        }
+        if (!due) {
+            i++;
+            continue;
+        }
+        delete_token(c, c->doomed[i].id);
+        c->doomed[i] = c->doomed[--c->n_doomed];
+    }
+}
+
 static void act(controller *c, json_object *csr)
 {
     approver_decision d;
     kjoin_approver__decide(csr, spent, c, &d);
     /* A spent single-use token, seen approved: its Secret goes (once by this
      * instance: an earlier leader may not have deleted it). */
-    if (d.approved && d.binding.single_use && kjoin_token_binding_valid(&d.binding) && remember(c, d.token_id) &&
-        may_act(c))
-        delete_token(c, d.token_id);
+    if (d.approved && d.binding.single_use && kjoin_token_binding_valid(&d.binding) && remember(c, d.token_id))
+        doom(c, d.token_id, d.binding.node);
     if (d.verdict == VERDICT_IGNORE || !may_act(c))
         return;
     char *body = kjoin_approver__approval_body(csr, &d), path[400];
@@ -372,8 +421,8 @@ static void act(controller *c, json_object *csr)
         if (now)
             json_object_object_add(c->cache, d.name, now);
         if (d.verdict == VERDICT_APPROVE && d.binding.single_use) {
-            remember(c, d.token_id);
-            delete_token(c, d.token_id);
+            if (remember(c, d.token_id))
+                doom(c, d.token_id, d.binding.node);
         }
     } else if (!rc && r.status == 409) {
         logf_(c, 1, "[approver] CSR %s changed while it was decided; the watch brings it again", d.name);
@@ -594,6 +643,7 @@ kjoin_code kjoin_approver_run(kjoin_kubeapi *api, const kjoin_approver_options *
             next_try = kjoin_now_ms() + o->retry_period_ms;
         }
         drain(c, became);
+        delete_spent(c);
         pthread_mutex_lock(&c->mu);
         if (!c->head) {
             int64_t wait = next_try - kjoin_now_ms();

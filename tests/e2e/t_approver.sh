@@ -87,7 +87,8 @@ t_e2e_approver_bound_token_joins_its_node_once() {
   grep -q "approved CSR .*token $id is bound to node e2e-bound" "$T/approver-a.log" &&
     grep -q "token $id was for one use: deleted its Secret" "$T/approver-a.log" ||
     { fail "approver log: $(tail -3 "$T/approver-a.log")"; rc=1; }
-  ! kc -n kube-system get secret "bootstrap-token-$id" >/dev/null 2>&1 || { fail "the spent token's Secret stayed"; rc=1; }
+  secret_gone() { ! kc -n kube-system get secret "bootstrap-token-$1" >/dev/null 2>&1; }
+  e2e_wait 20 secret_gone "$id" || { fail "the spent token's Secret stayed after its Node registered"; rc=1; }
   # Spent: a second join with it is refused (exit 8), once the signer took its signature away.
   e2e_wait 20 unsigned "$id" || { fail "the spent token's signature stayed"; rc=1; }
   kj 8 join --skip-phases preflight,kubelet-start "$E2E_ENDPOINT" --token-file "$T/bound.token" \
