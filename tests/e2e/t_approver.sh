@@ -84,11 +84,11 @@ t_e2e_approver_bound_token_joins_its_node_once() {
     { fail "token list: $(grep "^$id" "$T/list")"; rc=1; }
   in_node node_scenario_bound || rc=1
   decided "$id" KjoinBoundToken || { fail "the CSR was not approved by kjoin approver: $(csr_of "$id")"; rc=1; }
+  secret_gone() { ! kc -n kube-system get secret "bootstrap-token-$1" >/dev/null 2>&1; }
+  e2e_wait 20 secret_gone "$id" || { fail "the spent token's Secret stayed after its Node registered"; rc=1; }
   grep -q "approved CSR .*token $id is bound to node e2e-bound" "$T/approver-a.log" &&
     grep -q "token $id was for one use: deleted its Secret" "$T/approver-a.log" ||
     { fail "approver log: $(tail -3 "$T/approver-a.log")"; rc=1; }
-  secret_gone() { ! kc -n kube-system get secret "bootstrap-token-$1" >/dev/null 2>&1; }
-  e2e_wait 20 secret_gone "$id" || { fail "the spent token's Secret stayed after its Node registered"; rc=1; }
   # Spent: a second join with it is refused (exit 8), once the signer took its signature away.
   e2e_wait 20 unsigned "$id" || { fail "the spent token's signature stayed"; rc=1; }
   kj 8 join --skip-phases preflight,kubelet-start "$E2E_ENDPOINT" --token-file "$T/bound.token" \
@@ -152,7 +152,7 @@ csr_post() {
   jq -n --arg n "$name" --arg s "$signer" --argjson u "$usages" --arg r "$(base64 -w0 "$T/$name.csr")" \
     '{apiVersion: "certificates.k8s.io/v1", kind: "CertificateSigningRequest", metadata: {name: $n},
       spec: {signerName: $s, usages: $u, request: $r}}' >"$T/$name.json"
-  kubectl --server "$E2E_SERVER" --certificate-authority "$E2E_CA" --token "$token" create -f "$T/$name.json" \
+  kubectl --kubeconfig /dev/null --server "$E2E_SERVER" --certificate-authority "$E2E_CA" --token "$token" create -f "$T/$name.json" \
     >"$T/$name.out" 2>&1 || { fail "create csr $name: $(cat "$T/$name.out")"; return 1; }
 }
 csr_reason() { kc get csr "$1" -o jsonpath='{.status.conditions[0].reason}' 2>/dev/null; }
