@@ -283,7 +283,11 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "etcd members: $(ha_members "$HA_IP
   ha_boot ha-w "$HA_IPW" "$(ha_user_data)" "$HA_IP2"
   lab_wait_booted ha-w 90 && e2e_wait 180 lab_exec ha-w test -e /run/kjoin-images-ready || { fail "the worker did not boot"; rc=1; }
   local bound
-  bound=$(lab_exec ha-2 kjoin token create --node-name ha-w --single-use --ttl 10m) || { fail "token create --node-name ha-w"; rc=1; }
+  # (made through node 2's own API server: cp.kjlab is node 1 on the control-plane nodes)
+  sed "s#server: .*#server: https://$HA_IP2:6443#" "$T/admin.conf" >"$T/admin2.conf" && chmod 600 "$T/admin2.conf"
+  bound=$("$KJOIN" token create --kubeconfig "$T/admin2.conf" --node-name ha-w --single-use --ttl 10m 2>"$T/bound.err") ||
+    { fail "token create --node-name ha-w: $(tail -n 2 "$T/bound.err")"; rc=1; }
+  SECRETS+=("${bound#*.}")
   lab_exec ha-w kjoin join "$HA_ENDPOINT" --token "$bound" --discovery-token-ca-cert-hash "$HA_PIN" \
     >"$T/joinw.out" 2>&1 || { fail "the worker's bound join through node 2: $(tail -n 4 "$T/joinw.out")"; rc=1; }
   e2e_wait 60 ha_kc "$HA_IP3" get node ha-w || { fail "the worker never registered"; rc=1; }
