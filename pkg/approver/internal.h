@@ -61,6 +61,13 @@ typedef struct lease_record {
 bool kjoin_approver__lease_parse(const char *json, size_t len, lease_record *out);
 /* The Lease body to create (no resource version) or update (with one). */
 char *kjoin_approver__lease_body(const char *ns, const char *name, const lease_record *r);
+/* client-go's tryAcquireOrRenew, decided: from the record seen (NULL: no
+ * Lease yet), when this instance last saw it change (observed_ms, its own
+ * clock) and now_ms, whether identity writes *want (holding it for
+ * duration_s, stamped stamp): a renewal keeps the tenure, a takeover (the
+ * holder silent for its duration, or none) counts a transition. */
+bool kjoin_approver__lease_next(const lease_record *seen, int64_t observed_ms, int64_t now_ms, const char *identity,
+                                int64_t duration_s, const char *stamp, lease_record *want);
 /* RFC 3339 with microseconds, as MicroTime. */
 void kjoin_approver__micro_time(int64_t unix_ms, char out[40]);
 

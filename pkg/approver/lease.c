@@ -87,3 +87,27 @@ char *kjoin_approver__lease_body(const char *ns, const char *name, const lease_r
     json_object_put(o);
     return body;
 }
+
+bool kjoin_approver__lease_next(const lease_record *seen, int64_t observed_ms, int64_t now_ms, const char *identity,
+                                int64_t duration_s, const char *stamp, lease_record *want)
+{
+    memset(want, 0, sizeof(*want));
+    snprintf(want->holder, sizeof(want->holder), "%s", identity);
+    want->duration_s = duration_s;
+    snprintf(want->acquire_time, sizeof(want->acquire_time), "%s", stamp);
+    snprintf(want->renew_time, sizeof(want->renew_time), "%s", stamp);
+    if (!seen)
+        return true; /* no Lease yet: made with this instance holding it */
+    bool mine = !strcmp(seen->holder, identity);
+    int64_t held_ms = (seen->duration_s > 0 ? seen->duration_s : 1) * 1000;
+    if (*seen->holder && !mine && observed_ms + held_ms > now_ms)
+        return false; /* another holds it, and renewed it within its duration as this instance saw */
+    if (mine) { /* a renewal: the same tenure */
+        snprintf(want->acquire_time, sizeof(want->acquire_time), "%s", seen->acquire_time);
+        want->transitions = seen->transitions;
+    } else { /* taken over: another tenure */
+        want->transitions = seen->transitions + 1;
+    }
+    snprintf(want->resource_version, sizeof(want->resource_version), "%s", seen->resource_version);
+    return true;
+}

@@ -237,13 +237,9 @@ static bool lease_write(controller *c, const lease_record *want, bool create)
 
 static bool try_acquire_or_renew(controller *c)
 {
-    int64_t now = kjoin_now_ms(), wall = (int64_t)time(NULL) * 1000;
+    int64_t now = kjoin_now_ms();
     char stamp[40];
-    kjoin_approver__micro_time(wall, stamp);
-    lease_record want = {.duration_s = (c->o->lease_duration_ms + 999) / 1000};
-    snprintf(want.holder, sizeof(want.holder), "%s", c->identity);
-    snprintf(want.acquire_time, sizeof(want.acquire_time), "%s", stamp);
-    snprintf(want.renew_time, sizeof(want.renew_time), "%s", stamp);
+    kjoin_approver__micro_time((int64_t)time(NULL) * 1000, stamp);
     kjoin_kubeapi_response r = {0};
     kjoin_err err;
     kjoin_code rc = kjoin_kubeapi_request(c->api, "GET", LEASES "/" KJOIN_APPROVER_LEASE_NAME, NULL, &r, &err);
@@ -254,36 +250,21 @@ static bool try_acquire_or_renew(controller *c)
         kjoin_kubeapi_response_release(&r);
         return false;
     }
-    if (r.status == 404) {
-        kjoin_kubeapi_response_release(&r);
-        bool ok = lease_write(c, &want, true);
-        if (ok)
-            c->observed_ms = now;
-        return ok;
-    }
-    lease_record seen = {0};
-    bool parsed = kjoin_approver__lease_parse(r.body, r.len, &seen);
+    lease_record seen = {0}, want;
+    bool there = r.status == 200;
+    bool parsed = !there || kjoin_approver__lease_parse(r.body, r.len, &seen);
     kjoin_kubeapi_response_release(&r);
     if (!parsed)
         return false;
     /* Time is this instance's own: when the record last changed as it saw it. */
-    if (strcmp(seen.holder, c->observed.holder) || strcmp(seen.renew_time, c->observed.renew_time) ||
-        strcmp(seen.resource_version, c->observed.resource_version) || !c->observed_ms) {
+    if (there && (strcmp(seen.holder, c->observed.holder) || strcmp(seen.renew_time, c->observed.renew_time) ||
+                  strcmp(seen.resource_version, c->observed.resource_version) || !c->observed_ms)) {
         c->observed = seen;
         c->observed_ms = now;
     }
-    bool mine = !strcmp(seen.holder, c->identity);
-    int64_t duration_ms = (seen.duration_s > 0 ? seen.duration_s : 1) * 1000;
-    if (*seen.holder && !mine && c->observed_ms + duration_ms > now)
-        return false; /* another holds it, and it is current */
-    if (mine) {
-        snprintf(want.acquire_time, sizeof(want.acquire_time), "%s", seen.acquire_time);
-        want.transitions = seen.transitions;
-    } else {
-        want.transitions = seen.transitions + 1;
-    }
-    snprintf(want.resource_version, sizeof(want.resource_version), "%s", seen.resource_version);
-    if (!lease_write(c, &want, false))
+    if (!kjoin_approver__lease_next(there ? &seen : NULL, c->observed_ms, now, c->identity,
+                                    (c->o->lease_duration_ms + 999) / 1000, stamp, &want) ||
+        !lease_write(c, &want, !there))
         return false;
     c->observed_ms = now;
     return true;

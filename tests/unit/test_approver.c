@@ -408,6 +408,45 @@ static void test_lease_round_trip_and_hostile_leases(void **state)
     assert_string_equal(back.holder, "");
 }
 
+/* Leader election as client-go's: who writes the Lease, and what. */
+static void test_lease_taken_renewed_and_waited_for(void **state)
+{
+    (void)state;
+    lease_record want, seen = {.duration_s = 15, .transitions = 4};
+    const char *stamp = "2026-12-06T15:00:00.000000Z";
+    /* none yet: made, held by this one */
+    assert_true(kjoin_approver__lease_next(NULL, 0, 1000, "b", 15, stamp, &want));
+    assert_string_equal(want.holder, "b");
+    assert_int_equal(want.transitions, 0);
+    assert_string_equal(want.resource_version, "");
+    /* a's, renewed 14.9 s ago as b saw it: b waits */
+    snprintf(seen.holder, sizeof(seen.holder), "a");
+    snprintf(seen.acquire_time, sizeof(seen.acquire_time), "2026-12-06T14:00:00.000000Z");
+    snprintf(seen.resource_version, sizeof(seen.resource_version), "41");
+    assert_false(kjoin_approver__lease_next(&seen, 100000, 114900, "b", 15, stamp, &want));
+    /* ... silent for its whole duration: b takes it, a new tenure */
+    assert_true(kjoin_approver__lease_next(&seen, 100000, 115000, "b", 15, stamp, &want));
+    assert_string_equal(want.holder, "b");
+    assert_int_equal(want.transitions, 5);
+    assert_string_equal(want.acquire_time, stamp);
+    assert_string_equal(want.resource_version, "41"); /* the update names what was read */
+    /* its own: renewed, the tenure kept, at once */
+    assert_true(kjoin_approver__lease_next(&seen, 100000, 100001, "a", 15, stamp, &want));
+    assert_int_equal(want.transitions, 4);
+    assert_string_equal(want.acquire_time, "2026-12-06T14:00:00.000000Z");
+    assert_string_equal(want.renew_time, stamp);
+    /* given up (no holder): taken at once */
+    seen.holder[0] = '\0';
+    seen.duration_s = 1;
+    assert_true(kjoin_approver__lease_next(&seen, 100000, 100001, "b", 15, stamp, &want));
+    assert_int_equal(want.transitions, 5);
+    /* a duration of 0 counts as a second, never as "always expired" or "never" */
+    snprintf(seen.holder, sizeof(seen.holder), "a");
+    seen.duration_s = 0;
+    assert_false(kjoin_approver__lease_next(&seen, 100000, 100999, "b", 15, stamp, &want));
+    assert_true(kjoin_approver__lease_next(&seen, 100000, 101000, "b", 15, stamp, &want));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_other_requesters_are_never_touched),
         cmocka_unit_test(test_a_denial_is_found_for_its_token_and_node_only),
         cmocka_unit_test(test_lease_round_trip_and_hostile_leases),
+        cmocka_unit_test(test_lease_taken_renewed_and_waited_for),
     };
     return cmocka_run_group_tests_name("approver", tests, NULL, NULL);
 }
