@@ -156,6 +156,8 @@ csr_post() {
     >"$T/$name.out" 2>&1 || { fail "create csr $name: $(cat "$T/$name.out")"; return 1; }
 }
 csr_reason() { kc get csr "$1" -o jsonpath='{.status.conditions[0].reason}' 2>/dev/null; }
+# csr_is NAME REASON: the CSR's first condition has REASON (asked anew each time: for e2e_wait).
+csr_is() { [ "$(csr_reason "$1")" = "$2" ]; }
 csr_message() { kc get csr "$1" -o jsonpath='{.status.conditions[0].message}' 2>/dev/null; }
 
 t_e2e_approver_hostile_csrs_denied_kubeadm_tokens_untouched() {
@@ -174,13 +176,13 @@ t_e2e_approver_hostile_csrs_denied_kubeadm_tokens_untouched() {
   local want=(e2e-h-sans "no subject alternative names" e2e-h-rsa "ECDSA P-256" e2e-h-usages "usages"
               e2e-h-masters "the subject is not" e2e-h-prefix "this CSR asks for e2e-h7x") i
   for ((i = 0; i < ${#want[@]}; i += 2)); do
-    e2e_wait 20 test "$(csr_reason "${want[i]}")" = KjoinTokenBound ||
+    e2e_wait 20 csr_is "${want[i]}" KjoinTokenBound ||
       { fail "${want[i]} not denied: $(csr_reason "${want[i]}")"; rc=1; continue; }
     csr_message "${want[i]}" | grep -qF "${want[i+1]}" || { fail "${want[i]}: $(csr_message "${want[i]}")"; rc=1; }
   done
-  e2e_wait 20 test "$(csr_reason e2e-h-good)" = KjoinBoundToken || { fail "the good CSR: $(csr_reason e2e-h-good)"; rc=1; }
+  e2e_wait 20 csr_is e2e-h-good KjoinBoundToken || { fail "the good CSR: $(csr_reason e2e-h-good)"; rc=1; }
   # kubeadm's token: the controller manager's approval, never the approver's decision.
-  e2e_wait 20 test "$(csr_reason e2e-h-kubeadm)" = AutoApproved || { fail "kubeadm's CSR: $(csr_reason e2e-h-kubeadm)"; rc=1; }
+  e2e_wait 20 csr_is e2e-h-kubeadm AutoApproved || { fail "kubeadm's CSR: $(csr_reason e2e-h-kubeadm)"; rc=1; }
   ! grep -q "e2e-h-kubeadm" "$T/approver-a.log" || { fail "the approver touched kubeadm's CSR"; rc=1; }
   kc delete csr e2e-h-sans e2e-h-rsa e2e-h-usages e2e-h-masters e2e-h-prefix e2e-h-good e2e-h-kubeadm >/dev/null 2>&1
   kc -n kube-system delete secret "bootstrap-token-${t%%.*}" >/dev/null 2>&1
@@ -194,7 +196,8 @@ holder() { kc -n kube-system get lease kjoin-approver -o jsonpath='{.spec.holder
 
 t_e2e_approver_lease_handed_over_and_api_restarts_survived() {
   local fast=(--leader-elect-lease-duration 6s --leader-elect-renew-deadline 4s --leader-elect-retry-period 1s --resync-period 5s)
-  approver_up a "${fast[@]}" && e2e_wait 10 test "$(holder)" = a && approver_up b "${fast[@]}" ||
+  holder_is() { [ "$(holder)" = "$1" ]; }
+  approver_up a "${fast[@]}" && e2e_wait 10 holder_is a && approver_up b "${fast[@]}" ||
     { fail "a never held the Lease: $(holder)"; approver_down; return 1; }
   local rc=0 t u='["digital signature","client auth"]' signer=kubernetes.io/kube-apiserver-client-kubelet
   bound_token "$T/bound.token" e2e-l7 || { approver_down; return 1; }
@@ -203,7 +206,7 @@ t_e2e_approver_lease_handed_over_and_api_restarts_survived() {
   kill -KILL "${APPROVER_PIDS[a]}"
   local t0; t0=$(date +%s)
   csr_post "$t" e2e-l-one "$signer" "$u" ec "/O=system:nodes/CN=system:node:e2e-l7" || { approver_down; return 1; }
-  e2e_wait 15 test "$(csr_reason e2e-l-one)" = KjoinBoundToken ||
+  e2e_wait 15 csr_is e2e-l-one KjoinBoundToken ||
     { fail "no approval after the holder died: $(csr_reason e2e-l-one); holder $(holder)"; rc=1; }
   local took=$(($(date +%s) - t0))
   # one lease duration after a's last renewal, plus a retry period and the approval
@@ -214,7 +217,7 @@ t_e2e_approver_lease_handed_over_and_api_restarts_survived() {
   # The API server restarts: b keeps watching and approving.
   cp_stop kube-apiserver && cp_start kube-apiserver || { fail "the API server did not come back"; approver_down; return 1; }
   csr_post "$t" e2e-l-two "$signer" "$u" ec "/O=system:nodes/CN=system:node:e2e-l7" || { approver_down; return 1; }
-  e2e_wait 30 test "$(csr_reason e2e-l-two)" = KjoinBoundToken || { fail "no approval after the restart: $(csr_reason e2e-l-two)"; rc=1; }
+  e2e_wait 30 csr_is e2e-l-two KjoinBoundToken || { fail "no approval after the restart: $(csr_reason e2e-l-two)"; rc=1; }
   curl -sf "http://127.0.0.1:${APPROVER_HEALTHZ[b]}/healthz" | grep -qx ok || { fail "b's /healthz"; rc=1; }
   # b stops: it gives up the Lease (no holder), exits 0.
   kill -TERM "${APPROVER_PIDS[b]}"; wait "${APPROVER_PIDS[b]}" || { fail "b exited $?"; rc=1; }
@@ -245,11 +248,15 @@ t_e2e_approver_token_refusals_install_uninstall_exact() {
     kj 0 approver install --kubeconfig "$E2E_ADMIN" --approver-kubeconfig "$T/approver.conf" -o json || rc=1
   [ "$(stat -c %a "$T/approver.conf")" = 600 ] || { fail "approver.conf mode $(stat -c %a "$T/approver.conf")"; rc=1; }
   # Its credentials are the account's, and least privilege: no Secrets read, no other signer approved.
-  local as=(kubectl --kubeconfig "$T/approver.conf")
-  [ "$("${as[@]}" auth can-i watch certificatesigningrequests.certificates.k8s.io)" = yes ] &&
-    [ "$("${as[@]}" auth can-i approve signers.certificates.k8s.io/kubernetes.io/kube-apiserver-client-kubelet)" = yes ] &&
-    [ "$("${as[@]}" auth can-i approve signers.certificates.k8s.io/kubernetes.io/kube-apiserver-client)" = no ] &&
-    [ "$("${as[@]}" -n kube-system auth can-i get secrets)" = no ] || { fail "the approver's rights are not what docs/token.md says"; rc=1; }
+  local as=(kubectl --kubeconfig "$T/approver.conf") q want got
+  for q in "yes watch certificatesigningrequests.certificates.k8s.io" "yes update certificatesigningrequests.certificates.k8s.io --subresource approval" \
+      "yes approve signers.certificates.k8s.io/kubernetes.io/kube-apiserver-client-kubelet" \
+      "no approve signers.certificates.k8s.io/kubernetes.io/kube-apiserver-client" "no approve signers.certificates.k8s.io/kubernetes.io/legacy-unknown" \
+      "no get secrets -n kube-system" "yes delete secrets -n kube-system" "no create certificatesigningrequests.certificates.k8s.io"; do
+    want=${q%% *}
+    got=$("${as[@]}" auth can-i ${q#* } 2>/dev/null)
+    [ "$got" = "$want" ] || { fail "the approver: can-i ${q#* }: $got, docs/token.md says $want"; rc=1; }
+  done
   local managed="clusterroles,clusterrolebindings,serviceaccounts,secrets,roles,rolebindings"
   [ "$(kc get clusterroles,clusterrolebindings -l app.kubernetes.io/managed-by=kjoin -o name | wc -l)" = 5 ] ||
     { fail "install made: $(kc get clusterroles,clusterrolebindings -l app.kubernetes.io/managed-by=kjoin -o name | tr '\n' ' ')"; rc=1; }
