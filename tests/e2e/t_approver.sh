@@ -171,7 +171,8 @@ t_e2e_approver_hostile_csrs_denied_kubeadm_tokens_untouched() {
     csr_post "$t" e2e-h-masters "$signer" "$u" ec "/O=system:masters/CN=system:node:e2e-h7" &&
     csr_post "$t" e2e-h-prefix "$signer" "$u" ec "/O=system:nodes/CN=system:node:e2e-h7x" &&
     csr_post "$t" e2e-h-good "$signer" "$u" ec "/O=system:nodes/CN=system:node:e2e-h7" &&
-    csr_post abcdef.0123456789abcdef e2e-h-kubeadm "$signer" "$u" ec "/O=system:nodes/CN=system:node:e2e-k1" ||
+    csr_post abcdef.0123456789abcdef e2e-h-kubeadm "$signer" '["digital signature","key encipherment","client auth"]' ec \
+      "/O=system:nodes/CN=system:node:e2e-k1" ||
     { approver_down; return 1; }
   local want=(e2e-h-sans "no subject alternative names" e2e-h-rsa "ECDSA P-256" e2e-h-usages "usages"
               e2e-h-masters "the subject is not" e2e-h-prefix "this CSR asks for e2e-h7x") i
@@ -181,7 +182,8 @@ t_e2e_approver_hostile_csrs_denied_kubeadm_tokens_untouched() {
     csr_message "${want[i]}" | grep -qF "${want[i+1]}" || { fail "${want[i]}: $(csr_message "${want[i]}")"; rc=1; }
   done
   e2e_wait 20 csr_is e2e-h-good KjoinBoundToken || { fail "the good CSR: $(csr_reason e2e-h-good)"; rc=1; }
-  # kubeadm's token: the controller manager's approval, never the approver's decision.
+  # kubeadm's token: the controller manager's approval, never the approver's decision (the usages
+  # every release's controller manager approves: key encipherment too before 1.22).
   e2e_wait 20 csr_is e2e-h-kubeadm AutoApproved || { fail "kubeadm's CSR: $(csr_reason e2e-h-kubeadm)"; rc=1; }
   ! grep -q "e2e-h-kubeadm" "$T/approver-a.log" || { fail "the approver touched kubeadm's CSR"; rc=1; }
   kc delete csr e2e-h-sans e2e-h-rsa e2e-h-usages e2e-h-masters e2e-h-prefix e2e-h-good e2e-h-kubeadm >/dev/null 2>&1
@@ -250,13 +252,27 @@ t_e2e_approver_token_refusals_install_uninstall_exact() {
   # Its credentials are the account's, and least privilege: no Secrets read, no other signer approved.
   local as=(kubectl --kubeconfig "$T/approver.conf") q want got
   for q in "yes watch certificatesigningrequests.certificates.k8s.io" "yes update certificatesigningrequests.certificates.k8s.io --subresource approval" \
-      "yes approve signers.certificates.k8s.io/kubernetes.io/kube-apiserver-client-kubelet" \
-      "no approve signers.certificates.k8s.io/kubernetes.io/kube-apiserver-client" "no approve signers.certificates.k8s.io/kubernetes.io/legacy-unknown" \
-      "no get secrets -n kube-system" "yes delete secrets -n kube-system" "no create certificatesigningrequests.certificates.k8s.io"; do
+      "no get secrets -n kube-system" "yes delete secrets -n kube-system" "no create certificatesigningrequests.certificates.k8s.io" \
+      "yes get nodes" "no list nodes"; do
     want=${q%% *}
     got=$("${as[@]}" auth can-i ${q#* } 2>/dev/null)
     [ "$got" = "$want" ] || { fail "the approver: can-i ${q#* }: $got, docs/token.md says $want"; rc=1; }
   done
+  # The approval plugin's check, by deed (kubectl cannot ask it of signers): the kubelet's signer only.
+  local u='["digital signature","client auth"]'
+  csr_admin() { # NAME SIGNER SUBJ: a CSR an admin makes
+    openssl ecparam -name prime256v1 -genkey -noout -out "$T/$1.key" 2>/dev/null &&
+      openssl req -new -key "$T/$1.key" -subj "$3" -out "$T/$1.csr" 2>/dev/null &&
+      jq -n --arg n "$1" --arg s "$2" --argjson u "$u" --arg r "$(base64 -w0 "$T/$1.csr")" \
+        '{apiVersion: "certificates.k8s.io/v1", kind: "CertificateSigningRequest", metadata: {name: $n},
+          spec: {signerName: $s, usages: $u, request: $r}}' | kc create -f - >/dev/null
+  }
+  csr_admin e2e-r-kubelet kubernetes.io/kube-apiserver-client-kubelet "/O=system:nodes/CN=system:node:e2e-r" &&
+    csr_admin e2e-r-client kubernetes.io/kube-apiserver-client "/CN=e2e-r" || { fail "admin CSRs"; rc=1; }
+  "${as[@]}" certificate approve e2e-r-kubelet >/dev/null 2>&1 || { fail "the approver cannot approve the kubelet's signer"; rc=1; }
+  "${as[@]}" certificate approve e2e-r-client >"$T/client.out" 2>&1 && { fail "the approver approved signer kube-apiserver-client"; rc=1; }
+  grep -q "not permitted to approve requests with signerName" "$T/client.out" || { fail "approve client: $(cat "$T/client.out")"; rc=1; }
+  kc delete csr e2e-r-kubelet e2e-r-client >/dev/null 2>&1
   local managed="clusterroles,clusterrolebindings,serviceaccounts,secrets,roles,rolebindings"
   [ "$(kc get clusterroles,clusterrolebindings -l app.kubernetes.io/managed-by=kjoin -o name | wc -l)" = 5 ] ||
     { fail "install made: $(kc get clusterroles,clusterrolebindings -l app.kubernetes.io/managed-by=kjoin -o name | tr '\n' ' ')"; rc=1; }
