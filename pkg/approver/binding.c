@@ -82,20 +82,35 @@ kjoin_code kjoin_approver_check_binding(kjoin_kubeapi *api, int minor, const cha
 kjoin_code kjoin_approver_denied(kjoin_kubeapi *api, const char *token_id, const char *node, char *reason, size_t cap,
                                  bool *denied, kjoin_err *err)
 {
-    kjoin_kubeapi_response r = {0};
+    json_object *o = NULL, *items = NULL;
     *denied = false;
-    kjoin_code rc = kjoin_kubeapi_request(api, "GET",
-                                          "/apis/certificates.k8s.io/v1/certificatesigningrequests?fieldSelector="
-                                          "spec.signerName%3Dkubernetes.io%2Fkube-apiserver-client-kubelet",
-                                          NULL, &r, err);
-    if (!rc)
-        rc = kjoin_kubeapi_check(&r, "list certificatesigningrequests", err);
-    json_object *o = !rc ? json_tokener_parse(r.body) : NULL, *items = NULL;
-    kjoin_kubeapi_response_release(&r);
-    if (!rc && !(o && json_object_object_get_ex(o, "items", &items) && json_object_is_type(items, json_type_array)))
-        rc = kjoin_err_set(err, KJOIN_E_API, "the list of certificatesigningrequests is not a list");
+    kjoin_code rc = kjoin_approver__get_list(api,
+                                             "/apis/certificates.k8s.io/v1/certificatesigningrequests?fieldSelector="
+                                             "spec.signerName%3Dkubernetes.io%2Fkube-apiserver-client-kubelet",
+                                             "certificatesigningrequests", &o, &items, err);
     for (size_t i = 0; !rc && !*denied && i < json_object_array_length(items); i++)
         *denied = kjoin_approver__denied_for(json_object_array_get_idx(items, i), token_id, node, reason, cap);
     json_object_put(o);
+    return rc;
+}
+
+kjoin_code kjoin_approver__get_list(kjoin_kubeapi *api, const char *path, const char *what, json_object **list,
+                                    json_object **items, kjoin_err *err)
+{
+    kjoin_kubeapi_response r = {0};
+    char verb[128];
+    snprintf(verb, sizeof(verb), "list %s", what);
+    *list = *items = NULL;
+    kjoin_code rc = kjoin_kubeapi_request(api, "GET", path, NULL, &r, err);
+    if (!rc)
+        rc = kjoin_kubeapi_check(&r, verb, err);
+    json_object *o = !rc ? json_tokener_parse(r.body) : NULL;
+    kjoin_kubeapi_response_release(&r);
+    if (!rc && !(o && json_object_object_get_ex(o, "items", items) && json_object_is_type(*items, json_type_array))) {
+        json_object_put(o);
+        *items = NULL;
+        return kjoin_err_set(err, KJOIN_E_API, "the list of %s is not a list", what);
+    }
+    *list = o;
     return rc;
 }

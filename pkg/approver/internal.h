@@ -48,6 +48,12 @@ bool kjoin_approver__denied_for(json_object *csr, const char *token_id, const ch
  * reason: csr with one condition added. Newly-allocated, or NULL. */
 char *kjoin_approver__approval_body(json_object *csr, const approver_decision *d);
 
+/* GET path, a list (what names it in messages): *list is the answer (drop
+ * it with json_object_put), *items its items, borrowed from it.
+ * Errors: as kjoin_kubeapi_request, KJOIN_E_API (refused, or no list). */
+kjoin_code kjoin_approver__get_list(kjoin_kubeapi *api, const char *path, const char *what, json_object **list,
+                                    json_object **items, kjoin_err *err);
+
 /* ---- leader election over a coordination.k8s.io Lease ------------------- */
 typedef struct lease_record {
     char holder[256];

@@ -85,14 +85,17 @@ static void push(controller *c, event *e)
     pthread_mutex_unlock(&c->mu);
 }
 
-static const char *rv_of(json_object *o)
+/* o's metadata[key] when it is a string, else NULL. */
+static const char *meta_str(json_object *o, const char *key)
 {
-    json_object *meta = NULL, *rv = NULL;
-    return json_object_object_get_ex(o, "metadata", &meta) && json_object_object_get_ex(meta, "resourceVersion", &rv) &&
-                   json_object_is_type(rv, json_type_string)
-               ? json_object_get_string(rv)
+    json_object *meta = NULL, *v = NULL;
+    return json_object_object_get_ex(o, "metadata", &meta) && json_object_object_get_ex(meta, key, &v) &&
+                   json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
                : NULL;
 }
+#define rv_of(o) meta_str(o, "resourceVersion")
+#define name_of(o) meta_str(o, "name")
 
 /* One line of the watch: {"type": ..., "object": ...}. */
 static void on_event(controller *c, const char *line, size_t len)
@@ -149,17 +152,12 @@ static void sink(const char *data, size_t len, void *ctx)
 /* The CSRs as a list says: the cache is replaced with them. */
 static bool list(controller *c)
 {
-    kjoin_kubeapi_response r = {0};
     kjoin_err err;
-    kjoin_code rc = kjoin_kubeapi_request(c->api, "GET", CSRS, NULL, &r, &err);
-    if (!rc && r.status != 200)
-        rc = kjoin_kubeapi_check(&r, "list certificatesigningrequests", &err);
-    json_object *o = !rc ? json_tokener_parse(r.body) : NULL, *items = NULL;
-    kjoin_kubeapi_response_release(&r);
+    json_object *o = NULL, *items = NULL;
+    kjoin_code rc = kjoin_approver__get_list(c->api, CSRS, "certificatesigningrequests", &o, &items, &err);
     const char *rv = o ? rv_of(o) : NULL;
-    if (!rc && (!rv || strlen(rv) >= sizeof(c->rv) || !json_object_object_get_ex(o, "items", &items) ||
-                !json_object_is_type(items, json_type_array)))
-        rc = kjoin_err_set(&err, KJOIN_E_TRUST, "the list of certificatesigningrequests is not a list");
+    if (!rc && (!rv || strlen(rv) >= sizeof(c->rv)))
+        rc = kjoin_err_set(&err, KJOIN_E_API, "the list of certificatesigningrequests has no resource version");
     if (rc) {
         logf_(c, 0, "[approver] cannot list CertificateSigningRequests: %s", err.msg);
         json_object_put(o);
@@ -414,15 +412,6 @@ static void act(controller *c, json_object *csr)
         logf_(c, 0, "[approver] cannot record that CSR %s is %s: %s", d.name, verb, err.msg);
     }
     kjoin_kubeapi_response_release(&r);
-}
-
-static const char *name_of(json_object *csr)
-{
-    json_object *meta = NULL, *name = NULL;
-    return json_object_object_get_ex(csr, "metadata", &meta) && json_object_object_get_ex(meta, "name", &name) &&
-                   json_object_is_type(name, json_type_string)
-               ? json_object_get_string(name)
-               : NULL;
 }
 
 /* Applies the watch's news to the cache and acts on what changed (on
@@ -680,14 +669,8 @@ kjoin_code kjoin_approver_holder(kjoin_kubeapi *api, char *holder, size_t cap, b
 
 kjoin_code kjoin_approver_used_tokens(kjoin_kubeapi *api, const char *const *ids, size_t n, bool *used, kjoin_err *err)
 {
-    kjoin_kubeapi_response r = {0};
-    kjoin_code rc = kjoin_kubeapi_request(api, "GET", CSRS, NULL, &r, err);
-    if (!rc)
-        rc = kjoin_kubeapi_check(&r, "list certificatesigningrequests", err);
-    json_object *o = !rc ? json_tokener_parse(r.body) : NULL, *items = NULL;
-    kjoin_kubeapi_response_release(&r);
-    if (!rc && !(o && json_object_object_get_ex(o, "items", &items) && json_object_is_type(items, json_type_array)))
-        rc = kjoin_err_set(err, KJOIN_E_API, "the list of certificatesigningrequests is not a list");
+    json_object *o = NULL, *items = NULL;
+    kjoin_code rc = kjoin_approver__get_list(api, CSRS, "certificatesigningrequests", &o, &items, err);
     for (size_t i = 0; i < n; i++) {
         used[i] = false;
         for (size_t k = 0; !rc && !used[i] && k < json_object_array_length(items); k++)
