@@ -781,8 +781,10 @@ static bool registered(const kjoin_node_join *j, const kjoin_node__resolved *p, 
 }
 
 /* Whether kjoin approver denied the kubelet's CSR for this node made with
- * this join's token (KJOIN_E_TOKEN_REJECTED, with its reason). Unanswered
- * questions are no denial: the wait goes on. */
+ * this join's token (KJOIN_E_TOKEN_REJECTED, with its reason). Asked once,
+ * within DENIAL_ASK_MS (the wait must go on following the kubelet while the
+ * API server is away); unanswered questions are no denial. */
+#define DENIAL_ASK_MS 1000
 static kjoin_code bound_denial(const kjoin_node_join *j, kjoin_err *err)
 {
     kjoin_kubeapi_config cfg;
@@ -794,11 +796,16 @@ static kjoin_code bound_denial(const kjoin_node_join *j, kjoin_err *err)
     char id[KJOIN_TOKEN_ID_LEN + 1] = "";
     if (cfg.token && strlen(cfg.token) > KJOIN_TOKEN_ID_LEN && cfg.token[KJOIN_TOKEN_ID_LEN] == '.')
         snprintf(id, sizeof(id), "%.6s", cfg.token);
-    kjoin_kubeapi_config_release(&cfg);
+    int64_t left = left_ms(j);
+    kjoin_kubeapi_options o = {.timeout_ms = left < DENIAL_ASK_MS ? (left > 0 ? left : 1) : DENIAL_ASK_MS,
+                               .audit_id = j->audit_id, .log = j->log, .log_ctx = j->log_ctx};
+    if (!*id || kjoin_kubeapi_new(&cfg, &o, &api, &e)) {
+        kjoin_kubeapi_config_release(&cfg);
+        return KJOIN_OK;
+    }
     char reason[600] = "";
     bool denied = false;
-    if (*id && !client(j, j->bootstrap_kubeconfig, j->bootstrap_len, NULL, &api, &e) &&
-        !kjoin_approver_denied(api, id, j->name.name, reason, sizeof(reason), &denied, &e) && denied) {
+    if (!kjoin_approver_denied(api, id, j->name.name, reason, sizeof(reason), &denied, &e) && denied) {
         kjoin_kubeapi_free(api);
         return kjoin_err_set(err, KJOIN_E_TOKEN_REJECTED, "kjoin approver denied the kubelet's certificate request: %s "
                                                            "(kubectl get csr on the control plane)",
