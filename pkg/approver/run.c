@@ -495,6 +495,12 @@ static void *healthz_thread(void *arg)
                            !known ? 10 : ok ? 3 : 12, !known ? "not found\n" : ok ? "ok\n" : "not running\n");
         if (send(fd, out, (size_t)len, MSG_NOSIGNAL) < 0)
             logf_(c, 4, "[approver] /healthz: %s", strerror(errno));
+        /* A lingering close: what the client still sends is read to its end
+         * (or the 2 s timeout), so that closing never resets the connection
+         * before the client has read the answer. */
+        shutdown(fd, SHUT_WR);
+        while (recv(fd, req, sizeof(req), 0) > 0)
+            ;
         close(fd);
     }
     return NULL;

@@ -367,11 +367,13 @@ ha_approvers() {
   sleep 3
   ha_holder_is ha-1_ || { fail "the Lease moved: $(ha_kc "$HA_IP2" -n kube-system get lease kjoin-approver -o jsonpath='{.spec.holderIdentity}')"; return 1; }
   for n in 2 3; do
-    lab_exec "ha-$n" systemctl is-active kjoin-approver >/dev/null &&
-      lab_exec "ha-$n" bash -c 'exec 3<>/dev/tcp/127.0.0.1/10271 && printf "GET /healthz HTTP/1.0\r\n\r\n" >&3 && cat <&3' |
-      tail -n 1 | grep -qx ok ||
+    lab_exec "ha-$n" systemctl is-active kjoin-approver >/dev/null && e2e_wait 20 ha_approver_healthy "ha-$n" ||
       { fail "ha-$n's approver is not running"; return 1; }
   done
+}
+ha_approver_healthy() { # NODE: its approver answers /healthz "ok"
+  lab_exec "$1" bash -c 'exec 3<>/dev/tcp/127.0.0.1/10271 && printf "GET /healthz HTTP/1.0\r\n\r\n" >&3 && cat <&3' 2>/dev/null |
+    tail -n 1 | grep -qx ok
 }
 ha_holder_is() { [[ "$(ha_kc "$HA_IP2" -n kube-system get lease kjoin-approver -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" == "$1"* ]]; }
 
