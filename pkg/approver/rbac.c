@@ -188,6 +188,20 @@ static kjoin_code account_token(kjoin_kubeapi *api, char **token, char **ca, siz
             rc = kjoin_kubeapi_check(&r, "get secret " SA_SECRET, err);
         json_object *o = !rc ? json_tokener_parse(r.body) : NULL, *data = NULL, *t = NULL, *c = NULL;
         kjoin_kubeapi_response_release(&r);
+        /* Only a token the token controller issued for the approver's account: a Secret of that
+         * name that another made (install keeps what is there) is refused, never used as credentials. */
+        json_object *type = NULL, *meta = NULL, *notes = NULL, *owner = NULL;
+        bool ours = o && json_object_object_get_ex(o, "type", &type) &&
+                    !strcmp(json_object_get_string(type), "kubernetes.io/service-account-token") &&
+                    json_object_object_get_ex(o, "metadata", &meta) &&
+                    json_object_object_get_ex(meta, "annotations", &notes) &&
+                    json_object_object_get_ex(notes, "kubernetes.io/service-account.name", &owner) &&
+                    !strcmp(json_object_get_string(owner), SA_NAME);
+        if (!rc && o && !ours) {
+            json_object_put(o);
+            return kjoin_err_set(err, KJOIN_E_API, "secret kube-system/" SA_SECRET " is not the token of service "
+                                                   "account kube-system/" SA_NAME ": delete it, then install again");
+        }
         bool ready = o && json_object_object_get_ex(o, "data", &data) && json_object_object_get_ex(data, "token", &t) &&
                      json_object_is_type(t, json_type_string);
         unsigned char *raw = NULL;
