@@ -754,12 +754,27 @@ cp_etcd_first() {
     --peer-cert-file "$d/etcd/peer.crt" --peer-key-file "$d/etcd/peer.key" --peer-trusted-ca-file "$d/etcd/ca.crt" \
     --peer-client-cert-auth --listen-metrics-urls "http://$CP_ETCD1:2381"
   e2e_wait 20 cp_etcd_members "$d" || { fail "etcd member 1 did not start: $(tail -3 "$E2E_DIR/etcd-m1.log")"; return 1; }
+  # Member 1's Node and its etcd Pod, as a cluster has them: a Pod on a Node
+  # that does not exist is the controller-manager's to delete (PodGC, 40 s
+  # after it sees it), and both joins would then find no etcd Pod.
+  kc apply -f - >/dev/null <<JSON || { fail "the etcd Pod"; return 1; }
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cp-1"}}
+JSON
   kc apply -f - >/dev/null <<JSON || { fail "the etcd Pod"; return 1; }
 {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "etcd-cp-1", "namespace": "kube-system",
   "labels": {"component": "etcd", "tier": "control-plane"},
   "annotations": {"kubeadm.kubernetes.io/etcd.advertise-client-urls": "https://$CP_ETCD1:2379"}},
- "spec": {"nodeName": "cp-1", "automountServiceAccountToken": false, "containers": [{"name": "etcd", "image": "etcd"}]}}
+ "spec": {"nodeName": "cp-1", "automountServiceAccountToken": false, "containers": [{"name": "etcd", "image": "etcd"}],
+          "tolerations": [{"operator": "Exists", "effect": "NoExecute"}]}}
 JSON
+}
+
+# cp_etcd_first_gone: member 1's Pod and Node out of the cluster (the
+# member itself is the caller's to stop).
+cp_etcd_first_gone() {
+  kc -n kube-system delete pod etcd-cp-1 --force --grace-period=0 >/dev/null 2>&1
+  kc delete node cp-1 >/dev/null 2>&1
+  return 0
 }
 
 # cp_etcd_members PKI [ADDR]: the members as etcd's gateway lists them, as
@@ -1024,7 +1039,7 @@ t_e2e_controlplane_etcd_join_and_reset() {
   kc create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin --group=kubeadm:cluster-admins \
     >/dev/null 2>&1
   cp_cluster_names etcd || return 1
-  cp_etcd_first || { kc -n kube-system delete pod etcd-cp-1 >/dev/null 2>&1; cp_cluster_names restore; return 1; }
+  cp_etcd_first || { cp_etcd_first_gone; cp_cluster_names restore; return 1; }
   declare -p CP_NODE CP_ADDR CP_ETCD1 CP_ETCD2 >"$T/cp.env"
   cp_dry_run_checks || rc=1
   # A learner another join left and never started (no name, nothing serves
@@ -1113,7 +1128,7 @@ cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(ec
   [ "$(cat "$T/reset2.rc")" = 0 ] && grep -q "nothing to undo" "$T/reset2.out" || { fail "a second reset: $(cat "$T/reset2.out")"; rc=1; }
   [ -s "$T/etcd-m2.pid" ] && e2e_stop "$(cat "$T/etcd-m2.pid")"
   e2e_stop "$E2E_PID_etcd_m1"
-  kc -n kube-system delete pod etcd-cp-1 >/dev/null 2>&1
+  cp_etcd_first_gone
   cp_cluster_names restore || rc=1
   return $rc
 }

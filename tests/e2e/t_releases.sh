@@ -428,10 +428,10 @@ releases_etcd_join() {
   MINOR=${v#v1.} MINOR=${MINOR%%.*}
   mkdir -p "$T" && cp -r "$from/src" "$T/src" && cp "$from/key" "$T/key" && cp_join_yaml &&
     declare -p SIDE CP_KUBEADM CP_NODE CP_ADDR CP_ETCD1 E2E_KUBEADM_API MINOR >"$T/cp.env" || return 1
-  cp_etcd_first || { kc -n kube-system delete pod etcd-cp-1 --force --grace-period=0 >/dev/null 2>&1; return 1; }
+  cp_etcd_first || { cp_etcd_first_gone; return 1; }
   NODE_NS=node in_node releases_etcd_join_in
   e2e_stop "$E2E_PID_etcd_m1"
-  kc -n kube-system delete pod etcd-cp-1 --force --grace-period=0 >/dev/null 2>&1
+  cp_etcd_first_gone
   [ ! -s "$T/etcd.why" ] || { fail "$v: $(cat "$T/etcd.why")"; return 1; }
 }
 
