@@ -16,7 +16,7 @@ what=${1:-test}
 demo=(build-essential pkg-config libssl-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev uuid-dev
       nginx-light openssl curl ca-certificates)
 test=("${demo[@]}" jq libcmocka-dev clang libclang-rt-dev python3 python3-yaml systemd-container debootstrap util-linux groff-base man-db systemd containerd runc
-      etcd-server strace debhelper lintian dpkg-dev gpg gpg-agent)
+      etcd-server strace faketime debhelper lintian dpkg-dev gpg gpg-agent)
 case $what in
   demo) packages=("${demo[@]}") ;;
   test) packages=("${test[@]}") ;;

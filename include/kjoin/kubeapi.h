@@ -88,6 +88,12 @@ const char *kjoin_kubeapi_ca_pem(const kjoin_kubeapi *api, size_t *len);
 /* Milliseconds left before the client's deadline (may be negative). */
 int64_t kjoin_kubeapi_remaining_ms(const kjoin_kubeapi *api);
 
+/* The API server's clock now (Unix seconds), from the Date of its last
+ * answer to this client (to the second); 0 before any answer had one. What
+ * the cluster's timestamps (a Lease's renewTime) are read against: this
+ * machine's clock may be wrong. */
+int64_t kjoin_kubeapi_server_time(const kjoin_kubeapi *api);
+
 /* The API server's minor version (GET /version, "minor": "37" or "37+"), or
  * 0 when it does not tell (refused, unreachable, not a version). The _version
  * form reads an answer's body (untrusted: nulls, other types and garbage

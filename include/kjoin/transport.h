@@ -99,6 +99,7 @@ typedef struct kjoin_http_response {
     char *body; /* newly-allocated, NUL-terminated */
     size_t len;
     int64_t retry_after_ms; /* from a Retry-After header in seconds; -1 when absent */
+    int64_t date_s;         /* the server's clock (its Date header), Unix seconds; 0 when absent or unreadable */
     char *headers;          /* with want_headers: "Name: value" lines, at most 8 KiB; else NULL */
     bool reused;            /* sent on a connection already open (no new handshake) */
 } kjoin_http_response;

@@ -65,6 +65,11 @@ typedef struct lease_record {
 
 /* Parses a Lease (untrusted). false when it is not one. */
 bool kjoin_approver__lease_parse(const char *json, size_t len, lease_record *out);
+
+/* Whether r's holder renewed within its lease duration of now_s (Unix
+ * seconds, the API server's clock: renewTime is the holder's, which the API
+ * server's tracks closely, and the reader's may be far off). */
+bool kjoin_approver__lease_current(const lease_record *r, int64_t now_s);
 /* The Lease body to create (no resource version) or update (with one). */
 char *kjoin_approver__lease_body(const char *ns, const char *name, const lease_record *r);
 /* client-go's tryAcquireOrRenew, decided: from the record seen (NULL: no

@@ -111,3 +111,12 @@ bool kjoin_approver__lease_next(const lease_record *seen, int64_t observed_ms, i
     snprintf(want->resource_version, sizeof(want->resource_version), "%s", seen->resource_version);
     return true;
 }
+
+bool kjoin_approver__lease_current(const lease_record *r, int64_t now_s)
+{
+    struct tm tm = {0};
+    const char *end = *r->renew_time ? strptime(r->renew_time, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    int64_t renewed = end ? (int64_t)timegm(&tm) : 0;
+    /* (+1: renewTime's fraction, dropped here) */
+    return *r->holder && renewed > 0 && now_s - renewed <= r->duration_s + 1;
+}

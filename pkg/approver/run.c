@@ -665,11 +665,8 @@ kjoin_code kjoin_approver_holder(kjoin_kubeapi *api, char *holder, size_t cap, b
     if (rc)
         return rc;
     snprintf(holder, cap, "%s", l.holder);
-    /* renewTime is the holder's clock: current when within its duration of ours */
-    struct tm tm = {0};
-    char *end = *l.renew_time ? strptime(l.renew_time, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-    long long renewed = end ? (long long)timegm(&tm) : 0;
-    *held = *l.holder && renewed && (long long)time(NULL) - renewed <= l.duration_s + 1;
+    int64_t now = kjoin_kubeapi_server_time(api);
+    *held = kjoin_approver__lease_current(&l, now ? now : (int64_t)time(NULL));
     return KJOIN_OK;
 }
 

@@ -21,6 +21,7 @@ struct kjoin_kubeapi {
     int64_t deadline;
     int64_t call_timeout_ms; /* each request's own bound; 0: none */
     char audit_id[65];
+    int64_t server_date_s, server_date_at_ms; /* the last answer's Date, and when (our monotonic clock) */
     kjoin_log_fn log;
     void *log_ctx;
 };
@@ -184,6 +185,10 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
             kjoin_log_lines(api->log, api->log_ctx, 6, "[api]   ", resp.headers);
             free(resp.headers); /* the body moves into the answer below */
             resp.headers = NULL;
+            if (resp.date_s > 0) {
+                api->server_date_s = resp.date_s;
+                api->server_date_at_ms = kjoin_now_ms();
+            }
             kjoin_kubeapi_response r = {.status = resp.status, .body = resp.body, .len = resp.len};
             kjoin_kubeapi_status_decode(resp.status, resp.body, resp.len, r.reason, r.message);
             /* 429 was not processed: always again. A 5xx may have been
@@ -206,6 +211,11 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
             pause = left > 0 ? left : 0;
         kjoin_sleep_ms(pause);
     }
+}
+
+int64_t kjoin_kubeapi_server_time(const kjoin_kubeapi *api)
+{
+    return api->server_date_s ? api->server_date_s + (kjoin_now_ms() - api->server_date_at_ms) / 1000 : 0;
 }
 
 int kjoin_kubeapi_version_minor(const char *json, size_t len)

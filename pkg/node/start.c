@@ -781,37 +781,46 @@ static bool registered(const kjoin_node_join *j, const kjoin_node__resolved *p, 
 }
 
 /* Whether kjoin approver denied the kubelet's CSR for this node made with
- * this join's token (KJOIN_E_TOKEN_REJECTED, with its reason). Asked once,
- * within DENIAL_ASK_MS (the wait must go on following the kubelet while the
- * API server is away); unanswered questions are no denial. */
+ * this join's token (KJOIN_E_TOKEN_REJECTED, with its reason). One client
+ * for the wait, made at the first question (the bootstrap kubeconfig parsed
+ * once, its connection kept); each question bounded by DENIAL_ASK_MS (the
+ * wait must go on following the kubelet while the API server is away);
+ * unanswered questions are no denial. */
 #define DENIAL_ASK_MS 1000
-static kjoin_code bound_denial(const kjoin_node_join *j, kjoin_err *err)
+typedef struct denial_asker {
+    bool tried;
+    kjoin_kubeapi *api; /* NULL: no token to ask about */
+    char id[KJOIN_TOKEN_ID_LEN + 1];
+} denial_asker;
+
+static void denial_asker_start(const kjoin_node_join *j, denial_asker *d)
 {
     kjoin_kubeapi_config cfg;
-    kjoin_kubeapi *api = NULL;
     kjoin_err e;
+    d->tried = true;
     if (!j->bootstrap_kubeconfig ||
         kjoin_kubeapi_config_parse(j->bootstrap_kubeconfig, j->bootstrap_len, NULL, NULL, &cfg, &e))
-        return KJOIN_OK;
-    char id[KJOIN_TOKEN_ID_LEN + 1] = "";
+        return;
     if (cfg.token && strlen(cfg.token) > KJOIN_TOKEN_ID_LEN && cfg.token[KJOIN_TOKEN_ID_LEN] == '.')
-        snprintf(id, sizeof(id), "%.6s", cfg.token);
+        snprintf(d->id, sizeof(d->id), "%.6s", cfg.token);
     int64_t left = left_ms(j);
-    kjoin_kubeapi_options o = {.timeout_ms = left < DENIAL_ASK_MS ? (left > 0 ? left : 1) : DENIAL_ASK_MS,
+    kjoin_kubeapi_options o = {.timeout_ms = left > 0 ? left : 1, .call_timeout_ms = DENIAL_ASK_MS,
                                .audit_id = j->audit_id, .log = j->log, .log_ctx = j->log_ctx};
-    if (!*id || kjoin_kubeapi_new(&cfg, &o, &api, &e)) {
+    if (!*d->id || kjoin_kubeapi_new(&cfg, &o, &d->api, &e))
         kjoin_kubeapi_config_release(&cfg);
-        return KJOIN_OK;
-    }
+}
+
+static kjoin_code bound_denial(const kjoin_node_join *j, denial_asker *d, kjoin_err *err)
+{
+    if (!d->tried)
+        denial_asker_start(j, d);
     char reason[600] = "";
     bool denied = false;
-    if (!kjoin_approver_denied(api, id, j->name.name, reason, sizeof(reason), &denied, &e) && denied) {
-        kjoin_kubeapi_free(api);
+    kjoin_err e;
+    if (d->api && !kjoin_approver_denied(d->api, d->id, j->name.name, reason, sizeof(reason), &denied, &e) && denied)
         return kjoin_err_set(err, KJOIN_E_TOKEN_REJECTED, "kjoin approver denied the kubelet's certificate request: %s "
                                                            "(kubectl get csr on the control plane)",
                              reason);
-    }
-    kjoin_kubeapi_free(api);
     return KJOIN_OK;
 }
 
@@ -984,6 +993,7 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
      * health and its Node every FOLLOW_MS (they come within a second). */
     identity_watch watch;
     identity_watch_start(&watch, p.kubelet_kubeconfig);
+    denial_asker denial = {0};
     kjoin_code rc = KJOIN_OK;
     for (;;) {
         if (!healthy && (healthy = kjoin_node__healthz(&j->kubelet, why, sizeof(why)))) {
@@ -1004,7 +1014,7 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
             asked = kjoin_now_ms();
         /* A node-bound token's CSR denied (kjoin approver's): the join ends now, with why (before the
          * kubelet's exit over it is read as a kubelet gone). */
-        if (!healthy && ask && (j->bound || !j->binding_known) && (rc = bound_denial(j, err)))
+        if (!healthy && ask && (j->bound || !j->binding_known) && (rc = bound_denial(j, &denial, err)))
             break;
         if (!healthy && ask && (j->result.systemd ? kubelet_gone(&base, gone, sizeof(gone))
                                                   : kjoin_node__log_gone(&lg, kjoin_now_ms(), gone, sizeof(gone), &words))) {
@@ -1049,6 +1059,7 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
         identity_watch_wait(&watch, left_ms(j) < pause ? left_ms(j) : pause);
     }
     identity_watch_stop(&watch);
+    kjoin_kubeapi_free(denial.api);
     if (rc)
         return rc;
     j->result.node_registered = true;

@@ -392,6 +392,16 @@ static int64_t retry_after(CURL *curl)
     return end != h->value && *end == '\0' && s >= 0 && s <= 3600 ? (int64_t)s * 1000 : -1;
 }
 
+/* The server's Date (RFC 9110's HTTP-date, read by libcurl), or 0. */
+static int64_t server_date(CURL *curl)
+{
+    struct curl_header *h = NULL;
+    if (curl_easy_header(curl, "Date", 0, CURLH_HEADER, -1, &h) != CURLHE_OK || !h || !h->value)
+        return 0;
+    time_t t = curl_getdate(h->value, NULL);
+    return t > 0 ? (int64_t)t : 0;
+}
+
 /* The request's method, body and credentials on the handle. */
 static kjoin_code set_request(CURL *curl, const kjoin_http_request *req, struct curl_slist **headers,
                               kjoin_err *err)
@@ -611,6 +621,7 @@ static kjoin_code perform(kjoin_http_conn *c, bool kept, const kjoin_http_reques
     out->body = KJOIN_TAKE(b.buf);
     out->len = b.len;
     out->retry_after_ms = retry_after(curl);
+    out->date_s = server_date(curl);
     out->headers = req->want_headers ? collect_headers(curl) : NULL;
     out->reused = connects == 0;
 out:

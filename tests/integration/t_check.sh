@@ -193,6 +193,22 @@ t_check_bound_token_with_an_approver_passes() {
   grep -q "selfsubjectreviews" "$C/nginx/access.log" || fail "the check never asked who the token is"
 }
 
+# A node whose clock is two hours ahead (faketime) reads the Lease against
+# the API server's clock (its Date): the approver renewed it just now.
+t_check_bound_token_read_by_the_servers_clock() {
+  CHECK_GROUPS=$BOUND_TO_CHECKED CHECK_LEASE_HOLDER=cp-1_5b0c check_site check-bound-skew 200 none 200 false || return 1
+  local real=$KJOIN KJOIN=$T/kjoin-ahead
+  printf '#!/bin/sh\nASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" FAKETIME_DONT_FAKE_MONOTONIC=1 exec faketime -f +2h '%s' "$@"\n' \
+    "$real" >"$KJOIN" && chmod +x "$KJOIN" || return 1
+  # (kjoin itself runs ahead: a CA it makes starts two hours from now)
+  local start
+  "$KJOIN" certs init --dir "$T/ahead" >/dev/null 2>&1 &&
+    start=$(date -d "$(openssl x509 -in "$T/ahead/ca.crt" -noout -startdate | cut -d= -f2)" +%s) &&
+    [ "$start" -ge "$(($(date +%s) + 7000))" ] || fail "faketime does not run kjoin two hours ahead" || return 1
+  check_run 0 -o json || return 1
+  jq -e '.check.approver == "cp-1_5b0c" and .check.problems == ""' "$OUT" >/dev/null || fail "unexpected JSON: $(cat "$OUT")"
+}
+
 t_check_bound_token_without_an_approver_fails() {
   CHECK_GROUPS=$BOUND_TO_CHECKED check_site check-bound-none 200 none 200 false || return 1
   check_run 6 || return 1

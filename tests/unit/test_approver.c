@@ -447,6 +447,31 @@ static void test_lease_taken_renewed_and_waited_for(void **state)
     assert_true(kjoin_approver__lease_next(&seen, 100000, 101000, "b", 15, stamp, &want));
 }
 
+/* Whether a Lease is held now, read against the API server's clock: a
+ * reader whose own clock is off reads it right when given the server's. */
+static void test_lease_current_by_the_servers_clock(void **state)
+{
+    (void)state;
+    lease_record r = {.duration_s = 15};
+    snprintf(r.holder, sizeof(r.holder), "cp-1_0d2f");
+    snprintf(r.renew_time, sizeof(r.renew_time), "2026-12-06T15:00:00.500000Z");
+    const int64_t renewed = 1796569200; /* 2026-12-06T15:00:00Z */
+    assert_true(kjoin_approver__lease_current(&r, renewed + 10));
+    assert_true(kjoin_approver__lease_current(&r, renewed + 16)); /* its duration, the fraction dropped */
+    assert_false(kjoin_approver__lease_current(&r, renewed + 17));
+    assert_true(kjoin_approver__lease_current(&r, renewed - 3600)); /* renewed "later" than now: current */
+    /* the same Lease read by a machine two hours ahead: not held by its own clock */
+    assert_false(kjoin_approver__lease_current(&r, renewed + 10 + 7200));
+    /* no holder, no renewal, a renewal that is no time */
+    r.holder[0] = '\0';
+    assert_false(kjoin_approver__lease_current(&r, renewed));
+    snprintf(r.holder, sizeof(r.holder), "a");
+    r.renew_time[0] = '\0';
+    assert_false(kjoin_approver__lease_current(&r, renewed));
+    snprintf(r.renew_time, sizeof(r.renew_time), "yesterday");
+    assert_false(kjoin_approver__lease_current(&r, renewed));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_other_requesters_are_never_touched),
         cmocka_unit_test(test_a_denial_is_found_for_its_token_and_node_only),
         cmocka_unit_test(test_lease_round_trip_and_hostile_leases),
+        cmocka_unit_test(test_lease_current_by_the_servers_clock),
         cmocka_unit_test(test_lease_taken_renewed_and_waited_for),
     };
     return cmocka_run_group_tests_name("approver", tests, NULL, NULL);

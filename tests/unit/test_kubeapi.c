@@ -276,6 +276,7 @@ static void test_client_needs_server_and_timeout(void **state)
     assert_int_equal(kjoin_kubeapi_new(&c, &o, &api, NULL), KJOIN_OK);
     assert_null(c.server); /* moved in */
     assert_string_equal(kjoin_kubeapi_server(api), "https://h:1");
+    assert_int_equal(kjoin_kubeapi_server_time(api), 0); /* no answer yet: the server's clock unknown */
     assert_null(kjoin_kubeapi_ca_pem(api, NULL));
     assert_true(kjoin_kubeapi_remaining_ms(api) > 0);
     kjoin_kubeapi_free(api);
