@@ -783,7 +783,7 @@ static bool registered(const kjoin_node_join *j, const kjoin_node__resolved *p, 
 /* Whether kjoin approver denied the kubelet's CSR for this node made with
  * this join's token (KJOIN_E_TOKEN_REJECTED, with its reason). One client
  * for the wait, made at the first question (the bootstrap kubeconfig parsed
- * once, its connection kept); each question bounded by DENIAL_ASK_MS (the
+ * once); each question bounded by DENIAL_ASK_MS (the
  * wait must go on following the kubelet while the API server is away);
  * unanswered questions are no denial. */
 #define DENIAL_ASK_MS 1000
