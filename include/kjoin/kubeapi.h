@@ -61,7 +61,8 @@ kjoin_code kjoin_kubeapi_config_in_cluster(const char *dir, kjoin_kubeapi_config
 kjoin_code kjoin_kubeapi_config_find(const char *path, const char *context, bool in_cluster, kjoin_kubeapi_config *out,
                                      kjoin_err *err);
 
-/* An API client; opaque. */
+/* An API client; opaque. Two threads may use one at once (each request is
+ * its own connection; what it remembers, the server's clock, is atomic). */
 typedef struct kjoin_kubeapi kjoin_kubeapi;
 
 typedef struct kjoin_kubeapi_options {

@@ -118,7 +118,11 @@ static void on_event(controller *c, const char *line, size_t len)
             if (e) {
                 e->deleted = !strcmp(t, "DELETED");
                 e->obj = json_object_get(obj);
+                /* the decisions' thread's alone before it is pushed: json-c's
+                 * reference counts are no thread's to share */
+                json_object_put(o);
                 push(c, e);
+                return;
             }
         }
     }
@@ -165,12 +169,13 @@ static bool list(controller *c)
     }
     snprintf(c->rv, sizeof(c->rv), "%s", rv);
     event *e = calloc(1, sizeof(*e));
+    if (e)
+        e->obj = json_object_get(items);
+    json_object_put(o); /* (before the push: as on_event's) */
     if (e) {
         e->relist = true;
-        e->obj = json_object_get(items);
         push(c, e);
     }
-    json_object_put(o);
     return e != NULL;
 }
 

@@ -1,5 +1,6 @@
 /* Requests to the Kubernetes API: one deadline, retries of what may heal,
  * Status errors decoded. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,7 +22,9 @@ struct kjoin_kubeapi {
     int64_t deadline;
     int64_t call_timeout_ms; /* each request's own bound; 0: none */
     char audit_id[65];
-    int64_t server_date_s, server_date_at_ms; /* the last answer's Date, and when (our monotonic clock) */
+    /* The last answer's Date minus our monotonic clock, in ms; 0: none yet.
+     * One atomic: a client may serve two threads (kjoin approver's). */
+    _Atomic int64_t server_clock_offset_ms;
     kjoin_log_fn log;
     void *log_ctx;
 };
@@ -185,10 +188,8 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
             kjoin_log_lines(api->log, api->log_ctx, 6, "[api]   ", resp.headers);
             free(resp.headers); /* the body moves into the answer below */
             resp.headers = NULL;
-            if (resp.date_s > 0) {
-                api->server_date_s = resp.date_s;
-                api->server_date_at_ms = kjoin_now_ms();
-            }
+            if (resp.date_s > 0)
+                atomic_store(&api->server_clock_offset_ms, resp.date_s * 1000 - kjoin_now_ms());
             kjoin_kubeapi_response r = {.status = resp.status, .body = resp.body, .len = resp.len};
             kjoin_kubeapi_status_decode(resp.status, resp.body, resp.len, r.reason, r.message);
             /* 429 was not processed: always again. A 5xx may have been
@@ -215,7 +216,8 @@ kjoin_code kjoin_kubeapi_request(kjoin_kubeapi *api, const char *method, const c
 
 int64_t kjoin_kubeapi_server_time(const kjoin_kubeapi *api)
 {
-    return api->server_date_s ? api->server_date_s + (kjoin_now_ms() - api->server_date_at_ms) / 1000 : 0;
+    int64_t offset = atomic_load(&api->server_clock_offset_ms);
+    return offset ? (offset + kjoin_now_ms()) / 1000 : 0;
 }
 
 int kjoin_kubeapi_version_minor(const char *json, size_t len)

@@ -24,3 +24,16 @@ size_t kjoin_http__body_append(kjoin_http_body *b, const char *ptr, size_t n)
     b->buf[b->len] = '\0';
     return n;
 }
+
+size_t kjoin_http__body_take(kjoin_http_body *b, const char *ptr, size_t n)
+{
+    if (!b->sunk)
+        return kjoin_http__body_append(b, ptr, n);
+    if (n > b->max - b->streamed) {
+        b->overflow = true;
+        return 0;
+    }
+    b->streamed += n;
+    b->sink(ptr, n, b->sink_ctx);
+    return n;
+}

@@ -49,15 +49,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata)
         b->sunk = b->sink && status == 200;
         b->routed = true;
     }
-    if (!b->sunk)
-        return kjoin_http__body_append(b, ptr, n);
-    if (n > b->max - b->len) {
-        b->overflow = true;
-        return 0;
-    }
-    b->len += n;
-    b->sink(ptr, n, b->sink_ctx);
-    return n;
+    return kjoin_http__body_take(b, ptr, n);
 }
 
 struct kjoin_tls_trust {
