@@ -107,6 +107,8 @@ YAML
   e2e_wait 30 bash -c "kubectl --kubeconfig '$E2E_ADMIN' -n kube-system get lease kjoin-approver -o jsonpath='{.spec.holderIdentity}' | grep -q ." ||
     { echo "bench: the approver never held its Lease" >&2; exit 1; }
   read -r br b429 blast bfail bapprover <<<"$(herd kjoin-bound)"
+  kill -0 "$approver" 2>/dev/null ||
+    { echo "bench: kjoin approver exited during the herd: $(grep -v '^\[approver\] approved' "$ROOT/approver.log" | tail -3)" >&2; exit 1; }
   arss=$(awk '/VmHWM/ { print $2 / 1024 }' "/proc/$approver/status")
   kill -TERM "$approver"; wait "$approver"
   "$KJOIN" approver uninstall --kubeconfig "$E2E_ADMIN" --approver-kubeconfig "$ROOT/approver.conf" >/dev/null 2>&1
