@@ -30,9 +30,15 @@
 #define SPENT_MAX 4096
 /* A spent single-use token's Secret goes once its node registered (the
  * kubelet has read its certificate with the token: deleted sooner, the
- * kubelet could not), or this long after the approval at the latest. */
-#define SPENT_GRACE_MS 60000
-#define SPENT_CHECK_MS 5000
+ * kubelet could not), or this long after the approval at the latest: longer
+ * than kubeadm's own wait for the kubelet's TLS bootstrap, so that a node
+ * slowed by the API server's 429s still reads its certificate. Whether the
+ * node registered is asked SPENT_CHECK_FIRST_MS after the approval, then at
+ * doubling intervals up to SPENT_CHECK_MAX_MS: a herd of nodes costs the API
+ * server a few requests each, not one every few seconds. */
+#define SPENT_GRACE_MS (6 * 60000) /* kubeadm's TLSBootstrapTimeout (5 min) and a minute */
+#define SPENT_CHECK_FIRST_MS 2000
+#define SPENT_CHECK_MAX_MS 30000
 
 typedef struct event {
     struct event *next;
@@ -57,7 +63,7 @@ typedef struct controller {
     size_t n_spent;
     struct {
         char id[KJOIN_TOKEN_ID_LEN + 1], node[254];
-        int64_t since_ms, checked_ms;
+        int64_t since_ms, next_check_ms, interval_ms;
     } doomed[SPENT_MAX]; /* spent tokens whose Secret is still to go */
     size_t n_doomed;
     _Atomic int64_t alive_ms;  /* the decisions' loop's last turn, for /healthz */
@@ -348,7 +354,8 @@ static void doom(controller *c, const char *id, const char *node)
     snprintf(c->doomed[c->n_doomed].id, sizeof(c->doomed[0].id), "%s", id);
     snprintf(c->doomed[c->n_doomed].node, sizeof(c->doomed[0].node), "%s", node);
     c->doomed[c->n_doomed].since_ms = kjoin_now_ms();
-    c->doomed[c->n_doomed++].checked_ms = 0;
+    c->doomed[c->n_doomed].interval_ms = SPENT_CHECK_FIRST_MS;
+    c->doomed[c->n_doomed++].next_check_ms = kjoin_now_ms() + SPENT_CHECK_FIRST_MS;
 }
 
 static bool node_registered(controller *c, const char *node)
@@ -368,8 +375,10 @@ static void delete_spent(controller *c)
     int64_t now = kjoin_now_ms();
     for (size_t i = 0; i < c->n_doomed && may_act(c);) {
         bool due = now - c->doomed[i].since_ms >= SPENT_GRACE_MS;
-        if (!due && now - c->doomed[i].checked_ms >= SPENT_CHECK_MS) {
-            c->doomed[i].checked_ms = now;
+        if (!due && now >= c->doomed[i].next_check_ms) {
+            int64_t next = c->doomed[i].interval_ms * 2;
+            c->doomed[i].interval_ms = next < SPENT_CHECK_MAX_MS ? next : SPENT_CHECK_MAX_MS;
+            c->doomed[i].next_check_ms = now + c->doomed[i].interval_ms;
             due = node_registered(c, c->doomed[i].node);
         }
         if (!due) {

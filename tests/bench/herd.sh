@@ -2,7 +2,7 @@
 # make bench, the herd row: BENCH_HERD nodes join at once, on each release's
 # control plane with API Priority and Fairness limits low enough that it
 # answers 429 (tests/e2e/t_herd.sh's), each node discovery and a TLS
-# bootstrap (no kubelet): kjoin's (`kjoin join --tls-bootstrap`) against
+# bootstrap (no kubelet), each herd under a priority level of its own: kjoin's (`kjoin join --tls-bootstrap`) against
 # kubeadm's own discovery code followed by the kubelet's own TLS bootstrap
 # (the suite's Go drivers discovery and tlsbootstrap). Reports, for each, the
 # requests a node made (the API server's audit log counts them, 429s
@@ -45,6 +45,7 @@ herd() {
   done
   [ "$tool" = kubeadm ] || e2e_wait 60 bash -c "kubectl --kubeconfig '$E2E_ADMIN' -n kube-public get configmap cluster-info -o json |
     grep -q jws-kubeconfig-$(cut -c1-6 "$d/n$NODES/token")"
+  herd_flow_control "kjoin-herd-$tool" | kc apply -f - >/dev/null || { echo "bench: API Priority and Fairness objects" >&2; exit 1; }
   local from; from=$(wc -l 2>/dev/null <"$ROOT/audit.log" || echo 0)
   t0=$(date +%s.%N)
   for i in $(seq "$NODES"); do
@@ -75,6 +76,7 @@ herd() {
   sleep 1 # the audit log's last lines
   echo "$(audited "$from") $last $failed $(approver_requests "$from")"
   kc delete csr --all >/dev/null 2>&1
+  kc delete flowschema,prioritylevelconfiguration "kjoin-herd-$tool" >/dev/null 2>&1
 }
 
 for release in oldest newest; do
@@ -94,7 +96,6 @@ YAML
     cluster_up "$ROOT/$release/cp" >/dev/null || { echo "bench: the $release control plane did not start" >&2; exit 1; }
   e2e_wait 30 bash -c "kubectl --kubeconfig '$E2E_ADMIN' -n kube-public get configmap cluster-info -o json | grep -q jws-kubeconfig-abcdef" ||
     { echo "bench: the bootstrap signer never signed the token" >&2; exit 1; }
-  herd_flow_control | kc apply -f - >/dev/null || { echo "bench: API Priority and Fairness objects" >&2; exit 1; }
   read -r kr k429 klast kfail <<<"$(herd kjoin)"
   read -r gr g429 glast gfail <<<"$(herd kubeadm)"
   # A token each: kubeadm's group auto-approved by the controller manager,

@@ -10,14 +10,17 @@
 HERD_NODES=${HERD_NODES:-100}
 
 # API Priority and Fairness: a priority level with one share, rejecting what
-# it cannot take, for bootstrap tokens and anonymous requests (discovery).
+# it cannot take, for bootstrap tokens and anonymous requests (discovery);
+# named $1 (kjoin-herd). The API server's Retry-After grows with a level's
+# rejections and shrinks only as it rejects again: a herd that follows
+# another gets a level of its own, not the last one's Retry-After.
 herd_flow_control() {
-  local api=flowcontrol.apiserver.k8s.io/v1 shares=nominalConcurrencyShares
+  local name=${1:-kjoin-herd} api=flowcontrol.apiserver.k8s.io/v1 shares=nominalConcurrencyShares
   [ "$E2E_MINOR" -lt 29 ] && api=flowcontrol.apiserver.k8s.io/v1beta1 shares=assuredConcurrencyShares
   cat <<YAML
 apiVersion: $api
 kind: PriorityLevelConfiguration
-metadata: {name: kjoin-herd}
+metadata: {name: $name}
 spec:
   type: Limited
   limited:
@@ -26,9 +29,9 @@ spec:
 ---
 apiVersion: $api
 kind: FlowSchema
-metadata: {name: kjoin-herd}
+metadata: {name: $name}
 spec:
-  priorityLevelConfiguration: {name: kjoin-herd}
+  priorityLevelConfiguration: {name: $name}
   matchingPrecedence: 450
   distinguisherMethod: {type: ByUser}
   rules:
