@@ -53,7 +53,8 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/cflags pkg/banned.h
 
 # libkjoin: the static archive (tests and fuzzers reach pkg/'s internals)
 # and the shared library the binary links, which exports only the public
-# API of include/kjoin/ (scripts/mkmap.sh writes the version script).
+# API of include/kjoin/, as the committed pkg/libkjoin.symbols lists it
+# (scripts/mkmap.sh writes the version script and refuses a difference).
 SOVERSION := 0
 LIB_SO := $(BUILD)/libkjoin.so.$(VERSION)
 
@@ -61,9 +62,9 @@ $(BUILD)/libkjoin.a: $(PKG_OBJ)
 	@mkdir -p $(@D)
 	$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/libkjoin.map: $(HEADERS) scripts/mkmap.sh
+$(BUILD)/libkjoin.map: pkg/libkjoin.symbols $(HEADERS) scripts/mkmap.sh
 	@mkdir -p $(@D)
-	scripts/mkmap.sh $(HEADERS) >$@
+	scripts/mkmap.sh pkg/libkjoin.symbols $(HEADERS) >$@.tmp && mv $@.tmp $@
 
 $(LIB_SO): $(PKG_OBJ) $(BUILD)/libkjoin.map
 	$(call say,LD,$@)$(CC) $(KJOIN_LDFLAGS) -shared -Wl,-soname,libkjoin.so.$(SOVERSION) -Wl,--version-script=$(BUILD)/libkjoin.map \

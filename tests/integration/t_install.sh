@@ -34,6 +34,10 @@ t_install_everything_and_uninstall_exactly() {
   # Only the public API is exported.
   nm -D --defined-only "$root/usr/lib/libkjoin.so.0" | awk '$2 == "T" {sub(/@.*/, "", $3); print $3}' | sort >"$T/exported"
   grep -q '^kjoin_join$' "$T/exported" || fail "kjoin_join is not exported" || return 1
+  # exactly the committed list: an export is a decision
+  grep -vE '^[[:space:]]*(#|$)' "$REPO/pkg/libkjoin.symbols" | sort -u >"$T/listed"
+  cmp -s "$T/exported" "$T/listed" ||
+    fail "the library's exports differ from pkg/libkjoin.symbols: $(diff "$T/listed" "$T/exported" | grep '^[<>]' | head -3 | tr '\n' ' ')" || return 1
   ! grep -v '^kjoin_' "$T/exported" | grep -q . || fail "non-kjoin symbols exported: $(grep -v '^kjoin_' "$T/exported" | head -3)" || return 1
   ! grep -q '__' "$T/exported" || fail "internal symbols exported: $(grep '__' "$T/exported" | head -3)" || return 1
   # Man pages render without a warning, and man finds them.
