@@ -105,4 +105,25 @@ void kjoin_node__crash_point(const char *point);
  * Returns how many there are. */
 size_t kjoin_node__mounts_under(const char *dir, char (*out)[4096], size_t cap);
 
+
+/* ---- the node's reads of the API server (api.c) ---- */
+struct json_object;
+struct kjoin_kubeapi;
+/* GET path as JSON into *out; NULL when the API says NotFound (or, when
+ * forbidden_absent, Forbidden: not there for this identity). what names the
+ * request in errors. */
+kjoin_code kjoin_node__get_json_or_absent(struct kjoin_kubeapi *api, const char *path, const char *what,
+                                          bool forbidden_absent, struct json_object **out, kjoin_err *err);
+/* The same; NotFound is an error. */
+kjoin_code kjoin_node__get_json(struct kjoin_kubeapi *api, const char *path, const char *what, struct json_object **out,
+                                kjoin_err *err);
+/* A string member of o, or NULL (a null or another type is no string). */
+const char *kjoin_node__string_member(struct json_object *o, const char *key);
+/* Whether a Node's conditions say Ready=True. */
+bool kjoin_node__ready_of(struct json_object *node);
+/* The kubelet's ConfigMap in kube-system as the cluster's kubeadm release
+ * (minor) reads it, into *cm (NULL: not there) and its name into name. */
+kjoin_code kjoin_node__get_kubelet_config_map(struct kjoin_kubeapi *api, int minor, char *name, size_t cap,
+                                              struct json_object **cm, kjoin_err *err);
+
 #endif

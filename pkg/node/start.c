@@ -67,66 +67,6 @@ static kjoin_code client(const kjoin_node_join *j, const char *text, size_t len,
     return rc;
 }
 
-/* GET path as JSON into *out; NULL when the API says NotFound (or, when
- * forbidden_absent, Forbidden: not there for this identity). */
-static kjoin_code get_json_or_absent(kjoin_kubeapi *api, const char *path, const char *what, bool forbidden_absent,
-                                     json_object **out, kjoin_err *err)
-{
-    kjoin_kubeapi_response resp;
-    kjoin_code rc = kjoin_kubeapi_request(api, "GET", path, NULL, &resp, err);
-    *out = NULL;
-    if (rc)
-        return rc;
-    if ((resp.status == 404 && strcmp(resp.reason, "NotFound") == 0) ||
-        (forbidden_absent && resp.status == 403 && strcmp(resp.reason, "Forbidden") == 0)) {
-        kjoin_kubeapi_response_release(&resp);
-        return KJOIN_OK;
-    }
-    if (!(rc = kjoin_kubeapi_check(&resp, what, err)) && !(*out = json_tokener_parse(resp.body)))
-        rc = kjoin_err_set(err, KJOIN_E_OTHER, "%s: the answer is not JSON", what);
-    kjoin_kubeapi_response_release(&resp);
-    return rc;
-}
-
-static kjoin_code get_json(kjoin_kubeapi *api, const char *path, const char *what, json_object **out, kjoin_err *err)
-{
-    return get_json_or_absent(api, path, what, false, out, err);
-}
-
-/* A string member of o, or NULL: the API server's JSON is untrusted, and a
- * null or another type where a string belongs is no string. */
-static const char *string_member(json_object *o, const char *key)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-                                                                                              : NULL;
-}
-
-static bool ready_of(json_object *node)
-{
-    json_object *status, *conds;
-    if (!json_object_object_get_ex(node, "status", &status) || !json_object_object_get_ex(status, "conditions", &conds) ||
-        !json_object_is_type(conds, json_type_array))
-        return false;
-    for (size_t i = 0; i < json_object_array_length(conds); i++) {
-        json_object *c = json_object_array_get_idx(conds, i);
-        const char *type = string_member(c, "type"), *value = string_member(c, "status");
-        if (type && value && !strcmp(type, "Ready") && !strcmp(value, "True"))
-            return true;
-    }
-    return false;
-}
-
-bool kjoin_node_ready(const char *json, size_t len)
-{
-    json_tokener *tok = len <= INT32_MAX ? json_tokener_new() : NULL;
-    json_object *node = tok ? json_tokener_parse_ex(tok, json, (int)len) : NULL;
-    bool ready = ready_of(node);
-    json_object_put(node);
-    json_tokener_free(tok);
-    return ready;
-}
-
 static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err *err)
 {
     kjoin_kubelet_start_result *out = &j->result;
@@ -198,38 +138,6 @@ static bool resuming(const kjoin_node_join *j)
     return same;
 }
 
-/* The kubelet's ConfigMap in kube-system as the cluster's kubeadm release
- * reads it, into *cm (NULL: not there) and its name into name (both names,
- * "A or B", when 1.23's and 1.24's kubeadm would try both and neither is
- * there): kubelet-config where that release reads it, else, or where
- * kubeadm falls back to it (kubelet-config not there or not readable with
- * this token), kubelet-config-1.MINOR. */
-static kjoin_code get_kubelet_config_map(kjoin_kubeapi *api, int minor, char *name, size_t cap, json_object **cm,
-                                         kjoin_err *err)
-{
-    kjoin_kubelet_config_map rule = kjoin_release_of(minor)->kubelet_config_map;
-    char path[512], what[320];
-    kjoin_code rc = KJOIN_OK;
-    *cm = NULL;
-    if (rule != KJOIN_KUBELET_CONFIG_VERSIONED) {
-        snprintf(name, cap, "kubelet-config");
-        snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/configmaps/%s", name);
-        snprintf(what, sizeof(what), "get configmap kube-system/%s", name);
-        rc = get_json_or_absent(api, path, what, rule == KJOIN_KUBELET_CONFIG_EITHER, cm, err);
-        if (rc || *cm || rule == KJOIN_KUBELET_CONFIG_UNVERSIONED)
-            return rc;
-    }
-    char legacy[64];
-    snprintf(legacy, sizeof(legacy), "kubelet-config-1.%d", kjoin_release_minor(minor));
-    snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/configmaps/%s", legacy);
-    snprintf(what, sizeof(what), "get configmap kube-system/%s", legacy);
-    if (!(rc = get_json(api, path, what, cm, err)) && (*cm || rule == KJOIN_KUBELET_CONFIG_VERSIONED))
-        snprintf(name, cap, "%s", legacy);
-    else if (!rc)
-        snprintf(name, cap, "kubelet-config or %s", legacy);
-    return rc;
-}
-
 /* The cluster's side, read with the bootstrap identity: the release, no
  * Ready Node of this name, the kubelet configuration (into j->config_yaml). */
 static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err *err)
@@ -248,9 +156,9 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
     j->bound = kjoin_token_binding_valid(&binding);
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", name);
     snprintf(what, sizeof(what), "get node %s", name);
-    if ((rc = get_json(api, path, what, &node, err)))
+    if ((rc = kjoin_node__get_json(api, path, what, &node, err)))
         return rc;
-    bool ready = ready_of(node);
+    bool ready = kjoin_node__ready_of(node);
     json_object_put(node);
     if (ready && resuming(j))
         logf_(j, 0, "[kubelet-start] The Node %s is Ready: this node's, as its join record for this cluster says",
@@ -262,7 +170,7 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
      * which may not be the API server's. */
     if ((rc = read_cluster_configuration(j, api, err)))
         return rc;
-    if ((rc = get_kubelet_config_map(api, out->kubeadm_minor, out->config_map, sizeof(out->config_map), &cm, err)))
+    if ((rc = kjoin_node__get_kubelet_config_map(api, out->kubeadm_minor, out->config_map, sizeof(out->config_map), &cm, err)))
         return rc;
     if (!cm)
         return kjoin_err_set(err, KJOIN_E_API, "get configmap kube-system/%s: NotFound: the cluster has no kubelet "
@@ -770,7 +678,7 @@ static bool registered(const kjoin_node_join *j, const kjoin_node__resolved *p, 
         return false;
     }
     snprintf(path, sizeof(path), "/api/v1/nodes/%s", j->name.name);
-    kjoin_code rc = get_json(api, path, "get node", &node, &e);
+    kjoin_code rc = kjoin_node__get_json(api, path, "get node", &node, &e);
     kjoin_kubeapi_free(api);
     bool ok = !rc && node;
     json_object_put(node);
@@ -1079,114 +987,4 @@ void kjoin_node_join_release(kjoin_node_join *j)
     free(j->instance_yaml);
     j->config_yaml = j->flags_env = j->instance_yaml = NULL;
     j->checked = false;
-}
-
-/* ---- kjoin join --check ---------------------------------------------------- */
-
-static void problem(kjoin_join_check *c, kjoin_code rc, kjoin_code *first, const char *what)
-{
-    size_t used = strlen(c->problems);
-    if (!*first)
-        *first = rc;
-    snprintf(c->problems + used, sizeof(c->problems) - used, "%s%s", used ? "; " : "", what);
-}
-
-kjoin_code kjoin_join_check_cluster(kjoin_kubeapi *api, const char *node_name, const char *ca_pem, size_t ca_len,
-                                    kjoin_join_check *out, kjoin_err *err)
-{
-    kjoin_code first = KJOIN_OK, rc;
-    kjoin_kubeapi_response resp;
-    kjoin_err e;
-    char path[512], what[600];
-    memset(out, 0, sizeof(*out));
-    /* The token: the API server authenticates it (401: it does not). */
-    int minor = 0; /* the release, from the same answer */
-    if (!(rc = kjoin_kubeapi_request(api, "GET", "/version", NULL, &resp, &e))) {
-        out->token_valid = resp.status != 401;
-        minor = resp.status == 200 ? kjoin_kubeapi_version_minor(resp.body, resp.len) : 0;
-        kjoin_kubeapi_response_release(&resp);
-    }
-    if (!out->token_valid)
-        problem(out, rc ? rc : KJOIN_E_TOKEN_REJECTED, &first,
-                rc ? e.msg : "the API server rejects the token (HTTP 401): expired, deleted or never created");
-    /* The node's name: no Ready Node of it. */
-    json_object *node = NULL;
-    snprintf(path, sizeof(path), "/api/v1/nodes/%s", node_name);
-    snprintf(what, sizeof(what), "get node %s", node_name);
-    if ((rc = get_json(api, path, what, &node, &e)))
-        problem(out, rc, &first, e.msg);
-    else if (!(out->node_name_free = !ready_of(node))) {
-        snprintf(what, sizeof(what), "a Node named %.254s is Ready in the cluster already", node_name);
-        problem(out, KJOIN_E_USAGE, &first, what);
-    }
-    json_object_put(node);
-    /* The kubelet's configuration kubelet-start writes, named by the cluster's kubeadm release (read as
-     * kubelet-start reads it). */
-    kjoin_cluster_configuration cc;
-    bool cc_found = false;
-    if ((rc = kjoin_cluster_configuration_get(api, &cc, &cc_found, &e)))
-        problem(out, rc, &first, e.msg);
-    else if (cc_found && cc.minor)
-        minor = cc.minor;
-    json_object *cm = NULL;
-    char map[96];
-    if ((rc = get_kubelet_config_map(api, minor, map, sizeof(map), &cm, &e)))
-        problem(out, rc, &first, e.msg);
-    else if (!(out->kubelet_config = cm != NULL)) {
-        snprintf(what, sizeof(what), "the cluster has no configmap kube-system/%s", map);
-        problem(out, KJOIN_E_API, &first, what);
-    }
-    json_object_put(cm);
-    /* The kubelet's CSR approved by the cluster itself: the token may create node client CSRs. */
-    static const char review[] = "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SelfSubjectAccessReview\","
-                                 "\"spec\":{\"resourceAttributes\":{\"group\":\"certificates.k8s.io\",\"resource\":"
-                                 "\"certificatesigningrequests\",\"subresource\":\"nodeclient\",\"verb\":\"create\"}}}";
-    /* (resp is filled only when the request was made: released only then) */
-    if (!(rc = kjoin_kubeapi_request(api, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review,
-                                     &resp, &e))) {
-        if (!(rc = kjoin_kubeapi_check(&resp, "create a selfsubjectaccessreview", &e))) {
-            json_object *o = json_tokener_parse(resp.body), *status, *allowed;
-            out->csr_auto_approved = o && json_object_object_get_ex(o, "status", &status) &&
-                                     json_object_object_get_ex(status, "allowed", &allowed) &&
-                                     json_object_get_boolean(allowed);
-            json_object_put(o);
-        }
-        kjoin_kubeapi_response_release(&resp);
-    }
-    /* A node-bound token: its binding names this node, and an approver holds the Lease. */
-    kjoin_token_binding binding;
-    kjoin_code bound_rc = kjoin_approver_check_binding(api, minor, node_name, &binding, NULL, &e);
-    if (bound_rc)
-        problem(out, bound_rc, &first, e.msg);
-    if (!rc && !out->csr_auto_approved) {
-        bool held = false;
-        kjoin_err le;
-        kjoin_code lease_rc = kjoin_approver_holder(api, out->approver, sizeof(out->approver), &held, &le);
-        if (!lease_rc && held)
-            out->csr_approver = true;
-        else if (binding.bound)
-            problem(out, KJOIN_E_API, &first, lease_rc ? "no kjoin approver has run on the cluster (no Lease "
-                                                         "kube-system/" KJOIN_APPROVER_LEASE_NAME "): the kubelet's CSR would wait forever"
-                                                       : "no kjoin approver holds Lease kube-system/" KJOIN_APPROVER_LEASE_NAME
-                                                         " now: the kubelet's CSR would wait until one does");
-        else
-            out->approver[0] = '\0';
-    }
-    if (rc)
-        problem(out, rc, &first, e.msg);
-    else if (!out->csr_auto_approved && !out->csr_approver && !binding.bound)
-        problem(out, KJOIN_E_API, &first, "the cluster does not approve this token's node client CSRs by itself "
-                "(no kubeadm:node-autoapprove-bootstrap): the kubelet's CSR would wait for kubectl certificate approve");
-    /* The clock: within the cluster CA's validity, or no certificate verifies. */
-    STACK_OF(X509) *cas = ca_pem ? kjoin_certs__parse_certs(ca_pem, ca_len) : NULL;
-    X509 *ca = cas && sk_X509_num(cas) > 0 ? sk_X509_value(cas, 0) : NULL;
-    out->clock_ok = ca && X509_cmp_current_time(X509_get0_notBefore(ca)) < 0 &&
-                    X509_cmp_current_time(X509_get0_notAfter(ca)) > 0;
-    sk_X509_pop_free(cas, X509_free);
-    if (!out->clock_ok)
-        problem(out, KJOIN_E_TRUST, &first, "this machine's clock is outside the cluster CA's validity (set the clock: "
-                "timedatectl, chrony)");
-    if (first)
-        return kjoin_err_set(err, first, "the join would not succeed: %s", out->problems);
-    return KJOIN_OK;
 }
