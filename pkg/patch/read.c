@@ -66,44 +66,45 @@ static kjoin_code parse_name(const char *name, size_t *target, kjoin_patch_type 
                          "json, merge or strategic", name);
 }
 
-/* The file's documents, each one patch of the type; empty ones skipped. */
+typedef struct patch_file {
+    kjoin_patchset *set;
+    const char *name, *target;
+    kjoin_patch_type type;
+} patch_file;
+
+/* One document of a patch file: one patch of its type; an empty one skipped. */
+static kjoin_code add_document(kjoin_yaml *y, yaml_node_t *root, void *ctx, kjoin_err *err)
+{
+    patch_file *f = ctx;
+    json_object *doc = NULL;
+    kjoin_code rc = kjoin_yaml__to_json(y, root, KJOIN_E_USAGE, &doc, err);
+    if (rc || !doc)
+        return rc;
+    bool list = f->type == KJOIN_PATCH_JSON;
+    if (!json_object_is_type(doc, list ? json_type_array : json_type_object))
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "a %s patch is a YAML %s", list ? "json" : "merge or strategic",
+                           list ? "list of operations" : "mapping");
+    else if (f->set->n == KJOIN_PATCH_MAX)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "more than %d patches", KJOIN_PATCH_MAX);
+    if (rc) {
+        json_object_put(doc);
+        return rc;
+    }
+    kjoin_patch *p = &f->set->items[f->set->n++];
+    p->type = f->type;
+    p->patch = doc;
+    snprintf(p->target, sizeof(p->target), "%s", f->target);
+    snprintf(p->file, sizeof(p->file), "%s", f->name);
+    return KJOIN_OK;
+}
+
+/* The file's documents, each one patch of the type. */
 static kjoin_code add_documents(kjoin_patchset *s, const char *name, const char *target, kjoin_patch_type type,
                                 const char *text, size_t len, kjoin_err *err)
 {
-    kjoin_yaml_stream st;
+    patch_file f = {.set = s, .name = name, .target = target, .type = type};
     kjoin_err in;
-    kjoin_code rc = kjoin_yaml__stream_open(&st, text, len, KJOIN_E_USAGE, &in);
-    while (!rc) {
-        kjoin_yaml y;
-        json_object *doc = NULL;
-        if ((rc = kjoin_yaml__stream_next(&st, &y, &in)))
-            break;
-        yaml_node_t *root = kjoin_yaml__root(&y);
-        if (!root) {
-            kjoin_yaml__release(&y);
-            break;
-        }
-        rc = kjoin_yaml__to_json(&y, root, KJOIN_E_USAGE, &doc, &in);
-        kjoin_yaml__release(&y);
-        if (rc || !doc)
-            continue;
-        bool list = type == KJOIN_PATCH_JSON;
-        if (!json_object_is_type(doc, list ? json_type_array : json_type_object))
-            rc = kjoin_err_set(&in, KJOIN_E_USAGE, "a %s patch is a YAML %s", list ? "json" : "merge or strategic",
-                               list ? "list of operations" : "mapping");
-        else if (s->n == KJOIN_PATCH_MAX)
-            rc = kjoin_err_set(&in, KJOIN_E_USAGE, "more than %d patches", KJOIN_PATCH_MAX);
-        if (rc) {
-            json_object_put(doc);
-            break;
-        }
-        kjoin_patch *p = &s->items[s->n++];
-        p->type = type;
-        p->patch = doc;
-        snprintf(p->target, sizeof(p->target), "%s", target);
-        snprintf(p->file, sizeof(p->file), "%s", name);
-    }
-    kjoin_yaml__stream_close(&st);
+    kjoin_code rc = kjoin_yaml__each_document(text, len, KJOIN_E_USAGE, add_document, &f, NULL, &in);
     return rc ? kjoin_err_set(err, rc, "the patch file %s: %s", name, in.msg) : KJOIN_OK;
 }
 
