@@ -55,12 +55,14 @@ void kjoin_http_conn_cancel(kjoin_http_conn *c);
 typedef enum kjoin_tls_mode {
     KJOIN_TLS_INSECURE, /* no server verification at all (first discovery fetch) */
     KJOIN_TLS_PINNED,   /* chain must end at an anchor of trust or anchors_pem; host checked against SANs */
-    KJOIN_TLS_SYSTEM    /* OpenSSL's default trust store (honours SSL_CERT_FILE, SSL_CERT_DIR) */
+    KJOIN_TLS_SYSTEM,   /* OpenSSL's default trust store (honours SSL_CERT_FILE, SSL_CERT_DIR) */
+    KJOIN_TLS_PLAIN_LOCAL /* no TLS: an http:// URL of this machine's own address (the kubelet's healthz); never
+                           * credentials, redirects or a kept connection */
 } kjoin_tls_mode;
 
 typedef struct kjoin_http_request {
     const char *method;     /* NULL: GET; else GET, POST, PUT, PATCH or DELETE */
-    const char *url;        /* https:// only */
+    const char *url;        /* https:// only (http:// with KJOIN_TLS_PLAIN_LOCAL) */
     kjoin_tls_mode tls;
     const kjoin_tls_trust *trust; /* KJOIN_TLS_PINNED: the only trust; else anchors_pem: */
     const char *anchors_pem; /* KJOIN_TLS_PINNED: the only trust anchors (need not be self-signed) */

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
+#include <kjoin/transport.h>
 
 #include "internal.h"
 
@@ -186,40 +186,30 @@ bool kjoin_node__kubelet_config(const kjoin_node__resolved *p, kjoin_kubelet_con
     return ok;
 }
 
-static size_t discard(char *p, size_t size, size_t n, void *ctx)
-{
-    (void)p, (void)ctx;
-    return size * n;
-}
-
 bool kjoin_node__healthz(const kjoin_kubelet_config *k, char *why, size_t cap)
 {
     if (!k->healthz_port)
         return true;
+    /* The kubelet listening on every address answers on the loopback one. */
+    const char *addr = k->healthz_address;
+    if (!strcmp(addr, "0.0.0.0") || !*addr)
+        addr = "127.0.0.1";
+    else if (!strcmp(addr, "::"))
+        addr = "::1";
     char url[128];
-    bool v6 = strchr(k->healthz_address, ':') != NULL;
-    snprintf(url, sizeof(url), "http://%s%s%s:%d/healthz", v6 ? "[" : "", k->healthz_address, v6 ? "]" : "",
-             k->healthz_port);
-    CURL *c = curl_easy_init();
-    long code = 0;
-    if (!c) {
-        snprintf(why, cap, "out of memory");
-        return false;
-    }
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
-    curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 2000L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-    CURLcode cc = curl_easy_perform(c);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(c);
-    if (cc != CURLE_OK)
-        snprintf(why, cap, "the kubelet's healthz at %s does not answer (%s)", url, curl_easy_strerror(cc));
-    else if (code != 200)
-        snprintf(why, cap, "the kubelet's healthz at %s answers %ld", url, code);
-    return cc == CURLE_OK && code == 200;
+    bool v6 = strchr(addr, ':') != NULL;
+    snprintf(url, sizeof(url), "http://%s%s%s:%d/healthz", v6 ? "[" : "", addr, v6 ? "]" : "", k->healthz_port);
+    kjoin_http_request req = {.url = url, .tls = KJOIN_TLS_PLAIN_LOCAL, .timeout_ms = 2000, .max_body = 4096};
+    kjoin_http_response resp = {0};
+    kjoin_err err;
+    kjoin_code rc = kjoin_http_send(&req, &resp, &err);
+    bool ok = !rc && resp.status == 200;
+    if (rc)
+        snprintf(why, cap, "the kubelet's healthz at %s does not answer (%s)", url, err.msg);
+    else if (!ok)
+        snprintf(why, cap, "the kubelet's healthz at %s answers %ld", url, resp.status);
+    kjoin_http_response_release(&resp);
+    return ok;
 }
 
 /* mountinfo's field 5, with its octal escapes (\040 for a space) undone. */

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <curl/curl.h>
 #include <openssl/crypto.h>
@@ -404,7 +405,7 @@ static kjoin_code set_request(CURL *curl, const kjoin_http_request *req, struct 
     if (strcmp(m, "GET") != 0)
         curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, m);
     bool credentials = req->bearer_token || req->client_cert_pem || req->client_key_pem;
-    if (credentials && (req->tls == KJOIN_TLS_INSECURE || req->follow_redirects))
+    if (credentials && (req->tls == KJOIN_TLS_INSECURE || req->tls == KJOIN_TLS_PLAIN_LOCAL || req->follow_redirects))
         return kjoin_err_set(err, KJOIN_E_USAGE, "credentials are only sent to a verified server, without redirects");
     if (req->body) {
         /* A PATCH is a JSON merge patch (RFC 7386), which every API server takes. */
@@ -534,6 +535,14 @@ static kjoin_code perform(kjoin_http_conn *c, bool kept, const kjoin_http_reques
                            "which kjoin sends only to a URL the operator gave", c->shown);
         goto out;
     }
+    /* Plain HTTP only to this machine itself, as asked, and nothing more. */
+    bool plain = req->tls == KJOIN_TLS_PLAIN_LOCAL;
+    if (plain && (kept || req->follow_redirects || strncasecmp(req->url, "http://", 7) != 0 ||
+                  !kjoin_url_is_local(req->url))) {
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "plain HTTP is only for an http:// URL of this machine, without "
+                           "redirects or a kept connection: not %s", c->shown);
+        goto out;
+    }
     if ((rc = request_trust(c, kept, req, &owned, &c->trust, err)))
         goto out;
     /* An empty name would switch OpenSSL's host check off: refuse it. */
@@ -561,7 +570,7 @@ static kjoin_code perform(kjoin_http_conn *c, bool kept, const kjoin_http_reques
     curl_easy_setopt(curl, CURLOPT_URL, req->url);
     if (kjoin_url_is_local(req->url)) /* this machine's own endpoints: never through the *_proxy variables' proxy */
         curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, plain ? "http" : "https");
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)req->timeout_ms);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
@@ -584,7 +593,7 @@ static kjoin_code perform(kjoin_http_conn *c, bool kept, const kjoin_http_reques
     /* A kept conn's options never change (or libcurl would not reuse its
      * connection): the peer is always handed to on_verify, which checks it
      * once pinned, host included. Otherwise libcurl checks the host too. */
-    bool insecure = req->tls == KJOIN_TLS_INSECURE;
+    bool insecure = req->tls == KJOIN_TLS_INSECURE || plain;
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, kept || !insecure ? 1L : 0L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, kept || insecure ? 0L : 2L);
     curl_easy_setopt(curl, CURLOPT_SSL_CTX_DATA, c);
