@@ -18,9 +18,17 @@ FIXED = {
     "--flavor": ["kubeadm", "k3s"],
     "--layout": ["k3s", "kubeadm"],
     "--usages": ["signing,authentication", "signing", "authentication"],
-    "--skip-phases": ["preflight", "kubelet-start", "kubelet-wait-bootstrap", "control-plane-prepare", "check-etcd",
-                      "etcd-join", "control-plane-join", "wait-control-plane"],
 }
+
+
+def join_phases():
+    """kubeadm's join phases as `kjoin join phase --help` lists them (the
+    library's one phase table): [(name, help)]."""
+    text = subprocess.run([KJOIN, "join", "phase", "--help"], capture_output=True, text=True).stdout
+    return [m.groups() for m in (re.match(r"  (\S+)\s{2,}(.*)", line) for line in text.splitlines()) if m]
+
+
+FIXED["--skip-phases"] = [name for name, _ in join_phases()]
 EXIT = [
     ("0", "success, or nothing to do"),
     ("1", "any other failure"),
@@ -139,6 +147,12 @@ def man_page(name, section_title, usage, summary, flags, subs, files):
            ".nf", esc(usage), ".fi", ".SH DESCRIPTION", esc(summary)]
     if flags:
         man_flags(out, flags)
+    if name == "kjoin-join":
+        out.append(".SH PHASES")
+        out += [".PP", "kubeadm's join phases, in the order a join runs them: the names "
+                "\\fB\\-\\-skip\\-phases\\fR and \\fBkjoin join phase\\fR take."]
+        for phase, help_ in join_phases():
+            out += [".TP", "\\fB%s\\fR" % esc(phase), esc(help_)]
     for sub, (susage, ssummary, sflags) in subs:
         out += [".SH %s" % esc(sub.upper()), ".nf", esc(susage), ".fi", ".PP", esc(ssummary)]
         for short, long, meta, help_ in sflags:

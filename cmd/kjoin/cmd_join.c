@@ -92,7 +92,8 @@ static const cli_opt join_opts[] = {
     {OPT_KUBELET_PKI_DIR, "kubelet-pki-dir", 0, true, "DIR", "with --tls-bootstrap: the client certificates (default /var/lib/kubelet/pki)"},
     {OPT_KEY_TYPE, "key-type", 0, true, "TYPE", "with --tls-bootstrap: ecdsa-p256 (default), rsa2048, rsa3072, rsa4096, ed25519"},
     {OPT_SKIP_PHASES, "skip-phases", 0, true, "LIST",
-     "phases not to run: preflight, kubelet-start, kubelet-wait-bootstrap (discovery alone: preflight,kubelet-start)"},
+     "phases not to run, by kubeadm's names ('kjoin join phase --help' lists them); discovery alone: "
+     "preflight,kubelet-start"},
     {OPT_IGNORE_PREFLIGHT, "ignore-preflight-errors", 0, true, "LIST", "preflight checks whose errors are only warnings (names, or all)"},
     {OPT_CRI_SOCKET, "cri-socket", 0, true, "PATH", "the container runtime's socket (default: containerd's or CRI-O's, whichever exists)"},
     {OPT_PATCHES, "patches", 0, true, "DIR", "kubeadm's patches directory: its kubeletconfiguration patches (strategic, merge, json) go into config.yaml"},
@@ -396,17 +397,19 @@ static json_object *node_json(const kjoin_phases_outcome *w)
     const kjoin_preflight_report *pf = &w->node.report;
     json_object *node = json_object_new_object(), *phases = json_object_new_array(),
                 *findings = json_object_new_array(), *files = json_object_new_array(), *steps = json_object_new_array();
-    /* In the order they ran (kubeadm's); phase_ms is in bit order. */
-    const unsigned bits[] = {KJOIN_PHASE_PREFLIGHT,         KJOIN_PHASE_CONTROL_PLANE_PREPARE,
-                             KJOIN_PHASE_CHECK_ETCD,        KJOIN_PHASE_KUBELET_START,     KJOIN_PHASE_ETCD_JOIN,
-                             KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, KJOIN_PHASE_CONTROL_PLANE_JOIN,
-                             KJOIN_PHASE_WAIT_CONTROL_PLANE};
-    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
-        if (!(w->ran & bits[i]))
+    /* In the order they ran (kubeadm's, the table's: each phase's first
+     * name); phase_ms is in bit order. */
+    size_t n_table;
+    const kjoin_phase_info *table = kjoin_phase_table(&n_table);
+    unsigned listed = 0;
+    for (size_t i = 0; i < n_table; i++) {
+        unsigned bit = table[i].bit;
+        if (!(w->ran & bit) || (listed & bit))
             continue;
+        listed |= bit;
         json_object *p = json_object_new_object();
-        json_object_object_add(p, "name", json_object_new_string(kjoin_phase_name(bits[i])));
-        json_object_object_add(p, "elapsedMs", json_object_new_int64(w->phase_ms[__builtin_ctz(bits[i])]));
+        json_object_object_add(p, "name", json_object_new_string(table[i].name));
+        json_object_object_add(p, "elapsedMs", json_object_new_int64(w->phase_ms[__builtin_ctz(bit)]));
         json_object_array_add(phases, p);
     }
     for (size_t i = 0; i < pf->n; i++) {
@@ -630,22 +633,23 @@ static void take_env_secrets(join_args *a)
     }
 }
 
-/* "kjoin join phase NAME ...": the phase's bit, and argv without the two words. */
-/* kubeadm's join phases, as `kjoin join phase --help` lists them. */
-static const char phases_help[] =
-    "Usage: kjoin join phase NAME [STEP] ENDPOINT... [flags]\n"
-    "\n"
-    "Runs one phase of kubeadm's join (its flags are kjoin join's; kubeadm's\n"
-    "\"phase A B\" and kjoin's \"phase A/B\" name the same step):\n"
-    "  preflight                      the node's checks (and a control-plane node's)\n"
-    "  control-plane-prepare          download-certs, certs, kubeconfig, control-plane\n"
-    "  check-etcd                     the cluster's etcd members healthy (a control-plane node)\n"
-    "  kubelet-start                  the kubelet's files, the kubelet started\n"
-    "  etcd-join                      this node's etcd member (a control-plane node)\n"
-    "  kubelet-wait-bootstrap         until the kubelet has its client certificate\n"
-    "  control-plane-join             mark-control-plane: the Node's labels and taints\n"
-    "  wait-control-plane             until this node's control plane is healthy\n";
+/* kubeadm's join phases, as `kjoin join phase --help` lists them: the
+ * library's one table. */
+static void print_phases_help(void)
+{
+    size_t n;
+    const kjoin_phase_info *t = kjoin_phase_table(&n);
+    fputs("Usage: kjoin join phase NAME [STEP] ENDPOINT... [flags]\n"
+          "\n"
+          "Runs one phase of kubeadm's join (its flags are kjoin join's; kubeadm's\n"
+          "\"phase A B\" and kjoin's \"phase A/B\" name the same step):\n",
+          stdout);
+    for (size_t i = 0; i < n; i++)
+        if (t[i].help)
+            printf("  %-38s %s\n", t[i].name, t[i].help);
+}
 
+/* "kjoin join phase NAME ...": the phase's bit, and argv without the two words. */
 static kjoin_code take_phase(int *argc, char **argv, unsigned *only, unsigned *steps, bool *help, kjoin_err *err)
 {
     if (*argc < 2 || strcmp(argv[1], "phase") != 0)
@@ -704,7 +708,7 @@ int cmd_join(int argc, char **argv)
     kjoin_code rc = a.pins ? KJOIN_OK : kjoin_err_set(&err, KJOIN_E_OTHER, "out of memory");
     bool phases = false;
     if (!rc && !(rc = take_phase(&argc, argv, &a.w.only, &a.w.prepare, &phases, &err)) && phases) {
-        fputs(phases_help, stdout);
+        print_phases_help();
         join_args_release(&a);
         return 0;
     }

@@ -42,6 +42,20 @@ enum {
     KJOIN_PREPARE_ALL = 15
 };
 
+/* kubeadm's join phases, the one table every list of them comes from (the
+ * lookup and its message, kjoin join phase --help, --skip-phases' help and
+ * completion, the man page, the -o json phase list): each phase in the order
+ * a join runs them, its sub-phases after it, then the names kubeadm also
+ * accepts (help NULL: not listed). */
+typedef struct kjoin_phase_info {
+    const char *name;   /* kubeadm's: "kubelet-start", "control-plane-prepare/download-certs" */
+    unsigned bit;       /* KJOIN_PHASE_* */
+    unsigned steps;     /* a step of control-plane-prepare (KJOIN_PREPARE_*); 0: the whole phase */
+    const char *help;   /* one line; NULL for another name of a listed phase */
+} kjoin_phase_info;
+/* The table and, into *n, its length. */
+const kjoin_phase_info *kjoin_phase_table(size_t *n);
+
 /* One phase by kubeadm's name, a sub-phase's among them: its bit and, for a step of
  * control-plane-prepare, that step (*steps; 0 for the whole phase).
  * Errors: KJOIN_E_USAGE for a name kubeadm's join does not have. */

@@ -44,8 +44,7 @@ typedef struct join_run {
 } join_run;
 
 typedef struct step {
-    const char *phase;         /* the kubeadm phase it is part of, by its --skip-phases name; NULL: kjoin's own */
-    unsigned bit;              /* that phase's bit; 0 for kubeadm's control-plane phases, which have no step here */
+    unsigned bit;              /* the kubeadm phase it is part of (KJOIN_PHASE_*); 0: kjoin's own step */
     unsigned needs;            /* NEEDS_*: what must be done before it */
     bool (*when)(const join_run *r); /* whether it runs (kjoin's own steps), or also runs (a phase's) */
     kjoin_code (*run)(join_run *r, kjoin_err *err);
@@ -483,38 +482,38 @@ static bool needs_discovery(const join_run *r);
 /* kubeadm's join phases in order (its control-plane ones have no step on a
  * worker: their names are accepted, and skipping them changes nothing). */
 static const step steps[] = {
-    {"preflight", KJOIN_PHASE_PREFLIGHT, NEEDS_PLAN, NULL, run_preflight},
-    {NULL, 0, NEEDS_PLAN, needs_discovery, run_discovery},
-    {NULL, 0, NEEDS_DISCOVERY, control_plane_phase, run_read_cluster},
-    {NULL, 0, NEEDS_DISCOVERY, wants_address, run_advertise_address},
-    {"preflight", KJOIN_PHASE_PREFLIGHT, NEEDS_DISCOVERY, control_plane_phase, run_control_plane_preflight},
+    {KJOIN_PHASE_PREFLIGHT, NEEDS_PLAN, NULL, run_preflight},
+    {0, NEEDS_PLAN, needs_discovery, run_discovery},
+    {0, NEEDS_DISCOVERY, control_plane_phase, run_read_cluster},
+    {0, NEEDS_DISCOVERY, wants_address, run_advertise_address},
+    {KJOIN_PHASE_PREFLIGHT, NEEDS_DISCOVERY, control_plane_phase, run_control_plane_preflight},
     /* kubelet-start's checks, before anything is written (as kubeadm's preflight before download-certs) */
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, kubelet_local, run_kubelet_local},
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
-    {NULL, 0, NEEDS_DISCOVERY, writes_control_plane, run_check_writes},
-    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_download, run_download_certs},
-    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_node_certs, run_node_certs},
-    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_kubeconfigs, run_kubeconfigs},
-    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_manifests, run_manifests},
-    {NULL, 0, NEEDS_DISCOVERY, needs_admin, run_admin_client},
-    {"check-etcd", KJOIN_PHASE_CHECK_ETCD, NEEDS_DISCOVERY, NULL, run_check_etcd},
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, dry, run_plan},
-    {NULL, 0, NEEDS_DISCOVERY, discovery_alone, run_write_discovered},
-    {NULL, 0, NEEDS_DISCOVERY, discovery_alone_dry, run_plan_discovered},
-    {NULL, 0, NEEDS_DISCOVERY, checking, run_join_check},
-    {NULL, 0, NEEDS_DISCOVERY, wants_tls_bootstrap, run_tls_bootstrap},
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_launch},
-    {"etcd-join", KJOIN_PHASE_ETCD_JOIN, NEEDS_DISCOVERY, NULL, run_etcd_join},
-    {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0, for_real, run_wait},
-    {"control-plane-join", KJOIN_PHASE_CONTROL_PLANE_JOIN, NEEDS_DISCOVERY, NULL, run_mark},
-    {"wait-control-plane", KJOIN_PHASE_WAIT_CONTROL_PLANE, NEEDS_DISCOVERY, NULL, run_wait_control_plane},
+    {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, kubelet_local, run_kubelet_local},
+    {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
+    {0, NEEDS_DISCOVERY, writes_control_plane, run_check_writes},
+    {KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_download, run_download_certs},
+    {KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_node_certs, run_node_certs},
+    {KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_kubeconfigs, run_kubeconfigs},
+    {KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_manifests, run_manifests},
+    {0, NEEDS_DISCOVERY, needs_admin, run_admin_client},
+    {KJOIN_PHASE_CHECK_ETCD, NEEDS_DISCOVERY, NULL, run_check_etcd},
+    {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
+    {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, dry, run_plan},
+    {0, NEEDS_DISCOVERY, discovery_alone, run_write_discovered},
+    {0, NEEDS_DISCOVERY, discovery_alone_dry, run_plan_discovered},
+    {0, NEEDS_DISCOVERY, checking, run_join_check},
+    {0, NEEDS_DISCOVERY, wants_tls_bootstrap, run_tls_bootstrap},
+    {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_launch},
+    {KJOIN_PHASE_ETCD_JOIN, NEEDS_DISCOVERY, NULL, run_etcd_join},
+    {KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0, for_real, run_wait},
+    {KJOIN_PHASE_CONTROL_PLANE_JOIN, NEEDS_DISCOVERY, NULL, run_mark},
+    {KJOIN_PHASE_WAIT_CONTROL_PLANE, NEEDS_DISCOVERY, NULL, run_wait_control_plane},
 };
 #define N_STEPS (sizeof(steps) / sizeof(steps[0]))
 
 static bool runs(const join_run *r, const step *s)
 {
-    return s->run && (!s->phase || (r->phases & s->bit)) && (!s->when || s->when(r));
+    return s->run && (!s->bit || (r->phases & s->bit)) && (!s->when || s->when(r));
 }
 
 /* Discovery runs for any later step that needs it, and alone when no node
@@ -539,47 +538,69 @@ static unsigned needs_of_run(const join_run *r)
 
 /* ---- the phases asked for ----------------------------------------------- */
 
-/* kubeadm's phase names, its sub-phases among them, and what each runs. */
-static const struct {
-    const char *name;
-    unsigned bit, steps; /* steps: of control-plane-prepare; 0: the whole phase */
-} phase_names[] = {
-    {"preflight", KJOIN_PHASE_PREFLIGHT, 0},
-    {"kubelet-start", KJOIN_PHASE_KUBELET_START, 0},
-    {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0},
-    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, 0},
-    {"control-plane-prepare/all", KJOIN_PHASE_CONTROL_PLANE_PREPARE, 0},
-    {"control-plane-prepare/download-certs", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_DOWNLOAD_CERTS},
-    {"control-plane-prepare/certs", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_CERTS},
-    {"control-plane-prepare/kubeconfig", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_KUBECONFIG},
-    {"control-plane-prepare/control-plane", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_CONTROL_PLANE},
-    {"check-etcd", KJOIN_PHASE_CHECK_ETCD, 0},
-    {"etcd-join", KJOIN_PHASE_ETCD_JOIN, 0},
-    {"control-plane-join/etcd", KJOIN_PHASE_ETCD_JOIN, 0}, /* its name before kubeadm 1.31 */
+/* kubeadm's phase names, in the order a join runs them, its sub-phases among
+ * them, and what each runs. */
+static const kjoin_phase_info phase_table[] = {
+    {"preflight", KJOIN_PHASE_PREFLIGHT, 0, "the node's checks (and a control-plane node's)"},
+    {"control-plane-prepare", KJOIN_PHASE_CONTROL_PLANE_PREPARE, 0,
+     "a control-plane node's files: download-certs, certs, kubeconfig, control-plane"},
+    {"control-plane-prepare/all", KJOIN_PHASE_CONTROL_PLANE_PREPARE, 0, "all four steps"},
+    {"control-plane-prepare/download-certs", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_DOWNLOAD_CERTS,
+     "the shared CAs from the kubeadm-certs Secret"},
+    {"control-plane-prepare/certs", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_CERTS,
+     "the node's own certificates, signed by them"},
+    {"control-plane-prepare/kubeconfig", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_KUBECONFIG,
+     "admin.conf, controller-manager.conf, scheduler.conf"},
+    {"control-plane-prepare/control-plane", KJOIN_PHASE_CONTROL_PLANE_PREPARE, KJOIN_PREPARE_CONTROL_PLANE,
+     "the static Pods of the API server, controller manager, scheduler"},
+    {"check-etcd", KJOIN_PHASE_CHECK_ETCD, 0, "the cluster's etcd members healthy (a control-plane node)"},
+    {"kubelet-start", KJOIN_PHASE_KUBELET_START, 0, "the kubelet's files, the kubelet started"},
+    {"etcd-join", KJOIN_PHASE_ETCD_JOIN, 0, "this node's etcd member (a control-plane node)"},
+    {"kubelet-wait-bootstrap", KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP, 0, "until the kubelet has its identity and its Node"},
     /* kubeadm 1.37's control-plane-join is mark-control-plane alone */
-    {"control-plane-join", KJOIN_PHASE_CONTROL_PLANE_JOIN, 0},
-    {"control-plane-join/all", KJOIN_PHASE_CONTROL_PLANE_JOIN, 0},
-    {"control-plane-join/mark-control-plane", KJOIN_PHASE_CONTROL_PLANE_JOIN, 0},
-    {"wait-control-plane", KJOIN_PHASE_WAIT_CONTROL_PLANE, 0},
+    {"control-plane-join", KJOIN_PHASE_CONTROL_PLANE_JOIN, 0, "mark-control-plane: the Node's labels and taints"},
+    {"control-plane-join/all", KJOIN_PHASE_CONTROL_PLANE_JOIN, 0, "the same"},
+    {"control-plane-join/mark-control-plane", KJOIN_PHASE_CONTROL_PLANE_JOIN, 0, "the same"},
+    {"wait-control-plane", KJOIN_PHASE_WAIT_CONTROL_PLANE, 0, "until this node's control plane is healthy"},
+    {"control-plane-join/etcd", KJOIN_PHASE_ETCD_JOIN, 0, NULL}, /* etcd-join's name before kubeadm 1.31 */
 };
+#define N_PHASE_NAMES (sizeof(phase_table) / sizeof(phase_table[0]))
+
+const kjoin_phase_info *kjoin_phase_table(size_t *n)
+{
+    *n = N_PHASE_NAMES;
+    return phase_table;
+}
 
 kjoin_code kjoin_phase_lookup(const char *name, size_t len, unsigned *bit, unsigned *prepare, kjoin_err *err)
 {
-    for (size_t i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
-        if (strlen(phase_names[i].name) == len && !strncmp(name, phase_names[i].name, len)) {
-            *bit = phase_names[i].bit;
-            *prepare = phase_names[i].steps;
+    for (size_t i = 0; i < N_PHASE_NAMES; i++)
+        if (strlen(phase_table[i].name) == len && !strncmp(name, phase_table[i].name, len)) {
+            *bit = phase_table[i].bit;
+            *prepare = phase_table[i].steps;
             return KJOIN_OK;
         }
-    const char *names[sizeof(phase_names) / sizeof(phase_names[0])], *near;
-    for (size_t i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
-        names[i] = phase_names[i].name;
-    near = kjoin_did_you_mean(name, len, names, sizeof(phase_names) / sizeof(phase_names[0]));
-    return kjoin_err_set(err, KJOIN_E_USAGE, "unknown phase \"%.*s\"%s%s%s; kubeadm's join has preflight, "
-                         "control-plane-prepare (/all, /download-certs, /certs, /kubeconfig, /control-plane), "
-                         "check-etcd, kubelet-start, etcd-join, kubelet-wait-bootstrap, control-plane-join (/all, "
-                         "/mark-control-plane) and wait-control-plane", (int)(len > 60 ? 60 : len), name,
-                         near ? " (did you mean \"" : "", near ? near : "", near ? "\"?)" : "");
+    const char *names[N_PHASE_NAMES], *near;
+    /* "preflight, control-plane-prepare (/all, /download-certs, ...), ...": the listed names */
+    char listed[1024] = "";
+    for (size_t i = 0, n = 0; i < N_PHASE_NAMES; i++) {
+        names[i] = phase_table[i].name;
+        const char *slash = strchr(names[i], '/');
+        size_t used = strlen(listed);
+        if (!phase_table[i].help)
+            continue;
+        bool first_sub = slash && i > 0 && !strchr(phase_table[i - 1].name, '/');
+        bool last_sub = slash && (i + 1 == N_PHASE_NAMES || !phase_table[i + 1].help ||
+                                  strncmp(phase_table[i + 1].name, names[i], (size_t)(slash - names[i]) + 1) != 0);
+        if (slash)
+            snprintf(listed + used, sizeof(listed) - used, "%s%s%s", first_sub ? " (" : ", ", slash, last_sub ? ")" : "");
+        else
+            snprintf(listed + used, sizeof(listed) - used, "%s%s", n++ ? ", " : "", names[i]);
+    }
+    near = kjoin_did_you_mean(name, len, names, N_PHASE_NAMES);
+    return kjoin_err_set(err, KJOIN_E_USAGE, "unknown phase \"%.*s\"%s%s%s; kubeadm's join has %s",
+                         (int)(len > 60 ? 60 : len), name, near ? " (did you mean \"" : "", near ? near : "",
+                         near ? "\"?)" : "", listed);
 }
 
 /* The names in list into *mask, and steps of control-plane-prepare into
@@ -616,9 +637,9 @@ kjoin_code kjoin_skip_phases(kjoin_phases_spec *spec, const char *list, kjoin_er
 
 const char *kjoin_phase_name(unsigned phase)
 {
-    for (size_t i = 0; i < sizeof(phase_names) / sizeof(phase_names[0]); i++)
-        if (phase_names[i].bit == phase)
-            return phase_names[i].name;
+    for (size_t i = 0; i < N_PHASE_NAMES; i++)
+        if (phase_table[i].bit == phase)
+            return phase_table[i].name;
     return "?";
 }
 
@@ -910,7 +931,7 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
         int64_t t = kjoin_now_ms();
         rc = steps[i].run(&r, err);
         if (rc)
-            out->failed_in = steps[i].phase                    ? steps[i].phase
+            out->failed_in = steps[i].bit                      ? kjoin_phase_name(steps[i].bit)
                              : steps[i].run == run_discovery    ? "discovery"
                              : steps[i].run == run_tls_bootstrap ? "tls-bootstrap"
                              : steps[i].run == run_join_check    ? "check"

@@ -604,7 +604,8 @@ t_token_cli_says_what_is_wrong() {
   err_has "unknown field ResetConfiguration.dryrun at line 3" || return 1
   # The phases: listed by --help (exit 0), named when one is missing (exit 2).
   kj 0 join phase --help || return 1
-  out_has "kubelet-wait-bootstrap" && out_has "control-plane-prepare          download-certs" || return 1
+  out_has "kubelet-wait-bootstrap" && out_has "control-plane-prepare/download-certs   the shared CAs" || return 1
+  ! grep -qF "control-plane-join/etcd" "$OUT" || fail "another name of etcd-join was listed" || return 1
   kj 2 join phase || return 1
   err_has "kjoin join phase needs the phase's name (kjoin join phase --help lists them)" || return 1
   ! grep -q '"NAME"' "$ERR" || fail "the placeholder was taken for a phase" || return 1

@@ -266,6 +266,44 @@ static void test_phases(void **state)
     assert_string_equal(kjoin_phase_name(KJOIN_PHASE_KUBELET_START), "kubelet-start");
 }
 
+/* One table: every name in it looks up to its own bit and step, each phase
+ * bit is listed once in run order before any other name of it, and the
+ * lookup's message names exactly the listed names. */
+static void test_one_phase_table(void **state)
+{
+    (void)state;
+    size_t n;
+    const kjoin_phase_info *t = kjoin_phase_table(&n);
+    assert_true(n >= 8);
+    unsigned seen = 0, bit, one;
+    kjoin_err err, bad;
+    assert_int_equal(kjoin_phase_lookup("no-such-phase", 13, &bit, &one, &bad), KJOIN_E_USAGE);
+    const char *list = strstr(bad.msg, "kubeadm's join has ");
+    assert_non_null(list);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(kjoin_phase_lookup(t[i].name, strlen(t[i].name), &bit, &one, &err), KJOIN_OK);
+        assert_int_equal(bit, t[i].bit);
+        assert_int_equal(one, t[i].steps);
+        const char *slash = strchr(t[i].name, '/');
+        if (!slash) { /* a phase: listed once, with help, in the message */
+            assert_false(seen & t[i].bit);
+            assert_non_null(t[i].help);
+            assert_non_null(strstr(list, t[i].name));
+            assert_string_equal(kjoin_phase_name(t[i].bit), t[i].name);
+            seen |= t[i].bit;
+        } else if (t[i].help) { /* a listed sub-phase: after its phase, its step in the message */
+            assert_true(seen & t[i].bit);
+            assert_non_null(strstr(list, slash));
+        } else { /* another name (control-plane-join/etcd): accepted, not listed */
+            assert_null(strstr(list, t[i].name));
+        }
+    }
+    assert_int_equal(seen, KJOIN_PHASE_ALL | KJOIN_PHASES_CONTROL_PLANE);
+    /* run order: kubeadm's */
+    assert_string_equal(t[0].name, "preflight");
+    assert_string_equal(kjoin_phase_name(KJOIN_PHASE_WAIT_CONTROL_PLANE), "wait-control-plane");
+}
+
 
 /* A worker spec whose discovery would fail at once, reading a token file
  * that is not there: what fails before it proves its order. */
@@ -522,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_k3s_only_when_chosen),
         cmocka_unit_test(test_inputs_checked_against_each_other),
         cmocka_unit_test(test_phases),
+        cmocka_unit_test(test_one_phase_table),
         cmocka_unit_test(test_worker_node_name_before_anything),
         cmocka_unit_test(test_worker_phases_asked),
         cmocka_unit_test(test_node_reset_bad_control_plane_record),
