@@ -265,6 +265,8 @@ typedef struct kjoin_node_join {
     size_t ca_len;
     struct kjoin_kubeapi *api;         /* a client with the bootstrap identity (the join's one); NULL: one is made
                                         * from bootstrap_kubeconfig */
+    const kjoin_cluster_configuration *cluster; /* the cluster's ClusterConfiguration as the join read it (a
+                                        * control-plane join's); NULL: kubelet-start reads it */
     const char *join_id;               /* recorded for reset */
     int64_t deadline_ms;               /* kjoin_now_ms() value by which everything ends */
     kjoin_stage_timeouts timeouts;     /* the kubelet wait's own bounds within it */

@@ -232,6 +232,8 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
     if (!rc)
         rc = kjoin_control_plane_cluster(r->bootstrap_api, r->cluster, err);
     if (!rc)
+        r->out->node.cluster = r->cluster; /* kubelet-start reads it from here, not the cluster again */
+    if (!rc)
         rc = kjoin_cp_context_init(&r->cx, r->cluster, s->node.paths.kubernetes_dir, err);
     if (rc)
         return rc;
@@ -959,6 +961,7 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
     kjoin_kubeapi_free(r.cx.admin_api);
     kjoin_kubeapi_free(r.bootstrap_api);
     out->node.api = NULL;
+    out->node.cluster = NULL; /* r.cluster goes with the run */
     free(r.cluster);
     free(r.before);
     kjoin_cp_replaced_free(r.replaced);

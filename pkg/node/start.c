@@ -71,8 +71,11 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
 {
     kjoin_kubelet_start_result *out = &j->result;
     kjoin_cluster_configuration cc;
-    bool found;
-    kjoin_code rc = kjoin_cluster_configuration_get(api, &cc, &found, err);
+    bool found = j->cluster != NULL;
+    /* read once a join: a control-plane join's was read before its first step */
+    kjoin_code rc = found ? KJOIN_OK : kjoin_cluster_configuration_get(api, &cc, &found, err);
+    if (j->cluster)
+        cc = *j->cluster;
     out->kubeadm_minor = out->server_minor;
     out->instance_config = kjoin_kubeadm_instance_config(out->kubeadm_minor, -1);
     if (rc || !found) {

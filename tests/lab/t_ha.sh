@@ -235,8 +235,11 @@ t_lab_ha_control_plane_joined_by_kjoin() {
     { fail "the join was not killed at the kubelet's health: exit $krc: $(tail -n 3 "$T/killed2.out")"; rc=1; }
   t0=$(date +%s)
   lab_exec ha-2 kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
-    --control-plane --certificate-key-file /etc/kjoin/key --apiserver-advertise-address "$HA_IP2" -o json \
+    --control-plane --certificate-key-file /etc/kjoin/key --apiserver-advertise-address "$HA_IP2" -o json -v 4 \
     >"$T/join2.json" 2>"$T/join2.err" || { fail "kjoin join --control-plane: exit $?: $(tail -n 6 "$T/join2.err")"; ha_diag ha-2; rc=1; }
+  # The cluster's ClusterConfiguration is read once a join (its -v 4 lines name each request).
+  local reads; reads=$(grep -c 'GET /api/v1/namespaces/kube-system/configmaps/kubeadm-config: HTTP 200' "$T/join2.err")
+  [ "$reads" = 1 ] || { fail "kubeadm-config read $reads times in one join"; rc=1; }
   echo "    [$current] node 2: kjoin join --control-plane again, after it was killed, in $(($(date +%s) - t0)) s (discovery $(jq -r .elapsedMs "$T/join2.json") ms, $(jq -r '[.node.phases[]? | "\(.name) \(.elapsedMs) ms"] | join(", ")' "$T/join2.json"))" >&2
   ! grep -q "$HA_KEY" "$T/join2.json" "$T/join2.err" || { fail "the certificate key was printed"; rc=1; }
   jq -e '[.node.phases[].name] == ["preflight", "control-plane-prepare", "check-etcd", "kubelet-start", "etcd-join",
