@@ -583,8 +583,12 @@ kjoin_code kjoin_phase_lookup(const char *name, size_t len, unsigned *bit, unsig
             return KJOIN_OK;
         }
     const char *names[N_PHASE_NAMES], *near;
-    /* "preflight, control-plane-prepare (/all, /download-certs, ...), ...": the listed names */
+    /* "preflight, control-plane-prepare (/all, /download-certs, ...), ... and
+     * wait-control-plane": the listed names */
     char listed[1024] = "";
+    size_t phases = 0;
+    for (size_t i = 0; i < N_PHASE_NAMES; i++)
+        phases += phase_table[i].help && !strchr(phase_table[i].name, '/');
     for (size_t i = 0, n = 0; i < N_PHASE_NAMES; i++) {
         names[i] = phase_table[i].name;
         const char *slash = strchr(names[i], '/');
@@ -596,8 +600,11 @@ kjoin_code kjoin_phase_lookup(const char *name, size_t len, unsigned *bit, unsig
                                   strncmp(phase_table[i + 1].name, names[i], (size_t)(slash - names[i]) + 1) != 0);
         if (slash)
             snprintf(listed + used, sizeof(listed) - used, "%s%s%s", first_sub ? " (" : ", ", slash, last_sub ? ")" : "");
-        else
-            snprintf(listed + used, sizeof(listed) - used, "%s%s", n++ ? ", " : "", names[i]);
+        else {
+            const char *sep = !n ? "" : n + 1 == phases ? " and " : ", ";
+            snprintf(listed + used, sizeof(listed) - used, "%s%s", sep, names[i]);
+            n++;
+        }
     }
     near = kjoin_did_you_mean(name, len, names, N_PHASE_NAMES);
     return kjoin_err_set(err, KJOIN_E_USAGE, "unknown phase \"%.*s\"%s%s%s; kubeadm's join has %s",
