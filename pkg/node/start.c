@@ -70,12 +70,11 @@ static kjoin_code client(const kjoin_node_join *j, const char *text, size_t len,
 static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err *err)
 {
     kjoin_kubelet_start_result *out = &j->result;
-    kjoin_cluster_configuration cc;
+    kjoin_cluster_configuration read;
     bool found = j->cluster != NULL;
     /* read once a join: a control-plane join's was read before its first step */
-    kjoin_code rc = found ? KJOIN_OK : kjoin_cluster_configuration_get(api, &cc, &found, err);
-    if (j->cluster)
-        cc = *j->cluster;
+    kjoin_code rc = found ? KJOIN_OK : kjoin_cluster_configuration_get(api, &read, &found, err);
+    const kjoin_cluster_configuration *cc = j->cluster ? j->cluster : &read;
     out->kubeadm_minor = out->server_minor;
     out->instance_config = kjoin_kubeadm_instance_config(out->kubeadm_minor, -1);
     if (rc || !found) {
@@ -83,18 +82,18 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
             logf_(j, 1, "[kubelet-start] No kubeadm ClusterConfiguration in the cluster (not made by kubeadm)");
         return rc;
     }
-    memcpy(out->kubernetes_version, cc.version, sizeof(out->kubernetes_version));
+    memcpy(out->kubernetes_version, cc->version, sizeof(out->kubernetes_version));
     if (!out->server_minor)
-        out->server_minor = cc.minor;
+        out->server_minor = cc->minor;
     /* The cluster's kubeadm release decides, as its feature gates do. */
-    out->kubeadm_minor = cc.minor ? cc.minor : out->server_minor;
-    out->instance_config = kjoin_kubeadm_instance_config(out->kubeadm_minor, cc.node_local_cri_socket);
+    out->kubeadm_minor = cc->minor ? cc->minor : out->server_minor;
+    out->instance_config = kjoin_kubeadm_instance_config(out->kubeadm_minor, cc->node_local_cri_socket);
     /* kubeadm's GetPauseImage: the cluster's imageRepository (defaulted in what kubeadm stored) */
     const kjoin_release *row = kjoin_release_of(out->kubeadm_minor);
     const char *pause = row->pause_flag ? row->pause : NULL;
     if (pause)
         snprintf(out->pause_image, sizeof(out->pause_image), "%s/pause:%s",
-                 *cc.image_repository ? cc.image_repository : "registry.k8s.io", pause);
+                 *cc->image_repository ? cc->image_repository : "registry.k8s.io", pause);
     return rc;
 }
 
