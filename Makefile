@@ -20,6 +20,11 @@ DEFS := -D_GNU_SOURCE -DOPENSSL_API_COMPAT=30000 -DOPENSSL_NO_DEPRECATED -DKJOIN
 OPT ?= -O2 -g
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 KJOIN_CFLAGS := $(WARN) $(DEFS) $(OPT) -fPIC -Iinclude $(if $(SANITIZE),$(SAN_FLAGS)) $(CFLAGS)
+# The library's own headers (pkg/include/kjoin/private/: the modules' steps,
+# never installed or exported) are on the include path of pkg/ and of the
+# tests, fuzzers and tools that reach inside it, never of cmd/: the command is
+# a caller of the public API like any other.
+PRIVATE_INC := -Ipkg/include
 # pkg/ and cmd/ compile with the banned calls as errors (pkg/banned.h).
 BANNED := -include pkg/banned.h
 KJOIN_LDFLAGS := $(if $(SANITIZE),$(SAN_FLAGS)) $(LDFLAGS)
@@ -49,7 +54,7 @@ say = $(if $(V),,@echo "  $(1) $(2)";)
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/cflags pkg/banned.h
 	@mkdir -p $(@D)
-	$(call say,CC,$<)$(CC) $(KJOIN_CFLAGS) $(BANNED) -MMD -MP -c $< -o $@
+	$(call say,CC,$<)$(CC) $(KJOIN_CFLAGS) $(if $(filter pkg/%,$<),$(PRIVATE_INC)) $(BANNED) -MMD -MP -c $< -o $@
 
 # libkjoin: the static archive (tests and fuzzers reach pkg/'s internals)
 # and the shared library the binary links, which exports only the public
@@ -81,11 +86,11 @@ $(BUILD)/kjoin: $(CMD_OBJ) $(BUILD)/libkjoin.a $(LIB_SO)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/testutil.c tests/unit/testutil.h $(BUILD)/libkjoin.a
 	@mkdir -p $(@D)
-	$(call say,CC,$@)$(CC) $(KJOIN_CFLAGS) -Itests/unit $(KJOIN_LDFLAGS) $(filter %.c,$^) $(BUILD)/libkjoin.a $(LIBS) -lcmocka -o $@
+	$(call say,CC,$@)$(CC) $(KJOIN_CFLAGS) $(PRIVATE_INC) -Itests/unit $(KJOIN_LDFLAGS) $(filter %.c,$^) $(BUILD)/libkjoin.a $(LIBS) -lcmocka -o $@
 
 $(BUILD)/fuzz/%-replay: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libkjoin.a
 	@mkdir -p $(@D)
-	$(call say,CC,$@)$(CC) $(KJOIN_CFLAGS) $(KJOIN_LDFLAGS) $(filter %.c,$^) $(BUILD)/libkjoin.a $(LIBS) -o $@
+	$(call say,CC,$@)$(CC) $(KJOIN_CFLAGS) $(PRIVATE_INC) $(KJOIN_LDFLAGS) $(filter %.c,$^) $(BUILD)/libkjoin.a $(LIBS) -o $@
 
 $(BUILD)/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)
@@ -94,7 +99,7 @@ $(BUILD)/tools/%: tests/tools/%.c
 # The release suite's renderer of kjoin's static Pods: the library's own code.
 $(BUILD)/tools/manifests: tests/tools/manifests.c $(BUILD)/libkjoin.a
 	@mkdir -p $(@D)
-	$(call say,CC,$@)$(CC) $(KJOIN_CFLAGS) $(KJOIN_LDFLAGS) $< $(BUILD)/libkjoin.a $(LIBS) -o $@
+	$(call say,CC,$@)$(CC) $(KJOIN_CFLAGS) $(PRIVATE_INC) $(KJOIN_LDFLAGS) $< $(BUILD)/libkjoin.a $(LIBS) -o $@
 
 # What each command needs, from Debian (scripts/deps.sh): the demo only its
 # own few packages; the suite also both control planes, built once per machine.
@@ -159,7 +164,7 @@ bench: deps-bench all $(TOOL_BIN)
 # `make test` runs each briefly; `make fuzz` longer.
 FUZZ_SECONDS ?= 60
 FUZZ_DIR := build/libfuzzer
-FUZZ_CC := clang $(WARN) $(DEFS) -Iinclude -g -O1
+FUZZ_CC := clang $(WARN) $(DEFS) -Iinclude $(PRIVATE_INC) -g -O1
 FUZZ_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(wildcard pkg/*/*.c))
 FUZZ_BIN := $(patsubst %,$(FUZZ_DIR)/%,$(FUZZ_NAMES))
 

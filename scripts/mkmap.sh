@@ -7,7 +7,8 @@
 # stops the build with the difference. pkg/'s internal functions stay local.
 set -euo pipefail
 list=$1; shift
-declared=$(grep -hE '\bkjoin_[a-z0-9_]+\(' "$@" | grep -v 'static inline' | grep -oE '\bkjoin_[a-z0-9_]+\(' | tr -d '(' |
+# (comments dropped first: a function a comment names is not declared)
+declared=$(perl -0777 -pe 's{/\*.*?\*/}{}gs' "$@" | grep -E '\bkjoin_[a-z0-9_]+\(' | grep -v 'static inline' | grep -oE '\bkjoin_[a-z0-9_]+\(' | tr -d '(' |
   grep -v '__' | sort -u)
 listed=$(grep -vE '^[[:space:]]*(#|$)' "$list" | sort -u)
 if [ "$declared" != "$listed" ]; then

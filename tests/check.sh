@@ -76,14 +76,17 @@ else
   echo "fuzz: no libFuzzer build in ${FUZZ_DIR:-?}"; count 0 1; failed_as "libFuzzer build"
 fi
 
-for h in include/kjoin/*.h include/kjoin/sys/*.h; do
-  if printf '#include <%s>\n' "${h#include/}" | $CC -std=c11 -pedantic -Wall -Wextra -Werror -Iinclude -x c -fsyntax-only -; then
+# Each header compiles alone: a public one with the public headers only (no
+# public header leans on the library's private ones), a private one with both.
+for h in include/kjoin/*.h pkg/include/kjoin/private/*.h; do
+  inc=-Iinclude; [[ $h == pkg/* ]] && inc="-Iinclude -Ipkg/include"
+  if printf '#include <%s>\n' "${h#*include/}" | $CC -std=c11 -pedantic -Wall -Wextra -Werror $inc -x c -fsyntax-only -; then
     count 1 0
   else
     echo "header $h does not compile alone"; count 0 1; failed_as "$h"
   fi
 done
-echo "headers: $(ls include/kjoin/*.h include/kjoin/sys/*.h | wc -l) compile alone"
+echo "headers: $(ls include/kjoin/*.h | wc -l) public and $(ls pkg/include/kjoin/private/*.h | wc -l) private compile alone"
 
 # The banned calls (pkg/banned.h) are compile errors in pkg/ and cmd/: each
 # one refused, and the header itself leaves the libc's own declarations be.

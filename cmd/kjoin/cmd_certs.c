@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include <kjoin/certs.h>
-#include <kjoin/cluster.h>
 #include <kjoin/controlplane.h>
 #include <kjoin/kubeapi.h>
 #include <kjoin/util.h>
@@ -454,13 +453,13 @@ static kjoin_code open_store(const certs_args *a, bool secrets_ok, kjoin_certs_s
 
 /* upload-certs --config: the ClusterConfiguration of this node's kubeadm
  * configuration file, as kubeadm init phase upload-certs --config reads it. */
-static kjoin_code local_configuration(const char *path, kjoin_cluster_configuration *out, kjoin_err *err)
+static kjoin_code local_configuration(const char *path, kjoin_local_configuration **out, kjoin_err *err)
 {
     char *text = NULL;
     size_t len = 0;
     kjoin_err inner;
     kjoin_code rc = kjoin_file_read(path, 1 << 20, &text, &len, err);
-    if (!rc && kjoin_cluster_configuration_from_file(text, len, out, &inner)) /* the operator's input: exit 2 */
+    if (!rc && kjoin_local_configuration_parse(text, len, out, &inner)) /* the operator's input: exit 2 */
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "--config %s: %s", path, inner.msg);
     free(text);
     return rc;
@@ -475,7 +474,7 @@ static int certificate_key(certs_args *a, bool upload)
     kjoin_upload_certs_result r;
     kjoin_kubeapi *api = NULL;
     char hex[2 * KJOIN_CERTIFICATE_KEY_LEN + 1];
-    kjoin_cluster_configuration local;
+    kjoin_local_configuration *local = NULL;
     kjoin_code rc = upload && a->config ? local_configuration(a->config, &local, &err) : KJOIN_OK; /* input first */
     if (!rc && !a->has_key)
         rc = kjoin_certificate_key_generate(&a->key, &err);
@@ -483,9 +482,10 @@ static int certificate_key(certs_args *a, bool upload)
         if (a->format == CLI_TEXT)
             printf("[upload-certs] Storing the certificates in Secret \"kubeadm-certs\" in the \"kube-system\" "
                    "Namespace\n");
-        rc = kjoin_upload_certs(api, a->config ? &local : NULL, a->cert_dir, &a->key, (int64_t)time(NULL), &r, &err);
+        rc = kjoin_upload_certs(api, local, a->cert_dir, &a->key, (int64_t)time(NULL), &r, &err);
     }
     kjoin_kubeapi_free(api);
+    kjoin_local_configuration_free(local);
     kjoin_certificate_key_format(&a->key, hex);
     kjoin_certificate_key_clear(&a->key);
     if (rc) {

@@ -393,8 +393,8 @@ static json_object *file_json(const char *path, unsigned mode)
 
 static json_object *node_json(const kjoin_phases_outcome *w)
 {
-    const kjoin_kubelet_start_result *k = &w->node.result;
-    const kjoin_preflight_report *pf = &w->node.report;
+    const kjoin_kubelet_start_result *k = &w->kubelet;
+    const kjoin_preflight_report *pf = &w->preflight;
     json_object *node = json_object_new_object(), *phases = json_object_new_array(),
                 *findings = json_object_new_array(), *files = json_object_new_array(), *steps = json_object_new_array();
     /* In the order they ran (kubeadm's, the table's: each phase's first
@@ -534,7 +534,7 @@ static void print_result(const kjoin_phases_spec *s, const kjoin_phases_outcome 
         for (size_t i = 0; i < w->control_plane_files.n; i++)
             if (!strstr(w->control_plane_files.v[i].path, "/etcd.yaml")) /* etcd-join's: its own field */
                 json_object_array_add(files, file_json(w->control_plane_files.v[i].path, w->control_plane_files.v[i].mode));
-        json_object_object_add(cp, "certificatesDir", json_object_new_string(w->certs.cert_dir));
+        json_object_object_add(cp, "certificatesDir", json_object_new_string(w->cert_dir));
         if (*w->advertise_address)
             json_object_object_add(cp, "advertiseAddress", json_object_new_string(w->advertise_address));
         json_object_object_add(cp, "files", files);
@@ -589,7 +589,7 @@ static json_object *error_json(const kjoin_phases_outcome *o, const char *join_i
         json_object_object_add(e, "phase", json_object_new_string(o->failed_in));
     if (o->checked)
         json_object_object_add(e, "check", check_json(&o->check));
-    const kjoin_preflight_report *p = &o->node.report;
+    const kjoin_preflight_report *p = &o->preflight;
     for (size_t i = 0; o->failed_in && !strcmp(o->failed_in, "preflight") && i < p->n; i++)
         if (p->items[i].error && !p->items[i].ignored)
             json_object_array_add(checks, json_object_new_string(p->items[i].name));

@@ -10,7 +10,7 @@
 #include <openssl/crypto.h>
 #include <yaml.h>
 
-#include <kjoin/release.h>
+#include <kjoin/join.h>
 
 #include <kjoin/transport.h>
 #include <kjoin/util.h>

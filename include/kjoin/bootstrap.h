@@ -57,11 +57,4 @@ typedef struct kjoin_bootstrap_result {
  * KJOIN_E_API, KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
 kjoin_code kjoin_tls_bootstrap(const kjoin_bootstrap_spec *spec, kjoin_bootstrap_result *out, kjoin_err *err);
 
-/* The CSR name kubelet gives: "node-csr-" and the base64url SHA-512/256 of
- * the public key (DER), the subject's CN and O and the usages, each
- * base64url-encoded and followed by '|'. Errors: KJOIN_E_OTHER. */
-kjoin_code kjoin_bootstrap_csr_name(const unsigned char *spki_der, size_t len, const char *cn,
-                                    const char *const *orgs, size_t n_orgs, const char *const *usages,
-                                    size_t n_usages, char out[96], kjoin_err *err);
-
 #endif

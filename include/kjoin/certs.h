@@ -23,10 +23,6 @@ typedef struct kjoin_certs_store {
     const char *ca_secret;    /* Secrets, init: a CA Secret the user provides (ca.crt, ca.key); never written */
 } kjoin_certs_store;
 
-/* Checks a store's names: a directory, or a namespace and a prefix that
- * make valid Secret names. Errors: KJOIN_E_USAGE. */
-kjoin_code kjoin_certs_store_check(const kjoin_certs_store *st, kjoin_err *err);
-
 typedef enum kjoin_key_type {
     KJOIN_KEY_ECDSA_P256,
     KJOIN_KEY_RSA2048,
@@ -38,7 +34,6 @@ typedef enum kjoin_key_type {
 
 /* Parses "ecdsa-p256", "ecdsa-p384", "rsa2048", "rsa3072", "rsa4096" or "ed25519". */
 kjoin_code kjoin_key_type_parse(const char *s, kjoin_key_type *out, kjoin_err *err);
-const char *kjoin_key_type_name(kjoin_key_type t);
 
 /* Durations in seconds. */
 typedef struct kjoin_certs_settings {
@@ -52,13 +47,6 @@ typedef struct kjoin_certs_settings {
 /* The defaults: CA 87600h with a 17520h window, node and client 8760h with
  * 168h windows. */
 kjoin_certs_settings kjoin_certs_defaults(void);
-
-/* Derives the minimum when unset, then checks the RFC's rules: CA window,
- * CA duration - window, node duration - window and client duration - window
- * all not less than the minimum (the CA rules are skipped for a CA the user
- * provides), each window shorter than its duration. The message names the
- * rule and by how much it fails. Errors: KJOIN_E_USAGE. */
-kjoin_code kjoin_certs_validate(kjoin_certs_settings *s, bool user_ca, kjoin_err *err);
 
 /* What a run did: one line each, and whether anything changed. */
 #define KJOIN_CERTS_REPORT_MAX 64
@@ -140,8 +128,6 @@ kjoin_code kjoin_certs_job_manifests(const kjoin_certs_job_opts *o, char **yaml,
  * hour where the interval allows), and the interval it really gives.
  * Errors: KJOIN_E_USAGE (under a minute). */
 #define KJOIN_CERTS_CRON_MAX 32
-kjoin_code kjoin_certs_schedule(int64_t period, int minute, int hour, char out[KJOIN_CERTS_CRON_MAX],
-                                int64_t *interval, kjoin_err *err);
 
 /* Kubernetes Secret manifests as a JSON List (newly-allocated). */
 kjoin_code kjoin_certs_manifests(const char *dir, const char *ns, const char *prefix, char **out, kjoin_err *err);

@@ -20,11 +20,6 @@ typedef struct kjoin_endpoint {
     char authority[264]; /* host:port, IPv6 in brackets */
 } kjoin_endpoint;
 
-/* Parses "host:port", "ipv4:port" or "[ipv6]:port", optionally prefixed by
- * "https://" and followed by one "/". *out is written only on success.
- * Errors: KJOIN_E_USAGE. */
-kjoin_code kjoin_endpoint_parse(const char *s, kjoin_endpoint *out, kjoin_err *err);
-
 /* ---- the cluster-info ConfigMap ----------------------------------------- */
 
 #define KJOIN_CLUSTER_INFO_PATH "/api/v1/namespaces/kube-public/configmaps/cluster-info"
@@ -35,14 +30,6 @@ typedef struct kjoin_cluster_info {
     char *jws;           /* data["jws-kubeconfig-<id>"], NULL when the key is absent */
 } kjoin_cluster_info;
 
-/* Parses the ConfigMap JSON the API server returns. token_id may be NULL
- * (no signature wanted). *out is written only on success; release it with
- * kjoin_cluster_info_release(). Errors: KJOIN_E_TRUST (not a ConfigMap, no
- * data.kubeconfig, values not strings). */
-kjoin_code kjoin_cluster_info_parse(const char *json, size_t len, const char *token_id,
-                                    kjoin_cluster_info *out, kjoin_err *err);
-void kjoin_cluster_info_release(kjoin_cluster_info *ci);
-
 /* Builds the cluster-info ConfigMap as the API server returns it, with
  * kubeconfig verbatim and one jws-kubeconfig-<id> per token, signed as the
  * control plane's bootstrap signer does. *out is newly-allocated JSON.
@@ -51,7 +38,6 @@ kjoin_code kjoin_cluster_info_sign(const char *kubeconfig, size_t len, const kjo
                                    size_t n_tokens, char **out, kjoin_err *err);
 
 /* ---- the engine --------------------------------------------------------- */
-
 
 #define KJOIN_MAX_ENDPOINTS 16
 
@@ -77,8 +63,6 @@ typedef struct kjoin_join_result {
     int64_t elapsed_ms;
 } kjoin_join_result;
 
-void kjoin_join_result_release(kjoin_join_result *r);
-
 /* Token discovery (kubeadm's protocol, kjoin's stricter checks; see
  * docs/trust-model.md): unverified GET of cluster-info from each endpoint in
  * turn, JWS, pins on the whole bundle, verified re-fetch, byte equality. */
@@ -93,10 +77,6 @@ typedef struct kjoin_token_discovery {
                                    * such a token ends the discovery (KJOIN_E_TOKEN_REJECTED) */
 } kjoin_token_discovery;
 
-/* *out is written only on success. Errors: KJOIN_E_USAGE (no pins and not
- * unsafe, endpoint count), KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OTHER. */
-kjoin_code kjoin_discover_token(const kjoin_token_discovery *opts, kjoin_join_result *out, kjoin_err *err);
-
 /* File discovery: a kubeconfig from a path, standard input ("-") or an
  * https:// URL (verified against the system trust store; redirects only to
  * https), then a refresh from the cluster's cluster-info over TLS verified
@@ -110,17 +90,6 @@ typedef struct kjoin_file_discovery {
  * http:// and other schemes do not. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_discovery_source_check(const char *source, kjoin_err *err);
 
-/* kjoin_discovery_source_check, then a local document (a path or file://)
- * read and checked as discovery will read it, so that a missing, unreadable
- * or malformed file is said before anything else runs. Standard input and
- * URLs are left to discovery. Errors: KJOIN_E_USAGE, KJOIN_E_TRUST. */
-kjoin_code kjoin_discovery_file_check(const char *source, kjoin_err *err);
-
-/* *out is written only on success. The local document is read and checked
- * before any network access. Errors: KJOIN_E_USAGE (source, unreadable file),
- * KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OTHER. */
-kjoin_code kjoin_discover_file(const kjoin_file_discovery *opts, kjoin_join_result *out, kjoin_err *err);
-
 /* K3s discovery: unverified GET of /cacerts, the token's CA hash (or pins)
  * checked against the bundle, verified re-fetch of /cacerts with identical
  * bytes, then a kubeconfig for https://ENDPOINT. */
@@ -133,10 +102,6 @@ typedef struct kjoin_k3s_discovery {
 } kjoin_k3s_discovery;
 
 #define KJOIN_K3S_CACERTS_PATH "/cacerts"
-
-/* *out is written only on success. Errors: KJOIN_E_USAGE (no hash, no pins
- * and not unsafe), KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OTHER. */
-kjoin_code kjoin_discover_k3s(const kjoin_k3s_discovery *opts, kjoin_join_result *out, kjoin_err *err);
 
 /* ---- refresh ------------------------------------------------------------ */
 

@@ -31,11 +31,6 @@ typedef struct kjoin_err {
 kjoin_code kjoin_err_set(kjoin_err *err, kjoin_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* As kjoin_err_set, then appends ": <reason>" from OpenSSL's error queue
- * (when it has one) and clears the queue. */
-kjoin_code kjoin_err_ossl(kjoin_err *err, kjoin_code code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* Stable machine-readable name of a code, e.g. "TrustVerificationFailed". */
 const char *kjoin_code_reason(kjoin_code code);
 

@@ -16,6 +16,11 @@
 #include <kjoin/token.h>
 #include <kjoin/util.h>
 
+/* The Kubernetes releases whose kubeadm kjoin follows: the oldest, the
+ * newest (a cluster newer than that is taken as the newest). */
+#define KJOIN_OLDEST_KUBEADM_MINOR 20
+#define KJOIN_NEWEST_KUBEADM_MINOR 37
+
 typedef enum kjoin_flavor {
     KJOIN_FLAVOR_AUTO,    /* K3s for a K10 token or K3S_URL/K3S_TOKEN, else kubeadm */
     KJOIN_FLAVOR_KUBEADM,
@@ -65,26 +70,6 @@ typedef enum kjoin_discovery_kind {
     KJOIN_DISCOVERY_K3S
 } kjoin_discovery_kind;
 
-/* What a specification resolves to, every value checked. Holds secrets:
- * release with kjoin_join_plan_clear(). */
-typedef struct kjoin_join_plan {
-    kjoin_discovery_kind kind;
-    const char *k3s_reason;           /* what chose K3s (static text), NULL for kubeadm */
-    kjoin_endpoint endpoints[KJOIN_MAX_ENDPOINTS];
-    size_t n_endpoints;
-    bool has_discovery_token, has_tls_bootstrap_token;
-    kjoin_token discovery_token, tls_bootstrap_token;
-    kjoin_k3s_token k3s_token;
-    int64_t timeout_ms;
-} kjoin_join_plan;
-
-/* Applies kubeadm's precedence (a specific token wins over the shared one;
- * the TLS-bootstrap token defaults to the discovery token) and checks the
- * inputs against each other, without network access. *out is written only
- * on success. Errors: KJOIN_E_USAGE. */
-kjoin_code kjoin_join_resolve(const kjoin_join_spec *spec, kjoin_join_plan *out, kjoin_err *err);
-void kjoin_join_plan_clear(kjoin_join_plan *p);
-
 typedef struct kjoin_join_outcome {
     kjoin_join_result result;         /* the kubeconfig, server, CA bundle, attempts */
     kjoin_discovery_kind kind;
@@ -102,9 +87,5 @@ typedef struct kjoin_join_outcome {
  * KJOIN_E_USAGE, KJOIN_E_TIMEOUT, KJOIN_E_TRUST, KJOIN_E_OUTPUT, KJOIN_E_OTHER. */
 kjoin_code kjoin_join(const kjoin_join_spec *spec, kjoin_join_outcome *out, kjoin_err *err);
 void kjoin_join_outcome_release(kjoin_join_outcome *o);
-
-/* The CA certificates the discovery trusts (anchors and what chains to
- * them), as PEM: newly-allocated, NULL (with *len 0) when there are none. */
-char *kjoin_join_trusted_ca_pem(const kjoin_join_result *r, size_t *len);
 
 #endif

@@ -123,26 +123,20 @@ typedef struct kjoin_phases_outcome {
     bool discovered;
     kjoin_join_outcome join;           /* discovery; its write fields for discovery alone */
     char kubeconfig_path[4096];        /* the bootstrap kubeconfig's path */
-    kjoin_node_join node;              /* the preflight report, kubelet-start's and the wait's results */
-    struct kjoin_patchset *patches;    /* node.patches_dir read, before anything else; NULL without one */
+    kjoin_preflight_report preflight;  /* preflight's findings; the runtime and kubelet found */
+    kjoin_kubelet_start_result kubelet; /* kubelet-start's and kubelet-wait-bootstrap's results */
     kjoin_planned_files planned;       /* a dry run: the files the join would write, in order, tokens masked */
     bool tls_bootstrapped;
     kjoin_bootstrap_result tls;
     bool checked;                      /* the check ran (its verdict is the join's code) */
     kjoin_join_check check;
-    kjoin_download_certs_result certs; /* control-plane-prepare's download-certs */
+    char cert_dir[1024];               /* a control-plane node's certificates directory */
     char advertise_address[64];        /* the node's certificates' address */
-    kjoin_node_certs_result node_certs; /* control-plane-prepare's certs */
-    kjoin_control_plane_kubeconfigs_result kubeconfigs; /* and its kubeconfig */
-    kjoin_control_plane_manifests_result manifests;     /* and its static Pod manifests */
     size_t etcd_members_healthy;                        /* check-etcd: the cluster's members that answered */
     kjoin_etcd_join_result etcd;                        /* etcd-join */
     kjoin_cp_files control_plane_files;                 /* every file the control-plane steps wrote, in order */
     kjoin_wait_control_plane_result control_plane_health; /* wait-control-plane */
     bool marked;                       /* control-plane-join's mark-control-plane */
-    char *local_bootstrap;             /* a control-plane node's bootstrap kubeconfig, its server this node's own API
-                                        * server (kubeadm from 1.33): holds the token */
-    size_t local_bootstrap_len;
     kjoin_cp_reset_result *taken_back; /* a control-plane join that failed after it wrote, before the node's own
                                         * files: what it took back and what it left (NULL: nothing written) */
     kjoin_code taken_back_cause;       /* then the failure's own code (the join's is KJOIN_E_TAKEN_BACK) */

@@ -26,7 +26,6 @@ void kjoin_pinset_free(kjoin_pinset *pins);
 /* Adds one pin or a comma-separated list of pins. Nothing is added unless
  * every pin in spec is valid. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_pinset_add(kjoin_pinset *pins, const char *spec, kjoin_err *err);
-size_t kjoin_pinset_count(const kjoin_pinset *pins);
 
 typedef enum kjoin_cert_role {
     KJOIN_CERT_ROOT,         /* self-signed, or its issuer is not in the bundle */
@@ -65,30 +64,28 @@ typedef struct kjoin_bundle kjoin_bundle;
  * Errors: KJOIN_E_TRUST (the bundle is discovery data; callers reading a
  * user's file remap it). */
 kjoin_code kjoin_bundle_parse(const void *pem, size_t len, kjoin_bundle **out, kjoin_err *err);
+/* Parses a PEM bundle of one to KJOIN_BUNDLE_MAX_CERTS certificates, as
+ * Go's certutil.ParseCertsPEM reads it (kubeadm, K3s): text around the PEM
+ * blocks is ignored, and so are blocks that are not plain "CERTIFICATE"
+ * blocks (another type such as "X509 CERTIFICATE", or headers): skipped,
+ * never trusted. *out is newly-allocated.
+ * Errors: KJOIN_E_TRUST (the bundle is discovery data; callers reading a
+ * user's file remap it). */
 void kjoin_bundle_free(kjoin_bundle *b);
+/* Parses a PEM bundle of one to KJOIN_BUNDLE_MAX_CERTS certificates, as
+ * Go's certutil.ParseCertsPEM reads it (kubeadm, K3s): text around the PEM
+ * blocks is ignored, and so are blocks that are not plain "CERTIFICATE"
+ * blocks (another type such as "X509 CERTIFICATE", or headers): skipped,
+ * never trusted. *out is newly-allocated.
+ * Errors: KJOIN_E_TRUST (the bundle is discovery data; callers reading a
+ * user's file remap it). */
 size_t kjoin_bundle_count(const kjoin_bundle *b);
 /* Borrowed; valid while b lives. */
 const kjoin_cert_info *kjoin_bundle_cert(const kjoin_bundle *b, size_t i);
-/* Certificate i as OpenSSL's X509, owned by b; NULL past the end. */
-struct x509_st *kjoin_bundle_x509(const kjoin_bundle *b, size_t i);
-
-/* Decides trust for every certificate. The certificates matching a pin are
- * the only anchors; a certificate is trusted beside them only when it chains
- * up to an anchor through CA certificates of the bundle with verified
- * signatures; every other one is dropped. Trust flows down, never up: an
- * anchor's issuer is not trusted because of it. With pins NULL or empty
- * (unsafe mode) every certificate is an anchor.
- * Errors: KJOIN_E_TRUST when no certificate matches a pin. */
-kjoin_code kjoin_bundle_apply_pins(kjoin_bundle *b, const kjoin_pinset *pins, kjoin_err *err);
-
-/* PEM of the certificates whose trust is in mask (bits 1 << kjoin_trust),
- * in bundle order. Newly-allocated; "" when none; NULL when out of memory. */
-char *kjoin_bundle_pem(const kjoin_bundle *b, unsigned mask, size_t *out_len);
 
 /* PEM of the certificates for which keep returns true, in bundle order.
  * Newly-allocated; "" when none; NULL when out of memory. */
 typedef bool (*kjoin_cert_filter)(const kjoin_cert_info *c, void *ctx);
-char *kjoin_bundle_pem_filter(const kjoin_bundle *b, kjoin_cert_filter keep, void *ctx, size_t *out_len);
 
 #define KJOIN_TRUST_MASK(t) (1u << (t))
 #define KJOIN_TRUSTED_MASK (KJOIN_TRUST_MASK(KJOIN_TRUST_ANCHOR) | KJOIN_TRUST_MASK(KJOIN_TRUST_CHAINED))
@@ -103,12 +100,6 @@ typedef enum kjoin_k3s_match {
     KJOIN_K3S_BUNDLE_BYTES, /* SHA-256 of the bytes as served: vouches for every certificate */
     KJOIN_K3S_ROOT_DER      /* SHA-256 of the DER of a root of the bundle: anchors that root */
 } kjoin_k3s_match;
-
-/* Checks hash against the one value K3s' hashCA gives for bytes (the bundle
- * as served, which b was parsed from). On KJOIN_K3S_ROOT_DER, *root (may be
- * NULL) is the root's index. */
-kjoin_k3s_match kjoin_bundle_match_k3s_hash(const kjoin_bundle *b, const void *bytes, size_t len,
-                                            const unsigned char hash[32], size_t *root);
 
 /* Name of a role: "root", "intermediate" or "leaf". */
 const char *kjoin_cert_role_name(kjoin_cert_role role);

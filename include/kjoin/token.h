@@ -25,19 +25,9 @@ bool kjoin_token_id_valid(const char *s);
  * failure never repeats the input. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_token_parse(const char *s, kjoin_token *out, kjoin_err *err);
 
-/* Copies the first line of a file ("-" for standard input) after any
- * leading blank lines, without surrounding white space, into buf (cap
- * bytes). It is a secret: wipe buf
- * after use. Errors: KJOIN_E_USAGE (unreadable, or the line too long). */
-kjoin_code kjoin_token_read_line(const char *path, char *buf, size_t cap, kjoin_err *err);
-
 /* Reads a token from the first line of a file ("-" for standard input);
  * surrounding white space is ignored. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_token_read_file(const char *path, kjoin_token *out, kjoin_err *err);
-/* The whole of a token file (or "-"), trimmed of surrounding white space as
- * Go's strings.TrimSpace trims it (how K3s reads its token files), into out
- * (cap bytes with the NUL). Errors: KJOIN_E_USAGE. */
-kjoin_code kjoin_token_read_text(const char *path, char *out, size_t cap, kjoin_err *err);
 
 /* Draws a new token from OpenSSL's CSPRNG, uniform over [a-z0-9]
  * (rejection sampling, so no modulo bias). Errors: KJOIN_E_OTHER. */
@@ -140,15 +130,6 @@ typedef struct kjoin_token_binding {
  * longer than KJOIN_TOKEN_BOUND_NAME_MAX, or not a DNS-1123 subdomain). */
 kjoin_code kjoin_token_node_group(const char *node, char *out, size_t cap, kjoin_err *err);
 
-/* Adds one group (len bytes, not NUL-terminated) to *b. Groups outside
- * kjoin's are ignored; a node group that does not decode to a valid name
- * counts as a node group with an empty name (never a binding). */
-void kjoin_token_binding_add(kjoin_token_binding *b, const char *group, size_t len);
-/* The binding of a comma-separated list of groups. */
-void kjoin_token_binding_of(const char *groups, kjoin_token_binding *out);
-/* Whether the binding names exactly one node: the token is bound. */
-bool kjoin_token_binding_valid(const kjoin_token_binding *b);
-
 /* ---- K3s tokens ----------------------------------------------------------- */
 
 #define KJOIN_K3S_HASH_LEN 32
@@ -164,16 +145,5 @@ typedef struct kjoin_k3s_token {
     char username[KJOIN_K3S_FIELD_MAX];     /* "" for a bare password */
     char password[KJOIN_K3S_FIELD_MAX];     /* secret */
 } kjoin_k3s_token;
-
-/* True when s is a K3s token by its form: it starts with "K10". Any other
- * text is a bootstrap token (and fails as one when malformed) unless the
- * caller was told the cluster is K3s. */
-bool kjoin_token_is_k3s(const char *s);
-
-/* Parses a K3s token as K3s does, but stricter: the hash must be empty or 64
- * hex digits (any case). The password never appears in a message. *out is
- * written only on success. Errors: KJOIN_E_USAGE. */
-kjoin_code kjoin_k3s_token_parse(const char *s, kjoin_k3s_token *out, kjoin_err *err);
-void kjoin_k3s_token_clear(kjoin_k3s_token *t);
 
 #endif

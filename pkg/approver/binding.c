@@ -6,8 +6,8 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/approver.h>
-#include <kjoin/token.h>
+#include <kjoin/private/approver.h>
+#include <kjoin/private/token.h>
 
 #include "internal.h"
 

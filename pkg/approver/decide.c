@@ -15,7 +15,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

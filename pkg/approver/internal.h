@@ -7,9 +7,9 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/approver.h>
-#include <kjoin/kubeapi.h>
-#include <kjoin/token.h>
+#include <kjoin/private/approver.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/token.h>
 
 #define APPROVER_SIGNER "kubernetes.io/kube-apiserver-client-kubelet"
 #define APPROVER_REASON_MAX 1024

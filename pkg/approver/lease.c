@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

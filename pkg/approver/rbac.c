@@ -7,10 +7,11 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/approver.h>
-#include <kjoin/kubeconfig.h>
-#include <kjoin/safedir.h>
-#include <kjoin/token.h>
+#include <kjoin/private/approver.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/token.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

@@ -17,7 +17,7 @@
 
 #include <uuid/uuid.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

@@ -16,11 +16,12 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 
-#include <kjoin/bootstrap.h>
-#include <kjoin/kubeapi.h>
-#include <kjoin/kubeconfig.h>
-#include <kjoin/release.h>
-#include <kjoin/safedir.h>
+#include <kjoin/private/bootstrap.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/release.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/util.h>
 
 #include "../certs/x509.h"
 #include "internal.h"

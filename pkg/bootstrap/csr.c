@@ -12,7 +12,9 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include <kjoin/bootstrap.h>
+#include <kjoin/private/bootstrap.h>
+#include <kjoin/private/util.h>
+#include <kjoin/private/err.h>
 
 #include "internal.h"
 

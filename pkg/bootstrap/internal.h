@@ -4,7 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
-#include <kjoin/bootstrap.h>
+#include <kjoin/private/bootstrap.h>
 
 /* Private to pkg/bootstrap. */
 

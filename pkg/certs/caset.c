@@ -27,8 +27,8 @@
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 
-#include <kjoin/pin.h>
-#include <kjoin/util.h>
+#include <kjoin/private/pin.h>
+#include <kjoin/private/util.h>
 
 #include "pki.h"
 

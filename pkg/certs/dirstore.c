@@ -7,7 +7,7 @@
 
 #include <openssl/crypto.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "pki.h"
 

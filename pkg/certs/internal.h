@@ -4,7 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
-#include <kjoin/certs.h>
+#include <kjoin/private/certs.h>
 
 #include "x509.h"
 

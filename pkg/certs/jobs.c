@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <kjoin/certs.h>
-#include <kjoin/util.h>
+#include <kjoin/private/certs.h>
+#include <kjoin/private/util.h>
 
 #include "../yamldoc/yamldoc.h"
 #include "secret.h"

@@ -10,7 +10,7 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "pki.h"
 

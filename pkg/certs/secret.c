@@ -10,7 +10,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "secret.h"
 

@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/err.h>
+#include <kjoin/private/err.h>
 
 #define SECRET_NAME_MAX 254
 

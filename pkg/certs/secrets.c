@@ -13,8 +13,8 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/util.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/util.h>
 
 #include "pki.h"
 

@@ -6,7 +6,7 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

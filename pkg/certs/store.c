@@ -21,8 +21,8 @@
 
 #include <openssl/crypto.h>
 
-#include <kjoin/safedir.h>
-#include <kjoin/util.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/util.h>
 
 #include "store.h"
 

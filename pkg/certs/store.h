@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include <kjoin/err.h>
+#include <kjoin/private/err.h>
 
 typedef struct kjoin_store_file {
     const char *name;

@@ -9,7 +9,7 @@
 
 #include <openssl/x509v3.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 #include "store.h"

@@ -10,7 +10,8 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
+#include <kjoin/private/err.h>
 
 #include "internal.h"
 

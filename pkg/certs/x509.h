@@ -10,7 +10,7 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
-#include <kjoin/certs.h>
+#include <kjoin/private/certs.h>
 
 /* What a certificate is for. */
 typedef enum cert_kind { CERT_CA, CERT_NODE, CERT_SERVER, CERT_CLIENT } cert_kind;

@@ -10,9 +10,9 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/cluster.h>
-#include <kjoin/kubeapi.h>
-#include <kjoin/util.h>
+#include <kjoin/private/cluster.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/util.h>
 
 #include "../yamldoc/yamldoc.h"
 

@@ -4,7 +4,8 @@
 #include <openssl/crypto.h>
 
 #include <kjoin/config.h>
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
+#include <kjoin/private/discovery.h>
 
 #include "../yamldoc/yamldoc.h"
 

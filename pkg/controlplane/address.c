@@ -2,7 +2,8 @@
  * its routes use towards the cluster's API server, which the other members
  * can reach it at (kubeadm takes the default route's instead, which on a
  * machine with a public and a private network is often the wrong one). */
-#include <kjoin/controlplane.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/util.h>
 
 #include <arpa/inet.h>
 #include <netdb.h>

@@ -4,7 +4,7 @@
  * ClusterConfiguration. A pair already there is kept when it is what kubeadm
  * would make (its CA's, its key's, every name it needs); anything else there
  * is refused unless replacing was asked for. */
-#include <kjoin/controlplane.h>
+#include <kjoin/private/controlplane.h>
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -14,8 +14,8 @@
 
 #include <openssl/x509v3.h>
 
-#include <kjoin/node.h>
-#include <kjoin/safedir.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/safedir.h>
 
 #include "internal.h"
 

@@ -2,13 +2,14 @@
  * are about to write, decided before the first of them writes: a refusal
  * that needs only the cluster's ClusterConfiguration, the node's address
  * and the directories already on disk never comes after a CA key landed. */
-#include <kjoin/controlplane.h>
+#include <kjoin/private/controlplane.h>
 
 #include <stdio.h>
 #include <string.h>
 
-#include <kjoin/node.h>
-#include <kjoin/safedir.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/util.h>
 
 /* The cluster's paths name files of its own, never kjoin's records (a
  * take-back or a reset reads them, and would then read the cluster's file). */

@@ -2,8 +2,8 @@
  * manifests of the API server, controller manager and scheduler, as the
  * cluster release's kubeadm makes them from its ClusterConfiguration
  * (cmd/kubeadm/app/phases/controlplane): the release row's rules. */
-#include <kjoin/controlplane.h>
-#include <kjoin/sys/patch.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/patch.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/node.h>
+#include <kjoin/private/node.h>
 
 #include "../yamldoc/yamldoc.h"
 #include "internal.h"

@@ -1,6 +1,6 @@
 /* The kubeadm-certs Secret: the certificate key, the values decrypted and
  * checked, the files written all or nothing. */
-#include <kjoin/controlplane.h>
+#include <kjoin/private/controlplane.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,10 +18,10 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/node.h>
-#include <kjoin/safedir.h>
-#include <kjoin/token.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/token.h>
 
 #include "../certs/x509.h"
 #include "internal.h"

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/controlplane.h>
-#include <kjoin/node.h>
-#include <kjoin/safedir.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/safedir.h>
 
 #include "internal.h"
 

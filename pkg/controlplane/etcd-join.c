@@ -2,8 +2,8 @@
  * through the members' gRPC gateway (JSON over the client port, as the
  * healthcheck client), its static Pod written, a learner promoted once it
  * runs, and a wait until every member answers. */
-#include <kjoin/controlplane.h>
-#include <kjoin/sys/controlplane.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/controlplane.h>
 
 #include <inttypes.h>
 #include <stdint.h>
@@ -14,9 +14,9 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/node.h>
-#include <kjoin/safedir.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/safedir.h>
 
 #include "internal.h"
 

@@ -5,9 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/controlplane.h>
-#include <kjoin/safedir.h>
-#include <kjoin/util.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

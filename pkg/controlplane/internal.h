@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <kjoin/err.h>
-#include <kjoin/util.h>
+#include <kjoin/private/err.h>
+#include <kjoin/private/util.h>
 
 /* A file under the certificates directory: "ca.crt", or "etcd/ca.crt" in
  * its etcd/ directory. data NULL: nothing to write. */
@@ -71,7 +71,7 @@ kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *serv
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
-#include <kjoin/safedir.h>
+#include <kjoin/private/safedir.h>
 
 #include "../certs/x509.h"
 

@@ -2,7 +2,7 @@
  * controller-manager.conf and scheduler.conf, each with a client
  * certificate the cluster CA signs on the node, as the cluster release's
  * kubeadm writes them. */
-#include <kjoin/controlplane.h>
+#include <kjoin/private/controlplane.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/kubeconfig.h>
-#include <kjoin/node.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/node.h>
 
 #include "internal.h"
 

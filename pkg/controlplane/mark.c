@@ -1,6 +1,6 @@
 /* kubeadm's mark-control-plane: the Node's control-plane labels and taints,
  * with the node's admin.conf. */
-#include <kjoin/controlplane.h>
+#include <kjoin/private/controlplane.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +8,8 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/safedir.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/safedir.h>
 
 #include "internal.h"
 

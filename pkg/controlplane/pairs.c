@@ -8,8 +8,8 @@
 
 #include <openssl/x509v3.h>
 
-#include <kjoin/controlplane.h>
-#include <kjoin/node.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/node.h>
 
 #include "internal.h"
 

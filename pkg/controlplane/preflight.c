@@ -1,7 +1,7 @@
 /* kubeadm's checks before a control-plane node joins (its InitNodeChecks
  * for a secondary control plane), on pkg/node's preflight kit: the same
  * report, the same ignore rule, the same verdict. */
-#include <kjoin/controlplane.h>
+#include <kjoin/private/controlplane.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <kjoin/node.h>
-#include <kjoin/safedir.h>
-#include <kjoin/util.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/util.h>
 
 /* Whether path holds what an interrupted control-plane join of this node
  * wrote there (its record names it with that digest). */

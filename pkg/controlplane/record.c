@@ -2,7 +2,7 @@
  * wrote (with their digests), the directories it made, the etcd member it
  * added and the data directory it made. Kept in the kubeconfig directory next to the worker's
  * join record, 0600, written atomically; read back as untrusted. */
-#include <kjoin/controlplane.h>
+#include <kjoin/private/controlplane.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <kjoin/safedir.h>
+#include <kjoin/private/safedir.h>
 
 #include "../record/record.h"
 #include "internal.h"

@@ -3,7 +3,7 @@
  * Secret that download-certs reads on a joining node, owned by a bootstrap
  * token of two hours (the garbage collector removes the Secret with it),
  * and the Role that lets the bootstrap tokens' group read it. */
-#include <kjoin/controlplane.h>
+#include <kjoin/private/controlplane.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +15,10 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include <kjoin/cluster.h>
-#include <kjoin/kubeapi.h>
-#include <kjoin/safedir.h>
-#include <kjoin/token.h>
+#include <kjoin/private/cluster.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/token.h>
 
 #include "internal.h"
 
@@ -262,11 +262,33 @@ static kjoin_code create_rbac(kjoin_kubeapi *api, kjoin_err *err)
     return rc ? rc : create_or_update(api, ROLE_BINDINGS, RBAC_NAME, binding, "create rolebinding " RBAC_NAME, NULL, err);
 }
 
-kjoin_code kjoin_upload_certs(kjoin_kubeapi *api, const kjoin_cluster_configuration *local, const char *cert_dir,
+/* The caller's view of a ClusterConfiguration: opaque, so its layout is not ABI. */
+struct kjoin_local_configuration {
+    kjoin_cluster_configuration cluster;
+};
+
+kjoin_code kjoin_local_configuration_parse(const char *yaml, size_t len, kjoin_local_configuration **out,
+                                           kjoin_err *err)
+{
+    kjoin_local_configuration *c = calloc(1, sizeof(*c));
+    *out = NULL;
+    if (!c)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    kjoin_code rc = kjoin_cluster_configuration_from_file(yaml, len, &c->cluster, err);
+    if (rc)
+        free(c);
+    else
+        *out = c;
+    return rc;
+}
+
+void kjoin_local_configuration_free(kjoin_local_configuration *c) { free(c); }
+
+kjoin_code kjoin_upload_certs(kjoin_kubeapi *api, const kjoin_local_configuration *local, const char *cert_dir,
                               const kjoin_certificate_key *key, int64_t now, kjoin_upload_certs_result *out, kjoin_err *err)
 {
     static const kjoin_cluster_configuration defaults = {0};
-    const kjoin_cluster_configuration *cluster = local ? local : &defaults;
+    const kjoin_cluster_configuration *cluster = local ? &local->cluster : &defaults;
     kjoin_shared_certs certs;
     json_object *data = NULL;
     char *text = NULL, uid[128], owner[64];

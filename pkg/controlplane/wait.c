@@ -1,7 +1,7 @@
 /* kubeadm's wait-control-plane: this node's API server, controller
  * manager and scheduler answer their health endpoints, at the addresses
  * and ports their static Pod manifests give them. */
-#include <kjoin/controlplane.h>
+#include <kjoin/private/controlplane.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,9 +9,9 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/safedir.h>
-#include <kjoin/transport.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/transport.h>
 
 #include "../yamldoc/yamldoc.h"
 #include "internal.h"

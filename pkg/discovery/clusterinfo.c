@@ -4,9 +4,9 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/discovery.h>
-#include <kjoin/jws.h>
-#include <kjoin/util.h>
+#include <kjoin/private/discovery.h>
+#include <kjoin/private/jws.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

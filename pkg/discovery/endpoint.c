@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <kjoin/discovery.h>
+#include <kjoin/private/discovery.h>
 
 /* RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens. */
 static bool valid_hostname(const char *h, size_t n)

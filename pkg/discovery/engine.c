@@ -9,8 +9,9 @@
 
 #include <openssl/crypto.h>
 
-#include <kjoin/kubeconfig.h>
-#include <kjoin/util.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/util.h>
+#include <kjoin/private/pin.h>
 
 #include "internal.h"
 

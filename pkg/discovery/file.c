@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <kjoin/kubeconfig.h>
-#include <kjoin/util.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/util.h>
+#include <kjoin/private/pin.h>
 
 #include "internal.h"
 

@@ -3,8 +3,8 @@
 #ifndef KJOIN_DISCOVERY_INTERNAL_H
 #define KJOIN_DISCOVERY_INTERNAL_H
 
-#include <kjoin/discovery.h>
-#include <kjoin/transport.h>
+#include <kjoin/private/discovery.h>
+#include <kjoin/private/transport.h>
 
 /* Why an attempt failed, so the retry policy can tell a bad signature apart. */
 typedef enum kjoin_stage { KJOIN_STAGE_OTHER, KJOIN_STAGE_SIGNATURE } kjoin_stage;

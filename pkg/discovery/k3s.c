@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
+#include <kjoin/private/pin.h>
 
 #include "internal.h"
 

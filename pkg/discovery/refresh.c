@@ -14,11 +14,12 @@
 
 #include <openssl/crypto.h>
 
-#include <kjoin/discovery.h>
-#include <kjoin/kubeapi.h>
-#include <kjoin/kubeconfig.h>
-#include <kjoin/pin.h>
-#include <kjoin/transport.h>
+#include <kjoin/private/discovery.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/pin.h>
+#include <kjoin/private/transport.h>
+#include <kjoin/private/util.h>
 
 /* GET url on the kept connection (unverified until the caller pins it),
  * retried while transient, within the deadline. */

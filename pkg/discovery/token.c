@@ -7,9 +7,10 @@
 
 #include <openssl/crypto.h>
 
-#include <kjoin/jws.h>
-#include <kjoin/kubeconfig.h>
-#include <kjoin/util.h>
+#include <kjoin/private/jws.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/util.h>
+#include <kjoin/private/pin.h>
 
 #include "internal.h"
 

@@ -2,7 +2,7 @@
 #ifndef KJOIN_JOIN_INTERNAL_H
 #define KJOIN_JOIN_INTERNAL_H
 
-#include <kjoin/join.h>
+#include <kjoin/private/join.h>
 
 /* kjoin_join with the plan kjoin_join_resolve made (resolving reads token
  * files, standard input among them, so it happens once), writing the

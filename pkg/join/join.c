@@ -7,8 +7,12 @@
 
 #include <openssl/crypto.h>
 
-#include <kjoin/join.h>
-#include <kjoin/node.h>
+#include <kjoin/private/join.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/util.h>
+#include <kjoin/private/token.h>
+#include <kjoin/private/pin.h>
+#include <kjoin/private/discovery.h>
 
 #include "internal.h"
 

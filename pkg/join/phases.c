@@ -11,10 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/kubeconfig.h>
-#include <kjoin/sys/patch.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/patch.h>
 #include <kjoin/phases.h>
+#include <kjoin/private/controlplane.h>
 
 #include "internal.h"
 
@@ -41,6 +42,16 @@ typedef struct join_run {
                                 * the run writes after is taken back if it fails before the node's own files */
     const kjoin_certificate_key *certificate_key; /* the spec's, or key: read from the sources it names */
     kjoin_certificate_key key;
+    /* The steps' own state, gone with the run (the outcome keeps what the caller is told): */
+    kjoin_node_join node;      /* the node's side: preflight's report, kubelet-start's and the wait's state */
+    struct kjoin_patchset *patches; /* node.patches_dir read, before anything else; NULL without one */
+    kjoin_download_certs_result certs;                  /* control-plane-prepare's download-certs */
+    kjoin_node_certs_result node_certs;                 /* its certs */
+    kjoin_control_plane_kubeconfigs_result kubeconfigs; /* its kubeconfig */
+    kjoin_control_plane_manifests_result manifests;     /* its static Pod manifests */
+    char *local_bootstrap;     /* a control-plane node's bootstrap kubeconfig, its server this node's own API
+                                * server (kubeadm from 1.33): holds the token */
+    size_t local_bootstrap_len;
 } join_run;
 
 typedef struct step {
@@ -56,7 +67,7 @@ typedef struct step {
 
 static void print_findings(const join_run *r, size_t from)
 {
-    const kjoin_preflight_report *p = &r->out->node.report;
+    const kjoin_preflight_report *p = &r->node.report;
     for (size_t i = from; i < p->n; i++) {
         const kjoin_preflight_finding *f = &p->items[i];
         /* shown under -q too: the failure's summary points at the ERROR lines */
@@ -72,7 +83,7 @@ static kjoin_code run_preflight(join_run *r, kjoin_err *err)
     kjoin_node_spec node = r->spec->node;
     node.control_plane = r->spec->control_plane;
     logf_(r, 0, "[preflight] Running pre-flight checks");
-    kjoin_code rc = kjoin_preflight_node(&node, r->out->node_name.name, host, &r->out->node.report, err);
+    kjoin_code rc = kjoin_preflight_node(&node, r->out->node_name.name, host, &r->node.report, err);
     print_findings(r, 0);
     return rc;
 }
@@ -94,10 +105,10 @@ static kjoin_code run_discovery(join_run *r, kjoin_err *err)
         return rc;
     r->out->discovered = true;
     r->ca = kjoin_join_trusted_ca_pem(&r->out->join.result, &r->ca_len);
-    r->out->node.bootstrap_kubeconfig = r->out->join.result.kubeconfig;
-    r->out->node.bootstrap_len = r->out->join.result.kubeconfig_len;
-    r->out->node.ca_pem = r->ca;
-    r->out->node.ca_len = r->ca_len;
+    r->node.bootstrap_kubeconfig = r->out->join.result.kubeconfig;
+    r->node.bootstrap_len = r->out->join.result.kubeconfig_len;
+    r->node.ca_pem = r->ca;
+    r->node.ca_len = r->ca_len;
     return KJOIN_OK;
 }
 
@@ -111,31 +122,31 @@ static kjoin_code bootstrap_client(join_run *r, kjoin_err *err)
     kjoin_kubeapi_options o = {.timeout_ms = time_left(r), .call_timeout_ms = r->spec->timeouts.api_call_ms,
                                .audit_id = r->spec->join.audit_id, .log = r->spec->join.log,
                                .log_ctx = r->spec->join.log_ctx};
-    kjoin_code rc = kjoin_kubeapi_config_parse(r->out->node.bootstrap_kubeconfig, r->out->node.bootstrap_len, NULL,
+    kjoin_code rc = kjoin_kubeapi_config_parse(r->node.bootstrap_kubeconfig, r->node.bootstrap_len, NULL,
                                                NULL, &cfg, err);
     if (!rc && (rc = kjoin_kubeapi_new(&cfg, &o, &r->bootstrap_api, err)))
         kjoin_kubeapi_config_release(&cfg);
-    r->out->node.api = r->bootstrap_api;
+    r->node.api = r->bootstrap_api;
     return rc;
 }
 
 static kjoin_code run_check(join_run *r, kjoin_err *err)
 {
-    size_t seen = r->out->node.report.n;
+    size_t seen = r->node.report.n;
     kjoin_code rc = bootstrap_client(r, err);
     if (!rc)
-        rc = kjoin_kubelet_check(&r->out->node, r->phases & KJOIN_PHASE_PREFLIGHT, err);
+        rc = kjoin_kubelet_check(&r->node, r->phases & KJOIN_PHASE_PREFLIGHT, err);
     print_findings(r, seen);
     return rc;
 }
 
-static kjoin_code run_write(join_run *r, kjoin_err *err) { return kjoin_kubelet_write(&r->out->node, err); }
+static kjoin_code run_write(join_run *r, kjoin_err *err) { return kjoin_kubelet_write(&r->node, err); }
 static kjoin_code run_plan(join_run *r, kjoin_err *err)
 {
-    return kjoin_kubelet_plan(&r->out->node, &r->out->planned, err);
+    return kjoin_kubelet_plan(&r->node, &r->out->planned, err);
 }
-static kjoin_code run_launch(join_run *r, kjoin_err *err) { return kjoin_kubelet_launch(&r->out->node, err); }
-static kjoin_code run_wait(join_run *r, kjoin_err *err) { return kjoin_kubelet_wait(&r->out->node, err); }
+static kjoin_code run_launch(join_run *r, kjoin_err *err) { return kjoin_kubelet_launch(&r->node, err); }
+static kjoin_code run_wait(join_run *r, kjoin_err *err) { return kjoin_kubelet_wait(&r->node, err); }
 
 /* No node phase runs: discovery is the join (as kubeadm's phases have it,
  * skipping preflight and kubelet-start; a K3s cluster). */
@@ -232,7 +243,7 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
     if (!rc)
         rc = kjoin_control_plane_cluster(r->bootstrap_api, r->cluster, err);
     if (!rc)
-        r->out->node.cluster = r->cluster; /* kubelet-start reads it from here, not the cluster again */
+        r->node.cluster = r->cluster; /* kubelet-start reads it from here, not the cluster again */
     if (!rc)
         rc = kjoin_cp_context_init(&r->cx, r->cluster, s->node.paths.kubernetes_dir, err);
     if (rc)
@@ -249,11 +260,11 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
     if (!r->replaced && !(r->replaced = kjoin_cp_replaced_new()))
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     cx->replaced = r->replaced;
-    cx->patches = r->out->patches;
+    cx->patches = r->patches;
     cx->deadline_ms = r->deadline;
     cx->timeouts = s->timeouts;
     cx->audit_id = s->join.audit_id, cx->log = s->join.log, cx->log_ctx = s->join.log_ctx;
-    memcpy(r->out->certs.cert_dir, cx->cert_dir, sizeof(cx->cert_dir));
+    memcpy(r->out->cert_dir, cx->cert_dir, sizeof(cx->cert_dir));
     /* kubeadm before 1.22 also records each control-plane node in
      * kubeadm-config's ClusterStatus (its update-status), which its reset
      * and upgrade read: kjoin does not, so it joins no such node whole. */
@@ -272,7 +283,7 @@ static bool control_plane_phase(const join_run *r) { return r->spec->control_pla
  * ClusterConfiguration and the node's address. */
 static kjoin_code run_control_plane_preflight(join_run *r, kjoin_err *err)
 {
-    size_t seen = r->out->node.report.n;
+    size_t seen = r->node.report.n;
     logf_(r, 0, "[preflight] Running pre-flight checks before initializing the new control plane instance");
     /* The images, when kjoin knows the release's manifests (else control-plane-prepare says why). */
     char images[KJOIN_CP_IMAGES_N][400];
@@ -282,7 +293,7 @@ static kjoin_code run_control_plane_preflight(join_run *r, kjoin_err *err)
         for (size_t i = 0; i < KJOIN_CP_IMAGES_N; i++)
             if (*images[i]) /* etcd's is "" with an external etcd */
                 list[n++] = images[i];
-    kjoin_code rc = kjoin_preflight_control_plane(&r->spec->node, &r->cx, list, n, &r->out->node.report, err);
+    kjoin_code rc = kjoin_preflight_control_plane(&r->spec->node, &r->cx, list, n, &r->node.report, err);
     print_findings(r, seen);
     return rc;
 }
@@ -339,12 +350,12 @@ static kjoin_code run_kubelet_local(join_run *r, kjoin_err *err)
     bool v6 = strchr(addr, ':') != NULL;
     char *server = r->local_server;
     snprintf(server, sizeof(r->local_server), "https://%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", r->cx.bind_port);
-    kjoin_node_join *n = &r->out->node;
+    kjoin_node_join *n = &r->node;
     kjoin_code rc = kjoin_kubeconfig_replace_server(n->bootstrap_kubeconfig, n->bootstrap_len, server,
-                                                    &r->out->local_bootstrap, &r->out->local_bootstrap_len, err);
+                                                    &r->local_bootstrap, &r->local_bootstrap_len, err);
     if (!rc) { /* written for the kubelet; the cluster is still read through discovery's */
-        n->kubelet_bootstrap = r->out->local_bootstrap;
-        n->kubelet_bootstrap_len = r->out->local_bootstrap_len;
+        n->kubelet_bootstrap = r->local_bootstrap;
+        n->kubelet_bootstrap_len = r->local_bootstrap_len;
         n->kubelet_server = server;
         logf_(r, 0, "[kubelet-start] The kubelet bootstraps through this node's own API server at %s", server);
     }
@@ -370,13 +381,13 @@ static kjoin_code run_advertise_address(join_run *r, kjoin_err *err)
 static kjoin_code run_node_certs(join_run *r, kjoin_err *err)
 {
     logf_(r, 0, "[certs] Using certificateDir folder \"%s\"", r->cx.cert_dir);
-    kjoin_code rc = kjoin_node_certs(&r->cx, &r->out->node_certs, err);
+    kjoin_code rc = kjoin_node_certs(&r->cx, &r->node_certs, err);
     for (int i = 0; !rc && i < KJOIN_NODE_CERTS_N; i++)
-        logf_(r, 0, "[certs] %s %s certificate and key", r->out->node_certs.kept[i] ? "Using the existing" : "Generating",
+        logf_(r, 0, "[certs] %s %s certificate and key", r->node_certs.kept[i] ? "Using the existing" : "Generating",
               kjoin_node_cert_name(i));
-    if (!rc && r->out->node_certs.skipped_sans)
+    if (!rc && r->node_certs.skipped_sans)
         logf_(r, KJOIN_LOG_WARNING, "[certs] %zu of the cluster's extra certificate names are no IP address or DNS "
-              "name and were left out, as kubeadm leaves them out", r->out->node_certs.skipped_sans);
+              "name and were left out, as kubeadm leaves them out", r->node_certs.skipped_sans);
     return rc;
 }
 
@@ -384,10 +395,10 @@ static kjoin_code run_node_certs(join_run *r, kjoin_err *err)
 static kjoin_code run_kubeconfigs(join_run *r, kjoin_err *err)
 {
     logf_(r, 0, "[kubeconfig] Using kubeconfig folder \"%s\"", r->cx.kubernetes_dir);
-    kjoin_code rc = kjoin_control_plane_kubeconfigs(&r->cx, &r->out->kubeconfigs, err);
+    kjoin_code rc = kjoin_control_plane_kubeconfigs(&r->cx, &r->kubeconfigs, err);
     for (int i = 0; !rc && i < KJOIN_KUBECONFIGS_N; i++)
         logf_(r, 0, "[kubeconfig] %s \"%s\" kubeconfig file",
-              r->out->kubeconfigs.kept[i] ? "Using the existing" : "Writing", kjoin_kubeconfig_file_name(i));
+              r->kubeconfigs.kept[i] ? "Using the existing" : "Writing", kjoin_kubeconfig_file_name(i));
     return rc;
 }
 
@@ -395,10 +406,10 @@ static kjoin_code run_kubeconfigs(join_run *r, kjoin_err *err)
 static kjoin_code run_manifests(join_run *r, kjoin_err *err)
 {
     logf_(r, 0, "[control-plane] Using manifest folder \"%s\"", r->cx.manifests_dir);
-    kjoin_code rc = kjoin_control_plane_manifests(&r->cx, &r->out->manifests, err);
+    kjoin_code rc = kjoin_control_plane_manifests(&r->cx, &r->manifests, err);
     for (int i = 0; !rc && i < KJOIN_MANIFESTS_N; i++)
         logf_(r, 0, "[control-plane] %s static Pod manifest for \"%s\"",
-              r->out->manifests.kept[i] ? "Keeping the same" : "Creating", kjoin_manifest_component(i));
+              r->manifests.kept[i] ? "Keeping the same" : "Creating", kjoin_manifest_component(i));
     return rc;
 }
 
@@ -476,7 +487,7 @@ static kjoin_code run_check_writes(join_run *r, kjoin_err *err)
 /* kubeadm's download-certs, with the token and the CA discovery verified. */
 static kjoin_code run_download_certs(join_run *r, kjoin_err *err)
 {
-    return kjoin_download_certs(&r->cx, r->certificate_key, &r->out->certs, err);
+    return kjoin_download_certs(&r->cx, r->certificate_key, &r->certs, err);
 }
 
 static bool needs_discovery(const join_run *r);
@@ -763,13 +774,13 @@ static kjoin_code read_patches(join_run *r, kjoin_err *err)
     const char *dir = r->spec->node.patches_dir;
     if (!dir)
         return KJOIN_OK;
-    if (!(r->out->patches = calloc(1, sizeof(*r->out->patches))))
+    if (!(r->patches = calloc(1, sizeof(*r->patches))))
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     logf_(r, 0, "[patches] Reading patches from path \"%s\"", dir);
-    kjoin_code rc = kjoin_patches_read(dir, r->out->patches, err);
-    for (size_t i = 0; !rc && i < r->out->patches->n_notes; i++)
-        logf_(r, KJOIN_LOG_WARNING, "%s", r->out->patches->notes[i]);
-    if (!rc && !r->spec->control_plane && kjoin_patches_control_plane(r->out->patches))
+    kjoin_code rc = kjoin_patches_read(dir, r->patches, err);
+    for (size_t i = 0; !rc && i < r->patches->n_notes; i++)
+        logf_(r, KJOIN_LOG_WARNING, "%s", r->patches->notes[i]);
+    if (!rc && !r->spec->control_plane && kjoin_patches_control_plane(r->patches))
         logf_(r, KJOIN_LOG_WARNING, "[patches] The control-plane targets' patches (etcd, kube-apiserver, "
               "kube-controller-manager, kube-scheduler) do not apply to a worker: ignored");
     return rc;
@@ -794,20 +805,9 @@ void kjoin_phases_outcome_release(kjoin_phases_outcome *o)
     if (o->discovered)
         kjoin_join_outcome_release(&o->join);
     o->discovered = false;
-    kjoin_node_join_release(&o->node);
     kjoin_planned_release(&o->planned);
-    kjoin_patchset_release(o->patches);
-    free(o->patches);
-    o->patches = NULL;
-    free((void *)o->node.ca_pem);
-    o->node.ca_pem = NULL;
-    kjoin_free_wiped(o->local_bootstrap, o->local_bootstrap_len);
-    o->local_bootstrap = NULL;
     free(o->taken_back);
     o->taken_back = NULL;
-    o->node.kubelet_bootstrap = NULL;
-    o->node.kubelet_server = NULL;
-    o->node.bootstrap_kubeconfig = NULL;
 }
 
 /* Whether no later step of s's phase runs: the phase ran to its end. */
@@ -863,25 +863,25 @@ static kjoin_code take_back(join_run *r, kjoin_code rc, kjoin_err *err)
                          cause, back->n_removed, back->n_left || not_back ? ", but for some left (listed)" : "");
 }
 
-kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome *out, kjoin_err *err)
+static kjoin_code run_all(join_run *r, kjoin_err *err)
 {
+    const kjoin_phases_spec *spec = r->spec;
     const kjoin_join_spec *j = &spec->join;
-    join_run r = {.spec = spec, .out = out, .start = kjoin_now_ms()};
+    kjoin_phases_outcome *out = r->out;
     kjoin_code rc;
-    memset(out, 0, sizeof(*out));
     int64_t timeout = j->timeout_ms > 0 ? j->timeout_ms : KJOIN_JOIN_DEFAULT_TIMEOUT_MS;
     if (spec->check && timeout > KJOIN_JOIN_CHECK_TIMEOUT_MS)
         timeout = KJOIN_JOIN_CHECK_TIMEOUT_MS; /* a check answers now or says why not */
-    r.deadline = r.start + timeout;
+    r->deadline = r->start + timeout;
     kjoin_node_file_path(&spec->node.paths, KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG, out->kubeconfig_path,
                          sizeof(out->kubeconfig_path));
-    if ((rc = phases_of(spec, &r.phases, err)))
+    if ((rc = phases_of(spec, &r->phases, err)))
         return rc;
     if (spec->check) {
         if (spec->control_plane || spec->only || spec->dry_run)
             return kjoin_err_set(err, KJOIN_E_USAGE, "the check asks the cluster of a worker join as a whole: not of a "
                                                      "control-plane join, one phase or a dry run");
-        r.phases = 0; /* discovery, then the check */
+        r->phases = 0; /* discovery, then the check */
     }
     /* One node name for every step, checked before anything is read or
      * written: kubeadm's (GetNodeNameAndHostname), where a hostname-override
@@ -896,49 +896,49 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
      * file goes, is checked now too (the kubelet's version, which adds a
      * flag, is not known yet; the places are checked again before writing). */
     /* The patches, read and parsed before anything else, for the phases that apply them. */
-    if ((r.phases & (KJOIN_PHASE_KUBELET_START | KJOIN_PHASE_CONTROL_PLANE_PREPARE | KJOIN_PHASE_ETCD_JOIN)) &&
-        (rc = read_patches(&r, err)))
+    if ((r->phases & (KJOIN_PHASE_KUBELET_START | KJOIN_PHASE_CONTROL_PLANE_PREPARE | KJOIN_PHASE_ETCD_JOIN)) &&
+        (rc = read_patches(r, err)))
         return rc;
-    if (r.phases & KJOIN_PHASE_KUBELET_START) {
+    if (r->phases & KJOIN_PHASE_KUBELET_START) {
         char *flags = NULL;
         rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, 0, NULL, &flags, err);
         free(flags);
         if (rc || (rc = kjoin_node_check_destinations(&spec->node.paths, err)))
             return rc;
     }
-    if (needs_of_run(&r) & NEEDS_PLAN) {
-        if ((rc = kjoin_join_resolve(j, &r.plan, err)))
+    if (needs_of_run(r) & NEEDS_PLAN) {
+        if ((rc = kjoin_join_resolve(j, &r->plan, err)))
             return rc;
-        r.planned = true;
+        r->planned = true;
         /* A K3s agent runs its kubelet itself, from its own configuration:
          * kubeadm's node phases have nothing to do there. */
-        if (r.plan.kind == KJOIN_DISCOVERY_K3S && spec->control_plane) {
-            kjoin_join_plan_clear(&r.plan);
+        if (r->plan.kind == KJOIN_DISCOVERY_K3S && spec->control_plane) {
+            kjoin_join_plan_clear(&r->plan);
             return kjoin_err_set(err, KJOIN_E_USAGE, "a K3s cluster has no kubeadm control-plane join: its servers "
                                                      "join with k3s server");
         }
-        if (r.plan.kind == KJOIN_DISCOVERY_K3S && spec->check) {
-            kjoin_join_plan_clear(&r.plan);
+        if (r->plan.kind == KJOIN_DISCOVERY_K3S && spec->check) {
+            kjoin_join_plan_clear(&r->plan);
             return kjoin_err_set(err, KJOIN_E_USAGE, "a K3s cluster has no bootstrap token identity to ask the "
                                                      "cluster with: its agent checks the join itself");
         }
-        if (r.plan.kind == KJOIN_DISCOVERY_K3S && (r.phases & KJOIN_PHASE_ALL)) {
-            logf_(&r, 0, "[join] A K3s cluster: its agent starts the kubelet, so only discovery runs");
-            r.phases = 0;
+        if (r->plan.kind == KJOIN_DISCOVERY_K3S && (r->phases & KJOIN_PHASE_ALL)) {
+            logf_(r, 0, "[join] A K3s cluster: its agent starts the kubelet, so only discovery runs");
+            r->phases = 0;
         }
     }
     /* The certificate key last of the inputs: from here on every way out
      * goes through the end, which wipes it. */
-    rc = resolve_certificate_key(&r, err);
-    out->node = (kjoin_node_join){.spec = &spec->node, .name = out->node_name, .join_id = spec->join_id,
-                                  .deadline_ms = r.deadline, .timeouts = spec->timeouts, .audit_id = j->audit_id,
-                                  .patches = out->patches,
+    rc = resolve_certificate_key(r, err);
+    r->node = (kjoin_node_join){.spec = &spec->node, .name = out->node_name, .join_id = spec->join_id,
+                                  .deadline_ms = r->deadline, .timeouts = spec->timeouts, .audit_id = j->audit_id,
+                                  .patches = r->patches,
                                   .log = j->log, .log_ctx = j->log_ctx};
     for (size_t i = 0; !rc && i < N_STEPS; i++) {
-        if (!runs(&r, &steps[i]))
+        if (!runs(r, &steps[i]))
             continue;
         int64_t t = kjoin_now_ms();
-        rc = steps[i].run(&r, err);
+        rc = steps[i].run(r, err);
         if (rc)
             out->failed_in = steps[i].bit                      ? kjoin_phase_name(steps[i].bit)
                              : steps[i].run == run_discovery    ? "discovery"
@@ -947,31 +947,47 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
                                                                  : "join";
         if (steps[i].bit) /* phase_ms is in bit order */
             out->phase_ms[__builtin_ctz(steps[i].bit)] += kjoin_now_ms() - t;
-        if (!rc && steps[i].bit && last_of_phase(&r, i))
+        if (!rc && steps[i].bit && last_of_phase(r, i))
             out->ran |= steps[i].bit;
-        if (r.before && (rc || steps[i].run == run_write))
-            rc = take_back(&r, rc, err); /* the node's own files written: the node goes on from there */
+        if (r->before && (rc || steps[i].run == run_write))
+            rc = take_back(r, rc, err); /* the node's own files written: the node goes on from there */
     }
     /* kubeadm's closing words, with what comes next. */
     if (!rc && (out->ran & KJOIN_PHASE_KUBELET_WAIT_BOOTSTRAP))
-        logf_(&r, 0, "[join] This node has joined the cluster as %s%s. It is NotReady until the cluster's network "
+        logf_(r, 0, "[join] This node has joined the cluster as %s%s. It is NotReady until the cluster's network "
               "plugin runs on it; kubectl get nodes on a control-plane node shows it", out->node_name.name,
               (out->ran & KJOIN_PHASE_WAIT_CONTROL_PLANE) ? ", and a new control plane instance was created" : "");
-    if (*r.cx.dry_run_dir) { /* what its steps wrote, shown as the node's; then gone */
+    if (*r->cx.dry_run_dir) { /* what its steps wrote, shown as the node's; then gone */
         if (!rc)
-            rc = kjoin_cp_dry_run_files(&r.cx, &out->planned, err);
+            rc = kjoin_cp_dry_run_files(&r->cx, &out->planned, err);
         out->control_plane_files.n = 0;
-        kjoin_cp_dry_run_end(&r.cx);
+        kjoin_cp_dry_run_end(&r->cx);
     }
-    if (r.planned)
-        kjoin_join_plan_clear(&r.plan);
-    kjoin_kubeapi_free(r.cx.admin_api);
-    kjoin_kubeapi_free(r.bootstrap_api);
-    out->node.api = NULL;
-    out->node.cluster = NULL; /* r.cluster goes with the run */
-    free(r.cluster);
-    free(r.before);
-    kjoin_cp_replaced_free(r.replaced);
-    kjoin_certificate_key_clear(&r.key);
+    if (r->planned)
+        kjoin_join_plan_clear(&r->plan);
+    kjoin_kubeapi_free(r->cx.admin_api);
+    kjoin_kubeapi_free(r->bootstrap_api);
+    r->node.api = NULL;
+    r->node.cluster = NULL; /* r->cluster goes with the run */
+    free(r->cluster);
+    free(r->before);
+    kjoin_cp_replaced_free(r->replaced);
+    kjoin_certificate_key_clear(&r->key);
+    return rc;
+}
+
+kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome *out, kjoin_err *err)
+{
+    join_run r = {.spec = spec, .out = out, .start = kjoin_now_ms()};
+    memset(out, 0, sizeof(*out));
+    kjoin_code rc = run_all(&r, err);
+    /* What the caller is told outlives the run; the steps' own state does not. */
+    out->preflight = r.node.report;
+    out->kubelet = r.node.result;
+    kjoin_node_join_release(&r.node);
+    free((void *)r.node.ca_pem);
+    kjoin_patchset_release(r.patches);
+    free(r.patches);
+    kjoin_free_wiped(r.local_bootstrap, r.local_bootstrap_len);
     return rc;
 }

@@ -13,8 +13,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include <kjoin/safedir.h>
+#include <kjoin/private/safedir.h>
 #include <kjoin/phases.h>
+#include <kjoin/private/controlplane.h>
 
 #define logf_(s, level, ...) kjoin_logf((s)->node.log, (s)->node.log_ctx, level, __VA_ARGS__)
 

@@ -6,8 +6,9 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
-#include <kjoin/jws.h>
-#include <kjoin/util.h>
+#include <kjoin/private/jws.h>
+#include <kjoin/private/util.h>
+#include <kjoin/private/err.h>
 
 #define MAC_LEN 32
 #define MAX_HEADER_B64 4096

@@ -8,9 +8,9 @@
 #include <json-c/json.h>
 #include <openssl/crypto.h>
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/transport.h>
-#include <kjoin/util.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/transport.h>
+#include <kjoin/private/util.h>
 
 #define BACKOFF_BASE_MS 250
 #define BACKOFF_CAP_MS 5000

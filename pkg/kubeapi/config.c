@@ -5,9 +5,9 @@
 
 #include <openssl/crypto.h>
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/kubeconfig.h>
-#include <kjoin/util.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/util.h>
 
 #include "../yamldoc/yamldoc.h"
 

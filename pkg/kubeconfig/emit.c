@@ -3,8 +3,8 @@
 
 #include <openssl/crypto.h>
 
-#include <kjoin/kubeconfig.h>
-#include <kjoin/util.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/util.h>
 
 #include "../yamldoc/yamldoc.h"
 

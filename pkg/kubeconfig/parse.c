@@ -1,8 +1,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <kjoin/kubeconfig.h>
-#include <kjoin/util.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

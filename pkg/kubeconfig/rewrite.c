@@ -5,8 +5,8 @@
  * produce a file kubelet or kubectl cannot read. */
 #include <string.h>
 
-#include <kjoin/kubeconfig.h>
-#include <kjoin/util.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

@@ -6,10 +6,10 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/node.h>
-#include <kjoin/release.h>
-#include <kjoin/sys/node.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/release.h>
+#include <kjoin/private/node.h>
 
 #include "internal.h"
 

@@ -6,10 +6,10 @@
 #include <json-c/json.h>
 #include <openssl/x509.h>
 
-#include <kjoin/approver.h>
-#include <kjoin/kubeapi.h>
-#include <kjoin/node.h>
-#include <kjoin/token.h>
+#include <kjoin/private/approver.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/token.h>
 
 #include "internal.h"
 #include "../certs/x509.h"

@@ -8,8 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <kjoin/node.h>
-#include <kjoin/safedir.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

@@ -4,8 +4,8 @@
 
 #include <sys/types.h>
 
-#include <kjoin/node.h>
-#include <kjoin/safedir.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/safedir.h>
 #include <yaml.h>
 
 /* The node's paths with their defaults filled in. */

@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <kjoin/node.h>
-#include <kjoin/release.h>
-#include <kjoin/sys/patch.h>
-#include <kjoin/util.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/release.h>
+#include <kjoin/private/patch.h>
+#include <kjoin/private/util.h>
 
 #include "../yamldoc/yamldoc.h"
 #include "internal.h"

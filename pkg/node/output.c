@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 /* A klog line of one of the levels ("E1126 ..."). */
 static bool klog_line(const char *line, size_t len, const char *levels)

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <kjoin/node.h>
-#include <kjoin/safedir.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/safedir.h>
 
 #include "internal.h"
 

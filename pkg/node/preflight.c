@@ -18,9 +18,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <kjoin/node.h>
-#include <kjoin/safedir.h>
-#include <kjoin/util.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/node.h>
-#include <kjoin/safedir.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/safedir.h>
 
 #include "internal.h"
 

@@ -15,13 +15,14 @@
 #include <json-c/json.h>
 #include <openssl/x509.h>
 
-#include <kjoin/approver.h>
-#include <kjoin/token.h>
-#include <kjoin/kubeapi.h>
-#include <kjoin/node.h>
-#include <kjoin/release.h>
-#include <kjoin/sys/node.h>
-#include <kjoin/sys/patch.h>
+#include <kjoin/private/approver.h>
+#include <kjoin/private/token.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/release.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/patch.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 #include "../certs/x509.h"

@@ -5,7 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <kjoin/node.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/util.h>
 
 #include "../record/record.h"
 #include "internal.h"

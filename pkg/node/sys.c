@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <kjoin/transport.h>
+#include <kjoin/private/transport.h>
 
 #include "internal.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <kjoin/sys/patch.h>
+#include <kjoin/private/patch.h>
 
 #define BAD KJOIN_E_USAGE
 

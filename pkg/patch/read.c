@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/sys/patch.h>
-#include <kjoin/safedir.h>
-#include <kjoin/util.h>
+#include <kjoin/private/patch.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/util.h>
 
 #include "../yamldoc/yamldoc.h"
 

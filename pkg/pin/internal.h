@@ -5,7 +5,7 @@
 
 #include <openssl/x509.h>
 
-#include <kjoin/pin.h>
+#include <kjoin/private/pin.h>
 
 #define KJOIN_SHA256_LEN 32
 

@@ -2,7 +2,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "record.h"
 

@@ -5,7 +5,7 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/record.h>
+#include <kjoin/private/record.h>
 
 /* text as a record of kind: one JSON object, the whole of text, at most max
  * bytes, no NUL; NULL when it is not (release what it returns with

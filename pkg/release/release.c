@@ -2,7 +2,7 @@
  * (cmd/kubeadm/app/..., the newest patch the Go module proxy serves).
  * docs/join.md's table says where
  * each rule is proven. */
-#include <kjoin/release.h>
+#include <kjoin/private/release.h>
 
 #include <stddef.h>
 

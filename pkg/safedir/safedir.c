@@ -14,7 +14,8 @@
 
 #include <openssl/crypto.h>
 
-#include <kjoin/safedir.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/util.h>
 
 kjoin_code kjoin_safedir_check(const char *what, const char *path, const struct stat *st, bool secret,
                                kjoin_err *err)

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <kjoin/token.h>
-#include <kjoin/util.h>
+#include <kjoin/private/token.h>
+#include <kjoin/private/util.h>
 
 #define PREFIX_LEN (sizeof(KJOIN_TOKEN_NODE_GROUP_PREFIX) - 1)
 

@@ -5,8 +5,8 @@
 
 #include <openssl/crypto.h>
 
-#include <kjoin/token.h>
-#include <kjoin/util.h>
+#include <kjoin/private/token.h>
+#include <kjoin/private/util.h>
 
 #define PREFIX "K10"
 

@@ -6,8 +6,8 @@
 #include <json-c/json.h>
 #include <openssl/crypto.h>
 
-#include <kjoin/token.h>
-#include <kjoin/util.h>
+#include <kjoin/private/token.h>
+#include <kjoin/private/util.h>
 
 #define SECRET_TYPE "bootstrap.kubernetes.io/token"
 #define NAME_PREFIX "bootstrap-token-"

@@ -3,8 +3,8 @@
 
 #include <openssl/crypto.h>
 
-#include <kjoin/token.h>
-#include <kjoin/util.h>
+#include <kjoin/private/token.h>
+#include <kjoin/private/util.h>
 
 static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyz";
 

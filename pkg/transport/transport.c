@@ -13,10 +13,11 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include <kjoin/transport.h>
+#include <kjoin/private/transport.h>
 
 #include "body.h"
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
+#include <kjoin/private/err.h>
 
 #ifndef KJOIN_VERSION
 #define KJOIN_VERSION "dev"

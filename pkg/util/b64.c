@@ -4,7 +4,7 @@
 
 #include <openssl/evp.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 char *kjoin_b64_encode(const void *data, size_t len, bool url)
 {

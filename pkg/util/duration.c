@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 /* Go's duration units, longest names first so "ms" wins over "m". */
 static const struct {

@@ -4,8 +4,8 @@
 
 #include <openssl/err.h>
 
-#include <kjoin/err.h>
-#include <kjoin/util.h>
+#include <kjoin/private/err.h>
+#include <kjoin/private/util.h>
 
 static void vset(kjoin_err *err, kjoin_code code, const char *fmt, va_list ap)
 {

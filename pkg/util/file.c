@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/safedir.h>
-#include <kjoin/util.h>
+#include <kjoin/private/safedir.h>
+#include <kjoin/private/util.h>
 
 kjoin_code kjoin_file_read(const char *path, size_t cap, char **out, size_t *out_len,
                            kjoin_err *err)

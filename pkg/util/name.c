@@ -14,7 +14,7 @@
 
 #include <curl/curl.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 bool kjoin_clean_path(const char *p)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 static char scratch[4096];
 static volatile sig_atomic_t scratch_set;

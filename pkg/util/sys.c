@@ -9,7 +9,8 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
+#include <kjoin/private/err.h>
 
 int64_t kjoin_now_ms(void)
 {

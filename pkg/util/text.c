@@ -1,7 +1,7 @@
 /* The one sanitiser for text that reaches a terminal or a log. */
 #include <string.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 static bool is_token_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 

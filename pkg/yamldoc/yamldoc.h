@@ -7,7 +7,7 @@
 #include <json-c/json.h>
 #include <yaml.h>
 
-#include <kjoin/err.h>
+#include <kjoin/private/err.h>
 
 /* Private to pkg/: a loaded YAML document and lookups that refuse
  * ambiguity, shared by the kubeconfig and config modules. */

@@ -6,9 +6,9 @@
 
 #include "fuzz.h"
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/node.h>
-#include <kjoin/sys/node.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/node.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

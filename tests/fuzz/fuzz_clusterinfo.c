@@ -10,7 +10,7 @@
 
 #include <json-c/json.h>
 
-#include <kjoin/discovery.h>
+#include <kjoin/private/discovery.h>
 
 #include "../../pkg/discovery/internal.h"
 

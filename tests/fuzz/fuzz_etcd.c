@@ -8,8 +8,8 @@
 
 #include "fuzz.h"
 
-#include <kjoin/controlplane.h>
-#include <kjoin/sys/controlplane.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/controlplane.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

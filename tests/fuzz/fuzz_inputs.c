@@ -5,10 +5,10 @@
 
 #include "fuzz.h"
 
-#include <kjoin/discovery.h>
-#include <kjoin/pin.h>
-#include <kjoin/token.h>
-#include <kjoin/util.h>
+#include <kjoin/private/discovery.h>
+#include <kjoin/private/pin.h>
+#include <kjoin/private/token.h>
+#include <kjoin/private/util.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

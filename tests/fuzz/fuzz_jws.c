@@ -5,7 +5,7 @@
 
 #include "fuzz.h"
 
-#include <kjoin/jws.h>
+#include <kjoin/private/jws.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

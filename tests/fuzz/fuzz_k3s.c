@@ -4,7 +4,7 @@
 
 #include "fuzz.h"
 
-#include <kjoin/pin.h>
+#include <kjoin/private/pin.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

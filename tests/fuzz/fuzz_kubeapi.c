@@ -5,8 +5,8 @@
 
 #include "fuzz.h"
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/token.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/token.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,8 +8,8 @@
 
 #include "fuzz.h"
 
-#include <kjoin/kubeconfig.h>
-#include <kjoin/pin.h>
+#include <kjoin/private/kubeconfig.h>
+#include <kjoin/private/pin.h>
 
 static void rewrite(const uint8_t *data, size_t size)
 {

@@ -10,8 +10,8 @@
 
 #include "fuzz.h"
 
-#include <kjoin/controlplane.h>
-#include <kjoin/node.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/node.h>
 
 #include "../../pkg/node/internal.h"
 

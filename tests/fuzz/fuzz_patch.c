@@ -11,7 +11,7 @@
 
 #include "fuzz.h"
 
-#include <kjoin/sys/patch.h>
+#include <kjoin/private/patch.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

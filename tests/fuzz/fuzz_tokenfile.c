@@ -8,7 +8,7 @@
 
 #include "fuzz.h"
 
-#include <kjoin/token.h>
+#include <kjoin/private/token.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

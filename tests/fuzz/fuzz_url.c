@@ -6,8 +6,8 @@
 
 #include "fuzz.h"
 
-#include <kjoin/discovery.h>
-#include <kjoin/util.h>
+#include <kjoin/private/discovery.h>
+#include <kjoin/private/util.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

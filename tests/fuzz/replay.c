@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

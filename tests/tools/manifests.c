@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <kjoin/cluster.h>
-#include <kjoin/controlplane.h>
-#include <kjoin/util.h>
+#include <kjoin/private/cluster.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/util.h>
 
 extern char **environ;
 

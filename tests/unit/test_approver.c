@@ -8,8 +8,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include <kjoin/token.h>
-#include <kjoin/util.h>
+#include <kjoin/private/token.h>
+#include <kjoin/private/util.h>
 
 #include "../../pkg/approver/internal.h"
 #include "testutil.h"

@@ -1,7 +1,7 @@
 /* The CSR name kubelet gives (the e2e tests check it against a real kubelet's). */
 #include <string.h>
 
-#include <kjoin/bootstrap.h>
+#include <kjoin/private/bootstrap.h>
 
 #include "../../pkg/bootstrap/internal.h"
 

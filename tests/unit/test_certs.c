@@ -2,7 +2,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <kjoin/certs.h>
+#include <kjoin/private/certs.h>
 
 #include "../../pkg/certs/internal.h"
 #include "../../pkg/certs/secret.h"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <kjoin/cluster.h>
+#include <kjoin/private/cluster.h>
 
 #include "testutil.h"
 

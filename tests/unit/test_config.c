@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include <kjoin/config.h>
+#include <kjoin/private/pin.h>
 
 #include "../../pkg/yamldoc/yamldoc.h"
 #include "testutil.h"

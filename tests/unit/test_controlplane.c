@@ -18,10 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <kjoin/controlplane.h>
-#include <kjoin/sys/controlplane.h>
-#include <kjoin/kubeapi.h>
-#include <kjoin/node.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/util.h>
 
 #include "testutil.h"
 

@@ -1,9 +1,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <kjoin/discovery.h>
-#include <kjoin/jws.h>
-#include <kjoin/transport.h>
+#include <kjoin/private/discovery.h>
+#include <kjoin/private/jws.h>
+#include <kjoin/private/transport.h>
 
 #include "testutil.h"
 #include "../../pkg/discovery/internal.h"

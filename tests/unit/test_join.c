@@ -6,9 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/join.h>
-#include <kjoin/util.h>
+#include <kjoin/private/join.h>
+#include <kjoin/private/util.h>
 #include <kjoin/phases.h>
+#include <kjoin/private/controlplane.h>
 
 #include "testutil.h"
 

@@ -3,8 +3,8 @@
 
 #include <openssl/evp.h>
 
-#include <kjoin/jws.h>
-#include <kjoin/util.h>
+#include <kjoin/private/jws.h>
+#include <kjoin/private/util.h>
 
 #include "testutil.h"
 

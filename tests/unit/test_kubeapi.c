@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <kjoin/kubeapi.h>
-#include <kjoin/token.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/token.h>
 
 #include "testutil.h"
 

@@ -2,7 +2,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <kjoin/kubeconfig.h>
+#include <kjoin/private/kubeconfig.h>
 
 #include "testutil.h"
 

@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/controlplane.h>
-#include <kjoin/node.h>
-#include <kjoin/sys/node.h>
-#include <kjoin/sys/patch.h>
+#include <kjoin/private/controlplane.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/node.h>
+#include <kjoin/private/patch.h>
 
 #include "testutil.h"
 #include "../../pkg/node/internal.h"

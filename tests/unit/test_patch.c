@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/sys/patch.h>
+#include <kjoin/private/patch.h>
 
 #include "testutil.h"
 

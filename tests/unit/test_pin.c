@@ -1,8 +1,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <kjoin/pin.h>
-#include <kjoin/util.h>
+#include <kjoin/private/pin.h>
+#include <kjoin/private/util.h>
 
 #include <openssl/crypto.h>
 #include <openssl/x509.h>

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/record.h>
+#include <kjoin/private/record.h>
 
 #include "../../pkg/record/record.h"
 #include "testutil.h"

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include <kjoin/release.h>
+#include <kjoin/private/release.h>
 
 #include "testutil.h"
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/safedir.h>
+#include <kjoin/private/safedir.h>
 
 #include "testutil.h"
 

@@ -2,7 +2,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <kjoin/token.h>
+#include <kjoin/private/token.h>
 
 #include "testutil.h"
 

@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "testutil.h"
 

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <kjoin/util.h>
+#include <kjoin/private/util.h>
 
 #include "testutil.h"
 

@@ -7,10 +7,7 @@
 
 #include <stdbool.h>
 
-/* The releases kjoin follows: the oldest, the newest (a cluster newer than
- * that is taken as the newest). */
-#define KJOIN_OLDEST_KUBEADM_MINOR 20
-#define KJOIN_NEWEST_KUBEADM_MINOR 37
+#include <kjoin/join.h> /* the releases kjoin follows */
 
 /* The newest kubelet that takes --container-runtime (1.27 removed it): the
  * one kubelet-release rule, as the kubelet refuses a flag it does not know. */

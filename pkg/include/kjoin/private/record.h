@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include <kjoin/err.h>
-#include <kjoin/safedir.h>
+#include <kjoin/private/safedir.h>
 
 #define KJOIN_WRITTEN_FILES 48 /* a control-plane join writes about 40, a worker's five */
 #define KJOIN_WRITTEN_DIRS 16
