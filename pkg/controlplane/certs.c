@@ -267,9 +267,6 @@ kjoin_code kjoin_node_certs(const kjoin_cp_context *sp, kjoin_node_certs_result 
     char etcd[4096];
     memset(out, 0, sizeof(*out));
     bool external = sp->cluster->external_etcd; /* no etcd CA here, and none of its leaves (GetCertsWithoutEtcd) */
-    if (!kjoin_is_ip(sp->advertise_address))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
-                             sp->advertise_address);
     const char *dir = r.dir_path;
     if (kjoin_cp_write_path(sp, sp->cert_dir, r.dir_path, sizeof(r.dir_path), err) ||
         snprintf(etcd, sizeof(etcd), "%s/etcd", dir) >= (int)sizeof(etcd))

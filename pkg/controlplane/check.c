@@ -9,7 +9,6 @@
 
 #include <kjoin/private/node.h>
 #include <kjoin/private/safedir.h>
-#include <kjoin/private/util.h>
 
 /* The cluster's paths name files of its own, never kjoin's records (a
  * take-back or a reset reads them, and would then read the cluster's file). */
@@ -28,11 +27,6 @@ kjoin_code kjoin_control_plane_check(const kjoin_cp_context *s, unsigned writes,
     const kjoin_cluster_configuration *c = s->cluster;
     if (!writes)
         return KJOIN_OK;
-    if ((writes & (KJOIN_CP_WRITES_CERTS | KJOIN_CP_WRITES_KUBECONFIGS | KJOIN_CP_WRITES_MANIFESTS |
-                      KJOIN_CP_WRITES_ETCD)) &&
-        !kjoin_is_ip(s->advertise_address))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
-                             s->advertise_address);
     if (writes & (KJOIN_CP_WRITES_MANIFESTS | KJOIN_CP_WRITES_ETCD)) {
         char images[KJOIN_CP_IMAGES_N][400];
         kjoin_code rc = kjoin_control_plane_images(c, s->minor, images, err); /* the manifests' own checks */

@@ -655,9 +655,6 @@ static kjoin_code prepare(make_run *m, int minor, const char *cert_dir, kjoin_er
     if (!*c->version || !*c->image_repository)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster's ClusterConfiguration has no %s: the images of the "
                              "static Pods are made from it", *c->version ? "imageRepository" : "kubernetesVersion");
-    if (!kjoin_is_ip(m->advertise_address))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
-                             m->advertise_address);
     snprintf(m->image_tag, sizeof(m->image_tag), "%s", c->version);
     for (char *p = m->image_tag; *p; p++) /* kubeadm's KubernetesVersionToImageTag */
         *p = *p == '+' ? '_' : *p;
@@ -707,8 +704,6 @@ kjoin_code kjoin_control_plane_manifests_make(const kjoin_cp_context *cx, char *
     for (int i = 0; i < KJOIN_MANIFESTS_N; i++)
         out[i] = NULL;
     kjoin_code rc = prepare(&m, cx->minor, cx->cert_dir, err);
-    if (!rc && (m.port < 1 || m.port > 65535))
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the API server's bind port %d is not a port", m.port);
     if (rc)
         return rc;
     json_object *(*const make[KJOIN_MANIFESTS_N])(const make_run *) = {apiserver, controller_manager, scheduler};

@@ -110,12 +110,7 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_cp_context *s, kjoin_cont
     size_t len[KJOIN_KUBECONFIGS_N] = {0}, ca_len = 0, ca_key_len = 0;
     bool missing;
     memset(out, 0, sizeof(*out));
-    if (!kjoin_is_ip(s->advertise_address))
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
-                             s->advertise_address);
     char port[8];
-    if (s->bind_port < 1 || s->bind_port > 65535)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's bind port %d is not a port", s->bind_port);
     snprintf(port, sizeof(port), "%d", s->bind_port);
     url(s->advertise_address, port, local, sizeof(local));
     admin_server(s, local, admin, sizeof(admin));

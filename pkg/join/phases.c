@@ -5,7 +5,6 @@
  * specification, before anything runs: then the node name is resolved, and
  * the steps run in order. Discovery runs in memory when kubelet-start
  * follows, so that nothing is written before the cluster checks pass. */
-#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include <kjoin/private/patch.h>
 #include <kjoin/phases.h>
 #include <kjoin/private/controlplane.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 
@@ -744,9 +744,8 @@ static kjoin_code phases_of(const kjoin_phases_spec *s, unsigned *out, kjoin_err
     if (s->control_plane && !certificate_key_given(s) && s->prepare == KJOIN_PREPARE_DOWNLOAD_CERTS)
         return kjoin_err_set(err, KJOIN_E_USAGE, "download-certs needs `certificate_key`, the key kubeadm init "
                                                  "--upload-certs printed");
-    unsigned char ip[16];
-    if (s->advertise_address && inet_pton(AF_INET, s->advertise_address, ip) != 1 &&
-        inet_pton(AF_INET6, s->advertise_address, ip) != 1)
+    /* The node's address and port, checked here once: every step takes them from the context. */
+    if (s->advertise_address && !kjoin_is_ip(s->advertise_address))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API server's advertise address \"%.64s\" is not an IP address",
                              s->advertise_address);
     if (s->bind_port < 0 || s->bind_port > 65535)

@@ -396,6 +396,20 @@ static void test_worker_phases_asked(void **state)
     worker_base(&w);
     w.bootstrap.node_name = "other";
     assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
+    /* The node's address and port, checked once at the boundary (the steps trust the context). */
+    static const char *const not_ips[] = {"not-an-ip", "10.0.0.2.1", "", "10.0.0.2:6443", "[fd00::2]"};
+    for (size_t i = 0; i < sizeof(not_ips) / sizeof(not_ips[0]); i++) {
+        worker_base(&w);
+        w.control_plane = true, w.advertise_address = not_ips[i];
+        assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
+        assert_non_null(strstr(err.msg, "is not an IP address"));
+    }
+    for (int port = -1; port <= 65536; port += 65537) {
+        worker_base(&w);
+        w.control_plane = true, w.bind_port = port;
+        assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
+        assert_non_null(strstr(err.msg, "is not a port"));
+    }
     /* The wait alone needs no discovery and none of its inputs (the token
      * file is missing): it waits, here for a kubelet that never answers. */
     char *d = tu_tmpdir();
