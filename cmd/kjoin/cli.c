@@ -457,7 +457,7 @@ kjoin_code cli_kubeapi_calls(const char *kubeconfig, const char *context, bool i
         return rc;
     kjoin_logf(cli_log_line, (void *)verbosity, 1, "[api] Using %s, context \"%s\", server %s",
                *cfg.path ? cfg.path : "the pod's service account", cfg.context, cfg.server);
-    kjoin_kubeapi_options o = {.timeout_ms = timeout_ms ? timeout_ms : 60000,
+    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = timeout_ms ? timeout_ms : 60000,
                                .call_timeout_ms = call_timeout_ms,
                                .audit_id = cli_run_id(run_id),
                                .log = cli_log_line,

@@ -189,7 +189,7 @@ int cli_run_bootstrap(kjoin_bootstrap_spec *spec, int format, long verbosity, co
 
 int cmd_tls_bootstrap(int argc, char **argv)
 {
-    bootstrap_args a = {.format = cli_format_from_argv(argc, argv)};
+    bootstrap_args a = {.format = cli_format_from_argv(argc, argv), .spec = KJOIN_BOOTSTRAP_SPEC_INIT};
     kjoin_err err;
     int first = 0;
     int p = cli_parse(&bootstrap_verb, argc, argv, on_opt, &a, &first, &err);

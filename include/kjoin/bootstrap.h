@@ -19,8 +19,11 @@
 #define KJOIN_BOOTSTRAP_MAX_USAGES 8
 
 /* What to ask for and where to write it. Strings are borrowed; NULL takes
- * the default named. */
+ * the default named. Begin with KJOIN_BOOTSTRAP_SPEC_INIT (another version
+ * is refused). */
+#define KJOIN_BOOTSTRAP_SPEC_VERSION 1
 typedef struct kjoin_bootstrap_spec {
+    unsigned version;                   /* KJOIN_BOOTSTRAP_SPEC_VERSION */
     const char *bootstrap_kubeconfig;   /* the kubeconfig holding the bootstrap token (a path) */
     const char *node_name;              /* NULL: the host name, lower-cased (kubeadm's rule) */
     kjoin_key_type key_type;            /* ECDSA P-256 by default */
@@ -41,6 +44,7 @@ typedef struct kjoin_bootstrap_spec {
     kjoin_log_fn log;
     void *log_ctx;
 } kjoin_bootstrap_spec;
+#define KJOIN_BOOTSTRAP_SPEC_INIT {.version = KJOIN_BOOTSTRAP_SPEC_VERSION}
 
 typedef struct kjoin_bootstrap_result {
     bool changed;                       /* false: a valid certificate that is not due was kept */

@@ -34,8 +34,12 @@ typedef enum kjoin_flavor {
 #define KJOIN_JOIN_CHECK_TIMEOUT_MS (10 * 1000)
 
 /* Everything a join is told. Strings are borrowed; NULL means not given.
- * Token fields hold secrets: the caller wipes them after the call. */
+ * Token fields hold secrets: the caller wipes them after the call. Begin
+ * with KJOIN_JOIN_SPEC_INIT: a specification of another version (a program
+ * built against other headers) is refused. */
+#define KJOIN_JOIN_SPEC_VERSION 1
 typedef struct kjoin_join_spec {
+    unsigned version;                 /* KJOIN_JOIN_SPEC_VERSION */
     kjoin_flavor flavor;
     const char *const *endpoints;     /* "host:port" strings, at most KJOIN_MAX_ENDPOINTS */
     size_t n_endpoints;
@@ -63,6 +67,7 @@ typedef struct kjoin_join_spec {
     kjoin_log_fn log;                 /* level 0 steps, 1 details, 4 requests; may be NULL */
     void *log_ctx;
 } kjoin_join_spec;
+#define KJOIN_JOIN_SPEC_INIT {.version = KJOIN_JOIN_SPEC_VERSION}
 
 typedef enum kjoin_discovery_kind {
     KJOIN_DISCOVERY_TOKEN,

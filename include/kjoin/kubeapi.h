@@ -49,13 +49,18 @@ kjoin_code kjoin_kubeapi_config_find(const char *path, const char *context, bool
  * its own connection; what it remembers, the server's clock, is atomic). */
 typedef struct kjoin_kubeapi kjoin_kubeapi;
 
+/* How a client behaves. Begin with KJOIN_KUBEAPI_OPTIONS_INIT (another
+ * version is refused). */
+#define KJOIN_KUBEAPI_OPTIONS_VERSION 1
 typedef struct kjoin_kubeapi_options {
+    unsigned version;    /* KJOIN_KUBEAPI_OPTIONS_VERSION */
     int64_t timeout_ms;  /* one deadline for everything the client does; > 0 */
     int64_t call_timeout_ms; /* each request's own bound, its retries included (within timeout_ms); 0: none */
     const char *audit_id; /* sent as Audit-ID with every request; may be NULL */
     kjoin_log_fn log;     /* may be NULL; level 4: each request, its status and timing */
     void *log_ctx;
 } kjoin_kubeapi_options;
+#define KJOIN_KUBEAPI_OPTIONS_INIT {.version = KJOIN_KUBEAPI_OPTIONS_VERSION}
 
 /* Makes a client. The configuration is moved in (*cfg is left empty) and
  * freed with the client. *out is written only on success.

@@ -74,8 +74,11 @@ kjoin_code kjoin_skip_phases(struct kjoin_phases_spec *spec, const char *list, k
 /* The name of one phase bit. */
 const char *kjoin_phase_name(unsigned phase);
 
-/* Everything a worker join is told. Fill it after kjoin_phases_spec_init(). */
+/* Everything a join is told. Fill it after kjoin_phases_spec_init(), its one
+ * initialiser (a specification of another version is refused). */
+#define KJOIN_PHASES_SPEC_VERSION 1
 typedef struct kjoin_phases_spec {
+    unsigned version;                  /* KJOIN_PHASES_SPEC_VERSION */
     kjoin_join_spec join;              /* discovery's inputs. Its kubeconfig_out, ca_cert_path, force and dry_run
                                         * must stay unset (refused): node.paths says where the node's files go,
                                         * node.force and dry_run below what happens to them */
@@ -174,7 +177,11 @@ enum {
  * KJOIN_E_USAGE for a name kubeadm's reset does not have. */
 kjoin_code kjoin_reset_phases_parse(const char *list, unsigned *mask, kjoin_err *err);
 
+/* What a reset is told. Begin with KJOIN_RESET_SPEC_INIT (another version is
+ * refused). */
+#define KJOIN_RESET_SPEC_VERSION 1
 typedef struct kjoin_reset_spec {
+    unsigned version;                  /* KJOIN_RESET_SPEC_VERSION */
     kjoin_kubelet_reset_spec node;     /* the node's paths, systemd, the log; its dry_run is set from dry_run */
     int64_t timeout_ms;                /* the etcd member's removal; 0: a minute */
     const char *audit_id;
@@ -184,6 +191,7 @@ typedef struct kjoin_reset_spec {
     bool cleanup_tmp_dir;              /* cleanup-node also removes kubeadm's <kubernetes_dir>/tmp (its backups),
                                         * which no join of kjoin's makes: asked for by name, as kubeadm's flag */
 } kjoin_reset_spec;
+#define KJOIN_RESET_SPEC_INIT {.version = KJOIN_RESET_SPEC_VERSION}
 
 typedef struct kjoin_reset_result {
     kjoin_kubelet_reset_result node;           /* the worker's join (and the kubelet) */

@@ -573,9 +573,9 @@ static kjoin_code can_start(controller *c, kjoin_err *err)
 
 kjoin_code kjoin_approver_run(kjoin_kubeapi *api, const kjoin_approver_options *o, kjoin_err *err)
 {
-    if (!o || o->version != KJOIN_APPROVER_OPTIONS_VERSION)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "the approver's options are not version %d",
-                             KJOIN_APPROVER_OPTIONS_VERSION);
+    if (kjoin_version_check(o ? &o->version : NULL, KJOIN_APPROVER_OPTIONS_VERSION, "approver's options",
+                            "KJOIN_APPROVER_OPTIONS_INIT", err))
+        return KJOIN_E_USAGE;
     /* client-go's rules: LeaseDuration > RenewDeadline > JitterFactor(1.2) * RetryPeriod */
     if (o->retry_period_ms < 1 || o->renew_deadline_ms <= o->retry_period_ms * 12 / 10 ||
         o->lease_duration_ms <= o->renew_deadline_ms || o->resync_ms < 1000)

@@ -203,7 +203,7 @@ static kjoin_code make_client(run *r, const char *kubeconfig, kjoin_err *err)
     }
     memcpy(r->ca_pem, cfg.ca_pem, cfg.ca_len + 1);
     r->ca_len = cfg.ca_len;
-    kjoin_kubeapi_options o = {.timeout_ms = r->spec->timeout_ms ? r->spec->timeout_ms : 5 * 60 * 1000,
+    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = r->spec->timeout_ms ? r->spec->timeout_ms : 5 * 60 * 1000,
                                .audit_id = r->spec->audit_id,
                                .log = r->spec->log,
                                .log_ctx = r->spec->log_ctx};
@@ -481,6 +481,9 @@ static kjoin_code request_and_write(run *r, kjoin_bootstrap_result *out, kjoin_e
 
 kjoin_code kjoin_tls_bootstrap(const kjoin_bootstrap_spec *spec, kjoin_bootstrap_result *out, kjoin_err *err)
 {
+    if (kjoin_version_check(spec ? &spec->version : NULL, KJOIN_BOOTSTRAP_SPEC_VERSION,
+                            "TLS bootstrap's specification", "KJOIN_BOOTSTRAP_SPEC_INIT", err))
+        return KJOIN_E_USAGE;
     run r = {.spec = spec, .pki = {.fd = -1}};
     kjoin_bootstrap_result res = {0};
     kjoin_code rc = resolve(&r, err);

@@ -75,7 +75,7 @@ static kjoin_code call_one(etcd_client *e, const char *url, const char *path, co
                                 .cert_pem = dup_n(e->crt, e->crt_len), .cert_len = e->crt_len,
                                 .key_pem = dup_n(e->key, e->key_len), .key_len = e->key_len};
     int64_t left = e->deadline - kjoin_now_ms();
-    kjoin_kubeapi_options o = {.timeout_ms = left < 1 ? 1 : left < 10000 ? left : 10000, .audit_id = s->audit_id,
+    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = left < 1 ? 1 : left < 10000 ? left : 10000, .audit_id = s->audit_id,
                                .log = s->log, .log_ctx = s->log_ctx};
     kjoin_kubeapi *api = NULL;
     kjoin_kubeapi_response r;

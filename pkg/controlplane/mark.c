@@ -164,7 +164,7 @@ kjoin_code kjoin_cp_admin_client(const kjoin_cp_context *cx, kjoin_kubeapi **out
 {
     char *text = NULL;
     size_t len = 0;
-    kjoin_kubeapi_options o = {.timeout_ms = kjoin_cp_time_left(cx), .call_timeout_ms = cx->timeouts.api_call_ms,
+    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = kjoin_cp_time_left(cx), .call_timeout_ms = cx->timeouts.api_call_ms,
                                .audit_id = cx->audit_id, .log = cx->log, .log_ctx = cx->log_ctx};
     char admin[1400];
     kjoin_cp_read_path(cx, cx->admin_kubeconfig, admin, sizeof(admin)); /* a dry run's own, once it made one */

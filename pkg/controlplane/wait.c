@@ -122,7 +122,7 @@ static bool healthy_apiserver(const kjoin_cp_context *s, const char *admin, size
     kjoin_err e;
     char server[320];
     snprintf(server, sizeof(server), "%.*s", (int)(strrchr(url, '/') - url), url);
-    kjoin_kubeapi_options o = {.timeout_ms = 2000, .audit_id = s->audit_id};
+    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = 2000, .audit_id = s->audit_id};
     kjoin_code rc = kjoin_cp__admin_client(admin, admin_len, server, &o, &api, &e);
     if (!rc)
         rc = kjoin_kubeapi_request(api, "GET", strrchr(url, '/'), NULL, &r, &e);

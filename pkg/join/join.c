@@ -389,6 +389,9 @@ kjoin_code kjoin_join__planned(const kjoin_join_spec *spec, kjoin_join_plan *p, 
 kjoin_code kjoin_join(const kjoin_join_spec *spec, kjoin_join_outcome *out, kjoin_err *err)
 {
     kjoin_join_plan p;
-    kjoin_code rc = kjoin_join_resolve(spec, &p, err);
+    kjoin_code rc = kjoin_version_check(spec ? &spec->version : NULL, KJOIN_JOIN_SPEC_VERSION, "join specification",
+                                        "KJOIN_JOIN_SPEC_INIT", err);
+    if (!rc)
+        rc = kjoin_join_resolve(spec, &p, err);
     return rc ? rc : kjoin_join__planned(spec, &p, !spec->dry_run, out, err);
 }

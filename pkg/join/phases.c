@@ -119,7 +119,7 @@ static kjoin_code bootstrap_client(join_run *r, kjoin_err *err)
     if (r->bootstrap_api)
         return KJOIN_OK;
     kjoin_kubeapi_config cfg;
-    kjoin_kubeapi_options o = {.timeout_ms = time_left(r), .call_timeout_ms = r->spec->timeouts.api_call_ms,
+    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = time_left(r), .call_timeout_ms = r->spec->timeouts.api_call_ms,
                                .audit_id = r->spec->join.audit_id, .log = r->spec->join.log,
                                .log_ctx = r->spec->join.log_ctx};
     kjoin_code rc = kjoin_kubeapi_config_parse(r->node.bootstrap_kubeconfig, r->node.bootstrap_len, NULL,
@@ -216,6 +216,7 @@ static kjoin_code run_tls_bootstrap(join_run *r, kjoin_err *err)
 {
     const kjoin_phases_spec *s = r->spec;
     kjoin_bootstrap_spec b = s->bootstrap;
+    b.version = KJOIN_BOOTSTRAP_SPEC_VERSION;
     int64_t left = r->deadline - kjoin_now_ms();
     b.bootstrap_kubeconfig = r->out->kubeconfig_path;
     b.node_name = r->out->node_name.name;
@@ -790,6 +791,9 @@ static kjoin_code read_patches(join_run *r, kjoin_err *err)
 void kjoin_phases_spec_init(kjoin_phases_spec *spec)
 {
     memset(spec, 0, sizeof(*spec));
+    spec->version = KJOIN_PHASES_SPEC_VERSION;
+    spec->join.version = KJOIN_JOIN_SPEC_VERSION;
+    spec->bootstrap.version = KJOIN_BOOTSTRAP_SPEC_VERSION;
     spec->join.flavor = KJOIN_FLAVOR_AUTO;
     spec->join.timeout_ms = KJOIN_JOIN_DEFAULT_TIMEOUT_MS;
     spec->node.paths.kubernetes_dir = KJOIN_NODE_KUBERNETES_DIR;
@@ -979,7 +983,11 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
 {
     join_run r = {.spec = spec, .out = out, .start = kjoin_now_ms()};
     memset(out, 0, sizeof(*out));
-    kjoin_code rc = run_all(&r, err);
+    kjoin_code rc = kjoin_version_check(spec ? &spec->version : NULL, KJOIN_PHASES_SPEC_VERSION, "join specification",
+                                        "kjoin_phases_spec_init", err);
+    if (rc)
+        return rc;
+    rc = run_all(&r, err);
     /* What the caller is told outlives the run; the steps' own state does not. */
     out->preflight = r.node.report;
     out->kubelet = r.node.result;

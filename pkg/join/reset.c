@@ -16,6 +16,7 @@
 #include <kjoin/private/safedir.h>
 #include <kjoin/phases.h>
 #include <kjoin/private/controlplane.h>
+#include <kjoin/private/util.h>
 
 #define logf_(s, level, ...) kjoin_logf((s)->node.log, (s)->node.log_ctx, level, __VA_ARGS__)
 
@@ -129,6 +130,10 @@ static void cleanup_tmp(const kjoin_reset_spec *s, const char *kdir, kjoin_reset
 
 kjoin_code kjoin_reset(const kjoin_reset_spec *s, kjoin_reset_result *out, kjoin_err *err)
 {
+    memset(out, 0, sizeof(*out));
+    if (kjoin_version_check(s ? &s->version : NULL, KJOIN_RESET_SPEC_VERSION, "reset specification",
+                            "KJOIN_RESET_SPEC_INIT", err))
+        return KJOIN_E_USAGE;
     const char *kdir = s->node.paths.kubernetes_dir ? s->node.paths.kubernetes_dir : KJOIN_NODE_KUBERNETES_DIR;
     kjoin_cp_reset_spec cps = {.kubernetes_dir = kdir, .timeout_ms = s->timeout_ms > 0 ? s->timeout_ms : 60000,
                                .audit_id = s->audit_id, .log = s->node.log, .log_ctx = s->node.log_ctx,
@@ -140,7 +145,6 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *s, kjoin_reset_result *out, kjoin
     kjoin_cp_record *rec = malloc(sizeof(*rec));
     kjoin_err e;
     bool cp_found = false;
-    memset(out, 0, sizeof(*out));
     out->dry_run = s->dry_run;
     if (s->skip & ~(unsigned)KJOIN_RESET_ALL) {
         free(rec);

@@ -32,6 +32,9 @@ struct kjoin_kubeapi {
 kjoin_code kjoin_kubeapi_new(kjoin_kubeapi_config *cfg, const kjoin_kubeapi_options *opts, kjoin_kubeapi **out,
                              kjoin_err *err)
 {
+    if (kjoin_version_check(opts ? &opts->version : NULL, KJOIN_KUBEAPI_OPTIONS_VERSION, "API client's options",
+                            "KJOIN_KUBEAPI_OPTIONS_INIT", err))
+        return KJOIN_E_USAGE;
     if (!cfg->server)
         return kjoin_err_set(err, KJOIN_E_USAGE, "the API client has no server");
     if (!cfg->cert_pem != !cfg->key_pem)

@@ -60,7 +60,7 @@ static kjoin_code client(const kjoin_node_join *j, const char *text, size_t len,
                          : kjoin_kubeapi_config_load(path, NULL, &cfg, err);
     if (rc)
         return rc;
-    kjoin_kubeapi_options o = {.timeout_ms = left_ms(j) > 0 ? left_ms(j) : 1,
+    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = left_ms(j) > 0 ? left_ms(j) : 1,
                                .call_timeout_ms = j->timeouts.api_call_ms, .audit_id = j->audit_id, .log = j->log,
                                .log_ctx = j->log_ctx};
     if ((rc = kjoin_kubeapi_new(&cfg, &o, api, err)))
@@ -715,7 +715,7 @@ static void denial_asker_start(const kjoin_node_join *j, denial_asker *d)
     if (cfg.token && strlen(cfg.token) > KJOIN_TOKEN_ID_LEN && cfg.token[KJOIN_TOKEN_ID_LEN] == '.')
         snprintf(d->id, sizeof(d->id), "%.6s", cfg.token);
     int64_t left = left_ms(j);
-    kjoin_kubeapi_options o = {.timeout_ms = left > 0 ? left : 1, .call_timeout_ms = DENIAL_ASK_MS,
+    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = left > 0 ? left : 1, .call_timeout_ms = DENIAL_ASK_MS,
                                .audit_id = j->audit_id, .log = j->log, .log_ctx = j->log_ctx};
     if (!*d->id || kjoin_kubeapi_new(&cfg, &o, &d->api, &e))
         kjoin_kubeapi_config_release(&cfg);

@@ -60,3 +60,14 @@ const char *kjoin_code_reason(kjoin_code code)
     }
     return "Failed";
 }
+
+kjoin_code kjoin_version_check(const unsigned *version, unsigned want, const char *what, const char *init,
+                               kjoin_err *err)
+{
+    if (version && *version == want)
+        return KJOIN_OK;
+    if (!version)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "no %s was given", what);
+    return kjoin_err_set(err, KJOIN_E_USAGE, "the %s is of version %u, this library's is %u: begin it with %s", what,
+                         *version, want, init);
+}

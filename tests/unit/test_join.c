@@ -24,7 +24,7 @@ static const char *const one_endpoint[] = {"127.0.0.1:6443"};
  * so that only the tokens vary. */
 static kjoin_join_spec base(void)
 {
-    return (kjoin_join_spec){.endpoints = one_endpoint, .n_endpoints = 1, .unsafe_skip_ca_verification = true};
+    return (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .endpoints = one_endpoint, .n_endpoints = 1, .unsafe_skip_ca_verification = true};
 }
 
 static void resolves(const kjoin_join_spec *s, kjoin_join_plan *p)
@@ -156,7 +156,7 @@ static void test_k3s_only_when_chosen(void **state)
     assert_string_equal(p.k3s_reason, "the flavor is k3s");
     assert_string_equal(p.k3s_token.password, "s3cr3tpassword");
     /* K3s agents' variables: K3S_URL gives the endpoint, K3S_TOKEN the token. */
-    s = (kjoin_join_spec){.env_k3s_url = "https://10.0.0.1:6443", .env_k3s_token = "s3cr3tpassword",
+    s = (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .env_k3s_url = "https://10.0.0.1:6443", .env_k3s_token = "s3cr3tpassword",
                           .unsafe_skip_ca_verification = true};
     resolves(&s, &p);
     assert_string_equal(p.k3s_reason, "K3S_URL is set");
@@ -195,13 +195,13 @@ static void test_inputs_checked_against_each_other(void **state)
     refused(&s, "no bootstrap token");
     s.tls_bootstrap_token = TLS;
     refused(&s, "no bootstrap token");
-    s = (kjoin_join_spec){.discovery_file = "/d.conf", .endpoints = one_endpoint, .n_endpoints = 1, .token = TOK};
+    s = (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .discovery_file = "/d.conf", .endpoints = one_endpoint, .n_endpoints = 1, .token = TOK};
     refused(&s, "`endpoints` (token discovery) and `discovery_file` are both set");
-    s = (kjoin_join_spec){.discovery_file = "/d.conf", .discovery_token = DISC};
+    s = (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .discovery_file = "/d.conf", .discovery_token = DISC};
     refused(&s, "are for token discovery, not `discovery_file`");
-    s = (kjoin_join_spec){.discovery_file = "/d.conf"};
+    s = (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .discovery_file = "/d.conf"};
     refused(&s, "file discovery needs the token");
-    s = (kjoin_join_spec){0};
+    s = (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION};
     refused(&s, "nothing to discover the cluster from");
     const char *many[17];
     for (size_t i = 0; i < 17; i++)
@@ -443,7 +443,7 @@ static void test_node_reset_bad_control_plane_record(void **state)
     snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
     snprintf(cmd, sizeof(cmd), "mkdir -p %s %s && chmod -R go-w %s", kube, kubelet, d);
     assert_int_equal(system(cmd), 0);
-    kjoin_reset_spec spec = {.node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
+    kjoin_reset_spec spec = {.version = KJOIN_RESET_SPEC_VERSION, .node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
                                            .systemd_dir = "/nonexistent"}};
     kjoin_reset_result r;
     kjoin_err err;
@@ -511,7 +511,7 @@ static void test_node_reset_empties_shared_directories(void **state)
     tu_write(kube, KJOIN_CP_RECORD_NAME, rec);
     snprintf(path, sizeof(path), "chmod -R go-rwx %s", d);
     assert_int_equal(system(path), 0);
-    kjoin_reset_spec spec = {.node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
+    kjoin_reset_spec spec = {.version = KJOIN_RESET_SPEC_VERSION, .node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
                                            .systemd_dir = "/nonexistent"}};
     kjoin_reset_result r;
     kjoin_err err;
@@ -558,10 +558,50 @@ static void test_reset_phases(void **state)
     assert_int_equal(kjoin_reset_phases_parse("cleanup-nodes", &mask, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "(did you mean \"cleanup-node\"?)"));
     assert_int_equal(kjoin_reset_phases_parse("update-cluster-status", &mask, &err), KJOIN_E_USAGE);
-    kjoin_reset_spec spec = {.skip = 8};
+    kjoin_reset_spec spec = {.version = KJOIN_RESET_SPEC_VERSION, .skip = 8};
     kjoin_reset_result r;
     assert_int_equal(kjoin_reset(&spec, &r, &err), KJOIN_E_USAGE);
     kjoin_reset_result_release(&r);
+}
+
+/* Every public specification the join takes is versioned: one of another
+ * version (a program built against other headers), or none, is refused
+ * before anything is read, its initialiser named. */
+static void test_versions_refused(void **state)
+{
+    (void)state;
+    kjoin_err err;
+    kjoin_phases_spec w;
+    kjoin_phases_outcome o;
+    kjoin_phases_spec_init(&w);
+    assert_int_equal(w.version, KJOIN_PHASES_SPEC_VERSION);
+    assert_int_equal(w.join.version, KJOIN_JOIN_SPEC_VERSION);
+    assert_int_equal(w.bootstrap.version, KJOIN_BOOTSTRAP_SPEC_VERSION);
+    w.version = KJOIN_PHASES_SPEC_VERSION + 1;
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "begin it with kjoin_phases_spec_init"));
+    kjoin_phases_outcome_release(&o);
+    assert_int_equal(kjoin_join_phases(NULL, &o, &err), KJOIN_E_USAGE);
+    kjoin_phases_outcome_release(&o);
+    kjoin_join_spec j = {.endpoints = (const char *const[]){"127.0.0.1:1"}, .n_endpoints = 1, .token = TOK};
+    kjoin_join_outcome jo;
+    assert_int_equal(kjoin_join(&j, &jo, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "KJOIN_JOIN_SPEC_INIT"));
+    kjoin_reset_spec rs = {.dry_run = true};
+    kjoin_reset_result rr;
+    assert_int_equal(kjoin_reset(&rs, &rr, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "KJOIN_RESET_SPEC_INIT"));
+    kjoin_reset_result_release(&rr);
+    kjoin_bootstrap_spec bs = {.bootstrap_kubeconfig = "/nonexistent"};
+    kjoin_bootstrap_result br;
+    assert_int_equal(kjoin_tls_bootstrap(&bs, &br, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "KJOIN_BOOTSTRAP_SPEC_INIT"));
+    kjoin_kubeapi_config cfg = {0};
+    kjoin_kubeapi_options ko = {.timeout_ms = 1000};
+    kjoin_kubeapi *api = NULL;
+    assert_int_equal(kjoin_kubeapi_new(&cfg, &ko, &api, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "KJOIN_KUBEAPI_OPTIONS_INIT"));
+    assert_null(api);
 }
 
 int main(void)
@@ -581,6 +621,7 @@ int main(void)
         cmocka_unit_test(test_node_reset_bad_control_plane_record),
         cmocka_unit_test(test_node_reset_empties_shared_directories),
         cmocka_unit_test(test_reset_phases),
+        cmocka_unit_test(test_versions_refused),
     };
     return cmocka_run_group_tests_name("join", tests, NULL, NULL);
 }

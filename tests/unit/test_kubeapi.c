@@ -267,7 +267,7 @@ static void test_client_needs_server_and_timeout(void **state)
     (void)state;
     kjoin_kubeapi_config c = {0};
     kjoin_kubeapi *api = NULL;
-    kjoin_kubeapi_options o = {.timeout_ms = 1000};
+    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = 1000};
     assert_int_equal(kjoin_kubeapi_new(&c, &o, &api, NULL), KJOIN_E_USAGE);
     c.server = strdup("https://h:1");
     o.timeout_ms = 0;

@@ -130,4 +130,11 @@ bool kjoin_url_host(const char *url, char *out, size_t cap, bool *userinfo);
  * local address): such an endpoint is never reached through a proxy. */
 bool kjoin_url_is_local(const char *url);
 
+/* A public options or specification structure's version (its first field)
+ * against the one this library was built with: what (NULL, or of another
+ * version: a program built against other headers) is refused.
+ * Errors: KJOIN_E_USAGE naming what and its initialiser. */
+kjoin_code kjoin_version_check(const unsigned *version, unsigned want, const char *what, const char *init,
+                               kjoin_err *err);
+
 #endif
