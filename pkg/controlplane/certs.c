@@ -136,7 +136,7 @@ static kjoin_code names_of(const kjoin_cp_context *sp, int which, names *s, kjoi
         if (!service_vip(*c->service_subnet ? c->service_subnet : "10.96.0.0/12", s->vip, sizeof(s->vip)))
             return kjoin_err_set(err, KJOIN_E_OTHER, "the cluster's service subnet has no first address");
         snprintf(s->svc, sizeof(s->svc), "kubernetes.default.svc.%s", *c->dns_domain ? c->dns_domain : "cluster.local");
-        add(s, sp->node_name);
+        add(s, sp->join->name.name);
         add(s, "kubernetes"), add(s, "kubernetes.default"), add(s, "kubernetes.default.svc"), add(s, s->svc);
         add(s, s->vip);
         add(s, sp->advertise_address);
@@ -144,7 +144,7 @@ static kjoin_code names_of(const kjoin_cp_context *sp, int which, names *s, kjoi
             add(s, c->control_plane_host);
         extra = &c->apiserver_sans;
     } else if (which != SANS_NONE) {
-        add(s, sp->node_name), add(s, "localhost");
+        add(s, sp->join->name.name), add(s, "localhost");
         add(s, sp->advertise_address), add(s, "127.0.0.1"), add(s, "::1");
         extra = which == SANS_ETCD_SERVER ? &c->etcd_server_sans : &c->etcd_peer_sans;
     }
@@ -244,7 +244,7 @@ static kjoin_code make(run *r, int i, const names *s, EVP_PKEY *key, kjoin_err *
 {
     const kjoin_cp_context *sp = r->spec;
     const char *org = organization(i, sp);
-    cert_request req = {.kind = leaves[i].kind, .cn = leaves[i].cn ? leaves[i].cn : sp->node_name,
+    cert_request req = {.kind = leaves[i].kind, .cn = leaves[i].cn ? leaves[i].cn : sp->join->name.name,
                         .orgs = org ? &org : NULL, .n_orgs = org ? 1 : 0, .sans = s->v, .n_sans = s->n};
     return kjoin_cp__sign(&req, sp, &r->ca[leaves[i].ca], key, &r->crt_pem[i], &r->key_pem[i], &r->key_len[i], err);
 }
@@ -282,7 +282,7 @@ kjoin_code kjoin_node_certs(const kjoin_cp_context *sp, kjoin_node_certs_result 
         if (!external || i != CA_ETCD)
             rc = load_ca(&r, i, err);
     if (!rc)
-        rc = kjoin_cp__check_trusted(&r.ca[CA_CLUSTER], sp->cert_dir, sp->trusted_ca_pem, sp->trusted_ca_len, err);
+        rc = kjoin_cp__check_trusted(&r.ca[CA_CLUSTER], sp->cert_dir, sp->join->ca_pem, sp->join->ca_len, err);
     cp_file files[2 * KJOIN_NODE_CERTS_N] = {{0}};
     char crt_name[KJOIN_NODE_CERTS_N][64], key_name[KJOIN_NODE_CERTS_N][64];
     names s[KJOIN_NODE_CERTS_N];

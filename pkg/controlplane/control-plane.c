@@ -687,9 +687,9 @@ static kjoin_code to_yaml(const kjoin_cp_context *cx, const char *component, jso
                           kjoin_err *err)
 {
     size_t applied = 0;
-    kjoin_code rc = cx && cx->patches ? kjoin_patches_apply(cx->patches, component, &pod, &applied, err) : KJOIN_OK;
+    kjoin_code rc = cx && cx->join->patches ? kjoin_patches_apply(cx->join->patches, component, &pod, &applied, err) : KJOIN_OK;
     if (!rc && applied)
-        kjoin_logf(cx->log, cx->log_ctx, 0, "[patches] Applied %zu patch%s to target \"%s\"", applied,
+        kjoin_logf(cx->join->log, cx->join->log_ctx, 0, "[patches] Applied %zu patch%s to target \"%s\"", applied,
                    applied == 1 ? "" : "es", component);
     *out = rc ? NULL : kjoin_yaml__from_json(&pod, 1);
     json_object_put(pod);
@@ -737,7 +737,7 @@ kjoin_code kjoin_etcd_manifest_make(const kjoin_cp_context *cx, const kjoin_etcd
     etcd_image(c, m.row, image, sizeof(image));
     m.image = image;
     args a = {0};
-    set(&a, "name", "%s", cx->node_name);
+    set(&a, "name", "%s", cx->join->name.name);
     set(&a, "listen-client-urls", "https://%s:2379,%s", local, client);
     set(&a, "advertise-client-urls", "%s", client);
     set(&a, "listen-peer-urls", "%s", peer);
@@ -764,7 +764,7 @@ kjoin_code kjoin_etcd_manifest_make(const kjoin_cp_context *cx, const kjoin_etcd
             set(&a, plain ? "watch-progress-notify-interval" : "experimental-watch-progress-notify-interval", "5s");
     }
     if (!n_members) {
-        set(&a, "initial-cluster", "%s=%s", cx->node_name, peer);
+        set(&a, "initial-cluster", "%s=%s", cx->join->name.name, peer);
     } else {
         char list[1100];
         size_t n = 0;

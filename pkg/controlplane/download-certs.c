@@ -412,7 +412,7 @@ kjoin_code kjoin_shared_certs_write(const kjoin_shared_certs *c, const char *cer
 
 /* ---- download-certs --------------------------------------------------------- */
 
-#define logf_(s, level, ...) kjoin_logf((s)->log, (s)->log_ctx, level, __VA_ARGS__)
+#define logf_(s, level, ...) kjoin_logf((s)->join->log, (s)->join->log_ctx, level, __VA_ARGS__)
 #define SECRET_PATH "/api/v1/namespaces/kube-system/secrets/kubeadm-certs"
 
 static kjoin_code get_secret(kjoin_kubeapi *api, char **body, size_t *len, kjoin_err *err)
@@ -453,9 +453,9 @@ kjoin_code kjoin_download_certs(const kjoin_cp_context *s, const kjoin_certifica
     snprintf(out->cert_dir, sizeof(out->cert_dir), "%s", s->cert_dir);
     logf_(s, 0, "[download-certs] Downloading the certificates in Secret \"kubeadm-certs\" in the \"kube-system\" "
                 "Namespace");
-    kjoin_code rc = get_secret(s->bootstrap_api, &body, &len, err);
+    kjoin_code rc = get_secret(s->join->bootstrap_api, &body, &len, err);
     if (!rc)
-        rc = kjoin_kubeadm_certs_open(body, len, key, s->trusted_ca_pem, s->trusted_ca_len, &certs, err);
+        rc = kjoin_kubeadm_certs_open(body, len, key, s->join->ca_pem, s->join->ca_len, &certs, err);
     kjoin_free_wiped(body, len);
     if (rc)
         return rc;

@@ -119,7 +119,7 @@ void kjoin_cp_dry_run_end(kjoin_cp_context *cx)
     /* made by mkdtemp: a directory, never a link; what is left holds keys, so it is said */
     if (lstat(cx->dry_run_dir, &st) == 0 &&
         !kjoin_safedir_remove_tree(AT_FDCWD, cx->dry_run_dir, st.st_dev, why, sizeof(why)))
-        kjoin_logf(cx->log, cx->log_ctx, KJOIN_LOG_WARNING, "[dryrun] %s was not removed (%s): it holds keys, "
+        kjoin_logf(cx->join->log, cx->join->log_ctx, KJOIN_LOG_WARNING, "[dryrun] %s was not removed (%s): it holds keys, "
                    "remove it", cx->dry_run_dir, why);
     /* the paths stay the dry run's: what names it afterwards names nothing */
 }

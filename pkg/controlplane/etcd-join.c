@@ -20,7 +20,7 @@
 
 #include "internal.h"
 
-#define logf_(s, level, ...) kjoin_logf((s)->log, (s)->log_ctx, level, __VA_ARGS__)
+#define logf_(s, level, ...) kjoin_logf((s)->join->log, (s)->join->log_ctx, level, __VA_ARGS__)
 #define MEMBERS_MAX 16
 /* Between polls of etcd and the etcd Pods: half of kubeadm's 500 ms (each call is one small request). */
 #define POLL_MS 250
@@ -39,7 +39,7 @@ typedef struct etcd_client {
 static etcd_client etcd_client_of(const kjoin_cp_context *s)
 {
     bool bounded = false;
-    int64_t left = kjoin_cp_stage_left(s, s->timeouts.etcd_ms, &bounded);
+    int64_t left = kjoin_cp_stage_left(s, s->join->timeouts.etcd_ms, &bounded);
     return (etcd_client){.s = s, .deadline = kjoin_now_ms() + left,
                          .bound = bounded ? "timeouts.etcdAPICall" : "the deadline"};
 }
@@ -75,8 +75,7 @@ static kjoin_code call_one(etcd_client *e, const char *url, const char *path, co
                                 .cert_pem = dup_n(e->crt, e->crt_len), .cert_len = e->crt_len,
                                 .key_pem = dup_n(e->key, e->key_len), .key_len = e->key_len};
     int64_t left = e->deadline - kjoin_now_ms();
-    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = left < 1 ? 1 : left < 10000 ? left : 10000, .audit_id = s->audit_id,
-                               .log = s->log, .log_ctx = s->log_ctx};
+    kjoin_kubeapi_options o = kjoin_join_context_api_options(s->join, left < 1 ? 1 : left < 10000 ? left : 10000, -1);
     kjoin_kubeapi *api = NULL;
     kjoin_kubeapi_response r;
     *out = NULL;
@@ -488,7 +487,7 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *ou
         rc = kjoin_cp_record_etcd(record, peer, out->member_id, s->cert_dir, data, !data_there, err);
     if (!rc) {
         /* kubeadm names the new member (a learner has none until it runs) */
-        snprintf(me->m.name, sizeof(me->m.name), "%s", s->node_name);
+        snprintf(me->m.name, sizeof(me->m.name), "%s", s->join->name.name);
         kjoin_etcd_member list[MEMBERS_MAX];
         for (size_t i = 0; i < ms.n; i++)
             list[i] = ms.v[i].m;
@@ -548,18 +547,19 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
         return rc;
     }
     if (s->dry_run) { /* nothing asked of etcd */
-        logf_(s, 0, "[reset] Would remove this node's etcd member %s from the cluster", rec->etcd_peer);
+        kjoin_logf(s->log, s->log_ctx, 0, "[reset] Would remove this node's etcd member %s from the cluster", rec->etcd_peer);
         free(rec);
         return KJOIN_OK;
     }
-    kjoin_cp_context cx = {.audit_id = s->audit_id, .log = s->log, .log_ctx = s->log_ctx,
-                           .deadline_ms = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 1)};
+    kjoin_join_context join = {.audit_id = s->audit_id, .log = s->log, .log_ctx = s->log_ctx,
+                               .deadline_ms = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 1)};
+    kjoin_cp_context cx = {.join = &join};
     snprintf(cx.admin_kubeconfig, sizeof(cx.admin_kubeconfig), "%s/admin.conf", s->kubernetes_dir);
     snprintf(cx.cert_dir, sizeof(cx.cert_dir), "%s", rec->cert_dir);
-    etcd_client e = {.s = &cx, .deadline = cx.deadline_ms, .bound = "the deadline"};
+    etcd_client e = {.s = &cx, .deadline = join.deadline_ms, .bound = "the deadline"};
     members ms;
     kjoin_err why;
-    logf_(s, 0, "[reset] Removing this node's etcd member %s from the cluster", rec->etcd_peer);
+    kjoin_logf(s->log, s->log_ctx, 0, "[reset] Removing this node's etcd member %s from the cluster", rec->etcd_peer);
     kjoin_code r = load_tls(&e, &why);
     if (!r)
         r = endpoints(&e, &why);
@@ -582,10 +582,10 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
     out->member_removed = !r;
     if (r) {
         snprintf(out->why_not, sizeof(out->why_not), "%s", why.msg);
-        logf_(s, KJOIN_LOG_WARNING, "[reset] WARNING: this node's etcd member was not removed (%s): remove it by "
+        kjoin_logf(s->log, s->log_ctx, KJOIN_LOG_WARNING, "[reset] WARNING: this node's etcd member was not removed (%s): remove it by "
               "hand (etcdctl member remove) before this address joins again", why.msg);
     } else {
-        logf_(s, 0, "[reset] %s", me ? "Removed the etcd member" : "The etcd member was no longer in the cluster");
+        kjoin_logf(s->log, s->log_ctx, 0, "[reset] %s", me ? "Removed the etcd member" : "The etcd member was no longer in the cluster");
     }
     free(e.ca);
     free(e.crt);

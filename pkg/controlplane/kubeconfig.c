@@ -124,7 +124,7 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_cp_context *s, kjoin_cont
     if (!rc)
         rc = kjoin_cp__load_ca(&certs, s->cert_dir, "ca", &ca, err);
     if (!rc)
-        rc = kjoin_cp__check_trusted(&ca, s->cert_dir, s->trusted_ca_pem, s->trusted_ca_len, err);
+        rc = kjoin_cp__check_trusted(&ca, s->cert_dir, s->join->ca_pem, s->join->ca_len, err);
     if (!rc) /* the CA as the file holds it, for certificate-authority-data */
         rc = kjoin_cp__read_pair(&certs, "ca", &ca_pem, &ca_len, &ca_key, &ca_key_len, &missing, err);
     kjoin_free_wiped(ca_key, ca_key_len);

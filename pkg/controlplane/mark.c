@@ -13,7 +13,7 @@
 
 #include "internal.h"
 
-#define logf_(s, level, ...) kjoin_logf((s)->log, (s)->log_ctx, level, __VA_ARGS__)
+#define logf_(s, level, ...) kjoin_logf((s)->join->log, (s)->join->log_ctx, level, __VA_ARGS__)
 #define CONFLICTS_MAX 5
 
 /* A taint "key[=value]:Effect" as the API's object. */
@@ -59,12 +59,12 @@ static kjoin_code patch_for(const kjoin_cp_context *cx, const kjoin_mark_control
 {
     *out = NULL;
     if (!json_object_is_type(node, json_type_object))
-        return kjoin_err_set(err, KJOIN_E_API, "the Node %s is not a JSON object", cx->node_name);
+        return kjoin_err_set(err, KJOIN_E_API, "the Node %s is not a JSON object", cx->join->name.name);
     const kjoin_release *row = cx->release;
     json_object *meta, *spec, *had = NULL, *rv;
     if (!json_object_object_get_ex(node, "metadata", &meta) || !json_object_object_get_ex(meta, "resourceVersion", &rv) ||
         !json_object_is_type(rv, json_type_string))
-        return kjoin_err_set(err, KJOIN_E_API, "the Node %s has no resourceVersion", cx->node_name);
+        return kjoin_err_set(err, KJOIN_E_API, "the Node %s has no resourceVersion", cx->join->name.name);
     if (json_object_object_get_ex(node, "spec", &spec) && json_object_is_type(spec, json_type_object))
         json_object_object_get_ex(spec, "taints", &had);
     json_object *patch = json_object_new_object(), *pmeta = json_object_new_object(), *labels = json_object_new_object(),
@@ -124,7 +124,7 @@ kjoin_code kjoin_mark_control_plane_patch(const kjoin_cp_context *cx, const kjoi
                  json_tokener_get_parse_end(tok) == len;
     json_tokener_free(tok);
     kjoin_code rc = whole ? patch_for(cx, s, node, out, err)
-                          : kjoin_err_set(err, KJOIN_E_API, "the Node %s is not JSON", cx->node_name);
+                          : kjoin_err_set(err, KJOIN_E_API, "the Node %s is not JSON", cx->join->name.name);
     json_object_put(node);
     return rc;
 }
@@ -164,8 +164,7 @@ kjoin_code kjoin_cp_admin_client(const kjoin_cp_context *cx, kjoin_kubeapi **out
 {
     char *text = NULL;
     size_t len = 0;
-    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = kjoin_cp_time_left(cx), .call_timeout_ms = cx->timeouts.api_call_ms,
-                               .audit_id = cx->audit_id, .log = cx->log, .log_ctx = cx->log_ctx};
+    kjoin_kubeapi_options o = kjoin_join_context_api_options(cx->join, 0, 0);
     char admin[1400];
     kjoin_cp_read_path(cx, cx->admin_kubeconfig, admin, sizeof(admin)); /* a dry run's own, once it made one */
     kjoin_code rc = kjoin_cp__admin_read(admin, &text, &len, err);
@@ -190,14 +189,14 @@ kjoin_code kjoin_mark_control_plane(const kjoin_cp_context *cx, const kjoin_mark
     kjoin_kubeapi *api = NULL, *owned = NULL;
     char path[320];
     if (*cx->dry_run_dir) { /* the Node is the cluster's: a dry run changes nothing there */
-        logf_(cx, 0, "[dryrun] Would mark node %s as a control-plane", cx->node_name);
+        logf_(cx, 0, "[dryrun] Would mark node %s as a control-plane", cx->join->name.name);
         return KJOIN_OK;
     }
     kjoin_code rc = kjoin_cp__admin(cx, &api, &owned, err);
     if (rc)
         return rc;
-    snprintf(path, sizeof(path), "/api/v1/nodes/%s", cx->node_name);
-    logf_(cx, 0, "[mark-control-plane] Marking the node %s as control-plane", cx->node_name);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", cx->join->name.name);
+    logf_(cx, 0, "[mark-control-plane] Marking the node %s as control-plane", cx->join->name.name);
     for (int attempt = 0;; attempt++) {
         kjoin_kubeapi_response resp;
         char *patch = NULL;

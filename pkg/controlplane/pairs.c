@@ -50,8 +50,7 @@ kjoin_code kjoin_cp_context_init(kjoin_cp_context *cx, const kjoin_cluster_confi
 
 int64_t kjoin_cp_time_left(const kjoin_cp_context *cx)
 {
-    int64_t left = cx->deadline_ms ? cx->deadline_ms - kjoin_now_ms() : 60000;
-    return left > 0 ? left : 1;
+    return kjoin_join_context_left_ms(cx->join);
 }
 
 int64_t kjoin_cp_stage_left(const kjoin_cp_context *cx, int64_t stage_ms, bool *bounded)

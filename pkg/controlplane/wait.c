@@ -16,7 +16,7 @@
 #include "../yamldoc/yamldoc.h"
 #include "internal.h"
 
-#define logf_(s, level, ...) kjoin_logf((s)->log, (s)->log_ctx, level, __VA_ARGS__)
+#define logf_(s, level, ...) kjoin_logf((s)->join->log, (s)->join->log_ctx, level, __VA_ARGS__)
 #define POLL_MS 500
 
 static const struct {
@@ -122,7 +122,8 @@ static bool healthy_apiserver(const kjoin_cp_context *s, const char *admin, size
     kjoin_err e;
     char server[320];
     snprintf(server, sizeof(server), "%.*s", (int)(strrchr(url, '/') - url), url);
-    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = 2000, .audit_id = s->audit_id};
+    kjoin_kubeapi_options o = kjoin_join_context_api_options(s->join, 2000, -1);
+    o.log = NULL; /* asked every second until healthy: its lines would drown the join's */
     kjoin_code rc = kjoin_cp__admin_client(admin, admin_len, server, &o, &api, &e);
     if (!rc)
         rc = kjoin_kubeapi_request(api, "GET", strrchr(url, '/'), NULL, &r, &e);
@@ -144,7 +145,7 @@ kjoin_code kjoin_wait_control_plane(const kjoin_cp_context *s, kjoin_wait_contro
     char *yaml[KJOIN_MANIFESTS_N] = {NULL}, urls[KJOIN_MANIFESTS_N][320], path[4200], why[KJOIN_MANIFESTS_N][400];
     size_t len[KJOIN_MANIFESTS_N] = {0};
     bool bounded = false; /* timeouts.controlPlaneComponentHealthCheck ends it first */
-    int64_t t0 = kjoin_now_ms(), deadline = t0 + kjoin_cp_stage_left(s, s->timeouts.control_plane_ms, &bounded);
+    int64_t t0 = kjoin_now_ms(), deadline = t0 + kjoin_cp_stage_left(s, s->join->timeouts.control_plane_ms, &bounded);
     kjoin_code rc = KJOIN_OK;
     memset(out, 0, sizeof(*out));
     if (*s->dry_run_dir) { /* nothing was started to wait for */

@@ -42,6 +42,7 @@ typedef struct join_run {
                                 * the run writes after is taken back if it fails before the node's own files */
     const kjoin_certificate_key *certificate_key; /* the spec's, or key: read from the sources it names */
     kjoin_certificate_key key;
+    kjoin_join_context ctx;    /* the one context of every step, the node's and the control plane's */
     /* The steps' own state, gone with the run (the outcome keeps what the caller is told): */
     kjoin_node_join node;      /* the node's side: preflight's report, kubelet-start's and the wait's state */
     struct kjoin_patchset *patches; /* node.patches_dir read, before anything else; NULL without one */
@@ -88,12 +89,6 @@ static kjoin_code run_preflight(join_run *r, kjoin_err *err)
     return rc;
 }
 
-static int64_t time_left(const join_run *r)
-{
-    int64_t left = r->deadline - kjoin_now_ms();
-    return left > 0 ? left : 1;
-}
-
 static kjoin_code run_discovery(join_run *r, kjoin_err *err)
 {
     /* What preflight left of the one deadline. */
@@ -107,8 +102,8 @@ static kjoin_code run_discovery(join_run *r, kjoin_err *err)
     r->ca = kjoin_join_trusted_ca_pem(&r->out->join.result, &r->ca_len);
     r->node.bootstrap_kubeconfig = r->out->join.result.kubeconfig;
     r->node.bootstrap_len = r->out->join.result.kubeconfig_len;
-    r->node.ca_pem = r->ca;
-    r->node.ca_len = r->ca_len;
+    r->ctx.ca_pem = r->ca;
+    r->ctx.ca_len = r->ca_len;
     return KJOIN_OK;
 }
 
@@ -119,14 +114,12 @@ static kjoin_code bootstrap_client(join_run *r, kjoin_err *err)
     if (r->bootstrap_api)
         return KJOIN_OK;
     kjoin_kubeapi_config cfg;
-    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = time_left(r), .call_timeout_ms = r->spec->timeouts.api_call_ms,
-                               .audit_id = r->spec->join.audit_id, .log = r->spec->join.log,
-                               .log_ctx = r->spec->join.log_ctx};
+    kjoin_kubeapi_options o = kjoin_join_context_api_options(&r->ctx, 0, 0);
     kjoin_code rc = kjoin_kubeapi_config_parse(r->node.bootstrap_kubeconfig, r->node.bootstrap_len, NULL,
                                                NULL, &cfg, err);
     if (!rc && (rc = kjoin_kubeapi_new(&cfg, &o, &r->bootstrap_api, err)))
         kjoin_kubeapi_config_release(&cfg);
-    r->node.api = r->bootstrap_api;
+    r->ctx.bootstrap_api = r->bootstrap_api;
     return rc;
 }
 
@@ -244,27 +237,21 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
     if (!rc)
         rc = kjoin_control_plane_cluster(r->bootstrap_api, r->cluster, err);
     if (!rc)
-        r->node.cluster = r->cluster; /* kubelet-start reads it from here, not the cluster again */
+        r->ctx.cluster = r->cluster; /* kubelet-start reads it from here, not the cluster again */
     if (!rc)
         rc = kjoin_cp_context_init(&r->cx, r->cluster, s->node.paths.kubernetes_dir, err);
     if (rc)
         return rc;
     kjoin_cp_context *cx = &r->cx;
-    cx->node_name = r->out->node_name.name;
+    cx->join = &r->ctx;
     cx->bind_port = kjoin_api_server_port(s->bind_port);
     cx->record = true;
-    cx->trusted_ca_pem = r->ca, cx->trusted_ca_len = r->ca_len;
-    cx->bootstrap_api = r->bootstrap_api;
     cx->force = s->node.force;
     cx->downloads_certs = wants_download(r);
     cx->written = &r->out->control_plane_files;
     if (!r->replaced && !(r->replaced = kjoin_cp_replaced_new()))
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     cx->replaced = r->replaced;
-    cx->patches = r->patches;
-    cx->deadline_ms = r->deadline;
-    cx->timeouts = s->timeouts;
-    cx->audit_id = s->join.audit_id, cx->log = s->join.log, cx->log_ctx = s->join.log_ctx;
     memcpy(r->out->cert_dir, cx->cert_dir, sizeof(cx->cert_dir));
     /* kubeadm before 1.22 also records each control-plane node in
      * kubeadm-config's ClusterStatus (its update-status), which its reset
@@ -933,10 +920,11 @@ static kjoin_code run_all(join_run *r, kjoin_err *err)
     /* The certificate key last of the inputs: from here on every way out
      * goes through the end, which wipes it. */
     rc = resolve_certificate_key(r, err);
-    r->node = (kjoin_node_join){.spec = &spec->node, .name = out->node_name, .join_id = spec->join_id,
-                                  .deadline_ms = r->deadline, .timeouts = spec->timeouts, .audit_id = j->audit_id,
-                                  .patches = r->patches,
-                                  .log = j->log, .log_ctx = j->log_ctx};
+    /* The one context every step reads; discovery adds the CA, the first read of the cluster its client. */
+    r->ctx = (kjoin_join_context){.deadline_ms = r->deadline, .timeouts = spec->timeouts, .join_id = spec->join_id,
+                                  .audit_id = j->audit_id, .log = j->log, .log_ctx = j->log_ctx,
+                                  .name = out->node_name, .patches = r->patches};
+    r->node = (kjoin_node_join){.spec = &spec->node, .cx = &r->ctx};
     for (size_t i = 0; !rc && i < N_STEPS; i++) {
         if (!runs(r, &steps[i]))
             continue;
@@ -970,8 +958,6 @@ static kjoin_code run_all(join_run *r, kjoin_err *err)
         kjoin_join_plan_clear(&r->plan);
     kjoin_kubeapi_free(r->cx.admin_api);
     kjoin_kubeapi_free(r->bootstrap_api);
-    r->node.api = NULL;
-    r->node.cluster = NULL; /* r->cluster goes with the run */
     free(r->cluster);
     free(r->before);
     kjoin_cp_replaced_free(r->replaced);
@@ -992,7 +978,7 @@ kjoin_code kjoin_join_phases(const kjoin_phases_spec *spec, kjoin_phases_outcome
     out->preflight = r.node.report;
     out->kubelet = r.node.result;
     kjoin_node_join_release(&r.node);
-    free((void *)r.node.ca_pem);
+    free(r.ca);
     kjoin_patchset_release(r.patches);
     free(r.patches);
     kjoin_free_wiped(r.local_bootstrap, r.local_bootstrap_len);

@@ -34,7 +34,7 @@
  * within this long of the Node's registration. */
 #define FOLLOW_MS 20
 
-#define logf_(j, level, ...) kjoin_logf((j)->log, (j)->log_ctx, level, __VA_ARGS__)
+#define logf_(j, level, ...) kjoin_logf((j)->cx->log, (j)->cx->log_ctx, level, __VA_ARGS__)
 
 static void step(kjoin_node_join *j, const char *name)
 {
@@ -47,7 +47,7 @@ static void step(kjoin_node_join *j, const char *name)
 
 static int64_t left_ms(const kjoin_node_join *j)
 {
-    return j->deadline_ms - kjoin_now_ms();
+    return j->cx->deadline_ms - kjoin_now_ms();
 }
 
 /* A client of the API server with the credentials of a kubeconfig (its text,
@@ -60,9 +60,7 @@ static kjoin_code client(const kjoin_node_join *j, const char *text, size_t len,
                          : kjoin_kubeapi_config_load(path, NULL, &cfg, err);
     if (rc)
         return rc;
-    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = left_ms(j) > 0 ? left_ms(j) : 1,
-                               .call_timeout_ms = j->timeouts.api_call_ms, .audit_id = j->audit_id, .log = j->log,
-                               .log_ctx = j->log_ctx};
+    kjoin_kubeapi_options o = kjoin_join_context_api_options(j->cx, 0, 0);
     if ((rc = kjoin_kubeapi_new(&cfg, &o, api, err)))
         kjoin_kubeapi_config_release(&cfg);
     return rc;
@@ -72,10 +70,10 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
 {
     kjoin_kubelet_start_result *out = &j->result;
     kjoin_cluster_configuration read;
-    bool found = j->cluster != NULL;
+    bool found = j->cx->cluster != NULL;
     /* read once a join: a control-plane join's was read before its first step */
     kjoin_code rc = found ? KJOIN_OK : kjoin_cluster_configuration_get(api, &read, &found, err);
-    const kjoin_cluster_configuration *cc = j->cluster ? j->cluster : &read;
+    const kjoin_cluster_configuration *cc = j->cx->cluster ? j->cx->cluster : &read;
     out->kubeadm_minor = out->server_minor;
     out->instance_config = kjoin_kubeadm_instance_config(out->kubeadm_minor, -1);
     if (rc || !found) {
@@ -115,8 +113,8 @@ static void kubelet_server(const kjoin_node_join *j, char *out, size_t cap)
     *out = '\0';
     if (j->kubelet_bootstrap && j->kubelet_server)
         snprintf(out, cap, "%s", j->kubelet_server);
-    else if (!j->kubelet_bootstrap && j->api)
-        snprintf(out, cap, "%s", kjoin_kubeapi_server(j->api));
+    else if (!j->kubelet_bootstrap && j->cx->bootstrap_api)
+        snprintf(out, cap, "%s", kjoin_kubeapi_server(j->cx->bootstrap_api));
     else if (text && !kjoin_kubeapi_config_parse(text, len, NULL, NULL, &cfg, NULL)) {
         snprintf(out, cap, "%s", cfg.server);
         kjoin_kubeapi_config_release(&cfg);
@@ -133,7 +131,7 @@ static bool resuming(const kjoin_node_join *j)
     char server[sizeof(st->server)];
     kjoin_node__resolve(&j->spec->paths, &p);
     if (st && !kjoin_node__read_record(&p, &j->spec->paths, st, &found, NULL) && found &&
-        !strcmp(st->node_name, j->name.name)) {
+        !strcmp(st->node_name, j->cx->name.name)) {
         kubelet_server(j, server, sizeof(server));
         same = *server && !strcmp(st->server, server);
     }
@@ -146,7 +144,7 @@ static bool resuming(const kjoin_node_join *j)
 static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err *err)
 {
     kjoin_kubelet_start_result *out = &j->result;
-    const char *name = j->name.name;
+    const char *name = j->cx->name.name;
     char path[512], what[320];
     json_object *node = NULL, *cm = NULL, *data, *kubelet;
     kjoin_err in;
@@ -262,11 +260,11 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
                 *pki_before = json_object_new_array(), *mounts_before = json_object_new_array();
     size_t n_mounts = 0;
     json_object_object_add(o, "kind", json_object_new_string("KjoinJoinRecord"));
-    json_object_object_add(o, "joinID", json_object_new_string(j->join_id ? j->join_id : ""));
+    json_object_object_add(o, "joinID", json_object_new_string(j->cx->join_id ? j->cx->join_id : ""));
     char server[sizeof(old->server)];
     kubelet_server(j, server, sizeof(server));
     json_object_object_add(o, "server", json_object_new_string(server));
-    json_object_object_add(o, "nodeName", json_object_new_string(j->name.name));
+    json_object_object_add(o, "nodeName", json_object_new_string(j->cx->name.name));
     /* What the first join made stays the record's; this run's files replace
      * what it recorded for the same paths. */
     if (have_old)
@@ -379,14 +377,14 @@ static kjoin_code render(kjoin_node_join *j, kjoin_err *err)
     kjoin_code rc = KJOIN_OK;
     if (r->instance_config && (rc = kjoin_kubelet_instance_config(cri, &j->instance_yaml, err)))
         return rc;
-    if ((rc = kjoin_kubelet_flags_env(j->spec, &j->name, r->instance_config ? NULL : cri, r->kubeadm_minor,
+    if ((rc = kjoin_kubelet_flags_env(j->spec, &j->cx->name, r->instance_config ? NULL : cri, r->kubeadm_minor,
                                       j->report.kubelet_minor, *r->pause_image ? r->pause_image : NULL,
                                       &j->flags_env, &in)))
         return kjoin_err_set(err, rc, "%s", in.msg);
-    r->n_patches = j->patches ? j->patches->n : 0;
+    r->n_patches = j->cx->patches ? j->cx->patches->n : 0;
     if (!r->instance_config && !r->n_patches)
         return KJOIN_OK; /* config.yaml is the ConfigMap's, which read_cluster parsed */
-    if ((rc = kjoin_kubelet_config_render(j->config_yaml, strlen(j->config_yaml), j->patches,
+    if ((rc = kjoin_kubelet_config_render(j->config_yaml, strlen(j->config_yaml), j->cx->patches,
                                           r->instance_config ? cri : NULL, &config, err)))
         return rc;
     free(j->config_yaml);
@@ -396,7 +394,7 @@ static kjoin_code render(kjoin_node_join *j, kjoin_err *err)
                              r->n_patches ? " once patched" : "", in.msg);
     for (size_t i = 0; i < r->n_patches; i++)
         logf_(j, 0, "[patches] Applied patch of type \"%s\" from %s to target \"kubeletconfiguration\"",
-              (const char *const[]){"strategic", "merge", "json"}[j->patches->items[i].type], j->patches->items[i].file);
+              (const char *const[]){"strategic", "merge", "json"}[j->cx->patches->items[i].type], j->cx->patches->items[i].file);
     return KJOIN_OK;
 }
 
@@ -434,11 +432,11 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
         return kjoin_err_set(err, KJOIN_E_USAGE, "kubelet-start needs the bootstrap kubeconfig discovery makes");
     if ((rc = runtime_and_kubelet(j, err)))
         return rc;
-    if (!(api = j->api))
+    if (!(api = j->cx->bootstrap_api))
         rc = client(j, j->bootstrap_kubeconfig, j->bootstrap_len, NULL, &api, err);
     if (!rc)
         rc = read_cluster(j, api, err);
-    if (api != j->api)
+    if (api != j->cx->bootstrap_api)
         kjoin_kubeapi_free(api);
     if (!rc)
         rc = render(j, err);
@@ -509,7 +507,7 @@ static size_t node_files(const kjoin_node_join *j, const kjoin_node__resolved *p
          j->instance_yaml ? strlen(j->instance_yaml) : 0, "instance-config"},
         {p->config_yaml, KJOIN_NODE_FILE_KUBELET_CONFIG, j->config_yaml, strlen(j->config_yaml), "kubelet-config"},
         {p->flags_env, KJOIN_NODE_FILE_FLAGS_ENV, j->flags_env, strlen(j->flags_env), "flags-env"},
-        {p->ca_cert_path, KJOIN_NODE_FILE_CA_CERT, j->ca_pem, j->ca_len, "ca-cert"},
+        {p->ca_cert_path, KJOIN_NODE_FILE_CA_CERT, j->cx->ca_pem, j->cx->ca_len, "ca-cert"},
     };
     size_t n = 0;
     for (size_t i = 0; i < NODE_FILES; i++) /* those this join writes */
@@ -680,13 +678,13 @@ static bool registered(const kjoin_node_join *j, const kjoin_node__resolved *p, 
         (void)!snprintf(why, cap, "%.300s is not usable yet: %.300s", p->kubelet_kubeconfig, e.msg);
         return false;
     }
-    snprintf(path, sizeof(path), "/api/v1/nodes/%s", j->name.name);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", j->cx->name.name);
     kjoin_code rc = kjoin_node__get_json(api, path, "get node", &node, &e);
     kjoin_kubeapi_free(api);
     bool ok = !rc && node;
     json_object_put(node);
     if (!ok)
-        (void)!snprintf(why, cap, "the Node %s is not registered yet%s%.300s", j->name.name, rc ? ": " : "",
+        (void)!snprintf(why, cap, "the Node %s is not registered yet%s%.300s", j->cx->name.name, rc ? ": " : "",
                         rc ? e.msg : "");
     return ok;
 }
@@ -714,9 +712,7 @@ static void denial_asker_start(const kjoin_node_join *j, denial_asker *d)
         return;
     if (cfg.token && strlen(cfg.token) > KJOIN_TOKEN_ID_LEN && cfg.token[KJOIN_TOKEN_ID_LEN] == '.')
         snprintf(d->id, sizeof(d->id), "%.6s", cfg.token);
-    int64_t left = left_ms(j);
-    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = left > 0 ? left : 1, .call_timeout_ms = DENIAL_ASK_MS,
-                               .audit_id = j->audit_id, .log = j->log, .log_ctx = j->log_ctx};
+    kjoin_kubeapi_options o = kjoin_join_context_api_options(j->cx, 0, DENIAL_ASK_MS);
     if (!*d->id || kjoin_kubeapi_new(&cfg, &o, &d->api, &e))
         kjoin_kubeapi_config_release(&cfg);
 }
@@ -728,7 +724,7 @@ static kjoin_code bound_denial(const kjoin_node_join *j, denial_asker *d, kjoin_
     char reason[600] = "";
     bool denied = false;
     kjoin_err e;
-    if (d->api && !kjoin_approver_denied(d->api, d->id, j->name.name, reason, sizeof(reason), &denied, &e) && denied)
+    if (d->api && !kjoin_approver_denied(d->api, d->id, j->cx->name.name, reason, sizeof(reason), &denied, &e) && denied)
         return kjoin_err_set(err, KJOIN_E_TOKEN_REJECTED, "kjoin approver denied the kubelet's certificate request: %s "
                                                            "(kubectl get csr on the control plane)",
                              reason);
@@ -813,7 +809,7 @@ static kjoin_code annotate_cri_socket(kjoin_node_join *j, const kjoin_node__reso
     json_object_object_add(ann, "kubeadm.alpha.kubernetes.io/cri-socket", json_object_new_string(j->report.cri_socket));
     json_object_object_add(meta, "annotations", ann);
     json_object_object_add(body, "metadata", meta);
-    snprintf(path, sizeof(path), "/api/v1/nodes/%s", j->name.name);
+    snprintf(path, sizeof(path), "/api/v1/nodes/%s", j->cx->name.name);
     if (!rc && !(rc = kjoin_kubeapi_request(api, "PATCH", path,
                                             json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
                                                                                      JSON_C_TO_STRING_NOSLASHESCAPE),
@@ -826,7 +822,7 @@ static kjoin_code annotate_cri_socket(kjoin_node_join *j, const kjoin_node__reso
     if (!rc) {
         j->result.cri_socket_annotated = true;
         logf_(j, 0, "[kubelet-wait-bootstrap] Annotated Node %s with kubeadm.alpha.kubernetes.io/cri-socket=%s",
-              j->name.name, j->report.cri_socket);
+              j->cx->name.name, j->report.cri_socket);
     }
     return rc;
 }
@@ -897,7 +893,7 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
     long base = -1;
     int64_t began = kjoin_now_ms(), said = began, asked = 0;
     /* kubeadm's own bounds of the two halves, within the deadline: */
-    int64_t health_by = j->timeouts.kubelet_health_ms > 0 ? began + j->timeouts.kubelet_health_ms : 0, bootstrap_by = 0;
+    int64_t health_by = j->cx->timeouts.kubelet_health_ms > 0 ? began + j->cx->timeouts.kubelet_health_ms : 0, bootstrap_by = 0;
     kjoin_node__log lg;
     kjoin_node__log_start(&lg, j->result.systemd ? NULL : j->spec->kubelet_log, kjoin_now_ms());
     /* Followed as it happens: the kubelet's identity by inotify, then its
@@ -912,8 +908,8 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
             kjoin_node__crash_point("healthy");
             logf_(j, 0, "[kubelet-wait-bootstrap] The kubelet is healthy after %lld s; waiting for its client "
                         "certificate and its Node", (long long)((kjoin_now_ms() - began) / 1000));
-            if (j->timeouts.tls_bootstrap_ms > 0)
-                bootstrap_by = kjoin_now_ms() + j->timeouts.tls_bootstrap_ms;
+            if (j->cx->timeouts.tls_bootstrap_ms > 0)
+                bootstrap_by = kjoin_now_ms() + j->cx->timeouts.tls_bootstrap_ms;
         }
         if (healthy && registered(j, &p, why, sizeof(why)))
             break;
@@ -937,13 +933,13 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
         }
         char limit[32];
         if (!healthy && health_by && kjoin_now_ms() >= health_by) {
-            kjoin_duration_format(j->timeouts.kubelet_health_ms, limit, sizeof(limit));
+            kjoin_duration_format(j->cx->timeouts.kubelet_health_ms, limit, sizeof(limit));
             rc = kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet was not healthy within timeouts.kubeletHealthCheck "
                                "(%s; the way out: the same join again, or kjoin reset): %s", limit, why);
             break;
         }
         if (healthy && bootstrap_by && kjoin_now_ms() >= bootstrap_by) {
-            kjoin_duration_format(j->timeouts.tls_bootstrap_ms, limit, sizeof(limit));
+            kjoin_duration_format(j->cx->timeouts.tls_bootstrap_ms, limit, sizeof(limit));
             rc = kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet's TLS bootstrap did not end within "
                                "timeouts.tlsBootstrap (%s; the way out: the same join again, which goes on from here, "
                                "or kjoin reset): %s", limit, why);
@@ -976,7 +972,7 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
     j->result.node_registered = true;
     step(j, "node-registered");
     kjoin_node__crash_point("registered");
-    logf_(j, 0, "[kubelet-wait-bootstrap] The kubelet has its client certificate; Node %s is registered", j->name.name);
+    logf_(j, 0, "[kubelet-wait-bootstrap] The kubelet has its client certificate; Node %s is registered", j->cx->name.name);
     remove_bootstrap_kubeconfig(j, &p);
     return annotate_cri_socket(j, &p, err);
 }

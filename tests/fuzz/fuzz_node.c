@@ -44,7 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 kjoin_cp_context cx;
                 kjoin_cp_context_init(&cx, &c, "/etc/kubernetes", NULL);
                 cx.minor = minors[k], cx.release = kjoin_release_of(minors[k]);
-                cx.node_name = "cp-2";
+                kjoin_join_context join = {.name = {.name = "cp-2"}};
+                cx.join = &join;
                 snprintf(cx.advertise_address, sizeof(cx.advertise_address), "fd00::2");
                 if (!kjoin_control_plane_manifests_make(&cx, env, m, NULL))
                     for (int i = 0; i < KJOIN_MANIFESTS_N; i++)

@@ -41,6 +41,7 @@ int main(int argc, char **argv)
     kjoin_err err;
     kjoin_cluster_configuration c;
     kjoin_cp_context cx;
+    kjoin_join_context join = {0};
     kjoin_code rc = kjoin_file_read(argv[1], 1 << 20, &yaml, &len, &err);
     if (!rc)
         rc = kjoin_cluster_configuration_parse(yaml, len, &c, &err);
@@ -50,7 +51,8 @@ int main(int argc, char **argv)
     char *pods[KJOIN_MANIFESTS_N] = {NULL}, *etcd = NULL;
     if (!rc) {
         snprintf(cx.advertise_address, sizeof(cx.advertise_address), "%s", argv[2]);
-        cx.node_name = argv[3];
+        snprintf(join.name.name, sizeof(join.name.name), "%s", argv[3]);
+        cx.join = &join;
         rc = kjoin_control_plane_manifests_make(&cx, environ, pods, &err);
     }
     if (!rc && !c.external_etcd)

@@ -423,6 +423,10 @@ static const char names_yaml[] =
 /* A control-plane context as a join builds it: the cluster c (release
  * minor, 0: as c says), the kubeconfigs under k8s, the certificates in
  * cert_dir, the node cp-2 at addr, no record. */
+/* The join's context the control-plane contexts below share (the node's
+ * name, the CA discovery verified), one test at a time. */
+static kjoin_join_context test_join = {.name = {.name = "cp-2"}};
+
 static void cx_for(kjoin_cp_context *cx, const kjoin_cluster_configuration *c, int minor, const char *k8s,
                    const char *cert_dir, const char *addr)
 {
@@ -434,7 +438,8 @@ static void cx_for(kjoin_cp_context *cx, const kjoin_cluster_configuration *c, i
     }
     snprintf(cx->cert_dir, sizeof(cx->cert_dir), "%s", cert_dir);
     snprintf(cx->advertise_address, sizeof(cx->advertise_address), "%s", addr ? addr : "");
-    cx->node_name = "cp-2";
+    test_join.ca_pem = NULL, test_join.ca_len = 0;
+    cx->join = &test_join;
 }
 
 static kjoin_code certs_for(const char *dir, const char *yaml, const char *addr, int minor, bool force,
@@ -632,7 +637,7 @@ static void test_node_certs_refused(void **state)
         assert_int_equal(kjoin_cluster_configuration_parse(names_yaml, strlen(names_yaml), &c, &err), KJOIN_OK);
         kjoin_cp_context ns;
         cx_for(&ns, &c, 0, dir, pki, "192.0.2.2");
-        ns.trusted_ca_pem = other_ca, ns.trusted_ca_len = other_len;
+        test_join.ca_pem = other_ca, test_join.ca_len = other_len;
         before = tu_tree_state(dir);
         assert_int_equal(kjoin_node_certs(&ns, &r, &err), KJOIN_E_TRUST);
         assert_non_null(strstr(err.msg, "ca.crt is not the cluster CA discovery verified"));
@@ -645,7 +650,7 @@ static void test_node_certs_refused(void **state)
         char *k8s = tu_tmpdir();
         kjoin_cp_context ks;
         cx_for(&ks, &c, 0, k8s, pki, "192.0.2.2");
-        ks.trusted_ca_pem = both, ks.trusted_ca_len = other_len + ca_len;
+        test_join.ca_pem = both, test_join.ca_len = other_len + ca_len;
         assert_int_equal(kjoin_control_plane_kubeconfigs(&ks, &kr, &err), KJOIN_OK);
         assert_true(kr.written[KJOIN_KUBECONFIG_ADMIN]);
         tu_rmtree(k8s);
@@ -873,7 +878,8 @@ static void test_mark_patch(void **state)
                        "\"spec\":{\"taints\":[{\"key\":\"x\",\"value\":\"y\",\"effect\":\"NoExecute\"},"
                        "{\"key\":\"node-role.kubernetes.io/control-plane\",\"effect\":\"NoSchedule\"}]}}";
     kjoin_mark_control_plane_spec s = {0};
-    kjoin_cp_context cx = {.node_name = "n", .minor = 37, .release = kjoin_release_of(37)};
+    kjoin_cp_context cx = {.join = &(kjoin_join_context){.name = {.name = "n"}}, .minor = 37,
+                           .release = kjoin_release_of(37)};
     char *patch = NULL;
     kjoin_err err;
 #define LABELS(...) "{\"metadata\":{\"resourceVersion\":\"42\",\"labels\":{" __VA_ARGS__ "}},\"spec\":{\"taints\":["
@@ -2014,7 +2020,8 @@ static void test_encrypt_for_download(void **state)
 static void test_stage_left(void **state)
 {
     (void)state;
-    kjoin_cp_context cx = {.deadline_ms = kjoin_now_ms() + 60000};
+    kjoin_join_context join = {.deadline_ms = kjoin_now_ms() + 60000};
+    kjoin_cp_context cx = {.join = &join};
     bool bounded = true;
     int64_t left = kjoin_cp_stage_left(&cx, 0, &bounded);
     assert_false(bounded);

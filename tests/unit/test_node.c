@@ -1127,8 +1127,9 @@ static void test_start_command(void **state)
 static void write_node_at(const kjoin_node_paths *paths, kjoin_err *err, kjoin_code want)
 {
     kjoin_node_spec spec = {.paths = *paths, .systemd_dir = "/nonexistent/systemd"};
-    kjoin_node_join j = {.spec = &spec, .name = {.name = "n1", .is_host_name = true}, .join_id = "j",
-                         .bootstrap_kubeconfig = "bootstrap\n", .bootstrap_len = 10, .ca_pem = "ca\n", .ca_len = 3,
+    kjoin_join_context cx = {.name = {.name = "n1", .is_host_name = true}, .join_id = "j", .ca_pem = "ca\n",
+                             .ca_len = 3};
+    kjoin_node_join j = {.spec = &spec, .cx = &cx, .bootstrap_kubeconfig = "bootstrap\n", .bootstrap_len = 10,
                          .checked = true};
     j.config_yaml = strdup(KC "healthzPort: 0\n");
     j.flags_env = strdup("KUBELET_KUBEADM_ARGS=\"\"\n");
@@ -1330,8 +1331,8 @@ static int mounts_child(const char *d, int data_disk)
         return fprintf(stderr, "data disk: %s\n", strerror(errno)), 3;
     kjoin_node_paths paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet};
     kjoin_node_spec spec = {.paths = paths, .systemd_dir = "/nonexistent/systemd"};
-    kjoin_node_join j = {.spec = &spec, .name = {.name = "n1", .is_host_name = true}, .join_id = "j",
-                         .bootstrap_kubeconfig = "b\n", .bootstrap_len = 2, .checked = true};
+    kjoin_join_context cx = {.name = {.name = "n1", .is_host_name = true}, .join_id = "j"};
+    kjoin_node_join j = {.spec = &spec, .cx = &cx, .bootstrap_kubeconfig = "b\n", .bootstrap_len = 2, .checked = true};
     j.config_yaml = strdup(KC "healthzPort: 0\n");
     j.flags_env = strdup("KUBELET_KUBEADM_ARGS=\"\"\n");
     if (kjoin_kubelet_write(&j, &err))
@@ -1399,8 +1400,9 @@ static int full_disk_child(const char *d, int which)
     char *before = tree_of(d);
     kjoin_node_paths paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet};
     kjoin_node_spec spec = {.paths = paths, .systemd_dir = "/nonexistent/systemd"};
-    kjoin_node_join j = {.spec = &spec, .name = {.name = "n1", .is_host_name = true}, .join_id = "j",
-                         .bootstrap_kubeconfig = "b\n", .bootstrap_len = 2, .ca_pem = "ca\n", .ca_len = 3,
+    kjoin_join_context cx = {.name = {.name = "n1", .is_host_name = true}, .join_id = "j", .ca_pem = "ca\n",
+                             .ca_len = 3};
+    kjoin_node_join j = {.spec = &spec, .cx = &cx, .bootstrap_kubeconfig = "b\n", .bootstrap_len = 2,
                          .checked = true};
     j.config_yaml = strdup(KC "healthzPort: 0\n");
     j.flags_env = strdup("KUBELET_KUBEADM_ARGS=\"\"\n");

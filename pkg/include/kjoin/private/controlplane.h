@@ -11,6 +11,7 @@
 
 #include <kjoin/controlplane.h>
 #include <kjoin/err.h>
+#include <kjoin/private/context.h>
 #include <kjoin/private/node.h>
 #include <kjoin/private/record.h>
 #include <kjoin/private/release.h>
@@ -102,10 +103,13 @@ struct kjoin_kubeapi;
  * cluster is read (kjoin_cp_context_init) and passed to each step: a step's
  * own inputs are only what is its alone. */
 typedef struct kjoin_cp_context {
+    const kjoin_join_context *join;    /* the join's one context: the node's name, the CA discovery verified (its
+                                        * ca.crt must be it; NULL: unchecked), the bootstrap client, the patches
+                                        * (applied to the static Pods by target), the deadline and stage bounds,
+                                        * the IDs and the log */
     const struct kjoin_cluster_configuration *cluster; /* the cluster's ClusterConfiguration */
     int minor;                         /* its release (never 0: the newest's when it does not say) */
     const kjoin_release *release;      /* that release's row: what its kubeadm does */
-    const char *node_name;             /* checked: a DNS-1123 subdomain */
     char advertise_address[64];        /* this node's API server and etcd address: an IP address */
     int bind_port;                     /* this node's API server port */
     char kubernetes_dir[1024];         /* the kubeconfigs: /etc/kubernetes */
@@ -118,9 +122,6 @@ typedef struct kjoin_cp_context {
                                         * never changed */
     bool record;                       /* each step adds what it is about to write to the control-plane record in
                                         * kubernetes_dir first */
-    const char *trusted_ca_pem;        /* the CA discovery verified: cert_dir's ca.crt must be it; NULL: unchecked */
-    size_t trusted_ca_len;
-    struct kjoin_kubeapi *bootstrap_api; /* the cluster, read with the verified bootstrap kubeconfig */
     struct kjoin_kubeapi *admin_api;   /* with the node's admin.conf once written; NULL: each step that needs it
                                         * reads admin_kubeconfig */
     bool force;                        /* replace files kubeadm would not keep */
@@ -128,14 +129,7 @@ typedef struct kjoin_cp_context {
                                         * certificate key) */
     kjoin_cp_files *written;           /* each file a step writes is added here; NULL: not reported */
     kjoin_cp_replaced *replaced;       /* each file a step replaces is kept here as it was; NULL: not kept */
-    const struct kjoin_patchset *patches; /* kubeadm's patches directory, read: applied to the static Pods by
-                                        * target (etcd, kube-apiserver, ...); NULL: none */
     int64_t now;                       /* Unix seconds: the certificates' clock */
-    int64_t deadline_ms;               /* kjoin_now_ms()'s clock; 0: a minute from each step's start */
-    kjoin_stage_timeouts timeouts;     /* the steps' own bounds within it (etcd, wait-control-plane) */
-    const char *audit_id;
-    kjoin_log_fn log;
-    void *log_ctx;
 } kjoin_cp_context;
 
 /* Fills the defaults from the cluster's configuration c (borrowed): its

@@ -15,6 +15,7 @@
 #include <kjoin/err.h>
 #include <kjoin/node.h>
 #include <kjoin/private/cluster.h>
+#include <kjoin/private/context.h>
 #include <kjoin/private/record.h>
 #include <kjoin/util.h>
 
@@ -143,7 +144,9 @@ void kjoin_node_file_path(const kjoin_node_paths *paths, kjoin_node_file_kind ki
 typedef struct kjoin_node_join {
     /* Inputs, borrowed: */
     const kjoin_node_spec *spec;
-    kjoin_node_name name;              /* resolved once (kjoin_node_name_resolve) */
+    const struct kjoin_join_context *cx; /* the join's one context: its deadline, stage bounds, IDs and log, the
+                                        * node's name, the trusted CA, the bootstrap client, the cluster read, the
+                                        * patches */
     const char *bootstrap_kubeconfig;  /* the verified bootstrap kubeconfig (text); NULL for the wait alone */
     size_t bootstrap_len;
     const char *kubelet_bootstrap;     /* what is written as the kubelet's bootstrap kubeconfig (and its server
@@ -151,19 +154,6 @@ typedef struct kjoin_node_join {
                                         * server's; the cluster is still read with the above */
     size_t kubelet_bootstrap_len;
     const char *kubelet_server;        /* with kubelet_bootstrap: the server it names */
-    const char *ca_pem;                /* the trusted CA bundle */
-    size_t ca_len;
-    struct kjoin_kubeapi *api;         /* a client with the bootstrap identity (the join's one); NULL: one is made
-                                        * from bootstrap_kubeconfig */
-    const kjoin_cluster_configuration *cluster; /* the cluster's ClusterConfiguration as the join read it (a
-                                        * control-plane join's); NULL: kubelet-start reads it */
-    const char *join_id;               /* recorded for reset */
-    int64_t deadline_ms;               /* kjoin_now_ms() value by which everything ends */
-    kjoin_stage_timeouts timeouts;     /* the kubelet wait's own bounds within it */
-    const char *audit_id;
-    const struct kjoin_patchset *patches; /* for config.yaml; NULL: none */
-    kjoin_log_fn log;
-    void *log_ctx;
     /* What the steps found and did: */
     kjoin_preflight_report report;     /* preflight's findings; the runtime and kubelet found */
     kjoin_kubelet_start_result result;
