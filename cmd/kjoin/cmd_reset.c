@@ -211,7 +211,8 @@ int cmd_reset(int argc, char **argv)
         return cli_fail(a.format, &err);
     }
     cli_run_id(run_id);
-    kjoin_reset_spec spec = {.version = KJOIN_RESET_SPEC_VERSION, .node = {.log = cli_log_line, .log_ctx = &a.verbosity}, .timeout_ms = 60000,
+    kjoin_reset_spec spec = {.version = KJOIN_RESET_SPEC_VERSION,
+                             .node = {.log = cli_log_line, .log_ctx = &a.verbosity}, .timeout_ms = 60000,
                              .audit_id = run_id, .skip = a.skip, .dry_run = a.dry_run, .cri_socket = a.cri_socket,
                              .cleanup_tmp_dir = a.cleanup_tmp};
     kjoin_reset_result res;

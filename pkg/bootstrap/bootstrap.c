@@ -203,7 +203,8 @@ static kjoin_code make_client(run *r, const char *kubeconfig, kjoin_err *err)
     }
     memcpy(r->ca_pem, cfg.ca_pem, cfg.ca_len + 1);
     r->ca_len = cfg.ca_len;
-    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION, .timeout_ms = r->spec->timeout_ms ? r->spec->timeout_ms : 5 * 60 * 1000,
+    kjoin_kubeapi_options o = {.version = KJOIN_KUBEAPI_OPTIONS_VERSION,
+                               .timeout_ms = r->spec->timeout_ms ? r->spec->timeout_ms : 5 * 60 * 1000,
                                .audit_id = r->spec->audit_id,
                                .log = r->spec->log,
                                .log_ctx = r->spec->log_ctx};

@@ -687,7 +687,8 @@ static kjoin_code to_yaml(const kjoin_cp_context *cx, const char *component, jso
                           kjoin_err *err)
 {
     size_t applied = 0;
-    kjoin_code rc = cx && cx->join->patches ? kjoin_patches_apply(cx->join->patches, component, &pod, &applied, err) : KJOIN_OK;
+    const struct kjoin_patchset *patches = cx ? cx->join->patches : NULL;
+    kjoin_code rc = patches ? kjoin_patches_apply(patches, component, &pod, &applied, err) : KJOIN_OK;
     if (!rc && applied)
         kjoin_logf(cx->join->log, cx->join->log_ctx, 0, "[patches] Applied %zu patch%s to target \"%s\"", applied,
                    applied == 1 ? "" : "es", component);

@@ -21,6 +21,7 @@
 #include "internal.h"
 
 #define logf_(s, level, ...) kjoin_logf((s)->join->log, (s)->join->log_ctx, level, __VA_ARGS__)
+#define reset_logf_(s, level, ...) kjoin_logf((s)->log, (s)->log_ctx, level, __VA_ARGS__) /* a reset's */
 #define MEMBERS_MAX 16
 /* Between polls of etcd and the etcd Pods: half of kubeadm's 500 ms (each call is one small request). */
 #define POLL_MS 250
@@ -547,7 +548,7 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
         return rc;
     }
     if (s->dry_run) { /* nothing asked of etcd */
-        kjoin_logf(s->log, s->log_ctx, 0, "[reset] Would remove this node's etcd member %s from the cluster", rec->etcd_peer);
+        reset_logf_(s, 0, "[reset] Would remove this node's etcd member %s from the cluster", rec->etcd_peer);
         free(rec);
         return KJOIN_OK;
     }
@@ -559,7 +560,7 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
     etcd_client e = {.s = &cx, .deadline = join.deadline_ms, .bound = "the deadline"};
     members ms;
     kjoin_err why;
-    kjoin_logf(s->log, s->log_ctx, 0, "[reset] Removing this node's etcd member %s from the cluster", rec->etcd_peer);
+    reset_logf_(s, 0, "[reset] Removing this node's etcd member %s from the cluster", rec->etcd_peer);
     kjoin_code r = load_tls(&e, &why);
     if (!r)
         r = endpoints(&e, &why);
@@ -582,10 +583,10 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
     out->member_removed = !r;
     if (r) {
         snprintf(out->why_not, sizeof(out->why_not), "%s", why.msg);
-        kjoin_logf(s->log, s->log_ctx, KJOIN_LOG_WARNING, "[reset] WARNING: this node's etcd member was not removed (%s): remove it by "
+        reset_logf_(s, KJOIN_LOG_WARNING, "[reset] WARNING: this node's etcd member was not removed (%s): remove it by "
               "hand (etcdctl member remove) before this address joins again", why.msg);
     } else {
-        kjoin_logf(s->log, s->log_ctx, 0, "[reset] %s", me ? "Removed the etcd member" : "The etcd member was no longer in the cluster");
+        reset_logf_(s, 0, "[reset] %s", me ? "Removed the etcd member" : "The etcd member was no longer in the cluster");
     }
     free(e.ca);
     free(e.crt);

@@ -20,7 +20,8 @@ int main(int argc, char **argv)
     if (!rc)
         rc = kjoin_pinset_add(pins, argv[3], &err);
     const char *endpoints[] = {argv[1]};
-    kjoin_join_spec spec = {.version = KJOIN_JOIN_SPEC_VERSION, .endpoints = endpoints, .n_endpoints = 1, .token_file = argv[2], .pins = pins,
+    kjoin_join_spec spec = {.version = KJOIN_JOIN_SPEC_VERSION, .endpoints = endpoints, .n_endpoints = 1,
+                            .token_file = argv[2], .pins = pins,
                             .kubeconfig_out = argv[4], .timeout_ms = 20000};
     kjoin_join_outcome out;
     if (!rc)

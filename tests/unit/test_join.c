@@ -24,7 +24,8 @@ static const char *const one_endpoint[] = {"127.0.0.1:6443"};
  * so that only the tokens vary. */
 static kjoin_join_spec base(void)
 {
-    return (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .endpoints = one_endpoint, .n_endpoints = 1, .unsafe_skip_ca_verification = true};
+    return (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .endpoints = one_endpoint, .n_endpoints = 1,
+                             .unsafe_skip_ca_verification = true};
 }
 
 static void resolves(const kjoin_join_spec *s, kjoin_join_plan *p)
@@ -156,7 +157,8 @@ static void test_k3s_only_when_chosen(void **state)
     assert_string_equal(p.k3s_reason, "the flavor is k3s");
     assert_string_equal(p.k3s_token.password, "s3cr3tpassword");
     /* K3s agents' variables: K3S_URL gives the endpoint, K3S_TOKEN the token. */
-    s = (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .env_k3s_url = "https://10.0.0.1:6443", .env_k3s_token = "s3cr3tpassword",
+    s = (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .env_k3s_url = "https://10.0.0.1:6443",
+                          .env_k3s_token = "s3cr3tpassword",
                           .unsafe_skip_ca_verification = true};
     resolves(&s, &p);
     assert_string_equal(p.k3s_reason, "K3S_URL is set");
@@ -195,7 +197,8 @@ static void test_inputs_checked_against_each_other(void **state)
     refused(&s, "no bootstrap token");
     s.tls_bootstrap_token = TLS;
     refused(&s, "no bootstrap token");
-    s = (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .discovery_file = "/d.conf", .endpoints = one_endpoint, .n_endpoints = 1, .token = TOK};
+    s = (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .discovery_file = "/d.conf", .endpoints = one_endpoint,
+                          .n_endpoints = 1, .token = TOK};
     refused(&s, "`endpoints` (token discovery) and `discovery_file` are both set");
     s = (kjoin_join_spec){.version = KJOIN_JOIN_SPEC_VERSION, .discovery_file = "/d.conf", .discovery_token = DISC};
     refused(&s, "are for token discovery, not `discovery_file`");
@@ -443,7 +446,8 @@ static void test_node_reset_bad_control_plane_record(void **state)
     snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
     snprintf(cmd, sizeof(cmd), "mkdir -p %s %s && chmod -R go-w %s", kube, kubelet, d);
     assert_int_equal(system(cmd), 0);
-    kjoin_reset_spec spec = {.version = KJOIN_RESET_SPEC_VERSION, .node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
+    kjoin_reset_spec spec = {.version = KJOIN_RESET_SPEC_VERSION,
+                             .node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
                                            .systemd_dir = "/nonexistent"}};
     kjoin_reset_result r;
     kjoin_err err;
@@ -511,7 +515,8 @@ static void test_node_reset_empties_shared_directories(void **state)
     tu_write(kube, KJOIN_CP_RECORD_NAME, rec);
     snprintf(path, sizeof(path), "chmod -R go-rwx %s", d);
     assert_int_equal(system(path), 0);
-    kjoin_reset_spec spec = {.version = KJOIN_RESET_SPEC_VERSION, .node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
+    kjoin_reset_spec spec = {.version = KJOIN_RESET_SPEC_VERSION,
+                             .node = {.paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet},
                                            .systemd_dir = "/nonexistent"}};
     kjoin_reset_result r;
     kjoin_err err;
