@@ -16,7 +16,7 @@ static kjoin_code not_a_record(const kjoin_cp_context *s, const char *field, con
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    if (strcmp(base, KJOIN_CP_RECORD_NAME) && strcmp(base, KJOIN_NODE_STATE_NAME))
+    if (strcmp(base, KJOIN_CP_LEGACY_RECORD_NAME) && strcmp(base, KJOIN_NODE_STATE_NAME))
         return KJOIN_OK;
     return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster's %s (%s) names a record of kjoin's, which a join keeps in %s: "
                          "give etcd's file another name in the ClusterConfiguration", field, path, s->kubernetes_dir);

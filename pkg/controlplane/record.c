@@ -1,7 +1,9 @@
 /* What a control-plane join made, for kjoin reset: the files each step
  * wrote (with their digests), the directories it made, the etcd member it
- * added and the data directory it made. Kept in the kubeconfig directory next to the worker's
- * join record, 0600, written atomically; read back as untrusted. */
+ * added and the data directory it made. Kept in the join's one record file
+ * (its member "controlPlane"; the node's part beside it), 0600, written
+ * atomically; read back as untrusted. A record of an earlier kjoin, in a
+ * file of its own, is still read, and taken in by the next write. */
 #include <kjoin/private/controlplane.h>
 
 #include <errno.h>
@@ -66,14 +68,13 @@ kjoin_code kjoin_cp_record_parse(const char *text, size_t len, kjoin_cp_record *
     return rc;
 }
 
-kjoin_code kjoin_cp_record_read(const char *kubernetes_dir, kjoin_cp_record *out, bool *found, kjoin_err *err)
+/* The record as kjoin before the one record file kept it. */
+static kjoin_code read_legacy(const char *kubernetes_dir, kjoin_cp_record *out, bool *found, kjoin_err *err)
 {
     char path[4200], *text = NULL;
     size_t len = 0;
     bool missing = false;
-    *found = false;
-    memset(out, 0, sizeof(*out));
-    snprintf(path, sizeof(path), "%s/%s", kubernetes_dir, KJOIN_CP_RECORD_NAME);
+    snprintf(path, sizeof(path), "%s/%s", kubernetes_dir, KJOIN_CP_LEGACY_RECORD_NAME);
     kjoin_code rc = kjoin_safedir_read_path(path, true, &text, &len, &missing, err);
     if (rc)
         return missing ? KJOIN_OK : rc;
@@ -84,6 +85,54 @@ kjoin_code kjoin_cp_record_read(const char *kubernetes_dir, kjoin_cp_record *out
     free(text);
     return rc;
 }
+
+/* The control plane's part of the one record file (*found false when it has none). */
+static kjoin_code part_of(json_object *file, const char *where, kjoin_cp_record *out, bool *found, kjoin_err *err)
+{
+    json_object *part;
+    if (!json_object_object_get_ex(file, KJOIN_RECORD_CONTROL_PLANE, &part))
+        return KJOIN_OK;
+    const char *text = json_object_to_json_string_ext(part, JSON_C_TO_STRING_PLAIN);
+    kjoin_err e;
+    kjoin_code rc = kjoin_cp_record_parse(text, strlen(text), out, &e);
+    *found = true;
+    return rc ? kjoin_err_set(err, rc, "%s: %s", where, e.msg) : KJOIN_OK;
+}
+
+kjoin_code kjoin_cp_record_parse_file(const char *text, size_t len, kjoin_cp_record *out, bool *found, kjoin_err *err)
+{
+    json_object *file = kjoin_record_open(text, len, KJOIN_RECORD_FILE_MAX, "KjoinJoinRecord");
+    *found = false;
+    memset(out, 0, sizeof(*out));
+    kjoin_code rc = file ? part_of(file, "the join record", out, found, err)
+                         : kjoin_err_set(err, BAD, "the join record is not kjoin's (kind KjoinJoinRecord, one JSON "
+                                         "object of at most %d bytes)", KJOIN_RECORD_FILE_MAX);
+    json_object_put(file);
+    return rc;
+}
+
+kjoin_code kjoin_cp_record_read(const char *kubernetes_dir, kjoin_cp_record *out, bool *found, kjoin_err *err)
+{
+    json_object *file = NULL;
+    char where[4200];
+    *found = false;
+    memset(out, 0, sizeof(*out));
+    snprintf(where, sizeof(where), "%s/%s", kubernetes_dir, KJOIN_RECORD_FILE_NAME);
+    kjoin_code rc = kjoin_record_file_load(kubernetes_dir, &file, err);
+    if (!rc && file)
+        rc = part_of(file, where, out, found, err);
+    json_object_put(file);
+    return rc || *found ? rc : read_legacy(kubernetes_dir, out, found, err);
+}
+
+/* The one record file with the control plane's part set to part (NULL:
+ * without one), and an earlier kjoin's record of its own gone (what it held
+ * is in part, read through kjoin_cp_record_read). *gone: the record file
+ * went (it held nothing else); a dry run changes nothing and says what
+ * would go. */
+static kjoin_code put_part(const char *kubernetes_dir, json_object *part, bool dry_run, kjoin_cp_reset_result *out,
+                           kjoin_err *err);
+static void note(char (*list)[1100], size_t *n, const char *path);
 
 /* Writes r (with the record's own directory among the directories made,
  * when writing it makes that). */
@@ -114,13 +163,50 @@ static kjoin_code write_record(const char *kubernetes_dir, kjoin_cp_record *r, k
                                        "written", e.msg)
                        : KJOIN_OK;
     free(back);
-    kjoin_safedir d = {.fd = -1};
     if (!rc)
-        rc = kjoin_safedir_open(kubernetes_dir, KJOIN_SAFEDIR_CREATE, &d, err);
-    if (!rc)
-        rc = kjoin_safedir_write(&d, KJOIN_CP_RECORD_NAME, text, strlen(text), 0600, true, NULL, err);
-    kjoin_safedir_close(&d);
+        rc = put_part(kubernetes_dir, o, false, NULL, err);
     json_object_put(o);
+    return rc;
+}
+
+static kjoin_code put_part(const char *kubernetes_dir, json_object *part, bool dry_run, kjoin_cp_reset_result *out,
+                           kjoin_err *err)
+{
+    json_object *file = NULL;
+    bool gone = false;
+    kjoin_code rc = kjoin_record_file_load(kubernetes_dir, &file, err);
+    if (!rc && !file && part) {
+        file = json_object_new_object();
+        json_object_object_add(file, "kind", json_object_new_string("KjoinJoinRecord"));
+    }
+    if (!rc && file && (part || json_object_object_get_ex(file, KJOIN_RECORD_CONTROL_PLANE, NULL))) {
+        if (part)
+            json_object_object_add(file, KJOIN_RECORD_CONTROL_PLANE, json_object_get(part));
+        else
+            json_object_object_del(file, KJOIN_RECORD_CONTROL_PLANE);
+        if (dry_run) /* a reset's: the node's part goes first */
+            gone = true;
+        else
+            rc = kjoin_record_file_store(kubernetes_dir, file, &gone, err);
+    }
+    json_object_put(file);
+    char path[4200];
+    if (!rc && gone && out) {
+        snprintf(path, sizeof(path), "%s/%s", kubernetes_dir, KJOIN_RECORD_FILE_NAME);
+        note(out->removed, &out->n_removed, path);
+    }
+    /* the record of an earlier kjoin, its content now in the one record file (or undone) */
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s", kubernetes_dir, KJOIN_CP_LEGACY_RECORD_NAME);
+    if (!rc && lstat(path, &st) == 0) {
+        kjoin_safedir d;
+        if (!dry_run && !(rc = kjoin_safedir_open(kubernetes_dir, 0, &d, err))) {
+            rc = kjoin_safedir_unlink(&d, KJOIN_CP_LEGACY_RECORD_NAME, err);
+            kjoin_safedir_close(&d);
+        }
+        if (!rc && out)
+            note(out->removed, &out->n_removed, path);
+    }
     return rc;
 }
 
@@ -175,7 +261,7 @@ kjoin_code kjoin_cp_record_etcd(const char *kubernetes_dir, const char *peer, co
 
 static void note(char (*list)[1100], size_t *n, const char *path)
 {
-    if (*n < KJOIN_WRITTEN_FILES + KJOIN_WRITTEN_DIRS + 2)
+    if (*n < KJOIN_CP_RESET_PATHS_MAX)
         snprintf(list[(*n)++], 1100, "%.1000s", path);
 }
 
@@ -227,15 +313,8 @@ kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_res
             note(out->removed, &out->n_removed, rec->etcd_data_dir);
         kjoin_safedir_close(&d);
     }
-    if (!rc && found) {
-        char path[4200];
-        kjoin_safedir d;
-        snprintf(path, sizeof(path), "%s/%s", s->kubernetes_dir, KJOIN_CP_RECORD_NAME);
-        if (!(rc = kjoin_safedir_open(s->kubernetes_dir, 0, &d, err)) &&
-            (s->dry_run || !(rc = kjoin_safedir_unlink(&d, KJOIN_CP_RECORD_NAME, err))))
-            note(out->removed, &out->n_removed, path);
-        kjoin_safedir_close(&d);
-    }
+    if (!rc && found) /* the record's control-plane part, last of its files */
+        rc = put_part(s->kubernetes_dir, NULL, s->dry_run, out, err);
     /* The directories the join made, deepest first, when nothing else is in them. */
     if (!rc && found)
         kjoin_written_undo_dirs(&rec->written, NULL, s->dry_run, "not empty: it holds files the join did not make",
@@ -280,23 +359,17 @@ kjoin_code kjoin_cp_take_back(const char *kubernetes_dir, const kjoin_cp_record 
     kjoin_written_undo_files(&now->written, &before->written, false, undone, &report);
     /* The record as it was when the run began (none: gone), then the
      * directories the run made, deepest first, when nothing else is in them. */
-    kjoin_safedir d;
-    if (!(rc = kjoin_safedir_open(kubernetes_dir, 0, &d, err))) {
-        kjoin_safedir_close(&d);
-        if (empty_record(before)) {
-            if (!(rc = kjoin_safedir_open(kubernetes_dir, 0, &d, err)))
-                rc = kjoin_safedir_unlink(&d, KJOIN_CP_RECORD_NAME, err);
-            kjoin_safedir_close(&d);
-        } else {
-            kjoin_cp_record *copy = malloc(sizeof(*copy));
-            if (!copy)
-                rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-            else {
-                memcpy(copy, before, sizeof(*copy));
-                rc = write_record(kubernetes_dir, copy, err);
-            }
-            free(copy);
+    if (empty_record(before)) {
+        rc = put_part(kubernetes_dir, NULL, false, NULL, err);
+    } else {
+        kjoin_cp_record *copy = malloc(sizeof(*copy));
+        if (!copy)
+            rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+        else {
+            memcpy(copy, before, sizeof(*copy));
+            rc = write_record(kubernetes_dir, copy, err);
         }
+        free(copy);
     }
     if (!rc)
         kjoin_written_undo_dirs(&now->written, &before->written, false,

@@ -15,6 +15,7 @@
 #include <kjoin/private/node.h>
 #include <kjoin/private/safedir.h>
 
+#include "../record/record.h"
 #include "internal.h"
 
 /* What a kubelet makes in its directory (besides the join's files and pki/,
@@ -281,6 +282,33 @@ kjoin_code kjoin_kubelet_reset_stop(const kjoin_kubelet_reset_spec *spec, kjoin_
     return KJOIN_OK;
 }
 
+/* The record last of the node's files: gone, or, when the control plane's
+ * part is in it too (its reset comes next), kept with that part alone. */
+static kjoin_code drop_node_part(run *r, kjoin_err *err)
+{
+    json_object *file = NULL, *part;
+    bool gone = true;
+    kjoin_code rc = kjoin_record_file_load(r->p.kubernetes_dir, &file, err);
+    if (!rc && file && json_object_object_get_ex(file, KJOIN_RECORD_CONTROL_PLANE, &part)) {
+        json_object *rest = json_object_new_object();
+        json_object_object_add(rest, "kind", json_object_new_string("KjoinJoinRecord"));
+        json_object_object_add(rest, KJOIN_RECORD_CONTROL_PLANE, json_object_get(part));
+        gone = false;
+        if (!r->spec->dry_run)
+            rc = kjoin_record_file_store(r->p.kubernetes_dir, rest, &gone, err);
+        json_object_put(rest);
+    } else if (!rc && !r->spec->dry_run) {
+        kjoin_safedir d;
+        if (!(rc = kjoin_safedir_open(r->p.kubernetes_dir, 0, &d, err)))
+            rc = kjoin_safedir_unlink(&d, KJOIN_NODE_STATE_NAME, err);
+        kjoin_safedir_close(&d);
+    }
+    json_object_put(file);
+    if (!rc && gone)
+        removed(r, r->p.state);
+    return rc;
+}
+
 kjoin_code kjoin_kubelet_reset_remove(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out, kjoin_err *err)
 {
     run r = {.spec = spec, .out = out};
@@ -293,12 +321,7 @@ kjoin_code kjoin_kubelet_reset_remove(const kjoin_kubelet_reset_spec *spec, kjoi
     remove_kubelet_kubeconfig(&r);
     remove_kubelet_state(&r);
     kjoin_node__crash_point("reset-state");
-    kjoin_safedir d;
-    if (!kjoin_safedir_open(r.p.kubernetes_dir, 0, &d, err)) {
-        if (spec->dry_run || !(rc = kjoin_safedir_unlink(&d, KJOIN_NODE_STATE_NAME, err)))
-            removed(&r, r.p.state);
-        kjoin_safedir_close(&d);
-    }
+    rc = drop_node_part(&r, err);
     /* The directories the join made, deepest first, when nothing else is in them. */
     if (!rc)
         kjoin_written_undo_dirs(&r.state->written, NULL, spec->dry_run, KJOIN_RESET_NOT_EMPTY, undone, &r);

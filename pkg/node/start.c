@@ -237,6 +237,19 @@ static void list_names(const char *dir, json_object *list)
         closedir(d);
 }
 
+/* The control plane's part of the one record file, when its steps wrote
+ * one (a control-plane join's come before kubelet-start): kept as it is. A
+ * file that is not kjoin's record has nothing to keep. */
+static void keep_control_plane_part(const kjoin_node__resolved *p, json_object *o)
+{
+    json_object *file = NULL, *part;
+    kjoin_err ignore;
+    if (!kjoin_record_file_load(p->kubernetes_dir, &file, &ignore) &&
+        json_object_object_get_ex(file, KJOIN_RECORD_CONTROL_PLANE, &part))
+        json_object_object_add(o, KJOIN_RECORD_CONTROL_PLANE, json_object_get(part));
+    json_object_put(file);
+}
+
 /* The record reset reads, written before the files: the directories the join
  * creates and what the kubelet directory held before, as they were before the
  * first join (kept from an earlier record), and each file with its digest.
@@ -306,6 +319,7 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
     json_object_object_add(o, "kubeletDirBefore", before);
     json_object_object_add(o, "kubeletPkiBefore", pki_before);
     json_object_object_add(o, "kubeletMountsBefore", mounts_before);
+    keep_control_plane_part(p, o);
     free(written);
     size_t names = json_object_array_length(before) > json_object_array_length(pki_before)
                        ? json_object_array_length(before) : json_object_array_length(pki_before);

@@ -9,6 +9,8 @@
 #include <kjoin/private/util.h>
 
 #include "../record/record.h"
+
+_Static_assert(KJOIN_NODE_STATE_MAX == KJOIN_RECORD_FILE_MAX, "the node's record is the one record file");
 #include "internal.h"
 
 #define BAD KJOIN_E_USAGE
@@ -175,8 +177,11 @@ kjoin_code kjoin_node__read_record(const kjoin_node__resolved *p, const kjoin_no
     kjoin_safedir_close(&d);
     if (rc)
         return missing ? KJOIN_OK : rc;
-    *found = true;
-    if ((rc = kjoin_node_state_parse(text, len, paths, st, &e)))
+    /* The one record of a join whose control-plane steps ran, kubelet-start not yet: no node part. */
+    json_object *o = kjoin_record_open(text, len, KJOIN_NODE_STATE_MAX, "KjoinJoinRecord");
+    *found = !o || kjoin_record_file_has_node(o);
+    json_object_put(o);
+    if (*found && (rc = kjoin_node_state_parse(text, len, paths, st, &e)))
         kjoin_err_set(err, rc, "%s: %s", p->state, e.msg);
     free(text);
     return rc;

@@ -26,4 +26,28 @@ kjoin_code kjoin_record_written_parse(json_object *record, const char *what, kjo
 /* Adds w to record as "files" and "createdDirs". */
 void kjoin_record_written_emit(json_object *record, const kjoin_written *w);
 
+/* ---- the one record file of a join ------------------------------------- */
+
+/* kjoin-join.json in the kubeconfig directory (0600): a join's one record,
+ * kind KjoinJoinRecord, the node's part at its top level (kubelet-start
+ * writes it), the control plane's in its member "controlPlane" (each
+ * control-plane step adds to it before it writes). Records kjoin wrote before
+ * kept the control plane's part in a file of its own,
+ * KJOIN_CP_LEGACY_RECORD_NAME: still read, and taken into this one. */
+#define KJOIN_RECORD_FILE_NAME "kjoin-join.json"
+#define KJOIN_RECORD_FILE_MAX (512 * 1024)
+#define KJOIN_RECORD_CONTROL_PLANE "controlPlane"
+
+/* The record file in kubernetes_dir, read through its checked directory,
+ * into *out (NULL when there is none; release it with json_object_put).
+ * Errors: KJOIN_E_USAGE (not kjoin's: not one JSON object of kind
+ * KjoinJoinRecord within the cap, or the directory refused). */
+kjoin_code kjoin_record_file_load(const char *kubernetes_dir, json_object **out, kjoin_err *err);
+/* Writes record as the file (atomically, 0600, the directory made when
+ * missing); a record that holds neither the node's part nor the control
+ * plane's is removed instead (*removed: it was there and is gone). */
+kjoin_code kjoin_record_file_store(const char *kubernetes_dir, json_object *record, bool *removed, kjoin_err *err);
+/* Whether record holds the node's part (kubelet-start wrote it). */
+bool kjoin_record_file_has_node(json_object *record);
+
 #endif

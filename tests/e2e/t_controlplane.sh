@@ -1000,7 +1000,8 @@ cp_reset_in() {
     echo "manifests: $(ls /etc/kubernetes/manifests 2>/dev/null | tr '\n' ' ')"
     echo "pki: $(cd /etc/kubernetes/pki 2>/dev/null && find . -type f | tr '\n' ' ')"
     [ -e /var/lib/kjoin-e2e-etcd ] && echo "etcd data: there" || echo "etcd data: gone"
-    [ -e /etc/kubernetes/kjoin-control-plane.json ] && echo "record: there" || echo "record: gone"; } >"$T/reset.ls"
+    [ -e /etc/kubernetes/kjoin-join.json ] || [ -e /etc/kubernetes/kjoin-control-plane.json ] &&
+      echo "record: there" || echo "record: gone"; } >"$T/reset.ls"
   "$KJOIN" reset >"$T/reset2.out" 2>&1
   echo $? >"$T/reset2.rc"
 }
@@ -1012,11 +1013,14 @@ cp_reset_in() {
 cp_reset_refused_in() {
   local port i healthz
   port=$("$TOOLS/freeport") || return
-  mkdir -p /var/lib/kubelet &&
+  # the node's part beside the control plane's in the join's one record
+  cp /etc/kubernetes/kjoin-join.json "$T/record.before" &&
+    mkdir -p /var/lib/kubelet &&
     printf 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nhealthzPort: %s\n' "$port" \
       >/var/lib/kubelet/config.yaml &&
-    printf '{"kind":"KjoinJoinRecord","joinID":"j","server":"https://x","nodeName":"cp-2","files":[{"path":"/var/lib/kubelet/config.yaml","sha256":"%s"}],"createdDirs":[],"kubeletDirBefore":[]}' \
-      "$(sha256sum </var/lib/kubelet/config.yaml | cut -c1-64)" >/etc/kubernetes/kjoin-join.json &&
+    jq --arg sum "$(sha256sum </var/lib/kubelet/config.yaml | cut -c1-64)" '. + {joinID: "j", server: "https://x",
+      nodeName: "cp-2", files: [{path: "/var/lib/kubelet/config.yaml", sha256: $sum}], createdDirs: [],
+      kubeletDirBefore: []}' "$T/record.before" >/etc/kubernetes/kjoin-join.json &&
     chmod 0600 /etc/kubernetes/kjoin-join.json || return
   python3 -c 'import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):
@@ -1028,8 +1032,10 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$po
   "$KJOIN" reset -o json >"$T/refused.out" 2>"$T/refused.err"
   echo $? >"$T/refused.rc"
   kill $healthz; wait $healthz 2>/dev/null
-  [ -e /etc/kubernetes/kjoin-control-plane.json ] && echo there >"$T/refused.record" || echo gone >"$T/refused.record"
-  rm -f /etc/kubernetes/kjoin-join.json /var/lib/kubelet/config.yaml
+  jq -e '.controlPlane and .nodeName' /etc/kubernetes/kjoin-join.json >/dev/null 2>&1 &&
+    echo there >"$T/refused.record" || echo gone >"$T/refused.record"
+  cp "$T/record.before" /etc/kubernetes/kjoin-join.json && chmod 0600 /etc/kubernetes/kjoin-join.json
+  rm -f /var/lib/kubelet/config.yaml
 }
 
 t_e2e_controlplane_etcd_join_and_reset() {

@@ -33,6 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (st)
             kjoin_node_state_parse(text, len, &paths, st, NULL);
         free(st);
+        kjoin_cp_record *cp = malloc(sizeof(*cp)); /* the same file's control-plane part */
+        bool found;
+        if (cp)
+            kjoin_cp_record_parse_file(text, len, cp, &found, NULL);
+        free(cp);
         break;
     }
     case 3: {

@@ -1659,7 +1659,7 @@ static void test_paths_as_spelled(void **state)
         "0000000000000000000000000000000000000000000000000000000000000000"};
     assert_int_equal(kjoin_cp_record_pending(dir, unclean, sum, 1, NULL, 0, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "would not read back"));
-    snprintf(path, sizeof(path), "%s/%s", dir, KJOIN_CP_RECORD_NAME);
+    snprintf(path, sizeof(path), "%s/%s", dir, KJOIN_NODE_STATE_NAME);
     struct stat st;
     assert_int_equal(stat(path, &st), -1);
     tu_rmtree(dir);
@@ -1871,10 +1871,12 @@ static void test_cp_record_parse(void **state)
     assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
     assert_true(found && r->written.n_files == 1 && !strcmp(r->etcd_id, "42") && r->data_dir_made);
     assert_string_equal(r->written.files[0].sha256, "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881");
-    snprintf(path, sizeof(path), "%s/%s", dir, KJOIN_CP_RECORD_NAME);
+    snprintf(path, sizeof(path), "%s/%s", dir, KJOIN_NODE_STATE_NAME); /* the join's one record */
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
+    snprintf(path, sizeof(path), "%s/%s", dir, KJOIN_CP_LEGACY_RECORD_NAME);
+    assert_int_equal(stat(path, &st), -1);
     /* The directories a step is about to make (those missing, and their
      * missing parents): recorded once each; reset removes them deepest
      * first when empty, and names one that holds another's file. */
@@ -2034,6 +2036,87 @@ static void test_stage_left(void **state)
     assert_int_equal(kjoin_cp_stage_left(&cx, 1, NULL), 1);
 }
 
+/* The join's record file as a join writes it: the node's alone may read it. */
+static void put_record(const char *dir, const char *text)
+{
+    char path[4200];
+    tu_write(dir, KJOIN_NODE_STATE_NAME, text);
+    snprintf(path, sizeof(path), "%s/%s", dir, KJOIN_NODE_STATE_NAME);
+    assert_int_equal(chmod(path, 0600), 0);
+}
+
+/* One record file a join: the control plane's part beside the node's in
+ * kjoin-join.json, each kept when the other is written or undone; the file
+ * goes with the last part. A record of an earlier kjoin (its control-plane
+ * part in a file of its own) is read, taken in by the next write, and reset. */
+static void test_one_record_file(void **state)
+{
+    (void)state;
+    kjoin_err err;
+    char *dir = tu_tmpdir(), path[4200], legacy[4200];
+    kjoin_cp_record *r = malloc(sizeof(*r));
+    bool found;
+    struct stat st;
+    size_t text_len;
+    snprintf(path, sizeof(path), "%s/%s", dir, KJOIN_NODE_STATE_NAME);
+    snprintf(legacy, sizeof(legacy), "%s/%s", dir, KJOIN_CP_LEGACY_RECORD_NAME);
+    /* An earlier kjoin's record, read as it is. */
+    char old[900];
+    snprintf(old, sizeof(old), "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"%s/admin.conf\",\"sha256\":"
+             "\"%064d\"}],\"createdDirs\":[],\"etcd\":{\"peerURL\":\"https://10.0.0.2:2380\",\"memberID\":\"7\","
+             "\"certificatesDir\":\"/etc/kubernetes/pki\",\"dataDir\":\"/var/lib/etcd\",\"dataDirMade\":false}}",
+             dir, 0);
+    tu_write(dir, KJOIN_CP_LEGACY_RECORD_NAME, old);
+    assert_int_equal(chmod(legacy, 0600), 0);
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
+    assert_true(found && r->written.n_files == 1 && !strcmp(r->etcd_id, "7"));
+    /* The node's part there too (kubelet-start's): the next control-plane write keeps it, takes the old
+     * record in and removes its file. */
+    put_record(dir, "{\"kind\":\"KjoinJoinRecord\",\"nodeName\":\"cp-2\",\"joinID\":\"j\"}");
+    char file2[4200];
+    snprintf(file2, sizeof(file2), "%s/scheduler.conf", dir);
+    const char *paths[] = {file2}, *sums[] = {"2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"};
+    assert_int_equal(kjoin_cp_record_pending(dir, paths, sums, 1, NULL, 0, &err), KJOIN_OK);
+    assert_int_equal(stat(legacy, &st), -1);
+    char *text = read_all(path, &text_len);
+    assert_non_null(strstr(text, "\"nodeName\":\"cp-2\""));
+    assert_non_null(strstr(text, "\"controlPlane\""));
+    free(text);
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
+    assert_true(found && r->written.n_files == 2 && !strcmp(r->etcd_id, "7"));
+    /* The control plane's part undone: the node's stays, the file with it. */
+    kjoin_cp_reset_spec rs = {.kubernetes_dir = dir};
+    kjoin_cp_reset_result *res = calloc(1, sizeof(*res));
+    assert_int_equal(kjoin_cp_reset_files(&rs, res, &err), KJOIN_OK);
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
+    assert_false(found);
+    text = read_all(path, &text_len);
+    assert_non_null(strstr(text, "\"nodeName\":\"cp-2\""));
+    assert_null(strstr(text, "controlPlane"));
+    free(text);
+    /* The control plane's part alone: its undo takes the file. */
+    put_record(dir, "{\"kind\":\"KjoinJoinRecord\"}");
+    assert_int_equal(kjoin_cp_record_pending(dir, paths, sums, 1, NULL, 0, &err), KJOIN_OK);
+    memset(res, 0, sizeof(*res));
+    assert_int_equal(kjoin_cp_reset_files(&rs, res, &err), KJOIN_OK);
+    assert_int_equal(stat(path, &st), -1);
+    bool named = false;
+    for (size_t i = 0; i < res->n_removed; i++)
+        named |= !strcmp(res->removed[i], path);
+    assert_true(named);
+    /* A record file that is not kjoin's: the control plane's part is not written into it, nor read from it. */
+    put_record(dir, "{\"kind\":\"Something\"}");
+    assert_int_equal(kjoin_cp_record_pending(dir, paths, sums, 1, NULL, 0, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "is not a kjoin join record"));
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_E_USAGE);
+    text = read_all(path, &text_len);
+    assert_string_equal(text, "{\"kind\":\"Something\"}");
+    free(text);
+    free(res);
+    free(r);
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_parse), cmocka_unit_test(test_decrypt),
@@ -2055,6 +2138,7 @@ int main(void)
                                        cmocka_unit_test(test_etcd_endpoints_parse),
                                        cmocka_unit_test(test_etcd_manifest),
                                        cmocka_unit_test(test_cp_record_parse),
+        cmocka_unit_test(test_one_record_file),
                                        cmocka_unit_test(test_record_before_write),
                                        cmocka_unit_test(test_take_back),
                                        cmocka_unit_test(test_check_before_writing),

@@ -466,7 +466,7 @@ static void test_node_reset_bad_control_plane_record(void **state)
              "\"files\":[{\"path\":\"%s/config.yaml\",\"sha256\":\"%s\"}],\"createdDirs\":[],\"kubeletDirBefore\":[]}", kubelet, sum);
     free(sum);
     tu_write(kube, KJOIN_NODE_STATE_NAME, rec);
-    tu_write(kube, KJOIN_CP_RECORD_NAME, "{\"kind\":\"Something\"}");
+    tu_write(kube, KJOIN_CP_LEGACY_RECORD_NAME, "{\"kind\":\"Something\"}");
     snprintf(cmd, sizeof(cmd), "chmod 600 %s/*.json", kube);
     assert_int_equal(system(cmd), 0);
     assert_int_equal(kjoin_reset(&spec, &r, &err), KJOIN_E_USAGE);
@@ -476,7 +476,7 @@ static void test_node_reset_bad_control_plane_record(void **state)
     assert_true(r.changed && r.node.had_state);
     snprintf(path, sizeof(path), "%s/config.yaml", kubelet);
     assert_int_equal(access(path, F_OK), -1); /* the worker's file: removed */
-    snprintf(path, sizeof(path), "%s/%s", kube, KJOIN_CP_RECORD_NAME);
+    snprintf(path, sizeof(path), "%s/%s", kube, KJOIN_CP_LEGACY_RECORD_NAME);
     assert_int_equal(access(path, F_OK), 0); /* the control plane's: left as it is */
     kjoin_reset_result_release(&r);
     tu_rmtree(d);
@@ -492,9 +492,10 @@ static void hex_of(const char *text, char out[65])
 /* A directory the worker's join made that the control plane's files kept
  * from being emptied (pki/) is removed once both joins' files are gone, not
  * left and named as holding others' files. */
-static void test_node_reset_empties_shared_directories(void **state)
+/* one_file: the control plane's part in the join's one record file, as kjoin
+ * writes it now; else in a file of its own, as an earlier kjoin wrote it. */
+static void reset_both_parts(bool one_file)
 {
-    (void)state;
     char *d = tu_tmpdir(), kube[300], kubelet[300], pki[320], path[400], rec[4096], ca[65], crt[65];
     snprintf(kube, sizeof(kube), "%s/etc", d);
     snprintf(kubelet, sizeof(kubelet), "%s/kubelet", d);
@@ -506,13 +507,15 @@ static void test_node_reset_empties_shared_directories(void **state)
     tu_write(pki, "apiserver.crt", "the API server's");
     hex_of("the CA", ca);
     hex_of("the API server's", crt);
-    snprintf(rec, sizeof(rec), "{\"kind\":\"KjoinJoinRecord\",\"joinID\":\"j\",\"server\":\"https://x\",\"nodeName\":\"n1\","
-             "\"files\":[{\"path\":\"%s/ca.crt\",\"sha256\":\"%s\"}],\"createdDirs\":[\"%s\"],\"kubeletDirBefore\":[]}",
-             pki, ca, pki);
-    tu_write(kube, KJOIN_NODE_STATE_NAME, rec);
-    snprintf(rec, sizeof(rec), "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"%s/apiserver.crt\","
+    char part[1000];
+    snprintf(part, sizeof(part), "{\"kind\":\"KjoinControlPlaneRecord\",\"files\":[{\"path\":\"%s/apiserver.crt\","
              "\"sha256\":\"%s\"}]}", pki, crt);
-    tu_write(kube, KJOIN_CP_RECORD_NAME, rec);
+    snprintf(rec, sizeof(rec), "{\"kind\":\"KjoinJoinRecord\",\"joinID\":\"j\",\"server\":\"https://x\",\"nodeName\":\"n1\","
+             "\"files\":[{\"path\":\"%s/ca.crt\",\"sha256\":\"%s\"}],\"createdDirs\":[\"%s\"],\"kubeletDirBefore\":[]%s%s}",
+             pki, ca, pki, one_file ? ",\"controlPlane\":" : "", one_file ? part : "");
+    tu_write(kube, KJOIN_NODE_STATE_NAME, rec);
+    if (!one_file)
+        tu_write(kube, KJOIN_CP_LEGACY_RECORD_NAME, part);
     snprintf(path, sizeof(path), "chmod -R go-rwx %s", d);
     assert_int_equal(system(path), 0);
     kjoin_reset_spec spec = {.version = KJOIN_RESET_SPEC_VERSION,
@@ -525,10 +528,19 @@ static void test_node_reset_empties_shared_directories(void **state)
     spec.dry_run = true;
     if (kjoin_reset(&spec, &r, &err))
         fail_msg("%s", err.msg);
-    assert_true(r.dry_run && !r.changed && r.node.n_removed >= 2 && r.control_plane->n_removed >= 2);
+    /* the files of both parts and the records: one record file, listed once, or the two of an earlier kjoin */
+    assert_true(r.dry_run && !r.changed && r.node.n_removed >= 1 && r.control_plane->n_removed >= 2);
+    assert_true(r.node.n_removed + r.control_plane->n_removed == (one_file ? 3u : 4u));
+    snprintf(path, sizeof(path), "%s/%s", kube, KJOIN_NODE_STATE_NAME);
+    size_t listed = 0;
+    for (size_t i = 0; i < r.node.n_removed; i++)
+        listed += !strcmp(r.node.removed[i], path);
+    for (size_t i = 0; i < r.control_plane->n_removed; i++)
+        listed += !strcmp(r.control_plane->removed[i], path);
+    assert_int_equal(listed, 1);
     snprintf(path, sizeof(path), "%s/ca.crt", pki);
     assert_int_equal(stat(path, &st), 0);
-    snprintf(path, sizeof(path), "%s/%s", kube, KJOIN_CP_RECORD_NAME);
+    snprintf(path, sizeof(path), "%s/%s", kube, one_file ? KJOIN_NODE_STATE_NAME : KJOIN_CP_LEGACY_RECORD_NAME);
     assert_int_equal(stat(path, &st), 0);
     kjoin_reset_result_release(&r);
     spec.dry_run = false;
@@ -546,8 +558,24 @@ static void test_node_reset_empties_shared_directories(void **state)
         fail_msg("left: %s", r.node.kept[i]);
     assert_int_equal(r.control_plane->n_left, 0);
     assert_int_equal(stat(pki, &st), -1); /* emptied by the control plane's part, removed after it */
+    assert_int_equal(stat(path, &st), -1);
+    snprintf(path, sizeof(path), "%s/%s", kube, KJOIN_NODE_STATE_NAME);
+    assert_int_equal(stat(path, &st), -1); /* the record goes with its last part */
     kjoin_reset_result_release(&r);
     tu_rmtree(d);
+}
+
+static void test_node_reset_empties_shared_directories(void **state)
+{
+    (void)state;
+    reset_both_parts(true);
+}
+
+/* A node an earlier kjoin joined (its control-plane record a file of its own): reset as it was. */
+static void test_node_reset_of_an_earlier_record(void **state)
+{
+    (void)state;
+    reset_both_parts(false);
 }
 
 /* kubeadm reset's phase names, and the one that is not. */
@@ -625,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_worker_phases_asked),
         cmocka_unit_test(test_node_reset_bad_control_plane_record),
         cmocka_unit_test(test_node_reset_empties_shared_directories),
+        cmocka_unit_test(test_node_reset_of_an_earlier_record),
         cmocka_unit_test(test_reset_phases),
         cmocka_unit_test(test_versions_refused),
     };

@@ -377,7 +377,11 @@ kjoin_code kjoin_check_etcd(const kjoin_cp_context *cx, size_t *members, kjoin_e
 
 /* ---- what a control-plane join made, and kjoin reset of it --------------- */
 
-#define KJOIN_CP_RECORD_NAME "kjoin-control-plane.json" /* in the kubeconfig directory */
+/* The control-plane part is kept in the join's one record file
+ * (KJOIN_NODE_STATE_NAME, its member "controlPlane"); kjoin before it kept
+ * it in this file of its own (in the kubeconfig directory): still read,
+ * taken into the one record by the next write, removed by reset. */
+#define KJOIN_CP_LEGACY_RECORD_NAME "kjoin-control-plane.json"
 typedef struct kjoin_cp_record {
     kjoin_written written;             /* each file a step wrote, as written; each directory a step made (removed
                                         * again when empty) */
@@ -391,6 +395,9 @@ typedef struct kjoin_cp_record {
 /* The record (untrusted: clean absolute paths, digests, an https peer URL,
  * an ID of digits). Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_cp_record_parse(const char *text, size_t len, kjoin_cp_record *out, kjoin_err *err);
+/* The control plane's part of the join's one record file (its text, untrusted): *found false when it
+ * holds none. Errors: KJOIN_E_USAGE (not a kjoin join record, or the part as kjoin_cp_record_parse). */
+kjoin_code kjoin_cp_record_parse_file(const char *text, size_t len, kjoin_cp_record *out, bool *found, kjoin_err *err);
 /* The record in kubernetes_dir, read through its checked directory; *found
  * false (with success) when there is none. */
 kjoin_code kjoin_cp_record_read(const char *kubernetes_dir, kjoin_cp_record *out, bool *found, kjoin_err *err);

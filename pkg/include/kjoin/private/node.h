@@ -21,7 +21,7 @@
 
 /* What a join wrote, for reset: in the Kubernetes directory, mode 0600. */
 #define KJOIN_NODE_STATE_NAME "kjoin-join.json"
-#define KJOIN_NODE_STATE_MAX (128 * 1024)
+#define KJOIN_NODE_STATE_MAX (512 * 1024) /* the whole record file: the control plane's part is in it too */
 
 /* The checks that need nothing from the cluster: IsPrivilegedUser, the
  * FileAvailable checks of the files a join writes (a warning for a file an
