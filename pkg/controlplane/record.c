@@ -286,7 +286,14 @@ static void undone(void *ctx, const char *path, kjoin_undo u, const char *why)
         note_left(r->out, path, why);
 }
 
-kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err)
+void kjoin_cp_reset_report(void *out, const char *path, kjoin_undo what, const char *why)
+{
+    undo_report report = {.out = out};
+    undone(&report, path, what, why);
+}
+
+kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_written *dirs,
+                                kjoin_err *err)
 {
     kjoin_cp_record *rec = malloc(sizeof(*rec));
     bool found = false;
@@ -315,10 +322,11 @@ kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_res
     }
     if (!rc && found) /* the record's control-plane part, last of its files */
         rc = put_part(s->kubernetes_dir, NULL, s->dry_run, out, err);
-    /* The directories the join made, deepest first, when nothing else is in them. */
-    if (!rc && found)
-        kjoin_written_undo_dirs(&rec->written, NULL, s->dry_run, "not empty: it holds files the join did not make",
-                                undone, &report);
+    /* The directories the join made, deepest first, when nothing else is in them (or the caller's to undo). */
+    if (!rc && found && dirs)
+        *dirs = rec->written;
+    else if (!rc && found)
+        kjoin_written_undo_dirs(&rec->written, NULL, s->dry_run, KJOIN_RESET_NOT_EMPTY, undone, &report);
     free(rec);
     return rc;
 }

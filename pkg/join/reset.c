@@ -20,62 +20,6 @@
 
 #define logf_(s, level, ...) kjoin_logf((s)->node.log, (s)->node.log_ctx, level, __VA_ARGS__)
 
-/* A directory one join left because the other's files were still in it
- * ("path: not empty: ..."): tried again now that both are gone, relative to
- * its opened parent, as every removal of reset's. */
-static bool emptied(const char *line, char *path, size_t cap)
-{
-    const char *why = strstr(line, ": not empty: ");
-    size_t n = why ? (size_t)(why - line) : 0;
-    kjoin_safedir d;
-    const char *name;
-    if (!why || n >= cap)
-        return false;
-    memcpy(path, line, n);
-    path[n] = '\0';
-    struct stat st;
-    if (lstat(path, &st) != 0 && errno == ENOENT) /* the other join removed it, or its parent */
-        return true;
-    if (kjoin_safedir_open_parent(path, &d, &name, NULL))
-        return false;
-    bool gone = unlinkat(d.fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT;
-    kjoin_safedir_close(&d);
-    return gone;
-}
-
-static void retry_dirs(kjoin_reset_result *out)
-{
-    char path[4200];
-    kjoin_cp_reset_result *cp = out->control_plane;
-    /* twice: a directory of one list may be the parent of the other's */
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < out->node.n_kept;) {
-            if (!emptied(out->node.kept[i], path, sizeof(path))) {
-                i++;
-                continue;
-            }
-            free(out->node.kept[i]);
-            memmove(&out->node.kept[i], &out->node.kept[i + 1], (out->node.n_kept - i - 1) * sizeof(char *));
-            out->node.n_kept--;
-            char **grown = realloc(out->node.removed, (out->node.n_removed + 1) * sizeof(char *));
-            if (grown && (grown[out->node.n_removed] = strdup(path)))
-                out->node.n_removed++;
-            if (grown)
-                out->node.removed = grown;
-        }
-        for (size_t i = 0; cp && i < cp->n_left;) {
-            if (!emptied(cp->left[i], path, sizeof(path))) {
-                i++;
-                continue;
-            }
-            memmove(cp->left[i], cp->left[i + 1], (cp->n_left - i - 1) * sizeof(cp->left[0]));
-            cp->n_left--;
-            if (cp->n_removed < sizeof(cp->removed) / sizeof(cp->removed[0]))
-                snprintf(cp->removed[cp->n_removed++], sizeof(cp->removed[0]), "%.1000s", path);
-        }
-    }
-}
-
 static const struct {
     const char *name;
     unsigned bit;
@@ -192,12 +136,23 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *s, kjoin_reset_result *out, kjoin
         else if (out->pods)
             logf_(s, 0, "[reset] Stopped the %zu Pods the kubelet ran", out->pods);
     }
-    if (out->node.had_state && (rc = kjoin_kubelet_reset_remove(&node, &out->node, err)))
+    /* Both parts' files, then every directory the joins made at once, deepest first (one part's may
+     * hold the other's). */
+    kjoin_written *dirs = calloc(2, sizeof(*dirs));
+    kjoin_kubelet_reset_reporter reporter = {.spec = &node, .out = &out->node};
+    if (!dirs)
+        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    if (out->node.had_state)
+        rc = kjoin_kubelet_reset_remove_files(&node, &out->node, &dirs[0], err);
+    if (!rc && cp)
+        rc = kjoin_cp_reset_files(&cps, out->control_plane, &dirs[1], err);
+    const kjoin_written_part parts[] = {{&dirs[0], kjoin_kubelet_reset_report, &reporter},
+                                        {&dirs[1], kjoin_cp_reset_report, out->control_plane}};
+    if (!rc)
+        kjoin_written_undo_parts(parts, 2, s->dry_run, KJOIN_RESET_NOT_EMPTY);
+    free(dirs);
+    if (rc)
         return rc;
-    if (cp && (rc = kjoin_cp_reset_files(&cps, out->control_plane, err)))
-        return rc;
-    if (!s->dry_run)
-        retry_dirs(out);
     if (s->cleanup_tmp_dir)
         cleanup_tmp(s, kdir, out);
     if (*out->control_plane_refused)

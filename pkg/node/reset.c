@@ -309,7 +309,20 @@ static kjoin_code drop_node_part(run *r, kjoin_err *err)
     return rc;
 }
 
+void kjoin_kubelet_reset_report(void *reporter, const char *path, kjoin_undo what, const char *why)
+{
+    const kjoin_kubelet_reset_reporter *rep = reporter;
+    run r = {.spec = rep->spec, .out = rep->out};
+    undone(&r, path, what, why);
+}
+
 kjoin_code kjoin_kubelet_reset_remove(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out, kjoin_err *err)
+{
+    return kjoin_kubelet_reset_remove_files(spec, out, NULL, err);
+}
+
+kjoin_code kjoin_kubelet_reset_remove_files(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out,
+                                            kjoin_written *dirs, kjoin_err *err)
 {
     run r = {.spec = spec, .out = out};
     kjoin_code rc = read_record(&r, err);
@@ -322,8 +335,10 @@ kjoin_code kjoin_kubelet_reset_remove(const kjoin_kubelet_reset_spec *spec, kjoi
     remove_kubelet_state(&r);
     kjoin_node__crash_point("reset-state");
     rc = drop_node_part(&r, err);
-    /* The directories the join made, deepest first, when nothing else is in them. */
-    if (!rc)
+    /* The directories the join made, deepest first, when nothing else is in them (or the caller's to undo). */
+    if (!rc && dirs)
+        *dirs = r.state->written;
+    else if (!rc)
         kjoin_written_undo_dirs(&r.state->written, NULL, spec->dry_run, KJOIN_RESET_NOT_EMPTY, undone, &r);
     free(r.state);
     return rc;

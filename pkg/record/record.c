@@ -98,6 +98,30 @@ static int deeper_first(const void *a, const void *b)
     return la < lb ? 1 : la > lb ? -1 : 0;
 }
 
+void kjoin_written_undo_parts(const kjoin_written_part *parts, size_t n, bool dry_run, const char *not_empty)
+{
+    enum { MAX = 4 * KJOIN_WRITTEN_DIRS };
+    struct {
+        const char *path;
+        const kjoin_written_part *part;
+    } order[MAX];
+    size_t k = 0;
+    for (size_t p = 0; p < n; p++)
+        for (size_t i = 0; parts[p].written && i < parts[p].written->n_dirs && k < MAX; i++) {
+            bool seen = false;
+            for (size_t j = 0; j < k && !seen; j++)
+                seen = !strcmp(order[j].path, parts[p].written->dirs[i]);
+            if (!seen)
+                order[k].path = parts[p].written->dirs[i], order[k++].part = &parts[p];
+        }
+    qsort(order, k, sizeof(order[0]), deeper_first); /* the path is the first member */
+    for (size_t i = 0; i < k; i++) {
+        char why[600] = "";
+        kjoin_undo u = kjoin_safedir_undo_dir(order[i].path, dry_run, not_empty, why, sizeof(why));
+        order[i].part->report(order[i].part->ctx, order[i].path, u, why);
+    }
+}
+
 void kjoin_written_undo_dirs(const kjoin_written *w, const kjoin_written *before, bool dry_run, const char *not_empty,
                              kjoin_undo_report report, void *ctx)
 {

@@ -384,7 +384,7 @@ static void test_record_before_write(void **state)
     assert_true(!strcmp(r->written.dirs[0], path) || !strcmp(r->written.dirs[1], path));
     kjoin_cp_reset_spec rs = {.kubernetes_dir = dir};
     kjoin_cp_reset_result *res = calloc(1, sizeof(*res));
-    assert_int_equal(kjoin_cp_reset_files(&rs, res, &err), KJOIN_OK);
+    assert_int_equal(kjoin_cp_reset_files(&rs, res, NULL, &err), KJOIN_OK);
     assert_int_equal(res->n_left, 0);
     assert_int_equal(res->n_removed, KJOIN_SHARED_N + 1 + 2);
     snprintf(path, sizeof(path), "%s/pki", dir);
@@ -1893,7 +1893,7 @@ static void test_cp_record_parse(void **state)
     tu_write(made[2], "theirs.yaml", "x");
     kjoin_cp_reset_spec rs = {.kubernetes_dir = dir};
     kjoin_cp_reset_result *res = calloc(1, sizeof(*res));
-    assert_int_equal(kjoin_cp_reset_files(&rs, res, &err), KJOIN_OK);
+    assert_int_equal(kjoin_cp_reset_files(&rs, res, NULL, &err), KJOIN_OK);
     assert_int_equal(stat(made[0], &st), -1);
     assert_int_equal(stat(made[2], &st), 0);
     assert_int_equal(res->n_left, 1);
@@ -2087,7 +2087,7 @@ static void test_one_record_file(void **state)
     /* The control plane's part undone: the node's stays, the file with it. */
     kjoin_cp_reset_spec rs = {.kubernetes_dir = dir};
     kjoin_cp_reset_result *res = calloc(1, sizeof(*res));
-    assert_int_equal(kjoin_cp_reset_files(&rs, res, &err), KJOIN_OK);
+    assert_int_equal(kjoin_cp_reset_files(&rs, res, NULL, &err), KJOIN_OK);
     assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
     assert_false(found);
     text = read_all(path, &text_len);
@@ -2098,7 +2098,7 @@ static void test_one_record_file(void **state)
     put_record(dir, "{\"kind\":\"KjoinJoinRecord\"}");
     assert_int_equal(kjoin_cp_record_pending(dir, paths, sums, 1, NULL, 0, &err), KJOIN_OK);
     memset(res, 0, sizeof(*res));
-    assert_int_equal(kjoin_cp_reset_files(&rs, res, &err), KJOIN_OK);
+    assert_int_equal(kjoin_cp_reset_files(&rs, res, NULL, &err), KJOIN_OK);
     assert_int_equal(stat(path, &st), -1);
     bool named = false;
     for (size_t i = 0; i < res->n_removed; i++)

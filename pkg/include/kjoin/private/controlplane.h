@@ -437,7 +437,11 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
  * was written, the etcd data directory the join made, the record, and each
  * directory the join made that is empty then.
  * Errors: KJOIN_E_USAGE (a record not kjoin's). */
-kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_err *err);
+kjoin_code kjoin_cp_reset_files(const kjoin_cp_reset_spec *s, kjoin_cp_reset_result *out, kjoin_written *dirs,
+                                kjoin_err *err);
+/* What undoing one of the part's directories did, into out (a
+ * kjoin_cp_reset_result): kjoin_written_undo_parts' report. */
+void kjoin_cp_reset_report(void *out, const char *path, kjoin_undo what, const char *why);
 
 /* Takes back what the run that began with before wrote: each file
  * recorded since that still holds what was written, each directory made

@@ -232,6 +232,17 @@ void kjoin_kubelet_reset_result_release(kjoin_kubelet_reset_result *r);
  * kubelet did not stop). */
 kjoin_code kjoin_kubelet_reset_stop(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out, kjoin_err *err);
 kjoin_code kjoin_kubelet_reset_remove(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out, kjoin_err *err);
+/* kjoin_kubelet_reset_remove with the directories the join made left to
+ * the caller (a reset that undoes the control plane's part too: every
+ * directory at once, deepest first): *dirs gets them, and *reporter what
+ * kjoin_written_undo_parts needs to tell this part what it did. */
+typedef struct kjoin_kubelet_reset_reporter {
+    const kjoin_kubelet_reset_spec *spec;
+    kjoin_kubelet_reset_result *out;
+} kjoin_kubelet_reset_reporter;
+void kjoin_kubelet_reset_report(void *reporter, const char *path, kjoin_undo what, const char *why);
+kjoin_code kjoin_kubelet_reset_remove_files(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out,
+                                            kjoin_written *dirs, kjoin_err *err);
 /* The reason a directory the join made was left, when it held others' files
  * (a later step may empty it: kjoin_reset tries again). */
 #define KJOIN_RESET_NOT_EMPTY "not empty: it holds files the join did not make"

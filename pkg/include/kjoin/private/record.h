@@ -50,5 +50,15 @@ void kjoin_written_undo_files(const kjoin_written *w, const kjoin_written *befor
  * deepest first, when it is empty; one that is not is left with not_empty. */
 void kjoin_written_undo_dirs(const kjoin_written *w, const kjoin_written *before, bool dry_run, const char *not_empty,
                              kjoin_undo_report report, void *ctx);
+/* A record's part: its directories, and who hears what undoing each did. */
+typedef struct kjoin_written_part {
+    const kjoin_written *written;
+    kjoin_undo_report report;
+    void *ctx;
+} kjoin_written_part;
+/* The directories of every part at once, deepest first whichever part made
+ * them (one part's directory may hold another's), each when it is empty,
+ * reported to the first part that records it. */
+void kjoin_written_undo_parts(const kjoin_written_part *parts, size_t n, bool dry_run, const char *not_empty);
 
 #endif
