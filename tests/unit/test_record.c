@@ -222,12 +222,68 @@ static void test_json(void **state)
     free(back);
 }
 
+/* Who heard what: a part's paths, and whether each went. */
+typedef struct heard {
+    size_t removed, left;
+    char last[4200];
+} heard;
+
+static void hear(void *ctx, const char *path, kjoin_undo what, const char *why)
+{
+    heard *h = ctx;
+    (void)why;
+    h->removed += what == KJOIN_UNDO_REMOVED;
+    h->left += what == KJOIN_UNDO_LEFT;
+    snprintf(h->last, sizeof(h->last), "%s", path);
+}
+
+/* Two parts' directories undone at once: one part's directory holding the
+ * other's goes after it, whichever part is first; a directory both record
+ * is undone once, reported to the first; a dry run removes nothing; one
+ * holding another's file is left, said. */
+static void test_undo_parts(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), outer[1000], inner[1000], shared[1000];
+    snprintf(outer, sizeof(outer), "%s/outer", d);
+    snprintf(inner, sizeof(inner), "%s/outer/inner", d);
+    snprintf(shared, sizeof(shared), "%s/shared", d);
+    kjoin_written *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+    kjoin_err err;
+    assert_int_equal(kjoin_written_add_missing_dirs(a, outer, &err), KJOIN_OK); /* the outer one: part a's */
+    snprintf(a->dirs[a->n_dirs++], sizeof(a->dirs[0]), "%s", shared);
+    snprintf(b->dirs[b->n_dirs++], sizeof(b->dirs[0]), "%s", inner);
+    snprintf(b->dirs[b->n_dirs++], sizeof(b->dirs[0]), "%s", shared);
+    assert_int_equal(mkdir(outer, 0700), 0);
+    assert_int_equal(mkdir(inner, 0700), 0);
+    assert_int_equal(mkdir(shared, 0700), 0);
+    heard ha = {0}, hb = {0};
+    kjoin_written_part parts[] = {{a, hear, &ha}, {b, hear, &hb}};
+    struct stat st;
+    kjoin_written_undo_parts(parts, 2, true, "not empty");
+    assert_int_equal(stat(inner, &st), 0);
+    ha = (heard){0}, hb = (heard){0};
+    tu_write(shared, "theirs", "x");
+    kjoin_written_undo_parts(parts, 2, false, "not empty");
+    assert_int_equal(stat(inner, &st), -1);
+    assert_int_equal(stat(outer, &st), -1);
+    assert_int_equal(stat(shared, &st), 0);
+    assert_int_equal(ha.removed, 1); /* outer */
+    assert_int_equal(ha.left, 1);    /* shared: recorded by both, reported to a */
+    assert_int_equal(hb.removed, 1); /* inner */
+    assert_int_equal(hb.left, 0);
+    free(a);
+    free(b);
+    tu_rmtree(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_and_ask),
         cmocka_unit_test(test_missing_dirs),
         cmocka_unit_test(test_undo),
+        cmocka_unit_test(test_undo_parts),
         cmocka_unit_test(test_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
