@@ -21,7 +21,7 @@
 #include "internal.h"
 
 #define logf_(s, level, ...) kjoin_logf((s)->join->log, (s)->join->log_ctx, level, __VA_ARGS__)
-#define reset_logf_(s, level, ...) kjoin_logf((s)->log, (s)->log_ctx, level, __VA_ARGS__) /* a reset's */
+#define reset_logf_(s, level, ...) kjoin_logf((s)->join->log, (s)->join->log_ctx, level, __VA_ARGS__) /* a reset's */
 #define MEMBERS_MAX 16
 /* Between polls of etcd and the etcd Pods: half of kubeadm's 500 ms (each call is one small request). */
 #define POLL_MS 250
@@ -552,12 +552,10 @@ kjoin_code kjoin_cp_reset_etcd(const kjoin_cp_reset_spec *s, kjoin_cp_reset_resu
         free(rec);
         return KJOIN_OK;
     }
-    kjoin_join_context join = {.audit_id = s->audit_id, .log = s->log, .log_ctx = s->log_ctx,
-                               .deadline_ms = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 1)};
-    kjoin_cp_context cx = {.join = &join};
+    kjoin_cp_context cx = {.join = s->join};
     snprintf(cx.admin_kubeconfig, sizeof(cx.admin_kubeconfig), "%s/admin.conf", s->kubernetes_dir);
     snprintf(cx.cert_dir, sizeof(cx.cert_dir), "%s", rec->cert_dir);
-    etcd_client e = {.s = &cx, .deadline = join.deadline_ms, .bound = "the deadline"};
+    etcd_client e = {.s = &cx, .deadline = s->join->deadline_ms, .bound = "the deadline"};
     members ms;
     kjoin_err why;
     reset_logf_(s, 0, "[reset] Removing this node's etcd member %s from the cluster", rec->etcd_peer);

@@ -79,9 +79,10 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *s, kjoin_reset_result *out, kjoin
                             "KJOIN_RESET_SPEC_INIT", err))
         return KJOIN_E_USAGE;
     const char *kdir = s->node.paths.kubernetes_dir ? s->node.paths.kubernetes_dir : KJOIN_NODE_KUBERNETES_DIR;
-    kjoin_cp_reset_spec cps = {.kubernetes_dir = kdir, .timeout_ms = s->timeout_ms > 0 ? s->timeout_ms : 60000,
-                               .audit_id = s->audit_id, .log = s->node.log, .log_ctx = s->node.log_ctx,
-                               .dry_run = s->dry_run};
+    /* The reset's one context: its Audit-ID and log, and the deadline of the etcd member's removal (set
+     * when it begins). */
+    kjoin_join_context ctx = {.audit_id = s->audit_id, .log = s->node.log, .log_ctx = s->node.log_ctx};
+    kjoin_cp_reset_spec cps = {.join = &ctx, .kubernetes_dir = kdir, .dry_run = s->dry_run};
     kjoin_kubelet_reset_spec node = s->node;
     node.dry_run = s->dry_run;
     bool cleanup = !(s->skip & KJOIN_RESET_CLEANUP_NODE), etcd = !(s->skip & KJOIN_RESET_REMOVE_ETCD_MEMBER);
@@ -118,6 +119,7 @@ kjoin_code kjoin_reset(const kjoin_reset_spec *s, kjoin_reset_result *out, kjoin
     else
         kjoin_reset_runtime(&s->node.paths, sock, sizeof(sock)); /* before its files go */
     bool cp = cp_found && !*out->control_plane_refused;
+    ctx.deadline_ms = kjoin_now_ms() + (s->timeout_ms > 0 ? s->timeout_ms : 60000);
     if (cp && etcd && (rc = kjoin_cp_reset_etcd(&cps, out->control_plane, err)))
         return rc;
     if (cp && !etcd)

@@ -101,6 +101,10 @@ static void test_decrypt(void **state)
     kjoin_free_wiped(plain, len);
 }
 
+/* The join's context the control-plane contexts below share (the node's
+ * name, the CA discovery verified), one test at a time. */
+static kjoin_join_context test_join = {.name = {.name = "cp-2"}};
+
 static char *read_all(const char *path, size_t *len)
 {
     char *text = NULL;
@@ -382,7 +386,7 @@ static void test_record_before_write(void **state)
     assert_int_equal(r->written.n_dirs, 2); /* pki and pki/etcd; dir was there */
     snprintf(path, sizeof(path), "%s/pki/etcd", dir);
     assert_true(!strcmp(r->written.dirs[0], path) || !strcmp(r->written.dirs[1], path));
-    kjoin_cp_reset_spec rs = {.kubernetes_dir = dir};
+    kjoin_cp_reset_spec rs = {.join = &test_join, .kubernetes_dir = dir};
     kjoin_cp_reset_result *res = calloc(1, sizeof(*res));
     assert_int_equal(kjoin_cp_reset_files(&rs, res, NULL, &err), KJOIN_OK);
     assert_int_equal(res->n_left, 0);
@@ -423,10 +427,6 @@ static const char names_yaml[] =
 /* A control-plane context as a join builds it: the cluster c (release
  * minor, 0: as c says), the kubeconfigs under k8s, the certificates in
  * cert_dir, the node cp-2 at addr, no record. */
-/* The join's context the control-plane contexts below share (the node's
- * name, the CA discovery verified), one test at a time. */
-static kjoin_join_context test_join = {.name = {.name = "cp-2"}};
-
 static void cx_for(kjoin_cp_context *cx, const kjoin_cluster_configuration *c, int minor, const char *k8s,
                    const char *cert_dir, const char *addr)
 {
@@ -1891,7 +1891,7 @@ static void test_cp_record_parse(void **state)
     for (int i = 0; i < 3; i++)
         assert_int_equal(mkdir(made[i], 0700), 0);
     tu_write(made[2], "theirs.yaml", "x");
-    kjoin_cp_reset_spec rs = {.kubernetes_dir = dir};
+    kjoin_cp_reset_spec rs = {.join = &test_join, .kubernetes_dir = dir};
     kjoin_cp_reset_result *res = calloc(1, sizeof(*res));
     assert_int_equal(kjoin_cp_reset_files(&rs, res, NULL, &err), KJOIN_OK);
     assert_int_equal(stat(made[0], &st), -1);
@@ -2085,7 +2085,7 @@ static void test_one_record_file(void **state)
     assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
     assert_true(found && r->written.n_files == 2 && !strcmp(r->etcd_id, "7"));
     /* The control plane's part undone: the node's stays, the file with it. */
-    kjoin_cp_reset_spec rs = {.kubernetes_dir = dir};
+    kjoin_cp_reset_spec rs = {.join = &test_join, .kubernetes_dir = dir};
     kjoin_cp_reset_result *res = calloc(1, sizeof(*res));
     assert_int_equal(kjoin_cp_reset_files(&rs, res, NULL, &err), KJOIN_OK);
     assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);

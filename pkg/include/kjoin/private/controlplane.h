@@ -420,12 +420,9 @@ kjoin_code kjoin_cp_record_etcd(const char *kubernetes_dir, const char *peer, co
 kjoin_code kjoin_cp_record_begin(const char *kubernetes_dir, kjoin_cp_record **before, kjoin_err *err);
 
 typedef struct kjoin_cp_reset_spec {
+    const kjoin_join_context *join;    /* the reset's context: its deadline, Audit-ID and log */
     const char *kubernetes_dir;        /* the record and admin.conf are there */
     bool dry_run;                      /* decide and report (removed: what would be), change nothing */
-    int64_t timeout_ms;
-    const char *audit_id;
-    kjoin_log_fn log;
-    void *log_ctx;
 } kjoin_cp_reset_spec;
 
 /* kubeadm reset's first step: this node's etcd member out of the cluster
