@@ -9,8 +9,6 @@
 #include <kjoin/private/util.h>
 
 #include "../record/record.h"
-
-_Static_assert(KJOIN_NODE_STATE_MAX == KJOIN_RECORD_FILE_MAX, "the node's record is the one record file");
 #include "internal.h"
 
 #define BAD KJOIN_E_USAGE

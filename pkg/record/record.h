@@ -34,8 +34,6 @@ void kjoin_record_written_emit(json_object *record, const kjoin_written *w);
  * control-plane step adds to it before it writes). Records kjoin wrote before
  * kept the control plane's part in a file of its own,
  * KJOIN_CP_LEGACY_RECORD_NAME: still read, and taken into this one. */
-#define KJOIN_RECORD_FILE_NAME "kjoin-join.json"
-#define KJOIN_RECORD_FILE_MAX (512 * 1024)
 #define KJOIN_RECORD_CONTROL_PLANE "controlPlane"
 
 /* The record file in kubernetes_dir, read through its checked directory,

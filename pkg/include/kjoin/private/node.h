@@ -20,8 +20,8 @@
 #include <kjoin/util.h>
 
 /* What a join wrote, for reset: in the Kubernetes directory, mode 0600. */
-#define KJOIN_NODE_STATE_NAME "kjoin-join.json"
-#define KJOIN_NODE_STATE_MAX (512 * 1024) /* the whole record file: the control plane's part is in it too */
+#define KJOIN_NODE_STATE_NAME KJOIN_RECORD_FILE_NAME /* the join's one record: the node's part is in it */
+#define KJOIN_NODE_STATE_MAX KJOIN_RECORD_FILE_MAX
 
 /* The checks that need nothing from the cluster: IsPrivilegedUser, the
  * FileAvailable checks of the files a join writes (a warning for a file an

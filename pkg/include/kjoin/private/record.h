@@ -11,6 +11,11 @@
 #include <kjoin/err.h>
 #include <kjoin/private/safedir.h>
 
+/* A join's one record file, in the kubeconfig directory: its name and cap
+ * (pkg/record/record.h, its JSON side). */
+#define KJOIN_RECORD_FILE_NAME "kjoin-join.json"
+#define KJOIN_RECORD_FILE_MAX (512 * 1024)
+
 #define KJOIN_WRITTEN_FILES 48 /* a control-plane join writes about 40, a worker's five */
 #define KJOIN_WRITTEN_DIRS 16
 
