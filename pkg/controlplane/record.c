@@ -175,10 +175,8 @@ static kjoin_code put_part(const char *kubernetes_dir, json_object *part, bool d
     json_object *file = NULL;
     bool gone = false;
     kjoin_code rc = kjoin_record_file_load(kubernetes_dir, &file, err);
-    if (!rc && !file && part) {
-        file = json_object_new_object();
-        json_object_object_add(file, "kind", json_object_new_string("KjoinJoinRecord"));
-    }
+    if (!rc && !file && part)
+        file = kjoin_record_file_new();
     if (!rc && file && (part || json_object_object_get_ex(file, KJOIN_RECORD_CONTROL_PLANE, NULL))) {
         if (part)
             json_object_object_add(file, KJOIN_RECORD_CONTROL_PLANE, json_object_get(part));

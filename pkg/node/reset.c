@@ -286,23 +286,14 @@ kjoin_code kjoin_kubelet_reset_stop(const kjoin_kubelet_reset_spec *spec, kjoin_
  * part is in it too (its reset comes next), kept with that part alone. */
 static kjoin_code drop_node_part(run *r, kjoin_err *err)
 {
-    json_object *file = NULL, *part;
-    bool gone = true;
+    json_object *file = NULL, *part, *rest = kjoin_record_file_new();
     kjoin_code rc = kjoin_record_file_load(r->p.kubernetes_dir, &file, err);
-    if (!rc && file && json_object_object_get_ex(file, KJOIN_RECORD_CONTROL_PLANE, &part)) {
-        json_object *rest = json_object_new_object();
-        json_object_object_add(rest, "kind", json_object_new_string("KjoinJoinRecord"));
+    bool gone = !json_object_object_get_ex(file, KJOIN_RECORD_CONTROL_PLANE, &part); /* a dry run's answer */
+    if (!gone)
         json_object_object_add(rest, KJOIN_RECORD_CONTROL_PLANE, json_object_get(part));
-        gone = false;
-        if (!r->spec->dry_run)
-            rc = kjoin_record_file_store(r->p.kubernetes_dir, rest, &gone, err);
-        json_object_put(rest);
-    } else if (!rc && !r->spec->dry_run) {
-        kjoin_safedir d;
-        if (!(rc = kjoin_safedir_open(r->p.kubernetes_dir, 0, &d, err)))
-            rc = kjoin_safedir_unlink(&d, KJOIN_NODE_STATE_NAME, err);
-        kjoin_safedir_close(&d);
-    }
+    if (!rc && !r->spec->dry_run) /* neither part left: the file goes */
+        rc = kjoin_record_file_store(r->p.kubernetes_dir, rest, &gone, err);
+    json_object_put(rest);
     json_object_put(file);
     if (!rc && gone)
         removed(r, r->p.state);

@@ -32,6 +32,13 @@ kjoin_code kjoin_record_file_load(const char *kubernetes_dir, json_object **out,
     return rc;
 }
 
+json_object *kjoin_record_file_new(void)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "kind", json_object_new_string("KjoinJoinRecord"));
+    return o;
+}
+
 bool kjoin_record_file_has_node(json_object *record)
 {
     return record && json_object_object_get_ex(record, "nodeName", NULL);

@@ -45,6 +45,8 @@ kjoin_code kjoin_record_file_load(const char *kubernetes_dir, json_object **out,
  * missing); a record that holds neither the node's part nor the control
  * plane's is removed instead (*removed: it was there and is gone). */
 kjoin_code kjoin_record_file_store(const char *kubernetes_dir, json_object *record, bool *removed, kjoin_err *err);
+/* A record file holding neither part yet (kind KjoinJoinRecord); release it with json_object_put. */
+json_object *kjoin_record_file_new(void);
 /* Whether record holds the node's part (kubelet-start wrote it). */
 bool kjoin_record_file_has_node(json_object *record);
 
