@@ -145,6 +145,7 @@ typedef struct join_args {
     char *certificate_key_text; /* --certificate-key's copy (argv scrubbed) */
     char *env[3];           /* KJOIN_TOKEN, K3S_TOKEN, KJOIN_CERTIFICATE_KEY: taken out of the environment */
     const char *bootstrap_flag; /* a --tls-bootstrap flag given (refused without it) */
+    char ignore[4096];      /* every --ignore-preflight-errors, added up as kubeadm's (a string slice) */
 } join_args;
 
 /* A token flag's value: copied, and scrubbed from argv so ps never shows it. */
@@ -198,7 +199,15 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_SKIP_PHASES:
         a->skip_given = *arg != '\0';
         return kjoin_skip_phases(&a->w, arg, err); /* now, so the message names the flag */
-    case OPT_IGNORE_PREFLIGHT: n->ignore_preflight = arg; break;
+    case OPT_IGNORE_PREFLIGHT: {
+        size_t used = strlen(a->ignore);
+        if (snprintf(a->ignore + used, sizeof(a->ignore) - used, "%s%s", used ? "," : "", arg) >=
+            (int)(sizeof(a->ignore) - used))
+            return kjoin_err_set(err, KJOIN_E_USAGE, "--ignore-preflight-errors names more than %zu characters of "
+                                 "checks", sizeof(a->ignore) - 1);
+        n->ignore_preflight = a->ignore;
+        break;
+    }
     case OPT_CRI_SOCKET: n->cri_socket = arg; break;
     case OPT_PATCHES: n->patches_dir = arg; break;
     case OPT_KUBELET_LOG: n->kubelet_log = arg; break;

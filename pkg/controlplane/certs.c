@@ -268,7 +268,7 @@ kjoin_code kjoin_node_certs(const kjoin_cp_context *sp, kjoin_node_certs_result 
     memset(out, 0, sizeof(*out));
     bool external = sp->cluster->external_etcd; /* no etcd CA here, and none of its leaves (GetCertsWithoutEtcd) */
     const char *dir = r.dir_path;
-    if (kjoin_cp_write_path(sp, sp->cert_dir, r.dir_path, sizeof(r.dir_path), err) ||
+    if (kjoin_join_context_write_path(sp->join, sp->cert_dir, r.dir_path, sizeof(r.dir_path), err) ||
         snprintf(etcd, sizeof(etcd), "%s/etcd", dir) >= (int)sizeof(etcd))
         return kjoin_err_set(err, KJOIN_E_USAGE, "the certificates directory's path is too long");
     struct stat st;

@@ -879,7 +879,7 @@ kjoin_code kjoin_control_plane_manifests(const kjoin_cp_context *cx, kjoin_contr
         name_of[i] = names[i];
     }
     char dir[1400];
-    rc = kjoin_cp_write_path(cx, cx->manifests_dir, dir, sizeof(dir), err);
+    rc = kjoin_join_context_write_path(cx->join, cx->manifests_dir, dir, sizeof(dir), err);
     if (!rc)
         rc = kjoin_cp__write_manifests(kjoin_cp_record_dir(cx), dir, name_of, yaml, KJOIN_MANIFESTS_N, cx->force,
                                        out->kept, cx, err);

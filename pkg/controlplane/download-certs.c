@@ -480,7 +480,7 @@ kjoin_code kjoin_download_certs(const kjoin_cp_context *s, const kjoin_certifica
     }
     char dir[1400]; /* the node's, or a dry run's */
     logf_(s, 0, "[download-certs] Saving the certificates to the folder: \"%s\"", out->cert_dir);
-    rc = kjoin_cp_write_path(s, out->cert_dir, dir, sizeof(dir), err);
+    rc = kjoin_join_context_write_path(s->join, out->cert_dir, dir, sizeof(dir), err);
     if (!rc)
         rc = write_shared(&certs, dir, kjoin_cp_record_dir(s), s->force, out->written, s, err);
     for (size_t i = 0; !rc && c->external_etcd && i < KJOIN_EXTERNAL_ETCD_N; i++) {
@@ -492,7 +492,7 @@ kjoin_code kjoin_download_certs(const kjoin_cp_context *s, const kjoin_certifica
         *slash = '\0'; /* a clean absolute path: a file in a directory */
         cp_file f = {slash + 1 - parent + paths[i], certs.external[i].mode, certs.external[i].data,
                      certs.external[i].len};
-        if (!(rc = kjoin_cp_write_path(s, *parent ? parent : "/", where, sizeof(where), err)) &&
+        if (!(rc = kjoin_join_context_write_path(s->join, *parent ? parent : "/", where, sizeof(where), err)) &&
             !(rc = kjoin_cp__write_files(kjoin_cp_record_dir(s), where, &f, 1, s->force, NULL, s, err)))
             logf_(s, 1, "[download-certs] Wrote %s (%04o)", paths[i], certs.external[i].mode);
     }

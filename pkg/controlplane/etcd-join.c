@@ -319,7 +319,7 @@ static kjoin_code load_tls(etcd_client *e, kjoin_err *err)
     char client[1400], dir[1400];
     bool missing;
     snprintf(client, sizeof(client), "%s/etcd/healthcheck-client.crt", e->s->cert_dir);
-    kjoin_cp_read_path(e->s, client, dir, sizeof(dir)); /* a dry run's own, once it made one */
+    kjoin_join_context_read_path(e->s->join, client, dir, sizeof(dir)); /* a dry run's own, once it made one */
     *strrchr(dir, '/') = '\0';
     kjoin_code rc = kjoin_safedir_open(dir, 0, &d, err);
     if (!rc)
@@ -427,7 +427,7 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *ou
     const kjoin_cluster_configuration *c = s->cluster;
     const char *data = *c->etcd_data_dir ? c->etcd_data_dir : "/var/lib/etcd";
     /* a learner first where the release's kubeadm makes one, by the cluster's gate and its stage */
-    bool v6 = strchr(s->advertise_address, ':') != NULL, dry = *s->dry_run_dir,
+    bool v6 = strchr(s->advertise_address, ':') != NULL, dry = s->join->dry_run,
          learner = kjoin_gate_on(s->release->etcd_learner, c->etcd_learner_mode);
     char peer[128], *yaml = NULL;
     members ms = {0};
@@ -500,7 +500,7 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *ou
         else if (!(rc = kjoin_safedir_open(data, KJOIN_SAFEDIR_CREATE, &dd, err))) /* kubeadm's CreateDataDirectory */
             kjoin_safedir_close(&dd);
         if (!rc && !(rc = kjoin_etcd_manifest_make(s, list, ms.n, &yaml, err)) &&
-            !(rc = kjoin_cp_write_path(s, s->manifests_dir, dir, sizeof(dir), err))) {
+            !(rc = kjoin_join_context_write_path(s->join, s->manifests_dir, dir, sizeof(dir), err))) {
             const char *name = "etcd.yaml";
             rc = kjoin_cp__write_manifests(record, dir, &name, &yaml, 1, s->force, &out->manifest_kept, s, err);
         }

@@ -160,11 +160,18 @@ kjoin_code kjoin_cp__write_files(const char *record_dir, const char *cert_dir, c
             }
     kjoin_safedir_close(&dirs[0]);
     kjoin_safedir_close(&dirs[1]);
-    for (size_t i = 0; !rc && report && i < n; i++)
-        if (files[i].data && how[i] != KJOIN_WRITE_UNCHANGED && report->n < KJOIN_CP_FILES_MAX) {
-            snprintf(report->v[report->n].path, sizeof(report->v[0].path), "%s/%s", cert_dir, files[i].name);
+    for (size_t i = 0; !rc && i < n; i++) {
+        char path[sizeof(report->v[0].path)];
+        if (!files[i].data || how[i] == KJOIN_WRITE_UNCHANGED)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", cert_dir, files[i].name);
+        if (report && report->n < KJOIN_CP_FILES_MAX) {
+            memcpy(report->v[report->n].path, path, sizeof(path));
             report->v[report->n++].mode = files[i].mode;
         }
+        if (cx)
+            rc = kjoin_join_context_wrote(cx->join, path, files[i].mode, err);
+    }
     if (rc && made[0]) {
         char deepest[4096];
         snprintf(deepest, sizeof(deepest), "%s", wants_etcd ? etcd : cert_dir);

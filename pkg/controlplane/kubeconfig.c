@@ -116,9 +116,9 @@ kjoin_code kjoin_control_plane_kubeconfigs(const kjoin_cp_context *s, kjoin_cont
     admin_server(s, local, admin, sizeof(admin));
     /* where they are read and written: the node's, or a dry run's (messages name the node's) */
     char cert_dir[1400], conf_dir[1400];
-    kjoin_code rc = kjoin_cp_write_path(s, s->cert_dir, cert_dir, sizeof(cert_dir), err);
+    kjoin_code rc = kjoin_join_context_write_path(s->join, s->cert_dir, cert_dir, sizeof(cert_dir), err);
     if (!rc)
-        rc = kjoin_cp_write_path(s, s->kubernetes_dir, conf_dir, sizeof(conf_dir), err);
+        rc = kjoin_join_context_write_path(s->join, s->kubernetes_dir, conf_dir, sizeof(conf_dir), err);
     if (!rc)
         rc = kjoin_safedir_open(cert_dir, 0, &certs, err);
     if (!rc)

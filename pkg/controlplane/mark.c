@@ -166,7 +166,7 @@ kjoin_code kjoin_cp_admin_client(const kjoin_cp_context *cx, kjoin_kubeapi **out
     size_t len = 0;
     kjoin_kubeapi_options o = kjoin_join_context_api_options(cx->join, 0, 0);
     char admin[1400];
-    kjoin_cp_read_path(cx, cx->admin_kubeconfig, admin, sizeof(admin)); /* a dry run's own, once it made one */
+    kjoin_join_context_read_path(cx->join, cx->admin_kubeconfig, admin, sizeof(admin)); /* a dry run's own, once it made one */
     kjoin_code rc = kjoin_cp__admin_read(admin, &text, &len, err);
     if (!rc)
         rc = kjoin_cp__admin_client(text, len, NULL, &o, out, err);
@@ -188,7 +188,7 @@ kjoin_code kjoin_mark_control_plane(const kjoin_cp_context *cx, const kjoin_mark
 {
     kjoin_kubeapi *api = NULL, *owned = NULL;
     char path[320];
-    if (*cx->dry_run_dir) { /* the Node is the cluster's: a dry run changes nothing there */
+    if (cx->join->dry_run) { /* the Node is the cluster's: a dry run changes nothing there */
         logf_(cx, 0, "[dryrun] Would mark node %s as a control-plane", cx->join->name.name);
         return KJOIN_OK;
     }

@@ -204,7 +204,7 @@ kjoin_code kjoin_cp__sign(cert_request *req, const kjoin_cp_context *cx, const c
     req->not_after = now + (c->certificate_validity_s ? c->certificate_validity_s : VALIDITY_S);
     /* A dry run's certificates are shown and removed: should one outlive it
      * (the machine down mid-run), it is of no use for long. */
-    if (*cx->dry_run_dir && req->not_after > now + DRY_RUN_VALIDITY_S)
+    if (cx->join->dry_run && req->not_after > now + DRY_RUN_VALIDITY_S)
         req->not_after = now + DRY_RUN_VALIDITY_S;
     req->go_subject = true;
     req->no_basic_constraints = !kjoin_release_of(minor)->leaf_basic_constraints;

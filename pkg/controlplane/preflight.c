@@ -126,7 +126,7 @@ kjoin_code kjoin_preflight_control_plane(const kjoin_node_spec *spec, const kjoi
             "before it joins again)", data);
     free(rec);
     if (!kjoin_preflight_ignored(spec, "ImagePull")) /* a pull takes time: not when it would be ignored */
-        kjoin_preflight_images(report, spec, images, n_images, *cx->dry_run_dir);
+        kjoin_preflight_images(report, spec, images, n_images, cx->join->dry_run);
     return kjoin_preflight_verdict(report, from, err);
 }
 

@@ -148,7 +148,7 @@ kjoin_code kjoin_wait_control_plane(const kjoin_cp_context *s, kjoin_wait_contro
     int64_t t0 = kjoin_now_ms(), deadline = t0 + kjoin_cp_stage_left(s, s->join->timeouts.control_plane_ms, &bounded);
     kjoin_code rc = KJOIN_OK;
     memset(out, 0, sizeof(*out));
-    if (*s->dry_run_dir) { /* nothing was started to wait for */
+    if (s->join->dry_run) { /* nothing was started to wait for */
         logf_(s, 0, "[dryrun] Would wait for the control plane's components on this node to be healthy");
         return KJOIN_OK;
     }

@@ -134,10 +134,6 @@ static kjoin_code run_check(join_run *r, kjoin_err *err)
 }
 
 static kjoin_code run_write(join_run *r, kjoin_err *err) { return kjoin_kubelet_write(&r->node, err); }
-static kjoin_code run_plan(join_run *r, kjoin_err *err)
-{
-    return kjoin_kubelet_plan(&r->node, &r->out->planned, err);
-}
 static kjoin_code run_launch(join_run *r, kjoin_err *err) { return kjoin_kubelet_launch(&r->node, err); }
 static kjoin_code run_wait(join_run *r, kjoin_err *err) { return kjoin_kubelet_wait(&r->node, err); }
 
@@ -149,15 +145,8 @@ static bool discovering_alone(const join_run *r)
 }
 
 /* Discovery alone leaves its kubeconfig (and the CA where one was asked
- * for) on disk; a dry run writes nothing. */
-static bool discovery_alone(const join_run *r)
-{
-    return discovering_alone(r) && !r->spec->dry_run && !r->spec->check;
-}
-static bool discovery_alone_dry(const join_run *r)
-{
-    return discovering_alone(r) && r->spec->dry_run && !r->spec->check;
-}
+ * for) on disk (a dry run's under its root). */
+static bool discovery_alone(const join_run *r) { return discovering_alone(r) && !r->spec->check; }
 
 /* The check: what the cluster says of this join, with the bootstrap
  * identity discovery verified; nothing on the node changes. */
@@ -172,28 +161,35 @@ static kjoin_code run_join_check(join_run *r, kjoin_err *err)
 }
 
 /* A dry run, as kubeadm's: the checks run for real, and every file is
- * shown instead of written; nothing starts, so nothing is waited for. */
+ * written under the dry run's root and shown; nothing starts, so nothing
+ * is waited for. */
 static bool for_real(const join_run *r) { return !r->spec->dry_run; }
-static bool dry(const join_run *r) { return r->spec->dry_run; }
-
-/* What discovery alone would write. */
-static kjoin_code run_plan_discovered(join_run *r, kjoin_err *err)
-{
-    const kjoin_join_result *res = &r->out->join.result;
-    const char *ca = r->spec->ca_with_discovery ? r->spec->node.paths.ca_cert_path : NULL;
-    kjoin_code rc = kjoin_planned_add(&r->out->planned, r->out->kubeconfig_path, 0600, res->kubeconfig,
-                                      res->kubeconfig_len, err);
-    if (!rc && ca)
-        rc = kjoin_planned_add(&r->out->planned, ca, 0644, r->ca, r->ca_len, err);
-    return rc;
-}
 
 static kjoin_code run_write_discovered(join_run *r, kjoin_err *err)
 {
     const kjoin_phases_spec *s = r->spec;
-    return kjoin_join__write(&r->out->join, r->out->kubeconfig_path,
-                             s->ca_with_discovery ? s->node.paths.ca_cert_path : NULL, s->node.force,
-                             s->join.log, s->join.log_ctx, err);
+    const kjoin_join_context *cx = &r->ctx;
+    const char *ca = s->ca_with_discovery ? s->node.paths.ca_cert_path : NULL;
+    char kc_at[4200], ca_at[4200] = "";
+    kjoin_code rc = kjoin_join_context_write_path(cx, r->out->kubeconfig_path, kc_at, sizeof(kc_at), err);
+    if (!rc && ca)
+        rc = kjoin_join_context_write_path(cx, ca, ca_at, sizeof(ca_at), err);
+    if (!rc)
+        rc = kjoin_dry_run_copy_file(cx, r->out->kubeconfig_path, err);
+    if (!rc && ca)
+        rc = kjoin_dry_run_copy_file(cx, ca, err);
+    if (!rc) /* a dry run's writes are not the node's: not said, only shown */
+        rc = kjoin_join__write(&r->out->join, kc_at, ca ? ca_at : NULL, s->node.force, cx->dry_run ? NULL : s->join.log,
+                               s->join.log_ctx, err);
+    if (rc || !cx->dry_run)
+        return rc;
+    kjoin_join_outcome *o = &r->out->join;
+    if (o->kubeconfig_write != KJOIN_WRITE_UNCHANGED)
+        rc = kjoin_join_context_wrote(cx, kc_at, 0600, err);
+    if (!rc && ca && o->ca_write != KJOIN_WRITE_UNCHANGED)
+        rc = kjoin_join_context_wrote(cx, ca_at, 0644, err);
+    o->written = o->ca_written = false;
+    return rc;
 }
 
 /* With kubelet-start (before the kubelet starts) or after discovery alone;
@@ -245,10 +241,10 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
     kjoin_cp_context *cx = &r->cx;
     cx->join = &r->ctx;
     cx->bind_port = kjoin_api_server_port(s->bind_port);
-    cx->record = true;
+    cx->record = !s->dry_run; /* a dry run records nothing */
     cx->force = s->node.force;
     cx->downloads_certs = wants_download(r);
-    cx->written = &r->out->control_plane_files;
+    cx->written = s->dry_run ? NULL : &r->out->control_plane_files; /* a dry run's are shown instead */
     if (!r->replaced && !(r->replaced = kjoin_cp_replaced_new()))
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     cx->replaced = r->replaced;
@@ -260,8 +256,8 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "a control-plane node of a v1.%d cluster is also recorded in "
                            "kubeadm-config's ClusterStatus (kubeadm's update-status phase), which kjoin does not do: "
                            "join it with that release's kubeadm (kjoin's phases run one at a time)", cx->minor);
-    if (!rc && s->dry_run) /* the steps write into a directory of their own, shown and removed at the end */
-        rc = kjoin_cp_dry_run_begin(cx, "/tmp", err);
+    if (!rc)
+        rc = kjoin_cp_dry_run_copy(cx, err);
     return rc;
 }
 
@@ -498,10 +494,8 @@ static const step steps[] = {
     {KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_manifests, run_manifests},
     {0, NEEDS_DISCOVERY, needs_admin, run_admin_client},
     {KJOIN_PHASE_CHECK_ETCD, NEEDS_DISCOVERY, NULL, run_check_etcd},
-    {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_write},
-    {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, dry, run_plan},
+    {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_write},
     {0, NEEDS_DISCOVERY, discovery_alone, run_write_discovered},
-    {0, NEEDS_DISCOVERY, discovery_alone_dry, run_plan_discovered},
     {0, NEEDS_DISCOVERY, checking, run_join_check},
     {0, NEEDS_DISCOVERY, wants_tls_bootstrap, run_tls_bootstrap},
     {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_launch},
@@ -924,6 +918,9 @@ static kjoin_code run_all(join_run *r, kjoin_err *err)
     r->ctx = (kjoin_join_context){.deadline_ms = r->deadline, .timeouts = spec->timeouts, .join_id = spec->join_id,
                                   .audit_id = j->audit_id, .log = j->log, .log_ctx = j->log_ctx,
                                   .name = out->node_name, .patches = r->patches};
+    /* A dry run's one root: every step writes under it; shown and removed at the end. */
+    if (!rc && spec->dry_run)
+        rc = kjoin_dry_run_begin("/tmp", &r->ctx.dry_run, err);
     r->node = (kjoin_node_join){.spec = &spec->node, .cx = &r->ctx};
     for (size_t i = 0; !rc && i < N_STEPS; i++) {
         if (!runs(r, &steps[i]))
@@ -948,11 +945,11 @@ static kjoin_code run_all(join_run *r, kjoin_err *err)
         logf_(r, 0, "[join] This node has joined the cluster as %s%s. It is NotReady until the cluster's network "
               "plugin runs on it; kubectl get nodes on a control-plane node shows it", out->node_name.name,
               (out->ran & KJOIN_PHASE_WAIT_CONTROL_PLANE) ? ", and a new control plane instance was created" : "");
-    if (*r->cx.dry_run_dir) { /* what its steps wrote, shown as the node's; then gone */
+    if (r->ctx.dry_run) { /* what its steps wrote, shown as the node's; then gone */
         if (!rc)
-            rc = kjoin_cp_dry_run_files(&r->cx, &out->planned, err);
-        out->control_plane_files.n = 0;
-        kjoin_cp_dry_run_end(&r->cx);
+            rc = kjoin_dry_run_show(r->ctx.dry_run, &out->planned, err);
+        kjoin_dry_run_end(r->ctx.dry_run, j->log, j->log_ctx);
+        r->ctx.dry_run = NULL;
     }
     if (r->planned)
         kjoin_join_plan_clear(&r->plan);

@@ -530,57 +530,12 @@ static size_t node_files(const kjoin_node_join *j, const kjoin_node__resolved *p
     return n;
 }
 
-kjoin_code kjoin_planned_add(kjoin_planned_files *plan, const char *path, unsigned mode, const char *data, size_t len,
-                             kjoin_err *err)
-{
-    if (plan->n == KJOIN_PLANNED_MAX)
-        return kjoin_err_set(err, KJOIN_E_OTHER, "more than %d files to show", KJOIN_PLANNED_MAX);
-    kjoin_planned_file *f = &plan->files[plan->n];
-    char *raw = strndup(data, len);
-    f->content = raw ? malloc(len + 1) : NULL; /* the sanitiser never lengthens */
-    if (!f->content) {
-        free(raw);
-        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    }
-    kjoin_printable(f->content, len + 1, raw, true); /* tokens masked, controls shown as "?" */
-    kjoin_free_wiped(raw, len);
-    snprintf(f->path, sizeof(f->path), "%s", path);
-    f->mode = mode;
-    plan->n++;
-    return KJOIN_OK;
-}
-
-void kjoin_planned_release(kjoin_planned_files *plan)
-{
-    for (size_t i = 0; i < plan->n; i++)
-        free(plan->files[i].content);
-    plan->n = 0;
-}
-
-kjoin_code kjoin_kubelet_plan(kjoin_node_join *j, kjoin_planned_files *plan, kjoin_err *err)
-{
-    kjoin_node__resolved p;
-    node_write w[NODE_FILES];
-    char *record = NULL;
-    if (!j->checked)
-        return kjoin_err_set(err, KJOIN_E_USAGE, "kubelet-start shows its files only after its cluster checks passed");
-    kjoin_node__resolve(&j->spec->paths, &p);
-    size_t n = node_files(j, &p, w);
-    kjoin_code rc = make_record(j, &p, w, n, &record, err);
-    if (!rc)
-        rc = kjoin_planned_add(plan, p.state, kjoin_node_file_mode(KJOIN_NODE_FILE_RECORD), record, strlen(record), err);
-    free(record);
-    for (size_t i = 0; !rc && i < n; i++)
-        rc = kjoin_planned_add(plan, w[i].path, kjoin_node_file_mode(w[i].kind), w[i].data, w[i].len, err);
-    step(j, "dry-run");
-    return rc;
-}
-
 kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
 {
     kjoin_node__resolved p;
     kjoin_err in;
     kjoin_code rc;
+    bool dry = j->cx->dry_run; /* each file under the dry run's root, as the node holds them copied there first */
     if (!j->checked)
         return kjoin_err_set(err, KJOIN_E_USAGE, "kubelet-start writes only after its cluster checks passed");
     if ((rc = kjoin_node_check_destinations(&j->spec->paths, err)))
@@ -588,8 +543,15 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     kjoin_node__resolve(&j->spec->paths, &p);
     node_write w[NODE_FILES];
     size_t n = node_files(j, &p, w);
+    char at[NODE_FILES + 1][4200]; /* where each goes: the node's path, or under the root; the record last */
+    for (size_t i = 0; !rc && i <= n; i++) {
+        const char *path = i < n ? w[i].path : p.state;
+        rc = kjoin_join_context_write_path(j->cx, path, at[i], sizeof(at[i]), err);
+        if (!rc)
+            rc = kjoin_dry_run_copy_file(j->cx, path, err);
+    }
     char *record = NULL;
-    if ((rc = make_record(j, &p, w, n, &record, err)))
+    if (rc || (rc = make_record(j, &p, w, n, &record, err)))
         return rc;
     /* What this run makes, to be taken back if a later write fails. */
     kjoin_written *made = calloc(1, sizeof(*made));
@@ -599,31 +561,39 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     }
     const char *created[NODE_FILES + 1];
     size_t n_created = 0;
-    j->result.systemd = kjoin_node__systemd(j->spec->systemd_dir);
+    j->result.systemd = !dry && kjoin_node__systemd(j->spec->systemd_dir);
     /* kubeadm's order: the kubelet does not read half a configuration. */
     if (j->result.systemd && kjoin_node__systemctl("stop", 30000, &in))
         logf_(j, KJOIN_LOG_WARNING, "[kubelet-start] %s", in.msg);
     kjoin_write_result how;
-    rc = kjoin_node_file_write(KJOIN_NODE_FILE_RECORD, p.state, record, strlen(record), true, &how, err);
+    rc = kjoin_node_file_write(KJOIN_NODE_FILE_RECORD, at[n], record, strlen(record), true, &how, err);
     free(record);
     if (!rc && how == KJOIN_WRITE_CREATED)
-        created[n_created++] = p.state;
+        created[n_created++] = at[n];
+    if (!rc && how != KJOIN_WRITE_UNCHANGED)
+        rc = kjoin_join_context_wrote(j->cx, at[n], kjoin_node_file_mode(KJOIN_NODE_FILE_RECORD), err);
     if (!rc)
         kjoin_node__crash_point("record");
     for (size_t i = 0; !rc && i < n; i++) {
-        if ((rc = kjoin_node_file_write(w[i].kind, w[i].path, w[i].data, w[i].len, j->spec->force, &how, err)))
+        unsigned mode = kjoin_node_file_mode(w[i].kind);
+        if ((rc = kjoin_node_file_write(w[i].kind, at[i], w[i].data, w[i].len, j->spec->force, &how, err)))
             break;
         if (how == KJOIN_WRITE_CREATED)
-            created[n_created++] = w[i].path;
-        add_file(&j->result, w[i].path, kjoin_node_file_mode(w[i].kind));
+            created[n_created++] = at[i];
+        if (dry) { /* not the node's: shown, not said */
+            if (how != KJOIN_WRITE_UNCHANGED)
+                rc = kjoin_join_context_wrote(j->cx, at[i], mode, err);
+            continue;
+        }
+        add_file(&j->result, w[i].path, mode);
         logf_(j, 0, "[kubelet-start] %s %s (%04o)", how == KJOIN_WRITE_UNCHANGED ? "Unchanged:" : "Wrote", w[i].path,
-              kjoin_node_file_mode(w[i].kind));
+              mode);
         kjoin_node__crash_point(w[i].crash_point);
     }
-    if (rc && (n_created || made->n_dirs))
+    if (rc && !dry && (n_created || made->n_dirs)) /* a dry run's root goes whole */
         take_back(j, created, n_created, made, err);
     free(made);
-    step(j, "write");
+    step(j, dry ? "dry-run" : "write");
     return rc;
 }
 

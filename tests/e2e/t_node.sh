@@ -1094,9 +1094,33 @@ node_scenario_dry_run() {
     grep -qF -- "--container-runtime-endpoint=$NODE_CRI" "$T/join.out" || { fail "no runtime flag shown"; rc=1; }
   fi
   join_as e2e-dry --dry-run -o json || return 1
+  cp "$T/join.out" "$T/dry.json"
   jq -e '.dryRun and (.wouldWrite | length >= 5) and ([.node.phases[].name] == ["preflight","kubelet-start"])
       and (.wouldWrite[] | select(.path == "/var/lib/kubelet/config.yaml") | .mode == "0644" and (.content | test("maxPods: 42")))' \
     "$T/join.out" >/dev/null || { fail "dry run json: $(head -c 600 "$T/join.out")"; rc=1; }
+  # Every file goes under the dry run's one root: the record it shows names the node's paths, never the root.
+  jq -e '.wouldWrite[] | select(.path == "/etc/kubernetes/kjoin-join.json") | .content |
+      (contains("/var/lib/kubelet/config.yaml") and (contains("kjoin-join-dryrun") | not))' "$T/join.out" >/dev/null ||
+    { fail "dry run's record: $(jq -c '.wouldWrite[0]' "$T/join.out" | head -c 400)"; rc=1; }
+  # A CA of another cluster on the node (preflight's finding ignored): kubelet-start's dry run refuses it as
+  # the join's does (exit 5, naming it), the node's as it was; once the node's CA is the cluster's, the dry run shows all but it.
+  if [ ! -e /etc/kubernetes/pki ]; then
+    local made=/etc/kubernetes/pki code
+    [ -e /etc/kubernetes ] || made=/etc/kubernetes
+    mkdir -p /etc/kubernetes/pki && echo "another cluster's" >/etc/kubernetes/pki/ca.crt
+    join_as e2e-dry --ignore-preflight-errors FileAvailable--etc-kubernetes-pki-ca.crt || return 1
+    code=$JOIN_RC
+    join_as e2e-dry --ignore-preflight-errors FileAvailable--etc-kubernetes-pki-ca.crt --dry-run || return 1
+    [ "$code" = 5 ] && [ "$JOIN_RC" = 5 ] && join_err "/etc/kubernetes/pki/ca.crt" &&
+      [ "$(cat /etc/kubernetes/pki/ca.crt)" = "another cluster's" ] && [ -z "${KUBELET_PID:-}" ] ||
+      { fail "a dry run over another CA: exit $JOIN_RC, the join's $code: $(grep -e ERROR -e ca.crt "$T/join.err" | tail -3)"; rc=1; }
+    jq -j '.wouldWrite[] | select(.path == "/etc/kubernetes/pki/ca.crt") | .content' "$T/dry.json" >/etc/kubernetes/pki/ca.crt
+    join_as e2e-dry --ignore-preflight-errors FileAvailable--etc-kubernetes-pki-ca.crt --dry-run -o json || return 1
+    [ "$JOIN_RC" = 0 ] && jq -e '[.wouldWrite[].path] | index("/etc/kubernetes/pki/ca.crt") == null and
+        index("/var/lib/kubelet/config.yaml") != null' "$T/join.out" >/dev/null ||
+      { fail "a dry run over the cluster's CA: exit $JOIN_RC: $(jq -c '[.wouldWrite[]?.path]' "$T/join.out")"; rc=1; }
+    rm -rf "$made"
+  fi
   # The checks are real: preflight's refusals fail a dry run as they fail the join.
   join_as e2e-dry --dry-run --cri-socket "$T/none.sock" || return 1
   [ "$JOIN_RC" = 2 ] && join_err "ERROR CRI:" && [ ! -s "$T/join.out" ] || { fail "a dry run without a runtime: exit $JOIN_RC"; rc=1; }

@@ -1228,6 +1228,19 @@ static const kjoin_planned_file *planned_at(const kjoin_planned_files *plan, con
     return NULL;
 }
 
+/* A dry run for the steps of cx (its copies of the node's files made). */
+static void dry_begin(const kjoin_cp_context *cx, const char *tmp)
+{
+    kjoin_err err;
+    assert_int_equal(kjoin_dry_run_begin(tmp, &test_join.dry_run, &err), KJOIN_OK);
+    assert_int_equal(kjoin_cp_dry_run_copy(cx, &err), KJOIN_OK);
+}
+static void dry_end(void)
+{
+    kjoin_dry_run_end(test_join.dry_run, NULL, NULL);
+    test_join.dry_run = NULL;
+}
+
 /* The steps write under the dry run's own directory: the node's holds
  * nothing new, the files shown at the node's paths (the Pods naming them),
  * keys masked, the shared certificates copied in and not shown again; the
@@ -1238,7 +1251,7 @@ static void test_dry_run(void **state)
     char *dir = shared_pki(), *tmp = tu_tmpdir(), pki[4096], path[4200];
     kjoin_cluster_configuration c;
     kjoin_cp_context cx;
-    kjoin_cp_files written = {0};
+    kjoin_dry_run *d = NULL;
     kjoin_planned_files plan = {0};
     kjoin_node_certs_result nr;
     kjoin_control_plane_kubeconfigs_result kr;
@@ -1247,21 +1260,20 @@ static void test_dry_run(void **state)
     assert_int_equal(kjoin_cluster_configuration_parse(manifests_yaml, strlen(manifests_yaml), &c, &err), KJOIN_OK);
     snprintf(pki, sizeof(pki), "%s/pki", dir);
     cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
-    cx.written = &written;
-    cx.record = true;
-    assert_int_equal(kjoin_cp_dry_run_begin(&cx, tmp, &err), KJOIN_OK);
-    assert_false(cx.record);
-    assert_int_equal(strncmp(cx.dry_run_dir, tmp, strlen(tmp)), 0);
+    assert_int_equal(kjoin_dry_run_begin(tmp, &d, &err), KJOIN_OK);
+    test_join.dry_run = d;
+    assert_int_equal(kjoin_cp_dry_run_copy(&cx, &err), KJOIN_OK);
+    assert_int_equal(strncmp(d->root, tmp, strlen(tmp)), 0);
     char admin_at[4200];
-    kjoin_cp_read_path(&cx, cx.admin_kubeconfig, admin_at, sizeof(admin_at));
+    kjoin_join_context_read_path(cx.join, cx.admin_kubeconfig, admin_at, sizeof(admin_at));
     assert_string_equal(admin_at, cx.admin_kubeconfig); /* none made yet: the node's */
-    assert_int_equal(kjoin_cp_write_path(&cx, "/etc/x", path, sizeof(path), &err), KJOIN_OK);
+    assert_int_equal(kjoin_join_context_write_path(cx.join, "/etc/x", path, sizeof(path), &err), KJOIN_OK);
     assert_non_null(strstr(path, "/etc/x"));
-    assert_int_equal(kjoin_cp_write_path(&cx, "/etc/x", path, 8, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_join_context_write_path(cx.join, "/etc/x", path, 8, &err), KJOIN_E_USAGE);
     assert_int_equal(kjoin_node_certs(&cx, &nr, &err), KJOIN_OK);
     assert_int_equal(kjoin_control_plane_kubeconfigs(&cx, &kr, &err), KJOIN_OK);
-    kjoin_cp_read_path(&cx, cx.admin_kubeconfig, admin_at, sizeof(admin_at));
-    assert_int_equal(strncmp(admin_at, cx.dry_run_dir, strlen(cx.dry_run_dir)), 0); /* the dry run's own */
+    kjoin_join_context_read_path(cx.join, cx.admin_kubeconfig, admin_at, sizeof(admin_at));
+    assert_int_equal(strncmp(admin_at, d->root, strlen(d->root)), 0); /* the dry run's own */
     if (kjoin_control_plane_manifests(&cx, &mr, &err))
         fail_msg("%s", err.msg);
     /* the node's directories: nothing new */
@@ -1271,7 +1283,7 @@ static void test_dry_run(void **state)
     assert_int_not_equal(access(path, F_OK), 0);
     snprintf(path, sizeof(path), "%s/manifests", dir);
     assert_int_not_equal(access(path, F_OK), 0);
-    assert_int_equal(kjoin_cp_dry_run_files(&cx, &plan, &err), KJOIN_OK);
+    assert_int_equal(kjoin_dry_run_show(d, &plan, &err), KJOIN_OK);
     assert_int_equal(plan.n, 2 * KJOIN_NODE_CERTS_N + KJOIN_KUBECONFIGS_N + KJOIN_MANIFESTS_N);
     const kjoin_planned_file *crt = planned_at(&plan, pki, "apiserver.crt"), *key = planned_at(&plan, pki, "apiserver.key"),
                              *admin = planned_at(&plan, dir, "admin.conf"),
@@ -1287,14 +1299,17 @@ static void test_dry_run(void **state)
     assert_non_null(strstr(admin->content, "client-certificate-data: LS0t"));
     snprintf(path, sizeof(path), "--tls-cert-file=%s/apiserver.crt", pki);
     assert_non_null(strstr(api->content, path)); /* the node's path, not the dry run's */
-    assert_null(strstr(api->content, cx.dry_run_dir));
-    /* a file that is not the dry run's is refused */
+    assert_null(strstr(api->content, d->root));
+    /* a file that is not the dry run's is refused; one written again is shown once */
     kjoin_planned_release(&plan);
-    snprintf(written.v[0].path, sizeof(written.v[0].path), "%.1000s/apiserver.crt", pki);
-    assert_int_equal(kjoin_cp_dry_run_files(&cx, &plan, &err), KJOIN_E_OTHER);
-    kjoin_planned_release(&plan);
-    char dry[sizeof(cx.dry_run_dir)];
-    memcpy(dry, cx.dry_run_dir, sizeof(dry));
+    snprintf(path, sizeof(path), "%.1000s/apiserver.crt", pki);
+    assert_int_equal(kjoin_join_context_wrote(cx.join, path, 0644, &err), KJOIN_E_OTHER);
+    size_t shown = d->n;
+    snprintf(admin_at, sizeof(admin_at), "%s%.1000s", d->root, path);
+    assert_int_equal(kjoin_join_context_wrote(cx.join, admin_at, 0644, &err), KJOIN_OK);
+    assert_int_equal(d->n, shown);
+    char dry[sizeof(d->root)];
+    memcpy(dry, d->root, sizeof(dry));
     /* Its certificates live an hour at most (the cluster's say a year). */
     char in_dry[8500];
     snprintf(in_dry, sizeof(in_dry), "%s%s/apiserver.crt", dry, pki);
@@ -1307,7 +1322,8 @@ static void test_dry_run(void **state)
     assert_int_equal(ASN1_TIME_diff(&days, &secs, NULL, X509_get0_notAfter(short_lived)), 1);
     assert_true(days == 0 && secs <= 3600 + 5);
     X509_free(short_lived);
-    kjoin_cp_dry_run_end(&cx);
+    kjoin_dry_run_end(d, NULL, NULL);
+    test_join.dry_run = NULL;
     assert_int_not_equal(access(dry, F_OK), 0);
     /* A dry run ended by SIGINT, SIGTERM or SIGHUP leaves no copy of the CA
      * keys: its directory goes with the signal, which still ends the process. */
@@ -1319,19 +1335,18 @@ static void test_dry_run(void **state)
         assert_true(pid >= 0);
         if (pid == 0) {
             kjoin_cp_context child;
-            kjoin_cp_files w = {0};
             signal(SIGINT, SIG_DFL), signal(SIGTERM, SIG_DFL), signal(SIGHUP, SIG_DFL); /* (see test_util) */
             kjoin_scratch_remove_on_signals();
             cx_for(&child, &c, 37, dir, pki, "192.0.2.2");
-            child.written = &w;
-            if (kjoin_cp_dry_run_begin(&child, tmp, &err) || kjoin_node_certs(&child, &nr, &err))
+            if (kjoin_dry_run_begin(tmp, &test_join.dry_run, &err) || kjoin_cp_dry_run_copy(&child, &err) ||
+                kjoin_node_certs(&child, &nr, &err))
                 _exit(3);
-            (void)!write(fds[1], child.dry_run_dir, strlen(child.dry_run_dir) + 1);
+            (void)!write(fds[1], test_join.dry_run->root, strlen(test_join.dry_run->root) + 1);
             raise(sigs[i]);
             _exit(0);
         }
         close(fds[1]);
-        char left[sizeof(cx.dry_run_dir)] = "";
+        char left[sizeof(dry)] = "";
         assert_true(read(fds[0], left, sizeof(left)) > 0);
         close(fds[0]);
         int status = 0;
@@ -1346,23 +1361,21 @@ static void test_dry_run(void **state)
     cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
     assert_int_equal(kjoin_node_certs(&cx, &nr, &err), KJOIN_OK); /* for real */
     cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
-    memset(&written, 0, sizeof(written));
-    cx.written = &written;
-    assert_int_equal(kjoin_cp_dry_run_begin(&cx, tmp, &err), KJOIN_OK);
+    dry_begin(&cx, tmp);
     assert_int_equal(kjoin_node_certs(&cx, &nr, &err), KJOIN_OK);
     assert_true(nr.kept[KJOIN_CERT_APISERVER] && !nr.written[KJOIN_CERT_APISERVER]);
-    assert_int_equal(kjoin_cp_dry_run_files(&cx, &plan, &err), KJOIN_OK);
+    assert_int_equal(kjoin_dry_run_show(test_join.dry_run, &plan, &err), KJOIN_OK);
     assert_int_equal(plan.n, 0);
-    kjoin_cp_dry_run_end(&cx);
+    dry_end();
     snprintf(path, sizeof(path), "%s/apiserver.crt", pki);
     size_t before_len, after_len;
     char *before = read_all(path, &before_len);
     cx_for(&cx, &c, 37, dir, pki, "192.0.2.3"); /* another address: the pair lacks it */
-    assert_int_equal(kjoin_cp_dry_run_begin(&cx, tmp, &err), KJOIN_OK);
+    dry_begin(&cx, tmp);
     assert_int_equal(kjoin_node_certs(&cx, &nr, &err), KJOIN_E_USAGE);
     snprintf(path, sizeof(path), "%s/apiserver.crt is already there and it lacks names", pki);
     assert_non_null(strstr(err.msg, path));
-    kjoin_cp_dry_run_end(&cx);
+    dry_end();
     snprintf(path, sizeof(path), "%s/apiserver.crt", pki);
     char *after = read_all(path, &after_len);
     assert_true(before_len == after_len && !memcmp(before, after, before_len));
@@ -1376,16 +1389,19 @@ static void test_dry_run(void **state)
     snprintf(path, sizeof(path), "%s/apiserver.key", pki);
     assert_int_equal(unlink(path), 0);
     cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
-    assert_int_equal(kjoin_cp_dry_run_begin(&cx, tmp, &err), KJOIN_OK);
+    dry_begin(&cx, tmp);
     assert_int_equal(kjoin_node_certs(&cx, &nr, &err), KJOIN_E_USAGE);
     snprintf(path, sizeof(path), "%s/ca.key is not there to sign", pki);
     assert_non_null(strstr(err.msg, path));
-    kjoin_cp_dry_run_end(&cx);
+    dry_end();
     assert_int_equal(rmdir(tmp), 0); /* every dry run's directory gone: empty */
-    /* A directory that cannot be made. */
-    cx_for(&cx, &c, 37, dir, pki, "192.0.2.2");
-    assert_int_equal(kjoin_cp_dry_run_begin(&cx, "/nonexistent/kjoin", &err), KJOIN_E_OUTPUT);
-    assert_string_equal(cx.dry_run_dir, "");
+    /* A directory that cannot be made; a temporary directory's path too long. */
+    d = (kjoin_dry_run *)1;
+    assert_int_equal(kjoin_dry_run_begin("/nonexistent/kjoin", &d, &err), KJOIN_E_OUTPUT);
+    assert_null(d);
+    char long_dir[300];
+    memset(long_dir, 'a', sizeof(long_dir) - 1), long_dir[0] = '/', long_dir[sizeof(long_dir) - 1] = '\0';
+    assert_int_equal(kjoin_dry_run_begin(long_dir, &d, &err), KJOIN_E_USAGE);
     free(tmp);
     tu_rmtree(dir);
 }

@@ -18,7 +18,6 @@
 
 #include <kjoin/private/controlplane.h>
 #include <kjoin/private/node.h>
-#include <kjoin/private/node.h>
 #include <kjoin/private/patch.h>
 
 #include "testutil.h"
@@ -562,11 +561,13 @@ static int free_port(void)
 static kjoin_code cp_preflight(const kjoin_node_spec *s, const kjoin_cluster_configuration *c, const char *addr,
                                int port, const char *const *images, size_t n, kjoin_preflight_report *r, kjoin_err *err)
 {
+    static const kjoin_join_context join = {.join_id = "j"};
     kjoin_cp_context cx;
     kjoin_code rc = kjoin_cp_context_init(&cx, c, s->paths.kubernetes_dir ? s->paths.kubernetes_dir
                                                                           : KJOIN_NODE_KUBERNETES_DIR, err);
     if (rc)
         return rc;
+    cx.join = &join;
     snprintf(cx.advertise_address, sizeof(cx.advertise_address), "%s", addr);
     cx.bind_port = port;
     return kjoin_preflight_control_plane(s, &cx, images, n, r, err);
@@ -1124,17 +1125,21 @@ static void test_start_command(void **state)
  * holds every name the kubelet directory had before (no silent cap), so
  * reset gives them all back; more than a record holds is refused before
  * anything is written or stopped. */
-static void write_node_at(const kjoin_node_paths *paths, kjoin_err *err, kjoin_code want)
+static void write_node_dry(const kjoin_node_paths *paths, kjoin_dry_run *dry, kjoin_err *err, kjoin_code want)
 {
     kjoin_node_spec spec = {.paths = *paths, .systemd_dir = "/nonexistent/systemd"};
     kjoin_join_context cx = {.name = {.name = "n1", .is_host_name = true}, .join_id = "j", .ca_pem = "ca\n",
-                             .ca_len = 3};
+                             .ca_len = 3, .dry_run = dry};
     kjoin_node_join j = {.spec = &spec, .cx = &cx, .bootstrap_kubeconfig = "bootstrap\n", .bootstrap_len = 10,
                          .checked = true};
     j.config_yaml = strdup(KC "healthzPort: 0\n");
     j.flags_env = strdup("KUBELET_KUBEADM_ARGS=\"\"\n");
     assert_int_equal(kjoin_kubelet_write(&j, err), want);
     kjoin_node_join_release(&j);
+}
+static void write_node_at(const kjoin_node_paths *paths, kjoin_err *err, kjoin_code want)
+{
+    write_node_dry(paths, NULL, err, want);
 }
 
 static void write_scratch_node(const char *kube, const char *kubelet, kjoin_err *err, kjoin_code want)
@@ -1179,6 +1184,78 @@ static void test_outputs_elsewhere_reset(void **state)
     snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
     assert_int_equal(system(cmd), 0);
     free(d);
+}
+
+/* kubelet-start in a dry run writes under the dry run's root alone: the
+ * node's directories are not made, each file is shown at the node's path
+ * (the record naming the node's paths, never the root); on a node it
+ * already joined only what would change is shown; a file the join would
+ * refuse is refused as the join refuses it, the node's left as it was. */
+static void test_kubelet_dry_run(void **state)
+{
+    (void)state;
+    char *d = tu_tmpdir(), *tmp = tu_tmpdir(), kube[300], kubelet[300], cmd[700], path[400];
+    kjoin_err err;
+    kjoin_dry_run *dry = NULL;
+    kjoin_planned_files plan = {0};
+    scratch_dirs(d, kube, kubelet, sizeof(kube));
+    snprintf(cmd, sizeof(cmd), "chmod -R go-w %s", d);
+    assert_int_equal(system(cmd), 0);
+    kjoin_node_paths paths = {.kubernetes_dir = kube, .kubelet_dir = kubelet};
+    assert_int_equal(kjoin_dry_run_begin(tmp, &dry, &err), KJOIN_OK);
+    write_node_dry(&paths, dry, &err, KJOIN_OK);
+    assert_int_not_equal(access(kube, F_OK), 0);
+    assert_int_not_equal(access(kubelet, F_OK), 0);
+    assert_int_equal(kjoin_dry_run_show(dry, &plan, &err), KJOIN_OK);
+    assert_int_equal(plan.n, 5); /* the record, the bootstrap kubeconfig, config.yaml, the flags, the CA */
+    snprintf(path, sizeof(path), "%s/kjoin-join.json", kube);
+    assert_string_equal(plan.files[0].path, path);
+    assert_int_equal(plan.files[0].mode, 0600);
+    snprintf(path, sizeof(path), "\"%s/config.yaml\"", kubelet);
+    assert_non_null(strstr(plan.files[0].content, path)); /* the node's path */
+    assert_null(strstr(plan.files[0].content, dry->root));
+    snprintf(path, sizeof(path), "%s/bootstrap-kubelet.conf", kube);
+    assert_string_equal(plan.files[1].path, path);
+    assert_string_equal(plan.files[1].content, "bootstrap\n");
+    snprintf(path, sizeof(path), "%s/pki/ca.crt", kube);
+    assert_string_equal(plan.files[4].path, path);
+    assert_int_equal(plan.files[4].mode, 0644);
+    kjoin_planned_release(&plan);
+    kjoin_dry_run_end(dry, NULL, NULL);
+    /* joined for real: the same join again changes nothing, so shows nothing; the flags changed, those alone */
+    write_node_at(&paths, &err, KJOIN_OK);
+    assert_int_equal(kjoin_dry_run_begin(tmp, &dry, &err), KJOIN_OK);
+    write_node_dry(&paths, dry, &err, KJOIN_OK);
+    assert_int_equal(kjoin_dry_run_show(dry, &plan, &err), KJOIN_OK);
+    assert_int_equal(plan.n, 0);
+    kjoin_dry_run_end(dry, NULL, NULL);
+    snprintf(cmd, sizeof(cmd), "echo '# an edit' >> %s/kubeadm-flags.env", kubelet);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(kjoin_dry_run_begin(tmp, &dry, &err), KJOIN_OK);
+    write_node_dry(&paths, dry, &err, KJOIN_OK);
+    assert_int_equal(kjoin_dry_run_show(dry, &plan, &err), KJOIN_OK);
+    assert_int_equal(plan.n, 1);
+    snprintf(path, sizeof(path), "%s/kubeadm-flags.env", kubelet);
+    assert_string_equal(plan.files[0].path, path);
+    kjoin_planned_release(&plan);
+    kjoin_dry_run_end(dry, NULL, NULL);
+    snprintf(cmd, sizeof(cmd), "grep -q '# an edit' %s/kubeadm-flags.env", kubelet);
+    assert_int_equal(system(cmd), 0); /* the node's as it was */
+    /* another CA on the node: refused, dry as for real, the node's kept */
+    snprintf(cmd, sizeof(cmd), "printf other > %s/pki/ca.crt", kube);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(kjoin_dry_run_begin(tmp, &dry, &err), KJOIN_OK);
+    write_node_dry(&paths, dry, &err, KJOIN_E_OUTPUT);
+    assert_non_null(strstr(err.msg, "ca.crt"));
+    kjoin_dry_run_end(dry, NULL, NULL);
+    write_node_at(&paths, &err, KJOIN_E_OUTPUT);
+    snprintf(cmd, sizeof(cmd), "test \"$(cat %s/pki/ca.crt)\" = other", kube);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(rmdir(tmp), 0); /* every dry run's root gone */
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+    assert_int_equal(system(cmd), 0);
+    free(d);
+    free(tmp);
 }
 
 static void test_record_keeps_every_name(void **state)
@@ -1508,7 +1585,7 @@ static void test_reset_names_why_a_tree_stays(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_run_keeps_the_newest_output), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset),
+                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_run_keeps_the_newest_output), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset), cmocka_unit_test(test_kubelet_dry_run),
         cmocka_unit_test(test_reset_unmounts_what_the_kubelet_mounted),
         cmocka_unit_test(test_write_onto_full_or_read_only_disk),
         cmocka_unit_test(test_preflight_resumes_only_its_own),

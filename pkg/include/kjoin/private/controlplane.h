@@ -116,10 +116,6 @@ typedef struct kjoin_cp_context {
     char cert_dir[1024];               /* the cluster's certificatesDir */
     char manifests_dir[1100];          /* kubernetes_dir/manifests */
     char admin_kubeconfig[1100];       /* kubernetes_dir/admin.conf: the node's API client once written */
-    char dry_run_dir[256];             /* "": each file goes where it belongs. A dry run (kjoin_cp_dry_run_begin):
-                                        * each goes under this directory instead, its path appended; the paths the
-                                        * files name stay the node's, nothing is recorded, and the cluster is read,
-                                        * never changed */
     bool record;                       /* each step adds what it is about to write to the control-plane record in
                                         * kubernetes_dir first */
     struct kjoin_kubeapi *admin_api;   /* with the node's admin.conf once written; NULL: each step that needs it
@@ -150,32 +146,14 @@ int64_t kjoin_cp_time_left(const kjoin_cp_context *cx);
 int64_t kjoin_cp_stage_left(const kjoin_cp_context *cx, int64_t stage_ms, bool *bounded);
 /* The record's directory for the writers: kubernetes_dir, or NULL without a record. */
 const char *kjoin_cp_record_dir(const kjoin_cp_context *cx);
-/* Where the step writes (and reads back) the node's file or directory at
- * path: path itself, or under a dry run's directory. Errors: KJOIN_E_USAGE
- * (too long). */
-kjoin_code kjoin_cp_write_path(const kjoin_cp_context *cx, const char *path, char *out, size_t cap, kjoin_err *err);
-/* Where a step reads the node's file at path that an earlier step wrote:
- * a dry run's copy when its steps wrote one, else path (a dry run of one
- * phase reads what earlier runs left on the node). */
-void kjoin_cp_read_path(const kjoin_cp_context *cx, const char *path, char *out, size_t cap);
-
-/* A dry run of the control-plane steps, as kubeadm's (its dry-run
- * directory): every check for real, every file written into a new private
- * directory under tmp_dir (0700) instead of its place, the files the steps
- * judge copied there first as the node holds them (the certificates, the
- * kubeconfigs, the static Pods: kept, replaced or refused as the join
- * would), nothing recorded; etcd-join lists
- * the members and adds none, mark-control-plane and wait-control-plane say
- * what they would do. Errors: KJOIN_E_OUTPUT (the directory), those of
- * reading the node's certificates. */
-kjoin_code kjoin_cp_dry_run_begin(kjoin_cp_context *cx, const char *tmp_dir, kjoin_err *err);
-/* The files the dry run's steps wrote (cx->written), each as it would be
- * written at its own path, private keys and client keys masked, appended
- * to plan (kjoin_planned_add). Errors: KJOIN_E_OTHER, reading them back. */
-struct kjoin_planned_files;
-kjoin_code kjoin_cp_dry_run_files(const kjoin_cp_context *cx, struct kjoin_planned_files *plan, kjoin_err *err);
-/* Removes the dry run's directory and all in it (no-op without one). */
-void kjoin_cp_dry_run_end(kjoin_cp_context *cx);
+/* A dry run's control-plane steps (the join context's dry_run): the
+ * files they judge before they write copied under its root as the node
+ * holds them (the certificates, the kubeconfigs, the static Pods: kept,
+ * replaced or refused as the join would). Every check runs for real;
+ * nothing is recorded (record is false); etcd-join lists the members and
+ * adds none, mark-control-plane and wait-control-plane say what they would
+ * do. Errors: those of reading the node's files. */
+kjoin_code kjoin_cp_dry_run_copy(const kjoin_cp_context *cx, kjoin_err *err);
 
 /* The cluster's ClusterConfiguration, read with the bootstrap token (the
  * kubeadm-config ConfigMap) through api. Errors: KJOIN_E_USAGE (a cluster
@@ -361,7 +339,7 @@ kjoin_code kjoin_etcd_manifest_make(const kjoin_cp_context *cx, const kjoin_etcd
  * etcd.yaml there is refused before the member is added unless force, and
  * the member is removed again when the manifest cannot be written), the
  * learner promoted once the kubelet runs it, and a wait until every member
- * answers. A dry run (cx->dry_run_dir) lists the members and writes
+ * answers. A dry run (the join context's dry_run) lists the members and writes
  * etcd.yaml with this node's among them into its directory: no member
  * added, no data directory, nothing waited for. Errors: KJOIN_E_USAGE (the
  * manifest's inputs, certificates missing), KJOIN_E_OUTPUT, KJOIN_E_API (refused), KJOIN_E_TIMEOUT,

@@ -185,18 +185,11 @@ kjoin_code kjoin_join_check_cluster(struct kjoin_kubeapi *api, const char *node_
 kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *err);
 /* kubelet-start's writes: the record, the bootstrap kubeconfig, config.yaml,
  * kubeadm-flags.env and the CA, each by its rule (the kubelet is stopped
- * first under systemd). Errors: KJOIN_E_OUTPUT, KJOIN_E_USAGE. */
+ * first under systemd). In a dry run (the context's dry_run) each goes
+ * under its root, the node's copied there first, nothing is stopped, and
+ * the record and the files still name the node's paths. Errors:
+ * KJOIN_E_OUTPUT, KJOIN_E_USAGE. */
 kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err);
-/* Adds one file to plan (len bytes of data, masked). Errors: KJOIN_E_OTHER. */
-kjoin_code kjoin_planned_add(kjoin_planned_files *plan, const char *path, unsigned mode, const char *data, size_t len,
-                             kjoin_err *err);
-void kjoin_planned_release(kjoin_planned_files *plan);
-
-/* kubelet-start in a dry run: what kjoin_kubelet_write would write (the
- * record first), into plan; nothing is written. Errors: KJOIN_E_USAGE (before
- * the checks), KJOIN_E_OTHER. */
-kjoin_code kjoin_kubelet_plan(kjoin_node_join *j, kjoin_planned_files *plan, kjoin_err *err);
-
 /* The shell line that starts the kubelet without systemd, as kubeadm's
  * drop-in does: sh -c 'set -f; . FLAGS_ENV; exec KUBELET
  * --bootstrap-kubeconfig=... --kubeconfig=... --config=...
