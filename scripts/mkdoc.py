@@ -50,6 +50,7 @@ ENVIRONMENT = {
              ("KJOIN_CERTIFICATE_KEY", "the certificate key of a control-plane join, when no flag names one (wiped once read)"),
              ("K3S_TOKEN, K3S_TOKEN_FILE, K3S_URL", "a K3s join, as the K3s agent reads them")] + PROXY,
     "token": [("KUBECONFIG", "the admin kubeconfig when --kubeconfig is not given")] + PROXY,
+    "reports": [("KUBECONFIG", "the admin kubeconfig when --kubeconfig is not given")] + PROXY,
     "tls-bootstrap": PROXY,
     "refresh": PROXY,
     "certs": [("KUBECONFIG", "the kubeconfig of --store secrets when --kubeconfig is not given"),
@@ -63,6 +64,7 @@ EXAMPLES = {
              "kjoin join phase preflight 10.0.0.10:6443 --token-file t --discovery-token-ca-cert-hash sha256:<hex>"],
     "reset": ["kjoin reset --dry-run", "kjoin reset", "kjoin reset phase remove-etcd-member"],
     "token": ["kjoin token create --print-join-command", "kjoin token list", "kjoin token delete abcdef"],
+    "reports": ["kjoin reports", "kjoin reports --node worker-7 -o json", "kjoin reports --watch"],
 }
 FILES = {
     "join": ["/etc/kubernetes/bootstrap-kubelet.conf", "the TLS-bootstrap kubeconfig (mode 0600; removed once the kubelet has its identity)",
@@ -76,6 +78,7 @@ FILES = {
                       "/etc/kubernetes/pki/ca.crt", "the cluster CA (mode 0644)"],
     "refresh": ["/etc/kubernetes/kubelet.conf", "the kubeconfig whose CA data is refreshed"],
     "token": ["/etc/kubernetes/admin.conf", "admin credentials, unless --kubeconfig or KUBECONFIG"],
+    "reports": ["/etc/kubernetes/admin.conf", "admin credentials, unless --kubeconfig or KUBECONFIG"],
     "certs": ["DIR/kjoin-certs.json", "the state file", "DIR/..data", "the current generation (symlink)"],
 }
 

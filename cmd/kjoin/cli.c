@@ -466,3 +466,21 @@ kjoin_code cli_kubeapi_calls(const char *kubeconfig, const char *context, bool i
     kjoin_kubeapi_config_release(&cfg);
     return rc;
 }
+
+void cli_short_duration(long long seconds, char *buf, size_t cap)
+{
+    if (seconds < -1)
+        snprintf(buf, cap, "<invalid>");
+    else if (seconds < 0)
+        snprintf(buf, cap, "0s");
+    else if (seconds < 60 * 2)
+        snprintf(buf, cap, "%llds", seconds);
+    else if (seconds < 3600 * 2)
+        snprintf(buf, cap, "%lldm", seconds / 60);
+    else if (seconds < 3600 * 48)
+        snprintf(buf, cap, "%lldh", seconds / 3600);
+    else if (seconds < 3600LL * 24 * 365 * 2)
+        snprintf(buf, cap, "%lldd", seconds / 86400);
+    else
+        snprintf(buf, cap, "%lldy", seconds / (86400LL * 365));
+}

@@ -122,6 +122,11 @@ kjoin_code cli_kubeapi_calls(const char *kubeconfig, const char *context, bool i
  * the terminal raw. Secrets a verb is asked to print (token create) do not. */
 void cli_out(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* seconds as Go's duration.ShortHumanDuration ("45s", "3m", "5h", "2d",
+ * "3y"; "0s" just below 0, "<invalid>" further), kubectl's and kubeadm's
+ * columns. */
+void cli_short_duration(long long seconds, char *buf, size_t cap);
+
 /* Parses a whole decimal number in [min, max]. Errors: KJOIN_E_USAGE. */
 kjoin_code cli_parse_long(const char *flag, const char *arg, long min, long max, long *out,
                           kjoin_err *err);

@@ -56,6 +56,7 @@ enum {
     OPT_CERTIFICATE_KEY_FILE,
     OPT_ADVERTISE_ADDRESS,
     OPT_BIND_PORT,
+    OPT_NO_REPORT,
 };
 
 static const cli_opt join_opts[] = {
@@ -98,6 +99,8 @@ static const cli_opt join_opts[] = {
     {OPT_CRI_SOCKET, "cri-socket", 0, true, "PATH", "the container runtime's socket (default: containerd's or CRI-O's, whichever exists)"},
     {OPT_PATCHES, "patches", 0, true, "DIR", "kubeadm's patches directory: its kubeletconfiguration patches (strategic, merge, json) go into config.yaml"},
     {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE", "kubeadm's admin kubeconfig, for a control-plane join: accepted, does not apply to a worker"},
+    {OPT_NO_REPORT, "no-report", 0, false, NULL,
+     "a join that fails after discovery does not file a join report in the cluster (kjoin reports lists them)"},
     {OPT_KUBELET_LOG, "kubelet-log", 0, true, "FILE",
      "without systemd: the file the kubelet's output goes to (the printed start command appends to it); the wait reads its last error there"},
     {OPT_CONTROL_PLANE, "control-plane", 0, false, NULL,
@@ -209,6 +212,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
         break;
     }
     case OPT_CRI_SOCKET: n->cri_socket = arg; break;
+    case OPT_NO_REPORT: a->w.no_report = true; break;
     case OPT_PATCHES: n->patches_dir = arg; break;
     case OPT_KUBELET_LOG: n->kubelet_log = arg; break;
     case OPT_KUBECONFIG: a->kubeconfig = true; break;
@@ -371,6 +375,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     s->join.cluster_name = f->join.cluster_name;
     s->join.wait_for_token = f->join.wait_for_token;
     s->node.force = f->node.force;
+    s->no_report = f->no_report;
     s->node.kubelet_log = f->node.kubelet_log;
     s->dry_run = s->dry_run || f->dry_run;
     s->check = f->check;
@@ -596,6 +601,7 @@ static json_object *error_json(const kjoin_phases_outcome *o, const char *join_i
         json_object_object_add(e, "joinID", json_object_new_string(join_id));
     if (o->failed_in)
         json_object_object_add(e, "phase", json_object_new_string(o->failed_in));
+    json_object_object_add(e, "reported", json_object_new_boolean(o->reported));
     if (o->checked)
         json_object_object_add(e, "check", check_json(&o->check));
     const kjoin_preflight_report *p = &o->preflight;

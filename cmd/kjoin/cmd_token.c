@@ -347,26 +347,13 @@ static int run_create(token_args *a, int argc, char **argv, int first)
     return rc ? cli_fail(a->format, &err) : 0;
 }
 
-/* kubeadm's TTL column: Go's duration.ShortHumanDuration of what is left. */
+/* kubeadm's TTL column: what is left, as Go's duration.ShortHumanDuration. */
 static void ttl_text(long long expires, long long now, char *buf, size_t cap)
 {
-    long long left = expires - now;
     if (!expires)
         snprintf(buf, cap, "<forever>");
-    else if (left < -1)
-        snprintf(buf, cap, "<invalid>");
-    else if (left < 0)
-        snprintf(buf, cap, "0s");
-    else if (left < 60 * 2)
-        snprintf(buf, cap, "%llds", left);
-    else if (left < 3600 * 2)
-        snprintf(buf, cap, "%lldm", left / 60);
-    else if (left < 3600 * 48)
-        snprintf(buf, cap, "%lldh", left / 3600);
-    else if (left < 3600LL * 24 * 365 * 2)
-        snprintf(buf, cap, "%lldd", left / 86400);
     else
-        snprintf(buf, cap, "%lldy", left / (86400LL * 365));
+        cli_short_duration(expires - now, buf, cap);
 }
 
 static int run_list(token_args *a)

@@ -32,6 +32,7 @@ static const struct verb {
     {"reset", cmd_reset, true, "undo a join, worker or control plane: stop the kubelet and its Pods, the etcd member out, remove exactly what the join made"},
     {"token", cmd_token, true, "bootstrap tokens, as kubeadm token: generate, create, list, delete"},
     {"approver", cmd_approver, true, "the controller that holds node-bound tokens to their node: run, install, uninstall"},
+    {"reports", cmd_reports, true, "the join reports failed joins left in the cluster: why each node did not join"},
     {"ca-hash", cmd_ca_hash, false, "print the pins of each certificate of a CA bundle"},
     {"cluster-info", cmd_cluster_info, false, "cluster-info sign: build a signed cluster-info ConfigMap"},
     {"tls-bootstrap", cmd_tls_bootstrap, true, "the node's client certificate and kubelet.conf from the bootstrap token; --rotate renews it"},

@@ -16,6 +16,9 @@
 #define KJOIN_APPROVER_LEASE_NAME "kjoin-approver"
 #define KJOIN_APPROVER_KUBECONFIG "/etc/kubernetes/kjoin-approver.conf"
 #define KJOIN_APPROVER_HEALTHZ "127.0.0.1:10271"
+/* The reasons on the conditions it sets (kubectl get csr shows them). */
+#define KJOIN_APPROVER_APPROVED_REASON "KjoinBoundToken"
+#define KJOIN_APPROVER_DENIED_REASON "KjoinTokenBound"
 
 #define KJOIN_APPROVER_OPTIONS_VERSION 1
 typedef struct kjoin_approver_options {

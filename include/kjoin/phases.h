@@ -76,7 +76,7 @@ const char *kjoin_phase_name(unsigned phase);
 
 /* Everything a join is told. Fill it after kjoin_phases_spec_init(), its one
  * initialiser (a specification of another version is refused). */
-#define KJOIN_PHASES_SPEC_VERSION 1
+#define KJOIN_PHASES_SPEC_VERSION 2
 typedef struct kjoin_phases_spec {
     unsigned version;                  /* KJOIN_PHASES_SPEC_VERSION */
     kjoin_join_spec join;              /* discovery's inputs. Its kubeconfig_out, ca_cert_path, force and dry_run
@@ -93,10 +93,10 @@ typedef struct kjoin_phases_spec {
     unsigned only;                     /* one phase alone (kjoin join phase NAME); 0: all but skip */
     bool ca_with_discovery;            /* discovery alone also writes the CA to node.paths.ca_cert_path (kubeadm
                                         * writes it only in kubelet-start) */
-    bool dry_run;                      /* as kubeadm's: preflight, discovery and the cluster checks run; the files
-                                        * are shown (outcome.planned), none written, nothing started; a
-                                        * control-plane join's steps run into a directory of their own
-                                        * (kjoin_cp_dry_run_begin) and change nothing in the cluster */
+    bool dry_run;                      /* as kubeadm's: preflight, discovery and the cluster checks run; every
+                                        * step writes under one directory of its own, its files shown
+                                        * (outcome.planned), none written on the node, nothing started, nothing
+                                        * changed in the cluster */
     const char *join_id;               /* recorded for reset and sent as Audit-ID */
     bool control_plane;                /* kubeadm's control-plane join: its phases too */
     bool check;                        /* ask the cluster whether the join would succeed (discovery, then
@@ -115,6 +115,8 @@ typedef struct kjoin_phases_spec {
     const char *certificate_key_text;  /* 64 hex digits (a secret: wiped by the caller) */
     const char *certificate_key_file;  /* a file readable by its owner alone, or "-" for standard input */
     const char *env_certificate_key;   /* KJOIN_CERTIFICATE_KEY's value, used when nothing else names a key */
+    bool no_report;                    /* a join that fails after discovery established trust files no join report
+                                        * (kjoin/report.h); a check or a dry run never files one */
 } kjoin_phases_spec;
 
 /* Zeroes *spec and sets the defaults: every phase, the default timeout,
@@ -147,6 +149,7 @@ typedef struct kjoin_phases_outcome {
     const char *failed_in;             /* on failure, where: a kubeadm phase's name ("preflight"), or kjoin's own
                                         * step ("discovery", "tls-bootstrap", "join"); static text, NULL when
                                         * the join failed before its steps (the specification, the node name) */
+    bool reported;                     /* the join failed, and a join report tells the cluster why */
     int64_t phase_ms[8];               /* preflight, kubelet-start, kubelet-wait-bootstrap, control-plane-prepare,
                                         * control-plane-join, etcd-join, wait-control-plane, check-etcd
                                         * (discovery's own time is join.result.elapsed_ms) */

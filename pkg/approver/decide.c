@@ -16,32 +16,19 @@
 #include <openssl/x509v3.h>
 
 #include <kjoin/private/util.h>
+#include <kjoin/report.h>
 
 #include "internal.h"
 
 #define BOOTSTRAP_USER "system:bootstrap:"
 #define NODE_CN "system:node:"
 
-static const char *str_at(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
-static json_object *obj_at(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
 /* The condition already on the CSR (Approved, Denied, Failed), or NULL. */
 static const char *decided(json_object *csr)
 {
-    json_object *conds = obj_at(obj_at(csr, "status"), "conditions");
+    json_object *conds = kjoin_json_at(kjoin_json_at(csr, "status"), "conditions");
     for (size_t i = 0; json_object_is_type(conds, json_type_array) && i < json_object_array_length(conds); i++) {
-        const char *t = str_at(json_object_array_get_idx(conds, i), "type");
+        const char *t = kjoin_json_str(json_object_array_get_idx(conds, i), "type");
         if (t && (!strcmp(t, "Approved") || !strcmp(t, "Denied") || !strcmp(t, "Failed")))
             return t;
     }
@@ -136,26 +123,26 @@ static void check_request(X509_REQ *req, const char *token_id, const char *node,
 
 bool kjoin_approver__approved_for(json_object *csr, const char *token_id)
 {
-    const char *user = str_at(obj_at(csr, "spec"), "username"), *state = decided(csr);
+    const char *user = kjoin_json_str(kjoin_json_at(csr, "spec"), "username"), *state = decided(csr);
     return user && state && !strcmp(state, "Approved") && !strncmp(user, BOOTSTRAP_USER, sizeof(BOOTSTRAP_USER) - 1) &&
            !strcmp(user + sizeof(BOOTSTRAP_USER) - 1, token_id);
 }
 
 bool kjoin_approver__denied_for(json_object *csr, const char *token_id, const char *node, char *reason, size_t cap)
 {
-    const char *user = str_at(obj_at(csr, "spec"), "username");
-    json_object *conds = obj_at(obj_at(csr, "status"), "conditions");
+    const char *user = kjoin_json_str(kjoin_json_at(csr, "spec"), "username");
+    json_object *conds = kjoin_json_at(kjoin_json_at(csr, "status"), "conditions");
     if (!user || strncmp(user, BOOTSTRAP_USER, sizeof(BOOTSTRAP_USER) - 1) != 0 ||
         strcmp(user + sizeof(BOOTSTRAP_USER) - 1, token_id) != 0)
         return false;
     const char *message = NULL;
     for (size_t i = 0; json_object_is_type(conds, json_type_array) && i < json_object_array_length(conds); i++) {
         json_object *c = json_object_array_get_idx(conds, i);
-        const char *t = str_at(c, "type"), *r = str_at(c, "reason");
-        if (t && r && !strcmp(t, "Denied") && !strcmp(r, "KjoinTokenBound"))
-            message = str_at(c, "message");
+        const char *t = kjoin_json_str(c, "type"), *r = kjoin_json_str(c, "reason");
+        if (t && r && !strcmp(t, "Denied") && !strcmp(r, KJOIN_APPROVER_DENIED_REASON))
+            message = kjoin_json_str(c, "message");
     }
-    X509_REQ *req = message ? parse_request(str_at(obj_at(csr, "spec"), "request")) : NULL;
+    X509_REQ *req = message ? parse_request(kjoin_json_str(kjoin_json_at(csr, "spec"), "request")) : NULL;
     char cn[300] = "";
     bool ours = req && one_entry(X509_REQ_get_subject_name(req), NID_commonName, cn, sizeof(cn)) &&
                 !strncmp(cn, NODE_CN, sizeof(NODE_CN) - 1) && !strcmp(cn + sizeof(NODE_CN) - 1, node);
@@ -168,12 +155,15 @@ bool kjoin_approver__denied_for(json_object *csr, const char *token_id, const ch
 void kjoin_approver__decide(json_object *csr, approver_spent_fn spent, void *ctx, approver_decision *out)
 {
     memset(out, 0, sizeof(*out));
-    json_object *meta = obj_at(csr, "metadata"), *spec = obj_at(csr, "spec");
-    const char *name = str_at(meta, "name"), *user = str_at(spec, "username");
-    json_object *groups = obj_at(spec, "groups");
+    json_object *meta = kjoin_json_at(csr, "metadata"), *spec = kjoin_json_at(csr, "spec");
+    const char *name = kjoin_json_str(meta, "name"), *user = kjoin_json_str(spec, "username");
+    json_object *groups = kjoin_json_at(spec, "groups");
+    const char *signer = kjoin_json_str(spec, "signerName");
     if (!name || !user || strncmp(user, BOOTSTRAP_USER, sizeof(BOOTSTRAP_USER) - 1) != 0 ||
         !kjoin_token_id_valid(user + sizeof(BOOTSTRAP_USER) - 1) || !json_object_is_type(groups, json_type_array))
         return; /* not a bootstrap token's: never ours */
+    if (signer && !strcmp(signer, KJOIN_REPORT_SIGNER))
+        return; /* a failed join's report: the cluster's to read, no one's to sign */
     snprintf(out->name, sizeof(out->name), "%s", name);
     snprintf(out->token_id, sizeof(out->token_id), "%s", user + sizeof(BOOTSTRAP_USER) - 1);
     bool kjoins = false;
@@ -192,7 +182,6 @@ void kjoin_approver__decide(json_object *csr, approver_spent_fn spent, void *ctx
     const char *node = out->binding.node, *id = out->token_id;
     char *why = out->reason;
     size_t cap = sizeof(out->reason);
-    const char *signer = str_at(spec, "signerName");
     out->verdict = VERDICT_DENY;
     if (!kjoin_token_binding_valid(&out->binding)) {
         snprintf(why, cap, "token %s carries kjoin's groups but no binding to one node", id);
@@ -206,13 +195,13 @@ void kjoin_approver__decide(json_object *csr, approver_spent_fn spent, void *ctx
                  id, node, asked);
         return;
     }
-    if (!kubelet_usages(obj_at(spec, "usages"))) {
+    if (!kubelet_usages(kjoin_json_at(spec, "usages"))) {
         snprintf(why, cap, "token %s is bound to node %s: the usages are not a kubelet client certificate's "
                            "(digital signature, client auth; key encipherment allowed)",
                  id, node);
         return;
     }
-    X509_REQ *req = parse_request(str_at(spec, "request"));
+    X509_REQ *req = parse_request(kjoin_json_str(spec, "request"));
     if (!req) {
         snprintf(why, cap, "token %s is bound to node %s: the request is not a PEM certificate request", id, node);
         return;
@@ -234,12 +223,12 @@ char *kjoin_approver__approval_body(json_object *csr, const approver_decision *d
     json_object *copy = NULL;
     if (json_object_deep_copy(csr, &copy, NULL) != 0)
         return NULL;
-    json_object *status = obj_at(copy, "status"), *conds = NULL;
+    json_object *status = kjoin_json_at(copy, "status"), *conds = NULL;
     if (!json_object_is_type(status, json_type_object)) {
         status = json_object_new_object();
         json_object_object_add(copy, "status", status);
     }
-    conds = obj_at(status, "conditions");
+    conds = kjoin_json_at(status, "conditions");
     if (!json_object_is_type(conds, json_type_array)) {
         conds = json_object_new_array();
         json_object_object_add(status, "conditions", conds);
@@ -248,7 +237,8 @@ char *kjoin_approver__approval_body(json_object *csr, const approver_decision *d
     json_object *c = json_object_new_object();
     json_object_object_add(c, "type", json_object_new_string(approve ? "Approved" : "Denied"));
     json_object_object_add(c, "status", json_object_new_string("True"));
-    json_object_object_add(c, "reason", json_object_new_string(approve ? "KjoinBoundToken" : "KjoinTokenBound"));
+    json_object_object_add(c, "reason", json_object_new_string(approve ? KJOIN_APPROVER_APPROVED_REASON
+                                                                   : KJOIN_APPROVER_DENIED_REASON));
     json_object_object_add(c, "message", json_object_new_string(d->reason));
     json_object_array_add(conds, c);
     const char *text = json_object_to_json_string_ext(copy, JSON_C_TO_STRING_PLAIN);

@@ -98,6 +98,16 @@ char *kjoin_bootstrap__csr_pem(EVP_PKEY *key, const char *cn, const char *const 
     return pem;
 }
 
+char *kjoin_bootstrap_throwaway_csr(const char *cn, kjoin_err *err)
+{
+    EVP_PKEY *key = EVP_EC_gen("P-256");
+    char *pem = key ? kjoin_bootstrap__csr_pem(key, cn, NULL, 0, err) : NULL;
+    if (!key)
+        kjoin_err_ossl(err, KJOIN_E_OTHER, "cannot make a key");
+    EVP_PKEY_free(key);
+    return pem;
+}
+
 EVP_PKEY *kjoin_bootstrap__csr_pubkey(const char *pem, size_t len)
 {
     BIO *bio = BIO_new_mem_buf(pem, (int)len);

@@ -57,24 +57,9 @@ kjoin_code kjoin_certs__secrets_names_check(const char *ns, const char *prefix, 
 
 /* ---- reading ------------------------------------------------------------ */
 
-static const char *str_at(json_object *o, const char *key)
-{
-    json_object *v;
-    if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    const char *s = json_object_get_string(v);
-    return strlen(s) == (size_t)json_object_get_string_len(v) ? s : NULL; /* no embedded NUL */
-}
-
-static json_object *obj_at(json_object *o, const char *key)
-{
-    json_object *v;
-    return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_object) ? v : NULL;
-}
-
 const char *kjoin_certs__secret_annotation(const certs_secret *s, const char *key)
 {
-    return str_at(obj_at(obj_at(s->obj, "metadata"), "annotations"), key);
+    return kjoin_json_str(kjoin_json_obj(kjoin_json_obj(s->obj, "metadata"), "annotations"), key);
 }
 
 static kjoin_code bad(kjoin_err *err, const char *name, const char *what)
@@ -91,9 +76,9 @@ kjoin_code kjoin_certs__secret_parse(const char *json, size_t len, certs_secret 
     s.obj = tok ? json_tokener_parse_ex(tok, json, (int)len) : NULL;
     bool whole = tok && json_tokener_get_error(tok) == json_tokener_success && (size_t)tok->char_offset == len;
     json_tokener_free(tok);
-    json_object *meta = obj_at(s.obj, "metadata"), *data = obj_at(s.obj, "data");
-    const char *name = str_at(meta, "name"), *rv = str_at(meta, "resourceVersion"), *type = str_at(s.obj, "type");
-    const char *kind = str_at(s.obj, "kind");
+    json_object *meta = kjoin_json_obj(s.obj, "metadata"), *data = kjoin_json_obj(s.obj, "data");
+    const char *name = kjoin_json_str(meta, "name"), *rv = kjoin_json_str(meta, "resourceVersion"), *type = kjoin_json_str(s.obj, "type");
+    const char *kind = kjoin_json_str(s.obj, "kind");
     kjoin_code rc = KJOIN_OK;
     if (!s.obj || !whole || !json_object_is_type(s.obj, json_type_object) || !meta)
         rc = bad(err, "", "the API's answer is not one JSON object with metadata");
@@ -111,7 +96,7 @@ kjoin_code kjoin_certs__secret_parse(const char *json, size_t len, certs_secret 
     if (!rc) {
         snprintf(s.rv, sizeof(s.rv), "%s", rv);
         snprintf(s.type, sizeof(s.type), "%s", type ? type : "Opaque");
-        const char *managed = str_at(obj_at(meta, "labels"), "app.kubernetes.io/managed-by");
+        const char *managed = kjoin_json_str(kjoin_json_obj(meta, "labels"), "app.kubernetes.io/managed-by");
         s.ours = managed && strcmp(managed, "kjoin") == 0;
     }
     for (int k = 0; !rc && k < SECRET_N_KEYS; k++) {
@@ -210,17 +195,17 @@ static void hash_map(EVP_MD_CTX *md, const char *tag, json_object *o, bool only_
 void kjoin_certs__secret_sig(json_object *secret, unsigned char out[32])
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();
-    json_object *meta = obj_at(secret, "metadata");
-    const char *type = str_at(secret, "type");
+    json_object *meta = kjoin_json_obj(secret, "metadata");
+    const char *type = kjoin_json_str(secret, "type");
     memset(out, 0, 32);
     if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
         EVP_MD_CTX_free(md);
         return;
     }
     EVP_DigestUpdate(md, type ? type : "Opaque", strlen(type ? type : "Opaque") + 1);
-    hash_map(md, "data", obj_at(secret, "data"), false);
-    hash_map(md, "annotations", obj_at(meta, "annotations"), true);
-    hash_map(md, "labels", obj_at(meta, "labels"), true);
+    hash_map(md, "data", kjoin_json_obj(secret, "data"), false);
+    hash_map(md, "annotations", kjoin_json_obj(meta, "annotations"), true);
+    hash_map(md, "labels", kjoin_json_obj(meta, "labels"), true);
     EVP_DigestFinal_ex(md, out, NULL);
     EVP_MD_CTX_free(md);
 }
@@ -253,7 +238,7 @@ static void put_str(json_object *o, const char *key, const char *value)
 
 static json_object *child(json_object *o, const char *key)
 {
-    json_object *c = obj_at(o, key);
+    json_object *c = kjoin_json_obj(o, key);
     if (!c) {
         c = json_object_new_object();
         json_object_object_add(o, key, c);
@@ -269,13 +254,13 @@ json_object *kjoin_certs__secret_new(const certs_secret *old, const char *ns, co
     put_str(s, "kind", "Secret");
     put_str(meta, "name", name);
     put_str(meta, "namespace", ns);
-    json_object *old_meta = old ? obj_at(old->obj, "metadata") : NULL;
+    json_object *old_meta = old ? kjoin_json_obj(old->obj, "metadata") : NULL;
     if (old)
         put_str(meta, "resourceVersion", old->rv);
     /* Labels and annotations others put on the Secret stay; kjoin's are rewritten. */
     const char *maps[] = {"labels", "annotations"};
     for (int m = 0; m < 2; m++) {
-        json_object *mine = json_object_new_object(), *theirs = obj_at(old_meta, maps[m]);
+        json_object *mine = json_object_new_object(), *theirs = kjoin_json_obj(old_meta, maps[m]);
         if (theirs) {
             json_object_object_foreach(theirs, k, v) {
                 if (!ours(k) && json_object_is_type(v, json_type_string))
@@ -284,7 +269,7 @@ json_object *kjoin_certs__secret_new(const certs_secret *old, const char *ns, co
         }
         json_object_object_add(meta, maps[m], mine);
     }
-    json_object *labels = obj_at(meta, "labels");
+    json_object *labels = kjoin_json_obj(meta, "labels");
     put_str(labels, "app.kubernetes.io/managed-by", "kjoin");
     put_str(labels, "app.kubernetes.io/part-of", prefix);
     json_object_object_add(s, "metadata", meta);

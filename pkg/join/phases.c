@@ -15,6 +15,7 @@
 #include <kjoin/private/patch.h>
 #include <kjoin/phases.h>
 #include <kjoin/private/controlplane.h>
+#include <kjoin/private/report.h>
 #include <kjoin/private/util.h>
 
 #include "internal.h"
@@ -847,6 +848,45 @@ static kjoin_code take_back(join_run *r, kjoin_code rc, kjoin_err *err)
                          cause, back->n_removed, back->n_left || not_back ? ", but for some left (listed)" : "");
 }
 
+/* A join that failed once discovery established trust tells the cluster
+ * why (a join report, kjoin/report.h): with the bootstrap identity and a
+ * bound of its own, since the join's deadline may be what failed. A check
+ * and a dry run change nothing there; a K3s cluster has no such identity.
+ * The report's own failure is said, never the join's outcome. */
+#define REPORT_MS 5000
+static void file_report(join_run *r, kjoin_code code, const kjoin_err *why)
+{
+    const kjoin_phases_spec *s = r->spec;
+    if (!code || !r->out->discovered || s->no_report || s->check || s->dry_run || !r->node.bootstrap_kubeconfig ||
+        (r->planned && r->plan.kind == KJOIN_DISCOVERY_K3S))
+        return;
+    kjoin_join_report rep = {.exit_code = code == KJOIN_E_TRANSIENT ? 1 : (int)code};
+    snprintf(rep.join_id, sizeof(rep.join_id), "%s", s->join_id ? s->join_id : "");
+    snprintf(rep.node, sizeof(rep.node), "%s", r->out->node_name.name);
+    snprintf(rep.phase, sizeof(rep.phase), "%s", r->out->failed_in ? r->out->failed_in : "join");
+    snprintf(rep.reason, sizeof(rep.reason), "%s", why->msg);
+    snprintf(rep.kubelet, sizeof(rep.kubelet), "%s", r->node.kubelet_said);
+    snprintf(rep.version, sizeof(rep.version), "%s", KJOIN_VERSION);
+    snprintf(rep.token_id, sizeof(rep.token_id), "%s", r->out->join.token_id);
+    kjoin_kubeapi_config cfg;
+    kjoin_kubeapi *api = NULL;
+    kjoin_kubeapi_options o = kjoin_join_context_api_options(&r->ctx, 0, 0);
+    o.timeout_ms = REPORT_MS; /* its own: the join's deadline may be over */
+    kjoin_err e;
+    kjoin_code rc = kjoin_kubeapi_config_parse(r->node.bootstrap_kubeconfig, r->node.bootstrap_len, NULL, NULL, &cfg, &e);
+    if (!rc && (rc = kjoin_kubeapi_new(&cfg, &o, &api, &e)))
+        kjoin_kubeapi_config_release(&cfg);
+    if (!rc)
+        rc = kjoin_join_report_file(api, &rep, &e);
+    kjoin_kubeapi_free(api);
+    if (rc)
+        logf_(r, KJOIN_LOG_WARNING, "[report] WARNING: The cluster was not told of this failure: %s", e.msg);
+    else
+        logf_(r, 0, "[report] The cluster was told of this failure: kubectl get csr kjoin-report-%s (kjoin reports)",
+              rep.join_id);
+    r->out->reported = !rc;
+}
+
 static kjoin_code run_all(join_run *r, kjoin_err *err)
 {
     const kjoin_phases_spec *spec = r->spec;
@@ -945,6 +985,8 @@ static kjoin_code run_all(join_run *r, kjoin_err *err)
         logf_(r, 0, "[join] This node has joined the cluster as %s%s. It is NotReady until the cluster's network "
               "plugin runs on it; kubectl get nodes on a control-plane node shows it", out->node_name.name,
               (out->ran & KJOIN_PHASE_WAIT_CONTROL_PLANE) ? ", and a new control plane instance was created" : "");
+    if (rc)
+        file_report(r, rc, err);
     if (r->ctx.dry_run) { /* what its steps wrote, shown as the node's; then gone */
         if (!rc)
             rc = kjoin_dry_run_show(r->ctx.dry_run, &out->planned, err);

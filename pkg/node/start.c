@@ -857,6 +857,12 @@ static void identity_watch_stop(identity_watch *w)
     w->fd = -1;
 }
 
+/* The kubelet's last words, for a join report: "the kubelet's last error: ...". */
+static void keep_words(kjoin_node_join *j, const kjoin_node__words *w)
+{
+    snprintf(j->kubelet_said, sizeof(j->kubelet_said), "%s", w->said + (w->said[0] == ';' ? 2 : 0));
+}
+
 kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
 {
     kjoin_node__resolved p;
@@ -913,6 +919,7 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
                 kjoin_node__journal_words(&words);
             rc = kjoin_err_set(err, KJOIN_E_TIMEOUT, "%s (the way out: fix it, then the same join again, or kjoin "
                                "reset)%s", gone, words.said);
+            keep_words(j, &words);
             break;
         }
         char limit[32];
@@ -936,6 +943,7 @@ kjoin_code kjoin_kubelet_wait(kjoin_node_join *j, kjoin_err *err)
                 kjoin_node__log_words(&lg, &words);
             rc = kjoin_err_set(err, KJOIN_E_TIMEOUT, "the kubelet did not bootstrap by the deadline (the way out: the "
                                "same join again, which goes on from here, or kjoin reset): %s%s", why, words.said);
+            keep_words(j, &words);
             break;
         }
         /* A wait an operator can follow: what is awaited, and the time left. */

@@ -51,7 +51,7 @@ bound_token() {
 }
 # csr_of TOKEN_ID: the CSRs a token made, as JSON lines {name, reason, message}.
 csr_of() {
-  kc get csr -o json | jq -c --arg u "system:bootstrap:$1" '.items[] | select(.spec.username == $u) |
+  kc get csr -o json | jq -c --arg u "system:bootstrap:$1" '.items[] | select(.spec.username == $u and .spec.signerName != "kjoin.io/join-report") |
     {name: .metadata.name, cn: .spec.request, reason: ((.status.conditions // [])[0].reason // ""),
      message: ((.status.conditions // [])[0].message // "")}'
 }
@@ -132,6 +132,14 @@ t_e2e_approver_wrong_name_refused_or_denied() {
   else
     [ -z "$(csr_of "$id")" ] || { fail "a CSR was made: $(csr_of "$id")"; rc=1; }
   fi
+  # The cluster sees the refusal either way: the join's own report (refused in kubelet-start, exit 2, or
+  # its CSR denied, exit 8) and, before 1.27, the approver's denial.
+  "$KJOIN" reports --kubeconfig "$E2E_ADMIN" --node e2e-w8 -o json >"$T/reports.json" 2>"$T/reports.err" || rc=1
+  local want='[.reports[] | select(.tokenID == $id) | .phase] | sort == ["kubelet-start"]'
+  [ "$E2E_MINOR" -ge 27 ] || want='[.reports[] | select(.tokenID == $id) | .phase] | sort == ["approver", "kubelet-wait-bootstrap"]
+      and ([.reports[] | select(.phase == "approver") | .exitCode == 8 and (.reason | contains("this CSR asks for e2e-w8"))] | all)'
+  jq -e --arg id "$id" "$want" "$T/reports.json" >/dev/null ||
+    { fail "kjoin reports --node e2e-w8: $(head -c 700 "$T/reports.json" "$T/reports.err")"; rc=1; }
   ! kc get node e2e-w8 >/dev/null 2>&1 || { fail "a Node e2e-w8 registered"; rc=1; }
   kc -n kube-system delete secret "bootstrap-token-$id" >/dev/null 2>&1
   approver_down || rc=1

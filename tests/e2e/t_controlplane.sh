@@ -1245,6 +1245,19 @@ t_e2e_controlplane_whole_join_by_release() {
   fi
   [ ! -s "$T/written" ] || { fail "written: $(tr '\n' ' ' <"$T/written")"; rc=1; }
   ! grep -q "$(printf '%064d' 3)" "$T/join.out" "$T/join.err" || { fail "the certificate key was printed"; rc=1; }
+  # Refused after discovery: the cluster sees why (a join report: the join's ID, phase and exit code), and
+  # the report holds neither the token's secret nor the certificate key.
+  local id phase=control-plane-prepare; id=$(jq -r '.error.joinID' "$T/join.out")
+  [ "$E2E_MINOR" -ge 22 ] || phase=join
+  "$KJOIN" reports --kubeconfig "$E2E_ADMIN" --node cp-whole -o json >"$T/reports.json" 2>"$T/reports.err" &&
+    jq -e --arg id "$id" --arg phase "$phase" --argjson code "$(cat "$T/join.rc")" \
+      '[.reports[] | select(.joinID == $id and .exitCode == $code and .phase == $phase and .tokenID == "abcdef")] | length == 1' \
+      "$T/reports.json" >/dev/null && jq -e '.error.reported' "$T/join.out" >/dev/null ||
+    { fail "no report of the join $id: $(cat "$T/reports.json" "$T/reports.err" | head -c 600)"; rc=1; }
+  kc get csr -l kjoin.io/join-report -o json >"$T/report.csr" &&
+    jq -e --arg n "kjoin-report-$id" '[.items[].metadata.name] | index($n) != null' "$T/report.csr" >/dev/null &&
+    ! grep -q -e 0123456789abcdef -e "$(printf '%064d' 3)" "$T/report.csr" ||
+    { fail "the report as kubectl shows it: $(head -c 400 "$T/report.csr")"; rc=1; }
   return $rc
 }
 

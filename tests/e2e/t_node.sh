@@ -933,6 +933,9 @@ CFG
   [ "$took" -lt 60 ] || { fail "it took ${took} s, the deadline's half"; rc=1; }
   join_err "the kubelet exited, and nothing started it again" || rc=1
   join_err "no-such-kubelet-flag" || rc=1 # the kubelet's own error, from its log
+  "$KJOIN" reports --kubeconfig "$E2E_ADMIN" --node e2e-exits -o json | jq -e '.reports[0] |
+      .phase == "kubelet-wait-bootstrap" and .exitCode == 3 and (.kubelet | contains("no-such-kubelet-flag"))' >/dev/null ||
+    { fail "the report lacks the kubelet's error: $("$KJOIN" reports --kubeconfig "$E2E_ADMIN" --node e2e-exits -o json | head -c 500)"; rc=1; }
   ! grep -q "an earlier kubelet" "$T/join.err" || { fail "the earlier kubelet's error was taken for this one's"; rc=1; }
   "$KJOIN" reset >"$T/reset.out" 2>&1 || { fail "reset: $(tail -2 "$T/reset.out")"; rc=1; }
   nothing_written || rc=1
@@ -1143,6 +1146,53 @@ node_scenario_dry_run() {
   return $rc
 }
 t_e2e_node_dry_run_shows_every_file_and_bad_patches_write_nothing() { on_node node_scenario_dry_run e2e-dry; }
+
+# A join that fails once discovery established trust files a join report
+# the cluster keeps (kjoin reports, kubectl get csr -l kjoin.io/join-report):
+# its join ID, phase, exit code, reason and token ID, no secret. One refused
+# before trust (a wrong pin) files none, nor does --no-report.
+node_reports() { "$KJOIN" reports --kubeconfig "$E2E_ADMIN" --node e2e-report "$@"; }
+node_scenario_reports() {
+  local rc=0 id ignore=(--ignore-preflight-errors "FileAvailable--etc-kubernetes-pki-ca.crt")
+  node_join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "sha256:$(printf '%064d' 0)" \
+    --node-name e2e-report --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 5s -o json ||
+    return 1
+  [ "$JOIN_RC" = 4 ] && jq -e '.error.reported == false' "$T/join.out" >/dev/null &&
+    [ "$(node_reports -o json | jq '.reports | length')" = 0 ] ||
+    { fail "a join refused before trust: exit $JOIN_RC, $(node_reports -o json | head -c 300)"; rc=1; }
+  [ ! -e /etc/kubernetes/pki ] || { fail "the machine has /etc/kubernetes/pki: the scenario plants its own CA there"; return 1; }
+  local made=/etc/kubernetes/pki
+  [ -e /etc/kubernetes ] || made=/etc/kubernetes
+  mkdir -p /etc/kubernetes/pki && echo "another cluster's" >/etc/kubernetes/pki/ca.crt
+  # A watch started before the join prints its report as it comes (a JSON line).
+  node_reports --watch -o json --timeout 60s >"$T/watch.out" 2>"$T/watch.err" &
+  local watch=$!
+  join_as e2e-report "${ignore[@]}" -o json || { kill "$watch"; wait "$watch"; return 1; }
+  id=$(jq -r '.error.joinID' "$T/join.out")
+  e2e_wait 15 grep -q "\"joinID\":\"$id\"" "$T/watch.out" && [ "$(wc -l <"$T/watch.out")" = 1 ] ||
+    { fail "the watch: $(cat "$T/watch.out" "$T/watch.err" | head -c 400)"; rc=1; }
+  kill "$watch" 2>/dev/null; wait "$watch" 2>/dev/null
+  [ "$JOIN_RC" = 5 ] && jq -e '.error.reported and .error.phase == "kubelet-start"' "$T/join.out" >/dev/null ||
+    { fail "refused in kubelet-start: exit $JOIN_RC: $(head -c 400 "$T/join.out")"; rc=1; }
+  node_reports -o json >"$T/reports.json" || rc=1
+  jq -e --arg id "$id" '.reports | length == 1 and (.[0] | .joinID == $id and .phase == "kubelet-start" and .exitCode == 5
+      and .tokenID == "abcdef" and (.reason | contains("/etc/kubernetes/pki/ca.crt")) and .version != "")' \
+    "$T/reports.json" >/dev/null || { fail "kjoin reports -o json: $(head -c 600 "$T/reports.json")"; rc=1; }
+  node_reports >"$T/reports.txt" || rc=1
+  head -1 "$T/reports.txt" | grep -q '^NODE  *PHASE  *EXIT  *AGE  *REASON$' &&
+    grep -Eq '^e2e-report +kubelet-start +5 +[0-9]+s +.*ca\.crt' "$T/reports.txt" ||
+    { fail "kjoin reports: $(cat "$T/reports.txt")"; rc=1; }
+  kc get csr -l kjoin.io/join-report -o json >"$T/report.csr" &&
+    jq -e --arg n "kjoin-report-$id" '.items[] | select(.metadata.name == $n) | .spec.signerName == "kjoin.io/join-report"
+        and (.status.conditions == null)' "$T/report.csr" >/dev/null && ! grep -q 0123456789abcdef "$T/report.csr" ||
+    { fail "kubectl get csr -l kjoin.io/join-report: $(head -c 400 "$T/report.csr")"; rc=1; }
+  join_as e2e-report "${ignore[@]}" --no-report -o json || return 1
+  [ "$JOIN_RC" = 5 ] && jq -e '.error.reported == false' "$T/join.out" >/dev/null &&
+    [ "$(node_reports -o json | jq '.reports | length')" = 1 ] || { fail "--no-report: exit $JOIN_RC, reported anyway"; rc=1; }
+  rm -rf "$made"
+  return $rc
+}
+t_e2e_node_failed_join_reports_to_the_cluster() { on_node node_scenario_reports e2e-report; }
 
 # kubeadm's own lifecycle tools on a node kjoin joined: `kubeadm upgrade
 # node` finds the node's runtime where this release's kubeadm keeps it

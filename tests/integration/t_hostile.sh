@@ -452,3 +452,61 @@ t_hostile_server_url_with_userinfo_refused() {
   "$KJOIN" cluster-info sign --kubeconfig "$C/cluster.kubeconfig" --token-file "$C/token" >"$C/www/cluster-info" || return 1
   kj 0 join --skip-phases preflight,kubelet-start $(join_args) --discovery-token-ca-cert-hash "$PIN"
 }
+
+# A join refused after discovery tells the cluster why: a join report POSTed
+# as a CSR for kjoin's report signer, labelled, with the phase, exit code,
+# reason and token ID and never the token's secret; a server that refuses
+# the report changes nothing of the join's outcome but says so. kjoin reports
+# shows a hostile list's strings printable, skips what is not a report, and a
+# server's answer that is not a list is exit 6.
+reports_hostile() {
+  signed_info "$T/ci.json" "$C/ca.crt" || return 1
+  on_scratch_node
+  printf '{"minor": "37"}' >"$T/version.json"; printf '{}' >"$T/node.json"
+  printf '{"kind": "Status", "status": "Failure", "reason": "Forbidden", "code": 403}' >"$T/403.json"
+  local routes='"GET '"$CLUSTER_INFO_PATH"'": {"file": "'"$T/ci.json"'"}, "GET /version": {"file": "'"$T/version.json"'"},
+    "GET /api/v1/nodes/worker-r": {"file": "'"$T/node.json"'"}' csrs=/apis/certificates.k8s.io/v1/certificatesigningrequests
+  hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "routes": {$routes, "POST $csrs": {"status": 201, "file": "$T/node.json"}}}
+J
+  : >"$T/h/bodies.log"
+  local join=(join "${HSERVER#https://}" --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" --node-name worker-r
+    --cri-socket "$T/cri.sock" --ignore-preflight-errors all --discovery-timeout 10s -o json)
+  KJOIN=$T/on-node kj 6 "${join[@]}" || return 1
+  err_has "configmap kube-system/kubelet-config" && err_has "[report] The cluster was told of this failure" || return 1
+  jq -e '.error.reported and .error.phase == "kubelet-start"' "$OUT" >/dev/null || fail "-o json: $(cat "$OUT")" || return 1
+  [ "$(requests "POST $csrs")" = 1 ] || fail "report POSTs: $(requests "POST $csrs")" || return 1
+  jq -e --arg id "$(jq -r .error.joinID "$OUT")" '.spec.signerName == "kjoin.io/join-report"
+      and .metadata.labels["kjoin.io/join-report"] == "true" and .metadata.name == "kjoin-report-" + $id
+      and .metadata.annotations["kjoin.io/phase"] == "kubelet-start" and .metadata.annotations["kjoin.io/exit-code"] == "6"
+      and .metadata.annotations["kjoin.io/node"] == "worker-r"
+      and (.metadata.annotations["kjoin.io/reason"] | contains("kubelet-config"))' "$T/h/bodies.log" >/dev/null ||
+    fail "the report filed: $(head -c 800 "$T/h/bodies.log")" || return 1
+  ! grep -qF "$(cut -d. -f2 "$C/token")" "$T/h/bodies.log" || fail "the report carries the token's secret" || return 1
+  # The report refused (403): the join's exit and reason as before, and it says the cluster was not told.
+  hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "routes": {$routes, "POST $csrs": {"status": 403, "file": "$T/403.json"}}}
+J
+  KJOIN=$T/on-node kj 6 "${join[@]}" || return 1
+  err_has "configmap kube-system/kubelet-config" && err_has "[report] WARNING: The cluster was not told of this failure" ||
+    return 1
+  jq -e '.error.reported == false' "$OUT" >/dev/null || fail "-o json: $(cat "$OUT")" || return 1
+  # kjoin reports against a hostile list; then an answer that is no list.
+  hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "routes": {"GET $csrs": {"file": "$here/../../testdata/fuzz/reports/hostile.json"}}}
+J
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "%s", certificate-authority-data: %s}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n' \
+    "$HSERVER" "$(base64 -w0 <"$C/ca.crt")" >"$T/admin.conf"
+  kj 0 reports --kubeconfig "$T/admin.conf" || return 1
+  [ "$(grep -c '^n1' "$OUT")" = 2 ] && out_has "n1?[31m" || fail "kjoin reports: $(cat "$OUT")" || return 1
+  ! grep -q $'\033\|\007' "$OUT" "$ERR" || fail "a control character reached the terminal" || return 1
+  kj 0 reports --kubeconfig "$T/admin.conf" --node n1 -o json || return 1
+  jq -e '.reports | length == 1 and .[0].exitCode == null and .[0].created == null' "$OUT" >/dev/null ||
+    fail "kjoin reports -o json: $(head -c 500 "$OUT")" || return 1
+  hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "routes": {"GET $csrs": {"file": "$here/../../testdata/fuzz/reports/not-a-list.json"}}}
+J
+  kj 6 reports --kubeconfig "$T/admin.conf" || return 1
+  err_has "not a list of certificate signing requests"
+}
+t_hostile_failed_join_reports_and_reports_lists_safely() { with_hostile reports_hostile; }

@@ -19,7 +19,7 @@ t_install_everything_and_uninstall_exactly() {
     { fail "make install: $(tail -5 "$T/install.log")"; return 1; }
   local f
   for f in usr/bin/kjoin usr/lib/libkjoin.so.0 usr/lib/pkgconfig/kjoin.pc usr/include/kjoin/join.h \
-    usr/share/man/man1/kjoin.1 usr/share/man/man1/kjoin-join.1 usr/share/man/man1/kjoin-token.1 \
+    usr/share/man/man1/kjoin.1 usr/share/man/man1/kjoin-join.1 usr/share/man/man1/kjoin-token.1 usr/share/man/man1/kjoin-reports.1 \
     usr/share/man/man1/kjoin-certs.1 usr/share/bash-completion/completions/kjoin usr/lib/systemd/system/kjoin-join.service \
     usr/lib/systemd/system/kjoin-certs-rotate.timer usr/lib/systemd/system/kjoin-tls-rotate.timer \
     usr/lib/systemd/system/kjoin-approver.service usr/share/man/man1/kjoin-approver.1 usr/include/kjoin/approver.h \

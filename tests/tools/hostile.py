@@ -18,7 +18,7 @@ for every request:
               "append" (text after the PEM: a key, escape bytes)
 
 Each request is logged to DIR/requests.log as "N METHOD PATH" (N the
-connection). Writes the port it listens on to PORT_FILE, then serves until
+connection), and each POST's body to DIR/bodies.log (a line each). Writes the port it listens on to PORT_FILE, then serves until
 killed."""
 import base64
 import json
@@ -134,6 +134,9 @@ while True:
             cfg = config()
             with open(os.path.join(top, "requests.log"), "a") as log:
                 log.write("%d %s %s\n" % (n, method, path))
+            if method == "POST":
+                with open(os.path.join(top, "bodies.log"), "ab") as log:
+                    log.write(body.replace(b"\n", b" ") + b"\n")
             status, data = answer(cfg, method, path, body)
             close = cfg.get("close", False)
             close = close is True or (close == "first" and n == 0)

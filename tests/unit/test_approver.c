@@ -12,6 +12,8 @@
 #include <kjoin/private/util.h>
 
 #include "../../pkg/approver/internal.h"
+#include <kjoin/report.h>
+
 #include "testutil.h"
 
 static void test_node_group_round_trip(void **state)
@@ -311,6 +313,10 @@ static void test_every_other_csr_of_a_bound_token_is_denied(void **state)
     /* ... a multi-use bound token may renew its node's bootstrap */
     d = decide_one(USER, NODE_GROUPS, SIGNER, KUBELET_USAGES, &good, NULL, always_spent);
     assert_int_equal(d.verdict, VERDICT_APPROVE);
+    /* a failed join's report (kjoin/report.h), of any token: left alone, never denied */
+    csr_spec report = {.cn = "kjoin-join-report"};
+    d = decide_one(USER, NODE_GROUPS, KJOIN_REPORT_SIGNER, "\"digital signature\"", &report, NULL, never_spent);
+    assert_int_equal(d.verdict, VERDICT_IGNORE);
 }
 
 static void test_other_requesters_are_never_touched(void **state)

@@ -12,4 +12,9 @@ kjoin_code kjoin_bootstrap_csr_name(const unsigned char *spki_der, size_t len, c
                                     const char *const *orgs, size_t n_orgs, const char *const *usages,
                                     size_t n_usages, char out[96], kjoin_err *err);
 
+/* A PEM CSR with subject CN cn for a new P-256 key, thrown away at once: a
+ * request no one can use (a join report's). Newly-allocated, or NULL.
+ * Errors: KJOIN_E_OTHER. */
+char *kjoin_bootstrap_throwaway_csr(const char *cn, kjoin_err *err);
+
 #endif

@@ -164,6 +164,7 @@ typedef struct kjoin_node_join {
     bool bound;                        /* ... and that it is bound to this node (kjoin approver's to approve) */
     char *config_yaml, *flags_env;     /* what kubelet-start writes, once checked */
     char *instance_yaml;               /* instance-config.yaml; NULL when the release writes none */
+    char kubelet_said[400];            /* the kubelet's last error line when the wait failed over it; else "" */
     int64_t t0;
 } kjoin_node_join;
 

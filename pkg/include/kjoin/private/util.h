@@ -137,4 +137,12 @@ bool kjoin_url_is_local(const char *url);
 kjoin_code kjoin_version_check(const unsigned *version, unsigned want, const char *what, const char *init,
                                kjoin_err *err);
 
+/* A member of the JSON object o (the API server's, untrusted): of any
+ * type, an object, or a string without an embedded NUL; NULL when o is no
+ * object, the member is missing or of another type. */
+struct json_object;
+struct json_object *kjoin_json_at(struct json_object *o, const char *key);
+struct json_object *kjoin_json_obj(struct json_object *o, const char *key);
+const char *kjoin_json_str(struct json_object *o, const char *key);
+
 #endif
