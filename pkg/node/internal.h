@@ -86,9 +86,12 @@ bool kjoin_node__healthz(const kjoin_kubelet_config *c, char *why, size_t cap);
 
 /* The join record in the Kubernetes directory, read through its safe
  * directory (a secret: owner-only) and checked. *found is false, with
- * success, when there is none. Errors: KJOIN_E_USAGE. */
+ * success, when there is none. With file (may be NULL), the whole record
+ * file as it parsed (both parts; NULL when none did), also on failure: a
+ * new reference. Errors: KJOIN_E_USAGE. */
+struct json_object;
 kjoin_code kjoin_node__read_record(const kjoin_node__resolved *p, const kjoin_node_paths *paths, kjoin_node_state *st,
-                                   bool *found, kjoin_err *err);
+                                   bool *found, struct json_object **file, kjoin_err *err);
 
 /* Whether text is the kubeconfig the kubelet writes after its TLS
  * bootstrap, for server: its rotating client certificate in p's pki/. */

@@ -367,7 +367,7 @@ kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_na
     kjoin_node__resolve(&spec->paths, &p);
     resume res = {.p = &p, .st = node_name ? calloc(1, sizeof(kjoin_node_state)) : NULL};
     bool found = false;
-    if (res.st && (kjoin_node__read_record(&p, &spec->paths, res.st, &found, NULL) || !found ||
+    if (res.st && (kjoin_node__read_record(&p, &spec->paths, res.st, &found, NULL, NULL) || !found ||
                    strcmp(res.st->node_name, node_name))) {
         free(res.st); /* no record, one that is not kjoin's, or another node's: nothing to go on with */
         res.st = NULL;

@@ -242,7 +242,7 @@ static kjoin_code read_record(run *r, kjoin_err *err)
     kjoin_node__resolve(&r->spec->paths, &r->p);
     if (!(r->state = calloc(1, sizeof(kjoin_node_state))))
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    kjoin_code rc = kjoin_node__read_record(&r->p, &r->spec->paths, r->state, &found, err);
+    kjoin_code rc = kjoin_node__read_record(&r->p, &r->spec->paths, r->state, &found, NULL, err);
     if (rc || !found) {
         free(r->state);
         r->state = NULL;

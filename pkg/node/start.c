@@ -130,7 +130,7 @@ static bool resuming(const kjoin_node_join *j)
     bool found = false, same = false;
     char server[sizeof(st->server)];
     kjoin_node__resolve(&j->spec->paths, &p);
-    if (st && !kjoin_node__read_record(&p, &j->spec->paths, st, &found, NULL) && found &&
+    if (st && !kjoin_node__read_record(&p, &j->spec->paths, st, &found, NULL, NULL) && found &&
         !strcmp(st->node_name, j->cx->name.name)) {
         kubelet_server(j, server, sizeof(server));
         same = *server && !strcmp(st->server, server);
@@ -240,14 +240,11 @@ static void list_names(const char *dir, json_object *list)
 /* The control plane's part of the one record file, when its steps wrote
  * one (a control-plane join's come before kubelet-start): kept as it is. A
  * file that is not kjoin's record has nothing to keep. */
-static void keep_control_plane_part(const kjoin_node__resolved *p, json_object *o)
+static void keep_control_plane_part(json_object *file, json_object *o)
 {
-    json_object *file = NULL, *part;
-    kjoin_err ignore;
-    if (!kjoin_record_file_load(p->kubernetes_dir, &file, &ignore) &&
-        json_object_object_get_ex(file, KJOIN_RECORD_CONTROL_PLANE, &part))
+    json_object *part;
+    if (file && json_object_object_get_ex(file, KJOIN_RECORD_CONTROL_PLANE, &part))
         json_object_object_add(o, KJOIN_RECORD_CONTROL_PLANE, json_object_get(part));
-    json_object_put(file);
 }
 
 /* The record reset reads, written before the files: the directories the join
@@ -267,7 +264,8 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
         free(old), free(back), free(written);
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     }
-    if (kjoin_node__read_record(p, &j->spec->paths, old, &have_old, &ignore))
+    json_object *file = NULL; /* the record file as it is, both parts, read once */
+    if (kjoin_node__read_record(p, &j->spec->paths, old, &have_old, &file, &ignore))
         have_old = false; /* a record not kjoin's is replaced, never trusted */
     json_object *o = json_object_new_object(), *before = json_object_new_array(),
                 *pki_before = json_object_new_array(), *mounts_before = json_object_new_array();
@@ -319,7 +317,8 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
     json_object_object_add(o, "kubeletDirBefore", before);
     json_object_object_add(o, "kubeletPkiBefore", pki_before);
     json_object_object_add(o, "kubeletMountsBefore", mounts_before);
-    keep_control_plane_part(p, o);
+    keep_control_plane_part(file, o);
+    json_object_put(file);
     free(written);
     size_t names = json_object_array_length(before) > json_object_array_length(pki_before)
                        ? json_object_array_length(before) : json_object_array_length(pki_before);
@@ -744,7 +743,7 @@ static bool recorded(const kjoin_node_join *j, const kjoin_node__resolved *p, co
 {
     kjoin_node_state *st = calloc(1, sizeof(*st));
     bool found = false;
-    bool match = st && !kjoin_node__read_record(p, &j->spec->paths, st, &found, NULL) && found &&
+    bool match = st && !kjoin_node__read_record(p, &j->spec->paths, st, &found, NULL, NULL) && found &&
                  kjoin_written_has_data(&st->written, path, data, len);
     free(st);
     return match;

@@ -109,12 +109,11 @@ static bool dir_ok(const char *path, const void *ctx)
     return our_dir(path, &s->r, s->outputs, 2);
 }
 
-kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node_paths *paths, kjoin_node_state *out,
-                                  kjoin_err *err)
+/* The node's part of the record file o (NULL: none that parsed). */
+static kjoin_code state_of(json_object *o, const kjoin_node_paths *paths, kjoin_node_state *out, kjoin_err *err)
 {
     record_scope scope = {.outputs = {NULL, NULL}};
     kjoin_node__resolve(paths, &scope.r);
-    json_object *o = kjoin_record_open(text, len, KJOIN_NODE_STATE_MAX, "KjoinJoinRecord");
     kjoin_code rc = KJOIN_OK;
     /* The outputs: absent in records before they were kept. */
     json_object *named = NULL;
@@ -154,14 +153,22 @@ kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node
             rc = copy(out->mounts[i], sizeof(out->mounts[i]), m, "mount", err);
         out->n_mounts = i + 1;
     }
-    json_object_put(o);
     if (rc)
         memset(out, 0, sizeof(*out));
     return rc;
 }
 
+kjoin_code kjoin_node_state_parse(const char *text, size_t len, const kjoin_node_paths *paths, kjoin_node_state *out,
+                                  kjoin_err *err)
+{
+    json_object *o = kjoin_record_open(text, len, KJOIN_NODE_STATE_MAX, "KjoinJoinRecord");
+    kjoin_code rc = state_of(o, paths, out, err);
+    json_object_put(o);
+    return rc;
+}
+
 kjoin_code kjoin_node__read_record(const kjoin_node__resolved *p, const kjoin_node_paths *paths, kjoin_node_state *st,
-                                   bool *found, kjoin_err *err)
+                                   bool *found, json_object **file, kjoin_err *err)
 {
     kjoin_safedir d;
     char *text = NULL;
@@ -169,6 +176,8 @@ kjoin_code kjoin_node__read_record(const kjoin_node__resolved *p, const kjoin_no
     bool missing = false;
     kjoin_err e;
     *found = false;
+    if (file)
+        *file = NULL;
     if (kjoin_safedir_open(p->kubernetes_dir, 0, &d, &e))
         return access(p->kubernetes_dir, F_OK) != 0 ? KJOIN_OK : kjoin_err_set(err, e.code, "%s", e.msg);
     kjoin_code rc = kjoin_safedir_read(&d, KJOIN_NODE_STATE_NAME, KJOIN_NODE_STATE_MAX, true, &text, &len, &missing, err);
@@ -177,10 +186,13 @@ kjoin_code kjoin_node__read_record(const kjoin_node__resolved *p, const kjoin_no
         return missing ? KJOIN_OK : rc;
     /* The one record of a join whose control-plane steps ran, kubelet-start not yet: no node part. */
     json_object *o = kjoin_record_open(text, len, KJOIN_NODE_STATE_MAX, "KjoinJoinRecord");
-    *found = !o || kjoin_record_file_has_node(o);
-    json_object_put(o);
-    if (*found && (rc = kjoin_node_state_parse(text, len, paths, st, &e)))
-        kjoin_err_set(err, rc, "%s: %s", p->state, e.msg);
     free(text);
+    *found = !o || kjoin_record_file_has_node(o);
+    if (*found && (rc = state_of(o, paths, st, &e)))
+        kjoin_err_set(err, rc, "%s: %s", p->state, e.msg);
+    if (file)
+        *file = o; /* the whole file, its other part too, parsed once */
+    else
+        json_object_put(o);
     return rc;
 }
