@@ -867,7 +867,6 @@ static void file_report(join_run *r, kjoin_code code, const kjoin_err *why)
     snprintf(rep.reason, sizeof(rep.reason), "%s", why->msg);
     snprintf(rep.kubelet, sizeof(rep.kubelet), "%s", r->node.kubelet_said);
     snprintf(rep.version, sizeof(rep.version), "%s", KJOIN_VERSION);
-    snprintf(rep.token_id, sizeof(rep.token_id), "%s", r->out->join.token_id);
     kjoin_kubeapi_config cfg;
     kjoin_kubeapi *api = NULL;
     kjoin_kubeapi_options o = kjoin_join_context_api_options(&r->ctx, 0, 0);
