@@ -991,9 +991,15 @@ cp_etcd_pod() {
 }
 
 # cp_reset_in (in node 2): kjoin reset, after an operator's edit of
-# scheduler.conf; what is left of the node's files after it.
+# scheduler.conf, of the node as the previous kjoin release left it (its
+# control-plane record in a file of its own, kjoin-control-plane.json); what
+# is left of the node's files after it.
 cp_reset_in() {
   echo "# edited" >>/etc/kubernetes/scheduler.conf
+  jq -e '.controlPlane and (has("nodeName") | not)' /etc/kubernetes/kjoin-join.json >/dev/null &&
+    jq .controlPlane /etc/kubernetes/kjoin-join.json >/etc/kubernetes/kjoin-control-plane.json &&
+    chmod 0600 /etc/kubernetes/kjoin-control-plane.json && rm /etc/kubernetes/kjoin-join.json ||
+    echo "the record is not one control-plane part: $(head -c 300 /etc/kubernetes/kjoin-join.json)" >"$T/reset.legacy"
   "$KJOIN" reset -o json >"$T/reset.out" 2>"$T/reset.err"
   echo $? >"$T/reset.rc"
   { echo "kubernetes: $(cd /etc/kubernetes && ls -p | grep -v / | tr '\n' ' ' | sed 's/ $//')"
@@ -1111,15 +1117,16 @@ cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(ec
   [ "$(cat "$T/join3.rc" 2>/dev/null)" = 5 ] && grep -q "etcd.yaml is already there and this node is no etcd member" "$T/join3.err" &&
     [ "$(cp_etcd_members "$T/m1" | wc -l)" = 2 ] ||
     { fail "a foreign etcd.yaml: exit $(cat "$T/join3.rc" 2>/dev/null): $(tail -1 "$T/join3.err" 2>/dev/null) $(tail -1 "$T/prepare3.out")"; rc=1; }
-  # kjoin reset on node 2: its member out of the cluster first (etcd 2 then
-  # stops by itself), then what the join wrote (a kubeconfig changed since
-  # is left), the data directory and the record; a second reset has
-  # nothing to undo.
+  # kjoin reset on node 2 (its record as the previous kjoin release wrote it):
+  # its member out of the cluster first (etcd 2 then stops by itself), then
+  # what the join wrote (a kubeconfig changed since is left), the data
+  # directory and the record; a second reset has nothing to undo.
   NODE_NS=etcd2 in_node cp_reset_refused_in
   [ "$(cat "$T/refused.rc")" = 2 ] && grep -q "the kubelet still runs" "$T/refused.err" &&
     [ "$(cat "$T/refused.record")" = there ] && [ "$(cp_etcd_members "$T/m1" | wc -l)" = 2 ] ||
     { fail "a refused reset changed something: exit $(cat "$T/refused.rc"): $(tail -1 "$T/refused.err"); record $(cat "$T/refused.record"); members: $(cp_etcd_members "$T/m1" | tr '\n' ';')"; rc=1; }
   NODE_NS=etcd2 in_node cp_reset_in
+  [ ! -s "$T/reset.legacy" ] || { fail "$(cat "$T/reset.legacy")"; rc=1; }
   [ "$(cat "$T/reset.rc")" = 0 ] && jq -e '.controlPlane.etcdMember and .controlPlane.etcdMemberRemoved' "$T/reset.out" >/dev/null ||
     { fail "kjoin reset: exit $(cat "$T/reset.rc"): $(jq -c .controlPlane "$T/reset.out" 2>/dev/null) $(tail -2 "$T/reset.err")"; rc=1; }
   [ "$(cp_etcd_members "$T/m1")" = "cp-1 https://$CP_ETCD1:2380 false" ] ||
