@@ -851,14 +851,16 @@ static kjoin_code take_back(join_run *r, kjoin_code rc, kjoin_err *err)
 /* A join that failed once discovery established trust tells the cluster
  * why (a join report, kjoin/report.h): with the bootstrap identity and a
  * bound of its own, since the join's deadline may be what failed. A check
- * and a dry run change nothing there; a K3s cluster has no such identity.
+ * and a dry run change nothing there; a K3s cluster has no such identity;
+ * the unsafe mode established no trust.
  * The report's own failure is said, never the join's outcome. */
 #define REPORT_MS 5000
 static void file_report(join_run *r, kjoin_code code, const kjoin_err *why)
 {
     const kjoin_phases_spec *s = r->spec;
-    if (!code || !r->out->discovered || s->no_report || s->check || s->dry_run || !r->node.bootstrap_kubeconfig ||
-        (r->planned && r->plan.kind == KJOIN_DISCOVERY_K3S))
+    /* discovered without a pin (the unsafe mode) is no trust: whoever answered is told nothing */
+    if (!code || !r->out->discovered || s->join.unsafe_skip_ca_verification || s->no_report || s->check ||
+        s->dry_run || !r->node.bootstrap_kubeconfig || (r->planned && r->plan.kind == KJOIN_DISCOVERY_K3S))
         return;
     kjoin_join_report rep = {.exit_code = code == KJOIN_E_TRANSIENT ? 1 : (int)code};
     snprintf(rep.join_id, sizeof(rep.join_id), "%s", s->join_id ? s->join_id : "");

@@ -483,6 +483,11 @@ J
       and (.metadata.annotations["kjoin.io/reason"] | contains("kubelet-config"))' "$T/h/bodies.log" >/dev/null ||
     fail "the report filed: $(head -c 800 "$T/h/bodies.log")" || return 1
   ! grep -qF "$(cut -d. -f2 "$C/token")" "$T/h/bodies.log" || fail "the report carries the token's secret" || return 1
+  # Discovery without a pin (the unsafe mode) established no trust: whoever answered is told nothing.
+  : >"$T/h/requests.log"
+  KJOIN=$T/on-node kj 6 "${join[@]:0:4}" "${join[@]:6}" --discovery-token-unsafe-skip-ca-verification || return 1
+  [ "$(requests "POST $csrs")" = 0 ] && jq -e '.error.reported == false' "$OUT" >/dev/null ||
+    fail "the unsafe mode filed a report: $(requests "POST $csrs") POSTs, $(cat "$OUT")" || return 1
   # The report refused (403): the join's exit and reason as before, and it says the cluster was not told.
   hconf <<J
 {"certs": [["$C/server.crt", "$C/server.key"]], "routes": {$routes, "POST $csrs": {"status": 403, "file": "$T/403.json"}}}
