@@ -47,8 +47,9 @@ typedef struct kjoin_join_reports {
 kjoin_code kjoin_join_reports_decode(const char *json, size_t len, const char *node, kjoin_join_reports *out,
                                      kjoin_err *err);
 /* The cluster's reports through api (list on certificatesigningrequests,
- * all of them: a denial carries no label).
- * Errors: those of the API client, KJOIN_E_API. */
+ * all of them, a page at a time: a denial carries no label).
+ * Errors: those of the API client, KJOIN_E_API (refused, not a list, pages
+ * that do not end). */
 kjoin_code kjoin_join_reports_list(kjoin_kubeapi *api, const char *node, kjoin_join_reports *out, kjoin_err *err);
 void kjoin_join_reports_release(kjoin_join_reports *r);
 

@@ -193,47 +193,100 @@ static int newest_first(const void *a, const void *b)
     return x->created != y->created ? (x->created < y->created ? 1 : -1) : strcmp(x->name, y->name);
 }
 
-kjoin_code kjoin_join_reports_decode(const char *json, size_t len, const char *node, kjoin_join_reports *out,
-                                     kjoin_err *err)
+/* One page of the list (the API's answer, untrusted): its reports appended
+ * to out, its resourceVersion kept, and the token of the next page into
+ * next ("" on the last; NULL: not asked). */
+static kjoin_code decode_page(const char *json, size_t len, const char *node, kjoin_join_reports *out, char *next,
+                              size_t next_cap, kjoin_err *err)
 {
-    memset(out, 0, sizeof(*out));
     json_tokener *tok = len <= LIST_MAX ? json_tokener_new_ex(64) : NULL;
     json_object *root = tok ? json_tokener_parse_ex(tok, json, (int)len) : NULL;
     bool whole = root && (size_t)json_tokener_get_parse_end(tok) == len;
     json_tokener_free(tok);
-    json_object *items = kjoin_json_at(root, "items");
-    const char *kind = kjoin_json_str(root, "kind");
-    if (!whole || !kind || strcmp(kind, "CertificateSigningRequestList") || !json_object_is_type(items, json_type_array)) {
-        json_object_put(root);
-        return kjoin_err_set(err, KJOIN_E_API, "the API server's answer is not a list of certificate signing requests");
-    }
-    size_t n = json_object_array_length(items);
-    out->items = calloc(n ? n : 1, sizeof(*out->items));
-    if (!out->items) {
-        json_object_put(root);
-        return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    }
-    for (size_t i = 0; i < n; i++) {
+    json_object *items = kjoin_json_at(root, "items"), *meta = kjoin_json_obj(root, "metadata");
+    const char *kind = kjoin_json_str(root, "kind"), *more = kjoin_json_str(meta, "continue");
+    kjoin_code rc = KJOIN_OK;
+    if (!whole || !kind || strcmp(kind, "CertificateSigningRequestList") || !json_object_is_type(items, json_type_array))
+        rc = kjoin_err_set(err, KJOIN_E_API, "the API server's answer is not a list of certificate signing requests");
+    else if (next && more && strlen(more) >= next_cap)
+        rc = kjoin_err_set(err, KJOIN_E_API, "the API server's next page is named by a token too long to ask for");
+    size_t n = rc ? 0 : json_object_array_length(items);
+    kjoin_join_report *grown = rc ? NULL : realloc(out->items, (out->n + n + 1) * sizeof(*out->items));
+    if (!rc && !grown)
+        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
+    if (grown)
+        out->items = grown;
+    for (size_t i = 0; !rc && i < n; i++) {
         json_object *csr = json_object_array_get_idx(items, i);
         out->n += report_of(csr, node, &out->items[out->n]) || denial_of(csr, node, &out->items[out->n]);
     }
-    shown(out->resource_version, sizeof(out->resource_version), kjoin_json_str(kjoin_json_obj(root, "metadata"), "resourceVersion"));
-    qsort(out->items, out->n, sizeof(*out->items), newest_first);
+    if (!rc)
+        shown(out->resource_version, sizeof(out->resource_version), kjoin_json_str(meta, "resourceVersion"));
+    if (!rc && next)
+        snprintf(next, next_cap, "%s", more ? more : "");
     json_object_put(root);
-    return KJOIN_OK;
+    return rc;
 }
+
+kjoin_code kjoin_join_reports_decode(const char *json, size_t len, const char *node, kjoin_join_reports *out,
+                                     kjoin_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    kjoin_code rc = decode_page(json, len, node, out, NULL, 0, err);
+    if (rc)
+        kjoin_join_reports_release(out);
+    else
+        qsort(out->items, out->n, sizeof(*out->items), newest_first);
+    return rc;
+}
+
+/* A token as a query value: every byte but RFC 3986's unreserved ones
+ * percent-encoded (a continue token is base64: '+', '/', '='). */
+static void query_value(const char *in, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *c = (const unsigned char *)in; *c && o + 4 < cap; c++) {
+        if ((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || strchr("-._~", *c)) {
+            out[o++] = (char)*c;
+        } else {
+            out[o++] = '%', out[o++] = hex[*c >> 4], out[o++] = hex[*c & 15];
+        }
+    }
+    out[o] = '\0';
+}
+
+#define PAGE "100" /* CSRs a page: well under the API client's 1 MiB body */
+#define PAGES_MAX 10000
 
 kjoin_code kjoin_join_reports_list(kjoin_kubeapi *api, const char *node, kjoin_join_reports *out, kjoin_err *err)
 {
-    kjoin_kubeapi_response resp = {0};
+    char next[1024] = "", asked[sizeof(next)] = "", path[sizeof(next) * 3 + 128];
+    kjoin_code rc = KJOIN_OK;
     memset(out, 0, sizeof(*out));
-    /* all of them: the approver's denials carry no label */
-    kjoin_code rc = kjoin_kubeapi_request(api, "GET", CSRS, NULL, &resp, err);
-    if (!rc)
-        rc = kjoin_kubeapi_check(&resp, "list certificatesigningrequests", err);
-    if (!rc)
-        rc = kjoin_join_reports_decode(resp.body, resp.len, node, out, err);
-    kjoin_kubeapi_response_release(&resp);
+    /* all of them (the approver's denials carry no label), a page at a time */
+    for (size_t page = 0; !rc; page++) {
+        char token[sizeof(next) * 3];
+        query_value(next, token, sizeof(token));
+        snprintf(path, sizeof(path), CSRS "?limit=" PAGE "%s%s", *next ? "&continue=" : "", token);
+        kjoin_kubeapi_response resp = {0};
+        rc = kjoin_kubeapi_request(api, "GET", path, NULL, &resp, err);
+        if (!rc)
+            rc = kjoin_kubeapi_check(&resp, "list certificatesigningrequests", err);
+        snprintf(asked, sizeof(asked), "%s", next);
+        if (!rc)
+            rc = decode_page(resp.body, resp.len, node, out, next, sizeof(next), err);
+        kjoin_kubeapi_response_release(&resp);
+        if (!rc && *next && (!strcmp(next, asked) || page + 1 == PAGES_MAX))
+            rc = kjoin_err_set(err, KJOIN_E_API, "the API server's list of certificate signing requests does not end "
+                                                 "(a page names itself next, or more than %d pages)", PAGES_MAX);
+        if (!rc && !*next)
+            break;
+    }
+    if (rc)
+        kjoin_join_reports_release(out);
+    else
+        qsort(out->items, out->n, sizeof(*out->items), newest_first);
     return rc;
 }
 

@@ -508,6 +508,22 @@ J
   kj 0 reports --kubeconfig "$T/admin.conf" --node n1 -o json || return 1
   jq -e '.reports | length == 1 and .[0].exitCode == null and .[0].created == null' "$OUT" >/dev/null ||
     fail "kjoin reports -o json: $(head -c 500 "$OUT")" || return 1
+  # A page at a time: the second asked for with the first's continue token (percent-encoded), both listed.
+  jq -c '.metadata.continue = "p2+/=" | .items |= .[:1]' "$here/../../testdata/fuzz/reports/two.json" >"$T/page1.json"
+  jq -c '.items |= .[1:]' "$here/../../testdata/fuzz/reports/two.json" >"$T/page2.json"
+  hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "routes": {"GET $csrs?limit=100": {"file": "$T/page1.json"},
+ "GET $csrs?limit=100&continue=p2%2B%2F%3D": {"file": "$T/page2.json"}}}
+J
+  kj 0 reports --kubeconfig "$T/admin.conf" -o json || return 1
+  jq -e '[.reports[].name] == ["kjoin-report-2222", "kjoin-report-1111"]' "$OUT" >/dev/null &&
+    [ "$(requests "GET $csrs")" = 2 ] || fail "two pages: $(head -c 300 "$OUT"); $(cat "$T/h/requests.log")" || return 1
+  # A list that names itself as its next page does not go on for ever: exit 6.
+  hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "routes": {"GET $csrs": {"file": "$T/page1.json"}}}
+J
+  kj 6 reports --kubeconfig "$T/admin.conf" || return 1
+  err_has "does not end" && [ "$(requests "GET $csrs")" = 2 ] || fail "a page naming itself next: $(requests "GET $csrs") requests" || return 1
   hconf <<J
 {"certs": [["$C/server.crt", "$C/server.key"]], "routes": {"GET $csrs": {"file": "$here/../../testdata/fuzz/reports/not-a-list.json"}}}
 J

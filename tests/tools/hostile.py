@@ -11,7 +11,8 @@ for every request:
   close       true: every connection is closed after one answer; "first":
               only connection 0 (the verified request needs a new handshake)
   routes      {"METHOD /path": {"status": 200, "file": PATH}} (exact path,
-              query ignored); anything else is 404
+              query ignored; a route "METHOD /path?query" for that query
+              exactly is tried first); anything else is 404
   csr         CertificateSigningRequests: a POST is kept (DIR/csr.pem) and
               answered 201; a GET of it answers it issued by ca/ca_key with
               "subject" (openssl -subj form; default the CSR's), then
@@ -54,8 +55,9 @@ def issue(cfg):
     return pem + cfg.get("append", "").encode("latin-1")
 
 
-def answer(cfg, method, path, body):
-    route = cfg.get("routes", {}).get("%s %s" % (method, path))
+def answer(cfg, method, path, body, query=""):
+    routes = cfg.get("routes", {})
+    route = routes.get("%s %s?%s" % (method, path, query)) or routes.get("%s %s" % (method, path))
     if route:
         data = b""
         if route.get("file"):
@@ -101,7 +103,7 @@ def read_request(conn):
         if not chunk:
             raise EOFError
         rest += chunk
-    return method, target.split("?")[0], rest[:length]
+    return method, target.partition("?")[0], target.partition("?")[2], rest[:length]
 
 
 listener = socket.socket()
@@ -130,14 +132,14 @@ while True:
         conn = ctx.wrap_socket(raw, server_side=True)
         conn.settimeout(10)
         while True:
-            method, path, body = read_request(conn)
+            method, path, query, body = read_request(conn)
             cfg = config()
             with open(os.path.join(top, "requests.log"), "a") as log:
                 log.write("%d %s %s\n" % (n, method, path))
             if method == "POST":
                 with open(os.path.join(top, "bodies.log"), "ab") as log:
                     log.write(body.replace(b"\n", b" ") + b"\n")
-            status, data = answer(cfg, method, path, body)
+            status, data = answer(cfg, method, path, body, query)
             close = cfg.get("close", False)
             close = close is True or (close == "first" and n == 0)
             head = "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n" % (
