@@ -602,6 +602,8 @@ static json_object *error_json(const kjoin_phases_outcome *o, const char *join_i
     if (o->failed_in)
         json_object_object_add(e, "phase", json_object_new_string(o->failed_in));
     json_object_object_add(e, "reported", json_object_new_boolean(o->reported));
+    if (o->failed_in && !strcmp(o->failed_in, "etcd-join"))
+        json_object_object_add(e, "etcdMemberRemoved", json_object_new_boolean(o->etcd.unstarted_removed));
     if (o->checked)
         json_object_object_add(e, "check", check_json(&o->check));
     const kjoin_preflight_report *p = &o->preflight;

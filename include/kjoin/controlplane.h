@@ -117,6 +117,7 @@ typedef struct kjoin_etcd_join_result {
     bool promoted;                     /* a learner made a voting member */
     bool manifest_kept;                /* etcd.yaml there already, the same Pod */
     size_t members;                    /* the cluster's members at the end */
+    bool unstarted_removed;            /* it never started: removed again, its etcd.yaml taken back */
 } kjoin_etcd_join_result;
 
 typedef struct kjoin_cp_reset_result {

@@ -66,9 +66,11 @@ static char *dup_n(const char *p, size_t n)
     return d;
 }
 
-/* One call of the gateway at url: POST path body, its JSON answer. */
-static kjoin_code call_one(etcd_client *e, const char *url, const char *path, const char *body, json_object **out,
-                           kjoin_err *err)
+/* One request of etcd at url (its gateway, or its peer or metrics
+ * handlers) as the healthcheck client: method path body, the answer as it
+ * came (*r: release it). */
+static kjoin_code request_one(etcd_client *e, const char *url, const char *method, const char *path, const char *body,
+                              kjoin_kubeapi_response *r, kjoin_err *err)
 {
     const kjoin_cp_context *s = e->s;
     kjoin_kubeapi_config cfg = {.path = strdup(""), .context = strdup(""), .server = strdup(url),
@@ -76,10 +78,9 @@ static kjoin_code call_one(etcd_client *e, const char *url, const char *path, co
                                 .cert_pem = dup_n(e->crt, e->crt_len), .cert_len = e->crt_len,
                                 .key_pem = dup_n(e->key, e->key_len), .key_len = e->key_len};
     int64_t left = e->deadline - kjoin_now_ms();
-    kjoin_kubeapi_options o = kjoin_join_context_api_options(s->join, left < 1 ? 1 : left < 10000 ? left : 10000, -1);
+    kjoin_kubeapi_options o = kjoin_join_context_api_options(s->join, 0, -1);
+    o.timeout_ms = left < 1 ? 1 : left < 10000 ? left : 10000; /* e's own bound: within the join's but for a removal */
     kjoin_kubeapi *api = NULL;
-    kjoin_kubeapi_response r;
-    *out = NULL;
     if (!cfg.path || !cfg.context || !cfg.server || !cfg.ca_pem || !cfg.cert_pem || !cfg.key_pem) {
         kjoin_kubeapi_config_release(&cfg);
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
@@ -87,8 +88,18 @@ static kjoin_code call_one(etcd_client *e, const char *url, const char *path, co
     kjoin_code rc = kjoin_kubeapi_new(&cfg, &o, &api, err);
     kjoin_kubeapi_config_release(&cfg);
     if (!rc)
-        rc = kjoin_kubeapi_request(api, "POST", path, body, &r, err);
+        rc = kjoin_kubeapi_request(api, method, path, body, r, err);
     kjoin_kubeapi_free(api);
+    return rc;
+}
+
+/* One call of the gateway at url: POST path body, its JSON answer. */
+static kjoin_code call_one(etcd_client *e, const char *url, const char *path, const char *body, json_object **out,
+                           kjoin_err *err)
+{
+    kjoin_kubeapi_response r;
+    *out = NULL;
+    kjoin_code rc = request_one(e, url, "POST", path, body, &r, err);
     if (rc)
         return rc;
     json_object *j = r.body ? json_tokener_parse(r.body) : NULL, *m;
@@ -108,15 +119,24 @@ static kjoin_code call_one(etcd_client *e, const char *url, const char *path, co
     return rc;
 }
 
-/* The call at the first member that answers (one refusing is an answer). */
+/* The call at the first member that answers (one refusing is an answer);
+ * when none does, the first one's failure (a member's own URL may be one
+ * that never started). */
 static kjoin_code call(etcd_client *e, const char *path, const char *body, json_object **out, kjoin_err *err)
 {
-    kjoin_code rc = KJOIN_E_OTHER;
-    for (size_t i = 0; i < e->n; i++)
-        if ((rc = call_one(e, e->urls[i], path, body, out, err)) == KJOIN_OK || rc == KJOIN_E_API ||
-            rc == KJOIN_E_TRUST)
+    kjoin_code first = KJOIN_E_OTHER;
+    kjoin_err later;
+    for (size_t i = 0; i < e->n; i++) {
+        kjoin_code rc = call_one(e, e->urls[i], path, body, out, i ? &later : err);
+        if (rc == KJOIN_OK || rc == KJOIN_E_API || rc == KJOIN_E_TRUST) {
+            if (rc && i)
+                *err = later;
             return rc;
-    return rc;
+        }
+        if (!i)
+            first = rc;
+    }
+    return first;
 }
 
 /* The one JSON value that is all of json's len bytes, or NULL. */
@@ -333,9 +353,156 @@ static kjoin_code load_tls(etcd_client *e, kjoin_err *err)
     return rc;
 }
 
+/* A member's client URL: its peer URL's host on the client port (kubeadm's). */
+static void client_url_of(const member *m, char *url, size_t cap)
+{
+    snprintf(url, cap, "%.*s:2379", (int)(strrchr(m->m.peer_url, ':') - m->m.peer_url), m->m.peer_url);
+}
+
+/* While this node's member starts and catches up: a line every
+ * PROGRESS_MS with what it does, and why not when it does not. */
+#define PROGRESS_MS 15000
+typedef struct watch {
+    int64_t start, next_line;
+    bool seen;             /* in etcd's member list */
+    bool started;          /* etcd runs it: it has a name */
+    uint64_t last_applied; /* its applied index at the last line */
+    char cause[700];       /* why it did not start or catch up, when known */
+} watch;
+
+static watch watch_begin(void)
+{
+    int64_t now = kjoin_now_ms();
+    return (watch){.start = now, .next_line = now + PROGRESS_MS};
+}
+
+/* Reading why has a bound of its own: it is asked when the wait is over too. */
+#define CAUSE_MS 5000
+
+/* Why this node's etcd Pod does not run, as the kubelet says in its Pod. */
+static void pod_cause(etcd_client *e, char *why, size_t cap)
+{
+    const kjoin_cp_context *s = e->s;
+    kjoin_kubeapi *api = NULL;
+    kjoin_kubeapi_response r = {0};
+    kjoin_kubeapi_options o = kjoin_join_context_api_options(s->join, 0, 0);
+    kjoin_err err;
+    char path[400], said[512], *text = NULL;
+    size_t len = 0;
+    o.timeout_ms = CAUSE_MS;
+    snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/pods/etcd-%s", s->join->name.name);
+    *why = '\0';
+    if (kjoin_cp__admin_read(s->admin_kubeconfig, &text, &len, &err) ||
+        kjoin_cp__admin_client(text, len, NULL, &o, &api, &err) || kjoin_kubeapi_request(api, "GET", path, NULL, &r, &err))
+        snprintf(why, cap, "etcd's Pod could not be read: %.300s", err.msg);
+    else if (r.status == 404)
+        snprintf(why, cap, "the kubelet has not reported etcd's Pod etcd-%.253s (is the kubelet running, and does it "
+                 "read %.200s?)", s->join->name.name, s->manifests_dir);
+    else if (r.status == 200 && kjoin_pod_not_running(r.body, r.len, "etcd", said, sizeof(said)))
+        snprintf(why, cap, "etcd's Pod etcd-%.253s: %.400s", s->join->name.name, said);
+    kjoin_kubeapi_response_release(&r);
+    kjoin_kubeapi_free(api);
+    kjoin_free_wiped(text, len);
+}
+
+/* Why a started member does not catch up: a member this node cannot reach
+ * at its peer URL (or whose TLS refuses this node's etcd client), or a
+ * disk slower than etcd needs (its own fsync figures). */
+static void stall_cause(etcd_client *e, const members *ms, const member *me, char *why, size_t cap)
+{
+    kjoin_kubeapi_response r = {0};
+    kjoin_err err;
+    char url[300];
+    *why = '\0';
+    for (size_t i = 0; i < ms->n && !*why; i++) {
+        const member *m = &ms->v[i];
+        if (m == me || !*m->m.name)
+            continue;
+        if (request_one(e, m->m.peer_url, "GET", "/version", NULL, &r, &err))
+            snprintf(why, cap, "this node cannot reach member %s at its peer URL %s: %s", m->m.name, m->m.peer_url,
+                     err.msg);
+        kjoin_kubeapi_response_release(&r);
+        r = (kjoin_kubeapi_response){0};
+    }
+    client_url_of(me, url, sizeof(url));
+    if (!*why && !request_one(e, url, "GET", "/metrics", NULL, &r, &err) && r.status == 200) {
+        double ms_fsync = kjoin_etcd_fsync_mean_ms(r.body, r.len);
+        if (ms_fsync > 10) /* etcd's guidance: a WAL fsync's 99th percentile under 10 ms */
+            snprintf(why, cap, "its disk is slow: etcd's WAL fsyncs take %.0f ms on average (etcd needs under 10 ms)",
+                     ms_fsync);
+    }
+    kjoin_kubeapi_response_release(&r);
+}
+
+/* The status of the member at url. */
+static bool status_at(etcd_client *e, const char *url, kjoin_etcd_status *st)
+{
+    kjoin_kubeapi_response r = {0};
+    kjoin_err err;
+    bool ok = !request_one(e, url, "POST", "/v3/maintenance/status", "{}", &r, &err) && r.status == 200 &&
+              !kjoin_etcd_status_parse(r.body, r.len, st, &err);
+    kjoin_kubeapi_response_release(&r);
+    return ok;
+}
+
+/* The line due now, if one is: how far this node's member (me, in ms) is. */
+static void progress(etcd_client *e, watch *w, const members *ms, const member *me)
+{
+    const kjoin_cp_context *s = e->s;
+    int64_t now = kjoin_now_ms();
+    w->seen = true;
+    w->started = *me->m.name != '\0';
+    if (now < w->next_line)
+        return;
+    w->next_line = now + PROGRESS_MS;
+    long secs = (long)((now - w->start) / 1000);
+    if (!w->started) {
+        pod_cause(e, w->cause, sizeof(w->cause));
+        logf_(s, 0, "[etcd] The new member has not started after %ld s%s%s", secs, *w->cause ? ": " : "", w->cause);
+        return;
+    }
+    char url[300];
+    kjoin_etcd_status mine, leader;
+    client_url_of(me, url, sizeof(url));
+    const member *lead = NULL;
+    if (status_at(e, url, &mine))
+        for (size_t i = 0; i < ms->n; i++)
+            lead = strcmp(ms->v[i].id, mine.leader_id) ? lead : &ms->v[i];
+    if (lead)
+        client_url_of(lead, url, sizeof(url));
+    if (!lead || !status_at(e, url, &leader)) {
+        logf_(s, 0, "[etcd] The new member runs; etcd does not say yet how far it is (%ld s)", secs);
+        return;
+    }
+    uint64_t of = leader.raft_index ? leader.raft_index : 1, done = mine.applied_index < of ? mine.applied_index : of;
+    logf_(s, 0, "[etcd] The new member has applied %" PRIu64 " of the leader's %" PRIu64 " entries (%d%%, %ld s)",
+          mine.applied_index, leader.raft_index, (int)(done * 100 / of), secs);
+    if (mine.applied_index <= w->last_applied && mine.applied_index < leader.raft_index) {
+        stall_cause(e, ms, me, w->cause, sizeof(w->cause));
+        logf_(s, 0, "[etcd] It made no progress in the last %d s%s%s", PROGRESS_MS / 1000, *w->cause ? ": " : "",
+              w->cause);
+    }
+    w->last_applied = mine.applied_index;
+}
+
+/* Whether a wait polling again would pass e's deadline. */
+static bool wait_over(const etcd_client *e) { return kjoin_now_ms() + POLL_MS > e->deadline; }
+
+/* The error at the end of a wait: what ended it, and what is known of why. */
+static kjoin_code wait_failed(etcd_client *e, watch *w, const char *what, const kjoin_err *last, kjoin_err *err)
+{
+    if (w->seen && !w->started) {
+        pod_cause(e, w->cause, sizeof(w->cause));
+        return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the new etcd member never started before %s: %s", e->bound,
+                             *w->cause ? w->cause : last->msg);
+    }
+    return kjoin_err_set(err, KJOIN_E_TIMEOUT, "%s before %s: %s%s%s", what, e->bound, last->msg,
+                         *w->cause ? "; " : "", w->cause);
+}
+
 /* A learner is promoted once it runs (it has a name then) and has caught
  * up; etcd refuses the promotion before that. */
-static kjoin_code promote(etcd_client *e, const char *id, kjoin_err *err)
+static kjoin_code promote(etcd_client *e, const char *id, watch *w, kjoin_err *err)
 {
     char body[64];
     snprintf(body, sizeof(body), "{\"ID\":\"%s\"}", id);
@@ -351,13 +518,15 @@ static kjoin_code promote(etcd_client *e, const char *id, kjoin_err *err)
             return KJOIN_OK;
         if (!rc && !me)
             return kjoin_err_set(err, KJOIN_E_API, "the new etcd member is no longer in the cluster");
+        if (!rc)
+            progress(e, w, &ms, me);
         if (!rc && !*me->m.name)
             rc = kjoin_err_set(&last, KJOIN_E_TIMEOUT, "the new etcd member has not started");
         else if (!rc && !(rc = call(e, "/v3/cluster/member/promote", body, &j, &last)))
             return json_object_put(j), KJOIN_OK;
         json_object_put(j);
-        if (kjoin_now_ms() + POLL_MS > e->deadline)
-            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the learner was not promoted before %s: %s", e->bound, last.msg);
+        if (wait_over(e))
+            return wait_failed(e, w, "the learner was not promoted", &last, err);
         kjoin_sleep_ms(POLL_MS);
     }
 }
@@ -365,8 +534,8 @@ static kjoin_code promote(etcd_client *e, const char *id, kjoin_err *err)
 /* kubeadm's WaitForClusterAvailable: the status of every member that
  * serves answers (this node's own, and every started voting member: a
  * learner another join left, never started, serves nothing and is not
- * waited for). */
-static kjoin_code wait_available(etcd_client *e, const char *own_peer, bool own_too, kjoin_err *err)
+ * waited for). With w, this node's own is watched as it starts. */
+static kjoin_code wait_available(etcd_client *e, const char *own_peer, watch *w, kjoin_err *err)
 {
     for (;;) {
         members ms;
@@ -376,21 +545,59 @@ static kjoin_code wait_available(etcd_client *e, const char *own_peer, bool own_
             json_object *j = NULL;
             char url[300];
             bool own = !strcmp(ms.v[i].m.peer_url, own_peer);
-            if (own ? !own_too : (ms.v[i].learner || !*ms.v[i].m.name))
+            if (own ? !w : (ms.v[i].learner || !*ms.v[i].m.name))
                 continue;
-            /* its client URL: the peer URL's host on the client port */
-            snprintf(url, sizeof(url), "%.*s:2379", (int)(strrchr(ms.v[i].m.peer_url, ':') - ms.v[i].m.peer_url),
-                     ms.v[i].m.peer_url);
+            if (own)
+                progress(e, w, &ms, &ms.v[i]);
+            if (own && !*ms.v[i].m.name) { /* not started: nothing there answers yet */
+                rc = kjoin_err_set(&last, KJOIN_E_TIMEOUT, "the new etcd member has not started");
+                break;
+            }
+            client_url_of(&ms.v[i], url, sizeof(url));
             rc = call_one(e, url, "/v3/maintenance/status", "{}", &j, &last);
             json_object_put(j);
         }
         if (!rc)
             return KJOIN_OK;
-        if (kjoin_now_ms() + POLL_MS > e->deadline)
-            return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the etcd cluster was not available before %s: %s", e->bound,
-                                 last.msg);
+        if (wait_over(e))
+            return w ? wait_failed(e, w, "the etcd cluster was not available", &last, err)
+                     : kjoin_err_set(err, KJOIN_E_TIMEOUT, "the etcd cluster was not available before %s: %s",
+                                     e->bound, last.msg);
         kjoin_sleep_ms(POLL_MS);
     }
+}
+
+/* What removing a member that never started may take, past the deadline
+ * that ended the wait for it. */
+#define UNSTARTED_REMOVAL_MS 10000
+
+/* This node's member never started (its Pod did not run): it serves
+ * nothing, so it leaves the cluster again, where the cluster can still
+ * agree to it, with the etcd.yaml that named it; the join can then run
+ * again as it first did. The wait's error (err) says what happened. */
+static void remove_unstarted(etcd_client *e, const char *record, const char *id, kjoin_etcd_join_result *out,
+                             kjoin_err *err)
+{
+    const kjoin_cp_context *s = e->s;
+    char cause[KJOIN_ERR_MSG_MAX], manifest[4200];
+    kjoin_err why;
+    memcpy(cause, err->msg, sizeof(cause));
+    e->deadline = kjoin_now_ms() + UNSTARTED_REMOVAL_MS;
+    e->bound = "its own bound";
+    logf_(s, 0, "[etcd] Removing the new member, which never started, from the cluster");
+    if (remove_member(e, id, &why)) {
+        kjoin_err_set(err, KJOIN_E_TIMEOUT, "%.200s; the member, which never started, could not be removed (%.150s): "
+                      "start it, or remove it (etcdctl member remove %" PRIx64 ") before this node joins again",
+                      cause, why.msg, (uint64_t)strtoull(id, NULL, 10));
+        return;
+    }
+    out->unstarted_removed = true;
+    snprintf(manifest, sizeof(manifest), "%s/etcd.yaml", s->manifests_dir);
+    bool taken = false;
+    if (record && kjoin_cp_record_forget_etcd(record, manifest, &taken, &why))
+        logf_(s, KJOIN_LOG_WARNING, "[etcd] WARNING: %s was not taken back: %s", manifest, why.msg);
+    kjoin_err_set(err, KJOIN_E_TIMEOUT, "%.350s; the member, which never started, was removed from the cluster%s: "
+                  "the same join can run again once its Pod can start", cause, taken ? " and its etcd.yaml taken back" : "");
 }
 
 kjoin_code kjoin_check_etcd(const kjoin_cp_context *s, size_t *healthy, kjoin_err *err)
@@ -409,7 +616,7 @@ kjoin_code kjoin_check_etcd(const kjoin_cp_context *s, size_t *healthy, kjoin_er
     bool v6 = strchr(s->advertise_address, ':') != NULL;
     snprintf(peer, sizeof(peer), "https://%s%s%s:2380", v6 ? "[" : "", s->advertise_address, v6 ? "]" : "");
     if (!rc)
-        rc = wait_available(&e, peer, false, err);
+        rc = wait_available(&e, peer, NULL, err);
     if (!rc && !(rc = list(&e, &ms, err)))
         *healthy = ms.n;
     if (!rc)
@@ -516,15 +723,18 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *s, kjoin_etcd_join_result *ou
         out->added = false;
     }
     /* A dry run started nothing: nothing to promote or wait for. */
+    watch w = watch_begin();
     if (!rc && !dry && me->learner) {
         logf_(s, 0, "[etcd] Waiting for the new member to start, then promoting it from learner to voting member");
-        if (!(rc = promote(&e, out->member_id, err)))
+        if (!(rc = promote(&e, out->member_id, &w, err)))
             out->promoted = true;
     }
     if (!rc && !dry) {
         logf_(s, 0, "[etcd] Waiting for the new etcd member to join the cluster");
-        rc = wait_available(&e, peer, true, err);
+        rc = wait_available(&e, peer, &w, err);
     }
+    if (rc == KJOIN_E_TIMEOUT && w.seen && !w.started && !dry && *out->member_id)
+        remove_unstarted(&e, record, out->member_id, out, err);
     if (!rc && (dry || !(rc = list(&e, &ms, err))))
         out->members = ms.n;
     free(e.ca);

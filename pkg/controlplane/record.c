@@ -257,6 +257,38 @@ kjoin_code kjoin_cp_record_etcd(const char *kubernetes_dir, const char *peer, co
     return rc;
 }
 
+kjoin_code kjoin_cp_record_forget_etcd(const char *kubernetes_dir, const char *manifest, bool *removed, kjoin_err *err)
+{
+    kjoin_cp_record *r;
+    *removed = false;
+    kjoin_code rc = load(kubernetes_dir, &r, err);
+    if (rc)
+        return rc;
+    kjoin_written *w = &r->written;
+    for (size_t i = 0; i < w->n_files; i++) {
+        if (strcmp(w->files[i].path, manifest))
+            continue;
+        char why[600];
+        kjoin_undo u = kjoin_safedir_undo_file(manifest, w->files[i].sha256, false, why, sizeof(why));
+        if (u == KJOIN_UNDO_LEFT) { /* changed since: it stays, and so does its line */
+            free(r);
+            return kjoin_err_set(err, KJOIN_E_OUTPUT, "%s", why);
+        }
+        *removed = u == KJOIN_UNDO_REMOVED;
+        memmove(&w->files[i], &w->files[i + 1], (w->n_files - i - 1) * sizeof(w->files[0]));
+        w->n_files--;
+        break;
+    }
+    /* the data directory the join made, empty: etcd never ran there */
+    char why[600];
+    if (*r->etcd_peer && r->data_dir_made)
+        kjoin_safedir_undo_dir(r->etcd_data_dir, false, "not empty", why, sizeof(why));
+    *r->etcd_peer = *r->etcd_id = '\0';
+    rc = write_record(kubernetes_dir, r, err);
+    free(r);
+    return rc;
+}
+
 static void note(char (*list)[1100], size_t *n, const char *path)
 {
     if (*n < KJOIN_CP_RESET_PATHS_MAX)

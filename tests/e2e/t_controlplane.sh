@@ -1146,6 +1146,112 @@ cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(ec
   return $rc
 }
 
+# cp_etcd_unstarted_in (in a node): kjoin's prepare, then its etcd-join with
+# no kubelet to start the member: it never starts. What is left after it.
+cp_etcd_unstarted_in() {
+  . "$T/cp.env"
+  local m=/etc/kubernetes/manifests/etcd.yaml
+  "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --certificate-key-file "$T/key" --node-name cp-2 \
+    --apiserver-advertise-address "$CP_ETCD2" >"$T/prepare.out" 2>&1 || { echo "prepare: $(tail -2 "$T/prepare.out")" >"$T/etcd.why"; return; }
+  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --discovery-timeout 35s -o json \
+    >"$T/unstarted.out" 2>"$T/unstarted.err"
+  echo $? >"$T/unstarted.rc"
+  { [ -e $m ] && echo manifest || echo none; [ -e /var/lib/kjoin-e2e-etcd ] && echo data || echo nodata
+    jq -r '.controlPlane.etcd.peerURL // "no member"' /etc/kubernetes/kjoin-join.json; } >"$T/unstarted.after"
+  cp_etcd_members /etc/kubernetes/pki "$CP_ETCD1" >"$T/unstarted.members"
+}
+
+# cp_etcd_started_in (in the same node): the same etcd-join again, now with
+# cp_etcd_run as the kubelet (the image is there).
+cp_etcd_started_in() {
+  . "$T/cp.env"
+  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --discovery-timeout 90s -o json \
+    >"$T/started.out" 2>"$T/started.err" &
+  local kjoin_pid=$!
+  cp_etcd_run $kjoin_pid "$CP_ETCD2"
+  wait $kjoin_pid
+  echo $? >"$T/started.rc"
+  cp_etcd_members /etc/kubernetes/pki "$CP_ETCD1" >"$T/started.members"
+}
+
+# A member whose etcd never starts (its Pod's image cannot be pulled, as
+# the kubelet says in the Pod): the join says so every 15 s and at the end,
+# names the image, and files a report. A learner (1.29 on) is removed from
+# the cluster again with the etcd.yaml that named it, and the same join then
+# joins once etcd can start. A voter (before 1.29) has taken the quorum of a
+# one-member cluster with it: etcd cannot remove it, and the join says how to
+# go on; the member started, the same join joins.
+t_e2e_controlplane_etcd_member_that_never_starts() {
+  local rc=0 image=kjoin.test/etcd:3.6.5-0
+  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" && node_setup || return 1
+  kc create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin --group=kubeadm:cluster-admins \
+    >/dev/null 2>&1
+  cp_cluster_names etcd || return 1
+  cp_etcd_first || { cp_etcd_first_gone; cp_cluster_names restore; return 1; }
+  declare -p CP_NODE CP_ADDR CP_ETCD1 CP_ETCD2 >"$T/cp.env"
+  # Node 2 and its etcd Pod as its kubelet reports it: the image cannot be pulled.
+  printf '{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cp-2"}}' >"$T/node2.json"
+  printf '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "etcd-cp-2", "namespace": "kube-system",
+    "labels": {"component": "etcd", "tier": "control-plane"},
+    "annotations": {"kubeadm.kubernetes.io/etcd.advertise-client-urls": "https://%s:2379"}},
+    "spec": {"nodeName": "cp-2", "automountServiceAccountToken": false, "containers": [{"name": "etcd", "image": "%s"}],
+    "tolerations": [{"operator": "Exists", "effect": "NoExecute"}]}}' "$CP_ETCD2" "$image" >"$T/pod2.json"
+  printf '{"status": {"phase": "Pending", "containerStatuses": [{"name": "etcd", "image": "%s", "imageID": "",
+    "ready": false, "restartCount": 0, "state": {"waiting": {"reason": "ImagePullBackOff",
+    "message": "Back-off pulling image \\"%s\\""}}}]}}' "$image" "$image" >"$T/pod2.status"
+  # (the Pod's status through the API as the admin: 1.20's kubectl patches no subresource)
+  kc config view --raw -o json | jq -r '.users[0].user["client-certificate-data"] | @base64d' >"$T/admin.crt" &&
+    kc config view --raw -o json | jq -r '.users[0].user["client-key-data"] | @base64d' >"$T/admin.key" &&
+    kc apply -f "$T/node2.json" >"$T/patch.out" 2>&1 && kc apply -f "$T/pod2.json" >>"$T/patch.out" 2>&1 &&
+    curl -sf --cacert "$E2E_CA" --cert "$T/admin.crt" --key "$T/admin.key" -X PATCH -H 'Content-Type: application/merge-patch+json' \
+      --data-binary @"$T/pod2.status" "$E2E_SERVER/api/v1/namespaces/kube-system/pods/etcd-cp-2/status" >>"$T/patch.out" 2>&1 ||
+    { fail "node 2's etcd Pod: $(tail -c 300 "$T/patch.out")"; rc=1; }
+  NODE_NS=unstarted in_node cp_etcd_unstarted_in
+  [ ! -s "$T/etcd.why" ] || { fail "$(cat "$T/etcd.why")"; rc=1; }
+  local said="etcd's Pod etcd-cp-2: ImagePullBackOff: Back-off pulling image \"$image\""
+  [ "$(cat "$T/unstarted.rc")" = 3 ] && grep -q "the new etcd member never started before the deadline: $said" "$T/unstarted.err" &&
+    grep -q "^\[etcd\] The new member has not started after 1[5-9] s: $said" "$T/unstarted.err" &&
+    grep -q "^\[etcd\] The new member has not started after 3[0-4] s: $said" "$T/unstarted.err" &&
+    jq -e --arg said "$said" '[.error.events[].message | select(startswith("[etcd] The new member has not started after") and endswith($said))] | length == 2' \
+      "$T/unstarted.out" >/dev/null ||
+    { fail "a member that never starts: exit $(cat "$T/unstarted.rc"): $(grep -e '^\[etcd\]' -e rror "$T/unstarted.err" | tail -n 4 | cut -c1-300)"; rc=1; }
+  if [ "$E2E_MINOR" -ge 29 ]; then
+    grep -q "the member, which never started, was removed from the cluster and its etcd.yaml taken back" "$T/unstarted.err" &&
+      [ "$(cat "$T/unstarted.members")" = "cp-1 https://$CP_ETCD1:2380 false" ] &&
+      [ "$(tr '\n' ' ' <"$T/unstarted.after")" = "none nodata no member " ] && jq -e '.error.etcdMemberRemoved' "$T/unstarted.out" >/dev/null ||
+      { fail "the learner that never started: $(tr '\n' ';' <"$T/unstarted.members") $(tr '\n' ' ' <"$T/unstarted.after") $(tail -n 1 "$T/unstarted.err")"; rc=1; }
+  else
+    grep -Eq "the member, which never started, could not be removed \(.*\): start it, or remove it \(etcdctl member remove [0-9a-f]+\)" "$T/unstarted.err" &&
+      [ "$(cat "$T/unstarted.members")" = " https://$CP_ETCD2:2380 false
+cp-1 https://$CP_ETCD1:2380 false" ] && [ "$(tr '\n' ' ' <"$T/unstarted.after")" = "manifest data https://$CP_ETCD2:2380 " ] &&
+      jq -e '.error.etcdMemberRemoved | not' "$T/unstarted.out" >/dev/null ||
+      { fail "the voter that never started: $(tr '\n' ';' <"$T/unstarted.members") $(tr '\n' ' ' <"$T/unstarted.after") $(tail -n 1 "$T/unstarted.err")"; rc=1; }
+  fi
+  # The cluster was told, with the cause.
+  local id; id=$(jq -r '.error.joinID' "$T/unstarted.out")
+  "$KJOIN" reports --kubeconfig "$E2E_ADMIN" --node cp-2 -o json >"$T/reports.json" 2>"$T/reports.err" &&
+    jq -e --arg id "$id" --arg image "$image" '[.reports[] | select(.joinID == $id and .exitCode == 3 and .phase == "etcd-join" and
+      (.reason | contains("ImagePullBackOff") and contains($image)))] | length == 1' "$T/reports.json" >/dev/null ||
+    { fail "no report of the join $id: $(head -c 600 "$T/reports.json") $(cat "$T/reports.err")"; rc=1; }
+  kc delete csr "kjoin-report-$id" >/dev/null 2>&1
+  # The image there (etcd starts): the same join joins.
+  NODE_NS=unstarted in_node cp_etcd_started_in
+  [ "$(cat "$T/started.rc")" = 0 ] && [ "$(cat "$T/started.members")" = "cp-1 https://$CP_ETCD1:2380 false
+cp-2 https://$CP_ETCD2:2380 false" ] ||
+    { fail "the same join with etcd starting: exit $(cat "$T/started.rc"): $(tail -n 2 "$T/started.err") members: $(tr '\n' ';' <"$T/started.members")"; rc=1; }
+  [ -s "$T/etcd-m2.pid" ] && e2e_stop "$(cat "$T/etcd-m2.pid")"
+  rm -f "$T/etcd-m2.pid"
+  e2e_stop "$E2E_PID_etcd_m1"
+  kc -n kube-system delete pod etcd-cp-2 --force --grace-period=0 >/dev/null 2>&1
+  kc delete node cp-2 >/dev/null 2>&1
+  cp_etcd_first_gone
+  cp_cluster_names restore || rc=1
+  return $rc
+}
+
 # ---- wait-control-plane ------------------------------------------------------------
 
 # cp_wait_in (in a node): kjoin's prepare for a node whose API server is

@@ -1710,6 +1710,148 @@ static void test_etcd_members_parse(void **state)
             fail_msg("accepted: %s", bad[i]);
 }
 
+/* What etcd says of a member (its status), what the kubelet says of its
+ * Pod, and etcd's fsync figures: each read as untrusted. */
+static void test_etcd_status_parse(void **state)
+{
+    (void)state;
+    kjoin_etcd_status st;
+    kjoin_err err;
+    size_t len;
+    char *seed = read_all("testdata/fuzz/etcd/status.json", &len);
+    assert_int_equal(kjoin_etcd_status_parse(seed + 1, len - 1, &st, &err), KJOIN_OK);
+    assert_string_equal(st.member_id, "1897306993867916368");
+    assert_string_equal(st.leader_id, "1897306993867916368");
+    assert_true(st.raft_index == 4 && st.applied_index == 3 && !st.learner);
+    free(seed);
+    const char *learner = "{\"header\":{\"member_id\":\"7\"},\"raftIndex\":\"90\",\"raftAppliedIndex\":\"12\","
+                          "\"isLearner\":true}";
+    assert_int_equal(kjoin_etcd_status_parse(learner, strlen(learner), &st, &err), KJOIN_OK);
+    assert_true(st.learner && st.applied_index == 12 && st.raft_index == 90 && !*st.leader_id); /* no leader known */
+    const char *old = "{\"header\":{\"member_id\":\"7\"},\"raftIndex\":90,\"leader\":\"8\"}"; /* etcd 3.3: no applied */
+    assert_int_equal(kjoin_etcd_status_parse(old, strlen(old), &st, &err), KJOIN_OK);
+    assert_true(st.applied_index == 90 && !strcmp(st.leader_id, "8"));
+    const char *bad[] = {"", "[]", "{}", "{\"header\":{}}", "{\"header\":{\"member_id\":\"0\"},\"raftIndex\":\"1\"}",
+                         "{\"header\":{\"member_id\":\"-7\"},\"raftIndex\":\"1\"}",
+                         "{\"header\":{\"member_id\":\"7\"},\"raftIndex\":\"1e3\"}",
+                         "{\"header\":{\"member_id\":\"7\"},\"raftIndex\":\"99999999999999999999999\"}",
+                         "{\"header\":{\"member_id\":\"7\"},\"raftIndex\":\"18446744073709551616\"}",
+                         "{\"header\":{\"member_id\":\"7\"},\"raftIndex\":\"1\"} {}",
+                         "{\"header\":\"7\",\"raftIndex\":\"1\"}"};
+    for (size_t i = 0; i < TU_LEN(bad); i++)
+        if (kjoin_etcd_status_parse(bad[i], strlen(bad[i]), &st, &err) != KJOIN_E_API)
+            fail_msg("accepted: %s", bad[i]);
+    /* A leader's ID that is no number is no leader: the status still reads. */
+    const char *odd = "{\"header\":{\"member_id\":\"7\"},\"raftIndex\":\"1\",\"leader\":\"x\"}";
+    assert_int_equal(kjoin_etcd_status_parse(odd, strlen(odd), &st, &err), KJOIN_OK);
+    assert_string_equal(st.leader_id, "");
+}
+
+static void test_pod_not_running(void **state)
+{
+    (void)state;
+    char why[200];
+    size_t len;
+    char *seed = read_all("testdata/fuzz/etcd/pod-pull.json", &len);
+    assert_true(kjoin_pod_not_running(seed + 1, len - 1, "etcd", why, sizeof(why)));
+    assert_non_null(strstr(why, "ImagePullBackOff: Back-off pulling image \"kjoin.test/etcd:3.6.5-0\""));
+    free(seed);
+    const char *crash = "{\"status\":{\"containerStatuses\":[{\"name\":\"other\",\"state\":{\"running\":{}}},"
+                        "{\"name\":\"etcd\",\"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}},"
+                        "\"lastState\":{\"terminated\":{\"reason\":\"Error\",\"exitCode\":1,\"message\":\"bad\\u001b[31m"
+                        " flag abcdef.0123456789abcdef\"}}}]}}";
+    assert_true(kjoin_pod_not_running(crash, strlen(crash), "etcd", why, sizeof(why)));
+    /* the container's own, its last end; a control character and a token's secret never reach the log */
+    assert_string_equal(why, "CrashLoopBackOff (it last ended: Error, exit code 1: bad?[31m flag abcdef.****************)");
+    const char *running = "{\"status\":{\"containerStatuses\":[{\"name\":\"etcd\",\"state\":{\"running\":{}}}]}}";
+    assert_false(kjoin_pod_not_running(running, strlen(running), "etcd", why, sizeof(why)));
+    assert_string_equal(why, "");
+    const char *pending = "{\"status\":{\"phase\":\"Pending\"}}";
+    assert_true(kjoin_pod_not_running(pending, strlen(pending), "etcd", why, sizeof(why)));
+    assert_string_equal(why, "the Pod is Pending and its container etcd has no status yet");
+    const char *ended = "{\"status\":{\"containerStatuses\":[{\"name\":\"etcd\",\"state\":{\"terminated\":"
+                        "{\"exitCode\":2}}}]}}";
+    assert_true(kjoin_pod_not_running(ended, strlen(ended), "etcd", why, sizeof(why)));
+    assert_string_equal(why, "terminated, exit code 2");
+    /* Not a Pod: nothing said. A long message is cut to the cap. */
+    const char *bad[] = {"", "[]", "{\"status\":[]} {}", "{\"status\":{\"containerStatuses\":{}}} x"};
+    for (size_t i = 0; i < TU_LEN(bad); i++) {
+        bool said = kjoin_pod_not_running(bad[i], strlen(bad[i]), "etcd", why, sizeof(why));
+        if (said && i != 3)
+            fail_msg("read: %s", bad[i]);
+    }
+    char big[4000];
+    snprintf(big, sizeof(big), "{\"status\":{\"containerStatuses\":[{\"name\":\"etcd\",\"state\":{\"waiting\":"
+             "{\"reason\":\"ErrImagePull\",\"message\":\"%03000d\"}}}]}}", 0);
+    assert_true(kjoin_pod_not_running(big, strlen(big), "etcd", why, sizeof(why)));
+    assert_int_equal(strlen(why), sizeof(why) - 1);
+}
+
+static void test_etcd_fsync_mean(void **state)
+{
+    (void)state;
+    size_t len;
+    char *seed = read_all("testdata/fuzz/etcd/metrics.txt", &len);
+    double ms = kjoin_etcd_fsync_mean_ms(seed + 1, len - 1);
+    assert_true(ms > 39.9 && ms < 40.1); /* 0.24 s over 6 */
+    free(seed);
+    const char *none[] = {"", "etcd_disk_wal_fsync_duration_seconds_sum 1\n",
+                          "etcd_disk_wal_fsync_duration_seconds_sum 1\netcd_disk_wal_fsync_duration_seconds_count 0\n",
+                          "etcd_disk_wal_fsync_duration_seconds_sum -1\netcd_disk_wal_fsync_duration_seconds_count 2\n",
+                          "etcd_disk_wal_fsync_duration_seconds_sum x\netcd_disk_wal_fsync_duration_seconds_count 2\n",
+                          "etcd_disk_wal_fsync_duration_seconds_sum NaN\netcd_disk_wal_fsync_duration_seconds_count 2",
+                          "etcd_disk_wal_fsync_duration_seconds_sum{a=\"b\"} 1\netcd_disk_wal_fsync_duration_seconds_count 2"};
+    for (size_t i = 0; i < TU_LEN(none); i++)
+        if (kjoin_etcd_fsync_mean_ms(none[i], strlen(none[i])) != -1)
+            fail_msg("read: %s", none[i]);
+    /* the last line without its newline, a figure in exponent form */
+    const char *last = "etcd_disk_wal_fsync_duration_seconds_count 4\netcd_disk_wal_fsync_duration_seconds_sum 2e-2";
+    double five = kjoin_etcd_fsync_mean_ms(last, strlen(last));
+    assert_true(five > 4.999 && five < 5.001);
+}
+
+/* A member that never started, removed again: the record forgets it and
+ * takes back its etcd.yaml, but an etcd.yaml changed since stays. */
+static void test_record_forget_etcd(void **state)
+{
+    (void)state;
+    kjoin_err err;
+    char *dir = tu_tmpdir(), path[4200];
+    bool removed, found;
+    kjoin_cp_record *r = malloc(sizeof(*r));
+    tu_write(dir, "etcd.yaml", "x");
+    tu_write(dir, "admin.conf", "x");
+    snprintf(path, sizeof(path), "%s/etcd.yaml", dir);
+    char admin[4200];
+    snprintf(admin, sizeof(admin), "%s/admin.conf", dir);
+    const char *sum = "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881";
+    const char *paths[] = {admin, path}, *sums[] = {sum, sum};
+    assert_int_equal(kjoin_cp_record_pending(dir, paths, sums, 2, NULL, 0, &err), KJOIN_OK);
+    char data[4200];
+    snprintf(data, sizeof(data), "%s/etcd-data", dir);
+    assert_int_equal(mkdir(data, 0700), 0);
+    assert_int_equal(kjoin_cp_record_etcd(dir, "https://10.0.0.2:2380", "42", "/etc/kubernetes/pki", data, true, &err),
+                     KJOIN_OK);
+    assert_int_equal(kjoin_cp_record_forget_etcd(dir, path, &removed, &err), KJOIN_OK);
+    assert_true(removed && access(path, F_OK) != 0 && access(admin, F_OK) == 0);
+    assert_int_equal(access(data, F_OK), -1); /* the empty data directory the join made */
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
+    /* the rest of the join's record as it was */
+    assert_true(found && r->written.n_files == 1 && !strcmp(r->written.files[0].path, admin) && !*r->etcd_peer &&
+                !*r->etcd_id);
+    /* Changed since it was written: left, and said. */
+    tu_write(dir, "etcd.yaml", "y");
+    const char *mine[] = {path};
+    assert_int_equal(kjoin_cp_record_pending(dir, mine, sums, 1, NULL, 0, &err), KJOIN_OK);
+    assert_int_equal(kjoin_cp_record_forget_etcd(dir, path, &removed, &err), KJOIN_E_OUTPUT);
+    assert_false(removed);
+    assert_int_equal(access(path, F_OK), 0);
+    assert_int_equal(kjoin_cp_record_read(dir, r, &found, &err), KJOIN_OK);
+    assert_int_equal(r->written.n_files, 2);
+    tu_rmtree(dir);
+    free(r);
+}
+
 static void test_etcd_endpoints_parse(void **state)
 {
     (void)state;
@@ -2152,6 +2294,8 @@ int main(void)
                                        cmocka_unit_test(test_dry_run),
                                        cmocka_unit_test(test_etcd_members_parse),
                                        cmocka_unit_test(test_etcd_endpoints_parse),
+        cmocka_unit_test(test_etcd_status_parse), cmocka_unit_test(test_pod_not_running),
+        cmocka_unit_test(test_etcd_fsync_mean), cmocka_unit_test(test_record_forget_etcd),
                                        cmocka_unit_test(test_etcd_manifest),
                                        cmocka_unit_test(test_cp_record_parse),
         cmocka_unit_test(test_one_record_file),

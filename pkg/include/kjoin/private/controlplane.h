@@ -353,6 +353,31 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *cx, kjoin_etcd_join_result *o
  * KJOIN_E_TIMEOUT (a member not answering by the deadline, named). */
 kjoin_code kjoin_check_etcd(const kjoin_cp_context *cx, size_t *members, kjoin_err *err);
 
+/* ---- what a joining member is doing (etcd-status.c; each input untrusted) ---- */
+
+/* What etcd's status call says of the member that answered. */
+typedef struct kjoin_etcd_status {
+    char member_id[24];     /* decimal */
+    char leader_id[24];     /* decimal; "" while it knows of no leader */
+    uint64_t raft_index;    /* the entries in its log */
+    uint64_t applied_index; /* those applied (raftAppliedIndex; etcd 3.3's: its log's) */
+    bool learner;
+} kjoin_etcd_status;
+/* Errors: KJOIN_E_API (not a status answer kjoin reads). */
+kjoin_code kjoin_etcd_status_parse(const char *json, size_t len, kjoin_etcd_status *out, kjoin_err *err);
+
+/* Whether the container named container of a Pod (the kubelet's Pod of a
+ * static Pod, the API server's JSON) does not run, and why into why
+ * (printable, at most cap bytes): its waiting reason and message (with its
+ * last termination's after a restart), its termination's, or the Pod's
+ * phase while the container has no status. false when it runs or the Pod
+ * cannot be read. */
+bool kjoin_pod_not_running(const char *json, size_t len, const char *container, char *why, size_t cap);
+
+/* The mean of etcd's WAL fsyncs in milliseconds, from its /metrics text;
+ * -1 when it has no such figures. */
+double kjoin_etcd_fsync_mean_ms(const char *text, size_t len);
+
 /* ---- what a control-plane join made, and kjoin reset of it --------------- */
 
 /* The control-plane part is kept in the join's one record file
@@ -391,6 +416,11 @@ kjoin_code kjoin_cp_record_pending(const char *kubernetes_dir, const char *const
 /* Records the etcd member added (before its manifest is written). */
 kjoin_code kjoin_cp_record_etcd(const char *kubernetes_dir, const char *peer, const char *id, const char *cert_dir,
                                 const char *data_dir, bool data_dir_made, kjoin_err *err);
+/* The member etcd-join recorded forgotten (it left the cluster, never
+ * having started), and manifest (its etcd.yaml) removed when it still
+ * holds what the record says was written there (*removed). Errors:
+ * KJOIN_E_OUTPUT, KJOIN_E_USAGE (the record). */
+kjoin_code kjoin_cp_record_forget_etcd(const char *kubernetes_dir, const char *manifest, bool *removed, kjoin_err *err);
 
 /* What one run writes, taken back when it fails before the node runs
  * anything: *before (newly-allocated, free it) is the record as the run
