@@ -78,8 +78,9 @@ static const cli_opt join_opts[] = {
     {OPT_FORCE, "force", 0, false, NULL, "replace an existing kubeconfig with different content"},
     {OPT_DRY_RUN, "dry-run", 0, false, NULL, "run the checks and discovery, print every file the join would write (tokens and keys masked), write, start and change nothing"},
     {OPT_CHECK, "check", 0, false, NULL,
-     "ask the cluster whether this join would succeed (token, node name, kubelet configuration, CSR approval, clock): "
-     "discovery and a few reads, nothing written or started; the exit code is the join's"},
+     "ask the cluster whether this join would succeed (token, node name, kubelet configuration, CSR approval, clock; "
+     "with --control-plane, the etcd members' health and peer URLs): discovery and a few reads, nothing written or "
+     "started; the exit code is the join's"},
     {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
     {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 0 steps, 1 details, 4 each request, 6 response headers"},
     {OPT_FLAVOR, "flavor", 0, true, "kubeadm|k3s",
@@ -464,10 +465,34 @@ static json_object *node_json(const kjoin_phases_outcome *w)
     return node;
 }
 
-/* The check's answers, each by name. */
-static json_object *check_json(const kjoin_join_check *c)
+/* A control plane's check of its etcd: each member, and this node's peer URL. */
+static json_object *etcd_check_json(const kjoin_etcd_check *c)
 {
+    json_object *o = json_object_new_object(), *list = json_object_new_array();
+    for (size_t i = 0; i < c->n; i++) {
+        const kjoin_etcd_member_check *m = &c->members[i];
+        json_object *j = json_object_new_object();
+        json_object_object_add(j, "name", json_object_new_string(m->name));
+        json_object_object_add(j, "peerURL", json_object_new_string(m->peer_url));
+        json_object_object_add(j, "learner", json_object_new_boolean(m->learner));
+        json_object_object_add(j, "healthy", json_object_new_boolean(m->healthy));
+        json_object_object_add(j, "peerReachable", json_object_new_boolean(m->peer_reachable));
+        json_object_array_add(list, j);
+    }
+    json_object_object_add(o, "members", list);
+    json_object_object_add(o, "memberAlready", json_object_new_boolean(c->member_already));
+    json_object_object_add(o, "peerPortFree", json_object_new_boolean(c->peer_port_free));
+    json_object_object_add(o, "problems", json_object_new_string(c->problems));
+    return o;
+}
+
+/* The check's answers, each by name. */
+static json_object *check_json(const kjoin_phases_outcome *w)
+{
+    const kjoin_join_check *c = &w->check;
     json_object *o = json_object_new_object();
+    if (w->etcd_checked)
+        json_object_object_add(o, "etcd", etcd_check_json(&w->etcd_check));
     json_object_object_add(o, "tokenValid", json_object_new_boolean(c->token_valid));
     json_object_object_add(o, "nodeNameFree", json_object_new_boolean(c->node_name_free));
     json_object_object_add(o, "kubeletConfig", json_object_new_boolean(c->kubelet_config));
@@ -567,7 +592,7 @@ static void print_result(const kjoin_phases_spec *s, const kjoin_phases_outcome 
     if (w->tls_bootstrapped)
         json_object_object_add(root, "tlsBootstrap", cli_bootstrap_json(&s->bootstrap, &w->tls));
     if (w->checked)
-        json_object_object_add(root, "check", check_json(&w->check));
+        json_object_object_add(root, "check", check_json(w));
     json_object_object_add(root, "events", json_object_get(events));
     cli_print_json(root);
 }
@@ -605,7 +630,7 @@ static json_object *error_json(const kjoin_phases_outcome *o, const char *join_i
     if (o->failed_in && !strcmp(o->failed_in, "etcd-join"))
         json_object_object_add(e, "etcdMemberRemoved", json_object_new_boolean(o->etcd.unstarted_removed));
     if (o->checked)
-        json_object_object_add(e, "check", check_json(&o->check));
+        json_object_object_add(e, "check", check_json(o));
     const kjoin_preflight_report *p = &o->preflight;
     for (size_t i = 0; o->failed_in && !strcmp(o->failed_in, "preflight") && i < p->n; i++)
         if (p->items[i].error && !p->items[i].ignored)

@@ -120,6 +120,24 @@ typedef struct kjoin_etcd_join_result {
     bool unstarted_removed;            /* it never started: removed again, its etcd.yaml taken back */
 } kjoin_etcd_join_result;
 
+/* kjoin join --check --control-plane: the stacked etcd's members as this
+ * node sees them, before it would add one. */
+#define KJOIN_ETCD_CHECK_MAX 16
+typedef struct kjoin_etcd_member_check {
+    char name[254];                    /* "" for a member that has not started */
+    char peer_url[300];
+    bool learner;
+    bool healthy;                      /* it answered etcd's status at its client URL */
+    bool peer_reachable;               /* this node reached its peer URL (TLS with the cluster's etcd CA) */
+} kjoin_etcd_member_check;
+typedef struct kjoin_etcd_check {
+    size_t n;
+    kjoin_etcd_member_check members[KJOIN_ETCD_CHECK_MAX];
+    bool member_already;               /* this node's peer URL is a member already (an earlier join's) */
+    bool peer_port_free;               /* else: nothing holds etcd's peer port on this node's advertise address */
+    char problems[700];                /* each check that failed, "; " between them ("" when none) */
+} kjoin_etcd_check;
+
 typedef struct kjoin_cp_reset_result {
     bool had_record;                   /* false: no control-plane join of kjoin's here */
     bool had_member;                   /* the record names an etcd member */

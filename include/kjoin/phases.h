@@ -138,6 +138,8 @@ typedef struct kjoin_phases_outcome {
     char cert_dir[1024];               /* a control-plane node's certificates directory */
     char advertise_address[64];        /* the node's certificates' address */
     size_t etcd_members_healthy;                        /* check-etcd: the cluster's members that answered */
+    bool etcd_checked;                                  /* --check of a control-plane join: etcd_check holds */
+    kjoin_etcd_check etcd_check;                        /* the stacked etcd as this node sees it */
     kjoin_etcd_join_result etcd;                        /* etcd-join */
     kjoin_cp_files control_plane_files;                 /* every file the control-plane steps wrote, in order */
     kjoin_wait_control_plane_result control_plane_health; /* wait-control-plane */

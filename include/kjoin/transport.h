@@ -70,6 +70,7 @@ typedef struct kjoin_http_request {
      * must be KJOIN_TLS_INSECURE before kjoin_http_conn_pin and
      * KJOIN_TLS_PINNED after it (trust and anchors_pem unset: the conn's). */
     kjoin_http_conn *conn;
+    bool http1;             /* HTTP/1.1 only (a server whose HTTP/2 answers nothing: etcd's peer port) */
 } kjoin_http_request;
 
 typedef struct kjoin_http_response {

@@ -3,7 +3,6 @@
  * healthcheck client), its static Pod written, a learner promoted once it
  * runs, and a wait until every member answers. */
 #include <kjoin/private/controlplane.h>
-#include <kjoin/private/controlplane.h>
 
 #include <inttypes.h>
 #include <stdint.h>
@@ -17,6 +16,7 @@
 #include <kjoin/private/kubeapi.h>
 #include <kjoin/private/node.h>
 #include <kjoin/private/safedir.h>
+#include <kjoin/private/transport.h>
 
 #include "internal.h"
 
@@ -405,6 +405,28 @@ static void pod_cause(etcd_client *e, char *why, size_t cap)
     kjoin_free_wiped(text, len);
 }
 
+/* Whether this node reaches member m at its peer URL: one request there
+ * (its /version), the member's TLS verified by etcd's CA and accepting this
+ * node's etcd client; why not into why. */
+#define PEER_PROBE_MS 3000
+static bool peer_reachable(const etcd_client *e, const member *m, kjoin_err *why)
+{
+    char url[320];
+    kjoin_http_response r = {0};
+    snprintf(url, sizeof(url), "%s/version", m->m.peer_url);
+    kjoin_http_request req = {.url = url, .tls = KJOIN_TLS_PINNED, .anchors_pem = e->ca, .anchors_len = e->ca_len,
+                              .timeout_ms = PEER_PROBE_MS, .max_body = 4096, .client_cert_pem = e->crt,
+                              .client_cert_len = e->crt_len, .client_key_pem = e->key, .client_key_len = e->key_len,
+                              .audit_id = e->s->join->audit_id, .http1 = true};
+    kjoin_code rc = kjoin_http_send(&req, &r, why);
+    bool ok = !rc && r.status == 200;
+    if (!rc && !ok)
+        kjoin_err_set(why, KJOIN_E_API, "its peer URL answered HTTP %ld", r.status);
+    if (!rc)
+        kjoin_http_response_release(&r);
+    return ok;
+}
+
 /* Why a started member does not catch up: a member this node cannot reach
  * at its peer URL (or whose TLS refuses this node's etcd client), or a
  * disk slower than etcd needs (its own fsync figures). */
@@ -416,13 +438,9 @@ static void stall_cause(etcd_client *e, const members *ms, const member *me, cha
     *why = '\0';
     for (size_t i = 0; i < ms->n && !*why; i++) {
         const member *m = &ms->v[i];
-        if (m == me || !*m->m.name)
-            continue;
-        if (request_one(e, m->m.peer_url, "GET", "/version", NULL, &r, &err))
+        if (m != me && *m->m.name && !peer_reachable(e, m, &err))
             snprintf(why, cap, "this node cannot reach member %s at its peer URL %s: %s", m->m.name, m->m.peer_url,
                      err.msg);
-        kjoin_kubeapi_response_release(&r);
-        r = (kjoin_kubeapi_response){0};
     }
     client_url_of(me, url, sizeof(url));
     if (!*why && !request_one(e, url, "GET", "/metrics", NULL, &r, &err) && r.status == 200) {
@@ -621,6 +639,82 @@ kjoin_code kjoin_check_etcd(const kjoin_cp_context *s, size_t *healthy, kjoin_er
         *healthy = ms.n;
     if (!rc)
         logf_(s, 0, "[check-etcd] The etcd cluster is healthy: %zu members", *healthy);
+    free(e.ca);
+    free(e.crt);
+    kjoin_free_wiped(e.key, e.key_len);
+    return rc;
+}
+
+static void etcd_problem(kjoin_etcd_check *c, kjoin_code rc, kjoin_code *first, const char *what)
+{
+    size_t used = strlen(c->problems);
+    if (!*first)
+        *first = rc;
+    snprintf(c->problems + used, sizeof(c->problems) - used, "%s%s", used ? "; " : "", what);
+}
+
+kjoin_code kjoin_check_etcd_members(const kjoin_cp_context *s, kjoin_etcd_check *out, kjoin_code *verdict,
+                                    kjoin_err *err)
+{
+    etcd_client e = etcd_client_of(s);
+    members ms = {0};
+    char peer[128], what[700];
+    bool v6 = strchr(s->advertise_address, ':') != NULL;
+    memset(out, 0, sizeof(*out));
+    *verdict = KJOIN_OK;
+    if (s->cluster->external_etcd)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "the cluster uses an external etcd: no stacked member to check");
+    snprintf(peer, sizeof(peer), "https://%s%s%s:2380", v6 ? "[" : "", s->advertise_address, v6 ? "]" : "");
+    kjoin_code rc = load_tls(&e, err);
+    if (!rc)
+        rc = endpoints(&e, err);
+    if (!rc)
+        rc = list(&e, &ms, err);
+    for (size_t i = 0; !rc && i < ms.n && i < KJOIN_ETCD_CHECK_MAX; i++) {
+        const member *m = &ms.v[i];
+        kjoin_etcd_member_check *c = &out->members[out->n++];
+        kjoin_etcd_status st;
+        kjoin_err why = {0};
+        char url[300];
+        snprintf(c->name, sizeof(c->name), "%s", m->m.name);
+        snprintf(c->peer_url, sizeof(c->peer_url), "%s", m->m.peer_url);
+        c->learner = m->learner;
+        if (!strcmp(m->m.peer_url, peer))
+            out->member_already = true;
+        if (!*m->m.name) { /* nothing serves there yet; a learner blocks the next (etcd takes one at a time) */
+            snprintf(what, sizeof(what), "etcd member %.300s has not started%s", m->m.peer_url,
+                     m->learner ? ": etcd takes no other learner until it starts or is removed" : "");
+            etcd_problem(out, KJOIN_E_API, verdict, what);
+            logf_(s, 0, "[check] etcd member %s (%s): not started", m->m.peer_url, m->learner ? "learner" : "voter");
+            continue;
+        }
+        client_url_of(m, url, sizeof(url));
+        c->healthy = status_at(&e, url, &st);
+        c->peer_reachable = peer_reachable(&e, m, &why);
+        if (!c->healthy) {
+            snprintf(what, sizeof(what), "etcd member %.200s does not answer at %.250s", m->m.name, url);
+            etcd_problem(out, KJOIN_E_TIMEOUT, verdict, what);
+        }
+        if (!c->peer_reachable) {
+            snprintf(what, sizeof(what), "this node cannot reach etcd member %.150s at its peer URL %.250s%s%.200s",
+                     m->m.name, m->m.peer_url, *why.msg ? ": " : "", why.msg);
+            etcd_problem(out, KJOIN_E_TIMEOUT, verdict, what);
+        }
+        logf_(s, 0, "[check] etcd member %s (%s, %s): %s, peer URL %s from this node", m->m.name, m->m.peer_url,
+              m->learner ? "learner" : "voter", c->healthy ? "healthy" : "not answering",
+              c->peer_reachable ? "reached" : "not reached");
+    }
+    if (!rc && ms.n > KJOIN_ETCD_CHECK_MAX)
+        etcd_problem(out, KJOIN_E_API, verdict, "etcd has more members than the check reports");
+    if (!rc && !out->member_already && !(out->peer_port_free = kjoin_preflight_port_free(s->advertise_address, 2380))) {
+        snprintf(what, sizeof(what), "etcd's peer port %s is in use on this node", peer);
+        etcd_problem(out, KJOIN_E_USAGE, verdict, what);
+    }
+    if (!rc)
+        logf_(s, 0, "[check] this node's etcd peer URL %s: %s", peer,
+              out->member_already ? "a member already (an earlier join's)"
+              : out->peer_port_free ? "its port is free here (whether the members reach it is theirs to say)"
+                                    : "its port is in use here");
     free(e.ca);
     free(e.crt);
     kjoin_free_wiped(e.key, e.key_len);

@@ -29,6 +29,7 @@ typedef struct join_run {
     const kjoin_phases_spec *spec;
     kjoin_phases_outcome *out;
     unsigned phases;           /* the kubeadm phases that run */
+    kjoin_code etcd_verdict;   /* --check of a control plane: the first etcd check that failed (KJOIN_OK: none) */
     bool planned;
     kjoin_join_plan plan;
     int64_t start, deadline;
@@ -158,13 +159,23 @@ static kjoin_code run_join_check(join_run *r, kjoin_err *err)
     if (rc)
         return rc;
     r->out->checked = true;
-    return kjoin_join_check_cluster(r->bootstrap_api, r->out->node_name.name, r->ca, r->ca_len, &r->out->check, err);
+    rc = kjoin_join_check_cluster(r->bootstrap_api, r->out->node_name.name, r->ca, r->ca_len, &r->out->check, err);
+    const char *etcd = r->out->etcd_check.problems;
+    if (!r->etcd_verdict)
+        return rc;
+    if (!rc)
+        return kjoin_err_set(err, r->etcd_verdict, "the join would not succeed: %s", etcd);
+    char worker[KJOIN_ERR_MSG_MAX];
+    memcpy(worker, err->msg, sizeof(worker));
+    return kjoin_err_set(err, rc, "%.250s; %.250s", worker, etcd);
 }
 
 /* A dry run, as kubeadm's: the checks run for real, and every file is
  * written under the dry run's root and shown; nothing starts, so nothing
  * is waited for. */
 static bool for_real(const join_run *r) { return !r->spec->dry_run; }
+/* A dry run, and the check of a control plane, write only under the dry run's root: nothing recorded. */
+static bool writes_nothing(const join_run *r) { return r->spec->dry_run || r->spec->check; }
 
 static kjoin_code run_write_discovered(join_run *r, kjoin_err *err)
 {
@@ -242,10 +253,10 @@ static kjoin_code run_read_cluster(join_run *r, kjoin_err *err)
     kjoin_cp_context *cx = &r->cx;
     cx->join = &r->ctx;
     cx->bind_port = kjoin_api_server_port(s->bind_port);
-    cx->record = !s->dry_run; /* a dry run records nothing */
+    cx->record = !writes_nothing(r);
     cx->force = s->node.force;
     cx->downloads_certs = wants_download(r);
-    cx->written = s->dry_run ? NULL : &r->out->control_plane_files; /* a dry run's are shown instead */
+    cx->written = writes_nothing(r) ? NULL : &r->out->control_plane_files; /* a dry run's are shown instead */
     if (!r->replaced && !(r->replaced = kjoin_cp_replaced_new()))
         return kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     cx->replaced = r->replaced;
@@ -421,6 +432,10 @@ static kjoin_code run_check_etcd(join_run *r, kjoin_err *err)
         logf_(r, 0, "[check-etcd] Skipping etcd check in external mode");
         return KJOIN_OK;
     }
+    if (r->spec->check) { /* what it finds is part of the check's verdict */
+        r->out->etcd_checked = true;
+        return kjoin_check_etcd_members(&r->cx, &r->out->etcd_check, &r->etcd_verdict, err);
+    }
     return kjoin_check_etcd(&r->cx, &r->out->etcd_members_healthy, err);
 }
 static kjoin_code run_admin_client(join_run *r, kjoin_err *err)
@@ -466,7 +481,7 @@ static bool writes_control_plane(const join_run *r) { return cp_writes(r) != 0; 
 static kjoin_code run_check_writes(join_run *r, kjoin_err *err)
 {
     kjoin_code rc = kjoin_control_plane_check(&r->cx, cp_writes(r), err);
-    return rc || r->spec->dry_run ? rc : kjoin_cp_record_begin(r->cx.kubernetes_dir, &r->before, err);
+    return rc || writes_nothing(r) ? rc : kjoin_cp_record_begin(r->cx.kubernetes_dir, &r->before, err);
 }
 
 /* kubeadm's download-certs, with the token and the CA discovery verified. */
@@ -903,10 +918,12 @@ static kjoin_code run_all(join_run *r, kjoin_err *err)
     if ((rc = phases_of(spec, &r->phases, err)))
         return rc;
     if (spec->check) {
-        if (spec->control_plane || spec->only || spec->dry_run)
-            return kjoin_err_set(err, KJOIN_E_USAGE, "the check asks the cluster of a worker join as a whole: not of a "
-                                                     "control-plane join, one phase or a dry run");
-        r->phases = 0; /* discovery, then the check */
+        if (spec->only || spec->dry_run)
+            return kjoin_err_set(err, KJOIN_E_USAGE, "the check asks the cluster of a join as a whole: not of one phase "
+                                                     "or a dry run");
+        /* discovery, then the check; a control plane's also reads its etcd with the files it would make (under a
+         * dry run's root: nothing on the node changes) */
+        r->phases = spec->control_plane ? KJOIN_PHASE_CONTROL_PLANE_PREPARE | KJOIN_PHASE_CHECK_ETCD : 0;
     }
     /* One node name for every step, checked before anything is read or
      * written: kubeadm's (GetNodeNameAndHostname), where a hostname-override
@@ -960,7 +977,7 @@ static kjoin_code run_all(join_run *r, kjoin_err *err)
                                   .audit_id = j->audit_id, .log = j->log, .log_ctx = j->log_ctx,
                                   .name = out->node_name, .patches = r->patches};
     /* A dry run's one root: every step writes under it; shown and removed at the end. */
-    if (!rc && spec->dry_run)
+    if (!rc && (spec->dry_run || (spec->check && spec->control_plane)))
         rc = kjoin_dry_run_begin("/tmp", &r->ctx.dry_run, err);
     r->node = (kjoin_node_join){.spec = &spec->node, .cx = &r->ctx};
     for (size_t i = 0; !rc && i < N_STEPS; i++) {
@@ -989,7 +1006,7 @@ static kjoin_code run_all(join_run *r, kjoin_err *err)
     if (rc)
         file_report(r, rc, err);
     if (r->ctx.dry_run) { /* what its steps wrote, shown as the node's; then gone */
-        if (!rc)
+        if (!rc && spec->dry_run)
             rc = kjoin_dry_run_show(r->ctx.dry_run, &out->planned, err);
         kjoin_dry_run_end(r->ctx.dry_run, j->log, j->log_ctx);
         r->ctx.dry_run = NULL;

@@ -569,6 +569,8 @@ static kjoin_code perform(kjoin_http_conn *c, bool kept, const kjoin_http_reques
         goto out;
     long connect_ms = req->timeout_ms < 10000 ? (long)req->timeout_ms : 10000;
     curl_easy_setopt(curl, CURLOPT_URL, req->url);
+    if (req->http1)
+        curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     if (kjoin_url_is_local(req->url)) /* this machine's own endpoints: never through the *_proxy variables' proxy */
         curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, plain ? "http" : "https");

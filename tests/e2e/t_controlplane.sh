@@ -1146,6 +1146,22 @@ cp-2 https://$CP_ETCD2:2380 false" ] || { fail "the members after the join: $(ec
   return $rc
 }
 
+# cp_etcd_check_in N (in a node): kjoin join --check --control-plane, text
+# and -o json; what it wrote on the node, and left in /tmp (nothing).
+cp_etcd_check_in() {
+  . "$T/cp.env"
+  local planted f; planted=$(tree_state /etc/kubernetes /var/lib/kubelet /var/lib/kjoin-e2e-etcd)
+  ls -d /tmp/kjoin-join-dryrun.* 2>/dev/null | sort >"$T/check$1.tmp-before"
+  for f in json text; do
+    "$KJOIN" join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+      --control-plane --certificate-key-file "$T/key" --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" \
+      --check -o $f >"$T/check$1.$f.out" 2>"$T/check$1.$f.err"
+    echo $? >"$T/check$1.$f.rc"
+  done
+  tree_changes "$planted" /etc/kubernetes /var/lib/kubelet /var/lib/kjoin-e2e-etcd >"$T/check$1.written"
+  ls -d /tmp/kjoin-join-dryrun.* 2>/dev/null | sort | comm -13 "$T/check$1.tmp-before" - >>"$T/check$1.written"
+}
+
 # cp_etcd_unstarted_in (in a node): kjoin's prepare, then its etcd-join with
 # no kubelet to start the member: it never starts. What is left after it.
 cp_etcd_unstarted_in() {
@@ -1209,6 +1225,28 @@ t_e2e_controlplane_etcd_member_that_never_starts() {
     curl -sf --cacert "$E2E_CA" --cert "$T/admin.crt" --key "$T/admin.key" -X PATCH -H 'Content-Type: application/merge-patch+json' \
       --data-binary @"$T/pod2.status" "$E2E_SERVER/api/v1/namespaces/kube-system/pods/etcd-cp-2/status" >>"$T/patch.out" 2>&1 ||
     { fail "node 2's etcd Pod: $(tail -c 300 "$T/patch.out")"; rc=1; }
+  # kjoin join --check --control-plane: member 1 healthy and reached at its peer URL, this node's peer port
+  # free; then a learner that never started (added by hand) is what would fail: etcd takes no second one.
+  NODE_NS=check in_node "cp_etcd_check_in 1"
+  if [ "$E2E_MINOR" -lt 22 ]; then # the whole control-plane join is refused there: so is its check, by name
+    [ "$(cat "$T/check1.json.rc")" = 2 ] && grep -q "ClusterStatus" "$T/check1.text.err" && [ ! -s "$T/check1.written" ] ||
+      { fail "check --control-plane on v1.$E2E_MINOR: exit $(cat "$T/check1.json.rc"): $(tail -n 1 "$T/check1.text.err")"; rc=1; }
+  else
+    jq -e --arg p "https://$CP_ETCD1:2380" '.check.etcd.members == [{"name": "cp-1", "peerURL": $p, "learner": false,
+        "healthy": true, "peerReachable": true}] and .check.etcd.peerPortFree and .check.etcd.problems == ""' \
+      "$T/check1.json.out" >/dev/null && grep -q "^\[check\] etcd member cp-1 (https://$CP_ETCD1:2380, voter): healthy, peer URL reached from this node" "$T/check1.text.err" &&
+      [ ! -s "$T/check1.written" ] ||
+      { fail "check --control-plane: exit $(cat "$T/check1.json.rc"): $(jq -c .check.etcd "$T/check1.json.out" 2>/dev/null) $(tail -n 1 "$T/check1.text.err") written: $(cat "$T/check1.written")"; rc=1; }
+    local left_id
+    left_id=$(cp_etcd_call "$T/m1" /v3/cluster/member/add '{"peerURLs":["https://127.0.0.19:2380"],"isLearner":true}' | jq -r .member.ID)
+    NODE_NS=check in_node "cp_etcd_check_in 2"
+    [ "$(cat "$T/check2.json.rc")" = 6 ] && [ "$(cat "$T/check2.text.rc")" = 6 ] &&
+      jq -e '.error.check.etcd.problems == "etcd member https://127.0.0.19:2380 has not started: etcd takes no other learner until it starts or is removed"' \
+        "$T/check2.json.out" >/dev/null && grep -q "etcd member https://127.0.0.19:2380 has not started" "$T/check2.text.err" &&
+      [ ! -s "$T/check2.written" ] ||
+      { fail "check --control-plane, a learner left: exit $(cat "$T/check2.json.rc"): $(jq -c .error.check.etcd "$T/check2.json.out" 2>/dev/null) written: $(cat "$T/check2.written")"; rc=1; }
+    cp_etcd_call "$T/m1" /v3/cluster/member/remove "{\"ID\":\"$left_id\"}" >/dev/null || { fail "the learner left could not be removed"; rc=1; }
+  fi
   NODE_NS=unstarted in_node cp_etcd_unstarted_in
   [ ! -s "$T/etcd.why" ] || { fail "$(cat "$T/etcd.why")"; rc=1; }
   local said="etcd's Pod etcd-cp-2: ImagePullBackOff: Back-off pulling image \"$image\""

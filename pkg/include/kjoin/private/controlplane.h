@@ -353,6 +353,15 @@ kjoin_code kjoin_etcd_join(const kjoin_cp_context *cx, kjoin_etcd_join_result *o
  * KJOIN_E_TIMEOUT (a member not answering by the deadline, named). */
 kjoin_code kjoin_check_etcd(const kjoin_cp_context *cx, size_t *members, kjoin_err *err);
 
+/* kjoin join --check --control-plane's: each member of the stacked etcd
+ * (its status at its client URL, its peer URL reached from this node), and
+ * whether this node could add its own (its peer port free, or a member
+ * already); what would fail in out->problems, the code of the first in
+ * *verdict (KJOIN_OK: none). Errors (the cluster's etcd not read at all):
+ * as kjoin_check_etcd's. */
+kjoin_code kjoin_check_etcd_members(const kjoin_cp_context *cx, kjoin_etcd_check *out, kjoin_code *verdict,
+                                    kjoin_err *err);
+
 /* ---- what a joining member is doing (etcd-status.c; each input untrusted) ---- */
 
 /* What etcd's status call says of the member that answered. */
