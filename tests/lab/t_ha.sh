@@ -344,9 +344,38 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "members after the reset: $(ha_memb
   # again by kjoin (after its reset, its old Node deleted as an operator
   # would), then kubeadm's certs renewal, upgrade node and reset there.
   ha_kc "$HA_IP1" delete node ha-2 >/dev/null 2>&1
-  lab_exec ha-2 kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN" \
-    --control-plane --certificate-key-file /etc/kjoin/key --apiserver-advertise-address "$HA_IP2" \
-    >"$T/rejoin2.out" 2>&1 || { fail "kjoin join again after the reset: $(tail -n 4 "$T/rejoin2.out")"; ha_diag ha-2; rc=1; }
+  # First without etcd's image in node 2's runtime (its ImagePull ignored, as an operator may): the
+  # learner never starts; the join says why every 15 s and at the end (the kubelet's pull error, the
+  # image named), removes it and etcd.yaml, exits 3 and reports; nodes 1 and 3 serve throughout.
+  local etcd_image; etcd_image=$(grep '/etcd:' "$ROOT/ha-images/list")
+  lab_exec ha-2 ctr -n k8s.io images rm "$etcd_image" >/dev/null 2>&1
+  local rejoin=(kjoin join "$HA_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$HA_PIN"
+    --control-plane --certificate-key-file /etc/kjoin/key --apiserver-advertise-address "$HA_IP2"
+    --ignore-preflight-errors ImagePull --discovery-timeout 80s)
+  lab_exec ha-2 "${rejoin[@]}" -o json >"$T/noetcd.json" 2>"$T/noetcd.err"
+  local nrc=$?
+  [ "$nrc" = 3 ] && grep -q "^\[etcd\] The new member has not started after 1[5-9] s: etcd's Pod etcd-ha-2: .*$etcd_image" "$T/noetcd.err" &&
+    grep -q "the new etcd member never started before .*$etcd_image.*; the member, which never started, was removed from the cluster and its etcd.yaml taken back" "$T/noetcd.err" &&
+    jq -e '.error.etcdMemberRemoved and .error.reported' "$T/noetcd.json" >/dev/null ||
+    { fail "a join without etcd's image: exit $nrc: $(grep -e '^\[etcd\]' -e '^kjoin:' "$T/noetcd.err" | tail -n 3 | cut -c1-400)"; ha_diag ha-2; rc=1; }
+  [ "$(ha_members "$HA_IP1")" = "ha-1 https://$HA_IP1:2380 false
+ha-3 https://$HA_IP3:2380 false" ] && [ -z "$(lab_exec ha-2 ls /etc/kubernetes/manifests/etcd.yaml 2>/dev/null)" ] ||
+    { fail "members after the join without etcd: $(ha_members "$HA_IP1" | tr '\n' ';')"; rc=1; }
+  for ip in "$HA_IP1" "$HA_IP3"; do
+    ha_healthy "$ip" || { fail "the cluster does not answer at $ip after node 2's failed join"; rc=1; }
+  done
+  local nid; nid=$(jq -r .error.joinID "$T/noetcd.json")
+  "$KJOIN" reports --kubeconfig "$T/admin.conf" --node ha-2 -o json >"$T/noetcd.reports" 2>&1 &&
+    jq -e --arg id "$nid" --arg image "$etcd_image" '[.reports[] | select(.joinID == $id and .phase == "etcd-join" and
+      .exitCode == 3 and (.reason | contains($image)))] | length == 1' "$T/noetcd.reports" >/dev/null ||
+    { fail "no report of the join without etcd: $(head -c 400 "$T/noetcd.reports")"; rc=1; }
+  # The image loaded: the same command joins.
+  lab_exec ha-2 ctr -n k8s.io images import /opt/kjoin-images/etcd.tar >/dev/null 2>&1
+  lab_exec ha-2 "${rejoin[@]}" >"$T/rejoin2.out" 2>&1 ||
+    { fail "kjoin join again after the reset: $(tail -n 4 "$T/rejoin2.out")"; ha_diag ha-2; rc=1; }
+  [ "$(ha_members "$HA_IP1")" = "ha-1 https://$HA_IP1:2380 false
+ha-2 https://$HA_IP2:2380 false
+ha-3 https://$HA_IP3:2380 false" ] || { fail "members after the join with etcd's image: $(ha_members "$HA_IP1" | tr '\n' ';')"; rc=1; }
   [ $rc = 0 ] && ha_kubeadm_tools_on_kjoin_node || rc=1
   lab_stop ha-3
   lab_stop ha-2
