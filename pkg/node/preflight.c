@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <kjoin/private/cri.h>
 #include <kjoin/private/node.h>
 #include <kjoin/private/safedir.h>
 #include <kjoin/private/util.h>
@@ -154,6 +155,34 @@ static void check_cri(kjoin_preflight_report *r, const kjoin_node_spec *s)
     snprintf(r->cri_socket, sizeof(r->cri_socket), "unix://%s", path);
     if (!socket_answers(path))
         add(r, s, true, "CRI", "the container runtime at %s does not answer (%s): start it", path, strerror(errno));
+}
+
+/* kubeadm's ContainerRuntimeVersion (its 1.35 on, by the kubelet's
+ * release here: the check runs before the cluster is known): the runtime
+ * answers the CRI's RuntimeConfig, where the kubelet reads the cgroup
+ * driver from (KEP-4033). A warning until the kubelet 1.38, which no longer
+ * falls back to its configuration's cgroupDriver: there an error, as
+ * kubeadm plans. */
+#define RUNTIME_CONFIG_FROM_MINOR 35
+#define RUNTIME_CONFIG_REQUIRED_MINOR 38
+#define RUNTIME_CONFIG_MS 5000
+static void check_runtime_config(kjoin_preflight_report *r, const kjoin_node_spec *s)
+{
+    const char *path = r->cri_socket + strlen("unix://");
+    if (r->kubelet_minor < RUNTIME_CONFIG_FROM_MINOR || strncmp(r->cri_socket, "unix://", 7) || !socket_answers(path))
+        return; /* not kubeadm's check there, or the CRI check said why not */
+    bool implemented;
+    kjoin_cri_answer said;
+    kjoin_err e;
+    if (kjoin_cri_implements(path, "runtime.v1.RuntimeService/RuntimeConfig", RUNTIME_CONFIG_MS, &implemented, &said,
+                             &e))
+        add(r, s, true, "ContainerRuntimeVersion", "could not check whether the container runtime implements the CRI "
+            "method RuntimeConfig: %s", e.msg);
+    else if (!implemented)
+        add(r, s, r->kubelet_minor >= RUNTIME_CONFIG_REQUIRED_MINOR, "ContainerRuntimeVersion",
+            "the container runtime at %s does not implement the CRI method RuntimeConfig (%s): update it to a "
+            "version that does; the kubelet 1.%d no longer falls back to the cgroupDriver of its configuration "
+            "(KEP-4033)", path, said.message, RUNTIME_CONFIG_REQUIRED_MINOR);
 }
 
 kjoin_code kjoin_kubelet_version_parse(const char *text, char *version, size_t cap, int *minor, kjoin_err *err)
@@ -384,6 +413,7 @@ kjoin_code kjoin_preflight_node(const kjoin_node_spec *spec, const char *node_na
         add(report, spec, false, "Swap", "swap is on: the kubelet refuses to start unless the cluster's kubelet "
                                          "configuration sets failSwapOn: false (checked after discovery)");
     check_kubelet(report, spec);
+    check_runtime_config(report, spec);
     check_kubelet_service(report, spec);
     check_port(report, spec, &res);
     if (!spec->control_plane)

@@ -531,3 +531,49 @@ J
   err_has "not a list of certificate signing requests"
 }
 t_hostile_failed_join_reports_and_reports_lists_safely() { with_hostile reports_hostile; }
+
+# kubeadm's ContainerRuntimeVersion (its 1.35 on; here by the kubelet's
+# release): the runtime's answer to the CRI's RuntimeConfig, asked over
+# HTTP/2 on its socket. A stand-in runtime (tests/tools/fake_cri.py)
+# answers each way; kjoin join phase preflight, every other check ignored.
+# cri_check MODE KUBELET_VERSION: the finding as -o json has it, in $T/cri.json;
+# the runtime's connections in $T/cri.log.
+cri_check() {
+  rm -f "$T/cri.sock" "$T/cri.log"
+  python3 "$here/../tools/fake_cri.py" "$T/cri.sock" "$1" "$T/cri.log" 2>"$T/cri.err" &
+  local pid=$! i
+  for i in $(seq 50); do [ -S "$T/cri.sock" ] && break; sleep 0.1; done
+  mkdir -p "$T/bin" && printf '#!/bin/sh\necho Kubernetes %s\n' "$2" >"$T/bin/kubelet" && chmod 755 "$T/bin/kubelet"
+  PATH=$T/bin:$PATH kj 0 join phase preflight 127.0.0.1:1 --token-file "$C/token" --discovery-token-ca-cert-hash "$PIN" \
+    --cri-socket "unix://$T/cri.sock" --ignore-preflight-errors all -o json
+  local rc=$?
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  jq -c '[.node.preflight[] | select(.name == "ContainerRuntimeVersion") | {level, message}]' "$OUT" >"$T/cri.json"
+  return $rc
+}
+cri_says() { # LEVEL TEXT: the one finding
+  jq -e --arg l "$1" --arg t "$2" 'length == 1 and .[0].level == $l and (.[0].message | contains($t))' "$T/cri.json" >/dev/null ||
+    fail "ContainerRuntimeVersion: $(cut -c1-400 "$T/cri.json")"
+}
+t_hostile_runtime_config_check_as_kubeadm() {
+  local asked="does not implement the CRI method RuntimeConfig (unknown method RuntimeConfig for service runtime.v1.RuntimeService)"
+  # A runtime without the method: a warning with the kubelet 1.37, an error from 1.38 (kubeadm's plan).
+  cri_check unimplemented v1.37.2 && cri_says warning "$asked" || return 1
+  cri_check unimplemented v1.38.0 && cri_says ignored "$asked" || return 1
+  err_has "the kubelet 1.38 no longer falls back to the cgroupDriver of its configuration" || return 1
+  # One with it: nothing said. Before 1.35 the runtime is not asked (only the CRI check's connection).
+  cri_check implemented v1.37.2 && [ "$(cat "$T/cri.json")" = "[]" ] || fail "implemented: $(cat "$T/cri.json")" || return 1
+  cri_check unimplemented v1.34.0 && [ "$(cat "$T/cri.json")" = "[]" ] && [ "$(wc -l <"$T/cri.log")" = 1 ] ||
+    fail "kubelet 1.34: $(cat "$T/cri.json"), $(wc -l <"$T/cri.log") connections" || return 1
+  # What is no gRPC answer is an error (kubeadm's "could not check"), named: no grpc-status, one that is
+  # no code, an HTTP/1.1 answer, a runtime that never answers (the check's own 5 s bound).
+  local mode
+  for mode in no-status bad-status http1 silent; do
+    cri_check "$mode" v1.37.2 && cri_says ignored "could not check whether the container runtime implements the CRI method RuntimeConfig" ||
+      { fail "mode $mode"; return 1; }
+  done
+  # A hostile message: a token in it keeps only its id, and it is cut to its cap.
+  SECRETS+=(0123456789abcdef)
+  cri_check hostile v1.37.2 && cri_says warning "does not implement the CRI method RuntimeConfig (abcdef.****************" || return 1
+  [ "$(jq -r '.[0].message | length' "$T/cri.json")" -lt 800 ] || fail "the runtime's message was not capped" || return 1
+}
