@@ -367,6 +367,7 @@ typedef struct watch {
     bool seen;             /* in etcd's member list */
     bool started;          /* etcd runs it: it has a name */
     uint64_t last_applied; /* its applied index at the last line */
+    unsigned lines;        /* lines said of it running */
     char cause[700];       /* why it did not start or catch up, when known */
 } watch;
 
@@ -492,15 +493,16 @@ static void progress(etcd_client *e, watch *w, const members *ms, const member *
         logf_(s, 0, "[etcd] The new member runs; etcd does not say yet how far it is (%ld s)", secs);
         return;
     }
-    uint64_t of = leader.raft_index ? leader.raft_index : 1, done = mine.applied_index < of ? mine.applied_index : of;
-    logf_(s, 0, "[etcd] The new member has applied %" PRIu64 " of the leader's %" PRIu64 " entries (%d%%, %ld s)",
-          mine.applied_index, leader.raft_index, (int)(done * 100 / of), secs);
-    if (mine.applied_index <= w->last_applied && mine.applied_index < leader.raft_index) {
+    char line[200];
+    bool stalled = kjoin_etcd_progress_line(&mine, &leader, w->lines ? &w->last_applied : NULL, secs, line, sizeof(line));
+    logf_(s, 0, "[etcd] %s", line);
+    if (stalled) {
         stall_cause(e, ms, me, w->cause, sizeof(w->cause));
         logf_(s, 0, "[etcd] It made no progress in the last %d s%s%s", PROGRESS_MS / 1000, *w->cause ? ": " : "",
               w->cause);
     }
     w->last_applied = mine.applied_index;
+    w->lines++;
 }
 
 /* Whether a wait polling again would pass e's deadline. */

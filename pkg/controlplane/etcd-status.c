@@ -155,3 +155,16 @@ double kjoin_etcd_fsync_mean_ms(const char *text, size_t len)
         return -1;
     return sum * 1000 / count;
 }
+
+bool kjoin_etcd_progress_line(const kjoin_etcd_status *mine, const kjoin_etcd_status *leader, const uint64_t *last,
+                              long secs, char *line, size_t cap)
+{
+    uint64_t of = leader->raft_index ? leader->raft_index : 1,
+             done = mine->applied_index < of ? mine->applied_index : of;
+    /* (in long double: done * 100 overflows near the largest indices; 100% only when caught up) */
+    int pct = done >= of ? 100 : (int)((long double)done * 100 / (long double)of);
+    snprintf(line, cap, "The new member has applied %" PRIu64 " of the leader's %" PRIu64 " entries (%d%%, %ld s)",
+             mine->applied_index, leader->raft_index, pct < 100 || done >= of ? pct : 99, secs);
+    /* behind, and no further than at the last line */
+    return last && mine->applied_index <= *last && mine->applied_index < leader->raft_index;
+}

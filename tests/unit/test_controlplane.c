@@ -1810,6 +1810,38 @@ static void test_etcd_fsync_mean(void **state)
     assert_true(five > 4.999 && five < 5.001);
 }
 
+/* The line said of a started member, and when it counts as a stall. */
+static void test_etcd_progress_line(void **state)
+{
+    (void)state;
+    kjoin_etcd_status mine = {.applied_index = 45}, leader = {.raft_index = 90};
+    char line[200];
+    uint64_t last = 30;
+    assert_false(kjoin_etcd_progress_line(&mine, &leader, NULL, 15, line, sizeof(line))); /* the first line */
+    assert_string_equal(line, "The new member has applied 45 of the leader's 90 entries (50%, 15 s)");
+    assert_false(kjoin_etcd_progress_line(&mine, &leader, &last, 30, line, sizeof(line))); /* moved since */
+    last = 45;
+    assert_true(kjoin_etcd_progress_line(&mine, &leader, &last, 45, line, sizeof(line))); /* stood still, behind */
+    mine.applied_index = 90;
+    last = 90;
+    assert_false(kjoin_etcd_progress_line(&mine, &leader, &last, 60, line, sizeof(line))); /* caught up: no stall */
+    assert_string_equal(line, "The new member has applied 90 of the leader's 90 entries (100%, 60 s)");
+    /* a status from another moment: ahead of the leader's log is 100%, an empty log no division by zero */
+    mine.applied_index = 95;
+    assert_false(kjoin_etcd_progress_line(&mine, &leader, &last, 75, line, sizeof(line)));
+    assert_non_null(strstr(line, "(100%,"));
+    leader.raft_index = 0;
+    mine.applied_index = 0;
+    last = 0;
+    assert_false(kjoin_etcd_progress_line(&mine, &leader, &last, 90, line, sizeof(line)));
+    assert_non_null(strstr(line, "applied 0 of the leader's 0 entries (0%, 90 s)"));
+    /* the largest indices etcd can write */
+    mine.applied_index = UINT64_MAX - 1;
+    leader.raft_index = UINT64_MAX;
+    assert_false(kjoin_etcd_progress_line(&mine, &leader, NULL, 1, line, sizeof(line)));
+    assert_non_null(strstr(line, "(99%,"));
+}
+
 /* A member that never started, removed again: the record forgets it and
  * takes back its etcd.yaml, but an etcd.yaml changed since stays. */
 static void test_record_forget_etcd(void **state)
@@ -2296,6 +2328,7 @@ int main(void)
                                        cmocka_unit_test(test_etcd_endpoints_parse),
         cmocka_unit_test(test_etcd_status_parse), cmocka_unit_test(test_pod_not_running),
         cmocka_unit_test(test_etcd_fsync_mean), cmocka_unit_test(test_record_forget_etcd),
+        cmocka_unit_test(test_etcd_progress_line),
                                        cmocka_unit_test(test_etcd_manifest),
                                        cmocka_unit_test(test_cp_record_parse),
         cmocka_unit_test(test_one_record_file),

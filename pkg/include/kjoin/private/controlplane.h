@@ -383,6 +383,14 @@ kjoin_code kjoin_etcd_status_parse(const char *json, size_t len, kjoin_etcd_stat
  * cannot be read. */
 bool kjoin_pod_not_running(const char *json, size_t len, const char *container, char *why, size_t cap);
 
+/* The line said of a started member while it catches up (into line, at
+ * most cap bytes): its applied index against the leader's log, from their
+ * statuses, secs into the wait. true when it is behind and no further than
+ * at the last line (last: its applied index then; NULL: the first line): a
+ * stall, whose cause is looked for. */
+bool kjoin_etcd_progress_line(const kjoin_etcd_status *mine, const kjoin_etcd_status *leader, const uint64_t *last,
+                              long secs, char *line, size_t cap);
+
 /* The mean of etcd's WAL fsyncs in milliseconds, from its /metrics text;
  * -1 when it has no such figures. */
 double kjoin_etcd_fsync_mean_ms(const char *text, size_t len);
