@@ -64,6 +64,11 @@ fi
 
 for f in "$here"/t_*.sh; do source "$f"; done
 
+# The kernel settings a kubelet makes its own at its start (its setupKernelTunables), where /proc/sys
+# is writable: a lab node's is not, and its kubelet then fails to start unless the host's already are
+# the kubelet's (as the e2e suite's kubelets leave them on a machine that ran it first).
+sysctl -qw vm.overcommit_memory=1 vm.panic_on_oom=0 kernel.panic=10 kernel.panic_on_oops=1 ||
+  { echo "lab: the kubelet's kernel settings could not be made" >&2; exit 1; }
 echo "$NAME: a bridge of the lab's own, then the control plane $E2E_VERSION on $LAB_HOST"
 lab_net_up || { echo "lab: cannot make the bridge $LAB_BRIDGE" >&2; exit 1; }
 started=$(date +%s)
