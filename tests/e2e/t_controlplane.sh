@@ -817,19 +817,29 @@ cp_etcd_run() {
   echo $! >"$T/etcd-m2.pid"
 }
 
+# cp_prepare_2 (in a node): kjoin's control-plane-prepare for node 2 (cp-2
+# at CP_ETCD2); why it failed in $T/etcd.why.
+cp_prepare_2() {
+  "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --certificate-key-file "$T/key" --node-name cp-2 \
+    --apiserver-advertise-address "$CP_ETCD2" >"$T/prepare.out" 2>&1 || { echo "prepare: $(tail -2 "$T/prepare.out")" >"$T/etcd.why"; return 1; }
+}
+# cp_etcd_join_2 ARGS... (in a node): kjoin's etcd-join for node 2, with ARGS.
+cp_etcd_join_2() {
+  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
+    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" "$@"
+}
+
 # cp_etcd_join_in (in a node): kjoin's prepare, then its etcd-join, with
 # cp_etcd_run as the kubelet; etcd 2 keeps running for the checks that
 # follow.
 cp_etcd_join_in() {
   . "$T/cp.env"
   local m=/etc/kubernetes/manifests/etcd.yaml
-  "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
-    --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --certificate-key-file "$T/key" --node-name cp-2 \
-    --apiserver-advertise-address "$CP_ETCD2" >"$T/prepare.out" 2>&1 || { echo "prepare: $(tail -2 "$T/prepare.out")" >"$T/etcd.why"; return; }
+  cp_prepare_2 || return
   # etcd-join's dry run alone, with what control-plane-prepare left on the node (admin.conf, the etcd
   # client): the members listed, etcd.yaml shown, nothing added or written.
-  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
-    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --dry-run >"$T/etcddry.out" 2>"$T/etcddry.err"
+  cp_etcd_join_2 --dry-run >"$T/etcddry.out" 2>"$T/etcddry.err"
   echo $? >"$T/etcddry.rc"
   { [ -e $m ] && echo written || echo none; cp_etcd_members /etc/kubernetes/pki "$CP_ETCD1" | wc -l; } >"$T/etcddry.after"
   # kubeadm's check-etcd, with kubeadm's spelling: the cluster's members answer before one is added.
@@ -837,8 +847,7 @@ cp_etcd_join_in() {
     --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --discovery-timeout 30s -o json \
     >"$T/check.out" 2>"$T/check.err"
   echo $? >"$T/check.rc"
-  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
-    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --discovery-timeout 90s -o json \
+  cp_etcd_join_2 --discovery-timeout 90s -o json \
     >"$T/join.out" 2>"$T/join.err" &
   local kjoin_pid=$!
   cp_etcd_run $kjoin_pid "$CP_ETCD2"
@@ -847,8 +856,7 @@ cp_etcd_join_in() {
   cp $m "$T/etcd.yaml" 2>/dev/null
   cp_etcd_members /etc/kubernetes/pki "$CP_ETCD2" >"$T/members.after"
   # The same phase again: the member is there, nothing added.
-  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
-    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" -o json >"$T/again.out" 2>"$T/again.err"
+  cp_etcd_join_2 -o json >"$T/again.out" 2>"$T/again.err"
   echo $? >"$T/again.rc"
 }
 
@@ -1167,12 +1175,8 @@ cp_etcd_check_in() {
 cp_etcd_unstarted_in() {
   . "$T/cp.env"
   local m=/etc/kubernetes/manifests/etcd.yaml
-  "$KJOIN" join phase control-plane-prepare "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
-    --discovery-token-ca-cert-hash "$E2E_PIN" --control-plane --certificate-key-file "$T/key" --node-name cp-2 \
-    --apiserver-advertise-address "$CP_ETCD2" >"$T/prepare.out" 2>&1 || { echo "prepare: $(tail -2 "$T/prepare.out")" >"$T/etcd.why"; return; }
-  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
-    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --discovery-timeout 35s -o json \
-    >"$T/unstarted.out" 2>"$T/unstarted.err"
+  cp_prepare_2 || return
+  cp_etcd_join_2 --discovery-timeout 35s -o json >"$T/unstarted.out" 2>"$T/unstarted.err"
   echo $? >"$T/unstarted.rc"
   { [ -e $m ] && echo manifest || echo none; [ -e /var/lib/kjoin-e2e-etcd ] && echo data || echo nodata
     jq -r '.controlPlane.etcd.peerURL // "no member"' /etc/kubernetes/kjoin-join.json; } >"$T/unstarted.after"
@@ -1183,9 +1187,7 @@ cp_etcd_unstarted_in() {
 # cp_etcd_run as the kubelet (the image is there).
 cp_etcd_started_in() {
   . "$T/cp.env"
-  "$KJOIN" join phase etcd-join "$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" \
-    --control-plane --node-name cp-2 --apiserver-advertise-address "$CP_ETCD2" --discovery-timeout 90s -o json \
-    >"$T/started.out" 2>"$T/started.err" &
+  cp_etcd_join_2 --discovery-timeout 90s -o json >"$T/started.out" 2>"$T/started.err" &
   local kjoin_pid=$!
   cp_etcd_run $kjoin_pid "$CP_ETCD2"
   wait $kjoin_pid
