@@ -396,11 +396,17 @@ static void pod_cause(etcd_client *e, char *why, size_t cap)
     if (kjoin_cp__admin_read(s->admin_kubeconfig, &text, &len, &err) ||
         kjoin_cp__admin_client(text, len, NULL, &o, &api, &err) || kjoin_kubeapi_request(api, "GET", path, NULL, &r, &err))
         snprintf(why, cap, "etcd's Pod could not be read: %.300s", err.msg);
+    else if (r.status == 200 && kjoin_pod_not_running(r.body, r.len, "etcd", said, sizeof(said)))
+        snprintf(why, cap, "etcd's Pod etcd-%.253s: %.400s", s->join->name.name, said);
+    /* No Pod in the API yet (a control-plane kubelet that bootstraps through
+     * this node's own API server, which waits for this etcd): the kubelet's
+     * own journal on it. */
+    snprintf(path, sizeof(path), "kube-system/etcd-%s", s->join->name.name);
+    if (r.status != 200 && kjoin_node_journal_error_about(path, said, sizeof(said)))
+        snprintf(why, cap, "the kubelet on etcd's Pod: %.500s", said);
     else if (r.status == 404)
         snprintf(why, cap, "the kubelet has not reported etcd's Pod etcd-%.253s (is the kubelet running, and does it "
                  "read %.200s?)", s->join->name.name, s->manifests_dir);
-    else if (r.status == 200 && kjoin_pod_not_running(r.body, r.len, "etcd", said, sizeof(said)))
-        snprintf(why, cap, "etcd's Pod etcd-%.253s: %.400s", s->join->name.name, said);
     kjoin_kubeapi_response_release(&r);
     kjoin_kubeapi_free(api);
     kjoin_free_wiped(text, len);

@@ -56,6 +56,10 @@ void kjoin_node__kubelet_words(const char *text, size_t len, kjoin_node__words *
 /* The same of kubelet.service's last 50 journal lines (empty without
  * journalctl). */
 void kjoin_node__journal_words(kjoin_node__words *w);
+/* The last error line of the kubelet's output that names needle (a Pod,
+ * "kube-system/etcd-cp-2"), its klog header left out, into out (printable,
+ * keys masked); false when there is none. */
+bool kjoin_node__kubelet_error_about(const char *text, size_t len, const char *needle, char *out, size_t cap);
 
 /* Without systemd, the file the kubelet's output goes to, if one is named:
  * an absolute path, a regular file if it exists (never a symlink). Errors:

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <kjoin/private/util.h>
+#include <kjoin/util.h>
 
 /* A klog line of one of the levels ("E1126 ..."). */
 static bool klog_line(const char *line, size_t len, const char *levels)
@@ -71,6 +72,55 @@ void kjoin_node__kubelet_words(const char *text, size_t len, kjoin_node__words *
     snprintf(raw, sizeof(raw), "; the kubelet's last %s: %.*s", last_error ? "error" : "log line",
              (int)(n < 300 ? n : 300), pick);
     kjoin_printable(w->said, sizeof(w->said), raw, false);
+}
+
+bool kjoin_node__kubelet_error_about(const char *text, size_t len, const char *needle, char *out, size_t cap)
+{
+    /* The last about its containers (a pull, a start) wins over the last of
+     * any kind (a mirror Pod the API server refused says less). */
+    static const char starting[] = "\"StartContainer\"";
+    const char *pick = NULL, *any = NULL;
+    size_t n = 0, any_n = 0, k = strlen(needle);
+    *out = '\0';
+    for (const char *line = text, *end = text + len; k && line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t m = (size_t)((nl ? nl : end) - line);
+        if (error_line(line, m) && memmem(line, m, needle, k)) {
+            any = line, any_n = m;
+            if (memmem(line, m, starting, sizeof(starting) - 1) || memmem(line, m, "image", 5))
+                pick = line, n = m;
+        }
+        line = nl ? nl + 1 : end;
+    }
+    if (!pick)
+        pick = any, n = any_n;
+    if (!pick)
+        return false;
+    if (klog_line(pick, n, "EF")) { /* klog's header (level, time, pid, file) says nothing here */
+        const char *body = memmem(pick, n, "] ", 2);
+        if (body) {
+            n -= (size_t)(body + 2 - pick);
+            pick = body + 2;
+        }
+    }
+    char raw[600];
+    snprintf(raw, sizeof(raw), "%.*s", (int)(n < 500 ? n : 500), pick);
+    kjoin_mask_keys(kjoin_printable(out, cap, raw, false));
+    return true;
+}
+
+bool kjoin_node_journal_error_about(const char *needle, char *out, size_t cap)
+{
+    char prog[4096], *text = NULL;
+    bool found = false;
+    *out = '\0';
+    if (kjoin_node__find_program("journalctl", prog, sizeof(prog), NULL))
+        return false;
+    const char *argv[] = {prog, "-u", "kubelet", "-n", "1000", "-o", "cat", "--no-pager", NULL};
+    if (!kjoin_node__run(argv, 10000, &text, NULL))
+        found = kjoin_node__kubelet_error_about(text, strlen(text), needle, out, cap);
+    free(text);
+    return found;
 }
 
 void kjoin_node__journal_words(kjoin_node__words *w)

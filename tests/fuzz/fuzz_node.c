@@ -65,7 +65,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     case 4: {
         kjoin_node__words w;
+        char about[400];
         kjoin_node__kubelet_words(text, len, &w);
+        kjoin_node__kubelet_error_about(text, len, "kube-system/etcd-cp-2", about, sizeof(about));
         break;
     }
     default: {

@@ -35,6 +35,42 @@ static void expect_words(const char *text, int exits, bool ends, const char *sai
         fail_msg("\"%s\" does not say \"%s\"", w.said, said);
 }
 
+/* The kubelet's last error about one Pod: a pull or a start wins over a
+ * mirror Pod refused; its klog header left out; printable, capped. */
+static void test_kubelet_error_about(void **state)
+{
+    (void)state;
+    char out[400];
+    const char journal[] =
+        "I1207 10:00:00.000001 1 kubelet.go:1] \"Starting\" pod=\"kube-system/etcd-cp-2\"\n"
+        "E1207 10:00:01.000001 1 pod_workers.go:1301] \"Error syncing pod, skipping\" err=\"failed to \\\"StartContainer\\\" "
+        "for \\\"etcd\\\" with ErrImagePull: \\\"failed to pull image \\\\\\\"r.example/etcd:3.6.5-0\\\\\\\"\\\"\" "
+        "pod=\"kube-system/etcd-cp-2\"\n"
+        "E1207 10:00:02.000001 1 kubelet.go:2] \"Failed creating a mirror pod\" err=\"connection refused\" "
+        "pod=\"kube-system/etcd-cp-2\"\n"
+        "E1207 10:00:03.000001 1 pod_workers.go:1301] \"Error syncing pod, skipping\" err=\"other\" "
+        "pod=\"kube-system/kube-apiserver-cp-2\"\n";
+    assert_true(kjoin_node__kubelet_error_about(journal, strlen(journal), "kube-system/etcd-cp-2", out, sizeof(out)));
+    assert_true(strncmp(out, "\"Error syncing pod, skipping\" err=\"failed to \\\"StartContainer\\\"", 60) == 0);
+    assert_non_null(strstr(out, "r.example/etcd:3.6.5-0"));
+    /* Only the mirror Pod's: that one. None about the Pod: none. */
+    const char mirror[] = "E1207 10:00:02.000001 1 kubelet.go:2] \"Failed creating a mirror pod\" err=\"x\" "
+                          "pod=\"kube-system/etcd-cp-2\"\n";
+    assert_true(kjoin_node__kubelet_error_about(mirror, strlen(mirror), "kube-system/etcd-cp-2", out, sizeof(out)));
+    assert_string_equal(out, "\"Failed creating a mirror pod\" err=\"x\" pod=\"kube-system/etcd-cp-2\"");
+    assert_false(kjoin_node__kubelet_error_about(journal, strlen(journal), "kube-system/etcd-cp-3", out, sizeof(out)));
+    assert_string_equal(out, "");
+    assert_false(kjoin_node__kubelet_error_about(journal, strlen(journal), "", out, sizeof(out)));
+    assert_false(kjoin_node__kubelet_error_about("", 0, "kube-system/etcd-cp-2", out, sizeof(out)));
+    /* An info line about it is no error; hostile bytes and a token's secret never reach the log. */
+    char hostile[2000];
+    snprintf(hostile, sizeof(hostile), "E1207 x.go:1] \x1b[31m abcdef.0123456789abcdef %01200d pod=\"kube-system/etcd-cp-2\"",
+             0);
+    assert_true(kjoin_node__kubelet_error_about(hostile, strlen(hostile), "kube-system/etcd-cp-2", out, sizeof(out)));
+    assert_non_null(strstr(out, "?[31m abcdef.****************"));
+    assert_true(strlen(out) < sizeof(out));
+}
+
 /* The kubelet's words, as each release says them when a flag is wrong. */
 static void test_kubelet_words(void **state)
 {
@@ -1585,7 +1621,7 @@ static void test_reset_names_why_a_tree_stays(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_run_keeps_the_newest_output), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset), cmocka_unit_test(test_kubelet_dry_run),
+                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_kubelet_error_about), cmocka_unit_test(test_run_keeps_the_newest_output), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset), cmocka_unit_test(test_kubelet_dry_run),
         cmocka_unit_test(test_reset_unmounts_what_the_kubelet_mounted),
         cmocka_unit_test(test_write_onto_full_or_read_only_disk),
         cmocka_unit_test(test_preflight_resumes_only_its_own),
