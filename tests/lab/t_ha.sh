@@ -367,7 +367,8 @@ ha-3 https://$HA_IP3:2380 false" ] && [ -z "$(lab_exec ha-2 ls /etc/kubernetes/m
     ha_healthy "$ip" || { fail "the cluster does not answer at $ip after node 2's failed join"; rc=1; }
   done
   local nid; nid=$(jq -r .error.joinID "$T/noetcd.json")
-  "$KJOIN" reports --kubeconfig "$T/admin.conf" --node ha-2 -o json >"$T/noetcd.reports" 2>&1 &&
+  sed "s#server: .*#server: https://$HA_IP1:6443#" "$T/admin.conf" >"$T/admin1.conf" && chmod 600 "$T/admin1.conf" &&
+    "$KJOIN" reports --kubeconfig "$T/admin1.conf" --node ha-2 -o json >"$T/noetcd.reports" 2>&1 &&
     jq -e --arg id "$nid" --arg image "$etcd_image" '[.reports[] | select(.joinID == $id and .phase == "etcd-join" and
       .exitCode == 3 and (.reason | contains($image)))] | length == 1' "$T/noetcd.reports" >/dev/null ||
     { fail "no report of the join without etcd: $(head -c 400 "$T/noetcd.reports")"; rc=1; }
