@@ -226,6 +226,10 @@ static const char *troubleshooting_section(const char *msg)
     static const struct {
         const char *says, *section;
     } sections[] = {
+        /* first: their messages may hold a connection's own failure */
+        {"the new etcd member never started", "the new etcd member never started"},
+        {"the learner was not promoted", "the new etcd member does not catch up"},
+        {"the etcd cluster was not available", "the new etcd member does not catch up"},
         {"rejects token id", "the API server rejects the token"},
         {"no signature for token id", "no signature for the token id"},
         {"is invalid for this cluster or has expired", "invalid or expired (empty signature)"},
