@@ -622,7 +622,7 @@ static void remove_unstarted(etcd_client *e, const char *record, const char *id,
     bool taken = false;
     if (record && kjoin_cp_record_forget_etcd(record, manifest, &taken, &why))
         logf_(s, KJOIN_LOG_WARNING, "[etcd] WARNING: %s was not taken back: %s", manifest, why.msg);
-    kjoin_err_set(err, KJOIN_E_TIMEOUT, "%.350s; the member, which never started, was removed from the cluster%s: "
+    kjoin_err_set(err, KJOIN_E_TIMEOUT, "%.250s; the member, which never started, was removed from the cluster%s: "
                   "the same join can run again once its Pod can start", cause, taken ? " and its etcd.yaml taken back" : "");
 }
 

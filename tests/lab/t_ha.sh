@@ -354,9 +354,11 @@ ha-3 https://$HA_IP3:2380 false" ] || { fail "members after the reset: $(ha_memb
     --ignore-preflight-errors ImagePull --discovery-timeout 80s)
   lab_exec ha-2 "${rejoin[@]}" -o json >"$T/noetcd.json" 2>"$T/noetcd.err"
   local nrc=$?
+  grep -e '^\[etcd\] The new member' -e '^\[etcd\] Removing' "$T/noetcd.err" | cut -c1-170 | sed "s/^/    [$current] /" >&2
   # (no Pod of it in the API: the kubelet bootstraps through this node's own API server, which waits for
   # this etcd; the kubelet's journal names the image)
-  [ "$nrc" = 3 ] && grep -q "^\[etcd\] The new member has not started after 1[5-9] s: the kubelet on etcd's Pod: .*$etcd_image" "$T/noetcd.err" &&
+  [ "$nrc" = 3 ] && grep -q "^\[etcd\] The new member has not started after 1[5-9] s: " "$T/noetcd.err" &&
+    grep -q "^\[etcd\] The new member has not started after [0-9]* s: the kubelet on etcd's Pod: .*$etcd_image" "$T/noetcd.err" &&
     grep -q "the new etcd member never started before .*$etcd_image.*; the member, which never started, was removed from the cluster and its etcd.yaml taken back" "$T/noetcd.err" &&
     jq -e '.error.etcdMemberRemoved and .error.reported' "$T/noetcd.json" >/dev/null ||
     { fail "a join without etcd's image: exit $nrc: $(grep -e '^\[etcd\]' -e '^kjoin:' "$T/noetcd.err" | tail -n 3 | cut -c1-400)"; ha_diag ha-2; rc=1; }
