@@ -132,6 +132,43 @@ PY
     done' cloud "$T"/cloud-*.yaml >"$T/schema.out" 2>&1 || { fail "$(tail -4 "$T/schema.out")"; return 1; }
 }
 
+# docs/join.md's Ignition example: the Ignition config passes Debian's
+# ignition-validate (in a throwaway root, as cloud-init above), and it is its
+# Butane's: each file's path, mode and decoded contents, each unit.
+t_docs_ignition_example_is_valid() {
+  python3 - "$T" "$REPO"/docs/join.md <<'PY' || { fail "the Ignition example and its Butane differ"; return 1; }
+import base64, json, re, sys, urllib.parse, yaml
+out, text = sys.argv[1], open(sys.argv[2]).read()
+butane = re.findall(r"```yaml\n# butane\n(.*?)```", text, re.S)
+ign = [b for b in re.findall(r"```json\n(.*?)```", text, re.S) if '"ignition"' in b]
+assert len(butane) == 1 and len(ign) == 1, "one Butane and one Ignition example"
+b, i = yaml.safe_load(butane[0]), json.loads(ign[0])
+open(out + "/ignition.json", "w").write(ign[0])
+def data(url):  # a data URL: percent-encoded, or base64
+    head, body = url.split(",", 1)
+    assert head.startswith("data:"), url
+    return base64.b64decode(body) if head.endswith(";base64") else urllib.parse.unquote_to_bytes(body)
+bf = {f["path"]: (f["mode"], f["contents"]["inline"].encode()) for f in b["storage"]["files"]}
+jf = {f["path"]: (f["mode"], data(f["contents"]["source"])) for f in i["storage"]["files"]}
+assert bf == jf, (bf, jf)
+assert b["systemd"]["units"] == i["systemd"]["units"]
+assert bf["/etc/kjoin/join.yaml"][0] == 0o600, "the token's file is 0600"
+jc = yaml.safe_load(bf["/etc/kjoin/join.yaml"][1])
+assert jc["kind"] == "JoinConfiguration" and jc["discovery"]["bootstrapToken"]["caCertHashes"]
+PY
+  throwaway_root "$T/root" bash -c '
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q --no-install-recommends ignition >/tmp/ignition-apt.log 2>&1 ||
+      { echo "apt-get install ignition failed:"; tail -3 /tmp/ignition-apt.log; exit 1; }
+    ignition-validate "$1" && echo valid' ign "$T/ignition.json" >"$T/validate.out" 2>&1 &&
+    [ "$(tail -n 1 "$T/validate.out")" = valid ] || { fail "ignition-validate: $(tail -4 "$T/validate.out")"; return 1; }
+  # The validator is no rubber stamp: a mode that is no number is refused.
+  sed 's/"mode": 384/"mode": "0600"/' "$T/ignition.json" >"$T/bad.json"
+  throwaway_root "$T/root" bash -c 'ignition-validate "$1"' ign "$T/bad.json" >"$T/bad.out" 2>&1 &&
+    { fail "ignition-validate accepted a string mode"; return 1; }
+  return 0
+}
+
 # The Debian packages: built with debhelper, lintian-clean, installed with apt
 # in a throwaway root (a kjoin the machine has is never touched), used (the
 # binary, its man page, the library through pkg-config), their units enabled

@@ -170,6 +170,42 @@ t_lab_join_service_reset_and_join_again() {
   return $rc
 }
 
+# docs/join.md's Ignition config, as Ignition would apply it: each file
+# written with its mode and decoded contents, each enabled unit enabled and
+# started (the lab's nodes boot no initramfs of Ignition's, so cloud-init
+# does it for it, kjoin's .deb first, as an image would carry it). The node
+# joins through the packaged kjoin-join.service.
+t_lab_ignition_config_joins() {
+  local user_data n=lab-ign rc=0
+  user_data=$(python3 - "$REPO/docs/join.md" "$E2E_ENDPOINT" "$E2E_PIN" <<'PY'
+import base64, json, re, sys, urllib.parse
+text, endpoint, pin = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+ign = json.loads([b for b in re.findall(r"```json\n(.*?)```", text, re.S) if '"ignition"' in b][0])
+def data(url):
+    head, body = url.split(",", 1)
+    return base64.b64decode(body) if head.endswith(";base64") else urllib.parse.unquote_to_bytes(body)
+out = ["#cloud-config", "write_files:"]
+for f in ign["storage"]["files"]:
+    content = data(f["contents"]["source"]).decode()
+    content = content.replace('"10.0.0.10:6443"', '"%s"' % endpoint)
+    content = re.sub(r"sha256:[0-9a-f]{64}", pin, content)
+    out += ["- path: %s" % f["path"], '  permissions: "0%o"' % f["mode"], "  content: %s" % json.dumps(content)]
+out += ["runcmd:", '- [sh, -c, "apt-get install -y -q /opt/kjoin/*.deb >/var/log/kjoin-install.log 2>&1"]']
+out += ["- [systemctl, enable, --now, %s]" % u["name"] for u in ign["systemd"]["units"] if u.get("enabled")]
+print("\n".join(out))
+PY
+  ) || { fail "no Ignition example in docs/join.md"; return 1; }
+  lab_seed "$T/seed" "$n" "$user_data"
+  lab_boot "$n" "$LAB_NET.35" "$T/seed"
+  lab_registered "$n" 240 || { fail "the Node never registered: $(lab_exec "$n" journalctl -u kjoin-join --no-pager -n 8 2>&1)"; rc=1; }
+  lab_joined "$n" || rc=1
+  [ "$(lab_exec "$n" stat -c %a /etc/kjoin/join.yaml)" = 600 ] && lab_exec "$n" systemctl is-enabled kjoin-tls-rotate.timer >/dev/null ||
+    { fail "the config's file mode or its timer"; rc=1; }
+  lab_stop "$n"
+  kc delete node "$n" >/dev/null 2>&1
+  return $rc
+}
+
 # A node that keeps its disk (not volatile), joined by kjoin-join.service,
 # powered off and booted again: it comes back with the same identity and
 # nothing joined again: the service's condition skips it, the Node and the
