@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -364,6 +365,7 @@ static void client_url_of(const member *m, char *url, size_t cap)
 #define PROGRESS_MS 15000
 typedef struct watch {
     int64_t start, next_line;
+    time_t since;          /* the wall clock's, for the kubelet's journal since the wait began */
     bool seen;             /* in etcd's member list */
     bool started;          /* etcd runs it: it has a name */
     uint64_t last_applied; /* its applied index at the last line */
@@ -374,14 +376,20 @@ typedef struct watch {
 static watch watch_begin(void)
 {
     int64_t now = kjoin_now_ms();
-    return (watch){.start = now, .next_line = now + PROGRESS_MS};
+    return (watch){.start = now, .next_line = now + PROGRESS_MS, .since = time(NULL)};
 }
 
 /* Reading why has a bound of its own: it is asked when the wait is over too. */
 #define CAUSE_MS 5000
 
-/* Why this node's etcd Pod does not run, as the kubelet says in its Pod. */
-static void pod_cause(etcd_client *e, char *why, size_t cap)
+/* Why this node's etcd Pod does not run: the kubelet's journal since the
+ * wait began (this node's own word, and there before the API has a Pod of
+ * it: a control-plane kubelet bootstraps through this node's own API
+ * server, which waits for this etcd), else the kubelet's Pod in the API
+ * (where the journal is none: a kubelet without systemd). A Pod there that
+ * says it runs may be an earlier one's, not yet collected: it says
+ * nothing. */
+static void pod_cause(etcd_client *e, time_t since, char *why, size_t cap)
 {
     const kjoin_cp_context *s = e->s;
     kjoin_kubeapi *api = NULL;
@@ -390,20 +398,19 @@ static void pod_cause(etcd_client *e, char *why, size_t cap)
     kjoin_err err;
     char path[400], said[512], *text = NULL;
     size_t len = 0;
+    *why = '\0';
+    snprintf(path, sizeof(path), "kube-system/etcd-%s", s->join->name.name);
+    if (kjoin_node_journal_error_about(path, (int64_t)since, said, sizeof(said))) {
+        snprintf(why, cap, "the kubelet on etcd's Pod: %.500s", said);
+        return;
+    }
     o.timeout_ms = CAUSE_MS;
     snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/pods/etcd-%s", s->join->name.name);
-    *why = '\0';
     if (kjoin_cp__admin_read(s->admin_kubeconfig, &text, &len, &err) ||
         kjoin_cp__admin_client(text, len, NULL, &o, &api, &err) || kjoin_kubeapi_request(api, "GET", path, NULL, &r, &err))
         snprintf(why, cap, "etcd's Pod could not be read: %.300s", err.msg);
     else if (r.status == 200 && kjoin_pod_not_running(r.body, r.len, "etcd", said, sizeof(said)))
         snprintf(why, cap, "etcd's Pod etcd-%.253s: %.400s", s->join->name.name, said);
-    /* No Pod in the API yet (a control-plane kubelet that bootstraps through
-     * this node's own API server, which waits for this etcd): the kubelet's
-     * own journal on it. */
-    snprintf(path, sizeof(path), "kube-system/etcd-%s", s->join->name.name);
-    if (r.status != 200 && kjoin_node_journal_error_about(path, said, sizeof(said)))
-        snprintf(why, cap, "the kubelet on etcd's Pod: %.500s", said);
     else if (r.status == 404)
         snprintf(why, cap, "the kubelet has not reported etcd's Pod etcd-%.253s (is the kubelet running, and does it "
                  "read %.200s?)", s->join->name.name, s->manifests_dir);
@@ -482,7 +489,7 @@ static void progress(etcd_client *e, watch *w, const members *ms, const member *
     w->next_line = now + PROGRESS_MS;
     long secs = (long)((now - w->start) / 1000);
     if (!w->started) {
-        pod_cause(e, w->cause, sizeof(w->cause));
+        pod_cause(e, w->since, w->cause, sizeof(w->cause));
         logf_(s, 0, "[etcd] The new member has not started after %ld s%s%s", secs, *w->cause ? ": " : "", w->cause);
         return;
     }
@@ -518,7 +525,7 @@ static bool wait_over(const etcd_client *e) { return kjoin_now_ms() + POLL_MS > 
 static kjoin_code wait_failed(etcd_client *e, watch *w, const char *what, const kjoin_err *last, kjoin_err *err)
 {
     if (w->seen && !w->started) {
-        pod_cause(e, w->cause, sizeof(w->cause));
+        pod_cause(e, w->since, w->cause, sizeof(w->cause));
         return kjoin_err_set(err, KJOIN_E_TIMEOUT, "the new etcd member never started before %s: %s", e->bound,
                              *w->cause ? w->cause : last->msg);
     }

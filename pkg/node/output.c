@@ -109,14 +109,15 @@ bool kjoin_node__kubelet_error_about(const char *text, size_t len, const char *n
     return true;
 }
 
-bool kjoin_node_journal_error_about(const char *needle, char *out, size_t cap)
+bool kjoin_node_journal_error_about(const char *needle, int64_t since, char *out, size_t cap)
 {
-    char prog[4096], *text = NULL;
+    char prog[4096], *text = NULL, from[32];
     bool found = false;
     *out = '\0';
     if (kjoin_node__find_program("journalctl", prog, sizeof(prog), NULL))
         return false;
-    const char *argv[] = {prog, "-u", "kubelet", "-n", "1000", "-o", "cat", "--no-pager", NULL};
+    snprintf(from, sizeof(from), "@%lld", (long long)since);
+    const char *argv[] = {prog, "-u", "kubelet", "--since", from, "-n", "1000", "-o", "cat", "--no-pager", NULL};
     if (!kjoin_node__run(argv, 10000, &text, NULL))
         found = kjoin_node__kubelet_error_about(text, strlen(text), needle, out, cap);
     free(text);

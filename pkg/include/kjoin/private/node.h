@@ -52,9 +52,10 @@ void kjoin_preflight_add(kjoin_preflight_report *r, const kjoin_node_spec *s, bo
 bool kjoin_preflight_ignored(const kjoin_node_spec *s, const char *name);
 bool kjoin_preflight_port_free(const char *addr, int port);
 /* The last error line kubelet.service's journal has about needle (a Pod,
- * "kube-system/etcd-cp-2"), printable, into out; false when there is none
- * or no journal (a kubelet without systemd). */
-bool kjoin_node_journal_error_about(const char *needle, char *out, size_t cap);
+ * "kube-system/etcd-cp-2") since the wall clock's second since, printable,
+ * into out; false when there is none or no journal (a kubelet without
+ * systemd). */
+bool kjoin_node_journal_error_about(const char *needle, int64_t since, char *out, size_t cap);
 void kjoin_preflight_file_available(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *path);
 long kjoin_preflight_mem_mib(const kjoin_node_spec *s);
 void kjoin_preflight_images(kjoin_preflight_report *r, const kjoin_node_spec *s, const char *const *images, size_t n,
