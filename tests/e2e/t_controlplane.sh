@@ -1052,15 +1052,22 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()' "$po
   rm -f /var/lib/kubelet/config.yaml
 }
 
-t_e2e_controlplane_etcd_join_and_reset() {
-  local rc=0 learner=true members
-  [ "$E2E_MINOR" -ge 29 ] || learner=false
+# cp_etcd_cluster_up: the shared certificates uploaded, a node's runtime,
+# the cluster's names with a data directory of the test's, and etcd member
+# 1 running with its Pod; node 2's addresses in $T/cp.env.
+cp_etcd_cluster_up() {
   cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" && node_setup || return 1
   kc create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin --group=kubeadm:cluster-admins \
     >/dev/null 2>&1
   cp_cluster_names etcd || return 1
   cp_etcd_first || { cp_etcd_first_gone; cp_cluster_names restore; return 1; }
   declare -p CP_NODE CP_ADDR CP_ETCD1 CP_ETCD2 >"$T/cp.env"
+}
+
+t_e2e_controlplane_etcd_join_and_reset() {
+  local rc=0 learner=true members
+  [ "$E2E_MINOR" -ge 29 ] || learner=false
+  cp_etcd_cluster_up || return 1
   cp_dry_run_checks || rc=1
   # A learner another join left and never started (no name, nothing serves
   # at its peer URL): kubeadm names it by its ID in hex in --initial-cluster,
@@ -1204,12 +1211,7 @@ cp_etcd_started_in() {
 # go on; the member started, the same join joins.
 t_e2e_controlplane_etcd_member_that_never_starts() {
   local rc=0 image=kjoin.test/etcd:3.6.5-0
-  cp_shared_pki "$T/src" && cp_upload "$T/src" && cp_key "$CP_KEY" && node_setup || return 1
-  kc create clusterrolebinding kubeadm:cluster-admins --clusterrole=cluster-admin --group=kubeadm:cluster-admins \
-    >/dev/null 2>&1
-  cp_cluster_names etcd || return 1
-  cp_etcd_first || { cp_etcd_first_gone; cp_cluster_names restore; return 1; }
-  declare -p CP_NODE CP_ADDR CP_ETCD1 CP_ETCD2 >"$T/cp.env"
+  cp_etcd_cluster_up || return 1
   # Node 2 and its etcd Pod as its kubelet reports it: the image cannot be pulled.
   printf '{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cp-2"}}' >"$T/node2.json"
   printf '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "etcd-cp-2", "namespace": "kube-system",
