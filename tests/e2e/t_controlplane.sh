@@ -1250,6 +1250,19 @@ t_e2e_controlplane_etcd_member_that_never_starts() {
       [ ! -s "$T/check2.written" ] ||
       { fail "check --control-plane, a learner left: exit $(cat "$T/check2.json.rc"): $(jq -c .error.check.etcd "$T/check2.json.out" 2>/dev/null) written: $(cat "$T/check2.written")"; rc=1; }
     cp_etcd_call "$T/m1" /v3/cluster/member/remove "{\"ID\":\"$left_id\"}" >/dev/null || { fail "the learner left could not be removed"; rc=1; }
+    # Member 1's peer URL moved to a port where nothing listens (its own still serves: a member of one
+    # has no peer to tell): this node cannot reach it, and the check says so (exit 3).
+    local m1_id
+    m1_id=$(cp_etcd_call "$T/m1" /v3/cluster/member/list '{}' | jq -r '.members[0].ID')
+    cp_etcd_call "$T/m1" /v3/cluster/member/update "{\"ID\":\"$m1_id\",\"peerURLs\":[\"https://$CP_ETCD1:2390\"]}" >/dev/null &&
+      NODE_NS=check in_node "cp_etcd_check_in 3" &&
+      cp_etcd_call "$T/m1" /v3/cluster/member/update "{\"ID\":\"$m1_id\",\"peerURLs\":[\"https://$CP_ETCD1:2380\"]}" >/dev/null ||
+      { fail "member 1's peer URL could not be moved and back"; rc=1; }
+    [ "$(cat "$T/check3.json.rc")" = 3 ] &&
+      jq -e --arg p "https://$CP_ETCD1:2390" '.error.check.etcd.members[0] | .peerURL == $p and .healthy and (.peerReachable | not)' \
+        "$T/check3.json.out" >/dev/null &&
+      grep -q "this node cannot reach etcd member cp-1 at its peer URL https://$CP_ETCD1:2390: .*connection refused" "$T/check3.text.err" ||
+      { fail "check --control-plane, a peer URL not reached: exit $(cat "$T/check3.json.rc"): $(jq -c .error.check.etcd "$T/check3.json.out" 2>/dev/null)"; rc=1; }
   fi
   NODE_NS=unstarted in_node cp_etcd_unstarted_in
   [ ! -s "$T/etcd.why" ] || { fail "$(cat "$T/etcd.why")"; rc=1; }
