@@ -18,6 +18,7 @@
 #include <kjoin/private/node.h>
 #include <kjoin/private/safedir.h>
 #include <kjoin/private/transport.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 
@@ -140,19 +141,6 @@ static kjoin_code call(etcd_client *e, const char *path, const char *body, json_
     return first;
 }
 
-/* The one JSON value that is all of json's len bytes, or NULL. */
-static json_object *parse_whole(const char *json, size_t len)
-{
-    json_tokener *tok = json_tokener_new();
-    json_object *j = tok && len <= INT32_MAX ? json_tokener_parse_ex(tok, json, (int)len) : NULL;
-    if (tok && (json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len)) {
-        json_object_put(j);
-        j = NULL;
-    }
-    json_tokener_free(tok);
-    return j;
-}
-
 static const char *field(json_object *o, const char *k)
 {
     json_object *v;
@@ -197,7 +185,7 @@ static kjoin_code parse_members(json_object *j, members *out, kjoin_err *err)
 kjoin_code kjoin_etcd_members_parse(const char *json, size_t len, kjoin_etcd_member *out, bool *learner, size_t cap,
                                     size_t *n, kjoin_err *err)
 {
-    json_object *j = parse_whole(json, len);
+    json_object *j = kjoin_json_whole(json, len);
     members *ms = malloc(sizeof(*ms));
     kjoin_code rc = !ms ? kjoin_err_set(err, KJOIN_E_OTHER, "out of memory")
                     : json_object_is_type(j, json_type_object)
@@ -283,7 +271,7 @@ static size_t urls_of(json_object *list, etcd_client *e)
 
 size_t kjoin_etcd_endpoints_parse(const char *json, size_t len, char (*urls)[300], size_t cap, size_t *n)
 {
-    json_object *j = parse_whole(json, len);
+    json_object *j = kjoin_json_whole(json, len);
     etcd_client *e = calloc(1, sizeof(*e));
     size_t pods = 0;
     *n = 0;
@@ -394,20 +382,17 @@ static void pod_cause(etcd_client *e, time_t since, char *why, size_t cap)
     const kjoin_cp_context *s = e->s;
     kjoin_kubeapi *api = NULL;
     kjoin_kubeapi_response r = {0};
-    kjoin_kubeapi_options o = kjoin_join_context_api_options(s->join, 0, 0);
     kjoin_err err;
-    char path[400], said[512], *text = NULL;
-    size_t len = 0;
+    char path[400], said[512];
     *why = '\0';
     snprintf(path, sizeof(path), "kube-system/etcd-%s", s->join->name.name);
     if (kjoin_node_journal_error_about(path, (int64_t)since, said, sizeof(said))) {
         snprintf(why, cap, "the kubelet on etcd's Pod: %.500s", said);
         return;
     }
-    o.timeout_ms = CAUSE_MS;
     snprintf(path, sizeof(path), "/api/v1/namespaces/kube-system/pods/etcd-%s", s->join->name.name);
-    if (kjoin_cp__admin_read(s->admin_kubeconfig, &text, &len, &err) ||
-        kjoin_cp__admin_client(text, len, NULL, &o, &api, &err) || kjoin_kubeapi_request(api, "GET", path, NULL, &r, &err))
+    if (kjoin_cp__admin_client_bounded(s, CAUSE_MS, &api, &err) ||
+        kjoin_kubeapi_request(api, "GET", path, NULL, &r, &err))
         snprintf(why, cap, "etcd's Pod could not be read: %.300s", err.msg);
     else if (r.status == 200 && kjoin_pod_not_running(r.body, r.len, "etcd", said, sizeof(said)))
         snprintf(why, cap, "etcd's Pod etcd-%.253s: %.400s", s->join->name.name, said);
@@ -416,7 +401,6 @@ static void pod_cause(etcd_client *e, time_t since, char *why, size_t cap)
                  "read %.200s?)", s->join->name.name, s->manifests_dir);
     kjoin_kubeapi_response_release(&r);
     kjoin_kubeapi_free(api);
-    kjoin_free_wiped(text, len);
 }
 
 /* Whether this node reaches member m at its peer URL: one request there

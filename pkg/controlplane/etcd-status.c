@@ -19,14 +19,11 @@
 /* The one JSON object that is all of len bytes, or NULL. */
 static json_object *object_whole(const char *text, size_t len)
 {
-    json_tokener *tok = json_tokener_new();
-    json_object *j = tok && len <= INT32_MAX ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
-    if (tok && (json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len ||
-                !json_object_is_type(j, json_type_object))) {
+    json_object *j = kjoin_json_whole(text, len);
+    if (!json_object_is_type(j, json_type_object)) {
         json_object_put(j);
         j = NULL;
     }
-    json_tokener_free(tok);
     return j;
 }
 

@@ -62,6 +62,10 @@ kjoin_code kjoin_cp__admin(const struct kjoin_cp_context *cx, struct kjoin_kubea
  * when given (one of the cluster's API servers: this node's), its CA
  * verifying, with the options o. Errors: KJOIN_E_USAGE, and those of
  * kjoin_kubeapi_new. */
+/* kjoin_cp_admin_client with a bound of its own (bound_ms > 0), not the
+ * join's deadline: for what is asked when that deadline is over. */
+kjoin_code kjoin_cp__admin_client_bounded(const struct kjoin_cp_context *cx, int64_t bound_ms,
+                                          struct kjoin_kubeapi **out, kjoin_err *err);
 kjoin_code kjoin_cp__admin_read(const char *path, char **text, size_t *len, kjoin_err *err);
 kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *server,
                                   const struct kjoin_kubeapi_options *o, struct kjoin_kubeapi **out, kjoin_err *err);

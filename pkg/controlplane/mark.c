@@ -162,9 +162,17 @@ kjoin_code kjoin_cp__admin_client(const char *text, size_t len, const char *serv
 
 kjoin_code kjoin_cp_admin_client(const kjoin_cp_context *cx, kjoin_kubeapi **out, kjoin_err *err)
 {
+    return kjoin_cp__admin_client_bounded(cx, 0, out, err);
+}
+
+kjoin_code kjoin_cp__admin_client_bounded(const kjoin_cp_context *cx, int64_t bound_ms, kjoin_kubeapi **out,
+                                          kjoin_err *err)
+{
     char *text = NULL;
     size_t len = 0;
     kjoin_kubeapi_options o = kjoin_join_context_api_options(cx->join, 0, 0);
+    if (bound_ms > 0)
+        o.timeout_ms = bound_ms; /* its own, past the join's deadline */
     char admin[1400];
     kjoin_join_context_read_path(cx->join, cx->admin_kubeconfig, admin, sizeof(admin)); /* a dry run's own, once it made one */
     kjoin_code rc = kjoin_cp__admin_read(admin, &text, &len, err);

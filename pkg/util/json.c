@@ -1,5 +1,6 @@
 /* Reading the API server's JSON, which is untrusted: a member of the
  * expected type, or NULL. */
+#include <stdint.h>
 #include <string.h>
 
 #include <json-c/json.h>
@@ -25,4 +26,16 @@ const char *kjoin_json_str(json_object *o, const char *key)
         return NULL;
     const char *s = json_object_get_string(v);
     return strlen(s) == (size_t)json_object_get_string_len(v) ? s : NULL; /* no embedded NUL */
+}
+
+json_object *kjoin_json_whole(const char *text, size_t len)
+{
+    json_tokener *tok = json_tokener_new();
+    json_object *j = tok && len <= INT32_MAX ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
+    if (tok && (json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len)) {
+        json_object_put(j);
+        j = NULL;
+    }
+    json_tokener_free(tok);
+    return j;
 }

@@ -144,5 +144,7 @@ struct json_object;
 struct json_object *kjoin_json_at(struct json_object *o, const char *key);
 struct json_object *kjoin_json_obj(struct json_object *o, const char *key);
 const char *kjoin_json_str(struct json_object *o, const char *key);
+/* The one JSON value that is all of text's len bytes (no trailing bytes), or NULL. */
+struct json_object *kjoin_json_whole(const char *text, size_t len);
 
 #endif
