@@ -205,7 +205,8 @@ bool kjoin_node__healthz(const kjoin_kubelet_config *k, char *why, size_t cap)
     kjoin_code rc = kjoin_http_send(&req, &resp, &err);
     bool ok = !rc && resp.status == 200;
     if (rc)
-        snprintf(why, cap, "the kubelet's healthz at %s does not answer (%s)", url, err.msg);
+        snprintf(why, cap, "the kubelet's healthz at %s does not answer (%s)%s", url, err.msg,
+                 strstr(err.msg, "connection refused") ? ": is the kubelet running?" : "");
     else if (!ok)
         snprintf(why, cap, "the kubelet's healthz at %s answers %ld", url, resp.status);
     kjoin_http_response_release(&resp);

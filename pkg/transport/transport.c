@@ -283,7 +283,7 @@ static void network_why(CURLcode cc, long os_errno, const char *url, const char 
     else if (cc == CURLE_OPERATION_TIMEDOUT || os_errno == ETIMEDOUT)
         what = "timed out (no answer: a firewall dropping packets, or the host down)";
     else if (os_errno == ECONNREFUSED)
-        what = "connection refused (nothing listens there: is the API server up, is the port right?)";
+        what = "connection refused (nothing listens there: is the server up, is the port right?)";
     else if (os_errno == EHOSTUNREACH || os_errno == ENETUNREACH)
         what = "unreachable (no route to the host)";
     char shown_proxy[300] = "", host[300], found[300];

@@ -72,6 +72,20 @@ on_node() {
   return $rc
 }
 
+# kubelet_command PID: the command kjoin join (PID, its stderr $T/join.err)
+# says to start the kubelet with, once it says it; nothing if it ends first.
+# Asked as long as it runs: its own deadline bounds the wait (a fixed bound
+# here started no kubelet once discovery waited out a slow API server).
+kubelet_command() {
+  local cmd=
+  while :; do
+    cmd=$(sed -n 's/.*start the kubelet with: //p' "$T/join.err")
+    [ -n "$cmd" ] || ! e2e_alive "$1" && break
+    sleep 0.1
+  done
+  printf '%s' "$cmd"
+}
+
 # node_join ARGS...: kjoin join ARGS in the background (as provisioning runs
 # it); when it says how to start the kubelet, starts the kubelet so
 # (KUBELET_PID, its log $T/kubelet.log); then waits for kjoin. JOIN_RC, and
@@ -81,12 +95,8 @@ node_join() {
   # before this one's shell has truncated the file (a kubelet started early).
   : >"$T/join.out"; : >"$T/join.err"
   "$KJOIN" join "$@" >"$T/join.out" 2>"$T/join.err" &
-  local pid=$! i cmd=
-  for i in $(seq 300); do
-    cmd=$(sed -n 's/.*start the kubelet with: //p' "$T/join.err")
-    [ -n "$cmd" ] || ! e2e_alive "$pid" && break
-    sleep 0.1
-  done
+  local pid=$! cmd
+  cmd=$(kubelet_command "$pid")
   if [ -n "$cmd" ]; then
     eval "exec $cmd" >"$T/kubelet.log" 2>&1 &
     KUBELET_PID=$!
@@ -458,6 +468,8 @@ node_scenario_stage_timeouts() {
   s=$(( $(date +%s) - t0 ))
   [ "$JOIN_RC" = 3 ] || { fail "healthz bound: exit $JOIN_RC, want 3: $(tail -2 "$T/join.err")"; rc=1; }
   join_err "the kubelet was not healthy within timeouts.kubeletHealthCheck (4s" || rc=1
+  join_err "connection refused (nothing listens there: is the server up, is the port right?)" || rc=1
+  join_err "): is the kubelet running?" || rc=1
   [ "$s" -lt 20 ] || { fail "the healthz bound of 4 s ended the join after $s s"; rc=1; }
   "$KJOIN" reset >/dev/null 2>&1 || { fail "reset after the healthz bound failed"; rc=1; }
   kc get clusterrolebinding kubeadm:node-autoapprove-bootstrap -o json | jq 'del(.metadata.resourceVersion, .metadata.uid,
@@ -779,7 +791,11 @@ join_registered() {
   fail "$1: exit $JOIN_RC: $(grep -v '^\[' "$T/join.err" | tail -2)"
   # What the kubelet and the cluster's CSRs say, for a failure that is not kjoin's.
   echo "    the CSRs: $(kc get csr --no-headers 2>&1 | tail -3 | tr '\n' ';')" >&2
-  echo "    the kubelet's last lines: $(grep -v '^I' "$T/kubelet.log" 2>/dev/null | tail -4 | cut -c1-300 | tr '\n' ';')" >&2
+  if [ -e "$T/kubelet.log" ]; then
+    echo "    the kubelet's last lines: $(grep -v '^I' "$T/kubelet.log" | tail -4 | cut -c1-300 | tr '\n' ';')" >&2
+  else
+    echo "    no kubelet was started: kjoin did not say how before it ended" >&2
+  fi
   return 1
 }
 
@@ -931,16 +947,12 @@ CFG
   [ ! -e "$T/elsewhere.log" ] || { fail "a symlinked log was written through"; rc=1; }
   nothing_written || rc=1
   echo 'E1126 00:00:00.000000 1 run.go:72] "command failed" err="an earlier kubelet'"'"'s error"' >"$log"
-  local started pid cmd= i
+  local started pid cmd
   started=$(date +%s)
   : >"$T/join.err" # (not an earlier run's lines: see node_join)
   "$KJOIN" join --config "$T/join.yaml" --kubelet-log "$log" >"$T/join.out" 2>"$T/join.err" &
   pid=$!
-  for i in $(seq 300); do
-    cmd=$(sed -n 's/.*start the kubelet with: //p' "$T/join.err")
-    [ -n "$cmd" ] || ! e2e_alive "$pid" && break
-    sleep 0.1
-  done
+  cmd=$(kubelet_command "$pid")
   [[ "$cmd" == *" >>$log 2>&1" || "$cmd" == *" >>'$log' 2>&1" ]] || { fail "the start command does not send the output to the log: $cmd"; rc=1; }
   [ -n "$cmd" ] && eval "$cmd" </dev/null
   wait "$pid"; JOIN_RC=$?
