@@ -57,6 +57,7 @@ enum {
     OPT_ADVERTISE_ADDRESS,
     OPT_BIND_PORT,
     OPT_NO_REPORT,
+    OPT_KUBELET_SERVER,
 };
 
 static const cli_opt join_opts[] = {
@@ -102,6 +103,9 @@ static const cli_opt join_opts[] = {
     {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE", "kubeadm's admin kubeconfig, for a control-plane join: accepted, does not apply to a worker"},
     {OPT_NO_REPORT, "no-report", 0, false, NULL,
      "a join that fails after discovery does not file a join report in the cluster (kjoin reports lists them)"},
+    {OPT_KUBELET_SERVER, "kubelet-server", 0, true, "URL",
+     "a worker's kubelet talks to the cluster through this https://HOST[:PORT] (a per-node load balancer) instead of "
+     "the discovered server; checked before anything is written"},
     {OPT_KUBELET_LOG, "kubelet-log", 0, true, "FILE",
      "without systemd: the file the kubelet's output goes to (the printed start command appends to it); the wait reads its last error there"},
     {OPT_CONTROL_PLANE, "control-plane", 0, false, NULL,
@@ -214,6 +218,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     }
     case OPT_CRI_SOCKET: n->cri_socket = arg; break;
     case OPT_NO_REPORT: a->w.no_report = true; break;
+    case OPT_KUBELET_SERVER: a->w.kubelet_server = arg; break;
     case OPT_PATCHES: n->patches_dir = arg; break;
     case OPT_KUBELET_LOG: n->kubelet_log = arg; break;
     case OPT_KUBECONFIG: a->kubeconfig = true; break;
@@ -281,6 +286,7 @@ static const cli_field flag_names[] = {
     {"certificate_key_file", "--certificate-key-file"},
     {"advertise_address", "--apiserver-advertise-address"},
     {"bind_port", "--apiserver-bind-port"},
+    {"kubelet_server", "--kubelet-server"},
     {"only", "kjoin join phase"},
 };
 
@@ -305,6 +311,7 @@ static const cli_field config_names[] = {
     {"certificate_key", "controlPlane.certificateKey"},
     {"certificate_key_file", "--certificate-key-file"},
     {"control_plane", "controlPlane"},
+    {"kubelet_server", "--kubelet-server"},
 };
 
 typedef struct log_ctx {
@@ -377,6 +384,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     s->join.wait_for_token = f->join.wait_for_token;
     s->node.force = f->node.force;
     s->no_report = f->no_report;
+    s->kubelet_server = f->kubelet_server;
     s->node.kubelet_log = f->node.kubelet_log;
     s->dry_run = s->dry_run || f->dry_run;
     s->check = f->check;

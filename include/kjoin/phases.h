@@ -76,7 +76,7 @@ const char *kjoin_phase_name(unsigned phase);
 
 /* Everything a join is told. Fill it after kjoin_phases_spec_init(), its one
  * initialiser (a specification of another version is refused). */
-#define KJOIN_PHASES_SPEC_VERSION 2
+#define KJOIN_PHASES_SPEC_VERSION 3
 typedef struct kjoin_phases_spec {
     unsigned version;                  /* KJOIN_PHASES_SPEC_VERSION */
     kjoin_join_spec join;              /* discovery's inputs. Its kubeconfig_out, ca_cert_path, force and dry_run
@@ -117,6 +117,10 @@ typedef struct kjoin_phases_spec {
     const char *env_certificate_key;   /* KJOIN_CERTIFICATE_KEY's value, used when nothing else names a key */
     bool no_report;                    /* a join that fails after discovery established trust files no join report
                                         * (kjoin/report.h); a check or a dry run never files one */
+    const char *kubelet_server;        /* a worker's: https://HOST[:PORT] its kubelet's kubeconfigs name instead of
+                                        * discovery's server (a per-node load balancer); it must answer as the
+                                        * cluster's API server (its CA, the bootstrap identity) before anything
+                                        * is written, the check asks it too. NULL: discovery's */
 } kjoin_phases_spec;
 
 /* Zeroes *spec and sets the defaults: every phase, the default timeout,

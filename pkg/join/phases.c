@@ -38,7 +38,8 @@ typedef struct join_run {
     kjoin_kubeapi *bootstrap_api; /* the one client with the verified bootstrap kubeconfig */
     kjoin_cluster_configuration *cluster; /* a control-plane join's: the cluster's ClusterConfiguration */
     kjoin_cp_context cx;       /* and what every control-plane step shares, decided once from it */
-    char local_server[128];    /* a control-plane node's own API server, its kubelet's bootstrap server */
+    char kubelet_server[320];  /* the server the kubelet's kubeconfigs name when not discovery's: a control-plane
+                                * node's own API server, or a worker's per-node load balancer (spec) */
     kjoin_cp_replaced *replaced; /* what this run's control-plane steps replaced, as it was (for a take-back) */
     kjoin_cp_record *before;   /* the control-plane record as this run found it, once its checks passed: what
                                 * the run writes after is taken back if it fails before the node's own files */
@@ -52,8 +53,7 @@ typedef struct join_run {
     kjoin_node_certs_result node_certs;                 /* its certs */
     kjoin_control_plane_kubeconfigs_result kubeconfigs; /* its kubeconfig */
     kjoin_control_plane_manifests_result manifests;     /* its static Pod manifests */
-    char *local_bootstrap;     /* a control-plane node's bootstrap kubeconfig, its server this node's own API
-                                * server (kubeadm from 1.33): holds the token */
+    char *local_bootstrap;     /* the kubelet's bootstrap kubeconfig naming kubelet_server: holds the token */
     size_t local_bootstrap_len;
 } join_run;
 
@@ -340,22 +340,73 @@ static bool kubelet_local(const join_run *r)
            kjoin_gate_on(r->cx.release->kubelet_local_mode, r->cluster->kubelet_local_mode);
 }
 
-static kjoin_code run_kubelet_local(join_run *r, kjoin_err *err)
+static bool own_kubelet_server(const join_run *r) { return kubelet_local(r) || r->spec->kubelet_server; }
+static bool checks_kubelet_server(const join_run *r) { return r->spec->check && r->spec->kubelet_server; }
+
+/* The server asked for answers as the cluster's API server, with the
+ * cluster's CA and the bootstrap identity, before anything is written: a
+ * load balancer passes TLS through to the API servers. It runs already (a
+ * service, or a static Pod a kubelet runs before the join, as kubespray's):
+ * asked within KUBELET_SERVER_ASK_MS, not the join's whole deadline. */
+#define KUBELET_SERVER_ASK_MS 10000
+static kjoin_code kubelet_server_answers(const join_run *r, const char *server, kjoin_err *err)
 {
-    const char *addr = r->cx.advertise_address;
-    bool v6 = strchr(addr, ':') != NULL;
-    char *server = r->local_server;
-    snprintf(server, sizeof(r->local_server), "https://%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", r->cx.bind_port);
+    kjoin_kubeapi_config cfg;
+    kjoin_kubeapi *api = NULL;
+    kjoin_kubeapi_response resp = {0};
+    kjoin_kubeapi_options o = kjoin_join_context_api_options(&r->ctx, KUBELET_SERVER_ASK_MS, 0);
+    kjoin_err in;
+    kjoin_code rc = kjoin_kubeapi_config_parse(r->local_bootstrap, r->local_bootstrap_len, NULL, NULL, &cfg, &in);
+    if (!rc && (rc = kjoin_kubeapi_new(&cfg, &o, &api, &in)))
+        kjoin_kubeapi_config_release(&cfg);
+    if (!rc)
+        rc = kjoin_kubeapi_request(api, "GET", "/version", NULL, &resp, &in);
+    if (!rc)
+        rc = kjoin_kubeapi_check(&resp, "get version", &in);
+    kjoin_kubeapi_response_release(&resp);
+    kjoin_kubeapi_free(api);
+    if (rc)
+        return kjoin_err_set(err, rc, "the kubelet's server %s does not answer as the cluster's API server: %s%s", server,
+                             in.msg, rc == KJOIN_E_TRUST ? " (a load balancer in front of the API servers passes TLS "
+                                                           "through, and their certificate must name the address the "
+                                                           "kubelet uses: apiServer.certSANs)" : "");
+    return KJOIN_OK;
+}
+
+/* The kubelet's kubeconfigs name a server of their own: kubeadm's
+ * ControlPlaneKubeletLocalMode's (this node's own API server), or the
+ * per-node load balancer asked for (kubespray's localhost proxy), which
+ * must answer first. The cluster is still read through discovery's. */
+static kjoin_code run_kubelet_server(join_run *r, kjoin_err *err)
+{
+    char *server = r->kubelet_server;
+    size_t cap = sizeof(r->kubelet_server);
+    if (r->spec->kubelet_server) {
+        snprintf(server, cap, "%s", r->spec->kubelet_server); /* checked by kjoin_url_server_check */
+        size_t n = strlen(server);
+        if (server[n - 1] == '/')
+            server[n - 1] = '\0';
+    } else {
+        const char *addr = r->cx.advertise_address;
+        bool v6 = strchr(addr, ':') != NULL;
+        snprintf(server, cap, "https://%s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "", r->cx.bind_port);
+    }
     kjoin_node_join *n = &r->node;
     kjoin_code rc = kjoin_kubeconfig_replace_server(n->bootstrap_kubeconfig, n->bootstrap_len, server,
                                                     &r->local_bootstrap, &r->local_bootstrap_len, err);
-    if (!rc) { /* written for the kubelet; the cluster is still read through discovery's */
-        n->kubelet_bootstrap = r->local_bootstrap;
-        n->kubelet_bootstrap_len = r->local_bootstrap_len;
-        n->kubelet_server = server;
+    if (!rc && r->spec->kubelet_server)
+        rc = kubelet_server_answers(r, server, err);
+    if (rc)
+        return rc;
+    n->kubelet_bootstrap = r->local_bootstrap;
+    n->kubelet_bootstrap_len = r->local_bootstrap_len;
+    n->kubelet_server = server;
+    if (r->spec->kubelet_server)
+        logf_(r, 0, "[kubelet-start] The kubelet talks to the cluster through %s (it answered as the API server)",
+              server);
+    else
         logf_(r, 0, "[kubelet-start] The kubelet bootstraps through this node's own API server at %s", server);
-    }
-    return rc;
+    return KJOIN_OK;
 }
 
 /* The node's API server address: as given, or the one it reaches the
@@ -501,7 +552,7 @@ static const step steps[] = {
     {0, NEEDS_DISCOVERY, wants_address, run_advertise_address},
     {KJOIN_PHASE_PREFLIGHT, NEEDS_DISCOVERY, control_plane_phase, run_control_plane_preflight},
     /* kubelet-start's checks, before anything is written (as kubeadm's preflight before download-certs) */
-    {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, kubelet_local, run_kubelet_local},
+    {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, own_kubelet_server, run_kubelet_server},
     {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_check},
     {0, NEEDS_DISCOVERY, writes_control_plane, run_check_writes},
     {KJOIN_PHASE_CONTROL_PLANE_PREPARE, NEEDS_DISCOVERY, wants_download, run_download_certs},
@@ -512,6 +563,7 @@ static const step steps[] = {
     {KJOIN_PHASE_CHECK_ETCD, NEEDS_DISCOVERY, NULL, run_check_etcd},
     {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, NULL, run_write},
     {0, NEEDS_DISCOVERY, discovery_alone, run_write_discovered},
+    {0, NEEDS_DISCOVERY, checks_kubelet_server, run_kubelet_server},
     {0, NEEDS_DISCOVERY, checking, run_join_check},
     {0, NEEDS_DISCOVERY, wants_tls_bootstrap, run_tls_bootstrap},
     {KJOIN_PHASE_KUBELET_START, NEEDS_DISCOVERY, for_real, run_launch},
@@ -933,6 +985,11 @@ static kjoin_code run_all(join_run *r, kjoin_err *err)
         if (!strncmp(spec->node.extra_args[i], "hostname-override=", 18))
             given = spec->node.extra_args[i] + 18;
     if ((rc = kjoin_node_name_resolve(given, NULL, &out->node_name, err)))
+        return rc;
+    if (spec->kubelet_server && spec->control_plane)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`kubelet_server` is a worker's: a control-plane node's kubelet "
+                                                 "talks to the cluster as kubeadm sets it up");
+    if (spec->kubelet_server && (rc = kjoin_url_server_check(spec->kubelet_server, "`kubelet_server`", err)))
         return rc;
     /* Every value that reaches the kubelet's flags file, and every place a
      * file goes, is checked now too (the kubelet's version, which adds a

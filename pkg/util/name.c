@@ -128,6 +128,35 @@ bool kjoin_url_is_local(const char *url)
     return kjoin_url_host(url, host, sizeof(host), NULL) && (!strcasecmp(host, "localhost") || kjoin_is_local_address(host));
 }
 
+kjoin_code kjoin_url_server_check(const char *url, const char *what, kjoin_err *err)
+{
+    char *scheme = NULL, *path = NULL, *query = NULL, *fragment = NULL;
+    char host[256];
+    bool userinfo = false;
+    CURLU *u = curl_url();
+    bool parsed = u && strlen(url) < KJOIN_SERVER_URL_MAX &&
+                  curl_url_set(u, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME) == CURLUE_OK &&
+                  curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK;
+    bool https = parsed && !strcasecmp(scheme, "https") && !strncasecmp(url, "https://", 8);
+    bool bare = parsed && curl_url_get(u, CURLUPART_QUERY, &query, 0) != CURLUE_OK &&
+                curl_url_get(u, CURLUPART_FRAGMENT, &fragment, 0) != CURLUE_OK &&
+                (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK || !strcmp(path, "/"));
+    curl_free(scheme);
+    curl_free(path);
+    curl_free(query);
+    curl_free(fragment);
+    curl_url_cleanup(u);
+    if (!https)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s \"%.100s\" is no https:// URL", what, url);
+    if (!kjoin_url_host(url, host, sizeof(host), &userinfo) || !*host || userinfo)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s \"%.100s\" names no host, or a user name or password", what, url);
+    if (!bare)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "%s \"%.100s\" has a path, query or fragment: a server is "
+                                                 "https://HOST[:PORT]",
+                             what, url);
+    return KJOIN_OK;
+}
+
 /* Whether NO_PROXY's list excludes host (libcurl's rule: "*", a host, a
  * domain suffix, with or without its leading dot; case apart). */
 static bool no_proxy_lists(const char *list, const char *host)

@@ -283,6 +283,64 @@ node_scenario_host_name() {
 }
 t_e2e_node_host_name_is_the_node_name_once() { on_node node_scenario_host_name e2e-host.example; }
 
+# A per-node load balancer (kubespray's localhost proxy; here a TCP pass-
+# through to the API server): --kubelet-server makes the kubelet's
+# kubeconfigs name it, the kubelet bootstraps and registers through it, and
+# tls-bootstrap --rotate and refresh keep it. A URL that is no server's, a
+# control-plane join, a server that does not answer and one whose
+# certificate does not name it are refused before anything is written.
+node_scenario_kubelet_server() {
+  local rc=0 port closed lb csrs args=("$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash
+    "$E2E_PIN" --node-name e2e-lb --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 60s)
+  port=$("$TOOLS/freeport"); closed=$("$TOOLS/freeport")
+  python3 "$REPO_DIR/tests/tools/tcp_forward.py" 127.0.0.1 "$port" "$E2E_ENDPOINT" "$T/lb.count" >"$T/lb.out" 2>&1 & lb=$!
+  python3 "$REPO_DIR/tests/tools/tcp_forward.py" 127.0.0.2 "$port" "$E2E_ENDPOINT" "$T/lb2.count" >"$T/lb2.out" 2>&1 &
+  local lb2=$!
+  e2e_wait 10 grep -q ready "$T/lb.out" && e2e_wait 10 grep -q ready "$T/lb2.out" || { fail "the load balancers did not start"; kill $lb $lb2; return 1; }
+  csrs=$(kc get csr -o name | grep -v kjoin-report | sort) # (a refusal after discovery files a join report)
+  local bad
+  for bad in "http://127.0.0.1:$port|2|is no https:// URL" "https://127.0.0.1:$port/api|2|has a path, query or fragment" \
+    "https://127.0.0.1:$closed|3|does not answer as the cluster's API server" \
+    "https://127.0.0.2:$port|4|apiServer.certSANs"; do
+    IFS='|' read -r url want says <<<"$bad"
+    "$KJOIN" join "${args[@]}" --kubelet-server "$url" >"$T/join.out" 2>"$T/join.err"; JOIN_RC=$?
+    [ "$JOIN_RC" = "$want" ] || { fail "$url: exit $JOIN_RC, want $want: $(tail -2 "$T/join.err")"; rc=1; }
+    join_err "$says" || rc=1
+    [ "$want" != 2 ] || join_err "--kubelet-server" || rc=1 # the flag named, not the library's field
+    nothing_written || rc=1
+  done
+  "$KJOIN" join "${args[@]}" --control-plane --kubelet-server "https://127.0.0.1:$port" >"$T/join.out" 2>"$T/join.err"
+  [ $? = 2 ] && join_err "--kubelet-server is a worker's" || rc=1
+  "$KJOIN" join "${args[@]}" --check --kubelet-server "https://127.0.0.1:$closed" >"$T/join.out" 2>"$T/join.err"
+  [ $? = 3 ] && join_err "does not answer as the cluster's API server" || rc=1
+  nothing_written || rc=1
+  [ "$(kc get csr -o name | grep -v kjoin-report | sort)" = "$csrs" ] || { fail "a refused join made a kubelet's CSR"; rc=1; }
+  [ -s "$T/lb2.count" ] || { fail "the join never reached 127.0.0.2's load balancer: its refusal was not the certificate's"; rc=1; }
+  : >"$T/lb.count"
+  "$KJOIN" join "${args[@]}" --check --kubelet-server "https://127.0.0.1:$port" >"$T/join.out" 2>"$T/join.err" ||
+    { fail "check: $(tail -2 "$T/join.err")"; rc=1; }
+  node_join "${args[@]}" --kubelet-server "https://127.0.0.1:$port/" -o json || { kill $lb $lb2; return 1; }
+  [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -5 "$T/join.err")"; kubelet_down; kill $lb $lb2; return 1; }
+  join_err "The kubelet talks to the cluster through https://127.0.0.1:$port (it answered as the API server)" || rc=1
+  local server; server=$("$KUBECTL" --kubeconfig /etc/kubernetes/kubelet.conf config view -o jsonpath='{.clusters[0].cluster.server}')
+  [ "$server" = "https://127.0.0.1:$port" ] || { fail "kubelet.conf names $server"; rc=1; }
+  kc get node e2e-lb >/dev/null 2>&1 || { fail "no Node e2e-lb"; rc=1; }
+  local seen; seen=$(wc -l <"$T/lb.count")
+  [ "$seen" -ge 3 ] || { fail "$seen connection(s) through the load balancer: the kubelet went around it"; rc=1; }
+  "$KJOIN" tls-bootstrap --rotate --renew-before 99% --timeout 60s >"$T/rotate.out" 2>&1
+  [ $? = 10 ] || { fail "rotate: $(tail -2 "$T/rotate.out")"; rc=1; }
+  "$KJOIN" refresh --timeout 30s >"$T/refresh.out" 2>&1 || { fail "refresh: $(tail -2 "$T/refresh.out")"; rc=1; }
+  server=$("$KUBECTL" --kubeconfig /etc/kubernetes/kubelet.conf config view -o jsonpath='{.clusters[0].cluster.server}')
+  [ "$server" = "https://127.0.0.1:$port" ] || { fail "after rotate and refresh kubelet.conf names $server"; rc=1; }
+  [ "$(wc -l <"$T/lb.count")" -gt "$seen" ] || { fail "rotate and refresh went around the load balancer"; rc=1; }
+  kubelet_down
+  kill $lb $lb2; wait $lb $lb2 2>/dev/null
+  "$KJOIN" reset >/dev/null 2>&1 || { fail "reset failed"; rc=1; }
+  nothing_written || rc=1
+  return $rc
+}
+t_e2e_node_kubelet_server_is_a_per_node_load_balancer() { on_node node_scenario_kubelet_server e2e-lb; }
+
 # A Node of the same name that is Ready already is refused, as kubeadm does,
 # before anything is written.
 node_scenario_ready() {

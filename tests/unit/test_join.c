@@ -597,6 +597,32 @@ static void test_reset_phases(void **state)
     kjoin_reset_result_release(&r);
 }
 
+/* A per-node load balancer is a worker's, and an https server's URL: both
+ * refused before anything is read (no endpoint answers here). */
+static void test_kubelet_server_refused(void **state)
+{
+    (void)state;
+    kjoin_err err;
+    kjoin_phases_spec w;
+    kjoin_phases_outcome o;
+    kjoin_phases_spec_init(&w);
+    w.join.endpoints = (const char *const[]){"127.0.0.1:1"};
+    w.join.n_endpoints = 1;
+    w.join.token = TOK;
+    w.node.name = "n1";
+    w.kubelet_server = "https://127.0.0.1:6443";
+    w.control_plane = true;
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "`kubelet_server` is a worker's"));
+    kjoin_phases_outcome_release(&o);
+    w.control_plane = false;
+    w.kubelet_server = "http://127.0.0.1:6443";
+    assert_int_equal(kjoin_join_phases(&w, &o, &err), KJOIN_E_USAGE);
+    assert_non_null(strstr(err.msg, "`kubelet_server` \"http://127.0.0.1:6443\" is no https:// URL"));
+    assert_false(o.discovered);
+    kjoin_phases_outcome_release(&o);
+}
+
 /* Every public specification the join takes is versioned: one of another
  * version (a program built against other headers), or none, is refused
  * before anything is read, its initialiser named. */
@@ -655,7 +681,7 @@ int main(void)
         cmocka_unit_test(test_node_reset_empties_shared_directories),
         cmocka_unit_test(test_node_reset_of_an_earlier_record),
         cmocka_unit_test(test_reset_phases),
-        cmocka_unit_test(test_versions_refused),
+        cmocka_unit_test(test_versions_refused), cmocka_unit_test(test_kubelet_server_refused),
     };
     return cmocka_run_group_tests_name("join", tests, NULL, NULL);
 }

@@ -438,6 +438,40 @@ static void test_node_name_resolve(void **state)
 }
 
 /* This machine's own endpoints, which are never proxied. */
+/* A server as a kubeconfig names one (a per-node load balancer's): https,
+ * a host, at most a "/" after it; everything else refused, named. */
+static void test_url_server_check(void **state)
+{
+    (void)state;
+    kjoin_err e;
+    const char *good[] = {"https://127.0.0.1:6443", "https://lb.example", "https://[fd00::1]:8443/", "HTTPS://LB:1"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        if (kjoin_url_server_check(good[i], "`kubelet_server`", &e))
+            fail_msg("%s: %s", good[i], e.msg);
+    struct {
+        const char *url, *says;
+    } bad[] = {
+        {"http://127.0.0.1:6443", "is no https:// URL"},
+        {"127.0.0.1:6443", "is no https:// URL"},
+        {"https://", "is no https:// URL"},
+        {"https://user:pw@lb:6443", "a user name or password"},
+        {"https://lb:6443/api", "has a path, query or fragment"},
+        {"https://lb:6443?x=1", "has a path, query or fragment"},
+        {"https://lb:6443#f", "has a path, query or fragment"},
+        {"https://lb:99999", "is no https:// URL"},
+        {"", "is no https:// URL"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (kjoin_url_server_check(bad[i].url, "`kubelet_server`", &e) != KJOIN_E_USAGE)
+            fail_msg("taken: %s", bad[i].url);
+        if (!strstr(e.msg, bad[i].says) || !strstr(e.msg, "`kubelet_server`"))
+            fail_msg("%s: %s", bad[i].url, e.msg);
+    }
+    char long_url[400];
+    snprintf(long_url, sizeof(long_url), "https://%0330d", 0);
+    assert_int_equal(kjoin_url_server_check(long_url, "x", &e), KJOIN_E_USAGE);
+}
+
 static void test_local_endpoints(void **state)
 {
     (void)state;
@@ -507,7 +541,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_duration_parse), cmocka_unit_test(test_duration_format),
         cmocka_unit_test(test_base64),         cmocka_unit_test(test_url_redact),
-        cmocka_unit_test(test_printable),      cmocka_unit_test(test_local_endpoints),
+        cmocka_unit_test(test_printable),      cmocka_unit_test(test_local_endpoints), cmocka_unit_test(test_url_server_check),
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_read_cap),
         cmocka_unit_test(test_free_wiped),

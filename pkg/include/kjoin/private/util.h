@@ -130,6 +130,12 @@ bool kjoin_url_host(const char *url, char *out, size_t cap, bool *userinfo);
  * local address): such an endpoint is never reached through a proxy. */
 bool kjoin_url_is_local(const char *url);
 
+/* Whether url is a server's as a kubeconfig names one: https://HOST[:PORT],
+ * (a "/" after it at most), no user name or password, path, query or
+ * fragment (what names it in the message). Errors: KJOIN_E_USAGE. */
+#define KJOIN_SERVER_URL_MAX 300
+kjoin_code kjoin_url_server_check(const char *url, const char *what, kjoin_err *err);
+
 /* A public options or specification structure's version (its first field)
  * against the one this library was built with: what (NULL, or of another
  * version: a program built against other headers) is refused.
