@@ -58,6 +58,7 @@ enum {
     OPT_BIND_PORT,
     OPT_NO_REPORT,
     OPT_KUBELET_SERVER,
+    OPT_NODE_IP,
 };
 
 static const cli_opt join_opts[] = {
@@ -103,6 +104,9 @@ static const cli_opt join_opts[] = {
     {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE", "kubeadm's admin kubeconfig, for a control-plane join: accepted, does not apply to a worker"},
     {OPT_NO_REPORT, "no-report", 0, false, NULL,
      "a join that fails after discovery does not file a join report in the cluster (kjoin reports lists them)"},
+    {OPT_NODE_IP, "node-ip", 0, true, "IP[,IP]",
+     "the kubelet's node-ip (default on a dual-stack cluster: the addresses of the default routes' interfaces, "
+     "when the node has both families)"},
     {OPT_KUBELET_SERVER, "kubelet-server", 0, true, "URL",
      "a worker's kubelet talks to the cluster through this https://HOST[:PORT] (a per-node load balancer) instead of "
      "the discovered server; checked before anything is written"},
@@ -219,6 +223,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_CRI_SOCKET: n->cri_socket = arg; break;
     case OPT_NO_REPORT: a->w.no_report = true; break;
     case OPT_KUBELET_SERVER: a->w.kubelet_server = arg; break;
+    case OPT_NODE_IP: a->w.node.node_ip = arg; break;
     case OPT_PATCHES: n->patches_dir = arg; break;
     case OPT_KUBELET_LOG: n->kubelet_log = arg; break;
     case OPT_KUBECONFIG: a->kubeconfig = true; break;
@@ -287,6 +292,7 @@ static const cli_field flag_names[] = {
     {"advertise_address", "--apiserver-advertise-address"},
     {"bind_port", "--apiserver-bind-port"},
     {"kubelet_server", "--kubelet-server"},
+    {"node_ip", "--node-ip"},
     {"only", "kjoin join phase"},
 };
 
@@ -312,6 +318,7 @@ static const cli_field config_names[] = {
     {"certificate_key_file", "--certificate-key-file"},
     {"control_plane", "controlPlane"},
     {"kubelet_server", "--kubelet-server"},
+    {"node_ip", "--node-ip"},
 };
 
 typedef struct log_ctx {
@@ -385,6 +392,8 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     s->node.force = f->node.force;
     s->no_report = f->no_report;
     s->kubelet_server = f->kubelet_server;
+    if (f->node.node_ip)
+        s->node.node_ip = f->node.node_ip;
     s->node.kubelet_log = f->node.kubelet_log;
     s->dry_run = s->dry_run || f->dry_run;
     s->check = f->check;
@@ -461,6 +470,8 @@ static json_object *node_json(const kjoin_phases_outcome *w)
         json_object_object_add(node, "kubernetesVersion",
                                k->kubernetes_version[0] ? json_object_new_string(k->kubernetes_version) : NULL);
         json_object_object_add(node, "criSocket", json_object_new_string(pf->cri_socket));
+        json_object_object_add(node, "nodeIP", k->node_ip[0] ? json_object_new_string(k->node_ip) : NULL);
+        json_object_object_add(node, "nodeIPFound", json_object_new_boolean(k->node_ip_found));
         json_object_object_add(node, "kubelet", json_object_new_string(pf->kubelet_version));
         json_object_object_add(node, "systemd", json_object_new_boolean(k->systemd));
         json_object_object_add(node, "kubeletStartCommand",

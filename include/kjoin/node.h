@@ -72,6 +72,9 @@ typedef struct kjoin_node_spec {
     kjoin_pull_policy pull_policy; /* the ImagePull check (a control-plane join): kubeadm's imagePullPolicy */
     bool pull_parallel;            /* kubeadm's imagePullSerial false: the images pulled at once (default: one
                                     * at a time) */
+    const char *node_ip;        /* the kubelet's --node-ip: one address, or one of each family; NULL: on a dual-stack
+                                 * cluster the addresses of the default routes' interfaces when the node has both,
+                                 * else the kubelet's own choice */
     /* The machine, for tests and unusual hosts: */
     const char *proc_dir;       /* NULL: "/proc" */
     const char *systemd_dir;    /* NULL: "/run/systemd/system": systemd runs when it exists */
@@ -113,6 +116,8 @@ typedef struct kjoin_kubelet_start_result {
     kjoin_node_step steps[KJOIN_NODE_MAX_STEPS];
     bool node_registered;
     bool bootstrap_removed;
+    char node_ip[130];                 /* the flags file's --node-ip (given, or found for a dual-stack cluster); "" none */
+    bool node_ip_found;                /* ... found: the addresses of the default routes' interfaces */
 } kjoin_kubelet_start_result;
 /* kubeadm's timeouts (a v1beta4 JoinConfiguration's `timeouts`), each
  * bounding its stage within the join's one deadline (whichever ends first

@@ -1000,7 +1000,8 @@ static kjoin_code run_all(join_run *r, kjoin_err *err)
         return rc;
     if (r->phases & KJOIN_PHASE_KUBELET_START) {
         char *flags = NULL;
-        rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, 0, NULL, &flags, err);
+        rc = kjoin_kubelet_flags_env(&spec->node, &out->node_name, spec->node.cri_socket, 0, 0, NULL, NULL, &flags,
+                                     err);
         free(flags);
         if (rc || (rc = kjoin_node_check_destinations(&spec->node.paths, err)))
             return rc;

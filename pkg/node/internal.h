@@ -88,6 +88,26 @@ bool kjoin_node__kubelet_config(const kjoin_node__resolved *p, kjoin_kubelet_con
  * kubeadm polls it); why says what failed. A port of 0 counts as healthy. */
 bool kjoin_node__healthz(const kjoin_kubelet_config *c, char *why, size_t cap);
 
+/* address.c: the node's addresses for the kubelet's node-ip. */
+typedef struct kjoin_node__addresses {
+    char if4[64], if6[64];  /* the interfaces of the IPv4 and IPv6 default routes; "" none */
+    char v4[64], v6[64];    /* an address of each family there (not loopback, not link-local); "" none */
+} kjoin_node__addresses;
+/* From proc_dir's net/route and net/ipv6_route (NULL: "/proc") and the
+ * interfaces' addresses. */
+void kjoin_node__default_route_addresses(const char *proc_dir, kjoin_node__addresses *out);
+/* The interface of the lowest-metric default route in /proc/net/route's
+ * text (v6 false) or /proc/net/ipv6_route's, into ifname; false: none. */
+bool kjoin_node__default_route_if(const char *text, bool v6, char *ifname, size_t cap);
+/* "A,B" into out when the cluster is dual-stack (service_subnet holds both
+ * families, pod_subnet too when set) and the node has both addresses: the
+ * family of service_subnet's first CIDR first. false (out "") otherwise. */
+bool kjoin_node__dual_stack_ip(const char *service_subnet, const char *pod_subnet, const char *v4, const char *v6,
+                               char *out, size_t cap);
+/* A node-ip value the kubelet takes: one IP address, or two of different
+ * families, comma-separated. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_node__node_ip_check(const char *value, kjoin_err *err);
+
 /* The join record in the Kubernetes directory, read through its safe
  * directory (a secret: owner-only) and checked. *found is false, with
  * success, when there is none. With file (may be NULL), the whole record

@@ -155,8 +155,8 @@ static int by_name(const void *a, const void *b)
 }
 
 kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node_name *name, const char *cri_socket,
-                                   int kubeadm_minor, int kubelet_minor, const char *pause_image, char **out,
-                                   kjoin_err *err)
+                                   int kubeadm_minor, int kubelet_minor, const char *pause_image, const char *node_ip,
+                                   char **out, kjoin_err *err)
 {
     flag flags[40];
     size_t n = 0;
@@ -173,6 +173,10 @@ kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node
         rc = put_flag(flags, &n, 40, "hostname-override", name->name, err);
     if (!rc && pause_image)
         rc = put_flag(flags, &n, 40, "pod-infra-container-image", pause_image, err);
+    if (!rc && spec->node_ip)
+        rc = kjoin_node__node_ip_check(spec->node_ip, err);
+    if (!rc && (node_ip || spec->node_ip))
+        rc = put_flag(flags, &n, 40, "node-ip", node_ip ? node_ip : spec->node_ip, err);
     for (size_t i = 0; !rc && i < spec->n_taints; i++) {
         size_t used = strlen(taints);
         if ((size_t)snprintf(taints + used, sizeof(taints) - used, "%s%s", i ? "," : "", spec->taints[i]) >=

@@ -66,11 +66,54 @@ static kjoin_code client(const kjoin_node_join *j, const char *text, size_t len,
     return rc;
 }
 
+/* The first kubelet to take a dual-stack node-ip without a feature gate
+ * (IPv6DualStack: beta, on by default). */
+#define KUBELET_DUAL_STACK_SINCE 21
+
+/* kubeletExtraArgs' node-ip, when given there. */
+static bool extra_node_ip(const kjoin_node_spec *spec)
+{
+    for (size_t i = 0; i < spec->n_extra_args; i++)
+        if (!strncmp(spec->extra_args[i], "node-ip=", 8))
+            return true;
+    return false;
+}
+
+/* On a dual-stack cluster, the kubelet names both of the node's addresses
+ * (as K3s's agent does): those of the default routes' interfaces. */
+static void dual_stack_node_ip(kjoin_node_join *j, const kjoin_cluster_configuration *cc)
+{
+    kjoin_kubelet_start_result *out = &j->result;
+    kjoin_node__addresses a;
+    if (j->spec->node_ip || extra_node_ip(j->spec))
+        return; /* the operator's */
+    if (!kjoin_node__dual_stack_ip(cc->service_subnet, cc->pod_subnet, "0.0.0.0", "::", out->node_ip,
+                                   sizeof(out->node_ip)))
+        return; /* a single-stack cluster: kubeadm's files */
+    *out->node_ip = '\0';
+    if (j->report.kubelet_minor && j->report.kubelet_minor < KUBELET_DUAL_STACK_SINCE) {
+        logf_(j, 0, "[kubelet-start] A dual-stack cluster: the kubelet 1.%d takes both addresses only with its "
+                    "IPv6DualStack feature gate, so its node-ip is left to it", j->report.kubelet_minor);
+        return;
+    }
+    kjoin_node__default_route_addresses(j->spec->proc_dir, &a);
+    if (!kjoin_node__dual_stack_ip(cc->service_subnet, cc->pod_subnet, a.v4, a.v6, out->node_ip, sizeof(out->node_ip))) {
+        logf_(j, 0, "[kubelet-start] A dual-stack cluster, but this node has no %s address on its default route's "
+                    "interface: its node-ip is left to the kubelet (one family)", *a.v4 ? "IPv6" : "IPv4");
+        return;
+    }
+    out->node_ip_found = true;
+    logf_(j, 0, "[kubelet-start] A dual-stack cluster: the kubelet's node-ip is %s (the addresses of %s and %s, the "
+                "interfaces of the default routes)", out->node_ip, a.if4, a.if6);
+}
+
 static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err *err)
 {
     kjoin_kubelet_start_result *out = &j->result;
     kjoin_cluster_configuration read;
     bool found = j->cx->cluster != NULL;
+    if (j->spec->node_ip)
+        snprintf(out->node_ip, sizeof(out->node_ip), "%s", j->spec->node_ip);
     /* read once a join: a control-plane join's was read before its first step */
     kjoin_code rc = found ? KJOIN_OK : kjoin_cluster_configuration_get(api, &read, &found, err);
     const kjoin_cluster_configuration *cc = j->cx->cluster ? j->cx->cluster : &read;
@@ -93,6 +136,7 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
     if (pause)
         snprintf(out->pause_image, sizeof(out->pause_image), "%s/pause:%s",
                  *cc->image_repository ? cc->image_repository : "registry.k8s.io", pause);
+    dual_stack_node_ip(j, cc);
     return rc;
 }
 
@@ -392,7 +436,7 @@ static kjoin_code render(kjoin_node_join *j, kjoin_err *err)
         return rc;
     if ((rc = kjoin_kubelet_flags_env(j->spec, &j->cx->name, r->instance_config ? NULL : cri, r->kubeadm_minor,
                                       j->report.kubelet_minor, *r->pause_image ? r->pause_image : NULL,
-                                      &j->flags_env, &in)))
+                                      *r->node_ip ? r->node_ip : NULL, &j->flags_env, &in)))
         return kjoin_err_set(err, rc, "%s", in.msg);
     r->n_patches = j->cx->patches ? j->cx->patches->n : 0;
     if (!r->instance_config && !r->n_patches)

@@ -341,6 +341,60 @@ node_scenario_kubelet_server() {
 }
 t_e2e_node_kubelet_server_is_a_per_node_load_balancer() { on_node node_scenario_kubelet_server e2e-lb; }
 
+# A dual-stack cluster (kubeadm-config's serviceSubnet holds both families):
+# the kubelet's node-ip names the addresses of the default routes' interface
+# (the suite's namespace has 192.0.2.2 and fd00::2 on kjoin0), the cluster's
+# primary family first, and the Node's InternalIPs are both; --node-ip wins
+# and is checked before anything is written; kubelet 1.20 (its dual-stack
+# gate off by default) is left to itself; a single-stack cluster is as ever.
+node_scenario_dual_stack() {
+  local rc=0 flags=/var/lib/kubelet/kubeadm-flags.env
+  join_as e2e-dual --node-ip 192.0.2.2,192.0.2.3 || return 1
+  [ "$JOIN_RC" = 2 ] && join_err '--node-ip "192.0.2.2,192.0.2.3" names two addresses of one family' || rc=1
+  nothing_written || rc=1
+  join_as e2e-dual --node-ip fd00::2 --dry-run -o json || return 1
+  jq -e '.wouldWrite[] | select(.path == "/var/lib/kubelet/kubeadm-flags.env") | .content | contains("--node-ip=fd00::2\"")' \
+    "$T/join.out" >/dev/null || { fail "--node-ip is not the flags file's: $(jq -c .wouldWrite "$T/join.out" | head -c 300)"; rc=1; }
+  join_as e2e-dual -o json || return 1
+  [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -3 "$T/join.err")"; kubelet_down; return 1; }
+  if [ "$E2E_MINOR" -ge 21 ]; then
+    grep -q -- '--node-ip=192.0.2.2,fd00::2"' "$flags" || { fail "flags: $(cat "$flags")"; rc=1; }
+    join_err "A dual-stack cluster: the kubelet's node-ip is 192.0.2.2,fd00::2 (the addresses of kjoin0 and kjoin0" || rc=1
+    jq -e '.node.nodeIP == "192.0.2.2,fd00::2" and .node.nodeIPFound' "$T/join.out" >/dev/null ||
+      { fail "json: $(jq -c '.node | {nodeIP, nodeIPFound}' "$T/join.out")"; rc=1; }
+    e2e_wait 30 internal_ips_are e2e-dual "192.0.2.2 fd00::2" ||
+      { fail "the Node's InternalIPs: $(kc get node e2e-dual -o jsonpath='{.status.addresses}')"; rc=1; }
+  else
+    ! grep -q -- '--node-ip' "$flags" || { fail "kubelet 1.20 got a node-ip: $(cat "$flags")"; rc=1; }
+    join_err "the kubelet 1.20 takes both addresses only with its IPv6DualStack feature gate" || rc=1
+  fi
+  kubelet_down
+  "$KJOIN" reset >/dev/null 2>&1 || { fail "reset failed"; rc=1; }
+  nothing_written || rc=1
+  return $rc
+}
+internal_ips_are() { # NODE "IP..."
+  [ "$(kc get node "$1" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')" = "$2" ]
+}
+node_scenario_single_stack() {
+  join_as e2e-dual --dry-run -o json || return 1
+  jq -e '.node.nodeIP == null and (.wouldWrite[] | select(.path == "/var/lib/kubelet/kubeadm-flags.env") |
+      .content | contains("--node-ip") | not)' "$T/join.out" >/dev/null ||
+    fail "a single-stack cluster's node got a node-ip: $(jq -c '.node.nodeIP' "$T/join.out")"
+}
+t_e2e_node_dual_stack_cluster_names_both_addresses() {
+  node_setup || return 1
+  local cc rc=0; cc=$(kc -n kube-system get configmap kubeadm-config -o json) || return 1
+  grep -q 'serviceSubnet: 10.96.0.0/12' <<<"$(jq -r .data.ClusterConfiguration <<<"$cc")" || { fail "no serviceSubnet to widen"; return 1; }
+  jq '.data.ClusterConfiguration |= sub("serviceSubnet: 10.96.0.0/12"; "serviceSubnet: 10.96.0.0/12,fd00:10:96::/112")' <<<"$cc" |
+    kc replace -f - >/dev/null || return 1
+  in_node node_scenario_dual_stack || rc=1
+  kc delete node e2e-dual >/dev/null 2>&1
+  jq 'del(.metadata.resourceVersion)' <<<"$cc" | kc replace -f - >/dev/null || { fail "kubeadm-config could not be restored"; return 1; }
+  in_node node_scenario_single_stack || rc=1
+  return $rc
+}
+
 # A Node of the same name that is Ready already is refused, as kubeadm does,
 # before anything is written.
 node_scenario_ready() {

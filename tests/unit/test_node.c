@@ -37,6 +37,63 @@ static void expect_words(const char *text, int exits, bool ends, const char *sai
 
 /* The kubelet's last error about one Pod: a pull or a start wins over a
  * mirror Pod refused; its klog header left out; printable, capped. */
+/* A dual-stack node-ip: the default routes' interfaces (the lowest metric,
+ * no rejecting or loopback route), both families only on a dual-stack
+ * cluster with both addresses, the cluster's primary family first; a
+ * given value is one address or one of each family. */
+static void test_dual_stack_node_ip(void **state)
+{
+    (void)state;
+    char ifname[64], out[130];
+    const char *route = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+                        "eth1\t00000000\t0102000A\t0003\t0\t0\t200\t00000000\t0\t0\t0\n"
+                        "eth0\t00000000\t0100000A\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
+                        "eth2\t0000000A\t00000000\t0001\t0\t0\t0\t000000FF\t0\t0\t0\n";
+    assert_true(kjoin_node__default_route_if(route, false, ifname, sizeof(ifname)));
+    assert_string_equal(ifname, "eth0");
+    assert_false(kjoin_node__default_route_if("Iface\tDestination\n", false, ifname, sizeof(ifname)));
+    assert_false(kjoin_node__default_route_if("eth2\t0000000A\t00000000\t0001\t0\t0\t0\t000000FF\t0\t0\t0\n", false,
+                                              ifname, sizeof(ifname)));
+    const char *z = "00000000000000000000000000000000";
+    char v6[1024];
+    snprintf(v6, sizeof(v6),
+             "%s 00 %s 00 %s ffffffff 00000001 00000000 00200200       lo\n"   /* unreachable: no way out */
+             "20000000000000000000000000000000 03 %s 00 %s 00000400 00000001 00000000 00000001   kjoin0\n"
+             "%s 00 %s 00 %s 00000400 00000001 00000000 00000001   kjoin0\n",
+             z, z, z, z, z, z, z, z);
+    assert_true(kjoin_node__default_route_if(v6, true, ifname, sizeof(ifname)));
+    assert_string_equal(ifname, "kjoin0");
+    snprintf(v6, sizeof(v6), "%s 00 %s 00 %s ffffffff 00000001 00000000 00200200       lo\n", z, z, z);
+    assert_false(kjoin_node__default_route_if(v6, true, ifname, sizeof(ifname)));
+    /* The cluster decides whether, and which family first. */
+    assert_true(kjoin_node__dual_stack_ip("10.96.0.0/12,fd00:10:96::/112", "10.244.0.0/16,fd00:10:244::/56", "192.0.2.2",
+                                          "fd00::2", out, sizeof(out)));
+    assert_string_equal(out, "192.0.2.2,fd00::2");
+    assert_true(kjoin_node__dual_stack_ip("fd00:10:96::/112,10.96.0.0/12", "", "192.0.2.2", "fd00::2", out, sizeof(out)));
+    assert_string_equal(out, "fd00::2,192.0.2.2");
+    assert_false(kjoin_node__dual_stack_ip("10.96.0.0/12", "10.244.0.0/16,fd00:10:244::/56", "192.0.2.2", "fd00::2", out,
+                                           sizeof(out)));
+    assert_string_equal(out, "");
+    assert_false(kjoin_node__dual_stack_ip("10.96.0.0/12,fd00:10:96::/112", "10.244.0.0/16", "192.0.2.2", "fd00::2", out,
+                                           sizeof(out)));
+    assert_false(kjoin_node__dual_stack_ip("10.96.0.0/12,fd00:10:96::/112", "", "192.0.2.2", "", out, sizeof(out)));
+    assert_false(kjoin_node__dual_stack_ip("10.96.0.0/12,fd00:10:96::/112", "", "", "fd00::2", out, sizeof(out)));
+    assert_false(kjoin_node__dual_stack_ip("", "", "192.0.2.2", "fd00::2", out, sizeof(out)));
+    assert_false(kjoin_node__dual_stack_ip("10.96.0.0/12,10.97.0.0/16", "", "192.0.2.2", "fd00::2", out, sizeof(out)));
+    assert_false(kjoin_node__dual_stack_ip("10.96.0.0/12,fd00:10:96::/112", "", "192.0.2.2", "fd00::2", out, 8));
+    assert_string_equal(out, "");
+    kjoin_err e;
+    const char *good[] = {"192.0.2.2", "fd00::2", "192.0.2.2,fd00::2", "fd00::2,192.0.2.2"};
+    for (size_t i = 0; i < TU_LEN(good); i++)
+        if (kjoin_node__node_ip_check(good[i], &e))
+            fail_msg("%s: %s", good[i], e.msg);
+    const char *bad[] = {"", "x", "192.0.2.2,", "192.0.2.0/24", "192.0.2.2,192.0.2.3", "fd00::2,fd00::3",
+                         "192.0.2.2,fd00::2,192.0.2.3", "300.1.1.1"};
+    for (size_t i = 0; i < TU_LEN(bad); i++)
+        if (kjoin_node__node_ip_check(bad[i], &e) != KJOIN_E_USAGE || !strstr(e.msg, "`node_ip`"))
+            fail_msg("taken: \"%s\"", bad[i]);
+}
+
 static void test_kubelet_error_about(void **state)
 {
     (void)state;
@@ -439,7 +496,7 @@ static void test_flags_env(void **state)
     const char *extra[] = {"node-labels=x=y", "hostname-override=chosen", "v=2"};
     kjoin_node_spec spec = {.taints = taints, .n_taints = 2, .extra_args = extra, .n_extra_args = 3};
     kjoin_node_name name = {.name = "worker-1", .is_host_name = false};
-    assert_int_equal(kjoin_kubelet_flags_env(&spec, &name, "unix:///run/containerd/containerd.sock", 37, 37, NULL, &env, &err),
+    assert_int_equal(kjoin_kubelet_flags_env(&spec, &name, "unix:///run/containerd/containerd.sock", 37, 37, NULL, NULL, &env, &err),
                      KJOIN_OK);
     /* Sorted by name, extra arguments overriding kjoin's own. */
     assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/containerd/containerd.sock "
@@ -447,10 +504,24 @@ static void test_flags_env(void **state)
                              "c:NoExecute --v=2\"\n");
     free(env);
     /* The pause image kubeadm 1.21 to 1.34 pins, in its place by name. */
-    assert_int_equal(kjoin_kubelet_flags_env(&spec, &name, NULL, 34, 34, "registry.k8s.io/pause:3.10.1", &env, &err), KJOIN_OK);
+    assert_int_equal(kjoin_kubelet_flags_env(&spec, &name, NULL, 34, 34, "registry.k8s.io/pause:3.10.1", NULL, &env, &err), KJOIN_OK);
     assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--hostname-override=chosen --node-labels=x=y "
                              "--pod-infra-container-image=registry.k8s.io/pause:3.10.1 --register-with-taints=a=b:NoSchedule,"
                              "c:NoExecute --v=2\"\n");
+    free(env);
+    /* The node-ip found for a dual-stack cluster, by name; the operator's (checked) instead of it. */
+    kjoin_node_spec ip = {0};
+    assert_int_equal(kjoin_kubelet_flags_env(&ip, &name, NULL, 37, 37, NULL, "192.0.2.2,fd00::2", &env, &err), KJOIN_OK);
+    assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--hostname-override=worker-1 --node-ip=192.0.2.2,fd00::2\"\n");
+    free(env);
+    ip.node_ip = "fd00::9";
+    assert_int_equal(kjoin_kubelet_flags_env(&ip, &name, NULL, 37, 37, NULL, NULL, &env, &err), KJOIN_OK);
+    assert_string_equal(env, "KUBELET_KUBEADM_ARGS=\"--hostname-override=worker-1 --node-ip=fd00::9\"\n");
+    free(env);
+    env = NULL;
+    ip.node_ip = "fd00::9,fd00::8";
+    assert_int_equal(kjoin_kubelet_flags_env(&ip, &name, NULL, 37, 37, NULL, NULL, &env, &err), KJOIN_E_USAGE);
+    assert_null(env);
     free(env);
     /* The host's own name needs no override; kubeadm to 1.25 tells the kubelet the runtime is remote
      * (1.24 and 1.25 whatever the kubelet's release), unless the kubelet is one that refuses the flag
@@ -464,7 +535,7 @@ static void test_flags_env(void **state)
                    {24, 27, false}, {25, 0, false}, {26, 26, false}, {27, 26, false}, {37, 37, false}};
     for (size_t i = 0; i < TU_LEN(runtime); i++) {
         assert_int_equal(kjoin_kubelet_flags_env(&plain, &host, "unix:///s", runtime[i].kubeadm, runtime[i].kubelet,
-                                                 NULL, &env, &err), KJOIN_OK);
+                                                 NULL, NULL, &env, &err), KJOIN_OK);
         if (strcmp(env, runtime[i].remote ? "KUBELET_KUBEADM_ARGS=\"--container-runtime=remote "
                                             "--container-runtime-endpoint=unix:///s\"\n"
                                           : "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///s\"\n"))
@@ -475,15 +546,15 @@ static void test_flags_env(void **state)
                                 "a=\xff", "a=x\xc3", "a=\xc0\xaf", "a=\xed\xa0\x80", "a=\xc2\x9b"};
     for (size_t i = 0; i < TU_LEN(bad_values); i++) {
         kjoin_node_spec b = {.extra_args = &bad_values[i], .n_extra_args = 1};
-        if (kjoin_kubelet_flags_env(&b, &host, "unix:///s", 37, 37, NULL, &env, &err) != KJOIN_E_USAGE)
+        if (kjoin_kubelet_flags_env(&b, &host, "unix:///s", 37, 37, NULL, NULL, &env, &err) != KJOIN_E_USAGE)
             fail_msg("\"%s\" accepted", bad_values[i]);
         assert_null(env);
     }
     /* The runtime's socket goes through the same rule. */
     kjoin_node_spec none = {0};
-    assert_int_equal(kjoin_kubelet_flags_env(&none, &host, "unix:///run/c\xff.sock", 37, 37, NULL, &env, &err), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_kubelet_flags_env(&none, &host, "unix:///run/c\xff.sock", 37, 37, NULL, NULL, &env, &err), KJOIN_E_USAGE);
     assert_non_null(strstr(err.msg, "container-runtime-endpoint"));
-    assert_int_equal(kjoin_kubelet_flags_env(&none, &host, "unix:///run/caf\xc3\xa9.sock", 37, 37, NULL, &env, &err), KJOIN_OK);
+    assert_int_equal(kjoin_kubelet_flags_env(&none, &host, "unix:///run/caf\xc3\xa9.sock", 37, 37, NULL, NULL, &env, &err), KJOIN_OK);
     free(env);
 }
 
@@ -1621,7 +1692,7 @@ static void test_reset_names_why_a_tree_stays(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_kubelet_error_about), cmocka_unit_test(test_run_keeps_the_newest_output), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset), cmocka_unit_test(test_kubelet_dry_run),
+                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_kubelet_error_about), cmocka_unit_test(test_dual_stack_node_ip), cmocka_unit_test(test_run_keeps_the_newest_output), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset), cmocka_unit_test(test_kubelet_dry_run),
         cmocka_unit_test(test_reset_unmounts_what_the_kubelet_mounted),
         cmocka_unit_test(test_write_onto_full_or_read_only_disk),
         cmocka_unit_test(test_preflight_resumes_only_its_own),

@@ -112,8 +112,8 @@ kjoin_code kjoin_kubelet_config_render(const char *yaml, size_t len, const struc
  * value the systemd environment file cannot hold as it is: quotes,
  * backslashes, whitespace, "$", control characters, bytes not UTF-8). */
 kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node_name *name, const char *cri_socket,
-                                   int kubeadm_minor, int kubelet_minor, const char *pause_image, char **out,
-                                   kjoin_err *err);
+                                   int kubeadm_minor, int kubelet_minor, const char *pause_image, const char *node_ip,
+                                   char **out, kjoin_err *err);
 
 /* The files a join writes on the node, each with one rule for a file that
  * is there already (docs/join.md, "What --force means"). */
