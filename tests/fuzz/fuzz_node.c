@@ -3,7 +3,8 @@
  * reads (a file on disk), the kubelet's --version output, and kubeadm's
  * ClusterConfiguration (from the server), which also goes through the
  * rendering of config.yaml (YAML to JSON and back), and the kubelet's own
- * output (its journal or log file) that a wait scans. The first byte
+ * output (its journal or log file) that a wait scans, and the kernel's
+ * route tables with the node-ip values read beside them. The first byte
  * chooses the parser (modulo 8, so that the seeds of modulo 4 keep theirs). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -68,6 +69,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char about[400];
         kjoin_node__kubelet_words(text, len, &w);
         kjoin_node__kubelet_error_about(text, len, "kube-system/etcd-cp-2", about, sizeof(about));
+        break;
+    }
+    case 5: { /* the route tables (both formats), and the rest as a node-ip value and a CIDR list */
+        char ifname[64], out[130];
+        char *s = fuzz_string(data + 1, len);
+        kjoin_err e;
+        if (s) {
+            kjoin_node__default_route_if(s, false, ifname, sizeof(ifname));
+            kjoin_node__default_route_if(s, true, ifname, sizeof(ifname));
+            kjoin_node__node_ip_check(s, &e);
+            kjoin_node__dual_stack_ip(s, s, "192.0.2.2", "fd00::2", out, sizeof(out));
+        }
+        free(s);
         break;
     }
     default: {
