@@ -59,6 +59,8 @@ enum {
     OPT_NO_REPORT,
     OPT_KUBELET_SERVER,
     OPT_NODE_IP,
+    OPT_PROXY,
+    OPT_NO_PROXY,
 };
 
 static const cli_opt join_opts[] = {
@@ -104,6 +106,10 @@ static const cli_opt join_opts[] = {
     {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE", "kubeadm's admin kubeconfig, for a control-plane join: accepted, does not apply to a worker"},
     {OPT_NO_REPORT, "no-report", 0, false, NULL,
      "a join that fails after discovery does not file a join report in the cluster (kjoin reports lists them)"},
+    {OPT_PROXY, "proxy", 0, true, "URL",
+     "the kubelet and containerd go out through this http(s)://HOST:PORT proxy (systemd drop-ins), the cluster's own "
+     "addresses past it (NO_PROXY)"},
+    {OPT_NO_PROXY, "no-proxy", 0, true, "LIST", "with --proxy: more comma-separated NO_PROXY entries"},
     {OPT_NODE_IP, "node-ip", 0, true, "IP[,IP]",
      "the kubelet's node-ip (default on a dual-stack cluster: the addresses of the default routes' interfaces, "
      "when the node has both families)"},
@@ -224,6 +230,8 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_NO_REPORT: a->w.no_report = true; break;
     case OPT_KUBELET_SERVER: a->w.kubelet_server = arg; break;
     case OPT_NODE_IP: a->w.node.node_ip = arg; break;
+    case OPT_PROXY: a->w.node.proxy = arg; break;
+    case OPT_NO_PROXY: a->w.node.no_proxy = arg; break;
     case OPT_PATCHES: n->patches_dir = arg; break;
     case OPT_KUBELET_LOG: n->kubelet_log = arg; break;
     case OPT_KUBECONFIG: a->kubeconfig = true; break;
@@ -293,6 +301,8 @@ static const cli_field flag_names[] = {
     {"bind_port", "--apiserver-bind-port"},
     {"kubelet_server", "--kubelet-server"},
     {"node_ip", "--node-ip"},
+    {"proxy", "--proxy"},
+    {"no_proxy", "--no-proxy"},
     {"only", "kjoin join phase"},
 };
 
@@ -319,6 +329,8 @@ static const cli_field config_names[] = {
     {"control_plane", "controlPlane"},
     {"kubelet_server", "--kubelet-server"},
     {"node_ip", "--node-ip"},
+    {"proxy", "--proxy"},
+    {"no_proxy", "--no-proxy"},
 };
 
 typedef struct log_ctx {
@@ -394,6 +406,8 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
     s->kubelet_server = f->kubelet_server;
     if (f->node.node_ip)
         s->node.node_ip = f->node.node_ip;
+    s->node.proxy = f->node.proxy;
+    s->node.no_proxy = f->node.no_proxy;
     s->node.kubelet_log = f->node.kubelet_log;
     s->dry_run = s->dry_run || f->dry_run;
     s->check = f->check;
@@ -472,6 +486,8 @@ static json_object *node_json(const kjoin_phases_outcome *w)
         json_object_object_add(node, "criSocket", json_object_new_string(pf->cri_socket));
         json_object_object_add(node, "nodeIP", k->node_ip[0] ? json_object_new_string(k->node_ip) : NULL);
         json_object_object_add(node, "nodeIPFound", json_object_new_boolean(k->node_ip_found));
+        json_object_object_add(node, "noProxy", k->no_proxy[0] ? json_object_new_string(k->no_proxy) : NULL);
+        json_object_object_add(node, "containerdRestarted", json_object_new_boolean(k->containerd_restarted));
         json_object_object_add(node, "kubelet", json_object_new_string(pf->kubelet_version));
         json_object_object_add(node, "systemd", json_object_new_boolean(k->systemd));
         json_object_object_add(node, "kubeletStartCommand",

@@ -23,6 +23,8 @@ typedef struct kjoin_node_paths {
     const char *bootstrap_kubeconfig; /* NULL: <kubernetes_dir>/bootstrap-kubelet.conf */
     const char *kubelet_kubeconfig;   /* NULL: <kubernetes_dir>/kubelet.conf */
     const char *ca_cert_path;         /* NULL: <kubernetes_dir>/pki/ca.crt */
+    const char *systemd_unit_dir;     /* NULL: /etc/systemd/system: the proxy's drop-ins for kubelet.service and
+                                       * containerd.service */
 } kjoin_node_paths;
 
 #define KJOIN_PREFLIGHT_MAX 16
@@ -72,6 +74,10 @@ typedef struct kjoin_node_spec {
     kjoin_pull_policy pull_policy; /* the ImagePull check (a control-plane join): kubeadm's imagePullPolicy */
     bool pull_parallel;            /* kubeadm's imagePullSerial false: the images pulled at once (default: one
                                     * at a time) */
+    const char *proxy;          /* http(s)://[USER:PASSWORD@]HOST:PORT: systemd drop-ins give the kubelet and
+                                 * containerd HTTP_PROXY, HTTPS_PROXY and a NO_PROXY of the cluster's own
+                                 * addresses; containerd restarted when its drop-in changed. NULL: none */
+    const char *no_proxy;       /* more comma-separated NO_PROXY entries (a registry mirror inside), with proxy */
     const char *node_ip;        /* the kubelet's --node-ip: one address, or one of each family; NULL: on a dual-stack
                                  * cluster the addresses of the default routes' interfaces when the node has both,
                                  * else the kubelet's own choice */
@@ -118,6 +124,8 @@ typedef struct kjoin_kubelet_start_result {
     bool bootstrap_removed;
     char node_ip[130];                 /* the flags file's --node-ip (given, or found for a dual-stack cluster); "" none */
     bool node_ip_found;                /* ... found: the addresses of the default routes' interfaces */
+    char no_proxy[2048];               /* with a proxy: the NO_PROXY its drop-ins hold; "" none */
+    bool containerd_restarted;         /* containerd restarted for its changed proxy drop-in */
 } kjoin_kubelet_start_result;
 /* kubeadm's timeouts (a v1beta4 JoinConfiguration's `timeouts`), each
  * bounding its stage within the join's one deadline (whichever ends first

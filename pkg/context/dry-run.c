@@ -156,8 +156,8 @@ static char *put(char *o, const char *p, size_t n)
 }
 
 /* text with each PEM private key's body and each kubeconfig's
- * client-key-data replaced by a note: a dry run shows where a key goes,
- * never the key. */
+ * client-key-data replaced by a note, and a proxy URL's user name and
+ * password by "***": a dry run shows where a key goes, never the key. */
 static char *masked(const char *text, size_t len)
 {
     static const char note[] = "(a private key: not shown)";
@@ -172,9 +172,14 @@ static char *masked(const char *text, size_t len)
         const char *data = memmem(line, n, "client-key-data:", 16);
         bool begin = memmem(line, n, "-----BEGIN ", 11) && memmem(line, n, "PRIVATE KEY-----", 16),
              finish = in_key && memmem(line, n, "-----END ", 9);
+        const char *scheme = memmem(line, n, "_PROXY=", 7) ? memmem(line, n, "://", 3) : NULL;
+        const char *at = scheme ? memchr(scheme, '@', n - (size_t)(scheme - line)) : NULL;
         if (data) {
             o = put(put(o, line, (size_t)(data + 16 - line)), " ", 1);
             o = put(put(o, note, sizeof(note) - 1), "\n", 1);
+        } else if (at && !in_key) { /* a proxy's user name and password (a drop-in's Environment=) */
+            o = put(put(o, line, (size_t)(scheme + 3 - line)), "***", 3);
+            o = put(o, at, n - (size_t)(at - line));
         } else if (begin || finish || !in_key) {
             o = put(o, line, n);
             if (begin)

@@ -24,6 +24,7 @@ static const struct {
     [KJOIN_NODE_FILE_FLAGS_ENV] = {0644, true},
     [KJOIN_NODE_FILE_RECORD] = {0600, true},
     [KJOIN_NODE_FILE_INSTANCE_CONFIG] = {0644, true},
+    [KJOIN_NODE_FILE_PROXY_DROPIN] = {0600, true},
 };
 
 unsigned kjoin_node_file_mode(kjoin_node_file_kind kind)
@@ -45,6 +46,7 @@ void kjoin_node_file_path(const kjoin_node_paths *paths, kjoin_node_file_kind ki
         [KJOIN_NODE_FILE_BOOTSTRAP_KUBECONFIG] = p.bootstrap_kubeconfig, [KJOIN_NODE_FILE_CA_CERT] = p.ca_cert_path,
         [KJOIN_NODE_FILE_KUBELET_CONFIG] = p.config_yaml, [KJOIN_NODE_FILE_FLAGS_ENV] = p.flags_env,
         [KJOIN_NODE_FILE_RECORD] = p.state, [KJOIN_NODE_FILE_INSTANCE_CONFIG] = p.instance_config,
+        [KJOIN_NODE_FILE_PROXY_DROPIN] = p.kubelet_proxy,
     };
     if (snprintf(out, cap, "%s", where[kind]) >= (int)cap)
         out[0] = '\0';

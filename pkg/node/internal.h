@@ -14,6 +14,7 @@ typedef struct kjoin_node__resolved {
     char bootstrap_kubeconfig[4096], kubelet_kubeconfig[4096], ca_cert_path[4096];
     char state[4096];
     char config_yaml[4096], flags_env[4096], instance_config[4096], kubelet_pki[4096];
+    char systemd_unit_dir[2048], kubelet_proxy[4096], containerd_proxy[4096]; /* the proxy's drop-ins */
 } kjoin_node__resolved;
 void kjoin_node__resolve(const kjoin_node_paths *in, kjoin_node__resolved *out);
 
@@ -26,6 +27,29 @@ kjoin_code kjoin_node__find_program(const char *name, char *out, size_t cap, kjo
  * KJOIN_E_OTHER (cannot run, killed, or a non-zero exit: the message has its
  * last line of output). */
 kjoin_code kjoin_node__run(const char *const *argv, int64_t timeout_ms, char **out, kjoin_err *err);
+
+/* systemctl VERB UNIT. Errors: as kjoin_node__run. */
+kjoin_code kjoin_node__systemctl_unit(const char *verb, const char *unit, int64_t timeout_ms, kjoin_err *err);
+
+/* proxy.c: a proxy's systemd drop-in for unit ("kubelet", "containerd")
+ * into *out (malloc'd): HTTP_PROXY and HTTPS_PROXY, and NO_PROXY. Errors:
+ * KJOIN_E_USAGE (a value systemd's Environment= cannot carry),
+ * KJOIN_E_OTHER. */
+kjoin_code kjoin_node__proxy_dropin(const char *unit, const char *proxy, const char *no_proxy, char **out,
+                                    kjoin_err *err);
+/* The NO_PROXY of a node (comma-separated, each once, into out): loopback,
+ * the cluster's service and Pod CIDRs, its DNS domain and ".svc", the API
+ * server's host, the node's name and addresses, then extra. */
+typedef struct kjoin_node__no_proxy_in {
+    const char *service_subnet, *pod_subnet, *dns_domain; /* the ClusterConfiguration's; NULL or "" unknown */
+    const char *const *hosts;                             /* the API servers' and the node's names and addresses */
+    size_t n_hosts;
+    const char *extra;                                    /* the operator's, comma-separated */
+} kjoin_node__no_proxy_in;
+kjoin_code kjoin_node__no_proxy(const kjoin_node__no_proxy_in *in, char *out, size_t cap, kjoin_err *err);
+/* A proxy URL the drop-ins can hold: http:// or https://, a host, a port
+ * at most, no path. Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_node__proxy_check(const char *proxy, kjoin_err *err);
 
 /* Whether systemd runs this machine (sd_booted(3)'s test on dir). */
 bool kjoin_node__systemd(const char *dir);

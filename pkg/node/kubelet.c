@@ -175,6 +175,10 @@ kjoin_code kjoin_kubelet_flags_env(const kjoin_node_spec *spec, const kjoin_node
         rc = put_flag(flags, &n, 40, "pod-infra-container-image", pause_image, err);
     if (!rc && spec->node_ip)
         rc = kjoin_node__node_ip_check(spec->node_ip, err);
+    if (!rc && spec->proxy) /* (checked with the flags: what the join writes from the specification) */
+        rc = kjoin_node__proxy_check(spec->proxy, err);
+    if (!rc && spec->no_proxy && !spec->proxy)
+        rc = kjoin_err_set(err, KJOIN_E_USAGE, "`no_proxy` without `proxy`");
     if (!rc && (node_ip || spec->node_ip))
         rc = put_flag(flags, &n, 40, "node-ip", node_ip ? node_ip : spec->node_ip, err);
     for (size_t i = 0; !rc && i < spec->n_taints; i++) {

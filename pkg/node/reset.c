@@ -312,6 +312,31 @@ kjoin_code kjoin_kubelet_reset_remove(const kjoin_kubelet_reset_spec *spec, kjoi
     return kjoin_kubelet_reset_remove_files(spec, out, NULL, err);
 }
 
+static bool was_removed(const run *r, const char *path)
+{
+    for (size_t i = 0; i < r->out->n_removed; i++)
+        if (!strcmp(r->out->removed[i], path))
+            return true;
+    return false;
+}
+
+/* The proxy's drop-ins gone: systemd forgets them, and containerd runs
+ * without its proxy again (its containers go on). A failure is said, not
+ * fatal: the files are gone. */
+static void proxy_units_after_reset(run *r)
+{
+    bool containerd = was_removed(r, r->p.containerd_proxy);
+    kjoin_err e;
+    if (r->spec->dry_run || !kjoin_node__systemd(r->spec->systemd_dir) ||
+        (!containerd && !was_removed(r, r->p.kubelet_proxy)))
+        return;
+    if (kjoin_node__systemctl_unit("daemon-reload", NULL, 60000, &e) ||
+        (containerd && kjoin_node__systemctl_unit("try-restart", "containerd", 60000, &e)))
+        kjoin_logf(r->spec->log, r->spec->log_ctx, KJOIN_LOG_WARNING, "[reset] After the proxy's drop-ins: %s", e.msg);
+    else if (containerd)
+        kjoin_logf(r->spec->log, r->spec->log_ctx, 0, "[reset] Restarted containerd without its proxy drop-in");
+}
+
 kjoin_code kjoin_kubelet_reset_remove_files(const kjoin_kubelet_reset_spec *spec, kjoin_kubelet_reset_result *out,
                                             kjoin_written *dirs, kjoin_err *err)
 {
@@ -321,6 +346,7 @@ kjoin_code kjoin_kubelet_reset_remove_files(const kjoin_kubelet_reset_spec *spec
         return rc;
     unmount_kubelet_made(&r);
     kjoin_written_undo_files(&r.state->written, NULL, spec->dry_run, undone, &r);
+    proxy_units_after_reset(&r);
     kjoin_node__crash_point("reset-files");
     remove_kubelet_kubeconfig(&r);
     remove_kubelet_state(&r);

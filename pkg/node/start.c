@@ -107,6 +107,52 @@ static void dual_stack_node_ip(kjoin_node_join *j, const kjoin_cluster_configura
                 "interfaces of the default routes)", out->node_ip, a.if4, a.if6);
 }
 
+/* The host of a server URL into out ("" when none). */
+static void host_of(const char *url, char *out, size_t cap)
+{
+    if (!url || !kjoin_url_host(url, out, cap, NULL))
+        *out = '\0';
+}
+
+/* With a proxy: the kubelet's and containerd's drop-ins, NO_PROXY made of
+ * the cluster's addresses (cc: NULL when the cluster has no kubeadm
+ * ClusterConfiguration), the API servers', and the node's. */
+static kjoin_code proxy_dropins(kjoin_node_join *j, const kjoin_cluster_configuration *cc, kjoin_err *err)
+{
+    const kjoin_node_spec *s = j->spec;
+    if (!s->proxy)
+        return KJOIN_OK;
+    char server[300], local[300], endpoint[300], ips[130];
+    kjoin_node__addresses a;
+    host_of(j->cx->bootstrap_api ? kjoin_kubeapi_server(j->cx->bootstrap_api) : NULL, server, sizeof(server));
+    host_of(j->kubelet_server, local, sizeof(local));
+    snprintf(endpoint, sizeof(endpoint), "%s", cc ? cc->control_plane_host : "");
+    snprintf(ips, sizeof(ips), "%s", j->result.node_ip);
+    kjoin_node__default_route_addresses(s->proc_dir, &a);
+    char *comma = strchr(ips, ',');
+    if (comma)
+        *comma++ = '\0';
+    const char *hosts[] = {server, local, endpoint, j->cx->name.name, a.v4, a.v6, ips, comma};
+    kjoin_node__no_proxy_in in = {.service_subnet = cc ? cc->service_subnet : NULL,
+                                  .pod_subnet = cc ? cc->pod_subnet : NULL,
+                                  .dns_domain = cc ? cc->dns_domain : NULL,
+                                  .hosts = hosts,
+                                  .n_hosts = sizeof(hosts) / sizeof(hosts[0]),
+                                  .extra = s->no_proxy};
+    kjoin_code rc = kjoin_node__no_proxy(&in, j->result.no_proxy, sizeof(j->result.no_proxy), err);
+    static const char *const units[2] = {"kubelet", "containerd"};
+    for (int i = 0; !rc && i < 2; i++) {
+        free(j->proxy_dropin[i]);
+        j->proxy_dropin[i] = NULL;
+        rc = kjoin_node__proxy_dropin(units[i], s->proxy, j->result.no_proxy, &j->proxy_dropin[i], err);
+    }
+    char shown[300];
+    if (!rc)
+        logf_(j, 0, "[kubelet-start] The kubelet and containerd go out through the proxy %s; NO_PROXY=%s",
+              kjoin_url_redact(s->proxy, shown, sizeof(shown)), j->result.no_proxy);
+    return rc;
+}
+
 static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err *err)
 {
     kjoin_kubelet_start_result *out = &j->result;
@@ -122,7 +168,7 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
     if (rc || !found) {
         if (!rc)
             logf_(j, 1, "[kubelet-start] No kubeadm ClusterConfiguration in the cluster (not made by kubeadm)");
-        return rc;
+        return rc ? rc : proxy_dropins(j, NULL, err);
     }
     memcpy(out->kubernetes_version, cc->version, sizeof(out->kubernetes_version));
     if (!out->server_minor)
@@ -137,7 +183,7 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
         snprintf(out->pause_image, sizeof(out->pause_image), "%s/pause:%s",
                  *cc->image_repository ? cc->image_repository : "registry.k8s.io", pause);
     dual_stack_node_ip(j, cc);
-    return rc;
+    return proxy_dropins(j, cc, err);
 }
 
 /* The kubelet's bootstrap kubeconfig as written. */
@@ -553,7 +599,7 @@ static void take_back(const kjoin_node_join *j, const char *const *created, size
 
 /* The files kubelet-start writes, in kubeadm's order, with what goes in
  * them; the record goes first and is not among them. */
-#define NODE_FILES 5
+#define NODE_FILES 7
 static size_t node_files(const kjoin_node_join *j, const kjoin_node__resolved *p, node_write w[NODE_FILES])
 {
     size_t boot_len;
@@ -565,12 +611,33 @@ static size_t node_files(const kjoin_node_join *j, const kjoin_node__resolved *p
         {p->config_yaml, KJOIN_NODE_FILE_KUBELET_CONFIG, j->config_yaml, strlen(j->config_yaml), "kubelet-config"},
         {p->flags_env, KJOIN_NODE_FILE_FLAGS_ENV, j->flags_env, strlen(j->flags_env), "flags-env"},
         {p->ca_cert_path, KJOIN_NODE_FILE_CA_CERT, j->cx->ca_pem, j->cx->ca_len, "ca-cert"},
+        {p->kubelet_proxy, KJOIN_NODE_FILE_PROXY_DROPIN, j->proxy_dropin[0],
+         j->proxy_dropin[0] ? strlen(j->proxy_dropin[0]) : 0, "kubelet-proxy"},
+        {p->containerd_proxy, KJOIN_NODE_FILE_PROXY_DROPIN, j->proxy_dropin[1],
+         j->proxy_dropin[1] ? strlen(j->proxy_dropin[1]) : 0, "containerd-proxy"},
     };
     size_t n = 0;
     for (size_t i = 0; i < NODE_FILES; i++) /* those this join writes */
         if (all[i].data && (all[i].len || all[i].kind != KJOIN_NODE_FILE_CA_CERT))
             w[n++] = all[i];
     return n;
+}
+
+/* A proxy's drop-ins changed: systemd reads them again, and containerd,
+ * which pulls the images, restarts on its own (its containers go on); the
+ * kubelet's is read when kubelet-start starts it. */
+static kjoin_code proxy_units_reload(kjoin_node_join *j, bool containerd_changed, kjoin_err *err)
+{
+    kjoin_err in;
+    if (kjoin_node__systemctl_unit("daemon-reload", NULL, 60000, &in))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "systemd did not read the proxy's drop-ins: %s", in.msg);
+    if (!containerd_changed)
+        return KJOIN_OK;
+    if (kjoin_node__systemctl_unit("try-restart", "containerd", 60000, &in))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "containerd did not restart with its proxy drop-in: %s", in.msg);
+    j->result.containerd_restarted = true;
+    logf_(j, 0, "[kubelet-start] Restarted containerd for its proxy drop-in (systemctl try-restart containerd)");
+    return KJOIN_OK;
 }
 
 kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
@@ -617,10 +684,13 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
         rc = kjoin_join_context_wrote(j->cx, at[n], kjoin_node_file_mode(KJOIN_NODE_FILE_RECORD), err);
     if (!rc)
         kjoin_node__crash_point("record");
+    bool units_changed = false, containerd_changed = false;
     for (size_t i = 0; !rc && i < n; i++) {
         unsigned mode = kjoin_node_file_mode(w[i].kind);
         if ((rc = kjoin_node_file_write(w[i].kind, at[i], w[i].data, w[i].len, j->spec->force, &how, err)))
             break;
+        units_changed |= w[i].kind == KJOIN_NODE_FILE_PROXY_DROPIN && how != KJOIN_WRITE_UNCHANGED;
+        containerd_changed |= w[i].path == p.containerd_proxy && how != KJOIN_WRITE_UNCHANGED;
         if (how == KJOIN_WRITE_CREATED)
             created[n_created++] = at[i];
         if (dry) { /* not the node's: shown, not said */
@@ -636,6 +706,8 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
     if (rc && !dry && (n_created || made->n_dirs)) /* a dry run's root goes whole */
         take_back(j, created, n_created, made, err);
     free(made);
+    if (!rc && j->result.systemd && units_changed)
+        rc = proxy_units_reload(j, containerd_changed, err);
     step(j, dry ? "dry-run" : "write");
     return rc;
 }
@@ -1019,6 +1091,10 @@ void kjoin_node_join_release(kjoin_node_join *j)
     free(j->config_yaml);
     free(j->flags_env);
     free(j->instance_yaml);
+    for (int i = 0; i < 2; i++) {
+        kjoin_free_wiped(j->proxy_dropin[i], j->proxy_dropin[i] ? strlen(j->proxy_dropin[i]) : 0);
+        j->proxy_dropin[i] = NULL;
+    }
     j->config_yaml = j->flags_env = j->instance_yaml = NULL;
     j->checked = false;
 }

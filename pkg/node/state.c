@@ -27,7 +27,8 @@ static bool our_file(const char *path, const kjoin_node__resolved *r, const char
 {
     if (!kjoin_clean_path(path))
         return false;
-    if (within(path, r->kubernetes_dir) || within(path, r->kubelet_dir) || !strcmp(path, r->ca_cert_path))
+    if (within(path, r->kubernetes_dir) || within(path, r->kubelet_dir) || !strcmp(path, r->ca_cert_path) ||
+        !strcmp(path, r->kubelet_proxy) || !strcmp(path, r->containerd_proxy))
         return true;
     for (size_t i = 0; i < n; i++)
         if (outputs[i] && !strcmp(path, outputs[i]))
@@ -44,6 +45,13 @@ static bool our_dir(const char *path, const kjoin_node__resolved *r, const char 
         return false;
     if (within(path, r->kubernetes_dir) || within(path, r->kubelet_dir))
         return true;
+    /* a proxy's drop-in directory itself, not the ones above it (a unit directory is systemd's) */
+    const char *dropins[2] = {r->kubelet_proxy, r->containerd_proxy};
+    for (size_t i = 0; i < 2; i++) {
+        const char *slash = strrchr(dropins[i], '/');
+        if (slash && strlen(path) == (size_t)(slash - dropins[i]) && !strncmp(path, dropins[i], strlen(path)))
+            return true;
+    }
     const char *all[3] = {r->ca_cert_path, n > 0 ? outputs[0] : NULL, n > 1 ? outputs[1] : NULL};
     for (size_t i = 0; i < 3; i++)
         if (all[i] && !within(all[i], r->kubernetes_dir) && !within(all[i], r->kubelet_dir) && within(all[i], path) &&

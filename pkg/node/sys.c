@@ -46,6 +46,10 @@ void kjoin_node__resolve(const kjoin_node_paths *in, kjoin_node__resolved *o)
     join_path(o->config_yaml, o->kubelet_dir, "config.yaml");
     join_path(o->flags_env, o->kubelet_dir, "kubeadm-flags.env");
     join_path(o->instance_config, o->kubelet_dir, "instance-config.yaml");
+    snprintf(o->systemd_unit_dir, sizeof(o->systemd_unit_dir), "%s",
+             in->systemd_unit_dir ? in->systemd_unit_dir : "/etc/systemd/system");
+    join_path(o->kubelet_proxy, o->systemd_unit_dir, "kubelet.service.d/20-kjoin-proxy.conf");
+    join_path(o->containerd_proxy, o->systemd_unit_dir, "containerd.service.d/20-kjoin-proxy.conf");
     join_path(o->kubelet_pki, o->kubelet_dir, "pki");
 }
 
@@ -160,8 +164,13 @@ bool kjoin_node__systemd(const char *dir)
 
 kjoin_code kjoin_node__systemctl(const char *verb, int64_t timeout_ms, kjoin_err *err)
 {
+    return kjoin_node__systemctl_unit(verb, "kubelet", timeout_ms, err);
+}
+
+kjoin_code kjoin_node__systemctl_unit(const char *verb, const char *unit, int64_t timeout_ms, kjoin_err *err)
+{
     char prog[4096], *out = NULL;
-    const char *argv[] = {prog, verb, "kubelet", NULL};
+    const char *argv[] = {prog, verb, unit, NULL};
     kjoin_code rc = kjoin_node__find_program("systemctl", prog, sizeof(prog), err);
     if (!rc)
         rc = kjoin_node__run(argv, timeout_ms, &out, err);

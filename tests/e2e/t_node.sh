@@ -744,6 +744,7 @@ node_fake_systemctl() {
   cat >"$T/bin/systemctl" <<SH
 #!/bin/bash
 echo "\$*" >>"$T/systemctl.log"
+case "\$1 \${2:-}" in "daemon-reload "|"try-restart containerd") exit 0 ;; esac
 [ "\$2" = kubelet ] || exit 5
 state() { printf 'ActiveState=%s\nSubState=%s\nNRestarts=%s\n' "\$@" >"$T/kubelet.state"; }
 stop() { [ -s "$T/kubelet.pid" ] || return 0; kill -- "-\$(cat "$T/kubelet.pid")" 2>/dev/null
@@ -760,7 +761,7 @@ case \$1 in
         EnvironmentFile=*) f=\${line#EnvironmentFile=}; f=\${f#-}; [ -f "\$f" ] && set -a && . "\$f" && set +a ;;
         ExecStart=?*) exec_start=\${line#ExecStart=} ;;
       esac
-    done <"$dropin"
+    done < <(cat "$dropin" /etc/systemd/system/kubelet.service.d/*.conf 2>/dev/null) # (systemd's order: the packaged, then /etc's)
     exec_start=\${exec_start/\\/usr\\/bin\\/kubelet/$KBIN/kubelet}
     export -f state
     setsid bash -c 'n=0; while :; do state active running \$n; bash -c "exec \$1"; state activating auto-restart \$n
@@ -797,6 +798,76 @@ node_scenario_systemd() {
   [ ! -s "$T/kubelet.pid" ] || { fail "the kubelet still runs after reset"; kill "$(cat "$T/kubelet.pid")"; rc=1; }
   nothing_written || rc=1
   return $rc
+}
+# A node behind a proxy (--proxy): the kubelet's and containerd's drop-ins,
+# 0600, with HTTP(S)_PROXY and a NO_PROXY of the cluster's addresses (its
+# service CIDR, DNS domain, the API server, the node's name and addresses,
+# the operator's); systemd reads them again and containerd restarts only
+# when its drop-in changed; the kubelet runs with them; a dry run shows them
+# without the proxy's password; reset removes them and restarts containerd
+# without. A proxy that is no http(s) URL, or --no-proxy alone: exit 2.
+node_scenario_proxy() {
+  local rc=0 d=/etc/systemd/system proxy='http://kjoin:proxy-pw-9f3@proxy.invalid:3128'
+  SECRETS+=(proxy-pw-9f3)
+  mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p /run/systemd/system || { fail "no private /run"; return 1; }
+  mkdir -p "$T/bin"
+  node_fake_systemctl "$REPO_DIR/dist/systemd/kubelet.service.d/10-kjoin.conf"
+  local args=("$E2E_ENDPOINT" --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash "$E2E_PIN" --node-name e2e-proxy
+    --cri-socket "$NODE_CRI" --ignore-preflight-errors "$NODE_IGNORE" --discovery-timeout 90s)
+  pjoin() { : >"$T/join.err"; PATH=$T/bin:$PATH "$KJOIN" join "$@" >"$T/join.out" 2>"$T/join.err"; JOIN_RC=$?
+    ! grep -q proxy-pw-9f3 "$T/join.out" "$T/join.err" || fail "the proxy's password was printed"; }
+  pjoin "${args[@]}" --proxy ftp://proxy.invalid:21
+  [ "$JOIN_RC" = 2 ] && join_err '--proxy "ftp://proxy.invalid:21" is no http:// or https:// URL' || rc=1
+  pjoin "${args[@]}" --no-proxy registry.corp
+  [ "$JOIN_RC" = 2 ] && join_err "--no-proxy without --proxy" || rc=1
+  [ ! -e "$d/kubelet.service.d" ] && [ ! -e "$d/containerd.service.d" ] && nothing_written || { fail "a refusal wrote"; rc=1; }
+  pjoin "${args[@]}" --proxy "$proxy" --no-proxy registry.corp --dry-run -o json
+  [ "$JOIN_RC" = 0 ] || { fail "dry run: exit $JOIN_RC: $(tail -2 "$T/join.err")"; rc=1; }
+  jq -e '[.wouldWrite[] | select(.path | endswith("/20-kjoin-proxy.conf")) | select(.mode == "0600")
+      | .content | contains("HTTPS_PROXY=http://***@proxy.invalid:3128")] | length == 2' "$T/join.out" >/dev/null ||
+    { fail "dry run: $(jq -c '[.wouldWrite[].path]' "$T/join.out")"; rc=1; }
+  : >"$T/systemctl.log"
+  pjoin "${args[@]}" --proxy "$proxy" --no-proxy registry.corp -o json
+  [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -3 "$T/join.err"); kubelet: $(tail -2 "$T/kubelet.log" 2>/dev/null)"; return 1; }
+  local f
+  for f in "$d/kubelet.service.d/20-kjoin-proxy.conf" "$d/containerd.service.d/20-kjoin-proxy.conf"; do
+    [ "$(stat -c %a "$f" 2>/dev/null)" = 600 ] && grep -qxF "Environment=\"HTTPS_PROXY=$proxy\"" "$f" ||
+      { fail "$f: $(stat -c %a "$f" 2>&1) $(cat "$f" 2>&1 | head -c 300)"; rc=1; }
+  done
+  local np; np=$(jq -r .node.noProxy "$T/join.out")
+  for f in localhost 127.0.0.1 .svc .cluster.local 10.96.0.0/12 127.0.0.1 e2e-proxy 192.0.2.2 fd00::2 registry.corp; do
+    [[ ",$np," == *",$f,"* ]] || { fail "NO_PROXY lacks $f: $np"; rc=1; }
+  done
+  grep -qxF "Environment=\"NO_PROXY=$np\"" "$d/containerd.service.d/20-kjoin-proxy.conf" || { fail "the drop-in's NO_PROXY is not $np"; rc=1; }
+  jq -e '.node.containerdRestarted and ([.node.files[] | select(.path | endswith("20-kjoin-proxy.conf")) | .mode] == ["0600","0600"])' \
+    "$T/join.out" >/dev/null || { fail "json: $(jq -c '.node | {containerdRestarted, files}' "$T/join.out" | head -c 400)"; rc=1; }
+  jq -e '[.events[].message | select(contains("The kubelet and containerd go out through the proxy http://proxy.invalid:3128; NO_PROXY=localhost,"))] | length == 1' "$T/join.out" >/dev/null ||
+    { fail "events: $(jq -c '[.events[].message | select(contains("proxy"))]' "$T/join.out" | head -c 400)"; rc=1; }
+  [ "$(grep -c 'try-restart containerd' "$T/systemctl.log")" = 1 ] && grep -qx daemon-reload "$T/systemctl.log" ||
+    { fail "systemctl calls: $(tr '\n' , <"$T/systemctl.log")"; rc=1; }
+  # (the supervisor the fake systemd runs the kubelet under: the unit's environment)
+  tr '\0' '\n' <"/proc/$(cat "$T/kubelet.pid")/environ" | grep -qxF "HTTPS_PROXY=$proxy" ||
+    { fail "the kubelet does not run with the proxy"; rc=1; }
+  # The same drop-ins again: containerd is not restarted; another NO_PROXY: it is.
+  : >"$T/systemctl.log"
+  pjoin phase kubelet-start "${args[@]}" --proxy "$proxy" --no-proxy registry.corp
+  [ "$JOIN_RC" = 0 ] && ! grep -q 'try-restart containerd' "$T/systemctl.log" ||
+    { fail "unchanged drop-ins: exit $JOIN_RC, systemctl: $(tr '\n' , <"$T/systemctl.log") $(tail -2 "$T/join.err")"; rc=1; }
+  pjoin phase kubelet-start "${args[@]}" --proxy "$proxy" --no-proxy registry.corp,mirror.corp
+  [ "$JOIN_RC" = 0 ] && [ "$(grep -c 'try-restart containerd' "$T/systemctl.log")" = 1 ] ||
+    { fail "a changed drop-in: exit $JOIN_RC, systemctl: $(tr '\n' , <"$T/systemctl.log") $(tail -2 "$T/join.err")"; rc=1; }
+  : >"$T/systemctl.log"
+  PATH=$T/bin:$PATH "$KJOIN" reset >"$T/reset.out" 2>&1 || { fail "reset: $(tail -2 "$T/reset.out")"; rc=1; }
+  [ ! -e "$d/kubelet.service.d" ] && [ ! -e "$d/containerd.service.d" ] || { fail "reset left: $(ls -R "$d" | head -5)"; rc=1; }
+  grep -qx daemon-reload "$T/systemctl.log" && grep -q 'try-restart containerd' "$T/systemctl.log" ||
+    { fail "reset's systemctl calls: $(tr '\n' , <"$T/systemctl.log")"; rc=1; }
+  [ ! -s "$T/kubelet.pid" ] || { fail "the kubelet still runs after reset"; kill -- "-$(cat "$T/kubelet.pid")"; rc=1; }
+  nothing_written || rc=1
+  return $rc
+}
+t_e2e_node_proxy_drop_ins_for_kubelet_and_containerd() {
+  REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  on_node node_scenario_proxy e2e-proxy
 }
 t_e2e_node_systemd_machine_uses_the_packaged_drop_in() {
   REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -94,6 +94,49 @@ static void test_dual_stack_node_ip(void **state)
             fail_msg("taken: \"%s\"", bad[i]);
 }
 
+/* A proxy's drop-ins: the URL's rule (its password never in a message),
+ * NO_PROXY from the cluster and the node (each once, in order, the
+ * operator's last), systemd's "%" doubled. */
+static void test_proxy_dropins(void **state)
+{
+    (void)state;
+    kjoin_err e;
+    const char *good[] = {"http://proxy.example:3128", "https://10.0.0.9:8443/", "http://u:p%40ss@proxy:3128"};
+    for (size_t i = 0; i < TU_LEN(good); i++)
+        if (kjoin_node__proxy_check(good[i], &e))
+            fail_msg("%s: %s", good[i], e.msg);
+    const char *bad[] = {"proxy:3128", "socks5://proxy:1080", "http://", "http://proxy:3128/path", "http://proxy:3128?x",
+                         "ftp://proxy"};
+    for (size_t i = 0; i < TU_LEN(bad); i++)
+        if (kjoin_node__proxy_check(bad[i], &e) != KJOIN_E_USAGE || !strstr(e.msg, "`proxy`"))
+            fail_msg("taken: %s", bad[i]);
+    assert_int_equal(kjoin_node__proxy_check("http://user:sekret@proxy:3128/x", &e), KJOIN_E_USAGE);
+    assert_null(strstr(e.msg, "sekret"));
+    char out[2048];
+    const char *hosts[] = {"10.0.0.10", "lb.example", "", NULL, "w1", "192.0.2.2", "fd00::2", "10.0.0.10"};
+    kjoin_node__no_proxy_in in = {.service_subnet = "10.96.0.0/12,fd00:10:96::/112", .pod_subnet = "10.244.0.0/16",
+                                  .dns_domain = "corp.local", .hosts = hosts, .n_hosts = TU_LEN(hosts),
+                                  .extra = " registry.corp , .corp,localhost"};
+    assert_int_equal(kjoin_node__no_proxy(&in, out, sizeof(out), &e), KJOIN_OK);
+    assert_string_equal(out, "localhost,127.0.0.1,::1,.svc,.corp.local,10.96.0.0/12,fd00:10:96::/112,10.244.0.0/16,"
+                             "10.0.0.10,lb.example,w1,192.0.2.2,fd00::2,registry.corp,.corp");
+    kjoin_node__no_proxy_in bare = {0};
+    assert_int_equal(kjoin_node__no_proxy(&bare, out, sizeof(out), &e), KJOIN_OK);
+    assert_string_equal(out, "localhost,127.0.0.1,::1,.svc,.cluster.local");
+    assert_int_equal(kjoin_node__no_proxy(&in, out, 40, &e), KJOIN_E_USAGE);
+    assert_string_equal(out, "");
+    kjoin_node__no_proxy_in quoted = {.extra = "a\"b"};
+    assert_int_equal(kjoin_node__no_proxy(&quoted, out, sizeof(out), &e), KJOIN_E_USAGE);
+    char *text = NULL;
+    assert_int_equal(kjoin_node__proxy_dropin("containerd", "http://u:p%40ss@proxy:3128", "localhost,.svc", &text, &e),
+                     KJOIN_OK);
+    assert_non_null(strstr(text, "\n[Service]\nEnvironment=\"HTTP_PROXY=http://u:p%%40ss@proxy:3128\"\n"
+                                 "Environment=\"HTTPS_PROXY=http://u:p%%40ss@proxy:3128\"\n"
+                                 "Environment=\"NO_PROXY=localhost,.svc\"\n"));
+    assert_non_null(strstr(text, "containerd's requests go through it"));
+    free(text);
+}
+
 static void test_kubelet_error_about(void **state)
 {
     (void)state;
@@ -618,6 +661,8 @@ static void test_state_parse(void **state)
         record("{\"path\":\"/etc/kubernetesX/x\"," SUM "}", "", ""),
         record("{\"path\":\"/etc/kubernetes/x\",\"sha256\":\"zz\"}", "", ""),
         record("", "\"/etc\"", ""),
+        record("", "\"/etc/systemd/system\"", ""), /* a proxy's drop-in directory, not the units' */
+        record("{\"path\":\"/etc/systemd/system/kubelet.service.d/10-kubeadm.conf\"," SUM "}", "", ""),
         record("", "", "\"../x\""),
         record("", "", "\"a/b\""),
         record("", "", "7"),
@@ -1692,7 +1737,7 @@ static void test_reset_names_why_a_tree_stays(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_kubelet_error_about), cmocka_unit_test(test_dual_stack_node_ip), cmocka_unit_test(test_run_keeps_the_newest_output), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset), cmocka_unit_test(test_kubelet_dry_run),
+                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_kubelet_error_about), cmocka_unit_test(test_dual_stack_node_ip), cmocka_unit_test(test_proxy_dropins), cmocka_unit_test(test_run_keeps_the_newest_output), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset), cmocka_unit_test(test_kubelet_dry_run),
         cmocka_unit_test(test_reset_unmounts_what_the_kubelet_mounted),
         cmocka_unit_test(test_write_onto_full_or_read_only_disk),
         cmocka_unit_test(test_preflight_resumes_only_its_own),

@@ -123,7 +123,8 @@ typedef enum kjoin_node_file_kind {
     KJOIN_NODE_FILE_KUBELET_CONFIG,       /* 0644; replaced, as kubeadm does */
     KJOIN_NODE_FILE_FLAGS_ENV,            /* 0644; replaced, as kubeadm does */
     KJOIN_NODE_FILE_RECORD,               /* 0600; replaced (reset's record) */
-    KJOIN_NODE_FILE_INSTANCE_CONFIG       /* 0644; replaced, as kubeadm does */
+    KJOIN_NODE_FILE_INSTANCE_CONFIG,      /* 0644; replaced, as kubeadm does */
+    KJOIN_NODE_FILE_PROXY_DROPIN          /* 0600 (it may hold the proxy's password); replaced */
 } kjoin_node_file_kind;
 
 /* The one writer of every node file: atomically, with its kind's mode and
@@ -170,6 +171,7 @@ typedef struct kjoin_node_join {
     char *config_yaml, *flags_env;     /* what kubelet-start writes, once checked */
     char *instance_yaml;               /* instance-config.yaml; NULL when the release writes none */
     char kubelet_said[400];            /* the kubelet's last error line when the wait failed over it; else "" */
+    char *proxy_dropin[2];             /* with a proxy: kubelet's and containerd's drop-ins, once checked */
     int64_t t0;
 } kjoin_node_join;
 
