@@ -12,18 +12,22 @@
 LAB_BRIDGE=kjlab0
 LAB_NET=10.213.0
 LAB_HOST=$LAB_NET.1
+LAB_NET6=fd00:213:
+LAB_HOST6=$LAB_NET6:1
 LAB_NODES=()
 
+# The bridge is dual-stack; a node is, with LAB_V6 (see lab_boot).
 lab_net_up() {
   ip link del "$LAB_BRIDGE" 2>/dev/null
   ip link add "$LAB_BRIDGE" type bridge && ip addr add "$LAB_HOST/24" dev "$LAB_BRIDGE" &&
-    ip link set "$LAB_BRIDGE" up
+    ip -6 addr add "$LAB_HOST6/64" dev "$LAB_BRIDGE" nodad && ip link set "$LAB_BRIDGE" up
 }
 
 # lab_cgroups NAME: the cgroup directories of node NAME, one per hierarchy.
 lab_cgroups() { ls -d /sys/fs/cgroup/*/kjlab-"$1" 2>/dev/null; }
 
-# lab_boot NAME IP SEED_DIR [NSPAWN_ARGS...]: boots node NAME at IP with
+# lab_boot NAME IP SEED_DIR [NSPAWN_ARGS...]: boots node NAME at IP (and at
+# LAB_V6, when set, with both default routes) with
 # cloud-init's NoCloud seed SEED_DIR (user-data, meta-data), the release's
 # kubelet as /usr/bin/kubelet and $LAB_DEBS at /opt/kjoin. Its console goes
 # to $LAB_DIR/NAME/console.log. With LAB_KEEP=1 the node is not volatile:
@@ -40,6 +44,10 @@ lab_boot() {
     mkdir -p "$d/keep/upper" "$d/keep/work" "$d/keep/root" && chmod 0755 "$d/keep/upper" || return 1
   fi
   printf '[Match]\nName=host0\n\n[Network]\nAddress=%s/24\n' "$ip" >"$d/host0.network"
+  # LAB_V6=ADDRESS: dual-stack, with a default route of each family through the bridge (whose host
+  # forwards nothing: still no way out)
+  [ -z "${LAB_V6:-}" ] || printf 'Address=%s/64\nGateway=%s\nGateway=%s\nIPv6AcceptRA=no\n' "$LAB_V6" "$LAB_HOST" \
+    "$LAB_HOST6" >>"$d/host0.network"
   printf '127.0.0.1 localhost\n%s %s\n%s lab-control-plane\n%s' "$ip" "$name" "$LAB_HOST" "${LAB_HOSTS:-}" >"$d/hosts"
   LAB_NODES+=("$name")
   # The launching shell moves into the node's own cgroups; nspawn keeps that unit.

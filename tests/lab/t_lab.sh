@@ -80,6 +80,84 @@ lab_joined() {
   return $rc
 }
 
+lab_internal_ips_are() { # NODE "IP..."
+  [ "$(kc get node "$1" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')" = "$2" ]
+}
+# A dual-stack node of a dual-stack cluster: cloud-init's plain join, and
+# the Node's InternalIPs are both of its addresses, found on host0 (the
+# interface of both default routes under systemd-networkd).
+t_lab_dual_stack_node_names_both_addresses() {
+  local user_data n=lab-dual rc=0 cc
+  cc=$(kc -n kube-system get configmap kubeadm-config -o json) || return 1
+  jq '.data.ClusterConfiguration |= sub("serviceSubnet: 10.96.0.0/12"; "serviceSubnet: 10.96.0.0/12,fd00:10:96::/112")' <<<"$cc" |
+    kc replace -f - >/dev/null || return 1
+  user_data=$(lab_readme_user_data) || { fail "no cloud-config in the README"; rc=1; }
+  lab_seed "$T/seed" "$n" "$user_data"
+  LAB_V6=$LAB_NET6:37 lab_boot "$n" "$LAB_NET.37" "$T/seed"
+  lab_registered "$n" 240 || { fail "the Node never registered: $(lab_exec "$n" tail -n 8 /var/log/cloud-init-output.log 2>&1)"; rc=1; }
+  lab_joined "$n" || rc=1
+  # (kubelet 1.20 takes both only with its IPv6DualStack gate: left to itself, it names one)
+  local want="$LAB_NET.37 $LAB_NET6:37" flag="--node-ip=$LAB_NET.37,$LAB_NET6:37"
+  [ "$E2E_MINOR" -ge 21 ] || want=$LAB_NET.37 flag=
+  e2e_wait 60 lab_internal_ips_are "$n" "$want" ||
+    { fail "the Node's addresses: $(kc get node "$n" -o jsonpath='{.status.addresses}'); flags: $(lab_exec "$n" cat /var/lib/kubelet/kubeadm-flags.env)"; rc=1; }
+  if [ -n "$flag" ]; then
+    lab_exec "$n" grep -q -- "$flag" /var/lib/kubelet/kubeadm-flags.env || { fail "no dual node-ip in the flags"; rc=1; }
+  else
+    ! lab_exec "$n" grep -q -- "--node-ip" /var/lib/kubelet/kubeadm-flags.env || { fail "kubelet 1.20 got a node-ip"; rc=1; }
+  fi
+  [ $rc = 0 ] && echo "    [$current] $n: InternalIPs $want" >&2
+  lab_stop "$n"
+  kc delete node "$n" >/dev/null 2>&1
+  jq 'del(.metadata.resourceVersion)' <<<"$cc" | kc replace -f - >/dev/null || { fail "kubeadm-config could not be restored"; rc=1; }
+  return $rc
+}
+
+# A node whose only way out is a proxy on the lab's bridge (an HTTP proxy
+# with nothing behind it that logs what it is asked for): joined with
+# --proxy, real systemd runs the kubelet and containerd with the drop-ins;
+# nothing of the cluster goes through the proxy (the Node registers, the
+# proxy never hears of the API server), and containerd's pulls do: a Pod
+# put on the node makes containerd ask the proxy for the image's registry.
+t_lab_proxy_is_the_nodes_only_way_out() {
+  local user_data n=lab-proxy rc=0 port proxy_pid unit
+  port=$("$TOOLS/freeport")
+  python3 "$REPO/tests/tools/connect_proxy.py" "$LAB_HOST" "$port" "$T/proxy.log" >"$T/proxy.out" 2>&1 & proxy_pid=$!
+  e2e_wait 10 grep -q ready "$T/proxy.out" || { fail "the proxy did not start: $(cat "$T/proxy.out")"; kill $proxy_pid; return 1; }
+  : >"$T/proxy.log"
+  user_data=$(lab_readme_user_data | sed "s|--discovery-token-ca-cert-hash, |--proxy, \"http://$LAB_HOST:$port\", --discovery-token-ca-cert-hash, |") ||
+    { fail "no cloud-config in the README"; kill $proxy_pid; return 1; }
+  grep -q -- "--proxy" <<<"$user_data" || { fail "--proxy not in the user data"; kill $proxy_pid; return 1; }
+  lab_seed "$T/seed" "$n" "$user_data"
+  lab_boot "$n" "$LAB_NET.36" "$T/seed"
+  lab_registered "$n" 240 || { fail "the Node never registered: $(lab_exec "$n" tail -n 8 /var/log/cloud-init-output.log 2>&1)"; rc=1; }
+  lab_joined "$n" || rc=1
+  for unit in kubelet containerd; do
+    lab_exec "$n" systemctl show -p Environment --value "$unit" | grep -q "HTTPS_PROXY=http://$LAB_HOST:$port" &&
+      lab_exec "$n" systemctl show -p DropInPaths --value "$unit" | grep -q "/etc/systemd/system/$unit.service.d/20-kjoin-proxy.conf" ||
+      { fail "$unit.service runs without the proxy: $(lab_exec "$n" systemctl show -p Environment,DropInPaths "$unit" | tr '\n' ' ')"; rc=1; }
+  done
+  # A Pod bound to the node (no scheduler here), its image from a registry only the proxy could reach.
+  kc create -f - >/dev/null <<POD || { fail "the Pod could not be created"; rc=1; }
+apiVersion: v1
+kind: Pod
+metadata: {name: proxy-proof, namespace: default}
+spec:
+  nodeName: $n
+  hostNetwork: true
+  containers: [{name: c, image: "proxy-proof.kjoin.test/pause:1"}]
+POD
+  e2e_wait 120 grep -qE '^(proxy-proof\.kjoin\.test|registry\.k8s\.io|[a-z0-9.-]+\.[a-z]+):443$' "$T/proxy.log" ||
+    { fail "containerd never asked the proxy: $(lab_exec "$n" journalctl -u containerd --no-pager -n 5 2>&1 | tail -3)"; rc=1; }
+  ! grep -q "^$LAB_HOST:" "$T/proxy.log" || { fail "the cluster's own traffic went to the proxy: $(sort -u "$T/proxy.log" | tr '\n' ' ')"; rc=1; }
+  [ $rc = 0 ] && echo "    [$current] $n: through the proxy only $(sort -u "$T/proxy.log" | tr '\n' ' ')" >&2
+  kc delete pod proxy-proof --wait=false >/dev/null 2>&1
+  lab_stop "$n"
+  kill $proxy_pid; wait $proxy_pid 2>/dev/null
+  kc delete node "$n" >/dev/null 2>&1
+  return $rc
+}
+
 # Three workers boot at once from the one image, each on the lab's bridge,
 # and cloud-init joins them to one control plane.
 t_lab_three_nodes_boot_and_join_at_once() {
