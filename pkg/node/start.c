@@ -16,6 +16,7 @@
 #include <openssl/x509.h>
 
 #include <kjoin/private/approver.h>
+#include <kjoin/private/controlplane.h>
 #include <kjoin/private/token.h>
 #include <kjoin/private/kubeapi.h>
 #include <kjoin/private/node.h>
@@ -122,9 +123,14 @@ static kjoin_code proxy_dropins(kjoin_node_join *j, const kjoin_cluster_configur
     const kjoin_node_spec *s = j->spec;
     if (!s->proxy)
         return KJOIN_OK;
-    char server[300], local[300], endpoint[300], ips[130];
+    char server[300], local[300], endpoint[300], ips[130], toward[64] = "";
     kjoin_node__addresses a;
-    host_of(j->cx->bootstrap_api ? kjoin_kubeapi_server(j->cx->bootstrap_api) : NULL, server, sizeof(server));
+    const char *url = j->cx->bootstrap_api ? kjoin_kubeapi_server(j->cx->bootstrap_api) : NULL;
+    kjoin_err ignored;
+    host_of(url, server, sizeof(server));
+    /* the node's address toward the API server (a node without a default route has no other) */
+    if (url && kjoin_local_address_for(url, toward, sizeof(toward), &ignored))
+        *toward = '\0';
     host_of(j->kubelet_server, local, sizeof(local));
     snprintf(endpoint, sizeof(endpoint), "%s", cc ? cc->control_plane_host : "");
     snprintf(ips, sizeof(ips), "%s", j->result.node_ip);
@@ -132,7 +138,7 @@ static kjoin_code proxy_dropins(kjoin_node_join *j, const kjoin_cluster_configur
     char *comma = strchr(ips, ',');
     if (comma)
         *comma++ = '\0';
-    const char *hosts[] = {server, local, endpoint, j->cx->name.name, a.v4, a.v6, ips, comma};
+    const char *hosts[] = {server, local, endpoint, j->cx->name.name, toward, a.v4, a.v6, ips, comma};
     kjoin_node__no_proxy_in in = {.service_subnet = cc ? cc->service_subnet : NULL,
                                   .pod_subnet = cc ? cc->pod_subnet : NULL,
                                   .dns_domain = cc ? cc->dns_domain : NULL,

@@ -137,7 +137,9 @@ t_lab_proxy_is_the_nodes_only_way_out() {
       lab_exec "$n" systemctl show -p DropInPaths --value "$unit" | grep -q "/etc/systemd/system/$unit.service.d/20-kjoin-proxy.conf" ||
       { fail "$unit.service runs without the proxy: $(lab_exec "$n" systemctl show -p Environment,DropInPaths "$unit" | tr '\n' ' ')"; rc=1; }
   done
-  # A Pod bound to the node (no scheduler here), its image from a registry only the proxy could reach.
+  # A Pod bound to the node (no scheduler here), its image from a registry only the proxy could reach
+  # (its sandbox wants a resolv.conf, which the image has not; nothing answers there).
+  lab_exec "$n" sh -c "echo 'nameserver $LAB_HOST' >/etc/resolv.conf" || { fail "no resolv.conf"; rc=1; }
   kc create -f - >/dev/null <<POD || { fail "the Pod could not be created"; rc=1; }
 apiVersion: v1
 kind: Pod
@@ -148,7 +150,11 @@ spec:
   containers: [{name: c, image: "proxy-proof.kjoin.test/pause:1"}]
 POD
   e2e_wait 120 grep -qE '^(proxy-proof\.kjoin\.test|registry\.k8s\.io|[a-z0-9.-]+\.[a-z]+):443$' "$T/proxy.log" ||
-    { fail "containerd never asked the proxy: $(lab_exec "$n" journalctl -u containerd --no-pager -n 5 2>&1 | tail -3)"; rc=1; }
+    { fail "containerd never asked the proxy: $(sort -u "$T/proxy.log" | tr '\n' ' '); the Pod: $(kc get pod proxy-proof -o jsonpath='{.status}' | head -c 600);
+      kubelet: $(lab_exec "$n" journalctl -u kubelet --no-pager -o cat 2>&1 | grep -i 'proxy-proof\|sandbox' | tail -4 | cut -c1-300)
+      containerd: $(lab_exec "$n" journalctl -u containerd --no-pager -o cat 2>&1 | grep -iv 'level=info' | tail -4 | cut -c1-300)"; rc=1; }
+  grep -qxF "$LAB_NET.36" <<<"$(lab_exec "$n" sed -n 's/^Environment="NO_PROXY=\(.*\)"$/\1/p' /etc/systemd/system/containerd.service.d/20-kjoin-proxy.conf | tr , '\n')" ||
+    { fail "NO_PROXY lacks the node's own address: $(lab_exec "$n" cat /etc/systemd/system/containerd.service.d/20-kjoin-proxy.conf)"; rc=1; }
   ! grep -q "^$LAB_HOST:" "$T/proxy.log" || { fail "the cluster's own traffic went to the proxy: $(sort -u "$T/proxy.log" | tr '\n' ' ')"; rc=1; }
   [ $rc = 0 ] && echo "    [$current] $n: through the proxy only $(sort -u "$T/proxy.log" | tr '\n' ' ')" >&2
   kc delete pod proxy-proof --wait=false >/dev/null 2>&1

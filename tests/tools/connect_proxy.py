@@ -6,10 +6,11 @@ and answered 502 (no route beyond). Usage:
     connect_proxy.py LISTEN_HOST LISTEN_PORT LOG
 
 Writes "ready" to stdout once it listens; runs until killed."""
-import socket
 import sys
 import threading
 import urllib.parse
+
+import accept_loop
 
 
 def serve(conn, log, lock):
@@ -40,15 +41,7 @@ def serve(conn, log, lock):
 def main():
     host, port, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     lock = threading.Lock()
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    lsock = socket.socket(family, socket.SOCK_STREAM)
-    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    lsock.bind((host, port))
-    lsock.listen(64)
-    print("ready", flush=True)
-    while True:
-        conn, _ = lsock.accept()
-        threading.Thread(target=serve, args=(conn, log, lock), daemon=True).start()
+    accept_loop.serve_forever(host, port, serve, log, lock)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import socket
 import sys
 import threading
 
+import accept_loop
+
 
 def pump(src, dst):
     try:
@@ -46,15 +48,7 @@ def main():
     host, port, upstream, count_file = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
     up_host, up_port = upstream.rsplit(":", 1)
     lock = threading.Lock()
-    lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    lsock.bind((host, port))
-    lsock.listen(64)
-    print("ready", flush=True)
-    while True:
-        conn, _ = lsock.accept()
-        threading.Thread(target=serve, args=(conn, (up_host.strip("[]"), int(up_port)), count_file, lock),
-                         daemon=True).start()
+    accept_loop.serve_forever(host, port, serve, (up_host.strip("[]"), int(up_port)), count_file, lock)
 
 
 if __name__ == "__main__":
