@@ -38,6 +38,7 @@ kjoin_code kjoin_node__systemctl_unit(const char *verb, const char *unit, int64_
 kjoin_code kjoin_node__proxy_dropin(const char *unit, const char *proxy, const char *no_proxy, char **out,
                                     kjoin_err *err);
 /* The NO_PROXY of a node (comma-separated, each once, into out): loopback,
+ * link-local,
  * the cluster's service and Pod CIDRs, its DNS domain and ".svc", the API
  * server's host, the node's name and addresses, then extra. */
 typedef struct kjoin_node__no_proxy_in {

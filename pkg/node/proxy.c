@@ -82,7 +82,8 @@ kjoin_code kjoin_node__no_proxy(const kjoin_node__no_proxy_in *in, char *out, si
     const char *dns = in->dns_domain && *in->dns_domain ? in->dns_domain : "cluster.local";
     snprintf(domain, sizeof(domain), ".%s", dns);
     *out = '\0';
-    bool ok = add_list(out, cap, "localhost,127.0.0.1,::1,.svc") && add(out, cap, domain, strlen(domain)) &&
+    /* (link-local: a cloud's metadata service, which cadvisor asks, is never behind a proxy) */
+    bool ok = add_list(out, cap, "localhost,127.0.0.1,::1,169.254.0.0/16,.svc") && add(out, cap, domain, strlen(domain)) &&
               add_list(out, cap, in->service_subnet) && add_list(out, cap, in->pod_subnet);
     for (size_t i = 0; ok && i < in->n_hosts; i++)
         ok = !in->hosts[i] || add(out, cap, in->hosts[i], strlen(in->hosts[i]));

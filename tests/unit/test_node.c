@@ -118,11 +118,11 @@ static void test_proxy_dropins(void **state)
                                   .dns_domain = "corp.local", .hosts = hosts, .n_hosts = TU_LEN(hosts),
                                   .extra = " registry.corp , .corp,localhost"};
     assert_int_equal(kjoin_node__no_proxy(&in, out, sizeof(out), &e), KJOIN_OK);
-    assert_string_equal(out, "localhost,127.0.0.1,::1,.svc,.corp.local,10.96.0.0/12,fd00:10:96::/112,10.244.0.0/16,"
+    assert_string_equal(out, "localhost,127.0.0.1,::1,169.254.0.0/16,.svc,.corp.local,10.96.0.0/12,fd00:10:96::/112,10.244.0.0/16,"
                              "10.0.0.10,lb.example,w1,192.0.2.2,fd00::2,registry.corp,.corp");
     kjoin_node__no_proxy_in bare = {0};
     assert_int_equal(kjoin_node__no_proxy(&bare, out, sizeof(out), &e), KJOIN_OK);
-    assert_string_equal(out, "localhost,127.0.0.1,::1,.svc,.cluster.local");
+    assert_string_equal(out, "localhost,127.0.0.1,::1,169.254.0.0/16,.svc,.cluster.local");
     assert_int_equal(kjoin_node__no_proxy(&in, out, 40, &e), KJOIN_E_USAGE);
     assert_string_equal(out, "");
     kjoin_node__no_proxy_in quoted = {.extra = "a\"b"};
