@@ -13,7 +13,7 @@
 
 #include "cli.h"
 
-#define MAX_OPTS 40
+#define MAX_OPTS 64
 
 const char *cli_current_flag;
 #define ID_HELP -1
@@ -98,7 +98,10 @@ int cli_parse(const cli_verb *v, int argc, char **argv, cli_handler handler, voi
         return pre;
     struct option longs[MAX_OPTS + 2];
     char shorts[3 * MAX_OPTS + 4] = "h";
-    size_t ns = strlen(shorts), n = v->n_opts < MAX_OPTS ? v->n_opts : MAX_OPTS;
+    size_t ns = strlen(shorts), n = v->n_opts;
+    if (n > MAX_OPTS) /* a verb's table outgrew the parser: every flag past it would be refused */
+        return kjoin_err_set(err, KJOIN_E_OTHER, "this command has %zu flags, more than the %d kjoin parses", n,
+                             MAX_OPTS);
     for (size_t i = 0; i < n; i++) {
         const cli_opt *o = &v->opts[i];
         longs[i] = (struct option){o->name, o->takes_arg ? required_argument : no_argument, NULL,

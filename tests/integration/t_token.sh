@@ -559,6 +559,27 @@ t_token_kubeadm_command_lines() {
   err_has "a K3s cluster has no kubeadm control-plane join" || return 1
 }
 
+# Every flag a command's --help lists is one it takes (a verb's table once
+# outgrew the parser, and the flags past it were refused as "needs a
+# value"): each given, with a value when it takes one, then --help.
+t_every_flag_help_lists_is_taken() {
+  local verb flag arg out rc=0 n=0
+  for verb in join reset "token create" "token list" "token delete" "token generate" "approver run" "approver install" \
+    reports ca-hash "cluster-info sign" tls-bootstrap refresh "certs init" "certs rotate" "certs adopt-ca" \
+    "certs check-expiration" "certs manifests" "certs ca-set" "certs certificate-key" "certs upload-certs"; do
+    while read -r flag arg; do
+      [ -n "$flag" ] || continue
+      n=$((n + 1))
+      # shellcheck disable=SC2086
+      out=$("$KJOIN" $verb "$flag" ${arg:+1} --help 2>&1 >/dev/null)
+      ! grep -q "unknown flag\|needs a value\|takes no value\|more than the" <<<"$out" ||
+        { fail "kjoin $verb $flag${arg:+ 1}: $out"; rc=1; }
+    done < <("$KJOIN" $verb --help | sed -n 's/^  \(-[a-z], \)\{0,1\} *\(--[a-z0-9-]*\)\( [A-Z]\)\{0,1\}.*/\2 \3/p')
+  done
+  [ "$n" -ge 200 ] || { fail "only $n flags found in the commands' --help"; rc=1; }
+  return $rc
+}
+
 t_token_cli_says_what_is_wrong() {
   local good; good=$(cat "$C/token")
   # An abbreviation is not a flag (--node is not --node-name); --kubeconfig is kubeadm's own, not --kubeconfig-out's.
