@@ -43,14 +43,21 @@ static unsigned families(const char *list, int *first)
     return seen;
 }
 
+bool kjoin_node__dual_stack_cluster(const char *service_subnet, const char *pod_subnet)
+{
+    int first;
+    /* kubeadm's dual-stack: both families among the Services' CIDRs, and among the Pods' when set */
+    return families(service_subnet, &first) == 3 && (!pod_subnet || !*pod_subnet || families(pod_subnet, &first) == 3);
+}
+
 bool kjoin_node__dual_stack_ip(const char *service_subnet, const char *pod_subnet, const char *v4, const char *v6,
                                char *out, size_t cap)
 {
-    int primary, pod_first;
+    int primary;
     *out = '\0';
-    /* kubeadm's dual-stack: both families among the Services' CIDRs, and among the Pods' when set */
-    if (families(service_subnet, &primary) != 3 || (pod_subnet && *pod_subnet && families(pod_subnet, &pod_first) != 3))
+    if (!kjoin_node__dual_stack_cluster(service_subnet, pod_subnet))
         return false;
+    families(service_subnet, &primary);
     if (!v4 || !*v4 || !v6 || !*v6)
         return false;
     const char *a = primary == AF_INET6 ? v6 : v4, *b = primary == AF_INET6 ? v4 : v6;

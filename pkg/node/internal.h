@@ -124,6 +124,9 @@ void kjoin_node__default_route_addresses(const char *proc_dir, kjoin_node__addre
 /* The interface of the lowest-metric default route in /proc/net/route's
  * text (v6 false) or /proc/net/ipv6_route's, into ifname; false: none. */
 bool kjoin_node__default_route_if(const char *text, bool v6, char *ifname, size_t cap);
+/* Whether the cluster is dual-stack: service_subnet holds both families,
+ * pod_subnet too when set. */
+bool kjoin_node__dual_stack_cluster(const char *service_subnet, const char *pod_subnet);
 /* "A,B" into out when the cluster is dual-stack (service_subnet holds both
  * families, pod_subnet too when set) and the node has both addresses: the
  * family of service_subnet's first CIDR first. false (out "") otherwise. */

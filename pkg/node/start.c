@@ -88,10 +88,8 @@ static void dual_stack_node_ip(kjoin_node_join *j, const kjoin_cluster_configura
     kjoin_node__addresses a;
     if (j->spec->node_ip || extra_node_ip(j->spec))
         return; /* the operator's */
-    if (!kjoin_node__dual_stack_ip(cc->service_subnet, cc->pod_subnet, "0.0.0.0", "::", out->node_ip,
-                                   sizeof(out->node_ip)))
+    if (!kjoin_node__dual_stack_cluster(cc->service_subnet, cc->pod_subnet))
         return; /* a single-stack cluster: kubeadm's files */
-    *out->node_ip = '\0';
     if (j->report.kubelet_minor && j->report.kubelet_minor < KUBELET_DUAL_STACK_SINCE) {
         logf_(j, 0, "[kubelet-start] A dual-stack cluster: the kubelet 1.%d takes both addresses only with its "
                     "IPv6DualStack feature gate, so its node-ip is left to it", j->report.kubelet_minor);
@@ -696,7 +694,7 @@ kjoin_code kjoin_kubelet_write(kjoin_node_join *j, kjoin_err *err)
         if ((rc = kjoin_node_file_write(w[i].kind, at[i], w[i].data, w[i].len, j->spec->force, &how, err)))
             break;
         units_changed |= w[i].kind == KJOIN_NODE_FILE_PROXY_DROPIN && how != KJOIN_WRITE_UNCHANGED;
-        containerd_changed |= w[i].path == p.containerd_proxy && how != KJOIN_WRITE_UNCHANGED;
+        containerd_changed |= !strcmp(w[i].path, p.containerd_proxy) && how != KJOIN_WRITE_UNCHANGED;
         if (how == KJOIN_WRITE_CREATED)
             created[n_created++] = at[i];
         if (dry) { /* not the node's: shown, not said */

@@ -66,6 +66,9 @@ static void test_dual_stack_node_ip(void **state)
     snprintf(v6, sizeof(v6), "%s 00 %s 00 %s ffffffff 00000001 00000000 00200200       lo\n", z, z, z);
     assert_false(kjoin_node__default_route_if(v6, true, ifname, sizeof(ifname)));
     /* The cluster decides whether, and which family first. */
+    assert_true(kjoin_node__dual_stack_cluster("10.96.0.0/12,fd00:10:96::/112", NULL));
+    assert_false(kjoin_node__dual_stack_cluster("10.96.0.0/12,fd00:10:96::/112", "10.244.0.0/16"));
+    assert_false(kjoin_node__dual_stack_cluster("10.96.0.0/12", ""));
     assert_true(kjoin_node__dual_stack_ip("10.96.0.0/12,fd00:10:96::/112", "10.244.0.0/16,fd00:10:244::/56", "192.0.2.2",
                                           "fd00::2", out, sizeof(out)));
     assert_string_equal(out, "192.0.2.2,fd00::2");
