@@ -1,6 +1,8 @@
-/* A gRPC answer's header and trailer lines as a container runtime sends
- * them over its CRI socket: each line read for grpc-status and
- * grpc-message; the message stays printable and within its field. */
+/* What a container runtime sends over its CRI socket: a gRPC answer's
+ * header and trailer lines (grpc-status and grpc-message: the message stays
+ * printable and within its field), and its answers' bytes, read as the
+ * gRPC frame, an ImageStatusResponse, a StatusResponse and the config JSON
+ * (a sandbox image printable, without spaces or quotes). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,5 +26,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (const unsigned char *c = (const unsigned char *)a.message; *c; c++)
         if (*c < 0x20 || *c == 0x7f)
             abort();
+    const unsigned char *msg = data;
+    size_t msg_len = size;
+    kjoin_err err;
+    if (kjoin_cri_message(data, size, &msg, &msg_len, &err)) /* framed or not, both read */
+        msg = data, msg_len = size;
+    char image[256];
+    kjoin_cri_image_status_present(msg, msg_len);
+    if (kjoin_cri_status_sandbox_image(msg, msg_len, image, sizeof(image)) && strpbrk(image, " \t\"'"))
+        abort();
+    if (kjoin_cri_config_sandbox_image((const char *)data, size, image, sizeof(image)) && strlen(image) >= sizeof(image))
+        abort();
     return 0;
 }
