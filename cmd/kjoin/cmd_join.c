@@ -61,6 +61,7 @@ enum {
     OPT_NODE_IP,
     OPT_PROXY,
     OPT_NO_PROXY,
+    OPT_IMAGES,
 };
 
 static const cli_opt join_opts[] = {
@@ -110,6 +111,9 @@ static const cli_opt join_opts[] = {
      "the kubelet and containerd go out through this http(s)://HOST:PORT proxy (systemd drop-ins), the cluster's own "
      "addresses past it (NO_PROXY)"},
     {OPT_NO_PROXY, "no-proxy", 0, true, "LIST", "with --proxy: more comma-separated NO_PROXY entries"},
+    {OPT_IMAGES, "images", 0, true, "ARCHIVE",
+     "import this image archive (docker or OCI) into containerd's k8s.io namespace before the kubelet starts (a node "
+     "without a way to a registry)"},
     {OPT_NODE_IP, "node-ip", 0, true, "IP[,IP]",
      "the kubelet's node-ip (default on a dual-stack cluster: the addresses of the default routes' interfaces, "
      "when the node has both families)"},
@@ -232,6 +236,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_NODE_IP: a->w.node.node_ip = arg; break;
     case OPT_PROXY: a->w.node.proxy = arg; break;
     case OPT_NO_PROXY: a->w.node.no_proxy = arg; break;
+    case OPT_IMAGES: a->w.node.images = arg; break;
     case OPT_PATCHES: n->patches_dir = arg; break;
     case OPT_KUBELET_LOG: n->kubelet_log = arg; break;
     case OPT_KUBECONFIG: a->kubeconfig = true; break;
@@ -303,6 +308,7 @@ static const cli_field flag_names[] = {
     {"node_ip", "--node-ip"},
     {"proxy", "--proxy"},
     {"no_proxy", "--no-proxy"},
+    {"images", "--images"},
     {"only", "kjoin join phase"},
 };
 
@@ -331,6 +337,7 @@ static const cli_field config_names[] = {
     {"node_ip", "--node-ip"},
     {"proxy", "--proxy"},
     {"no_proxy", "--no-proxy"},
+    {"images", "--images"},
 };
 
 typedef struct log_ctx {
@@ -408,6 +415,7 @@ static kjoin_code spec_from_config(const join_args *a, size_t n_args, kjoin_join
         s->node.node_ip = f->node.node_ip;
     s->node.proxy = f->node.proxy;
     s->node.no_proxy = f->node.no_proxy;
+    s->node.images = f->node.images;
     s->node.kubelet_log = f->node.kubelet_log;
     s->dry_run = s->dry_run || f->dry_run;
     s->check = f->check;
@@ -488,6 +496,13 @@ static json_object *node_json(const kjoin_phases_outcome *w)
         json_object_object_add(node, "nodeIPFound", json_object_new_boolean(k->node_ip_found));
         json_object_object_add(node, "noProxy", k->no_proxy[0] ? json_object_new_string(k->no_proxy) : NULL);
         json_object_object_add(node, "containerdRestarted", json_object_new_boolean(k->containerd_restarted));
+        json_object *images = json_object_new_object();
+        json_object_object_add(images, "sandbox", k->sandbox_image[0] ? json_object_new_string(k->sandbox_image) : NULL);
+        json_object_object_add(images, "kubeProxy",
+                               k->kube_proxy_image[0] ? json_object_new_string(k->kube_proxy_image) : NULL);
+        json_object_object_add(images, "missing", json_object_new_string(k->images_missing));
+        json_object_object_add(images, "imported", json_object_new_int64((int64_t)k->images_imported));
+        json_object_object_add(node, "images", images);
         json_object_object_add(node, "kubelet", json_object_new_string(pf->kubelet_version));
         json_object_object_add(node, "systemd", json_object_new_boolean(k->systemd));
         json_object_object_add(node, "kubeletStartCommand",

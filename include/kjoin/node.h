@@ -78,6 +78,8 @@ typedef struct kjoin_node_spec {
                                  * containerd HTTP_PROXY, HTTPS_PROXY and a NO_PROXY of the cluster's own
                                  * addresses; containerd restarted when its drop-in changed. NULL: none */
     const char *no_proxy;       /* more comma-separated NO_PROXY entries (a registry mirror inside), with proxy */
+    const char *images;         /* an image archive (docker or OCI), imported into containerd's k8s.io namespace
+                                 * with its ctr before the kubelet starts (a node without a way to a registry) */
     const char *node_ip;        /* the kubelet's --node-ip: one address, or one of each family; NULL: on a dual-stack
                                  * cluster the addresses of the default routes' interfaces when the node has both,
                                  * else the kubelet's own choice */
@@ -126,6 +128,11 @@ typedef struct kjoin_kubelet_start_result {
     bool node_ip_found;                /* ... found: the addresses of the default routes' interfaces */
     char no_proxy[2048];               /* with a proxy: the NO_PROXY its drop-ins hold; "" none */
     bool containerd_restarted;         /* containerd restarted for its changed proxy drop-in */
+    char sandbox_image[256];           /* the runtime's sandbox image, as it says; "" unknown */
+    char kube_proxy_image[320];        /* kube-proxy's, as kubeadm's addon names it for the cluster; "" unknown */
+    char images_missing[700];          /* those of the two the runtime lacks, comma-separated (after an import) */
+    size_t images_imported;            /* images the archive held, imported */
+    char images_imported_names[700];
 } kjoin_kubelet_start_result;
 /* kubeadm's timeouts (a v1beta4 JoinConfiguration's `timeouts`), each
  * bounding its stage within the join's one deadline (whichever ends first

@@ -52,6 +52,20 @@ kjoin_code kjoin_node__no_proxy(const kjoin_node__no_proxy_in *in, char *out, si
  * at most, no path. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_node__proxy_check(const char *proxy, kjoin_err *err);
 
+/* images.c: an image archive the join imports (absolute, a readable
+ * regular file, containerd's ctr on PATH: into ctr). Errors: KJOIN_E_USAGE. */
+kjoin_code kjoin_node__images_check(const char *archive, char *ctr, size_t cap, kjoin_err *err);
+/* ctr --address SOCKET --namespace k8s.io images import ARCHIVE; the names
+ * it unpacked into names, their number into *n. Errors: KJOIN_E_OTHER. */
+kjoin_code kjoin_node__images_import(const char *ctr, const char *cri_socket, const char *archive, int64_t timeout_ms,
+                                     char *names, size_t cap, size_t *n, kjoin_err *err);
+/* ctr import's output: the names it unpacked (comma-separated) and how many. */
+size_t kjoin_node__ctr_imported(const char *output, char *names, size_t cap);
+/* Which of images (NULL or "" skipped) the runtime lacks, into missing.
+ * Errors: the CRI's. */
+kjoin_code kjoin_node__images_missing(const char *cri_socket, const char *const *images, size_t n, char *missing,
+                                      size_t cap, kjoin_err *err);
+
 /* Whether systemd runs this machine (sd_booted(3)'s test on dir). */
 bool kjoin_node__systemd(const char *dir);
 

@@ -17,6 +17,7 @@
 
 #include <kjoin/private/approver.h>
 #include <kjoin/private/controlplane.h>
+#include <kjoin/private/cri.h>
 #include <kjoin/private/token.h>
 #include <kjoin/private/kubeapi.h>
 #include <kjoin/private/node.h>
@@ -187,6 +188,9 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
         snprintf(out->pause_image, sizeof(out->pause_image), "%s/pause:%s",
                  *cc->image_repository ? cc->image_repository : "registry.k8s.io", pause);
     dual_stack_node_ip(j, cc);
+    if (*cc->version) /* kubeadm's kube-proxy addon: the cluster's repository, its version */
+        (void)!snprintf(out->kube_proxy_image, sizeof(out->kube_proxy_image), "%.240s/kube-proxy:%.60s",
+                        *cc->image_repository ? cc->image_repository : "registry.k8s.io", cc->version);
     return proxy_dropins(j, cc, err);
 }
 
@@ -529,6 +533,57 @@ static kjoin_code start_command(kjoin_node_join *j, kjoin_err *err)
     return rc;
 }
 
+/* The images the node needs before a Pod runs, which the runtime lacks
+ * (said: the kubelet has them pulled, which a node without a way to a
+ * registry cannot), and an archive to import checked, before any write. */
+static void images_missing(kjoin_node_join *j)
+{
+    kjoin_kubelet_start_result *r = &j->result;
+    const char *images[] = {r->sandbox_image, r->kube_proxy_image};
+    kjoin_err e;
+    if (kjoin_node__images_missing(j->report.cri_socket, images, 2, r->images_missing, sizeof(r->images_missing), &e))
+        logf_(j, 1, "[kubelet-start] The runtime was not asked for its images: %s", e.msg);
+}
+
+static kjoin_code images_needed(kjoin_node_join *j, kjoin_err *err)
+{
+    kjoin_kubelet_start_result *r = &j->result;
+    char ctr[4096];
+    kjoin_err e;
+    kjoin_code rc = j->spec->images ? kjoin_node__images_check(j->spec->images, ctr, sizeof(ctr), err) : KJOIN_OK;
+    if (rc)
+        return rc;
+    if (kjoin_cri_sandbox_image(j->report.cri_socket + (strncmp(j->report.cri_socket, "unix://", 7) ? 0 : 7), 5000,
+                                r->sandbox_image, sizeof(r->sandbox_image), &e))
+        logf_(j, 1, "[kubelet-start] The runtime's sandbox image is not known: %s", e.msg);
+    images_missing(j);
+    if (*r->images_missing && !j->spec->images)
+        logf_(j, KJOIN_LOG_WARNING, "[kubelet-start] WARNING Images: not on this node: %s (the kubelet has them "
+                                    "pulled; a node without a way to a registry imports them: an image archive)",
+              r->images_missing);
+    return KJOIN_OK;
+}
+
+/* The archive into containerd's k8s.io namespace, before the kubelet starts. */
+static kjoin_code images_import(kjoin_node_join *j, kjoin_err *err)
+{
+    kjoin_kubelet_start_result *r = &j->result;
+    char ctr[4096];
+    kjoin_code rc = kjoin_node__images_check(j->spec->images, ctr, sizeof(ctr), err);
+    if (!rc)
+        rc = kjoin_node__images_import(ctr, j->report.cri_socket, j->spec->images, left_ms(j), r->images_imported_names,
+                                       sizeof(r->images_imported_names), &r->images_imported, err);
+    if (rc)
+        return rc;
+    logf_(j, 0, "[kubelet-start] Imported %zu images from %s into containerd's k8s.io namespace: %s",
+          r->images_imported, j->spec->images, r->images_imported_names);
+    images_missing(j);
+    if (*r->images_missing)
+        logf_(j, KJOIN_LOG_WARNING, "[kubelet-start] WARNING Images: still not on this node after the import: %s",
+              r->images_missing);
+    return KJOIN_OK;
+}
+
 kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *err)
 {
     kjoin_kubeapi *api = NULL;
@@ -552,6 +607,8 @@ kjoin_code kjoin_kubelet_check(kjoin_node_join *j, bool preflight, kjoin_err *er
     /* Made now, so that a path too long for it fails before any write. */
     if (!rc)
         rc = start_command(j, err);
+    if (!rc)
+        rc = images_needed(j, err);
     step(j, "cluster-checks");
     if (rc)
         return rc;
@@ -744,7 +801,9 @@ kjoin_code kjoin_kubelet_start_command(const char *kubelet, const kjoin_node_pat
 kjoin_code kjoin_kubelet_launch(kjoin_node_join *j, kjoin_err *err)
 {
     kjoin_err in;
-    kjoin_code rc = KJOIN_OK;
+    kjoin_code rc = j->spec->images ? images_import(j, err) : KJOIN_OK;
+    if (rc)
+        return rc;
     if (j->result.systemd) {
         logf_(j, 0, "[kubelet-start] Starting the kubelet (systemctl restart kubelet)");
         if (kjoin_node__systemctl("restart", 60000, &in))

@@ -395,6 +395,37 @@ t_e2e_node_dual_stack_cluster_names_both_addresses() {
   return $rc
 }
 
+# Offline images: the join names the images the node lacks (the runtime's
+# sandbox image, as it says; kube-proxy's, as kubeadm's addon names it),
+# and --images imports an archive into containerd's k8s.io namespace before
+# the kubelet starts; an archive that is no absolute path to a readable
+# file is refused before anything is written.
+node_scenario_images() {
+  local rc=0 sock=${NODE_CRI#unix://} sandbox
+  join_as e2e-img --dry-run -o json || return 1
+  sandbox=$(jq -r '.node.images.sandbox // empty' "$T/join.out")
+  [ -n "$sandbox" ] && jq -e --arg s "$sandbox" --arg p "registry.k8s.io/kube-proxy:$E2E_VERSION" \
+    '.node.images.kubeProxy == $p and (.node.images.missing | contains($s)) and (.node.images.missing | contains($p))' \
+    "$T/join.out" >/dev/null || { fail "dry run's images: $(jq -c .node.images "$T/join.out")"; rc=1; }
+  join_as e2e-img --images images.tar || return 1
+  [ "$JOIN_RC" = 2 ] && join_err '--images "images.tar" must be an absolute path' || rc=1
+  join_as e2e-img --images "$T/none.tar" || return 1
+  [ "$JOIN_RC" = 2 ] && join_err "is not a readable image archive" || rc=1
+  nothing_written || rc=1
+  pause_rootfs "$T/pause" && oci_archive "$sandbox" "$T/pause" "$T/images.tar" /pause || { fail "no archive"; return 1; }
+  join_as e2e-img --images "$T/images.tar" -o json || return 1
+  [ "$JOIN_RC" = 0 ] || { fail "join exit $JOIN_RC: $(tail -3 "$T/join.err")"; kubelet_down; return 1; }
+  jq -e --arg s "$sandbox" '.node.images.imported == 1 and (.node.images.missing | contains($s) | not)' "$T/join.out" \
+    >/dev/null || { fail "json: $(jq -c .node.images "$T/join.out")"; rc=1; }
+  ctr --address "$sock" --namespace k8s.io images ls -q | grep -qxF "$sandbox" || { fail "$sandbox was not imported"; rc=1; }
+  kubelet_down
+  "$KJOIN" reset >/dev/null 2>&1 || { fail "reset failed"; rc=1; }
+  ctr --address "$sock" --namespace k8s.io images rm "$sandbox" >/dev/null 2>&1
+  nothing_written || rc=1
+  return $rc
+}
+t_e2e_node_offline_images_named_and_imported() { on_node node_scenario_images e2e-img; }
+
 # A Node of the same name that is Ready already is refused, as kubeadm does,
 # before anything is written.
 node_scenario_ready() {

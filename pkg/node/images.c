@@ -1,0 +1,96 @@
+/* Offline images: the images a node needs before its kubelet can run a Pod
+ * (the runtime's sandbox image, kube-proxy's), which of them the runtime
+ * lacks, and an archive (docker or OCI) imported into containerd's k8s.io
+ * namespace, where the kubelet's images live, with containerd's own ctr. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kjoin/private/cri.h>
+#include <kjoin/private/util.h>
+
+#include "internal.h"
+
+#define ASK_MS 5000
+
+kjoin_code kjoin_node__images_check(const char *archive, char *ctr, size_t cap, kjoin_err *err)
+{
+    struct stat st;
+    if (archive[0] != '/')
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`images` \"%.200s\" must be an absolute path", archive);
+    int fd = open(archive, O_RDONLY | O_CLOEXEC);
+    bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+    if (fd >= 0)
+        close(fd);
+    if (!regular)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`images` %.200s is not a readable image archive (a regular file, "
+                                                 "not empty)", archive);
+    kjoin_err in;
+    if (kjoin_node__find_program("ctr", ctr, cap, &in))
+        return kjoin_err_set(err, KJOIN_E_USAGE, "`images` needs containerd's ctr to import %.200s: %s", archive, in.msg);
+    return KJOIN_OK;
+}
+
+/* A CRI endpoint's socket path ("unix:///run/x.sock" or a path). */
+static const char *socket_path(const char *endpoint)
+{
+    return !strncmp(endpoint, "unix://", 7) ? endpoint + 7 : endpoint;
+}
+
+size_t kjoin_node__ctr_imported(const char *output, char *names, size_t cap)
+{
+    size_t n = 0;
+    if (cap)
+        *names = '\0';
+    for (const char *line = output; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        /* ctr's "unpacking NAME (sha256:...)...done" */
+        if (len > 10 && !strncmp(line, "unpacking ", 10)) {
+            const char *name = line + 10, *sp = memchr(name, ' ', len - 10);
+            size_t nl = sp ? (size_t)(sp - name) : len - 10, used = strlen(names);
+            if (nl && used + nl + 3 < cap)
+                snprintf(names + used, cap - used, "%s%.*s", used ? ", " : "", (int)nl, name);
+            n++;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return n;
+}
+
+kjoin_code kjoin_node__images_import(const char *ctr, const char *cri_socket, const char *archive, int64_t timeout_ms,
+                                     char *names, size_t cap, size_t *n, kjoin_err *err)
+{
+    char *out = NULL;
+    const char *argv[] = {ctr, "--address", socket_path(cri_socket), "--namespace", "k8s.io", "images", "import",
+                          archive, NULL};
+    kjoin_err in;
+    *n = 0;
+    if (kjoin_node__run(argv, timeout_ms, &out, &in))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "containerd did not import %.200s: %s", archive, in.msg);
+    *n = kjoin_node__ctr_imported(out ? out : "", names, cap);
+    free(out);
+    return KJOIN_OK;
+}
+
+kjoin_code kjoin_node__images_missing(const char *cri_socket, const char *const *images, size_t n, char *missing,
+                                      size_t cap, kjoin_err *err)
+{
+    if (cap)
+        *missing = '\0';
+    for (size_t i = 0; i < n; i++) {
+        bool present = false;
+        if (!images[i] || !*images[i])
+            continue;
+        kjoin_code rc = kjoin_cri_image_present(socket_path(cri_socket), images[i], ASK_MS, &present, err);
+        if (rc)
+            return rc;
+        size_t used = strlen(missing);
+        if (!present && used + strlen(images[i]) + 3 < cap)
+            snprintf(missing + used, cap - used, "%s%s", used ? ", " : "", images[i]);
+    }
+    return KJOIN_OK;
+}
