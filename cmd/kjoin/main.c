@@ -33,6 +33,7 @@ static const struct verb {
     {"token", cmd_token, true, "bootstrap tokens, as kubeadm token: generate, create, list, delete"},
     {"approver", cmd_approver, true, "the controller that holds node-bound tokens to their node: run, install, uninstall"},
     {"reports", cmd_reports, true, "the join reports failed joins left in the cluster: why each node did not join"},
+    {"images", cmd_images, true, "images list: the images a node pulls, for an archive kjoin join --images imports"},
     {"ca-hash", cmd_ca_hash, false, "print the pins of each certificate of a CA bundle"},
     {"cluster-info", cmd_cluster_info, false, "cluster-info sign: build a signed cluster-info ConfigMap"},
     {"tls-bootstrap", cmd_tls_bootstrap, true, "the node's client certificate and kubelet.conf from the bootstrap token; --rotate renews it"},

@@ -186,4 +186,25 @@ typedef struct kjoin_kubelet_reset_result {
     char **kept;                       /* "path: why it was left" */
     size_t n_kept;
 } kjoin_kubelet_reset_result;
+/* The images a node of the cluster needs that it would pull: the sandbox
+ * image kubeadm's release names for the cluster (imageRepository/pause)
+ * and each DaemonSet's containers' images (kube-proxy's, the network
+ * plugin's), each once, with where it comes from. For an image archive
+ * (kjoin join --images) made before a node has a way to a registry. */
+#define KJOIN_NODE_IMAGES_MAX 64
+typedef struct kjoin_node_image {
+    char image[320];
+    char source[200]; /* "sandbox (kubeadm 1.37's pause)", "DaemonSet kube-system/kube-proxy" */
+} kjoin_node_image;
+typedef struct kjoin_node_images {
+    size_t n;
+    bool truncated;   /* more than KJOIN_NODE_IMAGES_MAX */
+    kjoin_node_image items[KJOIN_NODE_IMAGES_MAX];
+} kjoin_node_images;
+struct kjoin_kubeapi;
+/* Asked with an admin's client (kjoin_kubeapi_new): get kube-system's
+ * kubeadm-config, list daemonsets. Errors: those of kjoin_kubeapi_request,
+ * KJOIN_E_OTHER (a malformed answer). */
+kjoin_code kjoin_node_images_list(struct kjoin_kubeapi *api, kjoin_node_images *out, kjoin_err *err);
+
 #endif

@@ -9,7 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
+#include <kjoin/private/cluster.h>
 #include <kjoin/private/cri.h>
+#include <kjoin/private/kubeapi.h>
+#include <kjoin/private/release.h>
 #include <kjoin/private/util.h>
 
 #include "internal.h"
@@ -92,5 +97,70 @@ kjoin_code kjoin_node__images_missing(const char *cri_socket, const char *const 
         if (!present && used + strlen(images[i]) + 3 < cap)
             snprintf(missing + used, cap - used, "%s%s", used ? ", " : "", images[i]);
     }
+    return KJOIN_OK;
+}
+
+static void add_image(kjoin_node_images *out, const char *image, const char *source)
+{
+    if (!image || !*image || strlen(image) >= sizeof(out->items[0].image) || !kjoin_utf8_printable(image))
+        return;
+    for (size_t i = 0; i < out->n; i++)
+        if (!strcmp(out->items[i].image, image))
+            return;
+    if (out->n == KJOIN_NODE_IMAGES_MAX) {
+        out->truncated = true;
+        return;
+    }
+    snprintf(out->items[out->n].image, sizeof(out->items[0].image), "%s", image);
+    snprintf(out->items[out->n++].source, sizeof(out->items[0].source), "%s", source);
+}
+
+/* Each container's image of a Pod template's containers or initContainers. */
+static void add_containers(kjoin_node_images *out, json_object *spec, const char *key, const char *source)
+{
+    json_object *list = kjoin_json_at(spec, key);
+    for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++)
+        add_image(out, kjoin_json_str(json_object_array_get_idx(list, i), "image"), source);
+}
+
+kjoin_code kjoin_node_images_list(kjoin_kubeapi *api, kjoin_node_images *out, kjoin_err *err)
+{
+    kjoin_cluster_configuration cc;
+    bool found = false;
+    char source[200], image[320];
+    memset(out, 0, sizeof(*out));
+    kjoin_code rc = kjoin_cluster_configuration_get(api, &cc, &found, err);
+    if (rc)
+        return rc;
+    const kjoin_release *row = found ? kjoin_release_of(cc.minor) : NULL;
+    if (row && row->pause) {
+        snprintf(source, sizeof(source), "sandbox (kubeadm 1.%d's pause; the runtime's own may differ)", cc.minor);
+        (void)!snprintf(image, sizeof(image), "%.250s/pause:%.60s",
+                        *cc.image_repository ? cc.image_repository : "registry.k8s.io", row->pause);
+        add_image(out, image, source);
+    }
+    kjoin_kubeapi_response r = {0};
+    if ((rc = kjoin_kubeapi_request(api, "GET", "/apis/apps/v1/daemonsets", NULL, &r, err)) ||
+        (rc = kjoin_kubeapi_check(&r, "list daemonsets", err))) {
+        kjoin_kubeapi_response_release(&r);
+        return rc;
+    }
+    json_object *list = kjoin_json_whole(r.body, r.len), *items = list ? kjoin_json_at(list, "items") : NULL;
+    kjoin_kubeapi_response_release(&r);
+    if (!items || !json_object_is_type(items, json_type_array)) {
+        json_object_put(list);
+        return kjoin_err_set(err, KJOIN_E_OTHER, "the list of daemonsets is not a list");
+    }
+    for (size_t i = 0; i < json_object_array_length(items); i++) {
+        json_object *ds = json_object_array_get_idx(items, i), *meta = kjoin_json_at(ds, "metadata"),
+                    *tmpl = kjoin_json_at(kjoin_json_at(ds, "spec"), "template"), *spec = kjoin_json_at(tmpl, "spec");
+        const char *ns = meta ? kjoin_json_str(meta, "namespace") : NULL, *name = meta ? kjoin_json_str(meta, "name") : NULL;
+        (void)!snprintf(source, sizeof(source), "DaemonSet %.80s/%.100s", ns ? ns : "?", name ? name : "?");
+        if (!kjoin_utf8_printable(source) || !spec)
+            continue;
+        add_containers(out, spec, "initContainers", source);
+        add_containers(out, spec, "containers", source);
+    }
+    json_object_put(list);
     return KJOIN_OK;
 }

@@ -427,6 +427,44 @@ node_scenario_images() {
 }
 t_e2e_node_offline_images_named_and_imported() { on_node node_scenario_images e2e-img; }
 
+# kjoin images list (the admin's): the sandbox image kubeadm's release
+# names for the cluster and each DaemonSet's containers' images, each once;
+# credentials that may not list DaemonSets: exit 6.
+t_e2e_images_list_names_what_a_node_pulls() {
+  local rc=0 ds
+  for ds in "kube-system kube-proxy registry.k8s.io/kube-proxy:$E2E_VERSION" "default cni example.test/cni:1"; do
+    set -- $ds
+    kc -n "$1" create -f - >/dev/null <<DS || { fail "DaemonSet $1/$2"; return 1; }
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: $2}
+spec:
+  selector: {matchLabels: {app: $2}}
+  template:
+    metadata: {labels: {app: $2}}
+    spec:
+      initContainers: [{name: init, image: "example.test/init:1"}]
+      containers: [{name: c, image: "$3"}, {name: again, image: "$3"}]
+DS
+  done
+  "$KJOIN" images list --kubeconfig "$E2E_ADMIN" -o json >"$T/list.json" 2>"$T/list.err" || { fail "list: $(cat "$T/list.err")"; rc=1; }
+  jq -e --arg v "$E2E_VERSION" '[.images[].image] as $i | ($i | length) == 4 and ($i[0] | test("/pause:"))
+      and ($i | index("registry.k8s.io/kube-proxy:" + $v)) and ($i | index("example.test/cni:1")) and ($i | index("example.test/init:1"))
+      and ([.images[] | select(.image == "example.test/cni:1") | .source] == ["DaemonSet default/cni"])' "$T/list.json" >/dev/null ||
+    { fail "list: $(cat "$T/list.json")"; rc=1; }
+  "$KJOIN" images list --kubeconfig "$E2E_ADMIN" >"$T/list.txt" 2>&1 && grep -q "DaemonSet kube-system/kube-proxy" "$T/list.txt" ||
+    { fail "text: $(cat "$T/list.txt")"; rc=1; }
+  "$KJOIN" join --skip-phases preflight,kubelet-start "$E2E_ENDPOINT" --token abcdef.0123456789abcdef \
+    --discovery-token-ca-cert-hash "$E2E_PIN" --kubeconfig-out "$T/boot.conf" --discovery-timeout 30s >/dev/null 2>&1 ||
+    { fail "no bootstrap kubeconfig"; rc=1; }
+  "$KJOIN" images list --kubeconfig "$T/boot.conf" >"$T/list.txt" 2>&1
+  [ $? = 6 ] || { fail "a bootstrap token's list: $(cat "$T/list.txt")"; rc=1; }
+  "$KJOIN" images lsit --kubeconfig "$E2E_ADMIN" >"$T/list.txt" 2>&1
+  [ $? = 2 ] && grep -q 'unknown images command "lsit"' "$T/list.txt" || { fail "lsit: $(cat "$T/list.txt")"; rc=1; }
+  kc -n kube-system delete daemonset kube-proxy >/dev/null; kc -n default delete daemonset cni >/dev/null
+  return $rc
+}
+
 # A Node of the same name that is Ready already is refused, as kubeadm does,
 # before anything is written.
 node_scenario_ready() {
