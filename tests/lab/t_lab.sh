@@ -113,6 +113,47 @@ t_lab_dual_stack_node_names_both_addresses() {
   return $rc
 }
 
+# A node with no way to any registry (the lab's nodes have no route out):
+# the README's cloud-config with --images joins it, the archive's image (the
+# runtime's sandbox image, made here) imported into containerd's k8s.io
+# namespace before the kubelet started, and a Pod bound to the node runs
+# from it, nothing pulled.
+t_lab_offline_images_join_without_a_registry() {
+  local user_data n=lab-img rc=0 sandbox
+  sandbox=$(containerd config default 2>/dev/null | sed -n 's/.*sandbox_image = "\(.*\)"/\1/p') # (the image's containerd is this machine's)
+  [ -n "$sandbox" ] || { fail "no sandbox image in containerd's defaults"; return 1; }
+  mkdir -p "$T/img"
+  pause_rootfs "$T/pause" && oci_archive "$sandbox" "$T/pause" "$T/img/images.tar" /pause || { fail "no archive"; return 1; }
+  # (as the HA lab's nodes, for a Pod's sandbox under nspawn: containerd with restrict_oom_score_adj, its
+  # directory the host's, restarted before the join; a resolv.conf)
+  user_data=$(lab_readme_user_data | sed 's|--discovery-token-ca-cert-hash, |--images, /opt/kjoin-images/images.tar, --discovery-token-ca-cert-hash, |' |
+    sed '/^write_files:$/a - path: /etc/containerd/config.toml\n  content: |\n    version = 2\n    [plugins."io.containerd.grpc.v1.cri"]\n      restrict_oom_score_adj = true\n- path: /etc/resolv.conf\n  content: |\n    nameserver '"$LAB_HOST"'' |
+    sed '/apt-get install -y -q \/opt\/kjoin/a - [systemctl, restart, containerd]') ||
+    { fail "no cloud-config in the README"; return 1; }
+  lab_seed "$T/seed" "$n" "$user_data"
+  mkdir -p "$LAB_DIR/$n/containerd"
+  lab_boot "$n" "$LAB_NET.38" "$T/seed" --bind-ro="$T/img:/opt/kjoin-images" --bind="$LAB_DIR/$n/containerd:/var/lib/containerd"
+  lab_registered "$n" 240 || { fail "the Node never registered: $(lab_exec "$n" tail -n 8 /var/log/cloud-init-output.log 2>&1)"; rc=1; }
+  lab_joined "$n" || rc=1
+  lab_exec "$n" ctr --namespace k8s.io images ls -q | grep -qxF "$sandbox" || { fail "$sandbox was not imported"; rc=1; }
+  kc create -f - >/dev/null <<POD || { fail "the Pod could not be created"; rc=1; }
+apiVersion: v1
+kind: Pod
+metadata: {name: offline, namespace: default}
+spec:
+  nodeName: $n
+  hostNetwork: true
+  containers: [{name: c, image: "$sandbox", imagePullPolicy: Never}]
+POD
+  e2e_wait 120 eval '[ "$(kc get pod offline -o jsonpath={.status.phase})" = Running ]' ||
+    { fail "the Pod does not run: $(kc get pod offline -o jsonpath='{.status}' | head -c 500)"; rc=1; }
+  [ $rc = 0 ] && echo "    [$current] $n: joined with no registry, $sandbox imported, a Pod runs from it" >&2
+  kc delete pod offline --wait=false >/dev/null 2>&1
+  lab_stop "$n"
+  kc delete node "$n" >/dev/null 2>&1
+  return $rc
+}
+
 # A node whose only way out is a proxy on the lab's bridge (an HTTP proxy
 # with nothing behind it that logs what it is asked for): joined with
 # --proxy, real systemd runs the kubelet and containerd with the drop-ins;

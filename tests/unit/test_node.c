@@ -140,6 +140,28 @@ static void test_proxy_dropins(void **state)
     free(text);
 }
 
+/* What ctr import says it unpacked; an archive kjoin_join checks first. */
+static void test_images_import_words(void **state)
+{
+    (void)state;
+    char names[64];
+    const char *out = "unpacking registry.k8s.io/pause:3.6 (sha256:aaaa)...done\n"
+                      "unpacking example.test/cni:1 (sha256:bbbb)...done\nsomething else\nunpacking \n";
+    assert_int_equal(kjoin_node__ctr_imported(out, names, sizeof(names)), 3);
+    assert_string_equal(names, "registry.k8s.io/pause:3.6, example.test/cni:1");
+    assert_int_equal(kjoin_node__ctr_imported("", names, sizeof(names)), 0);
+    assert_string_equal(names, "");
+    assert_int_equal(kjoin_node__ctr_imported(out, names, 20), 3); /* names that do not fit are counted, not shown */
+    assert_string_equal(names, "");
+    char ctr[256];
+    kjoin_err e;
+    assert_int_equal(kjoin_node__images_check("images.tar", ctr, sizeof(ctr), &e), KJOIN_E_USAGE);
+    assert_non_null(strstr(e.msg, "must be an absolute path"));
+    assert_int_equal(kjoin_node__images_check("/nonexistent/images.tar", ctr, sizeof(ctr), &e), KJOIN_E_USAGE);
+    assert_int_equal(kjoin_node__images_check("/tmp", ctr, sizeof(ctr), &e), KJOIN_E_USAGE); /* a directory */
+    assert_non_null(strstr(e.msg, "is not a readable image archive"));
+}
+
 static void test_kubelet_error_about(void **state)
 {
     (void)state;
@@ -1740,7 +1762,7 @@ static void test_reset_names_why_a_tree_stays(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_kubelet_error_about), cmocka_unit_test(test_dual_stack_node_ip), cmocka_unit_test(test_proxy_dropins), cmocka_unit_test(test_run_keeps_the_newest_output), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset), cmocka_unit_test(test_kubelet_dry_run),
+                 cmocka_unit_test(test_kubelet_version), cmocka_unit_test(test_kubelet_words), cmocka_unit_test(test_kubelet_error_about), cmocka_unit_test(test_dual_stack_node_ip), cmocka_unit_test(test_proxy_dropins), cmocka_unit_test(test_images_import_words), cmocka_unit_test(test_run_keeps_the_newest_output), cmocka_unit_test(test_kubelet_log_gone), cmocka_unit_test(test_start_command), cmocka_unit_test(test_node_ready), cmocka_unit_test(test_record_keeps_every_name), cmocka_unit_test(test_outputs_elsewhere_reset), cmocka_unit_test(test_kubelet_dry_run),
         cmocka_unit_test(test_reset_unmounts_what_the_kubelet_mounted),
         cmocka_unit_test(test_write_onto_full_or_read_only_disk),
         cmocka_unit_test(test_preflight_resumes_only_its_own),
