@@ -551,6 +551,14 @@ static json_object *check_json(const kjoin_phases_outcome *w)
         json_object_object_add(o, "approver", json_object_new_string(c->approver));
     json_object_object_add(o, "clockWithinCA", json_object_new_boolean(c->clock_ok));
     json_object_object_add(o, "problems", json_object_new_string(c->problems));
+    if (c->images_checked) {
+        json_object *images = json_object_new_object();
+        json_object_object_add(images, "sandbox", json_object_new_string(c->images_sandbox));
+        json_object_object_add(images, "kubeProxy", c->images_kube_proxy[0] ? json_object_new_string(c->images_kube_proxy)
+                                                                            : NULL);
+        json_object_object_add(images, "missing", json_object_new_string(c->images_missing));
+        json_object_object_add(o, "images", images);
+    }
     return o;
 }
 

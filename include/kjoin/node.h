@@ -156,6 +156,10 @@ typedef struct kjoin_join_check {
     char approver[256];                /* its holder, when one was read */
     bool clock_ok;                     /* this machine's clock is within the cluster CA's validity */
     char problems[900];                /* each check that failed, "; " between them ("" when none) */
+    bool images_checked;               /* the runtime was asked for the images the node needs (not a verdict: */
+    char images_sandbox[256];          /* the kubelet has the missing ones pulled), its sandbox image, */
+    char images_kube_proxy[320];       /* kube-proxy's as kubeadm names it for the cluster, */
+    char images_missing[700];          /* and those it lacks, comma-separated */
 } kjoin_join_check;
 /* A file a dry run would write: its path, mode and content, shown with
  * tokens masked and control characters replaced. */

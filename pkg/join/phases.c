@@ -160,6 +160,13 @@ static kjoin_code run_join_check(join_run *r, kjoin_err *err)
         return rc;
     r->out->checked = true;
     rc = kjoin_join_check_cluster(r->bootstrap_api, r->out->node_name.name, r->ca, r->ca_len, &r->out->check, err);
+    kjoin_err images;
+    if (kjoin_join_check_images(r->bootstrap_api, r->spec->node.cri_socket, &r->out->check, &images))
+        logf_(r, 1, "[check] The images were not asked for: %s", images.msg);
+    else if (*r->out->check.images_missing)
+        logf_(r, KJOIN_LOG_WARNING, "[check] WARNING Images: not on this node: %s (the kubelet has them pulled; a node "
+                                    "without a way to a registry imports them: an image archive)",
+              r->out->check.images_missing);
     const char *etcd = r->out->etcd_check.problems;
     if (!r->etcd_verdict)
         return rc;

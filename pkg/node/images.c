@@ -164,3 +164,24 @@ kjoin_code kjoin_node_images_list(kjoin_kubeapi *api, kjoin_node_images *out, kj
     json_object_put(list);
     return KJOIN_OK;
 }
+
+kjoin_code kjoin_join_check_images(kjoin_kubeapi *api, const char *cri_socket, kjoin_join_check *out, kjoin_err *err)
+{
+    kjoin_cluster_configuration cc;
+    bool found = false;
+    const char *sock = kjoin_node__runtime_socket(cri_socket);
+    out->images_checked = false;
+    if (!sock)
+        return kjoin_err_set(err, KJOIN_E_USAGE, "no container runtime's socket to ask for its images");
+    kjoin_code rc = kjoin_cluster_configuration_get(api, &cc, &found, err);
+    if (!rc && found && *cc.version)
+        (void)!snprintf(out->images_kube_proxy, sizeof(out->images_kube_proxy), "%.240s/kube-proxy:%.60s",
+                        *cc.image_repository ? cc.image_repository : "registry.k8s.io", cc.version);
+    if (!rc)
+        rc = kjoin_cri_sandbox_image(sock, ASK_MS, out->images_sandbox, sizeof(out->images_sandbox), err);
+    const char *images[] = {out->images_sandbox, out->images_kube_proxy};
+    if (!rc)
+        rc = kjoin_node__images_missing(sock, images, 2, out->images_missing, sizeof(out->images_missing), err);
+    out->images_checked = !rc;
+    return rc;
+}

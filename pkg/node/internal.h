@@ -52,6 +52,10 @@ kjoin_code kjoin_node__no_proxy(const kjoin_node__no_proxy_in *in, char *out, si
  * at most, no path. Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_node__proxy_check(const char *proxy, kjoin_err *err);
 
+/* The runtime's socket path: given (a path or unix:// URL), else the
+ * first of kubeadm's known ones that exists; NULL: none. */
+const char *kjoin_node__runtime_socket(const char *given);
+
 /* images.c: an image archive the join imports (absolute, a readable
  * regular file, containerd's ctr on PATH: into ctr). Errors: KJOIN_E_USAGE. */
 kjoin_code kjoin_node__images_check(const char *archive, char *ctr, size_t cap, kjoin_err *err);

@@ -33,6 +33,18 @@
 /* kubeadm's names of them (its known CRI sockets), so that the files say what kubeadm's say. */
 static const char *const runtime_sockets[] = {"/var/run/containerd/containerd.sock", "/var/run/crio/crio.sock"};
 
+const char *kjoin_node__runtime_socket(const char *given)
+{
+    if (given)
+        return !strncmp(given, "unix://", 7) ? given + 7 : given;
+    for (size_t i = 0; i < sizeof(runtime_sockets) / sizeof(runtime_sockets[0]); i++) {
+        struct stat st;
+        if (stat(runtime_sockets[i], &st) == 0)
+            return runtime_sockets[i];
+    }
+    return NULL;
+}
+
 static bool ignored(const char *list, const char *name)
 {
     if (!list)

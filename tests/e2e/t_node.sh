@@ -408,6 +408,9 @@ node_scenario_images() {
   [ -n "$sandbox" ] && jq -e --arg s "$sandbox" --arg p "/kube-proxy:$E2E_VERSION" \
     '(.node.images.kubeProxy | endswith($p)) and (.node.images.missing | contains($s)) and (.node.images.missing | contains($p))' \
     "$T/join.out" >/dev/null || { fail "dry run's images: $(jq -c .node.images "$T/join.out")"; rc=1; }
+  join_as e2e-img --check -o json || return 1
+  jq -e --arg s "$sandbox" '.check.images.sandbox == $s and (.check.images.missing | contains($s))' "$T/join.out" >/dev/null ||
+    { fail "--check's images: exit $JOIN_RC $(jq -c .check.images "$T/join.out" 2>&1 | head -c 300)"; rc=1; }
   join_as e2e-img --images images.tar || return 1
   [ "$JOIN_RC" = 2 ] && join_err '--images "images.tar" must be an absolute path' || rc=1
   join_as e2e-img --images "$T/none.tar" || return 1

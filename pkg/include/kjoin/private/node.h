@@ -183,6 +183,12 @@ typedef struct kjoin_node_join {
  * approval by hand, KJOIN_E_TRUST: the clock) with every problem said. */
 kjoin_code kjoin_join_check_cluster(struct kjoin_kubeapi *api, const char *node_name, const char *ca_pem, size_t ca_len,
                                     kjoin_join_check *out, kjoin_err *err);
+/* The check's images: the runtime's (at cri_socket, or kubeadm's known
+ * sockets) sandbox image and kube-proxy's as kubeadm names it for the
+ * cluster, and which of them the runtime lacks, into out's images_*.
+ * Errors: the CRI's and the API's. */
+kjoin_code kjoin_join_check_images(struct kjoin_kubeapi *api, const char *cri_socket, kjoin_join_check *out,
+                                   kjoin_err *err);
 
 /* kubelet-start's cluster checks, with the bootstrap identity: no Ready
  * Node of this name, the kubelet-config ConfigMap, kubeadm's
