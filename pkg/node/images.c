@@ -145,8 +145,15 @@ kjoin_code kjoin_node_images_list(kjoin_kubeapi *api, kjoin_node_images *out, kj
         kjoin_kubeapi_response_release(&r);
         return rc;
     }
-    json_object *list = kjoin_json_whole(r.body, r.len), *items = list ? kjoin_json_at(list, "items") : NULL;
+    rc = kjoin_node__daemonset_images(r.body, r.len, out, err);
     kjoin_kubeapi_response_release(&r);
+    return rc;
+}
+
+kjoin_code kjoin_node__daemonset_images(const char *body, size_t len, kjoin_node_images *out, kjoin_err *err)
+{
+    char source[200];
+    json_object *list = kjoin_json_whole(body, len), *items = list ? kjoin_json_at(list, "items") : NULL;
     if (!items || !json_object_is_type(items, json_type_array)) {
         json_object_put(list);
         return kjoin_err_set(err, KJOIN_E_OTHER, "the list of daemonsets is not a list");

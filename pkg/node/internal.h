@@ -63,6 +63,10 @@ kjoin_code kjoin_node__images_check(const char *archive, char *ctr, size_t cap, 
  * it unpacked into names, their number into *n. Errors: KJOIN_E_OTHER. */
 kjoin_code kjoin_node__images_import(const char *ctr, const char *cri_socket, const char *archive, int64_t timeout_ms,
                                      char *names, size_t cap, size_t *n, kjoin_err *err);
+/* An API server's list of DaemonSets (untrusted): each one's containers'
+ * and initContainers' images added to out, each once. Errors:
+ * KJOIN_E_OTHER (not a list). */
+kjoin_code kjoin_node__daemonset_images(const char *body, size_t len, kjoin_node_images *out, kjoin_err *err);
 /* ctr import's output: the names it unpacked (comma-separated) and how many. */
 size_t kjoin_node__ctr_imported(const char *output, char *names, size_t cap);
 /* Which of images (NULL or "" skipped) the runtime lacks, into missing.

@@ -4,7 +4,8 @@
  * ClusterConfiguration (from the server), which also goes through the
  * rendering of config.yaml (YAML to JSON and back), and the kubelet's own
  * output (its journal or log file) that a wait scans, and the kernel's
- * route tables with the node-ip values read beside them. The first byte
+ * route tables with the node-ip values read beside them, a list of
+ * DaemonSets (the images a node pulls) and ctr import's words. The first byte
  * chooses the parser (modulo 8, so that the seeds of modulo 4 keep theirs). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -69,6 +70,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char about[400];
         kjoin_node__kubelet_words(text, len, &w);
         kjoin_node__kubelet_error_about(text, len, "kube-system/etcd-cp-2", about, sizeof(about));
+        break;
+    }
+    case 2: { /* a list of DaemonSets (the images a node pulls), and ctr import's words */
+        kjoin_node_images *images = calloc(1, sizeof(*images));
+        char *s = fuzz_string(data + 1, len), names[700];
+        if (images && !kjoin_node__daemonset_images(text, len, images, NULL) && images->n > KJOIN_NODE_IMAGES_MAX)
+            abort();
+        if (s)
+            kjoin_node__ctr_imported(s, names, sizeof(names));
+        free(images);
+        free(s);
         break;
     }
     case 5: { /* the route tables (both formats), and the rest as a node-ip value and a CIDR list */
