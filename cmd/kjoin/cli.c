@@ -10,6 +10,7 @@
 
 #include <kjoin/kubeapi.h>
 #include <kjoin/pin.h>
+#include <kjoin/util.h>
 
 #include "cli.h"
 
@@ -490,4 +491,17 @@ void cli_short_duration(long long seconds, char *buf, size_t cap)
         snprintf(buf, cap, "%lldd", seconds / 86400);
     else
         snprintf(buf, cap, "%lldy", seconds / (86400LL * 365));
+}
+
+kjoin_code cli_admin_opt(cli_admin_args *a, int id, const char *arg, kjoin_err *err)
+{
+    switch (id) {
+    case CLI_OPT_KUBECONFIG: a->kubeconfig = arg; break;
+    case CLI_OPT_CONTEXT: a->context = arg; break;
+    case CLI_OPT_TIMEOUT: return cli_flag_err("--timeout", kjoin_duration_parse(arg, &a->timeout_ms, err), err);
+    case CLI_OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);
+    case CLI_OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
+    case CLI_OPT_QUIET: a->verbosity = -1; break;
+    }
+    return KJOIN_OK;
 }

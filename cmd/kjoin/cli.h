@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <json-c/json.h>
 
@@ -130,5 +131,30 @@ void cli_short_duration(long long seconds, char *buf, size_t cap);
 /* Parses a whole decimal number in [min, max]. Errors: KJOIN_E_USAGE. */
 kjoin_code cli_parse_long(const char *flag, const char *arg, long min, long max, long *out,
                           kjoin_err *err);
+
+/* The flags of a verb that reads the cluster with admin credentials, in its
+ * table as CLI_ADMIN_OPTS (its own flags before them; ids below
+ * CLI_OPT_ADMIN) and taken by cli_admin_opt. */
+typedef struct cli_admin_args {
+    const char *kubeconfig, *context;
+    int64_t timeout_ms;
+    cli_format format;
+    long verbosity;
+} cli_admin_args;
+
+enum { CLI_OPT_ADMIN = 1000, CLI_OPT_KUBECONFIG = CLI_OPT_ADMIN, CLI_OPT_CONTEXT, CLI_OPT_TIMEOUT,
+       CLI_OPT_OUTPUT, CLI_OPT_VERBOSE, CLI_OPT_QUIET };
+
+#define CLI_ADMIN_OPTS(timeout_help)                                                                       \
+    {CLI_OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE",                                                      \
+     "admin credentials (default: $KUBECONFIG, else " KJOIN_KUBEAPI_DEFAULT_KUBECONFIG ")"},                 \
+        {CLI_OPT_CONTEXT, "context", 0, true, "NAME", "the kubeconfig context to use (default: current)"},   \
+        {CLI_OPT_TIMEOUT, "timeout", 0, true, "DURATION", timeout_help},                                     \
+        {CLI_OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},                           \
+        {CLI_OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 4 each request, 6 response headers"},    \
+        {CLI_OPT_QUIET, "quiet", 'q', false, NULL, "print errors only"}
+
+/* Takes one of CLI_ADMIN_OPTS' flags (id at or above CLI_OPT_ADMIN). */
+kjoin_code cli_admin_opt(cli_admin_args *a, int id, const char *arg, kjoin_err *err);
 
 #endif

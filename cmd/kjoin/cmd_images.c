@@ -13,16 +13,8 @@
 #include "cli.h"
 #include "verbs.h"
 
-enum { OPT_KUBECONFIG, OPT_CONTEXT, OPT_TIMEOUT, OPT_OUTPUT, OPT_VERBOSE, OPT_QUIET };
-
 static const cli_opt opts[] = {
-    {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE",
-     "admin credentials (default: $KUBECONFIG, else " KJOIN_KUBEAPI_DEFAULT_KUBECONFIG ")"},
-    {OPT_CONTEXT, "context", 0, true, "NAME", "the kubeconfig context to use (default: current)"},
-    {OPT_TIMEOUT, "timeout", 0, true, "DURATION", "deadline for the whole command (default 1m)"},
-    {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
-    {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 4 each request, 6 response headers"},
-    {OPT_QUIET, "quiet", 'q', false, NULL, "print errors only"},
+    CLI_ADMIN_OPTS("deadline for the whole command (default 1m)"),
 };
 
 static const cli_verb images_verb = {
@@ -38,31 +30,15 @@ static const cli_verb images_verb = {
     .max_args = 1,
 };
 
-typedef struct images_args {
-    const char *kubeconfig, *context;
-    int64_t timeout_ms;
-    cli_format format;
-    long verbosity;
-} images_args;
-
 static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
 {
-    images_args *a = ctx;
-    switch (id) {
-    case OPT_KUBECONFIG: a->kubeconfig = arg; break;
-    case OPT_CONTEXT: a->context = arg; break;
-    case OPT_TIMEOUT: return cli_flag_err("--timeout", kjoin_duration_parse(arg, &a->timeout_ms, err), err);
-    case OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);
-    case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
-    case OPT_QUIET: a->verbosity = -1; break;
-    }
-    return KJOIN_OK;
+    return cli_admin_opt(ctx, id, arg, err);
 }
 
 int cmd_images(int argc, char **argv)
 {
     kjoin_err err;
-    images_args a = {0};
+    cli_admin_args a = {0};
     int first;
     int p = cli_parse(&images_verb, argc, argv, on_opt, &a, &first, &err);
     if (p < 0)

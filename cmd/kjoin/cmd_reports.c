@@ -14,19 +14,13 @@
 #include "cli.h"
 #include "verbs.h"
 
-enum { OPT_KUBECONFIG, OPT_CONTEXT, OPT_NODE, OPT_WATCH, OPT_TIMEOUT, OPT_OUTPUT, OPT_VERBOSE, OPT_QUIET };
+enum { OPT_NODE, OPT_WATCH };
 
 static const cli_opt opts[] = {
-    {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE",
-     "admin credentials (default: $KUBECONFIG, else " KJOIN_KUBEAPI_DEFAULT_KUBECONFIG ")"},
-    {OPT_CONTEXT, "context", 0, true, "NAME", "the kubeconfig context to use (default: current)"},
     {OPT_NODE, "node", 0, true, "NAME", "only the reports of this node"},
     {OPT_WATCH, "watch", 'w', false, NULL,
      "after the list, print each new report as it comes (until interrupted, or --timeout)"},
-    {OPT_TIMEOUT, "timeout", 0, true, "DURATION", "deadline for the whole command (default 1m; with --watch: none)"},
-    {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
-    {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 4 each request, 6 response headers"},
-    {OPT_QUIET, "quiet", 'q', false, NULL, "print errors only"},
+    CLI_ADMIN_OPTS("deadline for the whole command (default 1m; with --watch: none)"),
 };
 
 static const cli_verb reports_verb = {
@@ -45,25 +39,18 @@ static const cli_verb reports_verb = {
 #define WATCH_POLL_S 2
 
 typedef struct reports_args {
-    const char *kubeconfig, *context, *node;
+    cli_admin_args admin;
+    const char *node;
     bool watch;
-    int64_t timeout_ms;
-    cli_format format;
-    long verbosity;
 } reports_args;
 
 static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
 {
     reports_args *a = ctx;
     switch (id) {
-    case OPT_KUBECONFIG: a->kubeconfig = arg; break;
-    case OPT_CONTEXT: a->context = arg; break;
     case OPT_NODE: a->node = arg; break;
     case OPT_WATCH: a->watch = true; break;
-    case OPT_TIMEOUT: return cli_flag_err("--timeout", kjoin_duration_parse(arg, &a->timeout_ms, err), err);
-    case OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);
-    case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
-    case OPT_QUIET: a->verbosity = -1; break;
+    default: return cli_admin_opt(&a->admin, id, arg, err);
     }
     return KJOIN_OK;
 }
@@ -123,27 +110,28 @@ int cmd_reports(int argc, char **argv)
     if (p < 0)
         return 0;
     if (p)
-        return cli_fail(a.format, &err);
+        return cli_fail(a.admin.format, &err);
     kjoin_kubeapi *api = NULL;
     kjoin_join_reports now_seen = {0}, before = {0};
     /* A watch lives until interrupted (or --timeout); each of its lists has a bound of its own. */
-    int64_t life = a.watch && !a.timeout_ms ? 100LL * 365 * 86400 * 1000 : a.timeout_ms;
-    kjoin_code rc = a.watch ? cli_kubeapi_calls(a.kubeconfig, a.context, false, life, 30000, &a.verbosity, &api, &err)
-                            : cli_kubeapi(a.kubeconfig, a.context, false, life, &a.verbosity, &api, &err);
+    int64_t life = a.watch && !a.admin.timeout_ms ? 100LL * 365 * 86400 * 1000 : a.admin.timeout_ms;
+    const cli_admin_args *g = &a.admin;
+    kjoin_code rc = a.watch ? cli_kubeapi_calls(g->kubeconfig, g->context, false, life, 30000, &a.admin.verbosity, &api, &err)
+                            : cli_kubeapi(g->kubeconfig, g->context, false, life, &a.admin.verbosity, &api, &err);
     if (!rc)
         rc = kjoin_join_reports_list(api, a.node, &now_seen, &err);
     if (rc) {
         kjoin_kubeapi_free(api);
-        return cli_fail(a.format, &err);
+        return cli_fail(a.admin.format, &err);
     }
     long long now = (long long)time(NULL);
-    if (a.format == CLI_JSON && !a.watch) {
+    if (a.admin.format == CLI_JSON && !a.watch) {
         json_object *arr = json_object_new_array(), *root = json_object_new_object();
         for (size_t i = 0; i < now_seen.n; i++)
             json_object_array_add(arr, report_json(&now_seen.items[i]));
         json_object_object_add(root, "reports", arr);
         cli_print_json(root);
-    } else if (a.format == CLI_JSON) { /* a watch: one object a line, as it comes */
+    } else if (a.admin.format == CLI_JSON) { /* a watch: one object a line, as it comes */
         for (size_t i = now_seen.n; i-- > 0;)
             print_json_line(&now_seen.items[i]);
     } else {
@@ -166,7 +154,7 @@ int cmd_reports(int argc, char **argv)
         for (size_t i = now_seen.n; i-- > 0;) { /* oldest new one first */
             if (seen_before(&before, now_seen.items[i].name))
                 continue;
-            if (a.format == CLI_JSON)
+            if (a.admin.format == CLI_JSON)
                 print_json_line(&now_seen.items[i]);
             else
                 print_row(&now_seen.items[i], now);
