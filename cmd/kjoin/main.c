@@ -34,6 +34,7 @@ static const struct verb {
     {"approver", cmd_approver, true, "the controller that holds node-bound tokens to their node: run, install, uninstall"},
     {"reports", cmd_reports, true, "the join reports failed joins left in the cluster: why each node did not join"},
     {"images", cmd_images, true, "images list: the images a node pulls, for an archive kjoin join --images imports"},
+    {"sync", cmd_sync, true, "keep this node's kubelet configuration to the cluster's: --check shows drift (exit 11); labels the Node"},
     {"ca-hash", cmd_ca_hash, false, "print the pins of each certificate of a CA bundle"},
     {"cluster-info", cmd_cluster_info, false, "cluster-info sign: build a signed cluster-info ConfigMap"},
     {"tls-bootstrap", cmd_tls_bootstrap, true, "the node's client certificate and kubelet.conf from the bootstrap token; --rotate renews it"},

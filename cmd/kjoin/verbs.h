@@ -13,6 +13,7 @@ int cmd_reset(int argc, char **argv);
 int cmd_approver(int argc, char **argv);
 int cmd_reports(int argc, char **argv);
 int cmd_images(int argc, char **argv);
+int cmd_sync(int argc, char **argv);
 
 struct kjoin_bootstrap_spec;
 /* Runs a TLS bootstrap and prints its result; returns the exit code (10 for

@@ -211,4 +211,74 @@ struct kjoin_kubeapi;
  * KJOIN_E_OTHER (a malformed answer). */
 kjoin_code kjoin_node_images_list(struct kjoin_kubeapi *api, kjoin_node_images *out, kjoin_err *err);
 
+/* kjoin sync: the kubelet's files of a joined node made again as
+ * kubelet-start would write them now (the cluster's kubelet-config for its
+ * kubeadm release, the join's recorded patches and flags, the release's
+ * instance configuration), compared with the node's by meaning (kubeadm's
+ * formatting of the same configuration is no difference), and, unless
+ * only checked, written (atomically, each by its rule) and recorded in the
+ * join record. Both label the node's own Node with the outcome (its
+ * credentials, kubelet.conf, may). */
+#define KJOIN_SYNC_SPEC_VERSION 1
+typedef struct kjoin_sync_spec {
+    unsigned version;                  /* KJOIN_SYNC_SPEC_VERSION */
+    kjoin_node_paths paths;
+    bool check;                        /* compare and label only: nothing on the node changes */
+    bool restart;                      /* after a change, restart the kubelet (systemd) and wait for its health */
+    int64_t timeout_ms;                /* one deadline; 0: 1 minute */
+    const char *kubelet;               /* the kubelet binary (its version); NULL: "kubelet" on PATH */
+    const char *systemd_dir;           /* NULL: "/run/systemd/system" */
+    const char *proc_dir;              /* NULL: "/proc" */
+    const char *audit_id;              /* sent as Audit-ID; may be NULL */
+    kjoin_log_fn log;
+    void *log_ctx;
+} kjoin_sync_spec;
+#define KJOIN_SYNC_SPEC_INIT {.version = KJOIN_SYNC_SPEC_VERSION}
+
+#define KJOIN_SYNC_MAX_FILES 3
+#define KJOIN_SYNC_MAX_CHANGES 32
+typedef struct kjoin_sync_file {
+    char path[4096];
+    bool differs;                      /* the node's differs from what kubelet-start would write now */
+    bool missing;                      /* ... because it is not there */
+    bool written;                      /* sync wrote it */
+    size_t n_changes;                  /* what differs, one field each: "maxPods: 110 -> 90", "+ key: value", */
+    char changes[KJOIN_SYNC_MAX_CHANGES][320]; /* "- key: value" (values as JSON, each cut at 120 bytes) */
+    bool more_changes;                 /* more than KJOIN_SYNC_MAX_CHANGES */
+} kjoin_sync_file;
+
+typedef enum kjoin_sync_state {
+    KJOIN_SYNC_IN_SYNC,                /* the node's files are what the join would write now, the kubelet runs them */
+    KJOIN_SYNC_DRIFTED,                /* a file differs */
+    KJOIN_SYNC_RESTART_NEEDED,         /* the files are right, the kubelet started before they were written */
+} kjoin_sync_state;
+
+typedef struct kjoin_sync_result {
+    char node_name[254];
+    char config_map[64];               /* "kubelet-config" */
+    int kubeadm_minor;                 /* the cluster's kubeadm release */
+    bool flags_kept;                   /* a record without the join's flags: the flags file was left as it is */
+    size_t n_files;
+    kjoin_sync_file files[KJOIN_SYNC_MAX_FILES];
+    bool drift;                        /* a file differed when the run began */
+    bool written;                      /* files were written */
+    bool restarted;                    /* the kubelet was restarted and answered healthz */
+    kjoin_sync_state state;            /* after the run */
+    char hash[65];                     /* SHA-256 of the node's kubelet configuration (by meaning) after the run */
+    bool labeled;                      /* the Node has the labels */
+} kjoin_sync_result;
+
+/* The label values (kjoin.io/kubelet-config): "in-sync", "drifted",
+ * "restart-needed". */
+const char *kjoin_sync_state_name(kjoin_sync_state s);
+
+/* Errors: KJOIN_E_USAGE (no join record, or one kjoin cannot read; a
+ * restart without systemd; a patch that no longer applies: nothing
+ * written), KJOIN_E_API (the cluster's configuration refused or missing;
+ * the Node's labels refused, after the rest is done), KJOIN_E_TIMEOUT (the
+ * API server, or the restarted kubelet's health, by the deadline),
+ * KJOIN_E_OUTPUT, KJOIN_E_OTHER. out holds what was found and done in every
+ * case. */
+kjoin_code kjoin_sync(const kjoin_sync_spec *spec, kjoin_sync_result *out, kjoin_err *err);
+
 #endif

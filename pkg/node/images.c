@@ -123,6 +123,16 @@ static void add_containers(kjoin_node_images *out, json_object *spec, const char
         add_image(out, kjoin_json_str(json_object_array_get_idx(list, i), "image"), source);
 }
 
+bool kjoin_node__pause_image(int minor, const char *image_repository, char *out, size_t cap)
+{
+    const kjoin_release *row = kjoin_release_of(minor);
+    *out = '\0';
+    if (!row || !row->pause)
+        return false;
+    (void)!snprintf(out, cap, "%.250s/pause:%.60s", *image_repository ? image_repository : "registry.k8s.io", row->pause);
+    return true;
+}
+
 kjoin_code kjoin_node_images_list(kjoin_kubeapi *api, kjoin_node_images *out, kjoin_err *err)
 {
     kjoin_cluster_configuration cc;
@@ -132,11 +142,8 @@ kjoin_code kjoin_node_images_list(kjoin_kubeapi *api, kjoin_node_images *out, kj
     kjoin_code rc = kjoin_cluster_configuration_get(api, &cc, &found, err);
     if (rc)
         return rc;
-    const kjoin_release *row = found ? kjoin_release_of(cc.minor) : NULL;
-    if (row && row->pause) {
+    if (found && kjoin_node__pause_image(cc.minor, cc.image_repository, image, sizeof(image))) {
         snprintf(source, sizeof(source), "sandbox (kubeadm 1.%d's pause; the runtime's own may differ)", cc.minor);
-        (void)!snprintf(image, sizeof(image), "%.250s/pause:%.60s",
-                        *cc.image_repository ? cc.image_repository : "registry.k8s.io", row->pause);
         add_image(out, image, source);
     }
     kjoin_kubeapi_response r = {0};

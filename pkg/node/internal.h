@@ -88,8 +88,23 @@ kjoin_code kjoin_node__systemctl(const char *verb, int64_t timeout_ms, kjoin_err
 typedef struct kjoin_node__unit {
     char active[32], sub[32];
     long restarts;
+    long main_pid;      /* MainPID: 0 when it does not run */
 } kjoin_node__unit;
 bool kjoin_node__kubelet_unit(kjoin_node__unit *u);
+/* When process pid started, in ms of the wall clock (proc_dir's <pid>/stat
+ * and its boot time; NULL: "/proc"); -1 unknown. Whole seconds' precision
+ * from the boot time. */
+int64_t kjoin_node__process_start_ms(const char *proc_dir, long pid);
+/* sync.c: a flags file (KUBELET_KUBEADM_ARGS="--a=b --c") by meaning,
+ * {"--a": "b", "--c": ""}; NULL when text is not one such line. Untrusted. */
+struct json_object *kjoin_node__flags_json(const char *text, size_t len);
+/* What differs between have and want, field by field under path ("" the
+ * whole), as kjoin_sync_file's change lines. */
+void kjoin_node__sync_diff(struct json_object *have, struct json_object *want, const char *path, kjoin_sync_file *f);
+/* The sandbox (pause) image kubeadm 1.minor names for a cluster of
+ * image_repository ("": registry.k8s.io) into out; false (out "") when
+ * kjoin does not know the release's. */
+bool kjoin_node__pause_image(int minor, const char *image_repository, char *out, size_t cap);
 
 /* What the kubelet's output says: its last error line (else its last
  * line) as "; the kubelet's last error: ...", printable, and how often it

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/inotify.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -182,11 +183,8 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
     out->kubeadm_minor = cc->minor ? cc->minor : out->server_minor;
     out->instance_config = kjoin_kubeadm_instance_config(out->kubeadm_minor, cc->node_local_cri_socket);
     /* kubeadm's GetPauseImage: the cluster's imageRepository (defaulted in what kubeadm stored) */
-    const kjoin_release *row = kjoin_release_of(out->kubeadm_minor);
-    const char *pause = row->pause_flag ? row->pause : NULL;
-    if (pause)
-        snprintf(out->pause_image, sizeof(out->pause_image), "%s/pause:%s",
-                 *cc->image_repository ? cc->image_repository : "registry.k8s.io", pause);
+    if (kjoin_release_of(out->kubeadm_minor)->pause_flag)
+        kjoin_node__pause_image(out->kubeadm_minor, cc->image_repository, out->pause_image, sizeof(out->pause_image));
     dual_stack_node_ip(j, cc);
     if (*cc->version) /* kubeadm's kube-proxy addon: the cluster's repository, its version */
         (void)!snprintf(out->kube_proxy_image, sizeof(out->kube_proxy_image), "%.240s/kube-proxy:%.60s",
@@ -345,6 +343,38 @@ static void keep_control_plane_part(json_object *file, json_object *o)
         json_object_object_add(o, KJOIN_RECORD_CONTROL_PLANE, json_object_get(part));
 }
 
+/* What the kubelet's files are made from beyond the cluster's
+ * configuration (kjoin_node_inputs), for kjoin sync; NULL when they do not
+ * fit a record (sync then leaves the flags file). */
+static json_object *inputs_json(const kjoin_node_join *j)
+{
+    const kjoin_node_spec *s = j->spec;
+    char dir[4096] = "";
+    if (s->patches_dir && !realpath(s->patches_dir, dir))
+        return NULL;
+    bool fits = s->n_taints <= KJOIN_NODE_INPUTS_MAX_ARGS && s->n_extra_args <= KJOIN_NODE_INPUTS_MAX_ARGS;
+    for (size_t i = 0; fits && i < s->n_taints; i++)
+        fits = strlen(s->taints[i]) < sizeof(((kjoin_node_inputs *)0)->taints[0]);
+    for (size_t i = 0; fits && i < s->n_extra_args; i++)
+        fits = strlen(s->extra_args[i]) < sizeof(((kjoin_node_inputs *)0)->extra_args[0]);
+    if (!fits)
+        return NULL;
+    json_object *o = json_object_new_object(), *taints = json_object_new_array(), *args = json_object_new_array();
+    json_object_object_add(o, "criSocket", json_object_new_string(j->report.cri_socket));
+    if (*dir)
+        json_object_object_add(o, "patchesDir", json_object_new_string(dir));
+    if (*j->result.node_ip)
+        json_object_object_add(o, "nodeIP", json_object_new_string(j->result.node_ip));
+    json_object_object_add(o, "hostnameOverride", json_object_new_boolean(!j->cx->name.is_host_name));
+    for (size_t i = 0; i < s->n_taints; i++)
+        json_object_array_add(taints, json_object_new_string(s->taints[i]));
+    for (size_t i = 0; i < s->n_extra_args; i++)
+        json_object_array_add(args, json_object_new_string(s->extra_args[i]));
+    json_object_object_add(o, "taints", taints);
+    json_object_object_add(o, "extraArgs", args);
+    return o;
+}
+
 /* The record reset reads, written before the files: the directories the join
  * creates and what the kubelet directory held before, as they were before the
  * first join (kept from an earlier record), and each file with its digest.
@@ -412,6 +442,9 @@ static kjoin_code make_record(const kjoin_node_join *j, const kjoin_node__resolv
     json_object_object_add(outputs, "caCert", json_object_new_string(p->ca_cert_path));
     json_object_object_add(o, "outputs", outputs);
     kjoin_record_written_emit(o, written);
+    json_object *inputs = inputs_json(j);
+    if (inputs)
+        json_object_object_add(o, "kubeletInputs", inputs);
     json_object_object_add(o, "kubeletDirBefore", before);
     json_object_object_add(o, "kubeletPkiBefore", pki_before);
     json_object_object_add(o, "kubeletMountsBefore", mounts_before);

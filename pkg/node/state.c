@@ -117,6 +117,67 @@ static bool dir_ok(const char *path, const void *ctx)
     return our_dir(path, &s->r, s->outputs, 2);
 }
 
+/* The string v into out: anything but a printable string that fits is
+ * refused (key names it). */
+static kjoin_code string_into(json_object *v, const char *key, char *out, size_t cap, kjoin_err *err)
+{
+    const char *t = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+    if (!t || strlen(t) >= cap || (size_t)json_object_get_string_len(v) != strlen(t) || !kjoin_utf8_printable(t))
+        return kjoin_err_set(err, BAD, "the join record's kubeletInputs.%s is not a string of at most %zu "
+                                       "printable characters", key, cap - 1);
+    memcpy(out, t, strlen(t) + 1);
+    return KJOIN_OK;
+}
+
+/* o's key into out; absent is "" unless required. */
+static kjoin_code text_of(json_object *o, const char *key, char *out, size_t cap, bool required, kjoin_err *err)
+{
+    json_object *v = NULL;
+    *out = '\0';
+    if (!json_object_object_get_ex(o, key, &v) && !required)
+        return KJOIN_OK;
+    return string_into(v, key, out, cap, err);
+}
+
+/* A list of strings of o's into out (each cap bytes). */
+static kjoin_code texts_of(json_object *o, const char *key, char *out, size_t cap, size_t *n, kjoin_err *err)
+{
+    json_object *list = array_of(o, key, KJOIN_NODE_INPUTS_MAX_ARGS);
+    kjoin_code rc = list ? KJOIN_OK : kjoin_err_set(err, BAD, "the join record's kubeletInputs.%s is not a list of at "
+                                                              "most %d", key, KJOIN_NODE_INPUTS_MAX_ARGS);
+    *n = 0;
+    for (size_t i = 0; !rc && i < (size_t)json_object_array_length(list); i++) {
+        rc = string_into(json_object_array_get_idx(list, i), key, out + i * cap, cap, err);
+        *n = i + 1;
+    }
+    return rc;
+}
+
+/* The record's kubeletInputs (absent in records before they were kept). */
+static kjoin_code inputs_of(json_object *o, kjoin_node_inputs *in, kjoin_err *err)
+{
+    json_object *v, *b;
+    if (!json_object_object_get_ex(o, "kubeletInputs", &v))
+        return KJOIN_OK;
+    if (!json_object_is_type(v, json_type_object) || !json_object_object_get_ex(v, "hostnameOverride", &b) ||
+        !json_object_is_type(b, json_type_boolean))
+        return kjoin_err_set(err, BAD, "the join record's kubeletInputs is not an object with hostnameOverride");
+    in->hostname_override = json_object_get_boolean(b);
+    kjoin_code rc = text_of(v, "criSocket", in->cri_socket, sizeof(in->cri_socket), true, err);
+    if (!rc)
+        rc = text_of(v, "patchesDir", in->patches_dir, sizeof(in->patches_dir), false, err);
+    if (!rc && *in->patches_dir && !kjoin_clean_path(in->patches_dir))
+        rc = kjoin_err_set(err, BAD, "the join record's kubeletInputs.patchesDir is not a clean absolute path");
+    if (!rc)
+        rc = text_of(v, "nodeIP", in->node_ip, sizeof(in->node_ip), false, err);
+    if (!rc)
+        rc = texts_of(v, "taints", in->taints[0], sizeof(in->taints[0]), &in->n_taints, err);
+    if (!rc)
+        rc = texts_of(v, "extraArgs", in->extra_args[0], sizeof(in->extra_args[0]), &in->n_extra_args, err);
+    in->has = !rc;
+    return rc;
+}
+
 /* The node's part of the record file o (NULL: none that parsed). */
 static kjoin_code state_of(json_object *o, const kjoin_node_paths *paths, kjoin_node_state *out, kjoin_err *err)
 {
@@ -152,6 +213,8 @@ static kjoin_code state_of(json_object *o, const kjoin_node_paths *paths, kjoin_
         rc = names_of(before, "kubelet directory", out->kubelet_entries, &out->n_kubelet_entries, err);
     if (!rc && pki_before)
         rc = names_of(pki_before, "kubelet pki directory", out->pki_entries, &out->n_pki_entries, err);
+    if (!rc)
+        rc = inputs_of(o, &out->inputs, err);
     out->has_mounts = mounts_before != NULL;
     for (size_t i = 0; !rc && mounts_before && i < (size_t)json_object_array_length(mounts_before); i++) {
         const char *m = str_of_item(mounts_before, i);

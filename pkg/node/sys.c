@@ -279,7 +279,7 @@ void kjoin_node__crash_point(const char *point)
 bool kjoin_node__kubelet_unit(kjoin_node__unit *u)
 {
     char prog[4096], *out = NULL;
-    const char *argv[] = {prog, "show", "kubelet", "--property=ActiveState,SubState,NRestarts", NULL};
+    const char *argv[] = {prog, "show", "kubelet", "--property=ActiveState,SubState,NRestarts,MainPID", NULL};
     memset(u, 0, sizeof(*u));
     if (kjoin_node__find_program("systemctl", prog, sizeof(prog), NULL) || kjoin_node__run(argv, 10000, &out, NULL))
         return false;
@@ -293,7 +293,36 @@ bool kjoin_node__kubelet_unit(kjoin_node__unit *u)
             snprintf(u->sub, sizeof(u->sub), "%s", line + 9);
         else if (!strncmp(line, "NRestarts=", 10))
             u->restarts = strtol(line + 10, NULL, 10);
+        else if (!strncmp(line, "MainPID=", 8))
+            u->main_pid = strtol(line + 8, NULL, 10);
     }
     free(out);
     return u->active[0] != '\0';
+}
+
+int64_t kjoin_node__process_start_ms(const char *proc_dir, long pid)
+{
+    char path[4200], *text = NULL, *boot = NULL;
+    size_t len = 0, boot_len = 0;
+    int64_t at = -1;
+    const char *proc = proc_dir ? proc_dir : "/proc";
+    snprintf(path, sizeof(path), "%s/%ld/stat", proc, pid);
+    char stat_path[4200];
+    snprintf(stat_path, sizeof(stat_path), "%s/stat", proc);
+    if (pid > 0 && !kjoin_file_read(path, 4096, &text, &len, NULL) &&
+        !kjoin_file_read(stat_path, 1 << 20, &boot, &boot_len, NULL)) {
+        /* field 22 (starttime, clock ticks after boot) counts from after the
+         * command's ")", which may hold anything */
+        const char *p = strrchr(text, ')'), *btime = strstr(boot, "\nbtime ");
+        unsigned long long ticks = 0;
+        int field = 2;
+        for (; p && *p && field < 22; p++)
+            if (*p == ' ')
+                field++;
+        long hz = sysconf(_SC_CLK_TCK);
+        if (p && field == 22 && sscanf(p, "%llu", &ticks) == 1 && btime && hz > 0)
+            at = strtoll(btime + 7, NULL, 10) * 1000 + (int64_t)(ticks * 1000 / (unsigned long long)hz);
+    }
+    free(text), free(boot);
+    return at;
 }

@@ -1360,6 +1360,88 @@ node_same_files_as_kubeadm() {
 t_e2e_node_kubelet_start_writes_what_kubeadm_writes() { node_same_files_as_kubeadm; }
 t_e2e_node_kubelet_start_patches_as_kubeadm() { node_same_files_as_kubeadm patches; }
 
+# kjoin sync: the cluster's kubelet configuration changed, --check says
+# what differs (exit 11) and changes nothing, the Node's labels say
+# "drifted"; sync writes it (exit 10) and records it (reset removes the new
+# file); kubeadm upgrade node phase kubelet-config then writes the same
+# configuration (by meaning) and sync --check finds nothing.
+node_scenario_sync() {
+  local rc=0 saved=$T/sync-cm.json patches=()
+  # kubeadm has patches for the kubelet's configuration from 1.25.
+  [ "$E2E_MINOR" -lt 25 ] || patches=(--patches "$T/patches")
+  # the join's own kubelet flags (kubeletExtraArgs) and patches, which sync keeps
+  cat >"$T/join.yaml" <<CFG
+apiVersion: kubeadm.k8s.io/v1beta4
+kind: JoinConfiguration
+discovery:
+  bootstrapToken: {token: abcdef.0123456789abcdef, apiServerEndpoint: "$E2E_ENDPOINT", caCertHashes: ["$E2E_PIN"]}
+nodeRegistration:
+  name: e2e-sync
+  criSocket: "$NODE_CRI"
+  ignorePreflightErrors: [$NODE_IGNORE]
+  kubeletExtraArgs: [{name: node-labels, value: sync=yes}]
+$([ "${#patches[@]}" = 0 ] || echo "patches: {directory: $T/patches}")
+CFG
+  node_join --config "$T/join.yaml" || return 1
+  [ "$JOIN_RC" = 0 ] || { fail "join: exit $JOIN_RC: $(tail -3 "$T/join.err")"; kubelet_down; return 1; }
+  sync_run() { local want=$1; shift; "$KJOIN" sync "$@" >"$T/sync.out" 2>"$T/sync.err"; local got=$?
+    [ "$got" = "$want" ] || { fail "kjoin sync $*: exit $got, not $want: $(tail -c 600 "$T/sync.out") $(tail -3 "$T/sync.err")"; return 1; }; }
+  label() { kc get node e2e-sync -o jsonpath="{.metadata.labels.kjoin\.io/kubelet-config}"; }
+  sync_run 0 --check -o json || rc=1
+  jq -e '.state == "in-sync" and (.drift | not) and .labeled and (.files | length) >= 2
+      and all(.files[]; .differs | not) and (.hash | length) == 64 and .flagsKept == false' "$T/sync.out" >/dev/null &&
+    [ "$(label)" = in-sync ] || { fail "a node just joined is not in sync: $(cat "$T/sync.out") label $(label)"; rc=1; }
+  kc -n kube-system get configmap "$NODE_CM" -o json >"$saved" || return 1
+  # A cluster kubeadm v1.20 made holds the configuration as that kubeadm
+  # writes it (defaulted): its upgrade phase's (this run's is made by hand).
+  local cm=$T/sync-cm-now.json
+  cp "$saved" "$cm"
+  if [ "$E2E_MINOR" -lt 24 ]; then
+    "$KBIN/kubeadm" upgrade node phase kubelet-config >"$T/upgrade.out" 2>&1 &&
+      jq --rawfile k /var/lib/kubelet/config.yaml '.data.kubelet = $k' "$saved" >"$cm" ||
+      { fail "kubeadm's defaulted configuration: $(tail -3 "$T/upgrade.out")"; return 1; }
+  fi
+  jq '.data.kubelet |= sub("imageGCLowThresholdPercent: 99"; "imageGCLowThresholdPercent: 97") | del(.metadata.resourceVersion)' "$cm" |
+    kc replace -f - >/dev/null || { fail "the ConfigMap was not changed"; return 1; }
+  local before
+  before=$(node_dirs)
+  sync_run 11 --check || rc=1
+  grep -q "imageGCLowThresholdPercent: 99 -> 97" "$T/sync.out" && grep -q "drifted" "$T/sync.out" &&
+    [ "$(node_dirs)" = "$before" ] && [ "$(label)" = drifted ] &&
+    [ "$(kc get node e2e-sync -o jsonpath='{.metadata.annotations.kjoin\.io/kubelet-config-drift}')" = config.yaml ] ||
+    { fail "sync --check: $(cat "$T/sync.out") label $(label)"; rc=1; }
+  # Without systemd there is nothing to restart it with: refused before any write.
+  sync_run 2 --restart && grep -q "needs systemd" "$T/sync.err" && [ "$(node_dirs)" = "$before" ] ||
+    { fail "sync --restart without systemd: $(cat "$T/sync.err")"; rc=1; }
+  sync_run 10 -o json || rc=1
+  jq -e '.written and .drift and .state == "restart-needed" and .files[0].written' "$T/sync.out" >/dev/null &&
+    grep -q "^imageGCLowThresholdPercent: 97$" /var/lib/kubelet/config.yaml && [ "$(label)" = restart-needed ] &&
+    [ "$(stat -c %a /var/lib/kubelet/config.yaml)" = 644 ] ||
+    { fail "sync: $(cat "$T/sync.out") label $(label)"; rc=1; }
+  [ "${#patches[@]}" = 0 ] || grep -q "^maxPods: 60$" /var/lib/kubelet/config.yaml || { fail "sync lost the join's patches"; rc=1; }
+  grep -q -- "--node-labels=sync=yes" /var/lib/kubelet/kubeadm-flags.env || { fail "sync lost the join's kubelet flags"; rc=1; }
+  # recorded: reset knows the file sync wrote as the join's
+  [ "$(jq -r '.files[] | select(.path == "/var/lib/kubelet/config.yaml") | .sha256' /etc/kubernetes/kjoin-join.json)" = \
+    "$(sha256sum /var/lib/kubelet/config.yaml | cut -d' ' -f1)" ] && jq -e '.kubeletSync.at' /etc/kubernetes/kjoin-join.json >/dev/null ||
+    { fail "the record does not hold what sync wrote: $(jq -c '.files, .kubeletSync' /etc/kubernetes/kjoin-join.json)"; rc=1; }
+  sync_run 0 --check || rc=1
+  # kubeadm's own phase on the synced node: the same configuration.
+  cp /var/lib/kubelet/config.yaml "$T/synced.yaml"
+  "$KBIN/kubeadm" upgrade node phase kubelet-config "${patches[@]}" >"$T/upgrade.out" 2>&1 ||
+    { fail "kubeadm upgrade node phase kubelet-config: $(tail -4 "$T/upgrade.out")"; rc=1; }
+  python3 -c 'import sys, yaml; a, b = (yaml.safe_load(open(f)) for f in sys.argv[1:]); sys.exit(a != b)' \
+    "$T/synced.yaml" /var/lib/kubelet/config.yaml || { fail "kubeadm upgrade node changed the synced configuration: $(diff "$T/synced.yaml" /var/lib/kubelet/config.yaml | head -8)"; rc=1; }
+  sync_run 0 --check -o json || rc=1
+  jq '.data.kubelet' "$saved" >/dev/null && jq 'del(.metadata.resourceVersion)' "$saved" | kc replace -f - >/dev/null ||
+    { fail "the ConfigMap was not put back"; rc=1; }
+  kubelet_down
+  return $rc
+}
+t_e2e_node_sync_keeps_the_kubelet_configuration_to_the_clusters() {
+  node_patches "$T/patches"
+  on_node node_scenario_sync e2e-sync
+}
+
 # --dry-run, as kubeadm's: preflight, discovery and the cluster checks run
 # for real, every file is shown (the token masked, the runtime where this
 # release's kubeadm puts it), nothing is written or started; a patch that

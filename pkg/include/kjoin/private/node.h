@@ -272,6 +272,21 @@ kjoin_code kjoin_reset_pods(const char *sock, size_t *n, kjoin_err *err);
  * For the fuzzer and reset. Errors: KJOIN_E_USAGE. */
 #define KJOIN_NODE_STATE_MAX_ENTRIES 256   /* names in the kubelet directory before the join */
 #define KJOIN_NODE_STATE_MAX_MOUNTS 16   /* mounts at or below the kubelet directory before the join */
+/* What kubelet-start wrote the kubelet's files from, beyond the cluster's
+ * configuration: kept in the record ("kubeletInputs") so kjoin sync makes
+ * them again as the join would now. */
+#define KJOIN_NODE_INPUTS_MAX_ARGS 32
+typedef struct kjoin_node_inputs {
+    bool has;
+    char cri_socket[320];              /* the runtime's endpoint */
+    char patches_dir[4096];            /* kubeadm's patches directory, absolute; "" none */
+    char node_ip[130];                 /* the flags file's --node-ip; "" none */
+    bool hostname_override;            /* the node's name is not the host's */
+    size_t n_taints;
+    char taints[KJOIN_NODE_INPUTS_MAX_ARGS][320];
+    size_t n_extra_args;               /* kubeletExtraArgs, "name=value" */
+    char extra_args[KJOIN_NODE_INPUTS_MAX_ARGS][1024];
+} kjoin_node_inputs;
 typedef struct kjoin_node_state {
     char join_id[40];
     char server[512];
@@ -284,6 +299,7 @@ typedef struct kjoin_node_state {
     bool has_mounts;                   /* the record says which mounts were there (records before it was kept do not) */
     size_t n_mounts;                   /* mount points at or below the kubelet directory before the join, once a mount */
     char mounts[KJOIN_NODE_STATE_MAX_MOUNTS][4096];
+    kjoin_node_inputs inputs;          /* what kubelet-start wrote from (has: absent in records before it was kept) */
 } kjoin_node_state;
 kjoin_code kjoin_node_state_parse(const char *json, size_t len, const kjoin_node_paths *paths, kjoin_node_state *out,
                                   kjoin_err *err);
