@@ -39,7 +39,8 @@ EXIT = [
     ("6", "the Kubernetes API refused a request"),
     ("7", "a control-plane join failed after its first write and took back what it wrote"),
     ("8", "the API server rejects the bootstrap token (expired, deleted or never created)"),
-    ("10", "certs rotate, tls-bootstrap --rotate, refresh: something was renewed (not an error)"),
+    ("10", "certs rotate, tls-bootstrap --rotate, refresh: something was renewed; sync: files written (not an error)"),
+    ("11", "sync --check: the node's kubelet configuration differs from the cluster's (not an error)"),
 ]
 # The environment each verb reads (besides the flags), for the man pages' ENVIRONMENT.
 PROXY = [("https_proxy, HTTPS_PROXY, all_proxy, ALL_PROXY", "the proxy requests to the cluster go through (never "
@@ -53,6 +54,7 @@ ENVIRONMENT = {
     "reports": [("KUBECONFIG", "the admin kubeconfig when --kubeconfig is not given")] + PROXY,
     "tls-bootstrap": PROXY,
     "refresh": PROXY,
+    "sync": PROXY,
     "certs": [("KUBECONFIG", "the kubeconfig of --store secrets when --kubeconfig is not given"),
               ("KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT", "in a Pod: the in-cluster API server")],
 }
@@ -65,6 +67,8 @@ EXAMPLES = {
     "reset": ["kjoin reset --dry-run", "kjoin reset", "kjoin reset phase remove-etcd-member"],
     "token": ["kjoin token create --print-join-command", "kjoin token list", "kjoin token delete abcdef"],
     "reports": ["kjoin reports", "kjoin reports --node worker-7 -o json", "kjoin reports --watch"],
+    "sync": ["kjoin sync --check", "kjoin sync --restart", "systemctl enable --now kjoin-sync-check.timer",
+             "kubectl get nodes -L kjoin.io/kubelet-config -L kjoin.io/kubelet-config-hash"],
 }
 FILES = {
     "join": ["/etc/kubernetes/bootstrap-kubelet.conf", "the TLS-bootstrap kubeconfig (mode 0600; removed once the kubelet has its identity)",
@@ -77,6 +81,10 @@ FILES = {
                       "/var/lib/kubelet/pki/kubelet-client-current.pem", "the current client certificate and key",
                       "/etc/kubernetes/pki/ca.crt", "the cluster CA (mode 0644)"],
     "refresh": ["/etc/kubernetes/kubelet.conf", "the kubeconfig whose CA data is refreshed"],
+    "sync": ["/etc/kubernetes/kjoin-join.json", "the join record: the node, the join's patches and kubelet flags; what sync wrote",
+             "/var/lib/kubelet/config.yaml", "the kubelet configuration it keeps (with instance-config.yaml and kubeadm-flags.env)",
+             "/etc/kubernetes/kubelet.conf", "the node's credentials: it reads the cluster's configuration and labels its Node",
+             "/lib/systemd/system/kjoin-sync-check.timer", "an hourly kjoin sync --check, installed and not enabled"],
     "token": ["/etc/kubernetes/admin.conf", "admin credentials, unless --kubeconfig or KUBECONFIG"],
     "reports": ["/etc/kubernetes/admin.conf", "admin credentials, unless --kubeconfig or KUBECONFIG"],
     "certs": ["DIR/kjoin-certs.json", "the state file", "DIR/..data", "the current generation (symlink)"],

@@ -9,7 +9,7 @@
 #include <kjoin/private/kubeapi.h>
 #include <kjoin/private/node.h>
 #include <kjoin/private/release.h>
-#include <kjoin/private/node.h>
+#include <kjoin/private/util.h>
 
 #include "internal.h"
 
@@ -102,5 +102,21 @@ kjoin_code kjoin_node__get_kubelet_config_map(kjoin_kubeapi *api, int minor, cha
         snprintf(name, cap, "%s", legacy);
     else if (!rc)
         snprintf(name, cap, "kubelet-config or %s", legacy);
+    return rc;
+}
+
+kjoin_code kjoin_node__kubelet_config_of(json_object *cm, const char *name, const char **text, kjoin_kubelet_config *parsed,
+                                         kjoin_err *err)
+{
+    kjoin_err why;
+    json_object *data = kjoin_json_obj(cm, "data"), *kubelet = NULL;
+    /* (a string without a NUL: the configuration is C text from here on) */
+    if (!data || !json_object_object_get_ex(data, "kubelet", &kubelet) || !json_object_is_type(kubelet, json_type_string) ||
+        strlen(json_object_get_string(kubelet)) != (size_t)json_object_get_string_len(kubelet))
+        return kjoin_err_set(err, KJOIN_E_OTHER, "configmap kube-system/%s has no \"kubelet\" key", name);
+    *text = json_object_get_string(kubelet);
+    kjoin_code rc = kjoin_kubelet_config_parse(*text, strlen(*text), parsed, &why);
+    if (rc)
+        kjoin_err_set(err, rc, "configmap kube-system/%s: %s", name, why.msg);
     return rc;
 }

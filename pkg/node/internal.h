@@ -217,5 +217,10 @@ bool kjoin_node__ready_of(struct json_object *node);
  * (minor) reads it, into *cm (NULL: not there) and its name into name. */
 kjoin_code kjoin_node__get_kubelet_config_map(struct kjoin_kubeapi *api, int minor, char *name, size_t cap,
                                               struct json_object **cm, kjoin_err *err);
+/* That ConfigMap's (named name) "kubelet" key, checked as a kubelet
+ * configuration (*parsed), into *text (borrowed from cm). Errors:
+ * KJOIN_E_OTHER (no such key, not a KubeletConfiguration). */
+kjoin_code kjoin_node__kubelet_config_of(struct json_object *cm, const char *name, const char **text,
+                                         kjoin_kubelet_config *parsed, kjoin_err *err);
 
 #endif

@@ -242,8 +242,7 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
     kjoin_kubelet_start_result *out = &j->result;
     const char *name = j->cx->name.name;
     char path[512], what[320];
-    json_object *node = NULL, *cm = NULL, *data, *kubelet;
-    kjoin_err in;
+    json_object *node = NULL, *cm = NULL;
     kjoin_code rc;
     out->server_minor = kjoin_kubeapi_server_minor(api);
     /* A token bound to one node joins no other (kjoin approver would deny it). */
@@ -273,13 +272,10 @@ static kjoin_code read_cluster(kjoin_node_join *j, kjoin_kubeapi *api, kjoin_err
         return kjoin_err_set(err, KJOIN_E_API, "get configmap kube-system/%s: NotFound: the cluster has no kubelet "
                              "configuration for this release (kubeadm init phase upload-config kubelet makes it)",
                              out->config_map);
-    if (!json_object_object_get_ex(cm, "data", &data) || !json_object_object_get_ex(data, "kubelet", &kubelet) ||
-        !json_object_is_type(kubelet, json_type_string))
-        rc = kjoin_err_set(err, KJOIN_E_OTHER, "configmap kube-system/%s has no \"kubelet\" key", out->config_map);
-    else if ((rc = kjoin_kubelet_config_parse(json_object_get_string(kubelet),
-                                              (size_t)json_object_get_string_len(kubelet), &j->kubelet, &in)))
-        kjoin_err_set(err, rc, "configmap kube-system/%s: %s", out->config_map, in.msg);
-    else if (!(j->config_yaml = strdup(json_object_get_string(kubelet))))
+    const char *kubelet;
+    if ((rc = kjoin_node__kubelet_config_of(cm, out->config_map, &kubelet, &j->kubelet, err)))
+        ;
+    else if (!(j->config_yaml = strdup(kubelet)))
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     json_object_put(cm);
     return rc;

@@ -316,11 +316,12 @@ static kjoin_code desired(sync_run *r, kjoin_err *err)
         rc = kjoin_node__get_kubelet_config_map(r->api, out->kubeadm_minor, out->config_map, sizeof(out->config_map),
                                                 &cm, err);
     }
-    json_object *kubelet = NULL;
+    const char *kubelet = NULL;
+    kjoin_kubelet_config checked;
     if (!rc && !cm)
         rc = kjoin_err_set(err, KJOIN_E_API, "get configmap kube-system/%s: NotFound", out->config_map);
-    else if (!rc && !(kubelet = kjoin_json_at(kjoin_json_obj(cm, "data"), "kubelet")))
-        rc = kjoin_err_set(err, KJOIN_E_OTHER, "configmap kube-system/%s has no \"kubelet\" key", out->config_map);
+    else if (!rc) /* as the join checks it */
+        rc = kjoin_node__kubelet_config_of(cm, out->config_map, &kubelet, &checked, err);
     snprintf(cri, sizeof(cri), "%s", in->has ? in->cri_socket : "");
     if (!*cri)
         kjoin_reset_runtime(&r->spec->paths, cri, sizeof(cri));
@@ -332,8 +333,7 @@ static kjoin_code desired(sync_run *r, kjoin_err *err)
     if (!rc && with_instance && !*cri)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "the join record names no container runtime, nor do the kubelet's files");
     if (!rc)
-        rc = kjoin_kubelet_config_render(json_object_get_string(kubelet), (size_t)json_object_get_string_len(kubelet),
-                                         patches, with_instance ? cri : NULL, &config, err);
+        rc = kjoin_kubelet_config_render(kubelet, strlen(kubelet), patches, with_instance ? cri : NULL, &config, err);
     if (!rc && with_instance)
         rc = kjoin_kubelet_instance_config(cri, &instance, err);
     if (!rc && in->has) {
@@ -571,13 +571,17 @@ kjoin_code kjoin_sync(const kjoin_sync_spec *spec, kjoin_sync_result *out, kjoin
           out->drift ? "this node differs" : "this node has it");
     if (!spec->check && out->drift)
         rc = write_files(&r, err);
-    if (!rc && out->written && spec->restart)
-        rc = restart(&r, err);
+    /* The kubelet reads its files at its start: one that started before
+     * they were written (a second's slack: the boot time's precision) runs
+     * what they held before. */
     int64_t started = kubelet_started(spec);
-    bool stale = !out->restarted && (out->written || (started >= 0 && newest > started + 1000));
+    bool stale = out->written || (started >= 0 && newest > started + 1000);
+    if (!rc && stale && spec->restart && !spec->check)
+        rc = restart(&r, err);
+    stale &= !out->restarted;
     out->state = spec->check && out->drift ? KJOIN_SYNC_DRIFTED : stale ? KJOIN_SYNC_RESTART_NEEDED : KJOIN_SYNC_IN_SYNC;
-    if (!rc && out->written && !out->restarted)
-        logf_(spec, 0, "[sync] The kubelet takes the new configuration when it restarts");
+    if (!rc && stale)
+        logf_(spec, 0, "[sync] The kubelet started before its files were written: it takes them when it restarts");
     hash_node(&r);
     kjoin_err label_err;
     kjoin_code lrc = label(&r, &label_err);

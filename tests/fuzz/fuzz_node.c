@@ -5,8 +5,10 @@
  * rendering of config.yaml (YAML to JSON and back), and the kubelet's own
  * output (its journal or log file) that a wait scans, and the kernel's
  * route tables with the node-ip values read beside them, a list of
- * DaemonSets (the images a node pulls) and ctr import's words. The first byte
- * chooses the parser (modulo 8, so that the seeds of modulo 4 keep theirs). */
+ * DaemonSets (the images a node pulls) and ctr import's words, and the
+ * kubelet's files as kjoin sync reads them back (the flags file, YAML by
+ * meaning, compared). The first byte chooses the parser (modulo 8, so that
+ * the seeds of modulo 4 keep theirs). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -16,6 +18,10 @@
 #include <kjoin/private/node.h>
 
 #include "../../pkg/node/internal.h"
+#include "../../pkg/yamldoc/yamldoc.h"
+
+#include <json-c/json.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -94,6 +100,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             kjoin_node__dual_stack_ip(s, s, "192.0.2.2", "fd00::2", out, sizeof(out));
         }
         free(s);
+        break;
+    }
+    case 6: { /* the node's files as kjoin sync reads them: the flags file, a configuration compared */
+        json_object *flags = kjoin_node__flags_json(text, len), *have = NULL, *want = json_tokener_parse(
+            "{\"kind\":\"KubeletConfiguration\",\"maxPods\":110,\"evictionHard\":{\"memory.available\":\"100Mi\"}}");
+        kjoin_sync_file *f = calloc(1, sizeof(*f));
+        if (f && flags)
+            kjoin_node__sync_diff(flags, flags, "", f);
+        if (f && !kjoin_yaml__load_json(text, len, KJOIN_E_USAGE, &have, NULL)) {
+            kjoin_node__sync_diff(have, want, "", f);
+            kjoin_node__sync_diff(want, have, "", f);
+            memset(f, 0, sizeof(*f));
+            kjoin_node__sync_diff(have, have, "", f);
+            if (f->n_changes) /* a configuration is the same as itself */
+                abort();
+        }
+        json_object_put(flags), json_object_put(have), json_object_put(want);
+        free(f);
         break;
     }
     default: {

@@ -297,6 +297,97 @@ J
 }
 t_hostile_kubelet_start_takes_null_and_wrong_types_calmly() { with_hostile kubelet_start_answers; }
 
+# kjoin sync on a node (on_scratch_node's copy-on-write views) against a
+# hostile API server: its kubeadm-config and kubelet-config are untrusted
+# JSON, the join record an untrusted file. Every refusal before anything is
+# written; --check changes nothing and labels the Node; sync writes what
+# differs (the record first); a record others may read, another user, a
+# forged record and a refused label are each refused by name.
+sync_node() { # the node as a join left it, put in place by the next run's KJ_PRE
+  local inputs=${1:-'"criSocket": "unix:///run/containerd/containerd.sock", "hostnameOverride": true, "taints": [], "extraArgs": ["node-labels=a=b"]'}
+  mkdir -p "$T/node"
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "%s", certificate-authority-data: %s}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n' \
+    "$HSERVER" "$(base64 -w0 <"$C/ca.crt")" >"$T/node/kubelet.conf"
+  printf '{"kind": "KjoinJoinRecord", "joinID": "j", "server": "%s", "nodeName": "worker-s", "files": [], "createdDirs": [],
+    "kubeletDirBefore": [], "kubeletInputs": {%s}}' "$HSERVER" "$inputs" >"$T/node/kjoin-join.json"
+  printf 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 110\n' >"$T/node/config.yaml"
+  rm -rf "$T/ns"; mkdir -p "$T/ns/etc.u" "$T/ns/etc.w" "$T/ns/lib.u" "$T/ns/lib.w"
+  KJ_PRE="mkdir -p /etc/kubernetes /var/lib/kubelet && cp $T/node/kubelet.conf $T/node/kjoin-join.json /etc/kubernetes/ &&
+    chmod 600 /etc/kubernetes/kubelet.conf /etc/kubernetes/kjoin-join.json && cp $T/node/config.yaml /var/lib/kubelet/${2:+ && $2}"
+}
+sync_routes() { # KUBEADM_CONFIG_FILE KUBELET_CONFIG_FILE PATCH_STATUS
+  hconf <<J
+{"certs": [["$C/server.crt", "$C/server.key"]], "routes": {"GET /version": {"file": "$T/version.json"},
+ "GET /api/v1/namespaces/kube-system/configmaps/kubeadm-config": {"file": "$1"},
+ "GET /api/v1/namespaces/kube-system/configmaps/kubelet-config": {"file": "$2"},
+ "PATCH /api/v1/nodes/worker-s": {"status": $3, "file": "$T/node.json"}}}
+J
+}
+node_config_unchanged() { # the node's config.yaml as the join left it, nothing else of the kubelet's written
+  cmp -s "$T/node/config.yaml" "$T/ns/lib.u/kubelet/config.yaml" && [ "$(ls "$T/ns/lib.u/kubelet")" = config.yaml ] ||
+    fail "written: $(ls -l "$T/ns/lib.u/kubelet"; cat "$T/ns/lib.u/kubelet/config.yaml")"
+}
+sync_answers() {
+  on_scratch_node
+  printf '{"major": "1", "minor": "37"}' >"$T/version.json"
+  printf '{"kind": "Node"}' >"$T/node.json"
+  printf '{"data": {"ClusterConfiguration": "apiVersion: kubeadm.k8s.io/v1beta4\\nkind: ClusterConfiguration\\nkubernetesVersion: v1.37.2\\n"}}' >"$T/kubeadm.json"
+  printf '{"data": {"kubelet": "apiVersion: kubelet.config.k8s.io/v1beta1\\nkind: KubeletConfiguration\\nmaxPods: 90\\n"}}' >"$T/kubelet.json"
+  sync_routes "$T/kubeadm.json" "$T/kubelet.json" 200
+  # No join record: nothing asked.
+  KJOIN=$T/on-node kj 2 sync --check || return 1
+  err_has "no join record: this node was not joined by kjoin" && [ "$(requests)" = 0 ] || return 1
+  kj 2 sync --check --restart || return 1
+  err_has "give one of them" || return 1
+  # Hostile answers: each refused, nothing written, the Node not labeled.
+  local answer i=0
+  for answer in '[]' '{"data": null}' '{"data": {"kubelet": 7}}' '{"data": {"kubelet": "kind: [unclosed"}}' \
+    '{"data": {"kubelet": "apiVersion: v1\nkind: Pod\n"}}' '{"data": {"kubelet": "- a list"}}'; do
+    printf '%s' "$answer" >"$T/bad.json"
+    sync_node; sync_routes "$T/kubeadm.json" "$T/bad.json" 200
+    KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj any sync --check -o json || return 1
+    [ "$RC" != 0 ] && [ "$RC" != 11 ] && jq -e '.error.message' "$OUT" >/dev/null && [ "$(requests PATCH)" = 0 ] && node_config_unchanged ||
+      { fail "kubelet-config answer $i ($answer): exit $RC, $(cat "$OUT")"; return 1; }
+    i=$((i + 1))
+  done
+  sync_node; sync_routes "$T/kubelet.json" "$T/kubelet.json" 200 # a kubeadm-config that is no ClusterConfiguration
+  KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj any sync --check || return 1
+  [ "$RC" != 0 ] && [ "$RC" != 11 ] && [ "$(requests PATCH)" = 0 ] && node_config_unchanged || { fail "kubeadm-config: exit $RC"; return 1; }
+  # The check: exit 11, what differs said, nothing written, the Node labeled drifted.
+  sync_node; sync_routes "$T/kubeadm.json" "$T/kubelet.json" 200
+  KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj 11 sync --check -o json || return 1
+  jq -e '.state == "drifted" and .labeled and (.files[0].changes | index("maxPods: 110 -> 90") != null)
+      and (.files | map(.path) == ["/var/lib/kubelet/config.yaml", "/var/lib/kubelet/instance-config.yaml", "/var/lib/kubelet/kubeadm-flags.env"])' \
+    "$OUT" >/dev/null && [ "$(requests PATCH)" = 1 ] && node_config_unchanged || { fail "--check: $(cat "$OUT")"; return 1; }
+  # A refused label: exit 6, after the rest.
+  sync_routes "$T/kubeadm.json" "$T/kubelet.json" 403
+  KJOIN=$T/on-node kj 6 sync --check || return 1
+  err_has "label the Node" || return 1
+  # sync: each file written 0644, the record naming them first.
+  sync_routes "$T/kubeadm.json" "$T/kubelet.json" 200
+  KJOIN=$T/on-node kj 10 sync -o json || return 1
+  local lib=$T/ns/lib.u/kubelet
+  grep -q "^maxPods: 90$" "$lib/config.yaml" && grep -q "containerRuntimeEndpoint" "$lib/instance-config.yaml" &&
+    grep -q -- "--node-labels=a=b" "$lib/kubeadm-flags.env" && grep -q -- "--hostname-override=worker-s" "$lib/kubeadm-flags.env" &&
+    [ "$(stat -c %a "$lib/config.yaml" "$lib/instance-config.yaml" "$lib/kubeadm-flags.env" | sort -u)" = 644 ] &&
+    [ "$(jq -r '.files | map(.path) | sort | join(" ")' "$T/ns/etc.u/kubernetes/kjoin-join.json")" = \
+      "/var/lib/kubelet/config.yaml /var/lib/kubelet/instance-config.yaml /var/lib/kubelet/kubeadm-flags.env" ] ||
+    { fail "sync wrote: $(ls -l "$lib"; cat "$T/ns/etc.u/kubernetes/kjoin-join.json")"; return 1; }
+  KJOIN=$T/on-node kj 0 sync --check || return 1
+  out_has "in-sync" || return 1
+  # A record others may read, another user, a forged record: refused, nothing asked.
+  sync_node "" "chmod 644 /etc/kubernetes/kjoin-join.json"; sync_routes "$T/kubeadm.json" "$T/kubelet.json" 200
+  KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj 2 sync --check || return 1
+  err_has "kjoin-join.json" && [ "$(requests)" = 0 ] && node_config_unchanged || { fail "a record others may read"; return 1; }
+  sync_node; sync_routes "$T/kubeadm.json" "$T/kubelet.json" 200
+  KJOIN=$T/on-node KJ_PRE="$KJ_PRE && exec setpriv --reuid nobody --regid nogroup --clear-groups \"\$0\" \"\$@\"" kj 2 sync --check || return 1
+  [ "$(requests)" = 0 ] || { fail "another user's sync asked the server"; return 1; }
+  sync_node '"criSocket": "s", "hostnameOverride": false, "taints": [], "extraArgs": ["v=2\n--x"]'
+  KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj 2 sync --check || return 1
+  err_has "kubeletInputs.extraArgs" && [ "$(requests)" = 0 ] && node_config_unchanged || { fail "a forged record"; return 1; }
+}
+t_hostile_sync_refuses_before_it_writes() { with_hostile sync_answers; }
+
 # Certificates with a negative serial number (RFC 5280 forbids them; Go's
 # crypto/x509, and so kubelet and K3s agents, refuses to parse them): as the
 # server's certificate, in cluster-info's CA bundle, and in a K3s /cacerts

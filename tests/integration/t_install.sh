@@ -22,6 +22,7 @@ t_install_everything_and_uninstall_exactly() {
     usr/share/man/man1/kjoin.1 usr/share/man/man1/kjoin-join.1 usr/share/man/man1/kjoin-token.1 usr/share/man/man1/kjoin-reports.1 \
     usr/share/man/man1/kjoin-certs.1 usr/share/bash-completion/completions/kjoin usr/lib/systemd/system/kjoin-join.service \
     usr/lib/systemd/system/kjoin-certs-rotate.timer usr/lib/systemd/system/kjoin-tls-rotate.timer \
+    usr/lib/systemd/system/kjoin-sync-check.timer usr/lib/systemd/system/kjoin-sync-check.service usr/share/man/man1/kjoin-sync.1 \
     usr/lib/systemd/system/kjoin-approver.service usr/share/man/man1/kjoin-approver.1 usr/include/kjoin/approver.h \
     usr/lib/systemd/system/kubelet.service.d/10-kjoin.conf usr/include/kjoin/node.h usr/include/kjoin/phases.h \
     usr/share/doc/kjoin/README.md usr/share/doc/kjoin/join.md; do
@@ -218,6 +219,10 @@ t_debian_packages_install_work_and_remove() {
     [ -f /lib/systemd/system/kjoin-approver.service ] || { echo "no kjoin-approver.service"; exit 1; }
     [ -L /etc/systemd/system/multi-user.target.wants/kjoin-join.service ] || { echo "kjoin-join.service not enabled"; exit 1; }
     [ ! -e /etc/systemd/system/multi-user.target.wants/kjoin-approver.service ] || { echo "kjoin-approver.service enabled"; exit 1; }
+    # The drift check is installed and not enabled: a fleet turns it on.
+    [ -f /lib/systemd/system/kjoin-sync-check.timer ] && [ -f /lib/systemd/system/kjoin-sync-check.service ] &&
+      grep -q "^ExecStart=/usr/bin/kjoin sync --check" /lib/systemd/system/kjoin-sync-check.service || { echo "no kjoin-sync-check units"; exit 1; }
+    [ ! -e /etc/systemd/system/timers.target.wants/kjoin-sync-check.timer ] || { echo "kjoin-sync-check.timer enabled"; exit 1; }
     [ ! -e /var/lib/kjoin/certs ] && [ ! -e /etc/default/kjoin-certs ] && [ ! -e /etc/kjoin/join.yaml ] ||
       { echo "a unit condition holds on a fresh install"; exit 1; }
     apt-get remove -y -q --purge kjoin libkjoin0 libkjoin-dev >remove.log 2>&1 || { echo "apt-get remove: $(tail -3 remove.log)"; exit 1; }

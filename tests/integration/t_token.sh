@@ -566,7 +566,7 @@ t_every_flag_help_lists_is_taken() {
   local verb flag arg out rc=0 n=0
   for verb in join reset "token create" "token list" "token delete" "token generate" "approver run" "approver install" \
     reports ca-hash "cluster-info sign" tls-bootstrap refresh "certs init" "certs rotate" "certs adopt-ca" \
-    "certs check-expiration" "certs manifests" "certs ca-set" "certs certificate-key" "certs upload-certs" "images list"; do
+    "certs check-expiration" "certs manifests" "certs ca-set" "certs certificate-key" "certs upload-certs" "images list" sync; do
     while read -r flag arg; do
       [ -n "$flag" ] || continue
       n=$((n + 1))

@@ -154,6 +154,81 @@ POD
   return $rc
 }
 
+# kjoin sync on a node systemd runs: the packaged check (kjoin-sync-check,
+# installed, not enabled) finds the node in sync, then, once the cluster's
+# kubelet-config changed, reports the drift on the Node's label without
+# failing its unit; kjoin sync writes it (restart-needed: the kubelet
+# started before), --restart restarts the kubelet, which then runs the new
+# configuration (the Node's capacity is its maxPods), and kubeadm's own
+# upgrade phase writes the same configuration.
+lab_sync() { # NODE WANT_EXIT ARGS...: kjoin sync on the node, -o json into $T/sync.json
+  local n=$1 want=$2 got; shift 2
+  lab_exec "$n" kjoin sync "$@" -o json >"$T/sync.json" 2>"$T/sync.err"; got=$?
+  [ "$got" = "$want" ] || { fail "$n: kjoin sync $*: exit $got, not $want: $(head -c 500 "$T/sync.json") $(tail -2 "$T/sync.err")"; return 1; }
+}
+lab_sync_label() { kc get node "$1" -o jsonpath='{.metadata.labels.kjoin\.io/kubelet-config}'; }
+t_lab_sync_converges_a_node_and_its_timer_checks() {
+  local user_data n=lab-sync rc=0 cm saved=$T/sync-cm.json pid1 pid2 kubeconfig=(--kubeconfig /etc/kubernetes/kubelet.conf)
+  cm=$(kc -n kube-system get configmap -o name | grep -o 'kubelet-config[-0-9.]*$') && kc -n kube-system get configmap "$cm" -o json >"$saved" ||
+    { fail "no kubelet-config"; return 1; }
+  user_data=$(lab_readme_user_data) || { fail "no cloud-config in the README"; return 1; }
+  lab_seed "$T/seed" "$n" "$user_data"
+  lab_boot "$n" "$LAB_NET.39" "$T/seed" --bind-ro="$KBIN/kubeadm:/usr/bin/kubeadm"
+  lab_registered "$n" 240 || { fail "the Node never registered: $(lab_exec "$n" tail -n 8 /var/log/cloud-init-output.log 2>&1)"; rc=1; }
+  lab_joined "$n" || { lab_stop "$n"; kc delete node "$n" >/dev/null 2>&1; return 1; }
+  [ "$(lab_exec "$n" systemctl is-enabled kjoin-sync-check.timer)" = disabled ] ||
+    { fail "kjoin-sync-check.timer: $(lab_exec "$n" systemctl is-enabled kjoin-sync-check.timer)"; rc=1; }
+  lab_exec "$n" systemctl start kjoin-sync-check.service && [ "$(lab_sync_label "$n")" = in-sync ] ||
+    { fail "the check on a node just joined: $(lab_exec "$n" journalctl -u kjoin-sync-check --no-pager -n 5 -o cat) label $(lab_sync_label "$n")"; rc=1; }
+  # The cluster's configuration changed: maxPods 41. (A cluster kubeadm v1.20 made holds it as that
+  # kubeadm writes it, defaulted, as its upgrade phase does; the kubelet of this lab does not run that
+  # one, whose enforceNodeAllocatable needs QoS cgroups, so the restart below takes the run's own.)
+  local defaulted=$T/sync-cm-defaulted.json
+  cp "$saved" "$defaulted"
+  if [ "$E2E_MINOR" -lt 24 ]; then
+    lab_exec "$n" kubeadm upgrade node phase kubelet-config "${kubeconfig[@]}" >"$T/upgrade.out" 2>&1 &&
+      lab_exec "$n" cat /var/lib/kubelet/config.yaml >"$T/defaulted.yaml" &&
+      jq --rawfile k "$T/defaulted.yaml" '.data.kubelet = $k' "$saved" >"$defaulted" || { fail "kubeadm's defaulted configuration: $(tail -3 "$T/upgrade.out")"; rc=1; }
+  fi
+  lab_sync_cm() { jq '.data.kubelet |= sub("maxPods: 42"; "maxPods: 41") | del(.metadata.resourceVersion)' "$1" |
+    kc replace -f - >/dev/null || { fail "the ConfigMap was not changed"; return 1; }; }
+  lab_sync_cm "$defaulted" || rc=1
+  lab_exec "$n" systemctl start kjoin-sync-check.service && [ "$(lab_sync_label "$n")" = drifted ] &&
+    lab_exec "$n" journalctl -u kjoin-sync-check --no-pager -o cat | grep -q "maxPods: 42 -> 41" ||
+    { fail "the check after the change: $(lab_exec "$n" journalctl -u kjoin-sync-check --no-pager -n 8 -o cat) label $(lab_sync_label "$n")"; rc=1; }
+  lab_sync "$n" 10 || rc=1
+  # (the Node's capacity is the running kubelet's maxPods)
+  jq -e '.written and .state == "restart-needed" and (.restarted | not)' "$T/sync.json" >/dev/null &&
+    [ "$(lab_sync_label "$n")" = restart-needed ] && [ "$(kc get node "$n" -o jsonpath={.status.capacity.pods})" = 42 ] ||
+    { fail "sync: $(cat "$T/sync.json") label $(lab_sync_label "$n"), pods $(kc get node "$n" -o jsonpath={.status.capacity.pods})"; rc=1; }
+  # the files are right, the kubelet is not: the check says so under systemd
+  lab_sync "$n" 0 --check || rc=1
+  jq -e '.state == "restart-needed" and (.drift | not)' "$T/sync.json" >/dev/null || { fail "sync --check after sync: $(cat "$T/sync.json")"; rc=1; }
+  # kubeadm's own phase on the synced node: nothing to change.
+  lab_exec "$n" cat /var/lib/kubelet/config.yaml >"$T/synced.yaml"
+  lab_exec "$n" kubeadm upgrade node phase kubelet-config "${kubeconfig[@]}" >"$T/upgrade.out" 2>&1 ||
+    { fail "kubeadm upgrade node phase kubelet-config: $(tail -3 "$T/upgrade.out")"; rc=1; }
+  lab_exec "$n" cat /var/lib/kubelet/config.yaml >"$T/upgraded.yaml"
+  python3 -c 'import sys, yaml; a, b = (yaml.safe_load(open(f)) for f in sys.argv[1:]); sys.exit(a != b)' "$T/synced.yaml" "$T/upgraded.yaml" ||
+    { fail "kubeadm upgrade node changed the synced configuration: $(diff "$T/synced.yaml" "$T/upgraded.yaml" | head -6)"; rc=1; }
+  lab_sync "$n" 0 --check || rc=1
+  local want=0
+  [ "$E2E_MINOR" -ge 24 ] || { lab_sync_cm "$saved" || rc=1; want=10; }
+  pid1=$(lab_exec "$n" systemctl show -p MainPID --value kubelet)
+  lab_sync "$n" $want --restart || rc=1
+  pid2=$(lab_exec "$n" systemctl show -p MainPID --value kubelet)
+  jq -e '.restarted and .state == "in-sync"' "$T/sync.json" >/dev/null && [ "$pid1" != "$pid2" ] &&
+    [ "$(lab_sync_label "$n")" = in-sync ] ||
+    { fail "sync --restart: $(cat "$T/sync.json") kubelet $pid1 -> $pid2, label $(lab_sync_label "$n")"; rc=1; }
+  e2e_wait 60 eval '[ "$(kc get node "$n" -o jsonpath={.status.capacity.pods})" = 41 ]' ||
+    { fail "the restarted kubelet does not run the new configuration: pods $(kc get node "$n" -o jsonpath={.status.capacity.pods})"; rc=1; }
+  jq 'del(.metadata.resourceVersion)' "$saved" | kc replace -f - >/dev/null || { fail "the ConfigMap was not put back"; rc=1; }
+  [ $rc = 0 ] && echo "    [$current] $n: drift on the Node's label from the packaged check, sync --restart: the kubelet runs it (maxPods 41), kubeadm's phase changes nothing" >&2
+  lab_stop "$n"
+  kc delete node "$n" >/dev/null 2>&1
+  return $rc
+}
+
 # A node whose only way out is a proxy on the lab's bridge (an HTTP proxy
 # with nothing behind it that logs what it is asked for): joined with
 # --proxy, real systemd runs the kubelet and containerd with the drop-ins;

@@ -22,6 +22,8 @@
 
 #include "testutil.h"
 #include "../../pkg/node/internal.h"
+#include "../../pkg/yamldoc/yamldoc.h"
+#include <json-c/json.h>
 
 /* What the scanner makes of text: its exits, whether it ended with one, and
  * a part of what it says. */
@@ -1391,6 +1393,12 @@ static void test_kubelet_dry_run(void **state)
     snprintf(path, sizeof(path), "\"%s/config.yaml\"", kubelet);
     assert_non_null(strstr(plan.files[0].content, path)); /* the node's path */
     assert_null(strstr(plan.files[0].content, dry->root));
+    assert_non_null(strstr(plan.files[0].content, "\"kubeletInputs\"")); /* what kjoin sync makes the files from */
+    kjoin_node_state *st = calloc(1, sizeof(*st));
+    assert_int_equal(kjoin_node_state_parse(plan.files[0].content, strlen(plan.files[0].content), &paths, st, &err),
+                     KJOIN_OK);
+    assert_true(st->inputs.has);
+    free(st);
     snprintf(path, sizeof(path), "%s/bootstrap-kubelet.conf", kube);
     assert_string_equal(plan.files[1].path, path);
     assert_string_equal(plan.files[1].content, "bootstrap\n");
@@ -1433,6 +1441,138 @@ static void test_kubelet_dry_run(void **state)
     assert_int_equal(system(cmd), 0);
     free(d);
     free(tmp);
+}
+
+/* The record's kubeletInputs, which kjoin sync makes the files from: read
+ * back and checked as every field of the record. */
+static void test_record_kubelet_inputs(void **state)
+{
+    (void)state;
+    kjoin_node_paths paths = {.kubernetes_dir = "/etc/kubernetes", .kubelet_dir = "/var/lib/kubelet"};
+    kjoin_node_state *st = calloc(1, sizeof(*st));
+    kjoin_err err;
+    char text[8192], many[2048] = "";
+    const char *head = "{\"kind\":\"KjoinJoinRecord\",\"joinID\":\"j\",\"server\":\"s\",\"nodeName\":\"n\","
+                       "\"files\":[],\"createdDirs\":[],\"kubeletDirBefore\":[]";
+    snprintf(text, sizeof(text), "%s,\"kubeletInputs\":{\"criSocket\":\"unix:///run/containerd/containerd.sock\","
+             "\"patchesDir\":\"/etc/kjoin/patches\",\"nodeIP\":\"10.0.0.7\",\"hostnameOverride\":true,"
+             "\"taints\":[\"a=b:NoSchedule\"],\"extraArgs\":[\"node-labels=x=y\",\"v=2\"]}}", head);
+    assert_int_equal(kjoin_node_state_parse(text, strlen(text), &paths, st, &err), KJOIN_OK);
+    assert_true(st->inputs.has);
+    assert_true(st->inputs.hostname_override);
+    assert_string_equal(st->inputs.patches_dir, "/etc/kjoin/patches");
+    assert_string_equal(st->inputs.node_ip, "10.0.0.7");
+    assert_int_equal(st->inputs.n_taints, 1);
+    assert_int_equal(st->inputs.n_extra_args, 2);
+    assert_string_equal(st->inputs.extra_args[1], "v=2");
+    /* a record of an earlier kjoin has none: no inputs, still a record */
+    snprintf(text, sizeof(text), "%s}", head);
+    assert_int_equal(kjoin_node_state_parse(text, strlen(text), &paths, st, &err), KJOIN_OK);
+    assert_false(st->inputs.has);
+    for (int i = 0; i < KJOIN_NODE_INPUTS_MAX_ARGS + 1; i++)
+        snprintf(many + strlen(many), sizeof(many) - strlen(many), "%s\"t%d:NoSchedule\"", i ? "," : "", i);
+    char too_many[2200];
+    snprintf(too_many, sizeof(too_many), "\"criSocket\":\"s\",\"hostnameOverride\":false,\"taints\":[%s],\"extraArgs\":[]",
+             many);
+    const char *forged[] = {
+        "\"criSocket\":\"s\",\"taints\":[],\"extraArgs\":[]",                                   /* no hostnameOverride */
+        "\"criSocket\":7,\"hostnameOverride\":false,\"taints\":[],\"extraArgs\":[]",            /* not a string */
+        "\"hostnameOverride\":false,\"taints\":[],\"extraArgs\":[]",                             /* no runtime */
+        "\"criSocket\":\"s\",\"hostnameOverride\":false,\"patchesDir\":\"patches\",\"taints\":[],\"extraArgs\":[]",
+        "\"criSocket\":\"s\",\"hostnameOverride\":false,\"patchesDir\":\"/etc/../p\",\"taints\":[],\"extraArgs\":[]",
+        "\"criSocket\":\"s\",\"hostnameOverride\":false,\"taints\":[],\"extraArgs\":[\"v=2\\n--x\"]", /* a newline */
+        "\"criSocket\":\"s\",\"hostnameOverride\":false,\"taints\":[],\"extraArgs\":[\"a\\u0000b\"]", /* a NUL */
+        "\"criSocket\":\"s\",\"hostnameOverride\":false,\"taints\":{},\"extraArgs\":[]",
+        "\"criSocket\":\"s\",\"hostnameOverride\":false,\"taints\":[1],\"extraArgs\":[]",
+        "\"criSocket\":\"s\",\"hostnameOverride\":\"yes\",\"taints\":[],\"extraArgs\":[]",
+        too_many,
+    };
+    for (size_t i = 0; i < TU_LEN(forged); i++) {
+        snprintf(text, sizeof(text), "%s,\"kubeletInputs\":{%s}}", head, forged[i]);
+        if (kjoin_node_state_parse(text, strlen(text), &paths, st, &err) != KJOIN_E_USAGE)
+            fail_msg("forged inputs %zu accepted", i);
+        assert_false(st->inputs.has);
+    }
+    snprintf(text, sizeof(text), "%s,\"kubeletInputs\":[]}", head);
+    assert_int_equal(kjoin_node_state_parse(text, strlen(text), &paths, st, &err), KJOIN_E_USAGE);
+    free(st);
+}
+
+/* kjoin sync's comparison: by meaning (formatting is no difference), one
+ * line each field that differs; the flags file by name and value. */
+static void test_sync_compares_by_meaning(void **state)
+{
+    (void)state;
+    json_object *have = NULL, *want = NULL;
+    kjoin_err err;
+    const char *a = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 110\n"
+                    "evictionHard:\n  memory.available: 100Mi\nold: 1\n";
+    const char *b = "{kind: KubeletConfiguration, apiVersion: \"kubelet.config.k8s.io/v1beta1\", maxPods: 90,\n"
+                    " evictionHard: {memory.available: 100Mi, nodefs.available: 5%}, shutdownGracePeriod: 30s}\n";
+    const char *a2 = "kind: KubeletConfiguration\napiVersion: 'kubelet.config.k8s.io/v1beta1'\nold: 1\n"
+                     "evictionHard: {\"memory.available\": \"100Mi\"}\nmaxPods: 0x6e\n";
+    assert_int_equal(kjoin_yaml__load_json(a, strlen(a), KJOIN_E_USAGE, &have, &err), KJOIN_OK);
+    assert_int_equal(kjoin_yaml__load_json(b, strlen(b), KJOIN_E_USAGE, &want, &err), KJOIN_OK);
+    kjoin_sync_file *f = calloc(1, sizeof(*f));
+    kjoin_node__sync_diff(have, want, "", f);
+    assert_int_equal(f->n_changes, 4);
+    assert_string_equal(f->changes[0], "+ evictionHard.nodefs.available: \"5%\"");
+    assert_string_equal(f->changes[1], "maxPods: 110 -> 90");
+    assert_string_equal(f->changes[2], "+ shutdownGracePeriod: \"30s\"");
+    assert_string_equal(f->changes[3], "- old: 1");
+    json_object_put(want);
+    /* the same configuration written another way: nothing differs */
+    memset(f, 0, sizeof(*f));
+    assert_int_equal(kjoin_yaml__load_json(a2, strlen(a2), KJOIN_E_USAGE, &want, &err), KJOIN_OK);
+    kjoin_node__sync_diff(have, want, "", f);
+    assert_int_equal(f->n_changes, 0);
+    json_object_put(want);
+    /* a list differs whole; a value of another type too */
+    json_object *x = json_tokener_parse("{\"l\":[1,2],\"t\":\"1\"}"), *y = json_tokener_parse("{\"l\":[2,1],\"t\":1}");
+    memset(f, 0, sizeof(*f));
+    kjoin_node__sync_diff(x, y, "", f);
+    assert_int_equal(f->n_changes, 2);
+    assert_string_equal(f->changes[0], "l: [1,2] -> [2,1]");
+    assert_string_equal(f->changes[1], "t: \"1\" -> 1");
+    json_object_put(x), json_object_put(y);
+    /* a value shown is cut, a line never holds a control character */
+    x = json_tokener_parse("{\"k\":\"\\u001b[31mred\"}"), y = json_tokener_parse("{\"k\":\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}");
+    memset(f, 0, sizeof(*f));
+    kjoin_node__sync_diff(x, y, "", f);
+    assert_int_equal(f->n_changes, 1);
+    assert_null(strchr(f->changes[0], '\x1b'));
+    assert_non_null(strstr(f->changes[0], "..."));
+    json_object_put(x), json_object_put(y);
+    /* more than a file's lines: counted, not all kept */
+    x = json_object_new_object(), y = json_object_new_object();
+    for (int i = 0; i < KJOIN_SYNC_MAX_CHANGES + 5; i++) {
+        char k[16];
+        snprintf(k, sizeof(k), "k%02d", i);
+        json_object_object_add(y, k, json_object_new_int(i));
+    }
+    memset(f, 0, sizeof(*f));
+    kjoin_node__sync_diff(x, y, "", f);
+    assert_int_equal(f->n_changes, KJOIN_SYNC_MAX_CHANGES);
+    assert_true(f->more_changes);
+    json_object_put(x), json_object_put(y);
+    json_object_put(have);
+    /* the flags file */
+    const char *flags = "KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/c.sock --node-ip=10.0.0.7 --x\"\n";
+    x = kjoin_node__flags_json(flags, strlen(flags));
+    assert_non_null(x);
+    assert_string_equal(json_object_get_string(json_object_object_get(x, "--node-ip")), "10.0.0.7");
+    assert_string_equal(json_object_get_string(json_object_object_get(x, "--x")), "");
+    json_object_put(x);
+    const char *not_flags[] = {"", "KUBELET_KUBEADM_ARGS=", "KUBELET_KUBEADM_ARGS=\"--a=b", "OTHER=\"--a=b\"\n",
+                               "KUBELET_KUBEADM_ARGS=\"--a=b\"\nMORE=1\n", "KUBELET_KUBEADM_ARGS=\"--a=b\" trailing\n"};
+    for (size_t i = 0; i < TU_LEN(not_flags); i++)
+        if ((x = kjoin_node__flags_json(not_flags[i], strlen(not_flags[i])))) {
+            json_object_put(x);
+            fail_msg("not a flags file, read as one: %s", not_flags[i]);
+        }
+    char nul[] = "KUBELET_KUBEADM_ARGS=\"--a=b\0c\"\n";
+    assert_null(kjoin_node__flags_json(nul, sizeof(nul) - 1));
+    free(f);
 }
 
 static void test_record_keeps_every_name(void **state)
@@ -1773,7 +1913,8 @@ int main(void)
         cmocka_unit_test(test_preflight_control_plane),
         cmocka_unit_test(test_instance_config_by_release),
         cmocka_unit_test(test_config_render),
-        cmocka_unit_test(test_state_parse),    cmocka_unit_test(test_preflight),
+        cmocka_unit_test(test_state_parse), cmocka_unit_test(test_record_kubelet_inputs),
+        cmocka_unit_test(test_sync_compares_by_meaning),    cmocka_unit_test(test_preflight),
         cmocka_unit_test(test_reset),
         cmocka_unit_test(test_reset_pods),
     };
