@@ -149,12 +149,15 @@ enum { CLI_OPT_ADMIN = 1000, CLI_OPT_KUBECONFIG = CLI_OPT_ADMIN, CLI_OPT_CONTEXT
     {CLI_OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE",                                                      \
      "admin credentials (default: $KUBECONFIG, else " KJOIN_KUBEAPI_DEFAULT_KUBECONFIG ")"},                 \
         {CLI_OPT_CONTEXT, "context", 0, true, "NAME", "the kubeconfig context to use (default: current)"},   \
-        {CLI_OPT_TIMEOUT, "timeout", 0, true, "DURATION", timeout_help},                                     \
+        CLI_COMMON_OPTS(timeout_help)
+/* The last four alone: a verb with credentials of its own (the node's). */
+#define CLI_COMMON_OPTS(timeout_help)                                                                      \
+    {CLI_OPT_TIMEOUT, "timeout", 0, true, "DURATION", timeout_help},                                         \
         {CLI_OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},                           \
         {CLI_OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 4 each request, 6 response headers"},    \
         {CLI_OPT_QUIET, "quiet", 'q', false, NULL, "print errors only"}
 
-/* Takes one of CLI_ADMIN_OPTS' flags (id at or above CLI_OPT_ADMIN). */
+/* Takes one of CLI_ADMIN_OPTS' (or CLI_COMMON_OPTS') flags (id at or above CLI_OPT_ADMIN). */
 kjoin_code cli_admin_opt(cli_admin_args *a, int id, const char *arg, kjoin_err *err);
 
 #endif

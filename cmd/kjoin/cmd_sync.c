@@ -13,17 +13,15 @@
 #define EXIT_WRITTEN 10 /* sync wrote files (as refresh's "updated") */
 #define EXIT_DRIFT 11   /* sync --check: the node differs */
 
-enum { OPT_CHECK, OPT_RESTART, OPT_KUBECONFIG, OPT_TIMEOUT, OPT_OUTPUT, OPT_VERBOSE, OPT_QUIET };
+enum { OPT_CHECK, OPT_RESTART, OPT_KUBECONFIG };
 
 static const cli_opt opts[] = {
     {OPT_CHECK, "check", 0, false, NULL, "compare only: exit 11 and show what differs when the node differs; change "
                                          "nothing on the node"},
-    {OPT_RESTART, "restart", 0, false, NULL, "after writing, restart the kubelet (systemd) and wait until it is healthy"},
+    {OPT_RESTART, "restart", 0, false, NULL,
+     "restart the kubelet (systemd) when it started before its files were written, and wait until it is healthy"},
     {OPT_KUBECONFIG, "kubeconfig", 0, true, "FILE", "the node's credentials (default /etc/kubernetes/kubelet.conf)"},
-    {OPT_TIMEOUT, "timeout", 0, true, "DURATION", "one deadline (default 1m)"},
-    {OPT_OUTPUT, "output", 'o', true, "FORMAT", "text (default) or json"},
-    {OPT_VERBOSE, "v", 'v', true, "LEVEL", "log verbosity: 4 each request"},
-    {OPT_QUIET, "quiet", 'q', false, NULL, "print errors only"},
+    CLI_COMMON_OPTS("one deadline (default 1m)"),
 };
 
 static const cli_verb sync_verb = {
@@ -42,8 +40,7 @@ static const cli_verb sync_verb = {
 
 typedef struct sync_args {
     kjoin_sync_spec s;
-    cli_format format;
-    long verbosity;
+    cli_admin_args common; /* its timeout, output and verbosity */
 } sync_args;
 
 static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
@@ -53,10 +50,7 @@ static kjoin_code on_opt(void *ctx, int id, const char *arg, kjoin_err *err)
     case OPT_CHECK: a->s.check = true; break;
     case OPT_RESTART: a->s.restart = true; break;
     case OPT_KUBECONFIG: a->s.paths.kubelet_kubeconfig = arg; break;
-    case OPT_TIMEOUT: return cli_flag_err("--timeout", kjoin_duration_parse(arg, &a->s.timeout_ms, err), err);
-    case OPT_OUTPUT: return cli_parse_format(arg, &a->format, err);
-    case OPT_VERBOSE: return cli_parse_long("-v", arg, 0, 10, &a->verbosity, err);
-    case OPT_QUIET: a->verbosity = -1; break;
+    default: return cli_admin_opt(&a->common, id, arg, err);
     }
     return KJOIN_OK;
 }
@@ -113,27 +107,29 @@ static void print_text(const kjoin_sync_result *r, bool check)
 
 int cmd_sync(int argc, char **argv)
 {
-    sync_args a = {.s = KJOIN_SYNC_SPEC_INIT, .format = cli_format_from_argv(argc, argv)};
+    sync_args a = {.s = KJOIN_SYNC_SPEC_INIT, .common = {.format = cli_format_from_argv(argc, argv)}};
+    cli_admin_args *c = &a.common;
     kjoin_err err;
     char run_id[CLI_RUN_ID_LEN];
     int first = 0;
     int p = cli_parse(&sync_verb, argc, argv, on_opt, &a, &first, &err);
     if (p)
-        return p < 0 ? 0 : cli_fail(a.format, &err);
+        return p < 0 ? 0 : cli_fail(c->format, &err);
     if (a.s.check && a.s.restart) {
         kjoin_err_set(&err, KJOIN_E_USAGE, "--restart writes nothing with --check: give one of them");
-        return cli_fail(a.format, &err);
+        return cli_fail(c->format, &err);
     }
+    a.s.timeout_ms = c->timeout_ms;
     a.s.audit_id = cli_run_id(run_id);
     a.s.log = cli_log_line;
-    a.s.log_ctx = &a.verbosity;
+    a.s.log_ctx = &c->verbosity;
     kjoin_sync_result r;
     kjoin_code rc = kjoin_sync(&a.s, &r, &err);
     if (rc)
-        return cli_fail_with(a.format, &err, r.n_files ? result_json(&r, run_id) : NULL);
-    if (a.format == CLI_JSON)
+        return cli_fail_with(c->format, &err, r.n_files ? result_json(&r, run_id) : NULL);
+    if (c->format == CLI_JSON)
         cli_print_json(result_json(&r, run_id));
-    else if (a.verbosity >= 0)
+    else if (c->verbosity >= 0)
         print_text(&r, a.s.check);
     return a.s.check && r.drift ? EXIT_DRIFT : r.written ? EXIT_WRITTEN : 0;
 }
