@@ -260,9 +260,10 @@ typedef struct sync_run {
 static kjoin_code client(sync_run *r, kjoin_err *err)
 {
     kjoin_kubeapi_config cfg;
-    kjoin_code rc = kjoin_kubeapi_config_load(r->p.kubelet_kubeconfig, NULL, &cfg, err);
+    kjoin_err why;
+    kjoin_code rc = kjoin_kubeapi_config_load(r->p.kubelet_kubeconfig, NULL, &cfg, &why);
     if (rc)
-        return kjoin_err_set(err, rc, "the node's credentials: %s", err->msg);
+        return kjoin_err_set(err, rc, "the node's credentials: %s", why.msg);
     kjoin_kubeapi_options o = KJOIN_KUBEAPI_OPTIONS_INIT;
     o.timeout_ms = r->deadline - kjoin_now_ms();
     o.audit_id = r->spec->audit_id;
@@ -296,6 +297,33 @@ static int kubelet_minor(const kjoin_sync_spec *s)
     return found.kubelet_minor;
 }
 
+static kjoin_code read_patches(const char *dir, kjoin_patchset **out, kjoin_err *err)
+{
+    kjoin_err why;
+    kjoin_code rc = (*out = calloc(1, sizeof(**out))) ? kjoin_patches_read(dir, *out, &why)
+                                                       : kjoin_err_set(&why, KJOIN_E_OTHER, "out of memory");
+    return rc ? kjoin_err_set(err, rc, "the join's patches: %s", why.msg) : KJOIN_OK;
+}
+
+/* The flags file as the join would write it now: its recorded flags, the
+ * runtime (cri: NULL when the release keeps it in instance-config.yaml)
+ * and the release's pause image (NULL: none). */
+static kjoin_code flags_of_record(const sync_run *r, const char *cri, const char *pause, char **out, kjoin_err *err)
+{
+    const kjoin_node_inputs *in = &r->st->inputs;
+    const char *taints[KJOIN_NODE_INPUTS_MAX_ARGS], *args[KJOIN_NODE_INPUTS_MAX_ARGS];
+    for (size_t i = 0; i < in->n_taints; i++)
+        taints[i] = in->taints[i];
+    for (size_t i = 0; i < in->n_extra_args; i++)
+        args[i] = in->extra_args[i];
+    kjoin_node_spec spec = {.taints = taints, .n_taints = in->n_taints, .extra_args = args,
+                            .n_extra_args = in->n_extra_args};
+    kjoin_node_name name = {.is_host_name = !in->hostname_override};
+    snprintf(name.name, sizeof(name.name), "%s", r->st->node_name);
+    return kjoin_kubelet_flags_env(&spec, &name, cri, r->out->kubeadm_minor, kubelet_minor(r->spec), pause,
+                                   *in->node_ip ? in->node_ip : NULL, out, err);
+}
+
 static kjoin_code desired(sync_run *r, kjoin_err *err)
 {
     kjoin_sync_result *out = r->out;
@@ -326,10 +354,8 @@ static kjoin_code desired(sync_run *r, kjoin_err *err)
     if (!*cri)
         kjoin_reset_runtime(&r->spec->paths, cri, sizeof(cri));
     bool with_instance = !rc && kjoin_kubeadm_instance_config(out->kubeadm_minor, cc->node_local_cri_socket);
-    if (!rc && *in->patches_dir && !(patches = calloc(1, sizeof(*patches))))
-        rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
-    if (!rc && patches && (rc = kjoin_patches_read(in->patches_dir, patches, err)))
-        kjoin_err_set(err, rc, "the join's patches: %s", err->msg);
+    if (!rc && *in->patches_dir)
+        rc = read_patches(in->patches_dir, &patches, err);
     if (!rc && with_instance && !*cri)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "the join record names no container runtime, nor do the kubelet's files");
     if (!rc)
@@ -337,20 +363,9 @@ static kjoin_code desired(sync_run *r, kjoin_err *err)
     if (!rc && with_instance)
         rc = kjoin_kubelet_instance_config(cri, &instance, err);
     if (!rc && in->has) {
-        const char *taints[KJOIN_NODE_INPUTS_MAX_ARGS], *args[KJOIN_NODE_INPUTS_MAX_ARGS];
-        for (size_t i = 0; i < in->n_taints; i++)
-            taints[i] = in->taints[i];
-        for (size_t i = 0; i < in->n_extra_args; i++)
-            args[i] = in->extra_args[i];
-        kjoin_node_spec spec = {.taints = taints, .n_taints = in->n_taints, .extra_args = args,
-                                .n_extra_args = in->n_extra_args};
-        kjoin_node_name name = {.is_host_name = !in->hostname_override};
-        snprintf(name.name, sizeof(name.name), "%s", r->st->node_name);
         if (kjoin_release_of(out->kubeadm_minor)->pause_flag)
             kjoin_node__pause_image(out->kubeadm_minor, cc->image_repository, pause, sizeof(pause));
-        rc = kjoin_kubelet_flags_env(&spec, &name, with_instance ? NULL : cri, out->kubeadm_minor,
-                                     kubelet_minor(r->spec), *pause ? pause : NULL, *in->node_ip ? in->node_ip : NULL,
-                                     &flags, err);
+        rc = flags_of_record(r, with_instance ? NULL : cri, *pause ? pause : NULL, &flags, err);
     }
     out->flags_kept = !in->has;
     json_object_put(cm);

@@ -385,6 +385,11 @@ sync_answers() {
   sync_node '"criSocket": "s", "hostnameOverride": false, "taints": [], "extraArgs": ["v=2\n--x"]'
   KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj 2 sync --check || return 1
   err_has "kubeletInputs.extraArgs" && [ "$(requests)" = 0 ] && node_config_unchanged || { fail "a forged record"; return 1; }
+  # The join's patches gone since: said, nothing written.
+  sync_node '"criSocket": "s", "hostnameOverride": false, "patchesDir": "/nonexistent/patches", "taints": [], "extraArgs": []'
+  sync_routes "$T/kubeadm.json" "$T/kubelet.json" 200
+  KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj 2 sync || return 1
+  err_has "the join's patches: " && err_has "/nonexistent/patches" && node_config_unchanged || return 1
 }
 t_hostile_sync_refuses_before_it_writes() { with_hostile sync_answers; }
 
