@@ -1575,6 +1575,33 @@ static void test_sync_compares_by_meaning(void **state)
     free(f);
 }
 
+/* When the kubelet started (kjoin sync's restart-needed): /proc/PID/stat's
+ * starttime (field 22, counted after the command's last ")", which may
+ * hold spaces and parentheses) after /proc/stat's btime. */
+static void test_process_start(void **state)
+{
+    (void)state;
+    char *proc = tu_tmpdir(), dir[300], cmd[400];
+    long hz = sysconf(_SC_CLK_TCK);
+    snprintf(dir, sizeof(dir), "%s/4242", proc);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    tu_write(proc, "stat", "cpu  1 2 3\nbtime 1700000000\nprocesses 9\n");
+    tu_write(dir, "stat", "4242 (kube let) (x)) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 12 0 2500 1000 50\n");
+    assert_int_equal(kjoin_node__process_start_ms(proc, 4242), 1700000000LL * 1000 + 2500LL * 1000 / hz);
+    assert_int_equal(kjoin_node__process_start_ms(proc, 4243), -1); /* no such process */
+    assert_int_equal(kjoin_node__process_start_ms(proc, 0), -1);
+    tu_write(dir, "stat", "4242 (kubelet) S 1 2\n"); /* cut short */
+    assert_int_equal(kjoin_node__process_start_ms(proc, 4242), -1);
+    tu_write(dir, "stat", "4242 kubelet S 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 12 0 2500 1000 50\n");
+    assert_int_equal(kjoin_node__process_start_ms(proc, 4242), -1); /* no command at all */
+    tu_write(dir, "stat", "4242 (kubelet) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 12 0 2500 1000 50\n");
+    tu_write(proc, "stat", "cpu  1 2 3\n"); /* no boot time */
+    assert_int_equal(kjoin_node__process_start_ms(proc, 4242), -1);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", proc);
+    assert_int_equal(system(cmd), 0);
+    free(proc);
+}
+
 static void test_record_keeps_every_name(void **state)
 {
     (void)state;
@@ -1914,7 +1941,7 @@ int main(void)
         cmocka_unit_test(test_instance_config_by_release),
         cmocka_unit_test(test_config_render),
         cmocka_unit_test(test_state_parse), cmocka_unit_test(test_record_kubelet_inputs),
-        cmocka_unit_test(test_sync_compares_by_meaning),    cmocka_unit_test(test_preflight),
+        cmocka_unit_test(test_sync_compares_by_meaning), cmocka_unit_test(test_process_start),    cmocka_unit_test(test_preflight),
         cmocka_unit_test(test_reset),
         cmocka_unit_test(test_reset_pods),
     };
