@@ -308,8 +308,10 @@ sync_node() { # the node as a join left it, put in place by the next run's KJ_PR
   mkdir -p "$T/node"
   printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "%s", certificate-authority-data: %s}\nusers:\n- name: u\n  user: {token: x}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n' \
     "$HSERVER" "$(base64 -w0 <"$C/ca.crt")" >"$T/node/kubelet.conf"
+  local with=', "kubeletInputs": {'"$inputs"'}'
+  [ "$inputs" != none ] || with="" # a record of an earlier kjoin
   printf '{"kind": "KjoinJoinRecord", "joinID": "j", "server": "%s", "nodeName": "worker-s", "files": [], "createdDirs": [],
-    "kubeletDirBefore": [], "kubeletInputs": {%s}}' "$HSERVER" "$inputs" >"$T/node/kjoin-join.json"
+    "kubeletDirBefore": []%s}' "$HSERVER" "$with" >"$T/node/kjoin-join.json"
   printf 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 110\n' >"$T/node/config.yaml"
   rm -rf "$T/ns"; mkdir -p "$T/ns/etc.u" "$T/ns/etc.w" "$T/ns/lib.u" "$T/ns/lib.w"
   KJ_PRE="mkdir -p /etc/kubernetes /var/lib/kubelet && cp $T/node/kubelet.conf $T/node/kjoin-join.json /etc/kubernetes/ &&
@@ -385,6 +387,15 @@ sync_answers() {
   sync_node '"criSocket": "s", "hostnameOverride": false, "taints": [], "extraArgs": ["v=2\n--x"]'
   KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj 2 sync --check || return 1
   err_has "kubeletInputs.extraArgs" && [ "$(requests)" = 0 ] && node_config_unchanged || { fail "a forged record"; return 1; }
+  # A record of an earlier kjoin (no kubeletInputs): the runtime from the kubelet's files, the flags file left.
+  sync_node none; sync_routes "$T/kubeadm.json" "$T/kubelet.json" 200
+  KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj 2 sync --check || return 1
+  err_has "names no container runtime" && node_config_unchanged || return 1
+  sync_node none "printf 'KUBELET_KUBEADM_ARGS=\"--container-runtime-endpoint=unix:///run/crio/crio.sock\"\\n' >/var/lib/kubelet/kubeadm-flags.env"
+  KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj 10 sync -o json || return 1
+  jq -e '.flagsKept and (.files | map(.path) == ["/var/lib/kubelet/config.yaml", "/var/lib/kubelet/instance-config.yaml"])' "$OUT" >/dev/null &&
+    grep -q 'containerRuntimeEndpoint: "unix:///run/crio/crio.sock"' "$T/ns/lib.u/kubelet/instance-config.yaml" &&
+    grep -q "crio.sock" "$T/ns/lib.u/kubelet/kubeadm-flags.env" || { fail "an earlier kjoin's record: $(cat "$OUT")"; return 1; }
   # The join's patches gone since: said, nothing written.
   sync_node '"criSocket": "s", "hostnameOverride": false, "patchesDir": "/nonexistent/patches", "taints": [], "extraArgs": []'
   sync_routes "$T/kubeadm.json" "$T/kubelet.json" 200
