@@ -1366,7 +1366,7 @@ t_e2e_node_kubelet_start_patches_as_kubeadm() { node_same_files_as_kubeadm patch
 # file); kubeadm upgrade node phase kubelet-config then writes the same
 # configuration (by meaning) and sync --check finds nothing.
 node_scenario_sync() {
-  local rc=0 saved=$T/sync-cm.json patches=()
+  local rc=0 patches=()
   # kubeadm has patches for the kubelet's configuration from 1.25.
   [ "$E2E_MINOR" -lt 25 ] || patches=(--patches "$T/patches")
   # the join's own kubelet flags (kubeletExtraArgs) and patches, which sync keeps
@@ -1384,6 +1384,15 @@ $([ "${#patches[@]}" = 0 ] || echo "patches: {directory: $T/patches}")
 CFG
   node_join --config "$T/join.yaml" || return 1
   [ "$JOIN_RC" = 0 ] || { fail "join: exit $JOIN_RC: $(tail -3 "$T/join.err")"; kubelet_down; return 1; }
+  # Whatever fails, the kubelet stops and the cluster's ConfigMap is put back.
+  local saved=$T/sync-cm.json
+  kc -n kube-system get configmap "$NODE_CM" -o json >"$saved" && node_sync_steps || rc=1
+  jq 'del(.metadata.resourceVersion)' "$saved" | kc replace -f - >/dev/null || { fail "the ConfigMap was not put back"; rc=1; }
+  kubelet_down
+  return $rc
+}
+node_sync_steps() {
+  local rc=0
   sync_run() { local want=$1; shift; "$KJOIN" sync "$@" >"$T/sync.out" 2>"$T/sync.err"; local got=$?
     [ "$got" = "$want" ] || { fail "kjoin sync $*: exit $got, not $want: $(tail -c 600 "$T/sync.out") $(tail -3 "$T/sync.err")"; return 1; }; }
   label() { kc get node e2e-sync -o jsonpath="{.metadata.labels.kjoin\.io/kubelet-config}"; }
@@ -1391,7 +1400,6 @@ CFG
   jq -e '.state == "in-sync" and (.drift | not) and .labeled and (.files | length) >= 2
       and all(.files[]; .differs | not) and (.hash | length) == 64 and .flagsKept == false' "$T/sync.out" >/dev/null &&
     [ "$(label)" = in-sync ] || { fail "a node just joined is not in sync: $(cat "$T/sync.out") label $(label)"; rc=1; }
-  kc -n kube-system get configmap "$NODE_CM" -o json >"$saved" || return 1
   # A cluster kubeadm v1.20 made holds the configuration as that kubeadm
   # writes it (defaulted): its upgrade phase's (this run's is made by hand).
   local cm=$T/sync-cm-now.json
@@ -1432,9 +1440,6 @@ CFG
   python3 -c 'import sys, yaml; a, b = (yaml.safe_load(open(f)) for f in sys.argv[1:]); sys.exit(a != b)' \
     "$T/synced.yaml" /var/lib/kubelet/config.yaml || { fail "kubeadm upgrade node changed the synced configuration: $(diff "$T/synced.yaml" /var/lib/kubelet/config.yaml | head -8)"; rc=1; }
   sync_run 0 --check -o json || rc=1
-  jq '.data.kubelet' "$saved" >/dev/null && jq 'del(.metadata.resourceVersion)' "$saved" | kc replace -f - >/dev/null ||
-    { fail "the ConfigMap was not put back"; rc=1; }
-  kubelet_down
   return $rc
 }
 t_e2e_node_sync_keeps_the_kubelet_configuration_to_the_clusters() {
