@@ -405,6 +405,15 @@ static void hash_node(sync_run *r)
     printbuf_free(b);
 }
 
+static const char *now_rfc3339(char at[32])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    if (!gmtime_r(&now, &tm) || !strftime(at, 32, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        snprintf(at, 32, "unknown");
+    return at;
+}
+
 /* The record says what sync wrote, before it is written: reset still
  * removes it (the join's files with their new digests), and when. */
 static kjoin_code record(sync_run *r, kjoin_err *err)
@@ -428,12 +437,8 @@ static kjoin_code record(sync_run *r, kjoin_err *err)
     }
     if (!rc) {
         char at[32];
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
         json_object *sync = json_object_new_object();
-        json_object_object_add(sync, "at", json_object_new_string(at));
+        json_object_object_add(sync, "at", json_object_new_string(now_rfc3339(at)));
         json_object_object_add(sync, "configMap", json_object_new_string(r->out->config_map));
         kjoin_record_written_emit(file, w);
         json_object_object_add(file, "kubeletSync", sync);
@@ -489,10 +494,6 @@ static kjoin_code restart(sync_run *r, kjoin_err *err)
 static kjoin_code label(sync_run *r, kjoin_err *err)
 {
     char hash[17], at[32], path[320], drift[1000] = "";
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
     snprintf(hash, sizeof(hash), "%.16s", r->out->hash);
     for (size_t i = 0; i < r->n; i++) {
         const kjoin_sync_file *f = &r->out->files[i];
@@ -506,7 +507,7 @@ static kjoin_code label(sync_run *r, kjoin_err *err)
                 *ann = json_object_new_object();
     json_object_object_add(labels, "kjoin.io/kubelet-config", json_object_new_string(kjoin_sync_state_name(r->out->state)));
     json_object_object_add(labels, "kjoin.io/kubelet-config-hash", json_object_new_string(hash));
-    json_object_object_add(ann, "kjoin.io/kubelet-config-checked", json_object_new_string(at));
+    json_object_object_add(ann, "kjoin.io/kubelet-config-checked", json_object_new_string(now_rfc3339(at)));
     json_object_object_add(ann, "kjoin.io/kubelet-config-drift", *drift ? json_object_new_string(drift) : NULL);
     json_object_object_add(meta, "labels", labels);
     json_object_object_add(meta, "annotations", ann);
