@@ -264,7 +264,8 @@ typedef struct kjoin_sync_result {
     bool written;                      /* files were written */
     bool restarted;                    /* the kubelet was restarted and answered healthz */
     kjoin_sync_state state;            /* after the run */
-    char hash[65];                     /* SHA-256 of the node's kubelet configuration (by meaning) after the run */
+    char hash[65];                     /* SHA-256 of the node's config.yaml by meaning after the run (the same on
+                                        * nodes that run the same configuration: the flags, per node, left out) */
     bool labeled;                      /* the Node has the labels */
 } kjoin_sync_result;
 

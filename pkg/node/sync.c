@@ -390,15 +390,16 @@ static kjoin_code desired(sync_run *r, kjoin_err *err)
 
 /* ---- the outcome ---- */
 
-/* The node's configuration by meaning, as its files are (after the run),
- * into out->hash. */
+/* The node's config.yaml by meaning, as it is after the run, into
+ * out->hash: the same on every node that runs the same configuration (the
+ * flags file, which names the node, is not in it; the runtime is, as
+ * containerRuntimeEndpoint where the release writes it). */
 static void hash_node(sync_run *r)
 {
     struct printbuf *b = printbuf_new();
-    for (size_t i = 0; b && i < r->n; i++) {
-        canonical(r->t[i].have_json, b);
-        printbuf_memappend(b, "\n", 1);
-    }
+    for (size_t i = 0; b && i < r->n; i++)
+        if (r->t[i].kind == KJOIN_NODE_FILE_KUBELET_CONFIG)
+            canonical(r->t[i].have_json, b);
     unsigned char sum[32];
     if (b && !kjoin_sha256(b->buf, (size_t)b->bpos, sum, NULL))
         kjoin_hex(sum, 32, r->out->hash);

@@ -368,7 +368,8 @@ sync_answers() {
   # sync: each file written 0644, the record naming them first.
   sync_routes "$T/kubeadm.json" "$T/kubelet.json" 200
   KJOIN=$T/on-node kj 10 sync -o json || return 1
-  local lib=$T/ns/lib.u/kubelet
+  local lib=$T/ns/lib.u/kubelet hash
+  hash=$(jq -r .hash "$OUT")
   grep -q "^maxPods: 90$" "$lib/config.yaml" && grep -q "containerRuntimeEndpoint" "$lib/instance-config.yaml" &&
     grep -q -- "--node-labels=a=b" "$lib/kubeadm-flags.env" && grep -q -- "--hostname-override=worker-s" "$lib/kubeadm-flags.env" &&
     [ "$(stat -c %a "$lib/config.yaml" "$lib/instance-config.yaml" "$lib/kubeadm-flags.env" | sort -u)" = 644 ] &&
@@ -377,6 +378,11 @@ sync_answers() {
     { fail "sync wrote: $(ls -l "$lib"; cat "$T/ns/etc.u/kubernetes/kjoin-join.json")"; return 1; }
   KJOIN=$T/on-node kj 0 sync --check || return 1
   out_has "in-sync" || return 1
+  # Another node (its own name, address, flags) synced to the same configuration: the same hash.
+  sync_node '"criSocket": "unix:///run/containerd/containerd.sock", "hostnameOverride": false, "nodeIP": "10.0.0.9", "taints": [], "extraArgs": []'
+  KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj 10 sync -o json || return 1
+  [ "$(jq -r .hash "$OUT")" = "$hash" ] && [ "${#hash}" = 64 ] && grep -q -- "--node-ip=10.0.0.9" "$lib/kubeadm-flags.env" ||
+    { fail "another node's hash $(jq -r .hash "$OUT"), not $hash"; return 1; }
   # A record others may read, another user, a forged record: refused, nothing asked.
   sync_node "" "chmod 644 /etc/kubernetes/kjoin-join.json"; sync_routes "$T/kubeadm.json" "$T/kubelet.json" 200
   KJOIN=$T/on-node KJ_PRE=$KJ_PRE kj 2 sync --check || return 1
