@@ -135,7 +135,9 @@ t_lab_offline_images_join_without_a_registry() {
   lab_boot "$n" "$LAB_NET.38" "$T/seed" --bind-ro="$T/img:/opt/kjoin-images" --bind="$LAB_DIR/$n/containerd:/var/lib/containerd"
   lab_registered "$n" 240 || { fail "the Node never registered: $(lab_exec "$n" tail -n 8 /var/log/cloud-init-output.log 2>&1)"; rc=1; }
   lab_joined "$n" || rc=1
-  lab_exec "$n" ctr --namespace k8s.io images ls -q | grep -qxF "$sandbox" || { fail "$sandbox was not imported"; rc=1; }
+  # (asked again for a while: one busy run's ctr once listed nothing while the Pod below ran from the image)
+  e2e_wait 30 eval 'lab_exec "$n" ctr --namespace k8s.io images ls -q >"$T/images.out" 2>&1; grep -qxF "$sandbox" "$T/images.out"' ||
+    { fail "$sandbox was not imported: ctr images ls: $(head -c 300 "$T/images.out"); the join: $(lab_exec "$n" grep -h 'Imported\|Images' /var/log/cloud-init-output.log 2>&1 | head -c 300)"; rc=1; }
   kc create -f - >/dev/null <<POD || { fail "the Pod could not be created"; rc=1; }
 apiVersion: v1
 kind: Pod
