@@ -101,6 +101,11 @@ struct json_object *kjoin_node__flags_json(const char *text, size_t len);
 /* What differs between have and want, field by field under path ("" the
  * whole), as kjoin_sync_file's change lines. */
 void kjoin_node__sync_diff(struct json_object *have, struct json_object *want, const char *path, kjoin_sync_file *f);
+/* The kubelet binary (kubelet: a path or a name on PATH; NULL "kubelet")
+ * into path, and its --version's into version and *minor. Errors:
+ * KJOIN_E_USAGE (not found: path is ""), KJOIN_E_OTHER. */
+kjoin_code kjoin_node__kubelet_version(const char *kubelet, char *path, size_t path_cap, char *version, size_t cap,
+                                       int *minor, kjoin_err *err);
 /* The sandbox (pause) image kubeadm 1.minor names for a cluster of
  * image_repository ("": registry.k8s.io) into out; false (out "") when
  * kjoin does not know the release's. */

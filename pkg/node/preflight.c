@@ -214,22 +214,33 @@ kjoin_code kjoin_kubelet_version_parse(const char *text, char *version, size_t c
     return KJOIN_OK;
 }
 
+kjoin_code kjoin_node__kubelet_version(const char *kubelet, char *path, size_t path_cap, char *version, size_t cap,
+                                       int *minor, kjoin_err *err)
+{
+    char *out = NULL;
+    kjoin_err e;
+    if (kjoin_node__find_program(kubelet ? kubelet : "kubelet", path, path_cap, err)) {
+        *path = '\0'; /* (not a candidate tried on the way) */
+        return KJOIN_E_USAGE;
+    }
+    const char *argv[] = {path, "--version", NULL};
+    kjoin_code rc = kjoin_node__run(argv, 10000, &out, &e);
+    if (!rc)
+        rc = kjoin_kubelet_version_parse(out, version, cap, minor, &e);
+    free(out);
+    return rc ? kjoin_err_set(err, rc, "couldn't get the version of %s: %s", path, e.msg) : KJOIN_OK;
+}
+
 static void check_kubelet(kjoin_preflight_report *r, const kjoin_node_spec *s)
 {
     kjoin_err e;
-    char *out = NULL;
-    if (kjoin_node__find_program(s->kubelet ? s->kubelet : "kubelet", r->kubelet, sizeof(r->kubelet), &e)) {
-        add(r, s, true, "KubeletVersion", "%s: install the kubelet of the cluster's release", e.msg);
-        return;
-    }
-    const char *argv[] = {r->kubelet, "--version", NULL};
-    if (kjoin_node__run(argv, 10000, &out, &e) ||
-        kjoin_kubelet_version_parse(out, r->kubelet_version, sizeof(r->kubelet_version), &r->kubelet_minor, &e))
-        add(r, s, true, "KubeletVersion", "couldn't get the version of %s: %s", r->kubelet, e.msg);
+    *r->kubelet = '\0';
+    if (kjoin_node__kubelet_version(s->kubelet, r->kubelet, sizeof(r->kubelet), r->kubelet_version,
+                                    sizeof(r->kubelet_version), &r->kubelet_minor, &e))
+        add(r, s, true, "KubeletVersion", *r->kubelet ? "%s" : "%s: install the kubelet of the cluster's release", e.msg);
     else if (r->kubelet_minor < OLDEST_MINOR)
         add(r, s, true, "KubeletVersion", "kubelet %s is older than kjoin supports (v1.%d): upgrade the kubelet",
             r->kubelet_version, OLDEST_MINOR);
-    free(out);
 }
 
 /* Whether port can be bound at addr (NULL: every IPv4 address), as Go's

@@ -287,14 +287,14 @@ static void add_target(sync_run *r, kjoin_node_file_kind kind, const char *path,
         t->want_json = NULL;
 }
 
-/* The kubelet's minor version, as kubelet-start asks its binary. */
+/* The kubelet's minor version, as kubelet-start asks its binary (0:
+ * unknown, as there). */
 static int kubelet_minor(const kjoin_sync_spec *s)
 {
-    kjoin_node_spec quiet = {.paths = s->paths, .kubelet = s->kubelet, .ignore_preflight = "all",
-                             .proc_dir = s->proc_dir, .systemd_dir = s->systemd_dir, .not_root_ok = true};
-    kjoin_preflight_report found;
-    kjoin_preflight_node(&quiet, NULL, NULL, &found, NULL);
-    return found.kubelet_minor;
+    char path[4096], version[64];
+    int minor = 0;
+    return kjoin_node__kubelet_version(s->kubelet, path, sizeof(path), version, sizeof(version), &minor, NULL) ? 0
+                                                                                                               : minor;
 }
 
 static kjoin_code read_patches(const char *dir, kjoin_patchset **out, kjoin_err *err)
