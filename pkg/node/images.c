@@ -39,12 +39,6 @@ kjoin_code kjoin_node__images_check(const char *archive, char *ctr, size_t cap, 
     return KJOIN_OK;
 }
 
-/* A CRI endpoint's socket path ("unix:///run/x.sock" or a path). */
-static const char *socket_path(const char *endpoint)
-{
-    return !strncmp(endpoint, "unix://", 7) ? endpoint + 7 : endpoint;
-}
-
 size_t kjoin_node__ctr_imported(const char *output, char *names, size_t cap)
 {
     size_t n = 0;
@@ -70,7 +64,7 @@ kjoin_code kjoin_node__images_import(const char *ctr, const char *cri_socket, co
                                      char *names, size_t cap, size_t *n, kjoin_err *err)
 {
     char *out = NULL;
-    const char *argv[] = {ctr, "--address", socket_path(cri_socket), "--namespace", "k8s.io", "images", "import",
+    const char *argv[] = {ctr, "--address", kjoin_node__runtime_socket(cri_socket), "--namespace", "k8s.io", "images", "import",
                           archive, NULL};
     kjoin_err in;
     *n = 0;
@@ -90,7 +84,7 @@ kjoin_code kjoin_node__images_missing(const char *cri_socket, const char *const 
         bool present = false;
         if (!images[i] || !*images[i])
             continue;
-        kjoin_code rc = kjoin_cri_image_present(socket_path(cri_socket), images[i], ASK_MS, &present, err);
+        kjoin_code rc = kjoin_cri_image_present(kjoin_node__runtime_socket(cri_socket), images[i], ASK_MS, &present, err);
         if (rc)
             return rc;
         size_t used = strlen(missing);
@@ -123,14 +117,27 @@ static void add_containers(kjoin_node_images *out, json_object *spec, const char
         add_image(out, kjoin_json_str(json_object_array_get_idx(list, i), "image"), source);
 }
 
+/* kubeadm's default when the cluster names no imageRepository. */
+static const char *repository(const char *image_repository)
+{
+    return *image_repository ? image_repository : "registry.k8s.io";
+}
+
 bool kjoin_node__pause_image(int minor, const char *image_repository, char *out, size_t cap)
 {
     const kjoin_release *row = kjoin_release_of(minor);
     *out = '\0';
     if (!row || !row->pause)
         return false;
-    (void)!snprintf(out, cap, "%.250s/pause:%.60s", *image_repository ? image_repository : "registry.k8s.io", row->pause);
+    (void)!snprintf(out, cap, "%.250s/pause:%.60s", repository(image_repository), row->pause);
     return true;
+}
+
+void kjoin_node__kube_proxy_image(const kjoin_cluster_configuration *cc, char *out, size_t cap)
+{
+    *out = '\0';
+    if (*cc->version)
+        (void)!snprintf(out, cap, "%.240s/kube-proxy:%.60s", repository(cc->image_repository), cc->version);
 }
 
 kjoin_code kjoin_node_images_list(kjoin_kubeapi *api, kjoin_node_images *out, kjoin_err *err)
@@ -188,9 +195,8 @@ kjoin_code kjoin_join_check_images(kjoin_kubeapi *api, const char *cri_socket, k
     if (!sock)
         return kjoin_err_set(err, KJOIN_E_USAGE, "no container runtime's socket to ask for its images");
     kjoin_code rc = kjoin_cluster_configuration_get(api, &cc, &found, err);
-    if (!rc && found && *cc.version)
-        (void)!snprintf(out->images_kube_proxy, sizeof(out->images_kube_proxy), "%.240s/kube-proxy:%.60s",
-                        *cc.image_repository ? cc.image_repository : "registry.k8s.io", cc.version);
+    if (!rc && found)
+        kjoin_node__kube_proxy_image(&cc, out->images_kube_proxy, sizeof(out->images_kube_proxy));
     if (!rc)
         rc = kjoin_cri_sandbox_image(sock, ASK_MS, out->images_sandbox, sizeof(out->images_sandbox), err);
     const char *images[] = {out->images_sandbox, out->images_kube_proxy};

@@ -110,6 +110,9 @@ kjoin_code kjoin_node__kubelet_version(const char *kubelet, char *path, size_t p
  * image_repository ("": registry.k8s.io) into out; false (out "") when
  * kjoin does not know the release's. */
 bool kjoin_node__pause_image(int minor, const char *image_repository, char *out, size_t cap);
+/* kube-proxy's image as kubeadm's addon names it for the cluster (its
+ * repository, its version) into out; "" when the cluster names no version. */
+void kjoin_node__kube_proxy_image(const kjoin_cluster_configuration *cc, char *out, size_t cap);
 
 /* What the kubelet's output says: its last error line (else its last
  * line) as "; the kubelet's last error: ...", printable, and how often it

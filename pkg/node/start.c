@@ -186,9 +186,7 @@ static kjoin_code read_cluster_configuration(kjoin_node_join *j, kjoin_kubeapi *
     if (kjoin_release_of(out->kubeadm_minor)->pause_flag)
         kjoin_node__pause_image(out->kubeadm_minor, cc->image_repository, out->pause_image, sizeof(out->pause_image));
     dual_stack_node_ip(j, cc);
-    if (*cc->version) /* kubeadm's kube-proxy addon: the cluster's repository, its version */
-        (void)!snprintf(out->kube_proxy_image, sizeof(out->kube_proxy_image), "%.240s/kube-proxy:%.60s",
-                        *cc->image_repository ? cc->image_repository : "registry.k8s.io", cc->version);
+    kjoin_node__kube_proxy_image(cc, out->kube_proxy_image, sizeof(out->kube_proxy_image));
     return proxy_dropins(j, cc, err);
 }
 
@@ -582,7 +580,7 @@ static kjoin_code images_needed(kjoin_node_join *j, kjoin_err *err)
     kjoin_code rc = j->spec->images ? kjoin_node__images_check(j->spec->images, ctr, sizeof(ctr), err) : KJOIN_OK;
     if (rc)
         return rc;
-    if (kjoin_cri_sandbox_image(j->report.cri_socket + (strncmp(j->report.cri_socket, "unix://", 7) ? 0 : 7), 5000,
+    if (kjoin_cri_sandbox_image(kjoin_node__runtime_socket(j->report.cri_socket), 5000,
                                 r->sandbox_image, sizeof(r->sandbox_image), &e))
         logf_(j, 1, "[kubelet-start] The runtime's sandbox image is not known: %s", e.msg);
     images_missing(j);

@@ -250,6 +250,7 @@ typedef struct sync_run {
     const kjoin_sync_spec *spec;
     kjoin_node__resolved p;
     kjoin_node_state *st;
+    json_object *file;                 /* the record file as read (both parts), written back with sync's changes */
     kjoin_kubeapi *api;
     int64_t deadline;
     kjoin_sync_result *out;
@@ -419,10 +420,8 @@ static const char *now_rfc3339(char at[32])
  * removes it (the join's files with their new digests), and when. */
 static kjoin_code record(sync_run *r, kjoin_err *err)
 {
-    json_object *file = NULL;
-    kjoin_code rc = kjoin_record_file_load(r->p.kubernetes_dir, &file, err);
-    if (!rc && !file)
-        rc = kjoin_err_set(err, KJOIN_E_USAGE, "the join record went away");
+    json_object *file = r->file;
+    kjoin_code rc = file ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_USAGE, "the join record did not parse");
     kjoin_written *w = rc ? NULL : malloc(sizeof(*w));
     if (!rc && !w)
         rc = kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
@@ -447,7 +446,6 @@ static kjoin_code record(sync_run *r, kjoin_err *err)
         rc = kjoin_record_file_store(r->p.kubernetes_dir, file, &removed, err);
     }
     free(w);
-    json_object_put(file);
     return rc;
 }
 
@@ -539,6 +537,7 @@ static void release(sync_run *r)
         json_object_put(r->t[i].have_json);
     }
     kjoin_kubeapi_free(r->api);
+    json_object_put(r->file);
     free(r->st);
 }
 
@@ -555,7 +554,7 @@ kjoin_code kjoin_sync(const kjoin_sync_spec *spec, kjoin_sync_result *out, kjoin
     kjoin_node__resolve(&spec->paths, &r.p);
     rc = (r.st = calloc(1, sizeof(*r.st))) ? KJOIN_OK : kjoin_err_set(err, KJOIN_E_OTHER, "out of memory");
     if (!rc)
-        rc = kjoin_node__read_record(&r.p, &spec->paths, r.st, &found, NULL, err);
+        rc = kjoin_node__read_record(&r.p, &spec->paths, r.st, &found, &r.file, err); /* read once */
     if (!rc && !found)
         rc = kjoin_err_set(err, KJOIN_E_USAGE, "%s: no join record: this node was not joined by kjoin", r.p.state);
     if (!rc && spec->restart && !spec->check && !kjoin_node__systemd(spec->systemd_dir))
